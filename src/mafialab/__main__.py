@@ -1,0 +1,5 @@
+"""``python -m mafialab``."""
+
+from mafialab.cli import main
+
+main()

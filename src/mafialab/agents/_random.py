@@ -1,0 +1,39 @@
+"""The uniformly random baseline agent."""
+
+from __future__ import annotations
+
+from mafialab.engine import Action, Decision, PlayerView, stream
+from mafialab.rules import RuleSet
+
+_LINES = (
+    "I am still making up my mind.",
+    "Nothing stands out to me yet.",
+    "Let us hear from everyone first.",
+    "I will vote with my gut today.",
+)
+
+
+class RandomAgent:
+    """Uniformly random legal actions from the agent's own stream ``agent:<seat>``.
+
+    Args:
+        seat: The seat played.
+        seed: The game seed.
+    """
+
+    label = "random"
+
+    def __init__(self, seat: int, seed: int):
+        self.seat = seat
+        self._rng = stream(seed, f"agent:{seat}")
+
+    async def decide(self, decision: Decision, view: PlayerView) -> Action:
+        """Pick a uniformly random legal target and a stock line of text."""
+        target = self._rng.choice(decision.options) if decision.wants_target else None
+        text = self._rng.choice(_LINES) if decision.needs_text else None
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+
+
+def random_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> RandomAgent:
+    """Agent factory for the ``random`` spec."""
+    return RandomAgent(seat, seed)

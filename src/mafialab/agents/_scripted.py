@@ -1,0 +1,286 @@
+"""The scripted baseline agent: an explicit belief state and templated English.
+
+Belief: a suspicion score per seat (higher = more likely on the hidden team), updated from
+public accusations, votes, investigation results (own and claimed), deaths and revealed
+roles. Town votes for its most suspected living player; ties go to the lowest seat, so
+scripted town players who share the same public information vote together. The hidden team
+knows its members, pushes the table towards a town player and kills whoever hurts it most.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from mafialab.engine import (
+    Action,
+    Decision,
+    Elimination,
+    Event,
+    InvestigationResult,
+    MafiaChat,
+    NightAction,
+    NightResult,
+    PlayerView,
+    Speech,
+    Vote,
+    VoteTally,
+    stream,
+)
+from mafialab.rules import RuleSet
+
+CLEARED = -100.0
+KNOWN_HIDDEN = 100.0
+
+
+class ScriptedAgent:
+    """Rule-based baseline with an explicit suspicion score per seat.
+
+    Templated phrases (parsed back by every scripted agent, and readable by people):
+
+    * soft suspicion: ``"I have doubts about {name}."``
+    * direct accusation: ``"{name} is {Mafia}."`` (the rule set's hidden-team name)
+    * investigation claim: ``"I checked {name}: {name} is {Mafia|Town}."``
+
+    Args:
+        seat: The seat played.
+        rules: The rule set (for the lexicon).
+        seed: The game seed; the agent draws from its own stream ``agent:<seat>``.
+    """
+
+    label = "scripted"
+
+    def __init__(self, seat: int, rules: RuleSet, seed: int):
+        self.seat = seat
+        self.rules = rules
+        self._rng = stream(seed, f"agent:{seat}")
+        self.suspicion: dict[int, float] = {}
+        self._seen = 0
+        self._claims: dict[int, str] = {}  # own investigation results: seat -> "mafia"/"town"
+        self._claimed: set[int] = set()  # results already announced
+        self._accused_us: Counter[int] = Counter()  # hidden team: who pushed against us
+        self._investigators: set[int] = set()  # seats that claimed an investigation
+        self._mafia_word = rules.lexicon.mafia_team
+        self._town_word = rules.lexicon.town_team
+        self._patterns: tuple[re.Pattern[str], ...] = ()
+
+    # ---------------------------------------------------------------- belief
+    def beliefs(self) -> dict[int, float]:
+        """Current suspicion per seat (higher = more suspected; ±100 = known)."""
+        return dict(self.suspicion)
+
+    def _compile(self, names: tuple[str, ...]) -> None:
+        alt = "|".join(re.escape(n) for n in names)
+        m, t = re.escape(self._mafia_word), re.escape(self._town_word)
+        self._patterns = (
+            re.compile(rf"I checked ({alt}): \1 is ({m}|{t})\."),
+            re.compile(rf"\b({alt}) is {m}\."),
+            re.compile(rf"I have doubts about ({alt})\."),
+        )
+        self._name_to_seat = {n: i for i, n in enumerate(names)}
+
+    def _bump(self, seat: int, by: float) -> None:
+        cur = self.suspicion.get(seat, 0.0)
+        if cur in (CLEARED, KNOWN_HIDDEN):
+            return
+        self.suspicion[seat] = max(CLEARED + 1, min(KNOWN_HIDDEN - 1, cur + by))
+
+    def _set(self, seat: int, value: float) -> None:
+        self.suspicion[seat] = value
+
+    def _observe(self, view: PlayerView) -> None:
+        if not self._patterns:
+            self._compile(view.names)
+            self.suspicion = {s: 0.0 for s in range(len(view.names))}
+            self._set(self.seat, CLEARED)
+            if view.team == "mafia":
+                for m in view.teammates:
+                    self._set(m, CLEARED)  # never suspect a partner
+        for ev in view.events:
+            if ev.seq <= self._seen:
+                continue
+            self._update(ev, view)
+        if view.events:
+            self._seen = view.events[-1].seq
+
+    def _credibility(self, speaker: int) -> float:
+        s = self.suspicion.get(speaker, 0.0)
+        if s <= CLEARED:
+            return 1.0
+        return max(0.1, 1.0 - s / 4)
+
+    def _update(self, ev: Event, view: PlayerView) -> None:
+        mafia_team = view.team == "mafia"
+        if isinstance(ev, (Speech, MafiaChat)):
+            if isinstance(ev, MafiaChat) or ev.seat == self.seat:
+                return
+            text = ev.text
+            claim, accuse, doubt = self._patterns
+            for m in claim.finditer(text):
+                target = self._name_to_seat[m.group(1)]
+                self._investigators.add(ev.seat)
+                if mafia_team:
+                    if m.group(2) == self._mafia_word:
+                        self._accused_us[ev.seat] += 3
+                    continue
+                if target == self.seat:
+                    continue
+                if m.group(2) == self._mafia_word:
+                    self._bump(target, 3.0 * self._credibility(ev.seat))
+                else:
+                    self._bump(target, -2.0 * self._credibility(ev.seat))
+            for m in accuse.finditer(text):
+                target = self._name_to_seat[m.group(1)]
+                if mafia_team:
+                    if target in view.teammates or target == self.seat:
+                        self._accused_us[ev.seat] += 2
+                    continue
+                if target == self.seat:
+                    self._bump(ev.seat, 1.0)  # accusing me, whom I know is town
+                else:
+                    self._bump(target, 0.8 * self._credibility(ev.seat))
+            for m in doubt.finditer(text):
+                target = self._name_to_seat[m.group(1)]
+                if mafia_team:
+                    if target in view.teammates or target == self.seat:
+                        self._accused_us[ev.seat] += 1
+                    continue
+                if target == self.seat:
+                    self._bump(ev.seat, 0.5)
+                else:
+                    self._bump(target, 0.3 * self._credibility(ev.seat))
+        elif isinstance(ev, InvestigationResult) and ev.seat == self.seat:
+            hidden = ev.result in ("mafia", self._mafia_word) or (
+                ev.result in {r.name for r in self.rules.roles if r.team == "mafia"}
+            )
+            self._claims[ev.target] = "mafia" if hidden else "town"
+            self._set(ev.target, KNOWN_HIDDEN if hidden else CLEARED)
+        elif isinstance(ev, NightResult) and ev.killed is not None and not mafia_team:
+            # the hidden team kills town players: the victim is cleared, and its
+            # accusations gain weight
+            self._set(ev.killed, CLEARED)
+        elif isinstance(ev, Elimination) and ev.role is not None and not mafia_team:
+            hidden = self.rules.role(ev.role).team == "mafia"
+            self._set(ev.seat, KNOWN_HIDDEN if hidden else CLEARED)
+        elif isinstance(ev, VoteTally) and ev.outcome is not None and not mafia_team:
+            # who voted for a player later shown town looks worse, and vice versa
+            revealed = next(
+                (e for e in view.events if isinstance(e, Elimination) and e.seat == ev.outcome and e.role),
+                None,
+            )
+            if revealed is not None and revealed.role is not None:
+                hidden = self.rules.role(revealed.role).team == "mafia"
+                for voter, target in ev.votes.items():
+                    if voter != self.seat and target == ev.outcome:
+                        self._bump(voter, -0.5 if hidden else 0.7)
+        elif (
+            isinstance(ev, Vote)
+            and mafia_team
+            and ev.seat != self.seat
+            and (ev.target in view.teammates or ev.target == self.seat)
+        ):
+            self._accused_us[ev.seat] += 1
+
+    # ---------------------------------------------------------------- choices
+    def _top_suspect(self, options: tuple[int, ...]) -> int:
+        return max(options, key=lambda s: (self.suspicion.get(s, 0.0), -s))
+
+    def _town_pick(self, options: tuple[int, ...]) -> int:
+        opts = tuple(o for o in options if o != self.seat) or options
+        return self._top_suspect(opts)
+
+    def _mafia_pick(self, view: PlayerView, options: tuple[int, ...]) -> int:
+        """Most dangerous town player: claimed investigators, then our accusers, then the lowest seat.
+
+        Partners apply the same rule to the same information, so they agree without talking.
+        """
+        ours = set(view.teammates) | {self.seat}
+        opts = [o for o in options if o not in ours] or list(options)
+        return max(opts, key=lambda s: (s in self._investigators, self._accused_us.get(s, 0), -s))
+
+    def _bandwagon(self, view: PlayerView, options: tuple[int, ...]) -> int:
+        """Hidden team's day target: the town player the table already suspects most."""
+        ours = set(view.teammates) | {self.seat}
+        pushes: Counter[int] = Counter()
+        for ev in view.events:
+            if isinstance(ev, Speech) and ev.round == view.events[-1].round and ev.seat not in ours:
+                for pat in self._patterns[1:]:
+                    for m in pat.finditer(ev.text):
+                        pushes[self._name_to_seat[m.group(1)]] += 1
+        opts = [o for o in options if o not in ours] or list(options)
+        return max(
+            opts, key=lambda s: (pushes.get(s, 0) - 0.5 * (s in self._investigators), self._accused_us.get(s, 0), -s)
+        )
+
+    def _speech(self, view: PlayerView) -> str:
+        names = view.names
+        alive = [s for s in view.alive if s != self.seat]
+        parts: list[str] = []
+        if view.team == "mafia":
+            target = self._bandwagon(view, tuple(alive))
+            if self._rng.random() < 0.5:
+                parts.append(f"I have doubts about {names[target]}.")
+            else:
+                parts.append(f"{names[target]} is {self._mafia_word}.")
+            return " ".join(parts)
+        for t, verdict in sorted(self._claims.items()):
+            if t not in self._claimed:
+                self._claimed.add(t)
+                word = self._mafia_word if verdict == "mafia" else self._town_word
+                parts.append(f"I checked {names[t]}: {names[t]} is {word}.")
+        if alive:
+            top = self._top_suspect(tuple(alive))
+            score = self.suspicion.get(top, 0.0)
+            if score >= KNOWN_HIDDEN or score >= 2.0:
+                parts.append(f"{names[top]} is {self._mafia_word}.")
+            elif score > 0:
+                parts.append(f"I have doubts about {names[top]}.")
+        if not parts:
+            parts.append("I have no strong read yet; I will watch the votes.")
+        return " ".join(parts)
+
+    async def decide(self, decision: Decision, view: PlayerView) -> Action:
+        """Answer from the belief state (see the class docstring)."""
+        self._observe(view)
+        k = decision.kind
+        opts = decision.options
+        target: int | None = None
+        text: str | None = None
+        if k == "speak":
+            text = self._speech(view) if decision.phase != "intro" else f"Hello, I am {view.name}."
+        elif k == "mafia_chat":
+            pick = self._mafia_pick(view, tuple(view.alive))
+            text = f"Let us {self.rules.lexicon.kill} {view.names[pick]} tonight."
+        elif k == "kill":
+            target = self._mafia_pick(view, opts)
+            # follow a partner's earlier pick if there is one (sequential kill votes)
+            picks = [e.target for e in view.events if isinstance(e, NightAction) and e.ability == "kill"
+                     and e.round == decision.round and e.target in opts]  # fmt: skip
+            if picks:
+                target = picks[0]
+        elif k == "protect":
+            target = self._protect(view, opts)
+        elif k == "investigate":
+            unknown = [o for o in opts if o not in self._claims]
+            pool = tuple(unknown) or opts
+            best = max(self.suspicion.get(o, 0.0) for o in pool)
+            target = self._rng.choice([o for o in pool if self.suspicion.get(o, 0.0) == best])
+        elif k in ("vote", "nominate", "runoff_vote"):
+            target = self._bandwagon(view, opts) if view.team == "mafia" else self._town_pick(opts)
+            if decision.needs_text:
+                text = f"I vote for {view.names[target]}."
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+
+    def _protect(self, view: PlayerView, opts: tuple[int, ...]) -> int:
+        claimed = [s for s in self._investigators if s in opts and self.suspicion.get(s, 0.0) <= 0]
+        if claimed:
+            return min(claimed)
+        if self.seat in opts:
+            return self.seat
+        trusted = sorted(opts, key=lambda s: (self.suspicion.get(s, 0.0), s))
+        return trusted[0]
+
+
+def scripted_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> ScriptedAgent:
+    """Agent factory for the ``scripted`` spec."""
+    return ScriptedAgent(seat, rules, seed)

@@ -1,0 +1,33 @@
+"""``mafialab rules``: list and show rule sets."""
+
+from __future__ import annotations
+
+import typer
+import yaml
+from rich.table import Table
+
+from mafialab.cli._app import app, console, fail
+from mafialab.rules import BUILTIN, RuleSetError, load_rules
+
+rules_app = typer.Typer(help="List and show rule sets.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.command("list")
+def rules_list() -> None:
+    """List the built-in rule sets."""
+    t = Table("name", "id", "seats", "roles", "description")
+    for r in BUILTIN.values():
+        roles = ", ".join(f"{x.count}× {x.name}" for x in r.roles)
+        t.add_row(r.name, r.id, str(r.n_seats), roles, r.description)
+    console.print(t)
+
+
+@rules_app.command("show")
+def rules_show(name: str = typer.Argument(..., help="Built-in name, versioned id, or YAML path.")) -> None:
+    """Print a rule set as YAML (usable as a starting point for your own)."""
+    try:
+        r = load_rules(name)
+    except RuleSetError as err:
+        fail(str(err))
+    console.print(yaml.safe_dump(r.model_dump(mode="json"), sort_keys=False, allow_unicode=True), highlight=False)

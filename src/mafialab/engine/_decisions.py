@@ -1,0 +1,108 @@
+"""Decisions the engine asks for, actions that answer them, and invalid-action values."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DecisionKind = Literal["speak", "mafia_chat", "vote", "nominate", "runoff_vote", "kill", "protect", "investigate"]
+"""What a decision asks for. ``speak`` and ``mafia_chat`` want free text; the others a
+target seat (``vote`` also a statement when the rules ask for one)."""
+
+MAX_TEXT_CHARS = 1200
+"""Longest free text (characters) the engine accepts in a speech, chat or vote statement."""
+
+MAX_STATEMENT_CHARS = 300
+"""Longest vote statement (characters)."""
+
+
+class Decision(BaseModel):
+    """A pending decision of one seat.
+
+    Attributes:
+        id: Step number of the decision in the game (0-based, increasing).
+        seat: Seat that must act.
+        kind: What is asked.
+        round: Round number.
+        phase: ``intro``, ``night`` or ``day``.
+        options: Legal target seats, ascending (empty for free-text decisions).
+        needs_text: Whether the action must carry free text (speech, chat, vote statement).
+        max_chars: Longest accepted text.
+        discussion: Discussion round within the day (1-based) for ``speak``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: int = Field(ge=0)
+    seat: int = Field(ge=0)
+    kind: DecisionKind
+    round: int = Field(ge=0)
+    phase: Literal["intro", "night", "day"]
+    options: tuple[int, ...] = ()
+    needs_text: bool = False
+    max_chars: int = MAX_TEXT_CHARS
+    discussion: int = 1
+
+    @property
+    def wants_target(self) -> bool:
+        """Whether the action must name a target seat."""
+        return self.kind not in ("speak", "mafia_chat")
+
+
+class Action(BaseModel):
+    """An answer to a decision.
+
+    Attributes:
+        decision: Id of the decision answered.
+        seat: Acting seat.
+        target: Target seat for targeted decisions.
+        text: Free text (speech, chat) or the vote statement.
+        fallback: Set by the harness when this action is a recorded fallback rather than
+            the agent's own answer (the engine only records it).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decision: int
+    seat: int
+    target: int | None = None
+    text: str | None = None
+    fallback: bool = False
+
+
+class Invalid(BaseModel):
+    """An action the engine rejected; the state was not touched.
+
+    Attributes:
+        reason: Why, in words (e.g. ``"target 3 is not a legal option (0, 1, 2)"``).
+        decision: Id of the decision concerned (or -1 if none matched).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+    decision: int = -1
+
+
+def check_action(decision: Decision, action: Action) -> str | None:
+    """Return why ``action`` is not a legal answer to ``decision``, or ``None`` if it is."""
+    if action.decision != decision.id:
+        return f"answers decision {action.decision}, pending is {decision.id}"
+    if action.seat != decision.seat:
+        return f"seat {action.seat} acted on seat {decision.seat}'s decision"
+    if decision.wants_target:
+        if action.target is None:
+            return "missing target"
+        if action.target not in decision.options:
+            return f"target {action.target} is not a legal option {decision.options}"
+    elif action.target is not None:
+        return "this decision takes no target"
+    if decision.needs_text:
+        if action.text is None or not action.text.strip():
+            return "missing text"
+        if len(action.text) > decision.max_chars:
+            return f"text longer than {decision.max_chars} characters"
+    elif action.text is not None and len(action.text) > decision.max_chars:
+        return f"text longer than {decision.max_chars} characters"
+    return None

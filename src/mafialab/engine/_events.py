@@ -1,0 +1,242 @@
+"""Typed engine events. Every event says who may see it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mafialab.rules import Team
+
+Phase = Literal["setup", "intro", "night", "day", "end"]
+
+
+class Visibility(BaseModel):
+    """Who may see an event.
+
+    A seat sees an event when ``public`` is true, when its team is in ``teams``, or when the
+    seat is in ``seats``. An event with all three empty is visible to nobody in the game (the
+    moderator only). Team membership is read from the seat's own ``role_assigned`` event.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    public: bool = False
+    teams: tuple[Team, ...] = ()
+    seats: tuple[int, ...] = ()
+
+
+PUBLIC = Visibility(public=True)
+
+
+def only(*seats: int) -> Visibility:
+    """Visibility for the given seats only."""
+    return Visibility(seats=tuple(seats))
+
+
+def team(t: Team) -> Visibility:
+    """Visibility for the members of team ``t``."""
+    return Visibility(teams=(t,))
+
+
+class _Event(BaseModel):
+    """Fields shared by every engine event.
+
+    Attributes:
+        seq: Position in the game's event stream (1-based; the log header is 0).
+        round: Round number (a round is night r then day r; round 0 is the intro day).
+        phase: Phase the event belongs to.
+        visibility: Who may see it.
+        ts: Wall-clock time (Unix seconds) set by the log writer, never by the engine;
+            a "clock field" ignored by determinism checks.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = Field(ge=1)
+    round: int = Field(ge=0)
+    phase: Phase
+    visibility: Visibility
+    ts: float | None = None
+
+
+class SeatingEvent(_Event):
+    """Public seating: seat names (and optional public labels such as the model)."""
+
+    kind: Literal["seating"] = "seating"
+    names: list[str]
+    labels: list[str | None] = Field(default_factory=list)
+
+
+class RoleAssigned(_Event):
+    """A seat learns its own role (visible to that seat)."""
+
+    kind: Literal["role_assigned"] = "role_assigned"
+    seat: int
+    role: str
+    team: Team
+
+
+class TeamRevealed(_Event):
+    """The hidden team learns its members (visible to that team)."""
+
+    kind: Literal["team_revealed"] = "team_revealed"
+    team: Team
+    members: list[int]
+
+
+class PhaseStarted(_Event):
+    """A phase begins; ``alive`` lists the living seats."""
+
+    kind: Literal["phase_started"] = "phase_started"
+    alive: list[int]
+
+
+class Speech(_Event):
+    """A public message in the intro or a discussion round.
+
+    Attributes:
+        index: Public message index within the round (1-based).
+        discussion: Discussion round within the day (1-based; 1 on the intro day).
+        decision: Id of the decision this answers.
+        fallback: Whether the action was a recorded fallback, not the agent's answer.
+    """
+
+    kind: Literal["speech"] = "speech"
+    seat: int
+    text: str
+    index: int
+    discussion: int = 1
+    decision: int
+    fallback: bool = False
+
+
+class MafiaChat(_Event):
+    """A private message of the hidden team at night (visible to that team)."""
+
+    kind: Literal["mafia_chat"] = "mafia_chat"
+    seat: int
+    text: str
+    decision: int
+    fallback: bool = False
+
+
+class NightAction(_Event):
+    """A night action: a kill vote (hidden team), a protection or an investigation (actor)."""
+
+    kind: Literal["night_action"] = "night_action"
+    seat: int
+    ability: Literal["kill", "protect", "investigate"]
+    target: int
+    decision: int
+    fallback: bool = False
+
+
+class InvestigationResult(_Event):
+    """What an investigator learns (visible to the investigator only).
+
+    ``result`` is the target's team id (``"mafia"``/``"town"``) or its exact role name,
+    per ``NightRules.investigate_result``.
+    """
+
+    kind: Literal["investigation_result"] = "investigation_result"
+    seat: int
+    target: int
+    result: str
+
+
+class KillChosen(_Event):
+    """The hidden team's resolved kill target (visible to that team)."""
+
+    kind: Literal["kill_chosen"] = "kill_chosen"
+    target: int
+    votes: dict[int, int]
+
+
+class NightResult(_Event):
+    """Public announcement of the night: who died, or who was saved if saves are announced."""
+
+    kind: Literal["night_result"] = "night_result"
+    killed: int | None = None
+    saved: int | None = None
+
+
+class Vote(_Event):
+    """A day vote, nomination or runoff vote.
+
+    Attributes:
+        stage: ``vote`` (plurality vote), ``nomination`` or ``runoff``.
+        index: Public message index when the vote is a public message, else ``None``.
+        statement: The short public statement accompanying a vote, if the rules ask for one.
+    """
+
+    kind: Literal["vote"] = "vote"
+    stage: Literal["vote", "nomination", "runoff"]
+    seat: int
+    target: int
+    statement: str | None = None
+    index: int | None = None
+    decision: int
+    fallback: bool = False
+
+
+class VoteTally(_Event):
+    """Public result of a vote stage: every vote (voter seat -> target seat) and counts."""
+
+    kind: Literal["vote_tally"] = "vote_tally"
+    stage: Literal["vote", "nomination", "runoff"]
+    votes: dict[int, int]
+    tally: dict[int, int]
+    candidates: list[int] = Field(default_factory=list)
+    tie: bool = False
+    outcome: int | None = None
+
+
+class Elimination(_Event):
+    """A death. ``role`` is set only when the rules reveal roles on death."""
+
+    kind: Literal["elimination"] = "elimination"
+    seat: int
+    cause: Literal["night", "vote"]
+    role: str | None = None
+
+
+class GameEnd(_Event):
+    """The game is over. Roles of every seat are revealed to all.
+
+    Attributes:
+        winner: Winning team id.
+        reason: ``mafia_eliminated``, ``parity`` or ``round_cap``.
+        rounds: Last round played.
+        alive: Seats alive at the end.
+        roles: Role name per seat.
+    """
+
+    kind: Literal["game_end"] = "game_end"
+    winner: Team
+    reason: Literal["mafia_eliminated", "parity", "round_cap"]
+    rounds: int
+    alive: list[int]
+    roles: list[str]
+
+
+Event = Annotated[
+    SeatingEvent
+    | RoleAssigned
+    | TeamRevealed
+    | PhaseStarted
+    | Speech
+    | MafiaChat
+    | NightAction
+    | InvestigationResult
+    | KillChosen
+    | NightResult
+    | Vote
+    | VoteTally
+    | Elimination
+    | GameEnd,
+    Field(discriminator="kind"),
+]
+"""Union of every engine event kind, discriminated by ``kind``."""
+
+PUBLIC_MESSAGE_KINDS = ("speech", "vote")

@@ -1,0 +1,29 @@
+"""The game loop (``harness``): connects engine, agents and logs; replay and resume.
+
+Sits between ``record`` and ``analysis`` in the layer order.
+"""
+
+from mafialab.harness._play import (
+    GameObserver,
+    GameResult,
+    default_game_id,
+    make_header,
+    play_game,
+    run_game,
+    summarize,
+)
+from mafialab.harness._replay import ReplayMismatch, recorded_actions, replay, resume
+
+__all__ = [
+    "GameObserver",
+    "GameResult",
+    "ReplayMismatch",
+    "default_game_id",
+    "make_header",
+    "play_game",
+    "recorded_actions",
+    "replay",
+    "resume",
+    "run_game",
+    "summarize",
+]

@@ -1,0 +1,216 @@
+"""The game loop: engine + agents + log, with independent decisions asked concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from mafialab import __version__
+from mafialab.agents import Agent
+from mafialab.engine import Action, Event, GameState, Invalid
+from mafialab.record import GAME_FILE, GameHeader, GameStatus, JsonlWriter, SeatInfo
+from mafialab.rules import RuleSet, Team
+
+log = logging.getLogger(__name__)
+
+
+class GameObserver(Protocol):
+    """Called after each batch of decisions with the events it produced (e.g. probes)."""
+
+    async def on_events(self, events: Sequence[Event], state: GameState) -> None:
+        """React to new events; must not change the state."""
+        ...
+
+
+@dataclass
+class GameResult:
+    """Summary of a finished (or stopped) game.
+
+    Attributes:
+        game_id: Game id.
+        seed: Game seed.
+        rules_id: Versioned rule-set id.
+        winner: Winning team id or ``None`` if unfinished.
+        rounds: Last round reached.
+        eliminations: ``(round, seat name, cause)`` per death, in order.
+        decisions: Player decisions answered.
+        fallbacks: Decisions settled by a fallback (invalid or failed answer).
+        path: Game directory, if written.
+        state: The final engine state.
+    """
+
+    game_id: str
+    seed: int
+    rules_id: str
+    winner: Team | None
+    rounds: int
+    eliminations: list[tuple[int, str, Literal["night", "vote"]]]
+    decisions: int
+    fallbacks: int
+    path: Path | None
+    state: GameState = field(repr=False)
+
+
+def default_game_id(rules: RuleSet, seed: int, agent_labels: Sequence[str]) -> str:
+    """Deterministic game id: ``<rules>-s<seed>-<8 hex of sha256(rules id, seed, agents)>``."""
+    h = hashlib.sha256(f"{rules.id}|{seed}|{'|'.join(agent_labels)}".encode()).hexdigest()[:8]
+    return f"{rules.name}-s{seed}-{h}"
+
+
+def make_header(
+    state: GameState,
+    game_id: str,
+    agent_labels: Sequence[str],
+    meta: dict[str, Any] | None = None,
+    personas: Sequence[dict[str, Any] | None] | None = None,
+) -> GameHeader:
+    """The ``game_start`` record for ``state``."""
+    roster = [
+        SeatInfo(
+            seat=s,
+            name=state.names[s],
+            role=state.roles[s],
+            team=state.teams[s],
+            agent=agent_labels[s],
+            persona=personas[s] if personas else None,
+        )
+        for s in range(state.n_seats)
+    ]
+    return GameHeader(
+        game_id=game_id,
+        rules_id=state.rules.id,
+        rules=state.rules,
+        seed=state.seed,
+        roster=roster,
+        software=f"mafialab {__version__}",
+        meta=meta or {},
+    )
+
+
+async def run_game(
+    state: GameState,
+    agents: Sequence[Agent],
+    *,
+    writer: JsonlWriter | None = None,
+    observers: Sequence[GameObserver] = (),
+    on_batch: Callable[[GameState], Awaitable[None] | None] | None = None,
+) -> tuple[int, int]:
+    """Drive ``state`` to the end with ``agents`` (one per seat).
+
+    Decisions pending together are asked concurrently. An answer the engine rejects is
+    replaced by a seeded-random legal fallback (``fallback`` stream) and logged; events are
+    written as they happen.
+
+    Returns:
+        ``(decisions, fallbacks)`` counted over this call.
+    """
+    decisions = fallbacks = 0
+    written = len(state.events)
+    while not state.is_terminal:
+        batch = state.pending()
+        answers = await asyncio.gather(*(agents[d.seat].decide(d, state.view(d.seat)) for d in batch))
+        for d, a in zip(batch, answers, strict=True):
+            decisions += 1
+            res = state.apply(a) if isinstance(a, Action) else Invalid(reason=f"not an Action: {type(a).__name__}")
+            if res is not None or a.fallback:
+                if res is not None:
+                    log.warning("seat %d decision %d (%s): %s; falling back", d.seat, d.id, d.kind, res.reason)
+                    fb = state.random_action(d)
+                    bad = state.apply(fb)
+                    assert bad is None, bad
+                fallbacks += 1
+        new = state.events[written:]
+        written = len(state.events)
+        if writer is not None:
+            for ev in new:
+                writer.write(ev)
+        for obs in observers:
+            await obs.on_events(new, state)
+        if on_batch is not None:
+            r = on_batch(state)
+            if r is not None:
+                await r
+    return decisions, fallbacks
+
+
+async def play_game(
+    rules: RuleSet,
+    agents: Sequence[Agent],
+    seed: int,
+    *,
+    out: Path | None = None,
+    game_id: str | None = None,
+    labels: Sequence[str | None] | None = None,
+    observers: Sequence[GameObserver] = (),
+    meta: dict[str, Any] | None = None,
+    personas: Sequence[dict[str, Any] | None] | None = None,
+    on_batch: Callable[[GameState], Awaitable[None] | None] | None = None,
+) -> GameResult:
+    """Play one game and (if ``out`` is given) log it to ``out/<game_id>/game.jsonl``.
+
+    Args:
+        rules: Rule set.
+        agents: One agent per seat (``len == rules.n_seats``).
+        seed: Game seed.
+        out: Parent directory for the game directory, or ``None`` for no log.
+        game_id: Directory name; default :func:`default_game_id`.
+        labels: Public per-seat labels for the seating event (e.g. models in an arena).
+        observers: Called after every batch with its new events.
+        meta: Extra header fields.
+        personas: Optional persona per seat, recorded in the roster.
+        on_batch: Callback after every batch (progress display).
+
+    Raises:
+        ValueError: Wrong number of agents, or the game directory already holds a log.
+    """
+    if len(agents) != rules.n_seats:
+        raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
+    agent_labels = [a.label for a in agents]
+    game_id = game_id or default_game_id(rules, seed, agent_labels)
+    state = GameState(rules, seed, labels=labels)
+    writer = None
+    path = None
+    if out is not None:
+        path = Path(out) / game_id
+        if (path / GAME_FILE).exists():
+            raise ValueError(f"out: {path / GAME_FILE} already exists; choose another --out or seed")
+        writer = JsonlWriter(path / GAME_FILE)
+        writer.write(make_header(state, game_id, agent_labels, meta, personas))
+    try:
+        decisions, fallbacks = await run_game(state, agents, writer=writer, observers=observers, on_batch=on_batch)
+        if writer is not None and fallbacks:
+            writer.write(
+                GameStatus(
+                    seq=len(state.events) + 1,
+                    degraded=False,
+                    answered_share=(decisions - fallbacks) / decisions if decisions else 1.0,
+                    decisions=decisions,
+                    fallbacks=fallbacks,
+                )
+            )
+    finally:
+        if writer is not None:
+            writer.close()
+    return summarize(state, game_id, decisions, fallbacks, path)
+
+
+def summarize(state: GameState, game_id: str, decisions: int, fallbacks: int, path: Path | None) -> GameResult:
+    """Build a :class:`GameResult` from a state."""
+    elims = [(e.round, state.names[e.seat], e.cause) for e in state.events if e.kind == "elimination"]
+    return GameResult(
+        game_id=game_id,
+        seed=state.seed,
+        rules_id=state.rules.id,
+        winner=state.winner,
+        rounds=state.round,
+        eliminations=elims,
+        decisions=decisions,
+        fallbacks=fallbacks,
+        path=path,
+        state=state,
+    )

@@ -1,0 +1,179 @@
+"""JSONL writing and reading of game logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, ValidationError
+
+from mafialab.engine import Event
+from mafialab.record._schema import CLOCK_FIELDS, EVENT_ADAPTER, GameHeader, GameStatus
+
+log = logging.getLogger(__name__)
+
+GAME_FILE = "game.jsonl"
+
+
+class LogFormatError(ValueError):
+    """A log could not be read; the message names the file (and line)."""
+
+
+class JsonlWriter:
+    """Append-only JSONL writer that flushes after every record.
+
+    A crash loses at most the record being written. Opening is lazy: constructing the
+    writer touches no file until the first :meth:`write`.
+
+    Args:
+        path: File to append to (its directory is created on first write).
+        clock: Function returning Unix seconds, used to fill a record's ``ts`` if it is
+            ``None``; pass ``None`` to leave ``ts`` alone.
+    """
+
+    def __init__(self, path: Path, clock: Any = time.time):
+        self.path = Path(path)
+        self._clock = clock
+        self._fh: IO[str] | None = None
+
+    def write(self, record: BaseModel | dict[str, Any]) -> None:
+        """Serialise one record as a line and flush it."""
+        if isinstance(record, BaseModel):
+            if self._clock is not None and getattr(record, "ts", 0) is None:
+                record = record.model_copy(update={"ts": round(self._clock(), 3)})
+            line = record.model_dump_json()
+        else:
+            line = json.dumps(record, ensure_ascii=False)
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a", encoding="utf-8")
+        self._fh.write(line + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        """Close the file (safe to call twice)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each JSON object line of ``path``.
+
+    Blank lines are skipped. A line that is not a JSON object (a torn last line, say) is
+    reported as ``"<path>:<line>: <why>"`` to ``problems`` (and logged) and skipped.
+
+    Raises:
+        LogFormatError: If the file cannot be opened.
+    """
+    try:
+        fh = Path(path).open(encoding="utf-8", errors="replace")  # noqa: SIM115 (closed below)
+    except OSError as err:
+        raise LogFormatError(f"{path}: cannot open: {err.strerror}") from None
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                msg = f"{path}:{n}: not valid JSON ({err.msg})"
+            else:
+                if isinstance(obj, dict):
+                    yield n, obj
+                    continue
+                msg = f"{path}:{n}: not a JSON object"
+            log.warning(msg)
+            if problems is not None:
+                problems.append(msg)
+
+
+@dataclass
+class GameLog:
+    """A game log read back from ``game.jsonl``.
+
+    Attributes:
+        path: The game directory.
+        header: The ``game_start`` record.
+        events: Engine events in order.
+        status: The ``game_status`` record if one was written.
+        problems: Unreadable lines (``file:line: why``), skipped.
+    """
+
+    path: Path
+    header: GameHeader
+    events: list[Event]
+    status: GameStatus | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def game_id(self) -> str:
+        """The game id."""
+        return self.header.game_id
+
+    @property
+    def winner(self) -> str | None:
+        """Winning team id, or ``None`` if the game did not finish."""
+        end = next((e for e in reversed(self.events) if e.kind == "game_end"), None)
+        return end.winner if end is not None else None
+
+
+def read_game(path: Path) -> GameLog:
+    """Read a game directory (or its ``game.jsonl``).
+
+    Raises:
+        LogFormatError: If the file is missing or has no valid ``game_start`` header.
+    """
+    path = Path(path)
+    file = path / GAME_FILE if path.is_dir() else path
+    problems: list[str] = []
+    header: GameHeader | None = None
+    status: GameStatus | None = None
+    events: list[Event] = []
+    for n, obj in iter_jsonl(file, problems):
+        kind = obj.get("kind")
+        try:
+            if kind == "game_start":
+                header = GameHeader.model_validate(obj)
+            elif kind == "game_status":
+                status = GameStatus.model_validate(obj)
+            else:
+                events.append(EVENT_ADAPTER.validate_python(obj))
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = ".".join(str(x) for x in first["loc"])
+            msg = f"{file}:{n}: invalid {kind or 'record'} record ({loc}: {first['msg']})"
+            log.warning(msg)
+            problems.append(msg)
+    if header is None:
+        raise LogFormatError(f"{file}: no valid game_start header record")
+    return GameLog(path=file.parent, header=header, events=events, status=status, problems=problems)
+
+
+def iter_game_dirs(root: Path) -> list[Path]:
+    """Game directories under ``root`` (``root`` itself if it holds a ``game.jsonl``), sorted."""
+    root = Path(root)
+    if (root / GAME_FILE).is_file():
+        return [root]
+    return sorted(p.parent for p in root.rglob(GAME_FILE))
+
+
+def strip_clock(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``records`` without clock fields (:data:`CLOCK_FIELDS`), for comparisons."""
+    return [{k: v for k, v in r.items() if k not in CLOCK_FIELDS} for r in records]
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All JSON-object lines of a JSONL file (bad lines skipped and logged)."""
+    return [obj for _, obj in iter_jsonl(path)]

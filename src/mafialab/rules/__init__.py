@@ -1,0 +1,35 @@
+"""Rule sets as data (layer ``rules``): no I/O beyond loading YAML files on request."""
+
+from mafialab.rules._ruleset import (
+    ARENA12,
+    BUILTIN,
+    MAFIASCOPE7,
+    WEREWOLF7,
+    DayRules,
+    Lexicon,
+    NightAbility,
+    NightRules,
+    RoleSpec,
+    RuleSet,
+    RuleSetError,
+    Team,
+    load_rules,
+    rules_from_dict,
+)
+
+__all__ = [
+    "ARENA12",
+    "BUILTIN",
+    "MAFIASCOPE7",
+    "WEREWOLF7",
+    "DayRules",
+    "Lexicon",
+    "NightAbility",
+    "NightRules",
+    "RoleSpec",
+    "RuleSet",
+    "RuleSetError",
+    "Team",
+    "load_rules",
+    "rules_from_dict",
+]

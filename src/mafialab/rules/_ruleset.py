@@ -1,0 +1,356 @@
+"""Rule sets as data: roles, teams, abilities, day structure, votes, lexicon."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+Team = Literal["town", "mafia"]
+"""Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
+
+NightAbility = Literal["kill", "protect", "investigate"]
+
+
+class RuleSetError(ValueError):
+    """A rule set could not be loaded or validated; the message names the field."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RoleSpec(_Frozen):
+    """One role of a rule set.
+
+    Attributes:
+        name: Display name of the role as players see it ("Mafia", "Werewolf", "Seer").
+        count: How many seats hold the role (>= 1).
+        team: Canonical team id, ``"town"`` or ``"mafia"``.
+        ability: Night ability, or ``None`` for roles without one.
+    """
+
+    name: str = Field(min_length=1)
+    count: int = Field(ge=1)
+    team: Team
+    ability: NightAbility | None = None
+
+
+class NightRules(_Frozen):
+    """How the night phase runs.
+
+    Attributes:
+        kill_vote: ``"sequential"``: the killers name a target one after another in
+            seat order, each seeing earlier picks; ``"simultaneous"``: they pick in secret.
+        kill_tie: ``"first_named"``: a tie goes to the tied target named first;
+            ``"seeded"``: drawn from the ``tie_break`` stream.
+        mafia_chat: Whether the killers first hold a private chat (one message each).
+        protect_self: Whether the protector may protect itself.
+        protect_self_consecutive: Whether it may protect itself on two nights in a row.
+        protect_repeat: Whether it may protect the same other player on consecutive nights.
+        investigate_result: ``"team"``: the investigator learns whether the target is on
+            the mafia team; ``"role"``: it learns the exact role.
+        announce_save: Whether a save is announced by name (otherwise "nobody died").
+    """
+
+    kill_vote: Literal["sequential", "simultaneous"] = "sequential"
+    kill_tie: Literal["first_named", "seeded"] = "first_named"
+    mafia_chat: bool = False
+    protect_self: bool = True
+    protect_self_consecutive: bool = True
+    protect_repeat: bool = True
+    investigate_result: Literal["team", "role"] = "team"
+    announce_save: bool = True
+
+
+class DayRules(_Frozen):
+    """How the day phase runs.
+
+    Attributes:
+        discussion_rounds: Number of discussion rounds; every alive player speaks once in each.
+        speaking_order: ``"seat"`` (seat order) or ``"seeded"`` (a fresh random order per
+            discussion round, from the ``speaking_order`` stream).
+        vote: ``"public_sequential"``: each alive player in seat order posts a statement and
+            a target, seeing earlier votes; ``"secret_simultaneous"``: secret votes revealed
+            together; ``"nomination_runoff"``: a public sequential nomination in seeded order,
+            then a runoff between the two most-nominated players.
+        vote_statement: Whether a vote carries a short public statement.
+        self_vote: Whether a player may vote for (or nominate) itself.
+        tie: ``"no_elimination"`` or ``"seeded"`` (drawn from the ``tie_break`` stream).
+    """
+
+    discussion_rounds: int = Field(default=1, ge=1)
+    speaking_order: Literal["seat", "seeded"] = "seat"
+    vote: Literal["public_sequential", "secret_simultaneous", "nomination_runoff"] = "public_sequential"
+    vote_statement: bool = False
+    self_vote: bool = False
+    tie: Literal["no_elimination", "seeded"] = "no_elimination"
+
+
+class Lexicon(_Frozen):
+    """Words the players see, so that "Werewolf" is a skin of Mafia.
+
+    Attributes:
+        game: Name of the game ("Mafia", "Werewolf").
+        town_team: Display name of the town team ("Town", "Village").
+        mafia_team: Display name of the hidden team ("Mafia", "Werewolves").
+        kill: Verb for the night kill ("kill", "devour").
+    """
+
+    game: str = "Mafia"
+    town_team: str = "Town"
+    mafia_team: str = "Mafia"
+    kill: str = "kill"
+
+    def team_name(self, team: Team) -> str:
+        """Display name of a canonical team id."""
+        return self.mafia_team if team == "mafia" else self.town_team
+
+
+class RuleSet(_Frozen):
+    """A complete, versioned rule set.
+
+    Attributes:
+        name: Short id (``mafiascope7``).
+        version: Integer version; the versioned id is ``f"{name}-v{version}"``.
+        description: One line for ``mafialab rules list``.
+        roles: Roles and counts; at least one ``mafia`` role with the ``kill`` ability and
+            one ``town`` role.
+        intro_day: Whether round 0 is an intro day in which everyone speaks once.
+        night: Night rules.
+        day: Day rules.
+        reveal_role_on_death: Whether a dead player's role is announced.
+        round_cap: Last round played; at the cap the side with more alive players wins
+            (the mafia on a tie, since parity is a mafia win).
+        lexicon: Display words.
+        seat_names: Names given to seats 0..n-1 (at least as many as seats).
+
+    Raises:
+        pydantic.ValidationError: On construction with an invalid field.
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    version: int = Field(default=1, ge=1)
+    description: str = ""
+    roles: tuple[RoleSpec, ...]
+    intro_day: bool = False
+    night: NightRules = NightRules()
+    day: DayRules = DayRules()
+    reveal_role_on_death: bool = True
+    round_cap: int = Field(default=15, ge=1)
+    lexicon: Lexicon = Lexicon()
+    seat_names: tuple[str, ...] = (
+        "Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley",
+        "Gray", "Harper", "Indigo", "Jordan", "Kennedy", "Logan",
+    )  # fmt: skip
+
+    @model_validator(mode="after")
+    def _check(self) -> RuleSet:
+        names = [r.name for r in self.roles]
+        dup = [n for n, c in Counter(names).items() if c > 1]
+        if dup:
+            raise ValueError(f"roles: duplicate role name {dup[0]!r}")
+        mafia = sum(r.count for r in self.roles if r.team == "mafia")
+        town = sum(r.count for r in self.roles if r.team == "town")
+        if not any(r.team == "mafia" and r.ability == "kill" for r in self.roles):
+            raise ValueError("roles: needs a mafia-team role with ability 'kill'")
+        if any(r.team == "town" and r.ability == "kill" for r in self.roles):
+            raise ValueError("roles: a town role cannot have ability 'kill'")
+        if town == 0:
+            raise ValueError("roles: needs at least one town seat")
+        if mafia >= town:
+            raise ValueError(
+                f"roles: {mafia} mafia against {town} town is already parity; the mafia must start outnumbered"
+            )
+        if len(self.seat_names) < self.n_seats:
+            raise ValueError(f"seat_names: {len(self.seat_names)} names for {self.n_seats} seats")
+        if len(set(self.seat_names[: self.n_seats])) != self.n_seats:
+            raise ValueError("seat_names: names must be unique")
+        if self.day.vote == "nomination_runoff" and self.n_seats < 3:
+            raise ValueError("day.vote: nomination_runoff needs at least 3 seats")
+        return self
+
+    @property
+    def id(self) -> str:
+        """Versioned id, e.g. ``"mafiascope7-v1"``."""
+        return f"{self.name}-v{self.version}"
+
+    @property
+    def n_seats(self) -> int:
+        """Number of seats (sum of role counts)."""
+        return sum(r.count for r in self.roles)
+
+    def role(self, name: str) -> RoleSpec:
+        """Return the role named ``name``.
+
+        Raises:
+            KeyError: If no role has that name.
+        """
+        for r in self.roles:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def role_with(self, ability: NightAbility) -> RoleSpec | None:
+        """Return the first role holding ``ability``, or ``None``."""
+        return next((r for r in self.roles if r.ability == ability), None)
+
+    def deck(self) -> list[str]:
+        """Role names, one per seat, in declaration order (before the seeded deal)."""
+        return [r.name for r in self.roles for _ in range(r.count)]
+
+
+MAFIASCOPE7 = RuleSet(
+    name="mafiascope7",
+    description="MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes",
+    roles=(
+        RoleSpec(name="Mafia", count=2, team="mafia", ability="kill"),
+        RoleSpec(name="Doctor", count=1, team="town", ability="protect"),
+        RoleSpec(name="Villager", count=4, team="town"),
+    ),
+    intro_day=True,
+    night=NightRules(kill_vote="sequential", kill_tie="first_named", announce_save=True),
+    day=DayRules(
+        discussion_rounds=1,
+        speaking_order="seat",
+        vote="public_sequential",
+        vote_statement=True,
+        self_vote=True,
+        tie="no_elimination",
+    ),
+    reveal_role_on_death=True,
+    lexicon=Lexicon(game="Mafia", town_team="Villagers", mafia_team="Mafia", kill="kill"),
+)
+
+WEREWOLF7 = RuleSet(
+    name="werewolf7",
+    description="Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers",
+    roles=(
+        RoleSpec(name="Werewolf", count=2, team="mafia", ability="kill"),
+        RoleSpec(name="Seer", count=1, team="town", ability="investigate"),
+        RoleSpec(name="Doctor", count=1, team="town", ability="protect"),
+        RoleSpec(name="Villager", count=3, team="town"),
+    ),
+    intro_day=False,
+    night=NightRules(
+        kill_vote="sequential",
+        kill_tie="seeded",
+        investigate_result="team",
+        announce_save=False,
+    ),
+    day=DayRules(
+        discussion_rounds=1,
+        speaking_order="seeded",
+        vote="secret_simultaneous",
+        vote_statement=False,
+        self_vote=False,
+        tie="seeded",
+    ),
+    reveal_role_on_death=False,
+    lexicon=Lexicon(game="Werewolf", town_team="Village", mafia_team="Werewolves", kill="devour"),
+)
+
+ARENA12 = RuleSet(
+    name="arena12",
+    description="Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff",
+    roles=(
+        RoleSpec(name="Mafia", count=3, team="mafia", ability="kill"),
+        RoleSpec(name="Angel", count=1, team="town", ability="protect"),
+        RoleSpec(name="Sheriff", count=1, team="town", ability="investigate"),
+        RoleSpec(name="Town", count=7, team="town"),
+    ),
+    intro_day=False,
+    night=NightRules(
+        kill_vote="simultaneous",
+        kill_tie="seeded",
+        mafia_chat=True,
+        protect_self=True,
+        protect_self_consecutive=False,
+        protect_repeat=True,
+        investigate_result="role",
+        announce_save=False,
+    ),
+    day=DayRules(
+        discussion_rounds=3,
+        speaking_order="seeded",
+        vote="nomination_runoff",
+        vote_statement=False,
+        self_vote=False,
+        tie="seeded",
+    ),
+    reveal_role_on_death=False,
+    lexicon=Lexicon(game="Mafia", town_team="Town", mafia_team="Mafia", kill="kill"),
+)
+
+BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
+
+
+def _format_error(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
+    """Validate a mapping into a :class:`RuleSet`.
+
+    A mapping may name a built-in under ``extends`` and override fields of it
+    (nested sections are merged one level deep).
+
+    Raises:
+        RuleSetError: With the failing field path in the message.
+    """
+    if not isinstance(data, dict):
+        raise RuleSetError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+    data = dict(data)
+    base = data.pop("extends", None)
+    if base is not None:
+        if base not in BUILTIN:
+            raise RuleSetError(f"{source}: extends: unknown rule set {base!r} (known: {', '.join(BUILTIN)})")
+        merged = BUILTIN[base].model_dump()
+        for key, value in data.items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        data = merged
+    try:
+        return RuleSet.model_validate(data)
+    except ValidationError as err:
+        raise RuleSetError(f"{source}: {_format_error(err)}") from None
+
+
+def load_rules(name_or_path: str | Path) -> RuleSet:
+    """Return a built-in rule set by name, or load one from a YAML file.
+
+    Args:
+        name_or_path: ``"mafiascope7"``, ``"werewolf7"``, ``"arena12"``, a versioned id such as
+            ``"werewolf7-v1"``, or the path of a YAML file.
+
+    Raises:
+        RuleSetError: Unknown name, unreadable or malformed YAML, or an invalid field.
+    """
+    key = str(name_or_path)
+    if key in BUILTIN:
+        return BUILTIN[key]
+    for r in BUILTIN.values():
+        if key == r.id:
+            return r
+    path = Path(key)
+    if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
+        raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise RuleSetError(f"rules: cannot read {path}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise RuleSetError(f"{path}: malformed YAML: {err}") from None
+    return rules_from_dict(data, source=str(path))
