@@ -12,24 +12,32 @@ from mafialab.record._io import (
     strip_clock,
 )
 from mafialab.record._schema import (
+    CALLS_FILE,
     CLOCK_FIELDS,
     EVENT_ADAPTER,
+    PROBES_FILE,
     SCHEMA_VERSION,
+    VERDICTS_FILE,
     GameHeader,
     GameStatus,
+    ProbeRecord,
     SeatInfo,
 )
 
 __all__ = [
+    "CALLS_FILE",
     "CLOCK_FIELDS",
     "EVENT_ADAPTER",
     "GAME_FILE",
+    "PROBES_FILE",
     "SCHEMA_VERSION",
+    "VERDICTS_FILE",
     "GameHeader",
     "GameLog",
     "GameStatus",
     "JsonlWriter",
     "LogFormatError",
+    "ProbeRecord",
     "SeatInfo",
     "iter_game_dirs",
     "iter_jsonl",

@@ -100,3 +100,71 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 CLOCK_FIELDS = frozenset({"ts"})
 """Fields that hold wall-clock values and are ignored when comparing logs."""
+
+
+class ProbeRecord(BaseModel):
+    """One private probe answer, a line of ``probes.jsonl`` beside ``game.jsonl``.
+
+    The key of the information state the agent answered from is
+    ``(round, msg_index, seat, position)``; ``after_seq`` is the ``seq`` of the last game
+    event that existed when the probe ran (the probe saw a copy of the agent's context up to
+    that event, filtered by the engine's visibility function).
+
+    Attributes:
+        kind: Always ``"probe"``.
+        game_id: Game id.
+        round: Round of the trigger.
+        msg_index: Public message index (within the round) that triggered the probe, or
+            -1 for ``round_end`` (and ``night_action``) probes, as in MafiaScope.
+        seat: Probed seat.
+        player: Probed seat's name.
+        role: Probed seat's true role (moderator knowledge, for scoring).
+        probe_id: Probe id in the battery (``role_assessment`` …).
+        position: Order of the probe within this trigger for this seat (0-based).
+        trigger: ``always`` (after a public message), ``own_turn``, ``round_end`` or
+            ``night_action``.
+        phase: Phase of the trigger (free text; imported MafiaScope phases kept verbatim).
+        after_seq: ``seq`` of the last game event visible in the world when probing.
+        question: The rendered question.
+        answer_raw: Verbatim model answer ("" when the call failed).
+        answer_parsed: Parsed JSON answer, or ``None``.
+        parse_ok: Whether ``answer_parsed`` holds a usable JSON value.
+        repaired: Whether parsing needed repair (fences, trailing text, truncation).
+        model: Model that answered (``scripted`` for scripted agents).
+        latency_ms: Call latency in milliseconds.
+        prompt_tokens: Prompt tokens (0 if unknown).
+        completion_tokens: Completion tokens (0 if unknown).
+        error: Transport or model error, if any.
+        ts: Clock field (imported probes keep their original timestamp).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal["probe"] = "probe"
+    game_id: str
+    round: int = Field(ge=0)
+    msg_index: int
+    seat: int = Field(ge=0)
+    player: str
+    role: str
+    probe_id: str
+    position: int = Field(ge=0)
+    trigger: Literal["always", "own_turn", "round_end", "night_action"] = "always"
+    phase: str = ""
+    after_seq: int = Field(ge=0)
+    question: str
+    answer_raw: str
+    answer_parsed: Any = None
+    parse_ok: bool = False
+    repaired: bool = False
+    model: str = ""
+    latency_ms: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None
+    ts: float | None = None
+
+
+PROBES_FILE = "probes.jsonl"
+CALLS_FILE = "calls.jsonl"
+VERDICTS_FILE = "verdicts.jsonl"

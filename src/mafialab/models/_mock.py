@@ -1,0 +1,97 @@
+"""The ``mock`` backend: replays scripted outputs, registered like a real backend."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from mafialab.models._protocol import ChatRequest, ChatResponse
+
+MockOutput = str | dict[str, Any] | list[Any] | ChatResponse | Exception
+"""One scripted output: text, a JSON value (serialised), a full response, or an exception
+(turned into an error response)."""
+
+
+class MockExhausted(RuntimeError):
+    """The mock ran out of scripted outputs (a test asked for more calls than it scripted)."""
+
+
+class MockModel:
+    """Replays scripted outputs in order; fails loudly when they run out.
+
+    Args:
+        outputs: A list of outputs (one queue for every call), a mapping from purpose to a
+            list (one queue per purpose, e.g. ``{"speak": [...], "probe": [...]}``; a
+            ``"*"`` key serves purposes without their own queue), or a callable
+            ``f(request) -> output``.
+        name: Model name reported in responses.
+        context_window: Reported context window.
+
+    Attributes:
+        requests: Every request received, in order (for assertions).
+
+    Raises:
+        MockExhausted: From :meth:`chat` when a queue is empty.
+    """
+
+    def __init__(
+        self,
+        outputs: Iterable[MockOutput] | Mapping[str, Iterable[MockOutput]] | Callable[[ChatRequest], MockOutput],
+        name: str = "mock/mock",
+        context_window: int | None = 8192,
+    ):
+        self.name = name
+        self.context_window = context_window
+        self.requests: list[ChatRequest] = []
+        self._fn: Callable[[ChatRequest], MockOutput] | None = None
+        self._queues: dict[str, deque[MockOutput]] = {}
+        if callable(outputs):
+            self._fn = outputs
+        elif isinstance(outputs, Mapping):
+            self._queues = {k: deque(v) for k, v in outputs.items()}
+        else:
+            self._queues = {"*": deque(outputs)}
+
+    def remaining(self, purpose: str = "*") -> int:
+        """Outputs left in a queue."""
+        return len(self._queues.get(purpose, ()))
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """Return the next scripted output for ``request.purpose``."""
+        self.requests.append(request)
+        if self._fn is not None:
+            out = self._fn(request)
+        else:
+            q = self._queues.get(request.purpose)
+            if q is None:
+                q = self._queues.get("*")
+            if not q:
+                raise MockExhausted(f"mock: no scripted output left for purpose {request.purpose!r}")
+            out = q.popleft()
+        return _to_response(out, self.name, request)
+
+
+def _to_response(out: MockOutput, name: str, request: ChatRequest) -> ChatResponse:
+    if isinstance(out, ChatResponse):
+        return out
+    if isinstance(out, Exception):
+        return ChatResponse(error=f"{type(out).__name__}: {out}", error_kind="transport", model=name)
+    text = out if isinstance(out, str) else json.dumps(out)
+    parsed = None
+    if request.json_schema is not None:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+    return ChatResponse(text=text, parsed=parsed, model=name)
+
+
+def mock_factory(model: str, **options: Any) -> MockModel:
+    """Factory for ``mock/<name>`` model strings.
+
+    The mock answers ``"{}"`` to everything unless ``outputs`` is given in ``options``.
+    """
+    outputs = options.pop("outputs", lambda req: "{}")
+    return MockModel(outputs, name=f"mock/{model}", **options)

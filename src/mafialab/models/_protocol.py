@@ -1,0 +1,154 @@
+"""One async protocol for chat-model backends, and the backend registry."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ChatMessage(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """A chat call.
+
+    Attributes:
+        messages: The conversation, system message first.
+        json_schema: JSON schema the answer must follow (constrained decoding where the
+            backend supports it), or ``None`` for free text.
+        max_tokens: Generation cap in tokens (``None``: the backend's default).
+        temperature: Sampling temperature (``None``: the backend's default).
+        seed: Sampling seed, where the backend supports one.
+        purpose: What the call is for: ``speak``, ``vote``, ``night_action``, ``mafia_chat``,
+            ``probe``, ``judge``, ``annotate``, ``elicit``, ``preflight`` … (accounting and
+            the mock backend's per-purpose queues key on it).
+        meta: Free-form tags (seat, game id, probe id) for accounting; never sent.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[ChatMessage]
+    json_schema: dict[str, Any] | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0)
+    seed: int | None = None
+    purpose: str = "chat"
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    """Token usage of one call (``cached_tokens``: prompt tokens served from a prefix cache)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int | None = None
+
+
+class ChatResponse(BaseModel):
+    """Result of a chat call. A failed call has ``error`` set and is never played as a move.
+
+    Attributes:
+        text: Answer text ("" on error).
+        parsed: The answer parsed as JSON when a schema was requested and parsing worked.
+        reasoning: Reasoning text when the server returns it separately.
+        usage: Token usage.
+        latency_s: Wall-clock seconds of the call.
+        error: Error description, or ``None`` on success.
+        error_kind: ``transport``, ``rate_limit``, ``length``, ``schema``, ``empty`` or ``None``.
+        model: Model name that answered.
+    """
+
+    text: str = ""
+    parsed: Any = None
+    reasoning: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    error: str | None = None
+    error_kind: str | None = None
+    model: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return self.error is None
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat-model backend.
+
+    Attributes:
+        name: Model string (``provider/model``).
+        context_window: Context size in tokens, or ``None`` if unknown.
+    """
+
+    name: str
+    context_window: int | None
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """Answer one request. Errors are returned in ``ChatResponse.error``, not raised."""
+        ...
+
+
+class ModelSpecError(ValueError):
+    """A model string or its options could not be resolved; the message names the field."""
+
+
+BackendFactory = Callable[..., ChatModel]
+"""``factory(model: str, **options) -> ChatModel`` where ``model`` is the part after the provider."""
+
+_BACKENDS: dict[str, str | BackendFactory] = {}
+
+
+def register_backend(provider: str, factory: str | BackendFactory) -> None:
+    """Register a backend for ``provider``.
+
+    Args:
+        provider: Prefix of model strings (``openai``, ``local``, ``mock``).
+        factory: The factory, or a lazy reference ``"module:attribute"`` imported on first
+            use, so optional SDKs load only when their backend is used.
+    """
+    _BACKENDS[provider] = factory
+
+
+def backend_names() -> list[str]:
+    """Registered providers."""
+    return sorted(_BACKENDS)
+
+
+def resolve_backend(provider: str) -> BackendFactory:
+    """The factory for ``provider`` (importing a lazy reference).
+
+    Raises:
+        ModelSpecError: Unknown provider.
+        ImportError: The backend's optional dependency is missing (message says what to install).
+    """
+    ref = _BACKENDS.get(provider)
+    if ref is None:
+        raise ModelSpecError(f"model: unknown provider {provider!r} (known: {', '.join(backend_names())})")
+    if isinstance(ref, str):
+        module, _, attr = ref.partition(":")
+        ref = getattr(importlib.import_module(module), attr)
+        _BACKENDS[provider] = ref
+    return ref
+
+
+def get_model(spec: str, **options: Any) -> ChatModel:
+    """Build a backend from a ``provider/model`` string.
+
+    Raises:
+        ModelSpecError: Malformed string or unknown provider.
+    """
+    provider, sep, model = spec.partition("/")
+    if not sep or not provider or not model:
+        raise ModelSpecError(f"model: expected provider/model (e.g. openai/gpt-4o-mini), got {spec!r}")
+    return resolve_backend(provider)(model, **options)
