@@ -126,3 +126,29 @@ def inject_message(game_dir: Path, text: str) -> None:
             lines[i] = json.dumps(obj)
             break
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def copy_game(src: Path, dst: Path, game_id: str, keep: int | None = None, setup_only: bool = False) -> Path:
+    """Copy a game log under a new id, optionally keeping only ``keep`` events or the setup."""
+    dst = dst / game_id
+    dst.mkdir(parents=True)
+    out = []
+    for line in (src / "game.jsonl").read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        if obj["kind"] == "game_start":
+            obj["game_id"] = game_id
+        elif setup_only and obj["kind"] not in ("seating", "role_assigned", "team_revealed"):
+            continue
+        elif keep is not None and obj.get("seq", 0) > keep:
+            continue
+        out.append(json.dumps(obj))
+    (dst / "game.jsonl").write_text("\n".join(out) + "\n", encoding="utf-8")
+    return dst
+
+
+def probe_lines(game_dir: Path) -> list[dict]:
+    """The probe records of a game as dicts."""
+    path = game_dir / PROBES_FILE
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
