@@ -31,7 +31,7 @@ def test_checker_detects_broken_invariants():
     later_vote = next((i for i, e in enumerate(events) if i > first_death and e.kind == "vote"), None)
     if later_vote is not None:
         tampered = (
-            events[:later_vote] + [events[later_vote].model_copy(update={"seat": dead})] + events[later_vote + 1 :]
+            [*events[:later_vote], events[later_vote].model_copy(update={"seat": dead}), *events[later_vote + 1:]]
         )
         assert any("dead seat" in v for v in check_events(MAFIASCOPE7, tampered, state.roles))
     # a wrong winner
@@ -61,7 +61,7 @@ def test_illegal_action_is_a_value_and_state_untouched():
     s = GameState(WEREWOLF7, 1)
     d = s.pending()[0]
     before = (list(s.events), s.pending())
-    illegal = [o for o in range(7) if o not in d.options][0]
+    illegal = next(o for o in range(7) if o not in d.options)
     for bad in (
         Action(decision=d.id, seat=d.seat, target=illegal),
         Action(decision=d.id, seat=(d.seat + 1) % 7, target=d.options[0]),

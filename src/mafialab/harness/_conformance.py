@@ -7,7 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mafialab.agents import make_agent
-from mafialab.engine import Event, GameState
+from mafialab.engine import (
+    Elimination,
+    Event,
+    GameEnd,
+    GameState,
+    InvestigationResult,
+    KillChosen,
+    MafiaChat,
+    NightAction,
+    PhaseStarted,
+    Speech,
+    Vote,
+    VoteTally,
+)
 from mafialab.rules import RuleSet
 
 
@@ -53,26 +66,22 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
     alive = [True] * len(roles)
     last_protect: int | None = None
     protect_this_night: int | None = None
+    night_round = -1
     votes: dict[tuple[int, str], set[int]] = {}
     elim_by_vote: dict[int, int] = {}
     runoff_candidates: dict[int, list[int]] = {}
-    night_round = -1
+    end: GameEnd | None = None
     for ev in events:
-        k = ev.kind
-        actor = getattr(ev, "seat", None)
-        if k in ("speech", "mafia_chat", "night_action", "vote") and actor is not None and not alive[actor]:
-            out.append(f"event {ev.seq}: dead seat {actor} acted ({k})")
-        target = getattr(ev, "target", None)
-        if k in ("night_action", "vote", "kill_chosen") and target is not None and not alive[target]:
-            out.append(f"event {ev.seq}: dead seat {target} targeted ({k})")
-        if k == "phase_started" and ev.phase == "night":
+        if isinstance(ev, Speech | MafiaChat | NightAction | Vote) and not alive[ev.seat]:
+            out.append(f"event {ev.seq}: dead seat {ev.seat} acted ({ev.kind})")
+        if isinstance(ev, NightAction | Vote | KillChosen) and not alive[ev.target]:
+            out.append(f"event {ev.seq}: dead seat {ev.target} targeted ({ev.kind})")
+        if isinstance(ev, PhaseStarted) and ev.phase == "night":
             if night_round >= 0:
                 last_protect = protect_this_night
-            protect_this_night = None
-            night_round = ev.round
-        if k == "night_action" and ev.ability == "protect":  # type: ignore[union-attr]
-            n = rules.night
-            me, t = ev.seat, ev.target  # type: ignore[union-attr]
+            protect_this_night, night_round = None, ev.round
+        elif isinstance(ev, NightAction) and ev.ability == "protect":
+            n, me, t = rules.night, ev.seat, ev.target
             if t == me and not n.protect_self:
                 out.append(f"event {ev.seq}: self-protection not allowed")
             if t == me and last_protect == me and not n.protect_self_consecutive:
@@ -80,64 +89,63 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
             if t != me and last_protect == t and not n.protect_repeat:
                 out.append(f"event {ev.seq}: same player protected on consecutive nights")
             protect_this_night = t
-        if k == "night_action" and ev.ability == "kill" and teams[ev.target] == "mafia":  # type: ignore[union-attr]
+        elif isinstance(ev, NightAction) and ev.ability == "kill" and teams[ev.target] == "mafia":
             out.append(f"event {ev.seq}: kill vote against own team")
-        if k == "investigation_result":
-            t = ev.target  # type: ignore[union-attr]
-            truth = teams[t] if rules.night.investigate_result == "team" else roles[t]
-            if ev.result != truth:  # type: ignore[union-attr]
-                out.append(f"event {ev.seq}: investigation result {ev.result!r} != {truth!r}")  # type: ignore[union-attr]
-        if k == "vote":
-            key = (ev.round, ev.stage)  # type: ignore[union-attr]
-            if actor in votes.setdefault(key, set()):
-                out.append(f"event {ev.seq}: seat {actor} voted twice in {key}")
-            votes[key].add(actor)  # type: ignore[arg-type]
-        if k == "vote_tally":
-            key = (ev.round, ev.stage)  # type: ignore[union-attr]
-            living = {s for s, a in enumerate(alive) if a}
-            expected = living
-            if ev.stage == "runoff":  # type: ignore[union-attr]
-                expected = living - set(runoff_candidates.get(ev.round, []))
-            if ev.stage == "nomination":  # type: ignore[union-attr]
-                runoff_candidates[ev.round] = list(ev.candidates)  # type: ignore[union-attr]
+        elif isinstance(ev, InvestigationResult):
+            truth = teams[ev.target] if rules.night.investigate_result == "team" else roles[ev.target]
+            if ev.result != truth:
+                out.append(f"event {ev.seq}: investigation result {ev.result!r} != {truth!r}")
+        elif isinstance(ev, Vote):
+            key = (ev.round, ev.stage)
+            if ev.seat in votes.setdefault(key, set()):
+                out.append(f"event {ev.seq}: seat {ev.seat} voted twice in {key}")
+            votes[key].add(ev.seat)
+        elif isinstance(ev, VoteTally):
+            key = (ev.round, ev.stage)
+            expected = {s for s, a in enumerate(alive) if a}
+            if ev.stage == "runoff":
+                expected -= set(runoff_candidates.get(ev.round, []))
+            elif ev.stage == "nomination":
+                runoff_candidates[ev.round] = list(ev.candidates)
             got = votes.get(key, set())
             if got != expected:
-                out.append(f"round {ev.round} {ev.stage}: voters {sorted(got)} != legal voters {sorted(expected)}")  # type: ignore[union-attr]
-            if set(ev.votes) != got:  # type: ignore[union-attr]
+                out.append(f"round {ev.round} {ev.stage}: voters {sorted(got)} != legal voters {sorted(expected)}")
+            if set(ev.votes) != got:
                 out.append(
-                    f"round {ev.round} {ev.stage}: tally lists {sorted(ev.votes)} but votes came from {sorted(got)}"
-                )  # type: ignore[union-attr]
-        if k == "elimination":
-            s = ev.seat  # type: ignore[union-attr]
-            if not alive[s]:
-                out.append(f"event {ev.seq}: seat {s} eliminated twice")
-            alive[s] = False
-            if ev.cause == "vote":  # type: ignore[union-attr]
+                    f"round {ev.round} {ev.stage}: tally lists {sorted(ev.votes)}, votes came from {sorted(got)}"
+                )
+        elif isinstance(ev, Elimination):
+            if not alive[ev.seat]:
+                out.append(f"event {ev.seq}: seat {ev.seat} eliminated twice")
+            alive[ev.seat] = False
+            if ev.cause == "vote":
                 elim_by_vote[ev.round] = elim_by_vote.get(ev.round, 0) + 1
-    ends = [e for e in events if e.kind == "game_end"]
-    if len(ends) != 1 or events[-1].kind != "game_end":
+        elif isinstance(ev, GameEnd):
+            if end is not None:
+                out.append(f"event {ev.seq}: second game_end")
+            end = ev
+    if end is None or events[-1] is not end:
         out.append("game did not end with exactly one game_end event")
         return out
-    end = ends[0]
     if rules.day.vote == "nomination_runoff":
         for rnd, stage in votes:
             if stage == "runoff" and elim_by_vote.get(rnd, 0) != 1:
                 out.append(f"round {rnd}: {elim_by_vote.get(rnd, 0)} eliminations by vote (expected 1)")
     mafia = sum(1 for s, a in enumerate(alive) if a and teams[s] == "mafia")
     town = sum(1 for s, a in enumerate(alive) if a and teams[s] == "town")
-    if end.alive != [s for s, a in enumerate(alive) if a]:  # type: ignore[union-attr]
+    if end.alive != [s for s, a in enumerate(alive) if a]:
         out.append("game_end alive set differs from the deaths")
     expected_winner = None
     if mafia == 0:
         expected_winner = "town"
     elif mafia >= town:
         expected_winner = "mafia"
-    elif end.reason == "round_cap":  # type: ignore[union-attr]
-        expected_winner = "mafia" if mafia > town else "town"
-    if end.winner != expected_winner:  # type: ignore[union-attr]
-        out.append(f"winner {end.winner} does not match final alive set (mafia {mafia}, town {town})")  # type: ignore[union-attr]
-    if end.rounds > rules.round_cap:  # type: ignore[union-attr]
-        out.append(f"played {end.rounds} rounds past the cap {rules.round_cap}")  # type: ignore[union-attr]
+    elif end.reason == "round_cap":
+        expected_winner = "town"
+    if end.winner != expected_winner:
+        out.append(f"winner {end.winner} does not match final alive set (mafia {mafia}, town {town})")
+    if end.rounds > rules.round_cap:
+        out.append(f"played {end.rounds} rounds past the cap {rules.round_cap}")
     return out
 
 
