@@ -30,9 +30,11 @@ def test_checker_detects_broken_invariants():
     first_death = next(i for i, e in enumerate(events) if e.kind == "elimination")
     later_vote = next((i for i, e in enumerate(events) if i > first_death and e.kind == "vote"), None)
     if later_vote is not None:
-        tampered = (
-            [*events[:later_vote], events[later_vote].model_copy(update={"seat": dead}), *events[later_vote + 1:]]
-        )
+        tampered = [
+            *events[:later_vote],
+            events[later_vote].model_copy(update={"seat": dead}),
+            *events[later_vote + 1 :],
+        ]
         assert any("dead seat" in v for v in check_events(MAFIASCOPE7, tampered, state.roles))
     # a wrong winner
     end = events[-1].model_copy(update={"winner": "town" if events[-1].winner == "mafia" else "mafia"})
