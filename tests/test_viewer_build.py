@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
+from .viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
 
 from mafialab.cli import app
 from mafialab.engine import visible_events

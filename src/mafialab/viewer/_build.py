@@ -53,6 +53,7 @@ STEP_KINDS = frozenset(
         "vote_tally",
         "elimination",
         "game_end",
+        "imported",
     }
 )
 """Event kinds that are timeline steps (every public message and every night step)."""
@@ -400,7 +401,7 @@ def build_site(
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
     calib: dict[tuple[str, str], CalibrationCounter] = {}
-    corpora: dict[str, list[Path]] = {}
+    corpora: dict[str, list[GameLog]] = {}
     seen: set[str] = set()
     for d in dirs:
         try:
@@ -427,7 +428,7 @@ def build_site(
         rows.append(gb.row)
         summary.games.append(gid)
         if not gb.row["degraded"]:
-            corpora.setdefault(corpus, []).append(d)
+            corpora.setdefault(corpus, []).append(glog)
             for model, c in gb.calib_by_model.items():
                 for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
                     calib.setdefault(key, CalibrationCounter()).merge(c)

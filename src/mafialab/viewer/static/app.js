@@ -129,6 +129,7 @@
       case "vote": return [who(ev.seat), " " + (ev.stage === "nomination" ? "nominates" : "votes") + " ", who(ev.target), ev.statement ? [": ", h("span", { class: "msg" }, ev.statement)] : null, ev.fallback ? h("em", null, " (fallback)") : null];
       case "vote_tally": return ["Tally (" + ev.stage + "): ", Object.entries(ev.tally || {}).map(([t, n]) => nm(names, +t) + " " + n).join(", "), ev.outcome !== null && ev.outcome !== undefined ? [" → ", who(ev.outcome)] : (ev.tie ? " → tie" : "")];
       case "elimination": return [who(ev.seat), " eliminated (" + ev.cause + ")", ev.role ? [" — was ", h("b", null, ev.role)] : null];
+      case "imported": return [h("span", { class: "tag" }, "imported " + ev.source_kind), " ", ev.seat !== null && ev.seat !== undefined ? [who(ev.seat), ": "] : null, ev.text ? h("span", { class: "msg" }, ev.text) : null, ev.note && ev.note !== "foreign_kind" ? h("em", null, " (" + ev.note.replace(/_/g, " ") + ")") : null];
       case "game_end": return [h("b", null, "Game over: " + teamName(g, ev.winner) + " wins"), " (" + ev.reason + ", round " + ev.rounds + ")"];
       default: return [ev.kind];
     }
@@ -237,7 +238,7 @@
     root.appendChild(corpusMetrics(index.corpus_metrics));
     root.appendChild(h("h2", null, "Calibration (all games)"));
     const all = (index.calibration || []).find((c) => c.kind === "all");
-    root.appendChild(all ? calibrationChart(all) : h("p", { class: "muted" }, "No role-assessment probes with confidences: nothing to calibrate."));
+    root.appendChild(all ? calibrationChart(all, "viewer scoring of stored answers, all games") : h("p", { class: "muted" }, "No role-assessment probes with confidences: nothing to calibrate."));
     root.appendChild(h("p", null, h("a", { href: "#/calibration" }, "Calibration per corpus and per model →")));
   }
 
@@ -249,14 +250,15 @@
       if (block.error) { box.appendChild(h("p", { class: "note warn" }, "metrics unavailable: " + block.error)); continue; }
       const rows = (block.metrics || []).map((m) => h("tr", null, h("td", null, m.name), h("td", { class: "num" }, num(m.value, 4)),
         h("td", { class: "num" }, m.ci ? "[" + num(m.ci[0], 4) + ", " + num(m.ci[1], 4) + "]" : "–"), h("td", { class: "num" }, m.n === undefined ? "" : m.n)));
-      box.appendChild(h("table", { class: "metrics" }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
+      box.appendChild(h("table", { class: "metrics", dataset: { corpus: name } }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
+      if (block.calibration) box.appendChild(calibrationChart(block.calibration, "calibration by mafialab.analysis (" + name + ")"));
     }
     box.appendChild(h("p", { class: "muted" }, "Computed by " + cm.source + " at build time."));
     return box;
   }
 
   // ------------------------------------------------------------------ calibration
-  function calibrationChart(group) {
+  function calibrationChart(group, caption) {
     const W = 420, H = 300, L = 44, B = 36, T = 12, R = 12;
     const x = (v) => L + (v / 100) * (W - L - R), y = (v) => H - B - v * (H - B - T);
     const svg = s("svg", { class: "calib", viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img" });
@@ -277,7 +279,7 @@
       svg.appendChild(g);
     }
     return h("figure", { class: "calib-fig" }, svg,
-      h("figcaption", null, "n = " + group.n + " committed guesses · ECE " + num(group.ece, 4) + " · bars: accuracy per confidence bin, whiskers: 95% Wilson interval, dot at mean confidence; bins with n < 20 dimmed."));
+      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " committed guesses · ECE " + num(group.ece, 4) + " · bars: accuracy per confidence bin, whiskers: 95% Wilson interval, dot at mean confidence; bins with n < 20 dimmed."));
   }
 
   function renderCalibration(index, r) {
