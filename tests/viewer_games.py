@@ -59,7 +59,7 @@ class SyntheticProber:
                     else:
                         g, c = "Unknown", 30
                     why = f"suspicion {s:.0f}"
-                    if self.inject and self.count == 0:
+                    if self.inject and a == 0:
                         why += " " + self.inject
                     ra.append({"player": names[t], "guessed_role": g, "confidence": c, "reason": why})
                 rank = sorted((t for t in state.alive_seats() if t != a), key=lambda t: (-sus.get(t, 0.0), t))

@@ -36,6 +36,8 @@ from mafialab.rules import RuleSet
 
 UNKNOWN = "Unknown"
 ATTITUDES = ("trusts", "neutral", "suspects")
+STRUCTURED_PROBES = ("role_assessment", "suspicion_ranking", "social_map")
+"""Probe ids whose answers the viewer reads item by item (MafiaScope shapes); others are shown verbatim."""
 CALIBRATION_EDGES = (0, 20, 40, 60, 80, 100)
 """Bin edges of the calibration chart (width 20, 100 folded into the top bin; MafiaScope F2)."""
 SMALL_BIN = 20
@@ -122,12 +124,13 @@ class Belief:
         probe_id: Probe id.
         after_seq: Last game event the agent could have seen.
         order: ``(after_seq, round, msg_index, position)``: sort key within the seat.
-        ok: Whether the answer had the expected shape.
+        ok: Whether the answer had the expected shape (free-form probes: whether it parsed).
         items: For ``role_assessment``: ``{t, name, g, r, c, why}`` (target seat or None, name
             as written, guess as written, normalised role, confidence 0-100 or None, reason);
             for ``suspicion_ranking``: ``{t, name, score, why}``; for ``social_map``:
             ``{t, name, a, c, why}`` (attitude trusts/neutral/suspects).
         raw: The verbatim answer when it is not one of the shapes above.
+        free: Whether the probe is not one of :data:`STRUCTURED_PROBES` (shown verbatim).
     """
 
     seat: int
@@ -137,6 +140,7 @@ class Belief:
     ok: bool
     items: list[dict[str, Any]] = field(default_factory=list)
     raw: str | None = None
+    free: bool = False
     by_target: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -146,6 +150,8 @@ class Belief:
             out["items"] = self.items
         if self.raw is not None:
             out["raw"] = self.raw
+        if self.free:
+            out["free"] = True
         return out
 
 
@@ -208,8 +214,11 @@ def normalise_probe(rec: ProbeRecord, names: Sequence[str], vocab: RoleVocabular
         b.ok = True
     if b.ok:
         b.by_target = {it["t"]: it for it in b.items if it["t"] is not None}
-    else:
-        b.raw = rec.answer_raw if rec.answer_raw or parsed is None else _text(parsed)
+        return b
+    b.raw = rec.answer_raw if rec.answer_raw or parsed is None else _text(parsed)
+    if rec.probe_id not in STRUCTURED_PROBES:
+        b.ok = rec.parse_ok or parsed is not None  # a free-form probe: shown verbatim
+        b.free = True
     return b
 
 
@@ -235,7 +244,7 @@ class BeliefTimeline:
         self.vocab = vocab
         self._by: dict[tuple[int, str], list[Belief]] = {}
         for b in beliefs:
-            if b.ok:
+            if b.ok and not b.free:
                 self._by.setdefault((b.seat, b.probe_id), []).append(b)
         self._keys: dict[tuple[int, str], list[int]] = {}
         for k, lst in self._by.items():

@@ -92,9 +92,14 @@
     return lo - 1;
   }
 
+  // latest usable answer per probe id at seq; .newer holds a later unusable answer, if any
   function latestProbes(probes, seq) {
-    const out = {};
-    for (const p of probes || []) { if (p.s <= seq) out[p.p] = p; else break; }
+    const out = {}, bad = {};
+    for (const p of probes || []) {
+      if (p.s > seq) break;
+      if (p.ok) { out[p.p] = p; delete bad[p.p]; } else bad[p.p] = p;
+    }
+    for (const [pid, p] of Object.entries(bad)) out[pid] = out[pid] ? Object.assign({}, out[pid], { newer: p }) : p;
     return out;
   }
 
@@ -232,7 +237,7 @@
       h("td", { class: "num", title: Object.entries(g.probe_ids || {}).map(([k, v]) => k + ": " + v).join("\n") }, g.probes),
       h("td", { class: "num" }, pct(g.parse_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
     )));
-    root.appendChild(h("table", { class: "games", id: "games" }, h("thead", null, head), body));
+    root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc") } }, h("thead", null, head), body));
 
     root.appendChild(h("h2", null, "Corpus metrics"));
     root.appendChild(corpusMetrics(index.corpus_metrics));
@@ -408,6 +413,7 @@
       }
     }
     for (const [pid, p] of Object.entries(latest)) {
+      if (p.newer) card.appendChild(h("details", { class: "rawprobe unusable" }, h("summary", null, pid + ": later answer (#" + p.newer.s + ") unusable, showing #" + p.s), h("pre", null, p.newer.raw || "")));
       if (p.items && ["role_assessment", "suspicion_ranking", "social_map"].includes(pid)) continue;
       card.appendChild(h("details", { class: "rawprobe" }, h("summary", null, pid + " (#" + p.s + ")" + (p.ok ? "" : " — unusable answer")), h("pre", null, p.raw === undefined || p.raw === null ? "" : p.raw)));
     }
