@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 from mafialab.record import GameStatus, JsonlWriter, read_game
 from mafialab.viewer import SiteServer, build_site
 
-from .conftest import MAFIASCOPE, ROOT
+from .conftest import ROOT
 from .viewer_games import XSS_IMG, XSS_SCRIPT, copy_game, inject_message, play_probed
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -289,21 +288,17 @@ def _importer() -> Any:
     return getattr(rec, "import_mafiascope", None)
 
 
-def test_imported_mafiascope_en_demo(tmp_path: Path, page: tuple[Page, Console]) -> None:
+def test_imported_mafiascope_en_demo(tmp_path: Path, page: tuple[Page, Console], mafiascope_dir: Path) -> None:
     importer = _importer()
     if importer is None:
         pytest.skip("the MafiaScope importer (mafialab.record.import_mafiascope) is not on this branch yet")
-    src = MAFIASCOPE / "en_demo"
-    if not src.is_dir():
-        pytest.fail(f"shared data not found at {src}")
+    src = mafiascope_dir / "en_demo"
     importer(src, tmp_path / "logs")
     build_site(tmp_path / "logs", tmp_path / "site")
     site = tmp_path / "site"
     pg, con = page
     pg.goto(url(site, "#/"))
     pg.wait_for_selector("#games tbody tr")
-    manifest = json.loads((MAFIASCOPE / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest  # the manifest exists; the game ids are the directory names
     want = sorted(p.name for p in src.iterdir() if p.is_dir())
     assert sorted(rows(pg)) == want
     shot(pg, "en-demo-dashboard")
