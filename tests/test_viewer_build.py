@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from .viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
 
 from mafialab.cli import app
 from mafialab.engine import visible_events
@@ -31,6 +30,8 @@ from mafialab.viewer import (
     wilson,
 )
 
+from .viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
+
 
 def load_js(path: Path) -> tuple[str, str, dict]:
     """Parse a data file ``MAFIALAB_DATA(kind, key, payload);``."""
@@ -38,6 +39,12 @@ def load_js(path: Path) -> tuple[str, str, dict]:
     m = re.fullmatch(r'MAFIALAB_DATA\(("[^"]*"),("(?:[^"\\]|\\.)*"),(.*)\);\n', text, re.S)
     assert m, text[:200]
     return json.loads(m.group(1)), json.loads(m.group(2)), json.loads(m.group(3))
+
+
+def file_of(site: Path, game_id: str) -> str:
+    """The data-file id the dashboard row of ``game_id`` points to."""
+    _, _, index = load_js(site / "data" / "index.js")
+    return next(r["file"] for r in index["games"] if r["id"] == game_id)
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +201,7 @@ def test_site_layout_and_dashboard_rows(logs: Path, site: Path) -> None:
 def test_seat_files_hold_exactly_the_engine_view(logs: Path, site: Path) -> None:
     d = logs / "arena12-probed-s3"
     glog = read_game(d)
-    fid = file_id(glog.game_id)
+    fid = file_of(site, glog.game_id)
     chats = [e for e in glog.events if e.kind == "mafia_chat"]
     assert chats, "arena12 has a mafia chat"
     for info in glog.header.roster:
@@ -228,12 +235,14 @@ def test_seat_files_hold_exactly_the_engine_view(logs: Path, site: Path) -> None
 def test_god_payload_steps_probes_and_metrics(logs: Path, site: Path) -> None:
     d = logs / "mafiascope7-probed-s1"
     glog = read_game(d)
-    _, _, g = load_js(site / "data" / "g" / f"{file_id(glog.game_id)}.js")
+    _, _, g = load_js(site / "data" / "g" / f"{file_of(site, glog.game_id)}.js")
     assert g["steps"] == [e.seq for e in glog.events if e.kind in STEP_KINDS]
     assert [r["role"] for r in g["roster"]] == [s.role for s in glog.header.roster]
     n = len(g["steps"])
     assert len(g["metrics"]["recall"]) == n and len(g["metrics"]["agree"]) == n
     assert all(len(v) == n for v in g["metrics"]["acc"].values())
+    assert "probes" not in g  # probe answers ship once, in the per-seat files
+    assert sum(g["probe_counts"].values()) == len(probe_lines(d))
     # recompute one accuracy value independently from the raw probe lines
     seat = 1
     last = g["steps"][-1]
@@ -296,12 +305,28 @@ def test_bad_probe_lines_are_reported_not_fatal(logs: Path, tmp_path: Path) -> N
 
 
 def test_build_errors_are_clear(tmp_path: Path) -> None:
-    with pytest.raises(ViewerError, match="no game.jsonl found"):
+    with pytest.raises(ViewerError, match=r"no game\.jsonl found"):
         build_site(tmp_path, tmp_path / "site")
     with pytest.raises(ViewerError, match="does not exist"):
         build_site(tmp_path / "nope", tmp_path / "site")
     r = CliRunner().invoke(app, ["view", str(tmp_path), "--out", str(tmp_path / "site")])
     assert r.exit_code == 2 and "no game.jsonl found" in r.output and "Traceback" not in r.output
+
+
+def test_parallel_build_writes_the_same_site(logs: Path, site: Path, tmp_path: Path) -> None:
+    roots = [tmp_path / "logs"]
+    for d in logs.iterdir():
+        for i in range(2):  # four games, so the build goes to worker processes
+            copy_game(d, roots[0], f"{d.name}-{i}")
+            (roots[0] / f"{d.name}-{i}" / "probes.jsonl").write_bytes((d / "probes.jsonl").read_bytes())
+    one, two = tmp_path / "one", tmp_path / "two"
+    build_site(roots[0], one, jobs=1)
+    build_site(roots[0], two, jobs=2)
+    files = sorted(p.relative_to(one) for p in one.rglob("*.js"))
+    assert files == sorted(p.relative_to(two) for p in two.rglob("*.js"))
+    assert len(files) > 4
+    for f in files:
+        assert (one / f).read_bytes() == (two / f).read_bytes(), f
 
 
 def test_cli_builds_and_reports(logs: Path, tmp_path: Path) -> None:
@@ -323,4 +348,5 @@ def test_server_binds_loopback_only(site: Path) -> None:
 def test_file_id_is_safe_and_distinct() -> None:
     a, b = file_id("../x y/é"), file_id("../x y/e")
     assert a != b and re.fullmatch(r"[A-Za-z0-9_-]+", a)
+    assert file_id("g", "corpus1") != file_id("g", "corpus2")
     assert math.isclose(len(file_id("z" * 500)), 48 + 9)

@@ -137,9 +137,9 @@ def copy_game(src: Path, dst: Path, game_id: str, keep: int | None = None, setup
         obj = json.loads(line)
         if obj["kind"] == "game_start":
             obj["game_id"] = game_id
-        elif setup_only and obj["kind"] not in ("seating", "role_assigned", "team_revealed"):
-            continue
-        elif keep is not None and obj.get("seq", 0) > keep:
+        elif (setup_only and obj["kind"] not in ("seating", "role_assigned", "team_revealed")) or (
+            keep is not None and obj.get("seq", 0) > keep
+        ):
             continue
         out.append(json.dumps(obj))
     (dst / "game.jsonl").write_text("\n".join(out) + "\n", encoding="utf-8")

@@ -155,21 +155,34 @@ class Belief:
         return out
 
 
-def normalise_probe(rec: ProbeRecord, names: Sequence[str], vocab: RoleVocabulary) -> Belief:
-    """Turn one probe record into a :class:`Belief` (stored ``answer_parsed`` only).
+class SeatNames:
+    """Matches player names written by a model to seats: exactly, then case-insensitively.
 
-    Player names are matched to seats exactly, then case-insensitively; a name that matches
-    no seat keeps ``t = None``. An answer of the wrong shape keeps its raw text.
+    Args:
+        names: Seat names in seat order.
     """
-    by_name = {n: i for i, n in enumerate(names)}
-    by_low = {n.lower(): i for i, n in enumerate(names)}
 
-    def seat_of(x: Any) -> int | None:
+    def __init__(self, names: Sequence[str]):
+        self.names = list(names)
+        self._exact = {n: i for i, n in enumerate(self.names)}
+        self._low = {n.lower(): i for i, n in enumerate(self.names)}
+
+    def seat_of(self, x: Any) -> int | None:
+        """The seat named by ``x``, or ``None`` (not a string, or no such player)."""
         if not isinstance(x, str):
             return None
         s = x.strip()
-        return by_name.get(s, by_low.get(s.lower()))
+        found = self._exact.get(s)
+        return found if found is not None else self._low.get(s.lower())
 
+
+def normalise_probe(rec: ProbeRecord, names: Sequence[str] | SeatNames, vocab: RoleVocabulary) -> Belief:
+    """Turn one probe record into a :class:`Belief` (stored ``answer_parsed`` only).
+
+    Player names are matched to seats by :class:`SeatNames`; a name that matches no seat
+    keeps ``t = None``. An answer of the wrong shape keeps its raw text.
+    """
+    seat_of = (names if isinstance(names, SeatNames) else SeatNames(names)).seat_of
     order = (rec.after_seq, rec.round, rec.msg_index, rec.position)
     parsed = rec.answer_parsed
     b = Belief(seat=rec.seat, probe_id=rec.probe_id, after_seq=rec.after_seq, order=order, ok=False)
@@ -342,16 +355,23 @@ class BeliefTimeline:
             out.append((other, believed.get(other), attitude_from_assessment(item, self.vocab)))
         return out
 
+    def agreement_counts(self, seat: int, seq: int) -> tuple[int, int]:
+        """``(agreeing pairs, compared pairs)`` of ``seat`` at ``seq`` (see :meth:`ego_pairs`)."""
+        hit = n = 0
+        for _, believed, actual in self.ego_pairs(seat, seq):
+            if believed is not None:
+                n += 1
+                hit += believed == actual
+        return hit, n
+
     def agreement(self, seat: int | None, seq: int) -> float | None:
-        """Second-order agreement at ``seq`` for one seat, or the whole table if ``None``."""
+        """Second-order agreement (0-1) at ``seq`` for one seat, or the whole table if ``None``."""
         seats = range(len(self.roster)) if seat is None else [seat]
         hit = n = 0
         for a in seats:
-            for _, believed, actual in self.ego_pairs(a, seq):
-                if believed is None:
-                    continue
-                n += 1
-                hit += believed == actual
+            h, k = self.agreement_counts(a, seq)
+            hit += h
+            n += k
         return hit / n if n else None
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,6 +35,7 @@ from mafialab.viewer._beliefs import (
     BeliefTimeline,
     CalibrationCounter,
     RoleVocabulary,
+    SeatNames,
     attitude_from_assessment,
     normalise_probe,
 )
@@ -82,10 +85,13 @@ class SiteSummary:
     bytes_written: int = 0
 
 
-def file_id(game_id: str) -> str:
-    """A file-name-safe, unique id for a game: sanitised id plus 8 hex of its sha1."""
+def file_id(game_id: str, where: str = "") -> str:
+    """A file-name-safe id for a game: sanitised id plus 8 hex of sha1(where, game_id).
+
+    ``where`` (the corpus) keeps two games with the same id in different corpora apart.
+    """
     safe = re.sub(r"[^A-Za-z0-9_-]", "_", game_id)[:48]
-    return f"{safe}-{hashlib.sha1(game_id.encode()).hexdigest()[:8]}"
+    return f"{safe}-{hashlib.sha1(f'{where}/{game_id}'.encode()).hexdigest()[:8]}"
 
 
 def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
@@ -200,7 +206,8 @@ def build_game(
     names, labels = _seating(events)
     if not names:
         names = [s.name for s in h.roster]
-    beliefs: list[Belief] = [normalise_probe(p, names, vocab) for p in probes]
+    seat_names = SeatNames(names)
+    beliefs: list[Belief] = [normalise_probe(p, seat_names, vocab) for p in probes]
     timeline = BeliefTimeline(beliefs, h.roster, vocab)
     n_seats = len(h.roster)
     steps = [ev.seq for ev in events if ev.kind in STEP_KINDS]
@@ -209,11 +216,15 @@ def build_game(
     notes = _notes(glog, len(steps), len(probes))
 
     acc = {s: [timeline.accuracy(s, q) for q in steps] for s in range(n_seats)}
-    metrics = {
-        "acc": acc,
-        "recall": [timeline.recall(q) for q in steps],
-        "agree": [timeline.agreement(None, q) for q in steps],
-    }
+    pairs = {s: [timeline.agreement_counts(s, q) for q in steps] for s in range(n_seats)}
+    crowd = []
+    for i in range(len(steps)):
+        hit = sum(pairs[s][i][0] for s in range(n_seats))
+        n = sum(pairs[s][i][1] for s in range(n_seats))
+        crowd.append(hit / n if n else None)
+    metrics = {"acc": acc, "recall": [timeline.recall(q) for q in steps], "agree": crowd}
+    step_index = {q: i for i, q in enumerate(steps)}
+    ev_json = {ev.seq: _event_json(ev) for ev in events}
     by_seat: dict[int, list[dict[str, Any]]] = {s: [] for s in range(n_seats)}
     for b in sorted(beliefs, key=lambda b: (b.seat, b.order)):
         if b.seat in by_seat:
@@ -233,15 +244,18 @@ def build_game(
             {"seat": s.seat, "name": s.name, "role": s.role, "team": s.team, "agent": s.agent} for s in h.roster
         ],
         "labels": labels,
-        "events": [_event_json(ev) for ev in events],
+        "events": list(ev_json.values()),
         "steps": steps,
-        "probes": by_seat,
+        "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
         "winner": glog.winner,
         "status": glog.status.model_dump(mode="json", exclude={"ts"}) if glog.status else None,
         "notes": notes,
     }
-    seats = [_seat_payload(glog, s, names, labels, steps, timeline, by_seat[s], notes) for s in range(n_seats)]
+    seats = []
+    for s in range(n_seats):
+        agree = [(h / n if n else None) for h, n in pairs[s]]
+        seats.append(_seat_payload(glog, s, names, labels, ev_json, step_index, agree, timeline, by_seat[s], notes))
     calib: dict[str, CalibrationCounter] = {}
     for b in beliefs:
         if b.ok and b.probe_id == "role_assessment" and b.seat < n_seats:
@@ -273,7 +287,9 @@ def _seat_payload(
     seat: int,
     names: list[str],
     labels: list[str | None],
-    steps: Sequence[int],
+    ev_json: dict[int, dict[str, Any]],
+    step_index: dict[int, int],
+    agree: list[float | None],
     timeline: BeliefTimeline,
     own: list[dict[str, Any]],
     notes: list[dict[str, str]],
@@ -309,12 +325,12 @@ def _seat_payload(
         "game_name": lex.game,
         "teams": {"town": lex.town_team, "mafia": lex.mafia_team},
         "roles": _roles_json(glog.header.rules),
-        "events": [_event_json(ev) for ev in vis],
+        "events": [ev_json[ev.seq] for ev in vis],
         "steps": vis_steps,
         "probes": own,
         "actual": actual,
         "excluded": sorted(both_mafia - {seat}),
-        "agree": [timeline.agreement(seat, q) for q in vis_steps],
+        "agree": [agree[step_index[q]] for q in vis_steps],
         "notes": seat_notes,
     }
 
@@ -349,19 +365,69 @@ def _corpus_of(root: Path, game_dir: Path) -> str:
     return rel.as_posix() if rel.parts else root.resolve().name
 
 
+@dataclass
+class _DirResult:
+    row: dict[str, Any]
+    calib_by_model: dict[str, CalibrationCounter]
+    bytes_written: int
+
+
+def _build_dir(task: tuple[Path, str, Path]) -> _DirResult | str:
+    """Read one game directory and write its data files; a string is the reason it was skipped."""
+    d, corpus, data = task
+    try:
+        glog = read_game(d)
+    except LogFormatError as err:
+        return str(err)
+    problems: list[str] = []
+    probes = read_probes(d, problems)
+    gb = build_game(glog, probes, corpus, problems)
+    gid = glog.header.game_id
+    fid = file_id(gid, corpus)
+    gb.row["file"] = fid
+    n = _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
+    for sp in gb.seats:
+        n += _write_js(data / "s" / fid / f"{sp['seat']}.js", "seat", f"{gid}/{sp['seat']}", sp)
+    return _DirResult(row=gb.row, calib_by_model=gb.calib_by_model, bytes_written=n)
+
+
+def _run(
+    tasks: list[tuple[Path, str, Path]], jobs: int | None, on_game: Callable[[str], None] | None
+) -> Iterator[tuple[Path, _DirResult | str]]:
+    """Results of :func:`_build_dir` in task order, computed in ``jobs`` processes."""
+    n = min(os.cpu_count() or 1, 8) if jobs is None else max(1, jobs)
+    n = min(n, len(tasks))
+    if n <= 1 or len(tasks) < 4:
+        for t in tasks:
+            r = _build_dir(t)
+            if on_game:
+                on_game(t[0].name)
+            yield t[0], r
+        return
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        futures = [pool.submit(_build_dir, t) for t in tasks]
+        for t, f in zip(tasks, futures, strict=True):
+            res = f.result()
+            if on_game:
+                on_game(t[0].name)
+            yield t[0], res
+
+
 def build_site(
     src: Path | Iterable[Path],
     out: Path,
     *,
     on_game: Callable[[str], None] | None = None,
+    jobs: int | None = None,
 ) -> SiteSummary:
     """Build the static viewer site for every game under ``src`` into ``out``.
 
     Reads each game directory with :func:`mafialab.record.read_game` and its
     ``probes.jsonl`` (optional). Writes ``out/index.html`` (+ ``app.js``, ``app.css``),
     ``out/data/index.js`` (dashboard rows, corpus metrics, calibration bins),
-    ``out/data/g/<file_id>.js`` (the full game, for the moderator's view) and
-    ``out/data/s/<file_id>/<seat>.js`` (what one seat saw, for impersonation). Each data
+    ``out/data/g/<file_id>.js`` (the full game without probe answers, for the moderator's
+    view) and ``out/data/s/<file_id>/<seat>.js`` (what one seat saw and its own probe
+    answers; impersonation loads only this file, the moderator's view loads all). Each data
     file is a script calling ``MAFIALAB_DATA(kind, key, payload)`` so the site works from
     ``file://``. Existing ``out/data`` is replaced.
 
@@ -370,6 +436,8 @@ def build_site(
             directories.
         out: Site directory (created).
         on_game: Called with each game directory's name after it is processed (progress).
+        jobs: Worker processes building games in parallel; ``None`` uses one per CPU (at
+            most 8), ``1`` builds in this process. The output does not depend on it.
 
     Returns:
         What was written.
@@ -401,39 +469,27 @@ def build_site(
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
     calib: dict[tuple[str, str], CalibrationCounter] = {}
-    corpora: dict[str, list[GameLog]] = {}
+    corpora: dict[str, list[Path]] = {}
     seen: set[str] = set()
-    for d in dirs:
-        try:
-            glog = read_game(d)
-        except LogFormatError as err:
-            summary.skipped.append((str(d), str(err)))
-            if on_game:
-                on_game(d.name)
+    tasks = [(d, _corpus_of(root, d), data) for d in dirs]
+    for d, res in _run(tasks, jobs, on_game):
+        if isinstance(res, str):
+            summary.skipped.append((str(d), res))
             continue
-        gid = glog.header.game_id
+        summary.bytes_written += res.bytes_written
+        gid = res.row["id"]
         if gid in seen:
             summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
             continue
         seen.add(gid)
-        problems: list[str] = []
-        probes = read_probes(d, problems)
-        corpus = _corpus_of(root, d)
-        gb = build_game(glog, probes, corpus, problems)
-        fid = file_id(gid)
-        gb.row["file"] = fid
-        summary.bytes_written += _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
-        for sp in gb.seats:
-            summary.bytes_written += _write_js(data / "s" / fid / f"{sp['seat']}.js", "seat", f"{gid}/{sp['seat']}", sp)
-        rows.append(gb.row)
+        rows.append(res.row)
         summary.games.append(gid)
-        if not gb.row["degraded"]:
-            corpora.setdefault(corpus, []).append(glog)
-            for model, c in gb.calib_by_model.items():
+        if not res.row["degraded"]:
+            corpus = res.row["corpus"]
+            corpora.setdefault(corpus, []).append(d)
+            for model, c in sorted(res.calib_by_model.items()):
                 for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
                     calib.setdefault(key, CalibrationCounter()).merge(c)
-        if on_game:
-            on_game(d.name)
     if not rows:
         raise ViewerError(
             f"DIR: none of the {len(dirs)} game director(ies) under {root} could be read: "

@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from mafialab.record import GameLog
+from mafialab.record import read_game
 from mafialab.viewer._beliefs import SMALL_BIN, wilson
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,11 @@ def report_rows(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for rnd, f in sorted(rep.get("first_order", {}).items(), key=lambda kv: int(kv[0])):
         ci = f.get("ci95", {})
-        rows.append(_row(f"F1 r{rnd} committed accuracy", f["committed_accuracy"], ci.get("committed_accuracy"), f["committed_n"]))
+        rows.append(
+            _row(
+                f"F1 r{rnd} committed accuracy", f["committed_accuracy"], ci.get("committed_accuracy"), f["committed_n"]
+            )
+        )
         rows.append(_row(f"F1 r{rnd} Unknown rate", f["unknown_rate"], ci.get("unknown_rate"), f["unknown_n"]))
         rows.append(_row(f"F1 r{rnd} recall of hidden team", f["recall"], ci.get("recall"), f["recall_n"]))
     cal = rep.get("calibration")
@@ -45,9 +50,18 @@ def report_rows(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
         rows.append(_row("F2 Brier", cal["brier"], cal["ci95"].get("brier"), cal["n"]))
     for side, f in rep.get("second_order", {}).items():
         ci = f.get("ci95", {})
-        rows.append(_row(f"F3 {side} over-prediction ratio", f["overprediction_ratio"], ci.get("overprediction_ratio"), f["pairs"]))
+        rows.append(
+            _row(
+                f"F3 {side} over-prediction ratio",
+                f["overprediction_ratio"],
+                ci.get("overprediction_ratio"),
+                f["pairs"],
+            )
+        )
         rows.append(_row(f"F3 {side} accuracy", f["accuracy"], ci.get("accuracy"), f["pairs"]))
-        rows.append(_row(f"F3 {side} majority baseline", f["majority_baseline"], ci.get("majority_baseline"), f["pairs"]))
+        rows.append(
+            _row(f"F3 {side} majority baseline", f["majority_baseline"], ci.get("majority_baseline"), f["pairs"])
+        )
     for side, measures in rep.get("vote_coupling", {}).items():
         for measure, f in measures.items():
             rows.append(_row(f"F4 {side} {measure}", f["rate"], f.get("ci95"), f["n"]))
@@ -70,11 +84,11 @@ def report_calibration(rep: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"n": cal["n"], "ece": cal["ece"], "bins": bins}
 
 
-def corpus_metrics(corpora: Mapping[str, Sequence[GameLog]]) -> dict[str, Any]:
+def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
     """Corpus metrics for the dashboard, computed by ``mafialab.analysis``.
 
     Args:
-        corpora: Corpus name -> read game logs (degraded games already left out).
+        corpora: Corpus name -> game directories (degraded games already left out).
 
     Returns:
         ``{"available": False, "reason": str}`` when no numbers can be given, else
@@ -96,9 +110,9 @@ def corpus_metrics(corpora: Mapping[str, Sequence[GameLog]]) -> dict[str, Any]:
             "reason": "metrics unavailable: this mafialab.analysis lacks compute_report()/game_data()",
         }
     out: dict[str, Any] = {}
-    for name, logs in corpora.items():
+    for name, dirs in corpora.items():
         try:
-            rep = compute([flatten(g) for g in logs], "default", resamples=RESAMPLES, seed=0)
+            rep = compute([flatten(read_game(d)) for d in dirs], "default", resamples=RESAMPLES, seed=0)
         except Exception as err:  # the dashboard must still build; say what failed
             log.warning("corpus %s: analysis failed: %s", name, err)
             out[name] = {"error": f"{type(err).__name__}: {err}"}

@@ -187,7 +187,14 @@
         const row = index.games.find((g) => g.id === r.id);
         if (!row) { renderError("No game " + JSON.stringify(r.id) + " in this site."); return; }
         clear(app()).appendChild(h("p", { class: "muted" }, "Loading game…"));
-        if (r.view === "game") current = renderGame(row, await loadGame(row), r.step);
+        if (r.view === "game") {
+          // probe answers live in the per-seat files only (one copy on disk); the moderator's view loads them all
+          const g = await loadGame(row);
+          const seats = await Promise.all(g.roster.map((x) => loadSeat(row, x.seat)));
+          g.probes = {};
+          seats.forEach((p) => { g.probes[p.seat] = p.probes; });
+          current = renderGame(row, g, r.step);
+        }
         else current = renderAs(row, await loadSeat(row, r.seat), r.step, index);
       }
     } catch (err) {

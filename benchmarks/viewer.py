@@ -1,0 +1,190 @@
+"""Viewer benchmark: site build time and peak memory; time to first render in chromium.
+
+Usage (from the repository root): python -m benchmarks.viewer [--games 100] [--shared ../shared]
+
+Measures, each build in a fresh subprocess (peak RSS of that process):
+  1. ``--games`` probed scripted games (rule sets mafiascope7, werewolf7, arena12 in turn).
+     With the probes layer installed they are played by ``mafialab play --agents scripted
+     --probes default``; otherwise synthetic probe records are written from the scripted
+     agents' beliefs (``tests/viewer_games.py``).
+  2. Every corpus of the shared MafiaScope recordings, imported first (needs the importer,
+     ``mafialab.record.import_mafiascope``; skipped with a note otherwise).
+  3. Time to first render (navigation start to the game view drawn) of the largest game file
+     of each site, and of a padded game of at least 3 MB, in headless Debian chromium.
+
+Targets (issue 5): 100 probed games build in < 30 s and < 2 GiB; a 3 MB game renders in < 1 s.
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RULES = ("mafiascope7", "werewolf7", "arena12")
+
+
+def build_child(src: str, out: str) -> None:
+    """Build one site and print time and own peak RSS (run in a fresh process)."""
+    from mafialab.viewer import build_site
+
+    t0 = time.perf_counter()
+    s = build_site(Path(src), Path(out))
+    dt = time.perf_counter() - t0
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"games": len(s.games), "seconds": round(dt, 2), "peak_rss_mib": round(rss_kib / 1024, 1),
+                      "data_mb": round(s.bytes_written / 1e6, 1), "skipped": len(s.skipped)}))  # fmt: skip
+
+
+def measure_build(src: Path, out: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.viewer", "--build-child", str(src), str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def make_probed_games(out: Path, n: int) -> str:
+    """Write ``n`` probed scripted games under ``out``; returns how they were made."""
+    if importlib.util.find_spec("mafialab.probes") is not None:
+        per = [n // len(RULES) + (i < n % len(RULES)) for i in range(len(RULES))]
+        for rules, k in zip(RULES, per, strict=True):
+            subprocess.run(
+                [sys.executable, "-m", "mafialab", "play", "--rules", rules, "--agents", "scripted",
+                 "--probes", "default", "--games", str(k), "--out", str(out)],
+                check=True, capture_output=True,
+            )  # fmt: skip
+        return "mafialab play --agents scripted --probes default"
+    from tests.viewer_games import play_probed
+
+    async def run() -> None:
+        for i in range(n):
+            await play_probed(out, 1000 + i, RULES[i % len(RULES)])
+
+    asyncio.run(run())
+    return "synthetic probe records from scripted beliefs (tests/viewer_games.py)"
+
+
+def make_big_game(out: Path, min_bytes: int = 3_000_000) -> Path:
+    """An arena12 probed game whose probe reasons are padded until game+probes >= min_bytes."""
+    from tests.viewer_games import play_probed
+
+    d = asyncio.run(play_probed(out, 7, "arena12"))
+    probes = d / "probes.jsonl"
+    lines = probes.read_text(encoding="utf-8").splitlines()
+    pad = "This reason is padded to make a large game for the render benchmark. "
+    k = 1
+    while True:
+        new = []
+        for line in lines:
+            obj = json.loads(line)
+            ans = obj["answer_parsed"]
+            items = ans["toward_me"] if isinstance(ans, dict) else ans
+            for it in items:
+                it["reason"] = it.get("reason", "") + " " + pad * k
+            obj["answer_raw"] = json.dumps(ans)
+            new.append(json.dumps(obj))
+        text = "\n".join(new) + "\n"
+        if len(text.encode()) + (d / "game.jsonl").stat().st_size >= min_bytes * 1.3:
+            break
+        k += 1
+    probes.write_text(text, encoding="utf-8")
+    return d
+
+
+def first_render(site: Path) -> list[dict]:
+    """Time to first render of the largest game file of ``site`` (ms, median of 3 loads)."""
+    from playwright.sync_api import sync_playwright
+
+    index_js = (site / "data" / "index.js").read_text(encoding="utf-8")
+    head = 'MAFIALAB_DATA("index","index",'
+    index = json.loads(index_js[len(head) : index_js.rindex(");")])
+    by_file = {r["file"]: r["id"] for r in index["games"]}
+    largest = max((site / "data" / "g").glob("*.js"), key=lambda p: p.stat().st_size)
+    gid = by_file[largest.stem]
+    out = []
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        times = []
+        for _ in range(3):
+            pg = b.new_page(viewport={"width": 1500, "height": 1000})
+            pg.goto((site / "index.html").as_uri() + "#/game/" + gid, wait_until="commit")
+            pg.wait_for_selector("#transcript li, .notes .note", timeout=30_000)
+            pg.wait_for_function(
+                "document.querySelectorAll('#panels .card').length > 0 || !!document.querySelector('.notes')"
+            )
+            times.append(pg.evaluate("performance.now()"))
+            pg.close()
+        b.close()
+    times.sort()
+    out.append({"game": gid, "file_mb": round(largest.stat().st_size / 1e6, 2), "first_render_ms": round(times[1])})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=100)
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--build-child", nargs=2, metavar=("SRC", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.build_child:
+        build_child(*args.build_child)
+        return
+    result: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        t0 = time.perf_counter()
+        how = make_probed_games(t / "probed", args.games)
+        result["probed"] = {"made_by": how, "play_seconds": round(time.perf_counter() - t0, 1)}
+        result["probed"].update(measure_build(t / "probed", t / "site-probed"))
+        sites = {"probed": t / "site-probed"}
+        ms = args.shared / "data" / "mafiascope"
+        rec = importlib.import_module("mafialab.record")
+        importer = getattr(rec, "import_mafiascope", None)
+        if importer is None:
+            result["shared"] = "skipped: the MafiaScope importer is not installed"
+        elif not ms.is_dir():
+            result["shared"] = f"skipped: {ms} not found"
+        else:
+            result["shared"] = {}
+            for corpus in sorted(p.name for p in ms.iterdir() if p.is_dir() and p.name != "configs"):
+                dst = t / "imported" / corpus
+                importer(ms / corpus, dst)
+                result["shared"][corpus] = measure_build(dst, t / f"site-{corpus}")
+                sites[corpus] = t / f"site-{corpus}"
+        big = make_big_game(t / "big")
+        result["big_game"] = measure_build(big.parent, t / "site-big")
+        sites["big_game"] = t / "site-big"
+        if not args.no_browser and Path(CHROMIUM).exists():
+            result["first_render"] = {name: first_render(s) for name, s in sites.items()}
+        else:
+            result["first_render"] = "skipped: chromium not found or --no-browser"
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
