@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -343,6 +346,32 @@ def test_server_binds_loopback_only(site: Path) -> None:
         with urllib.request.urlopen(srv.url + "data/index.js", timeout=5) as resp:
             assert resp.status == 200
             assert resp.read().startswith(b"MAFIALAB_DATA(")
+
+
+def test_cli_serve_prints_a_loopback_url(logs: Path, tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("mafialab")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mafialab"]
+    proc = subprocess.Popen(
+        [*cmd, "view", str(logs), "--out", str(tmp_path / "s"), "--serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        assert proc.stdout is not None
+        found = None
+        for _ in range(20):
+            line = proc.stdout.readline()
+            found = re.search(r"Serving on (http://127\.0\.0\.1:(\d+)/)", line)
+            if found or not line:
+                break
+        assert found, "no URL printed"
+        with urllib.request.urlopen(found.group(1) + "index.html", timeout=5) as resp:
+            assert resp.status == 200 and b"app.js" in resp.read()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def test_file_id_is_safe_and_distinct() -> None:
