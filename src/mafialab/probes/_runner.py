@@ -172,7 +172,8 @@ class ProbeRunner:
 
     Args:
         battery: The probe battery.
-        agents: One agent per seat; agents without a ``probe`` method are skipped (logged).
+        agents: One agent per seat; agents without a ``probe`` method are skipped (listed in
+            ``skipped_seats``).
         game_id: Game id written into every record.
         writer: Where records go (``probes.jsonl``), or ``None`` to keep them in memory only.
         on_record: Called with each record after it is written (progress displays).
@@ -182,6 +183,8 @@ class ProbeRunner:
         records: Every record written, in order.
         calls: Probe calls made.
         failed: Calls that returned an error or raised.
+        probed_seats: Seats whose agents answer probes.
+        skipped_seats: Seats whose agents have no ``probe`` method (never probed).
     """
 
     def __init__(
@@ -205,10 +208,10 @@ class ProbeRunner:
         self._last: dict[int, dict[str, str]] = {s: {} for s in range(len(self.agents))}
         self._sem = asyncio.Semaphore(max_concurrent) if max_concurrent else None
         self.probed_seats = [s for s, a in enumerate(self.agents) if callable(getattr(a, "probe", None))]
-        skipped = [f"{s} ({getattr(a, 'label', type(a).__name__)})" for s, a in enumerate(self.agents)
-                   if s not in self.probed_seats]  # fmt: skip
+        self.skipped_seats = [s for s in range(len(self.agents)) if s not in self.probed_seats]
+        skipped = [f"{s} ({getattr(self.agents[s], 'label', '?')})" for s in self.skipped_seats]
         if skipped:
-            log.warning("probes: agents of seats %s cannot answer probes; they are not probed", ", ".join(skipped))
+            log.info("probes: agents of seats %s cannot answer probes; they are not probed", ", ".join(skipped))
 
     async def on_events(self, events: Sequence[Event], state: GameState) -> None:
         """Run the probes for the triggers among ``events`` (a :class:`GameObserver` hook)."""
