@@ -352,8 +352,8 @@ async def test_records_written_beside_game_log(tmp_path: Path):
     assert res.path is not None
     lines = read_records(res.path / PROBES_FILE)
     assert len(lines) == len(runner.records) == runner.calls > 0
-    assert [ProbeRecord.model_validate(x) for x in lines] == [r.model_copy(update={"ts": x["ts"]})
-                                                              for r, x in zip(runner.records, lines, strict=True)]  # fmt: skip
+    stamped = [r.model_copy(update={"ts": x["ts"]}) for r, x in zip(runner.records, lines, strict=True)]
+    assert [ProbeRecord.model_validate(x) for x in lines] == stamped
     assert all(x["game_id"] == res.game_id and x["ts"] is not None for x in lines)
     by_raw: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for x in lines:
@@ -424,7 +424,7 @@ async def test_agents_are_probed_concurrently_and_one_agent_in_order():
     assert peak["all"] == 7 and peak["per_seat"] == 1
     standard = ["role_assessment", "suspicion_ranking", "social_map", "personality_profile"]
     for (seat, _), ids in order.items():
-        assert ids == (standard + ["planned_action"] if seat == d.seat else standard)
+        assert ids == ([*standard, "planned_action"] if seat == d.seat else standard)
     assert len(runner.records) == 7 * 4 + 1
     assert elapsed < 0.01 * 29 * 0.5  # far below the sequential time of 29 calls
     # records are written in seat order, then battery order
