@@ -525,3 +525,33 @@ async def test_the_identity_check_catches_a_leaky_agent(tmp_path: Path):
         assert res.path is not None
         logs.append(_game_lines(res.path))
     assert logs[0] != logs[1]
+
+
+async def test_scripted_probe_leaves_the_agent_untouched():
+    """Probing a scripted agent on a later view changes none of its state, nested or random."""
+    import copy
+
+    from mafialab.agents._scripted_probe import ANSWERS
+    from mafialab.engine import GameState
+
+    rules = WEREWOLF7
+    state = GameState(rules, 9)
+    agents = [ScriptedAgent(s, rules, 9) for s in range(rules.n_seats)]
+    probed = 0
+    while not state.is_terminal:
+        for seat in state.alive_seats():
+            agent = agents[seat]
+            before = {k: copy.deepcopy(v) for k, v in vars(agent).items() if k not in ("_rng", "rules")}
+            rng_state = agent._rng.getstate()
+            for pid in ANSWERS:
+                resp = await agent.probe("?", state.view(seat), None, 100, pid)
+                assert resp.ok and resp.parsed is not None and json.loads(resp.text) == resp.parsed
+            after = {k: v for k, v in vars(agent).items() if k not in ("_rng", "rules")}
+            assert after == before
+            assert agent._rng.getstate() == rng_state
+            probed += 1
+        for d in state.pending():
+            state.apply(await agents[d.seat].decide(d, state.view(d.seat)))
+    assert probed > 20
+    resp = await agents[0].probe("?", state.view(0), None, 100, "weather_report")
+    assert resp.error is not None and resp.error_kind == "unsupported" and "weather_report" in resp.error

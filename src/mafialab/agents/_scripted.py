@@ -83,11 +83,9 @@ class ScriptedAgent:
         used; nothing that answers probes draws from it.
         """
         shadow = copy.copy(self)
-        shadow.suspicion = dict(self.suspicion)
-        shadow._claims = dict(self._claims)
-        shadow._claimed = set(self._claimed)
-        shadow._accused_us = Counter(self._accused_us)
-        shadow._investigators = set(self._investigators)
+        for key, value in vars(self).items():
+            if isinstance(value, (dict, set, list)):  # every mutable belief container, nested too
+                setattr(shadow, key, copy.deepcopy(value))
         shadow._observe(view)
         return shadow
 
