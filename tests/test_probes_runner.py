@@ -24,6 +24,7 @@ from mafialab.engine import (
     Speech,
     Vote,
     VoteTally,
+    visible_events,
 )
 from mafialab.harness import play_game
 from mafialab.models import ChatMessage, ChatRequest, ChatResponse, MockModel
@@ -236,9 +237,12 @@ async def test_night_action_view_includes_own_result_only(tmp_path: Path):
     assert seer_night
     for r in seer_night:
         assert isinstance(res.state.events[r.after_seq - 1], InvestigationResult)
-    # the seat's view ends at the trigger: the last visible event is the trigger's own
-    for seat, _pid, last_seq, _q in log:
-        assert any(r.seat == seat and r.after_seq >= last_seq for r in runner.records)
+    # each view is the seat's visible events up to the trigger, nothing later
+    events = res.state.events
+    expected = {(r.seat, max(e.seq for e in visible_events(events[: r.after_seq], r.seat))) for r in runner.records}
+    assert {(seat, last_seq) for seat, _pid, last_seq, _q in log} == expected
+    # and every trigger event is visible to the seats it probes (public, or the actor's own)
+    assert expected == {(r.seat, r.after_seq) for r in runner.records}
 
 
 # --------------------------------------------------------------------------- chaining
