@@ -379,3 +379,15 @@ def test_file_id_is_safe_and_distinct() -> None:
     assert a != b and re.fullmatch(r"[A-Za-z0-9_-]+", a)
     assert file_id("g", "corpus1") != file_id("g", "corpus2")
     assert math.isclose(len(file_id("z" * 500)), 48 + 9)
+
+
+def test_front_end_never_parses_data_as_html() -> None:
+    from importlib import resources
+
+    js = (resources.files("mafialab.viewer") / "static" / "app.js").read_text(encoding="utf-8")
+    code = re.sub(r"/\*.*?\*/", "", js, flags=re.S)
+    code = re.sub(r"^\s*//.*$", "", code, flags=re.M)
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "fetch("):
+        assert sink not in code, sink
+    html = (resources.files("mafialab.viewer") / "static" / "index.html").read_text(encoding="utf-8")
+    assert "script-src 'self'" in html and "http" not in html.replace('http-equiv', "")

@@ -317,6 +317,12 @@
     const next = h("button", { id: "next", type: "button", title: "next step" }, "▶");
     const lab = h("span", { class: "steplabel", id: "steplabel" }, label);
     range.addEventListener("input", () => onPick(+range.value));
+    // arrow keys step through the timeline when focus is not in a form field
+    document.onkeydown = (e) => {
+      if (!document.body.contains(range) || (e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) return;
+      if (e.key === "ArrowLeft") { e.preventDefault(); onPick(Math.max(0, +range.value - 1)); }
+      else if (e.key === "ArrowRight") { e.preventDefault(); onPick(Math.min(steps.length - 1, +range.value + 1)); }
+    };
     prev.addEventListener("click", () => onPick(Math.max(0, +range.value - 1)));
     next.addEventListener("click", () => onPick(Math.min(steps.length - 1, +range.value + 1)));
     return { el: h("div", { class: "scrubber" }, prev, range, next, lab), range, lab };
