@@ -1,16 +1,15 @@
 """Viewer benchmark: site build time and peak memory; time to first render in chromium.
 
-Usage (from the repository root): python -m benchmarks.viewer [--games 100] [--shared ../shared]
+Usage: python benchmarks/viewer.py [--games 100] [--shared ../shared] [--no-browser]
 
 Measures, each build in a fresh subprocess (peak RSS of that process):
-  1. ``--games`` probed scripted games (rule sets mafiascope7, werewolf7, arena12 in turn).
-     With the probes layer installed they are played by ``mafialab play --agents scripted
-     --probes default``; otherwise synthetic probe records are written from the scripted
-     agents' beliefs (``tests/viewer_games.py``).
+  1. ``--games`` probed scripted games (rule sets mafiascope7, werewolf7, arena12 in turn),
+     played by ``mafialab play --agents scripted --probes default``.
   2. Every corpus of the shared MafiaScope recordings, imported first (needs the importer,
      ``mafialab.record.import_mafiascope``; skipped with a note otherwise).
-  3. Time to first render (navigation start to the game view drawn) of the largest game file
-     of each site, and of a padded game of at least 3 MB, in headless Debian chromium.
+  3. Time to first render (navigation start to the game view drawn) of the largest game of
+     each site (by log size; an arena12 game with the default battery logs about 28 MB), in
+     headless Debian chromium.
 
 Targets (issue 5): 100 probed games build in < 30 s and < 2 GiB; a 3 MB game renders in < 1 s.
 Prints one JSON object.
@@ -19,7 +18,6 @@ Prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import json
 import os
@@ -52,11 +50,12 @@ def build_child(src: str, out: str) -> None:
     t0 = time.perf_counter()
     s = build_site(Path(src), Path(out))
     dt = time.perf_counter() - t0
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, worker = me.ru_maxrss / 1024, kids.ru_maxrss / 1024
+    cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
     jobs = min(os.cpu_count() or 1, 8, len(s.games)) if len(s.games) >= 4 else 0
     print(json.dumps({
-        "games": len(s.games), "seconds": round(dt, 2), "jobs": jobs,
+        "games": len(s.games), "seconds": round(dt, 2), "cpu_seconds": round(cpu, 1), "jobs": jobs,
         "peak_rss_mib_main": round(own, 1), "peak_rss_mib_worker": round(worker, 1),
         "peak_rss_mib_bound": round(own + jobs * worker, 1),
         "data_mb": round(s.bytes_written / 1e6, 1), "skipped": len(s.skipped),
@@ -65,7 +64,7 @@ def build_child(src: str, out: str) -> None:
 
 def measure_build(src: Path, out: Path) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.viewer", "--build-child", str(src), str(out)],
+        [sys.executable, str(Path(__file__).resolve()), "--build-child", str(src), str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -75,51 +74,16 @@ def measure_build(src: Path, out: Path) -> dict:
 
 
 def make_probed_games(out: Path, n: int) -> str:
-    """Write ``n`` probed scripted games under ``out``; returns how they were made."""
-    if importlib.util.find_spec("mafialab.probes") is not None:
-        per = [n // len(RULES) + (i < n % len(RULES)) for i in range(len(RULES))]
-        for rules, k in zip(RULES, per, strict=True):
+    """Play ``n`` scripted games with the default probe battery under ``out`` (rule sets in turn)."""
+    per = [n // len(RULES) + (i < n % len(RULES)) for i in range(len(RULES))]
+    for rules, k in zip(RULES, per, strict=True):
+        if k:
             subprocess.run(
                 [sys.executable, "-m", "mafialab", "play", "--rules", rules, "--agents", "scripted",
                  "--probes", "default", "--games", str(k), "--out", str(out)],
                 check=True, capture_output=True,
             )  # fmt: skip
-        return "mafialab play --agents scripted --probes default"
-    from tests.viewer_games import play_probed
-
-    async def run() -> None:
-        for i in range(n):
-            await play_probed(out, 1000 + i, RULES[i % len(RULES)])
-
-    asyncio.run(run())
-    return "synthetic probe records from scripted beliefs (tests/viewer_games.py)"
-
-
-def make_big_game(out: Path, min_bytes: int = 3_000_000) -> Path:
-    """An arena12 probed game whose probe reasons are padded until game+probes >= min_bytes."""
-    from tests.viewer_games import play_probed
-
-    d = asyncio.run(play_probed(out, 7, "arena12"))
-    probes = d / "probes.jsonl"
-    lines = probes.read_text(encoding="utf-8").splitlines()
-    pad = "This reason is padded to make a large game for the render benchmark. "
-    k = 1
-    while True:
-        new = []
-        for line in lines:
-            obj = json.loads(line)
-            ans = obj["answer_parsed"]
-            items = ans["toward_me"] if isinstance(ans, dict) else ans
-            for it in items:
-                it["reason"] = it.get("reason", "") + " " + pad * k
-            obj["answer_raw"] = json.dumps(ans)
-            new.append(json.dumps(obj))
-        text = "\n".join(new) + "\n"
-        if len(text.encode()) + (d / "game.jsonl").stat().st_size >= min_bytes * 1.3:
-            break
-        k += 1
-    probes.write_text(text, encoding="utf-8")
-    return d
+    return "mafialab play --agents scripted --probes default"
 
 
 def first_render(site: Path, logs: Path) -> dict:
@@ -192,9 +156,6 @@ def main() -> None:
                 importer(ms / corpus, dst)
                 result["shared"][corpus] = measure_build(dst, t / f"site-{corpus}")
                 sites[corpus] = (t / f"site-{corpus}", dst)
-        big = make_big_game(t / "big")
-        result["big_game"] = measure_build(big.parent, t / "site-big")
-        sites["big_game"] = (t / "site-big", big.parent)
         if not args.no_browser and Path(CHROMIUM).exists():
             result["first_render"] = {name: first_render(s, lg) for name, (s, lg) in sites.items()}
         else:

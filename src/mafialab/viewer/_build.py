@@ -26,7 +26,6 @@ from mafialab.record import (
     LogFormatError,
     ProbeRecord,
     iter_game_dirs,
-    iter_jsonl,
     read_game,
 )
 from mafialab.rules import RuleSet
@@ -103,15 +102,28 @@ def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
     if not path.is_file():
         return []
     out = []
-    for n, obj in iter_jsonl(path, problems):
-        try:
-            out.append(ProbeRecord.model_validate(obj))
-        except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"])
-            msg = f"{path}:{n}: invalid probe record ({loc}: {first['msg']})"
-            log.warning(msg)
-            problems.append(msg)
+    try:
+        fh = path.open("rb")
+    except OSError as err:
+        msg = f"{path}: cannot open: {err.strerror}"
+        log.warning(msg)
+        problems.append(msg)
+        return []
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:  # parse and validate in one pass (pydantic-core), much faster than json + validate
+                out.append(ProbeRecord.model_validate_json(line))
+            except ValidationError as err:
+                first = err.errors()[0]
+                if first["type"] == "json_invalid":
+                    msg = f"{path}:{n}: not valid JSON ({first['msg']})"
+                else:
+                    loc = ".".join(str(x) for x in first["loc"])
+                    msg = f"{path}:{n}: invalid probe record ({loc}: {first['msg']})"
+                log.warning(msg)
+                problems.append(msg)
     return out
 
 
