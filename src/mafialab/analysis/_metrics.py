@@ -248,7 +248,16 @@ def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], 
 
 SIDES = ("all", "innocents", "mafia")
 # per-side F3 vector: n, correct, actual trusts/neutral/suspects, predicted trusts/neutral/suspects
-F3_FIELDS = ("n", "correct", "act_trusts", "act_neutral", "act_suspects", "pred_trusts", "pred_neutral", "pred_suspects")
+F3_FIELDS = (
+    "n",
+    "correct",
+    "act_trusts",
+    "act_neutral",
+    "act_suspects",
+    "pred_trusts",
+    "pred_neutral",
+    "pred_suspects",
+)
 
 
 def _attitude(guess: str, conf: float, vocab: RoleVocabulary, threshold: float) -> str:
@@ -348,7 +357,7 @@ def _before(p: Probe, ts: float | None, seq: int) -> bool:
     return p.after_seq < seq
 
 
-def _ranked(ans: Any, others: list[str]) -> list[str]:
+def _ranked(ans: Any, others: list[str]) -> list[Any]:
     if not isinstance(ans, list):
         return []
     return [x.get("player") for x in ans if isinstance(x, dict) and x.get("player") in others]
@@ -447,4 +456,3 @@ _NONE: Any = object()
 def parse_counts(game: GameData, method: Method) -> tuple[int, int]:
     """``(probe records, parsed)``: records whose answer (stored or re-parsed) is not null."""
     return len(game.probes), sum(1 for p in game.probes if answer(p, method) is not None)
-

@@ -13,7 +13,6 @@ import numpy as np
 from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci
 from mafialab.analysis._data import GameData, load_games
 from mafialab.analysis._metrics import (
-
     F1_FIELDS,
     F3_FIELDS,
     F4_METRICS,
@@ -35,8 +34,9 @@ def _ratio(num: int, den: int):  # type: ignore[no-untyped-def]
     return fn
 
 
-def _val(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+def _val(x: Any) -> float | None:
+    v = float(x)
+    return None if math.isnan(v) else v
 
 
 def _ci(ci: tuple[float, float] | None) -> list[float] | None:
@@ -218,6 +218,3 @@ def report(root: Path, method: Method | str = "default", *, resamples: int = 100
         ValueError: On an unknown method name.
     """
     return compute_report(load_games(root), method, resamples=resamples, seed=seed)
-
-
-

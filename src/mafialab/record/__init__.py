@@ -1,5 +1,13 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
+from mafialab.record._import_mafiascope import (
+    SNAPSHOTS_FILE,
+    GameImport,
+    ImportReport,
+    import_game,
+    import_mafiascope,
+    mafiascope_rules,
+)
 from mafialab.record._io import (
     GAME_FILE,
     GameLog,
@@ -10,14 +18,6 @@ from mafialab.record._io import (
     read_game,
     read_records,
     strip_clock,
-)
-from mafialab.record._import_mafiascope import (
-    SNAPSHOTS_FILE,
-    GameImport,
-    ImportReport,
-    import_game,
-    import_mafiascope,
-    mafiascope_rules,
 )
 from mafialab.record._schema import (
     CALLS_FILE,

@@ -173,7 +173,7 @@ class _Builder:
 
     def __init__(self, names: list[str], roles: list[str]):
         self.names = names
-        self.seat = {n: i for i, n in enumerate(names)}
+        self.seat: dict[Any, int] = {n: i for i, n in enumerate(names)}
         self.roles = roles
         self.events: list[Event] = []
         self.decision = 0
@@ -271,7 +271,7 @@ def _convert_events(records: list[tuple[int, dict[str, Any]]], setup: dict[str, 
             members=mafia_seats,
         )
     # vote targets by (round, voter) from the tallies (the authoritative counted votes)
-    tally_votes: dict[tuple[int, str], str] = {}
+    tally_votes: dict[tuple[Any, Any], str] = {}
     for _, rec in records:
         if rec.get("kind") == "vote_tally" and isinstance(rec.get("votes"), dict):
             for voter, target in rec["votes"].items():
@@ -362,8 +362,8 @@ def _convert_events(records: list[tuple[int, dict[str, Any]]], setup: dict[str, 
             else:  # night_doctor / night_sheriff: reasoning + "ACTION: ..." in free text
                 b.imported(rec, rnd, phase, vis, "private_text", seat)
         elif kind == "vote_tally":
-            votes_raw = rec.get("votes") if isinstance(rec.get("votes"), dict) else {}
-            tally_raw = rec.get("tally") if isinstance(rec.get("tally"), dict) else {}
+            votes_raw: dict[str, Any] = rec["votes"] if isinstance(rec.get("votes"), dict) else {}
+            tally_raw: dict[str, Any] = rec["tally"] if isinstance(rec.get("tally"), dict) else {}
             unknown = [x for x in [*votes_raw, *votes_raw.values(), *tally_raw] if x not in b.seat]
             if unknown:
                 gi.problems.append(f"{path}:{n}: vote_tally names unknown players {unknown}, kept as imported")
@@ -544,7 +544,12 @@ def _probe_records(
                     latency_ms=int(rec.get("latency_ms") or 0),
                     error=raw if raw.startswith("ERROR") else None,
                     ts=float(ts) if isinstance(ts, (int, float)) else None,
-                    source_key=[rec.get("round"), rec.get("public_msg_seq"), rec.get("player_idx"), rec.get("probe_seq")],
+                    source_key=[
+                        rec.get("round"),
+                        rec.get("public_msg_seq"),
+                        rec.get("player_idx"),
+                        rec.get("probe_seq"),
+                    ],
                     **extra,
                 )
             )
@@ -591,9 +596,7 @@ def import_game(src: Path, dst: Path) -> GameImport:
         )
         for i, p in enumerate(setup["players"])
     ]
-    meta: dict[str, Any] = {
-        k: v for k, v in setup.items() if k not in ("players", "kind", "game_id", "ts", "round")
-    }
+    meta: dict[str, Any] = {k: v for k, v in setup.items() if k not in ("players", "kind", "game_id", "ts", "round")}
     meta.update(
         source_dir=src.name,
         setup_round=setup.get("round", 0),
