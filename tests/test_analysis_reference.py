@@ -64,7 +64,9 @@ def expected(text: str) -> dict[str, Any]:
     m = re.search(r"Probe records: (\d+); parsed \(repaired mode\): (\d+)", text)
     assert m
     out["probe_records"], out["parsed"] = int(m[1]), int(m[2])
-    rows = re.findall(r"^\| (\d+) \| (.+?) \((\d+)\) \| (.+?) \| (.+?) \((\d+)\) \| (.+?) \((\d+)\) \| (.+?) \|$", text, re.M)
+    rows = re.findall(
+        r"^\| (\d+) \| (.+?) \((\d+)\) \| (.+?) \| (.+?) \((\d+)\) \| (.+?) \((\d+)\) \| (.+?) \|$", text, re.M
+    )
     assert rows
     for r, acc, acc_n, chance, unk, unk_n, rec, rec_n, rec_chance in rows:
         p = f"first_order.{r}."
@@ -91,7 +93,8 @@ def expected(text: str) -> dict[str, Any]:
         rate(f"calibration.bin{lo}.mean_confidence", conf)
     m = re.search(
         rf"pairs=(\d+), over-prediction ratio={NUM} \(predicted suspects (\d+) / actual suspects (\d+)\), "
-        rf"accuracy={NUM}, majority baseline={NUM}; innocents ratio={NUM} \((\d+) pairs\); Mafia ratio={NUM} \((\d+) pairs\)",
+        rf"accuracy={NUM}, majority baseline={NUM}; "
+        rf"innocents ratio={NUM} \((\d+) pairs\); Mafia ratio={NUM} \((\d+) pairs\)",
         text,
     )
     assert m
