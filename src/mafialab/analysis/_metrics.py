@@ -54,6 +54,10 @@ class Method:
             ``"normalised"``: any guess the role vocabulary maps to the hidden team.
         calib_width: Calibration bin width (20).
         f3_threshold: Confidence at or above which a guess implies an attitude (50).
+        clock: ``"ts"``: "before"/"at" compare timestamps (the reference); ``"seq"``: compare
+            the probe's ``after_seq`` with event ``seq``, timestamps where ``after_seq`` is 0.
+            Native logs always use ``"seq"`` (their timestamps have millisecond resolution,
+            so a probe and the event it follows can share one).
     """
 
     name: str
@@ -67,6 +71,7 @@ class Method:
     f4_mafia_label: Literal["exact", "normalised"]
     calib_width: int = BIN_WIDTH
     f3_threshold: float = 50.0
+    clock: Literal["ts", "seq"] = "ts"
 
     def with_(self, **changes: Any) -> Method:
         """A copy with some options changed (for measuring one difference at a time)."""
@@ -96,6 +101,7 @@ DEFAULT = Method(
     f4_alive="events",
     f4_answers="usable",
     f4_mafia_label="normalised",
+    clock="seq",
 )
 """mafialab's method: the same definitions with the reference's defects corrected
 (``docs/metrics.md`` lists every difference and its measured effect)."""
@@ -136,11 +142,16 @@ def vocabulary(game: GameData, method: Method) -> RoleVocabulary:
     return RoleVocabulary.from_rules(game.rules)
 
 
-def _alive_at(game: GameData, p: Probe) -> set[str]:
+def _use_seq(game: GameData, method: Method) -> bool:
+    return method.clock == "seq" or game.source != "mafiascope"
+
+
+def _alive_at(game: GameData, p: Probe, method: Method) -> set[str]:
     """Players alive when ``p`` was asked (deaths at or before its time)."""
     dead = set()
+    use_seq = _use_seq(game, method) and p.after_seq > 0
     for ts, seq, name in game.deaths:
-        if p.ts is not None and ts is not None:
+        if not use_seq and p.ts is not None and ts is not None:
             if ts <= p.ts:
                 dead.add(name)
         elif seq <= p.after_seq:
@@ -200,7 +211,7 @@ def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], 
         obs = p.player
         if obs in game.mafia or obs not in game.role:
             continue
-        alive = _alive_at(game, p)
+        alive = _alive_at(game, p, method)
         others = [x for x in alive if x != obs]
         n_others = len(others)
         n_mafia = sum(1 for x in others if x in game.mafia)
@@ -296,7 +307,7 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
                 c = to_float(item.get("confidence", 0), 0.0)
                 if g:
                     beliefs[item["player"]] = (g, c)  # type: ignore[assignment]
-        assessments.setdefault(p.player, []).append((_order(p, method), beliefs))
+        assessments.setdefault(p.player, []).append((_order(p, method, _use_seq(game, method)), beliefs))
     for lst in assessments.values():
         lst.sort(key=lambda x: x[0])
     out = {s: np.zeros(len(F3_FIELDS)) for s in SIDES}
@@ -307,7 +318,7 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
         if not isinstance(ans, dict) or not isinstance(ans.get("toward_me"), list):
             continue
         a = p.player
-        key = _order(p, method)
+        key = _order(p, method, _use_seq(game, method))
         side = "mafia" if a in game.mafia else "innocents"
         for item in ans["toward_me"]:
             if not isinstance(item, dict):
@@ -338,10 +349,12 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
     return out
 
 
-def _order(p: Probe, method: Method) -> tuple[Any, ...]:
+def _order(p: Probe, method: Method, use_seq: bool) -> tuple[Any, ...]:
     if method.f3_order == "key":
         return (p.round, p.msg, p.position)
     ts = p.ts if p.ts is not None else float("-inf")
+    if use_seq and p.after_seq > 0:
+        return (p.after_seq, ts, p.line)
     return (ts, p.after_seq, p.line)
 
 
@@ -351,7 +364,9 @@ F4_METRICS = ("top1", "committed_set", "post_vote_top1")
 VOTER_SIDES = ("innocents", "mafia")
 
 
-def _before(p: Probe, ts: float | None, seq: int) -> bool:
+def _before(p: Probe, ts: float | None, seq: int, use_seq: bool) -> bool:
+    if use_seq and p.after_seq > 0:
+        return p.after_seq < seq
     if p.ts is not None and ts is not None:
         return p.ts < ts
     return p.after_seq < seq
@@ -393,7 +408,7 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
     def last(player: str, probe_id: str, ts: float | None, seq: int, others: list[str]) -> Any:
         found: Any = _NONE
         for p in by_player.get(player, []):
-            if p.probe_id == probe_id and _before(p, ts, seq):
+            if p.probe_id == probe_id and _before(p, ts, seq, _use_seq(game, method)):
                 a = usable(p, probe_id, others)
                 if a is not _NONE:
                     found = a
