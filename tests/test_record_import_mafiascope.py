@@ -246,3 +246,29 @@ def test_cli_import_reports_problems(tmp_path: Path) -> None:
     assert "game.jsonl:1" in res.output
     res = CliRunner().invoke(app, ["import", "mafiascope", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_whole_corpus_v2(tmp_path: Path, mafiascope_dir: Path) -> None:
+    """All 147 transcript-only games: no problem, failed turns marked, votes equal the tallies."""
+    rep = import_mafiascope(mafiascope_dir / "corpus_v2", tmp_path)
+    assert len(rep.imported) == len(rep.games) == 147 and not rep.problems
+    failed_total = 0
+    for gi in rep.imported:
+        recs = source(gi.source / "game.jsonl")
+        failed = sum(
+            1
+            for r in recs
+            if r["kind"] in ("intro", "day_discuss", "day_vote", "night_mafia", "night_doctor", "night_sheriff")
+            and (r["response"] == "" or r["response"].startswith("ERROR"))
+        )
+        assert gi.failed_turns == failed
+        failed_total += failed
+        log = read_game(gi.out)
+        names = log.header.rules.seat_names
+        for tally in (e for e in log.events if e.kind == "vote_tally"):
+            votes = {e.seat: e.target for e in log.events if e.kind == "vote" and e.round == tally.round}
+            assert {names[v]: names[t] for v, t in tally.votes.items()} == {
+                names[v]: names[t] for v, t in votes.items() if v in tally.votes
+            }
+        assert gi.finished == any(r["kind"] == "game_over" for r in recs)
+    assert failed_total >= 1528  # SCHEMA.md: 1,528 ERROR turns in corpus_v2 (plus empty ones)
