@@ -42,7 +42,11 @@ def headline(rep: dict) -> dict[str, str]:
 
 
 def main() -> None:
-    src = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1].parent / "shared/data/mafiascope"
+    src = (
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else Path(__file__).resolve().parents[1].parent / "shared/data/mafiascope"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in CORPORA:
             import_mafiascope(src / corpus, Path(tmp) / corpus)

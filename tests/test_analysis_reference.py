@@ -27,7 +27,7 @@ Probe records: 3208; parsed (repaired mode): 3184
 Calibration: n=1654, ECE=0.1638, Brier=0.2849; bins: 20-39: acc 0.5672, n 67, mean conf 31.19; 40-59: acc 0.4708, n 497, mean conf 49.72; 60-79: acc 0.4615, n 858, mean conf 66.42; 80-99 (100 folded in): acc 0.5517, n 232, mean conf 83.98
 Second order: pairs=3657, over-prediction ratio=1.4519 (predicted suspects 710 / actual suspects 489), accuracy=0.5327, majority baseline=0.4763; innocents ratio=1.8657 (2625 pairs); Mafia ratio=0.9502 (1032 pairs)
 Vote coupling, innocent voters: top-1 pre-vote 13/20 (chance 0.2342); committed-Mafia-set 19/26 (chance 0.4045); post-vote top-1 24/25. Mafia voters: top-1 pre-vote 6/8 (chance 0.2396); committed-set 3/10 (chance 0.2583).
-""",  # noqa: E501
+""",
     "ru_clean": """
 Probe records: 1149; parsed (repaired mode): 1145
 | 0 | 0.2907 (86) | 0.3895 | 0.7866 (403) | 0.0593 (135) | 0.3333 |
@@ -36,7 +36,7 @@ Probe records: 1149; parsed (repaired mode): 1145
 Calibration: n=549, ECE=0.1761, Brier=0.2715; bins: 20-39: acc 0.0714, n 14, mean conf 33.57; 40-59: acc 0.3465, n 202, mean conf 50.28; 60-79: acc 0.4916, n 299, mean conf 66.02; 80-99 (100 folded in): acc 0.5000, n 34, mean conf 82.35
 Second order: pairs=1353, over-prediction ratio=1.4370 (predicted suspects 342 / actual suspects 238), accuracy=0.5373, majority baseline=0.4442; innocents ratio=1.9420 (966 pairs); Mafia ratio=0.7400 (387 pairs)
 Vote coupling, innocent voters: top-1 pre-vote 3/6 (chance 0.2167); committed-Mafia-set 5/7 (chance 0.4714); post-vote top-1 6/6. Mafia voters: top-1 pre-vote 2/2 (chance 0.2000); committed-set 0/2 (chance 0.2000).
-""",  # noqa: E501
+""",
     "ablation_demand": """
 Probe records: 1643; parsed (repaired mode): 1633
 | 0 | 0.4902 (102) | 0.4461 | 0.7500 (408) | 0.0515 (136) | 0.3333 |
@@ -46,7 +46,7 @@ Probe records: 1643; parsed (repaired mode): 1633
 Calibration: n=818, ECE=0.2562, Brier=0.3432; bins: 20-39: acc 0.3478, n 23, mean conf 33.04; 40-59: acc 0.4974, n 193, mean conf 49.69; 60-79: acc 0.4099, n 383, mean conf 67.35; 80-99 (100 folded in): acc 0.3653, n 219, mean conf 85.90
 Second order: pairs=1719, over-prediction ratio=1.6399 (predicted suspects 551 / actual suspects 336), accuracy=0.5416, majority baseline=0.4328; innocents ratio=1.8643 (1226 pairs); Mafia ratio=1.3139 (493 pairs)
 Vote coupling, innocent voters: top-1 pre-vote 9/14 (chance 0.2750); committed-Mafia-set 11/14 (chance 0.5071); post-vote top-1 10/13. Mafia voters: top-1 pre-vote 5/7 (chance 0.2929); committed-set 1/6 (chance 0.2167).
-""",  # noqa: E501
+""",
 }
 
 GAMES = {"en_demo": 5, "ru_clean": 2, "ablation_demand": 2}
