@@ -296,3 +296,17 @@ async def test_native_werewolf_game(tmp_path: Path) -> None:
         assert fo["committed_accuracy"] == 1.0 and fo["recall"] == 1.0 and fo["unknown_rate"] == 0.0
         assert fo["recall_n"] == n_town * 2 and fo["recall_chance"] == pytest.approx(2 / 6)
         assert rep["winners"] == {res.winner: 1}
+
+
+def test_failed_vote_turns(game: GameData) -> None:
+    # Ellis's day_vote turn failed in the source (kept as an imported record) but the tally
+    # holds a vote for Ellis: the reference counts it as Ellis's vote event, the default does not
+    ellis = [
+        probe(20, "Ellis", "suspicion_ranking", rnd=1, msg=4, pos=1, ts=38, parsed=[{"player": "Alex", "score": 9}])
+    ]
+    game.probes += ellis
+    game.failed_votes[(1, "Ellis")] = (39.0, 24)
+    ref = vote_coupling(game, MAFIASCOPE)
+    assert list(ref[("innocents", "top1")]) == pytest.approx([1, 1, 1 / 2])  # alive: tally voters
+    new = vote_coupling(game, DEFAULT)
+    assert list(new[("innocents", "top1")]) == pytest.approx([1, 1, 1 / 5])  # Dana's only

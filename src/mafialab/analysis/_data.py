@@ -61,6 +61,8 @@ class GameData:
         mafia: Names on the hidden team.
         deaths: ``(ts, seq, name)`` per elimination (night or vote), in event order.
         votes: ``(round, voter) -> (ts, seq)`` of the voter's own day vote event.
+        failed_votes: The same for imported day-vote turns that failed in the source
+            (transport error, empty response): the reference counts them as vote events.
         tallies: ``(round, ts, seq, {voter: target})`` per day-vote tally, in event order.
         probes: Probe answers in file order.
         winner: Winning team id, or ``None`` if unfinished.
@@ -77,6 +79,7 @@ class GameData:
     mafia: set[str]
     deaths: list[tuple[float | None, int, str]] = field(default_factory=list)
     votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
+    failed_votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
     tallies: list[tuple[int, float | None, int, dict[str, str]]] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
     winner: str | None = None
@@ -136,6 +139,8 @@ def game_data(log_: GameLog) -> GameData:
             g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
         elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
             g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+        elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
+            g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
         elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
             votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
             g.tallies.append((ev.round, ev.ts, ev.seq, votes))

@@ -52,6 +52,10 @@ class Method:
             F1) has the expected shape and names an alive other.
         f4_mafia_label: ``"exact"``: committed set = guessed role exactly ``"Mafia"``;
             ``"normalised"``: any guess the role vocabulary maps to the hidden team.
+        f4_failed_votes: ``"count"``: a day-vote turn that failed in the source (transport
+            error, empty response) still counts as the voter's own vote event, as in the
+            reference; ``"skip"``: a vote the tally holds for such a turn was not the
+            agent's, so it is not a unit.
         calib_width: Calibration bin width (20).
         f3_threshold: Confidence at or above which a guess implies an attitude (50).
         clock: ``"ts"``: "before"/"at" compare timestamps (the reference); ``"seq"``: compare
@@ -69,6 +73,7 @@ class Method:
     f4_alive: Literal["tally", "events"]
     f4_answers: Literal["stored", "usable"]
     f4_mafia_label: Literal["exact", "normalised"]
+    f4_failed_votes: Literal["count", "skip"] = "count"
     calib_width: int = BIN_WIDTH
     f3_threshold: float = 50.0
     clock: Literal["ts", "seq"] = "ts"
@@ -101,6 +106,7 @@ DEFAULT = Method(
     f4_alive="events",
     f4_answers="usable",
     f4_mafia_label="normalised",
+    f4_failed_votes="skip",
     clock="seq",
 )
 """mafialab's method: the same definitions with the reference's defects corrected
@@ -423,6 +429,10 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
             if target not in alive:
                 continue
             own = game.votes.get((rnd, voter))
+            if method.f4_failed_votes == "count" and (rnd, voter) in game.failed_votes:
+                # the reference takes the voter's last day_vote record, failed or not
+                failed = game.failed_votes[(rnd, voter)]
+                own = failed if own is None or failed[1] > own[1] else own
             if own is None:
                 continue
             vote_ts, vote_seq = own
