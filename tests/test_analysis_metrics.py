@@ -310,3 +310,12 @@ def test_failed_vote_turns(game: GameData) -> None:
     assert list(ref[("innocents", "top1")]) == pytest.approx([1, 1, 1 / 2])  # alive: tally voters
     new = vote_coupling(game, DEFAULT)
     assert list(new[("innocents", "top1")]) == pytest.approx([1, 1, 1 / 5])  # Dana's only
+
+
+def test_round_without_recognised_guess_adds_no_row(game: GameData) -> None:
+    game.probes.append(
+        probe(30, "Dana", "role_assessment", rnd=2, msg=1, pos=0, ts=60,
+              parsed=[{"player": "Dana", "guessed_role": "Villager"}, {"player": "Ellis", "guessed_role": "?"}])
+    )  # fmt: skip
+    assert set(first_order(game, MAFIASCOPE)[0]) == {1}
+    assert set(compute_report([game], MAFIASCOPE, resamples=5)["first_order"]) == {"1"}

@@ -272,3 +272,15 @@ def test_whole_corpus_v2(tmp_path: Path, mafiascope_dir: Path) -> None:
             }
         assert gi.finished == any(r["kind"] == "game_over" for r in recs)
     assert failed_total >= 1528  # SCHEMA.md: 1,528 ERROR turns in corpus_v2 (plus empty ones)
+
+
+def test_unrepresentable_game_is_reported_not_fatal(tmp_path: Path, mafiascope_dir: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(find_game(mafiascope_dir, "en_demo", EN_GAME), src / "ok")
+    recs = source(src / "ok" / "game.jsonl")
+    players = [dict(p, role="Mafia") for p in recs[0]["players"]]  # 7 Mafia: no valid rule set
+    (src / "bad").mkdir()
+    (src / "bad" / "game.jsonl").write_text(json.dumps(dict(recs[0], players=players)) + "\n")
+    rep = import_mafiascope(src, tmp_path / "out")
+    assert [g.out is not None for g in rep.games] == [False, True]
+    assert len(rep.problems) == 1 and "bad/game.jsonl: game not imported" in rep.problems[0]

@@ -258,7 +258,8 @@ def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], 
                 if n_others:
                     v[8] += n_mafia / n_others
                     v[9] += 1
-    return per_round, calib
+    # a round exists once it has a recognised guess (answers without one add no row)
+    return {r: v for r, v in per_round.items() if v[5] > 0}, calib
 
 
 # ── F3 ─────────────────────────────────────────────────────────────────────────

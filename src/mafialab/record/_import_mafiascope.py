@@ -671,5 +671,13 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
     report = ImportReport()
     for d in dirs:
         rel = d.relative_to(src_dir) if d != src_dir else Path(d.name)
-        report.games.append(import_game(d, out_dir / rel))
+        try:
+            report.games.append(import_game(d, out_dir / rel))
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            # a record the mapping cannot represent (e.g. a role mix no rule set allows):
+            # report the game, keep importing the others
+            first = str(err).splitlines()[0]
+            gi = GameImport(game_id=d.name, source=d)
+            gi.problems.append(f"{d / 'game.jsonl'}: game not imported ({type(err).__name__}: {first})")
+            report.games.append(gi)
     return report
