@@ -83,6 +83,8 @@ def _print_tables(rep: dict[str, Any]) -> None:
         f"winners {rep['winners']}; probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
+    if rep["probe_records"] == 0:
+        console.print("[yellow]no probe records in these games: the belief metrics are empty[/]")
     t = Table("round", "committed acc (n)", "95% CI", "chance", "Unknown (n)", "recall (n)", "95% CI", "chance",
               title="F1 first-order (non-mafia observers)")  # fmt: skip
     for r, v in rep["first_order"].items():
