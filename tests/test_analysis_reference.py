@@ -168,9 +168,7 @@ def test_readme_blocks_parse_completely() -> None:
 
 @pytest.mark.parametrize("corpus", list(README_VALUES))
 def test_report_reproduces_reference(corpus: str, imported: dict[str, Path]) -> None:
-    res = CliRunner().invoke(
-        app, ["report", str(imported[corpus]), "--method", "mafiascope", "--format", "json", "--resamples", "200"]
-    )
+    res = CliRunner().invoke(app, ["report", str(imported[corpus]), "--method", "mafiascope", "--format", "json"])
     assert res.exit_code == 0, res.output
     rep = json.loads(res.stdout)
     assert rep["games"] == GAMES[corpus]
