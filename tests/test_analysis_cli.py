@@ -91,3 +91,24 @@ def test_export_tgn(ru: Path, tmp_path: Path) -> None:
     assert (df.groupby("game_id").time.apply(lambda t: t.is_monotonic_increasing)).all()
     res = CliRunner().invoke(app, ["export", "tgn", str(ru), "--out", str(tmp_path / "e.parquet")])
     assert res.exit_code == 0 and len(pd.read_parquet(tmp_path / "e.parquet")) == len(df)
+
+
+@pytest.mark.parametrize("rules", ["werewolf7", "mafiascope7"])
+def test_probed_play_game_produces_a_report(tmp_path: Path, rules: str) -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["play", "--rules", rules, "--agents", "scripted", "--probes", "default",
+                              "--seed", "3", "--out", str(tmp_path)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (game,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    n_records = len((game / PROBES_FILE).read_text().splitlines())
+    for method in ("default", "mafiascope"):
+        out = runner.invoke(app, ["report", str(tmp_path), "-f", "json", "-m", method, "--resamples", "50"])
+        assert out.exit_code == 0, out.output
+        rep = json.loads(out.stdout)
+        assert rep["games"] == 1 and rep["probe_records"] == n_records
+        # the hidden team is recognised under the rule set's own role names (Werewolf)
+        assert sum(v["recall_n"] for v in rep["first_order"].values()) > 0
+        assert rep["calibration"]["n"] > 0 and rep["second_order"]["all"]["pairs"] > 0
+        # scripted agents vote for the top of their own suspicion ranking
+        top1 = rep["vote_coupling"]["innocents"]["top1"]
+        assert top1["n"] > 0 and top1["rate"] == 1.0

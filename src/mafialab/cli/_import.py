@@ -42,7 +42,7 @@ def import_mafiascope_cmd(
         )
     console.print(t)
     for p in rep.problems:
-        err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, markup=True)
+        err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, markup=True, soft_wrap=True)
     console.print(f"imported {len(rep.imported)} of {len(rep.games)} games into {out}")
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)
