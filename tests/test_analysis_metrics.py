@@ -319,3 +319,18 @@ def test_round_without_recognised_guess_adds_no_row(game: GameData) -> None:
     )  # fmt: skip
     assert set(first_order(game, MAFIASCOPE)[0]) == {1}
     assert set(compute_report([game], MAFIASCOPE, resamples=5)["first_order"]) == {"1"}
+
+
+def test_default_reparses_library_repairs(game: GameData) -> None:
+    # a native record whose stored parse came from json-repair, which completed the cut-off
+    # second item (confidence 7 from 75); the default re-parses whole elements only
+    raw = '[{"player": "Alex", "guessed_role": "Mafia", "confidence": 60}, {"player": "Ellis", "guessed_role": "Mafia", "confidence": 7'
+    stored = [
+        {"player": "Alex", "guessed_role": "Mafia", "confidence": 60},
+        {"player": "Ellis", "guessed_role": "Mafia", "confidence": 7},
+    ]
+    p = probe(40, "Finley", "role_assessment", rnd=3, msg=1, pos=0, ts=70, parsed=stored, raw=raw)
+    p.repaired = True
+    game.probes = [p]
+    assert first_order(game, MAFIASCOPE)[0][3][1] == 2  # stored parse used as is
+    assert first_order(game, DEFAULT)[0][3][1] == 1  # only the complete Alex item

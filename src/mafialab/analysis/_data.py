@@ -32,6 +32,7 @@ class Probe:
         raw: The raw answer text.
         ts: Timestamp (Unix seconds), if recorded.
         after_seq: ``seq`` of the last game event that existed when probing.
+        repaired: Whether the stored parse needed repair (fences, trailing text, truncation).
     """
 
     line: int
@@ -45,6 +46,7 @@ class Probe:
     raw: str
     ts: float | None
     after_seq: int
+    repaired: bool = False
 
 
 @dataclass
@@ -107,6 +109,7 @@ def _probe(line: int, rec: dict[str, Any]) -> Probe:
         raw=raw if isinstance(raw, str) else "",
         ts=float(ts) if isinstance(ts, (int, float)) else None,
         after_seq=int(rec.get("after_seq") or 0),
+        repaired=bool(rec.get("repaired", False)),
     )
 
 

@@ -56,6 +56,10 @@ class Method:
             error, empty response) still counts as the voter's own vote event, as in the
             reference; ``"skip"``: a vote the tally holds for such a turn was not the
             agent's, so it is not a unit.
+        reparse_repaired: Whether an answer whose stored parse needed repair is re-parsed
+            from the raw text with this method's rule (so a library repair that completed a
+            cut-off item, e.g. ``json-repair`` turning a cut ``75`` into ``7``, is not used);
+            the stored parse is kept when the re-parse fails.
         calib_width: Calibration bin width (20).
         f3_threshold: Confidence at or above which a guess implies an attitude (50).
         clock: ``"ts"``: "before"/"at" compare timestamps (the reference); ``"seq"``: compare
@@ -74,6 +78,7 @@ class Method:
     f4_answers: Literal["stored", "usable"]
     f4_mafia_label: Literal["exact", "normalised"]
     f4_failed_votes: Literal["count", "skip"] = "count"
+    reparse_repaired: bool = False
     calib_width: int = BIN_WIDTH
     f3_threshold: float = 50.0
     clock: Literal["ts", "seq"] = "ts"
@@ -107,6 +112,7 @@ DEFAULT = Method(
     f4_answers="usable",
     f4_mafia_label="normalised",
     f4_failed_votes="skip",
+    reparse_repaired=True,
     clock="seq",
 )
 """mafialab's method: the same definitions with the reference's defects corrected
@@ -131,10 +137,18 @@ def get_method(name: str) -> Method:
 
 
 def answer(p: Probe, method: Method) -> Any:
-    """The answer the metrics use: the stored parse, else the raw text re-parsed (or ``None``)."""
-    if p.parsed is not None:
-        return p.parsed
+    """The answer the metrics use: the stored parse, else the raw text re-parsed (or ``None``).
+
+    With ``method.reparse_repaired`` a stored parse that needed repair is replaced by the
+    method's own re-parse of the raw text when that succeeds.
+    """
     fn = repair_json_reference if method.repair == "reference" else repair_json
+    if p.parsed is not None:
+        if method.reparse_repaired and p.repaired:
+            value, ok = fn(p.raw)
+            if ok and value is not None:
+                return value
+        return p.parsed
     value, ok = fn(p.raw)
     return value if ok else None
 
