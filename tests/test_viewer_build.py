@@ -196,9 +196,43 @@ def test_site_layout_and_dashboard_rows(logs: Path, site: Path) -> None:
         assert row["winner"] == glog.winner
         assert row["steps"] == sum(1 for e in glog.events if e.kind in STEP_KINDS)
         assert (site / "data" / "g" / f"{row['file']}.js").is_file()
-    assert index["corpus_metrics"]["available"] in (True, False)
-    if not index["corpus_metrics"]["available"]:
-        assert index["corpus_metrics"]["reason"].startswith("metrics unavailable")
+    cm = index["corpus_metrics"]
+    assert cm["available"] is True, cm.get("reason")
+
+
+def test_corpus_metrics_are_the_analysis_report(logs: Path, site: Path) -> None:
+    from mafialab.analysis import compute_report, game_data
+
+    _, _, index = load_js(site / "data" / "index.js")
+    (name, block), *rest = index["corpus_metrics"]["corpora"].items()
+    assert rest == [] and name == logs.name
+    rep = compute_report([game_data(read_game(d)) for d in sorted(logs.iterdir())], "default", resamples=1000, seed=0)
+    rows = {r["name"]: r for r in block["metrics"]}
+    for rnd, f in rep["first_order"].items():
+        got = rows[f"F1 r{rnd} committed accuracy"]
+        assert got["value"] == f["committed_accuracy"] and got["n"] == f["committed_n"]
+        assert got["ci"] == f["ci95"]["committed_accuracy"]
+    assert rows["F2 ECE"]["value"] == rep["calibration"]["ece"]
+    assert rows["F3 all accuracy"]["value"] == rep["second_order"]["all"]["accuracy"]
+    assert rows["F4 innocents top1"]["n"] == rep["vote_coupling"]["innocents"]["top1"]["n"]
+    assert [b["n"] for b in block["calibration"]["bins"]] == [b["n"] for b in rep["calibration"]["bins"]]
+
+
+def test_metrics_unavailable_without_the_analysis_layer(monkeypatch: pytest.MonkeyPatch, logs: Path) -> None:
+    import importlib
+
+    from mafialab.viewer import corpus_metrics
+
+    real = importlib.import_module
+
+    def fake(name: str, *a: object) -> object:
+        if name == "mafialab.analysis":
+            raise ImportError("no analysis")
+        return real(name, *a)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    got = corpus_metrics({"c": list(logs.iterdir())})
+    assert got["available"] is False and got["reason"].startswith("metrics unavailable")
 
 
 def test_seat_files_hold_exactly_the_engine_view(logs: Path, site: Path) -> None:
