@@ -19,7 +19,7 @@ def view(
     out: Path = typer.Option(Path("site"), "--out", "-o", help="Site directory to write (its data/ is replaced)."),
     serve: bool = typer.Option(False, "--serve", help="Serve the site on 127.0.0.1 after building (Ctrl-C stops)."),
     port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="Port for --serve (0 picks a free one)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per CPU, at most 8)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per CPU, at most 4)."),
 ) -> None:
     """Build a static, offline viewer site from the game logs under DIR (open OUT/index.html)."""
     if not directory.exists():

@@ -11,6 +11,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -61,6 +62,8 @@ STEP_KINDS = frozenset(
 """Event kinds that are timeline steps (every public message and every night step)."""
 
 STATIC_FILES = ("index.html", "app.js", "app.css")
+MAX_JOBS = 4
+"""Default cap on build worker processes (one more process scores the corpus metrics)."""
 
 
 class ViewerError(ValueError):
@@ -403,26 +406,28 @@ def _build_dir(task: tuple[Path, str, Path]) -> _DirResult | str:
     return _DirResult(row=gb.row, calib_by_model=gb.calib_by_model, bytes_written=n)
 
 
+def _workers(jobs: int | None, n_tasks: int) -> int:
+    n = min(os.cpu_count() or 1, MAX_JOBS) if jobs is None else max(1, jobs)
+    return min(n, n_tasks) if n_tasks >= 4 else 1
+
+
 def _run(
-    tasks: list[tuple[Path, str, Path]], jobs: int | None, on_game: Callable[[str], None] | None
+    tasks: list[tuple[Path, str, Path]], pool: ProcessPoolExecutor | None, on_game: Callable[[str], None] | None
 ) -> Iterator[tuple[Path, _DirResult | str]]:
-    """Results of :func:`_build_dir` in task order, computed in ``jobs`` processes."""
-    n = min(os.cpu_count() or 1, 8) if jobs is None else max(1, jobs)
-    n = min(n, len(tasks))
-    if n <= 1 or len(tasks) < 4:
+    """Results of :func:`_build_dir` in task order, computed in ``pool`` (or here if ``None``)."""
+    if pool is None:
         for t in tasks:
             r = _build_dir(t)
             if on_game:
                 on_game(t[0].name)
             yield t[0], r
         return
-    with ProcessPoolExecutor(max_workers=n) as pool:
-        futures = [pool.submit(_build_dir, t) for t in tasks]
-        for t, f in zip(tasks, futures, strict=True):
-            res = f.result()
-            if on_game:
-                on_game(t[0].name)
-            yield t[0], res
+    futures = [pool.submit(_build_dir, t) for t in tasks]
+    for t, f in zip(tasks, futures, strict=True):
+        res = f.result()
+        if on_game:
+            on_game(t[0].name)
+        yield t[0], res
 
 
 def build_site(
@@ -449,7 +454,8 @@ def build_site(
         out: Site directory (created).
         on_game: Called with each game directory's name after it is processed (progress).
         jobs: Worker processes building games in parallel; ``None`` uses one per CPU (at
-            most 8), ``1`` builds in this process. The output does not depend on it.
+            most :data:`MAX_JOBS`), ``1`` builds in this process. The corpus metrics are
+            scored in the same pool, beside the games. The output does not depend on it.
 
     Returns:
         What was written.
@@ -481,27 +487,35 @@ def build_site(
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
     calib: dict[tuple[str, str], CalibrationCounter] = {}
-    corpora: dict[str, list[Path]] = {}
     seen: set[str] = set()
     tasks = [(d, _corpus_of(root, d), data) for d in dirs]
-    for d, res in _run(tasks, jobs, on_game):
-        if isinstance(res, str):
-            summary.skipped.append((str(d), res))
-            continue
-        summary.bytes_written += res.bytes_written
-        gid = res.row["id"]
-        if gid in seen:
-            summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
-            continue
-        seen.add(gid)
-        rows.append(res.row)
-        summary.games.append(gid)
-        if not res.row["degraded"]:
-            corpus = res.row["corpus"]
-            corpora.setdefault(corpus, []).append(d)
-            for model, c in sorted(res.calib_by_model.items()):
-                for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
-                    calib.setdefault(key, CalibrationCounter()).merge(c)
+    corpora: dict[str, list[Path]] = {}
+    for d, corpus, _ in tasks:
+        corpora.setdefault(corpus, []).append(d)
+    n_workers = _workers(jobs, len(tasks))
+    with ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers)) if n_workers > 1 else None
+        # the corpus metrics (analysis layer) run beside the games, in their own process
+        metrics_future = pool.submit(corpus_metrics, corpora) if pool is not None else None
+        for d, res in _run(tasks, pool, on_game):
+            if isinstance(res, str):
+                summary.skipped.append((str(d), res))
+                continue
+            summary.bytes_written += res.bytes_written
+            gid = res.row["id"]
+            if gid in seen:
+                summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
+                continue
+            seen.add(gid)
+            rows.append(res.row)
+            summary.games.append(gid)
+            if not res.row["degraded"]:
+                corpus = res.row["corpus"]
+                for model, c in sorted(res.calib_by_model.items()):
+                    for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
+                        calib.setdefault(key, CalibrationCounter()).merge(c)
+        if rows:
+            metrics = metrics_future.result() if metrics_future is not None else corpus_metrics(corpora)
     if not rows:
         raise ViewerError(
             f"DIR: none of the {len(dirs)} game director(ies) under {root} could be read: "
@@ -518,7 +532,7 @@ def build_site(
         "source": root.resolve().name,
         "games": rows,
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
-        "corpus_metrics": corpus_metrics(corpora),
+        "corpus_metrics": metrics,
         "calibration": groups,
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import read_game
+from mafialab.record import LogFormatError, read_game
 from mafialab.viewer._beliefs import SMALL_BIN, wilson
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,9 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
     """Corpus metrics for the dashboard, computed by ``mafialab.analysis``.
 
     Args:
-        corpora: Corpus name -> game directories (degraded games already left out).
+        corpora: Corpus name -> game directories. Unreadable and degraded games are left
+            out (the integrity gate), so the numbers cover the games the dashboard lists
+            without the degraded flag.
 
     Returns:
         ``{"available": False, "reason": str}`` when no numbers can be given, else
@@ -112,7 +114,15 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, dirs in corpora.items():
         try:
-            rep = compute([flatten(read_game(d)) for d in dirs], "default", resamples=RESAMPLES, seed=0)
+            games = []
+            for d in dirs:
+                try:
+                    glog = read_game(d)
+                except LogFormatError:
+                    continue  # listed as skipped by the site build
+                if glog.status is None or not glog.status.degraded:
+                    games.append(flatten(glog))
+            rep = compute(games, "default", resamples=RESAMPLES, seed=0)
         except Exception as err:  # the dashboard must still build; say what failed
             log.warning("corpus %s: analysis failed: %s", name, err)
             out[name] = {"error": f"{type(err).__name__}: {err}"}
