@@ -425,3 +425,19 @@ def test_front_end_never_parses_data_as_html() -> None:
         assert sink not in code, sink
     html = (resources.files("mafialab.viewer") / "static" / "index.html").read_text(encoding="utf-8")
     assert "script-src 'self'" in html and "http" not in html.replace('http-equiv', "")
+
+
+def test_step_series_equal_a_full_recomputation(logs: Path) -> None:
+    # the build carries values over steps where no answer arrived; recompute every step here
+    for d in sorted(logs.iterdir()):
+        glog, probes = read_game(d), read_probes(d, [])
+        g = build_game(glog, probes, "c").game
+        vocab = RoleVocabulary(glog.header.rules)
+        names = [s.name for s in glog.header.roster]
+        tl = BeliefTimeline([normalise_probe(p, names, vocab) for p in probes], glog.header.roster, vocab)
+        steps = g["steps"]
+        assert g["metrics"]["recall"] == [tl.recall(q) for q in steps]
+        assert g["metrics"]["agree"] == [tl.agreement(None, q) for q in steps]
+        for s in range(len(names)):
+            assert g["metrics"]["acc"][s] == [tl.accuracy(s, q) for q in steps]
+        assert any(v is not None for v in g["metrics"]["agree"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import logging
@@ -230,14 +231,7 @@ def build_game(
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
 
-    acc = {s: [timeline.accuracy(s, q) for q in steps] for s in range(n_seats)}
-    pairs = {s: [timeline.agreement_counts(s, q) for q in steps] for s in range(n_seats)}
-    crowd = []
-    for i in range(len(steps)):
-        hit = sum(pairs[s][i][0] for s in range(n_seats))
-        n = sum(pairs[s][i][1] for s in range(n_seats))
-        crowd.append(hit / n if n else None)
-    metrics = {"acc": acc, "recall": [timeline.recall(q) for q in steps], "agree": crowd}
+    metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
     step_index = {q: i for i, q in enumerate(steps)}
     ev_json = {ev.seq: _event_json(ev) for ev in events}
     by_seat: dict[int, list[dict[str, Any]]] = {s: [] for s in range(n_seats)}
@@ -295,6 +289,41 @@ def build_game(
         "notes": [n["code"] for n in notes],
     }
     return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
+
+
+def _step_metrics(
+    timeline: BeliefTimeline, steps: Sequence[int], answer_seqs: Sequence[int], n_seats: int
+) -> tuple[dict[str, Any], dict[int, list[tuple[int, int]]]]:
+    """Metric series over ``steps`` (see :mod:`mafialab.viewer._beliefs`) and per-seat pair counts.
+
+    Values are recomputed only at steps where some usable answer arrived since the previous
+    step (``answer_seqs``: sorted ``after_seq`` of usable answers); elsewhere they carry over.
+    """
+    acc: dict[int, list[float | None]] = {s: [] for s in range(n_seats)}
+    pairs: dict[int, list[tuple[int, int]]] = {s: [] for s in range(n_seats)}
+    recall: list[float | None] = []
+    crowd: list[float | None] = []
+    prev = -1
+    for i, q in enumerate(steps):
+        fresh = i == 0 or bisect.bisect_right(answer_seqs, q) > bisect.bisect_right(answer_seqs, prev)
+        prev = q
+        if not fresh:
+            for s in range(n_seats):
+                acc[s].append(acc[s][-1])
+                pairs[s].append(pairs[s][-1])
+            recall.append(recall[-1])
+            crowd.append(crowd[-1])
+            continue
+        hit = n = 0
+        for s in range(n_seats):
+            acc[s].append(timeline.accuracy(s, q))
+            h, k = timeline.agreement_counts(s, q)
+            pairs[s].append((h, k))
+            hit += h
+            n += k
+        recall.append(timeline.recall(q))
+        crowd.append(hit / n if n else None)
+    return {"acc": acc, "recall": recall, "agree": crowd}, pairs
 
 
 def _seat_payload(
