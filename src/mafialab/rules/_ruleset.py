@@ -321,9 +321,23 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
                 merged[key] = value
         data = merged
     try:
-        return RuleSet.model_validate(data)
+        rs = RuleSet.model_validate(data)
     except ValidationError as err:
         raise RuleSetError(f"{source}: {_format_error(err)}") from None
+    same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
+    if same_id is not None and _rules_differ(rs, same_id):
+        # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
+        raise RuleSetError(
+            f"{source}: name: {rs.name!r} version {rs.version} is the id of the built-in rule set {rs.id}, "
+            "but the rules differ from it; give the changed rule set its own name (or another version)"
+        )
+    return rs
+
+
+def _rules_differ(a: RuleSet, b: RuleSet) -> bool:
+    """Whether ``a`` and ``b`` differ in anything but the cosmetic description and seat names."""
+    cosmetic = {"description", "seat_names"}
+    return a.model_dump(exclude=cosmetic) != b.model_dump(exclude=cosmetic)
 
 
 def load_rules(name_or_path: str | Path) -> RuleSet:
@@ -349,6 +363,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise RuleSetError(f"rules: cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise RuleSetError(f"rules: cannot read {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
