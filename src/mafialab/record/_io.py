@@ -153,11 +153,14 @@ def read_game(path: Path) -> GameLog:
         except ValidationError as err:
             first = err.errors()[0]
             loc = ".".join(str(x) for x in first["loc"])
-            msg = f"{file}:{n}: invalid {kind or 'record'} record ({loc}: {first['msg']})"
+            why = f"{loc}: {first['msg']}" if loc else str(first["msg"]).removeprefix("Value error, ")
+            msg = f"{file}:{n}: invalid {kind or 'record'} record ({why})"
             log.warning(msg)
             problems.append(msg)
     if header is None:
-        raise LogFormatError(f"{file}: no valid game_start header record")
+        bad = next((p for p in problems if "invalid game_start record" in p), None)
+        reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""
+        raise LogFormatError(f"{file}: no valid game_start header record{reason}")
     return GameLog(path=file.parent, header=header, events=events, status=status, problems=problems)
 
 
