@@ -71,3 +71,10 @@ def test_untouched_header_still_reads(game_lines: list[dict], tmp_path: Path):
     log = read_game(d)
     assert len(log.header.roster) == log.header.rules.n_seats == 7
     assert log.problems == []
+
+
+def test_report_accepts_the_game_jsonl_file_itself(game_lines: list[dict], tmp_path: Path):
+    d = _write(tmp_path, game_lines)
+    res = CliRunner().invoke(app, ["report", str(d / GAME_FILE), "-f", "json", "--resamples", "5"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["games"] == 1

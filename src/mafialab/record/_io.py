@@ -165,8 +165,14 @@ def read_game(path: Path) -> GameLog:
 
 
 def iter_game_dirs(root: Path) -> list[Path]:
-    """Game directories under ``root`` (``root`` itself if it holds a ``game.jsonl``), sorted."""
+    """Game directories under ``root``, sorted.
+
+    ``root`` itself if it holds a ``game.jsonl`` (or is one); an empty list if ``root`` does
+    not exist or holds no game.
+    """
     root = Path(root)
+    if root.name == GAME_FILE and root.is_file():
+        return [root.parent]
     if (root / GAME_FILE).is_file():
         return [root]
     return sorted(p.parent for p in root.rglob(GAME_FILE))
