@@ -78,3 +78,11 @@ def test_report_accepts_the_game_jsonl_file_itself(game_lines: list[dict], tmp_p
     res = CliRunner().invoke(app, ["report", str(d / GAME_FILE), "-f", "json", "--resamples", "5"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["games"] == 1
+
+
+def test_report_rejects_a_negative_bootstrap_seed(game_lines: list[dict], tmp_path: Path):
+    d = _write(tmp_path, game_lines)
+    res = CliRunner().invoke(app, ["report", str(d), "--seed", "-1", "--resamples", "5"])
+    assert res.exit_code == 2
+    assert "--seed" in res.output
+    assert isinstance(res.exception, SystemExit)  # a usage error, not numpy's ValueError
