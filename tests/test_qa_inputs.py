@@ -126,3 +126,14 @@ def test_unwritable_outputs_fail_cleanly(native: Path, tmp_path: Path) -> None:
         assert "Traceback" not in res.stderr
         assert "error:" in res.stderr and str(a_file) in res.stderr.replace("\n", "")
     assert a_file.read_text() == "keep me\n"
+
+
+def test_version_and_short_help() -> None:
+    from mafialab import __version__
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.strip() == f"mafialab {__version__}"
+    for args in (["-h"], ["play", "-h"], ["report", "-h"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0 and "Usage: mafialab" in res.stdout, args
