@@ -171,7 +171,9 @@ _NEG_PREFIX = re.compile(
     re.IGNORECASE,
 )
 _NEG_INSIDE = re.compile(r"\b(?:not|never|no|hardly|less|nothing)\b|n't\b", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(r"[,;:\u2014\u2013()]|\s-\s|\b(?:but|however|although|though|while|whereas)\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(
+    r"[,;:\u2014\u2013()]|\s-\s|\b(?:but|however|although|though|while|whereas)\b", re.IGNORECASE
+)
 _HEDGE = re.compile(
     r"\b(?:either|or|maybe|perhaps|possibly|might|could|may|probably|likely|wonder|suspect|guess|mean|means)\b",
     re.IGNORECASE,
@@ -212,7 +214,9 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"be\s+(?:(?:a|an|the|one\s+of\s+the|on\s+the|part\s+of\s+the)\s+)?{W}\b",
     ),
     _Pattern("suspect", r"\b(?:could|might|can)\s+{NL}\s+be\s+(?:(?:a|an|the|one\s+of\s+the|on\s+the)\s+)?{W}\b"),
-    _Pattern("suspect", r"\bI\s+have\s+(?:some\s+|serious\s+|real\s+|my\s+|a\s+few\s+|strong\s+)?doubts\s+about\s+{NL}"),
+    _Pattern(
+        "suspect", r"\bI\s+have\s+(?:some\s+|serious\s+|real\s+|my\s+|a\s+few\s+|strong\s+)?doubts\s+about\s+{NL}"
+    ),
     _Pattern(
         "suspect",
         r"\bI(?:'m|’m|\s+am|\s+feel|\s+remain|\s+grow|'m\s+getting|\s+am\s+getting|'m\s+growing|\s+am\s+growing)\s+"
@@ -434,7 +438,9 @@ class ModelAnnotator:
                 raise AnnotatorFailure("schema", f"labels.{i}: not an object")
             tgt, cat = lab.get("target"), lab.get("category")
             if tgt not in by_name:
-                raise AnnotatorFailure("schema", f"labels.{i}.target: {tgt!r} is not a living player other than the speaker")
+                raise AnnotatorFailure(
+                    "schema", f"labels.{i}.target: {tgt!r} is not a living player other than the speaker"
+                )
             if cat not in ("suspect", "accuse"):
                 raise AnnotatorFailure("schema", f"labels.{i}.category: {cat!r} is not suspect|accuse")
             ev = lab.get("evidence")

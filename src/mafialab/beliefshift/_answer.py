@@ -51,11 +51,13 @@ def split_answer(resp: ChatResponse) -> Answer:
     text = text.strip()
     if resp.error is not None:
         kind = resp.error_kind
-        cause: FailureCause
-        if kind in ("length", "empty", "schema"):
-            cause = kind
-        else:
-            cause = "transport"
+        cause: FailureCause = "transport"
+        if kind == "length":
+            cause = "length"
+        elif kind == "empty":
+            cause = "empty"
+        elif kind == "schema":
+            cause = "schema"
         return Answer(None, cause, resp.error, text, reasoning)
     if not text:
         return Answer(None, "empty", "empty answer", "", reasoning)

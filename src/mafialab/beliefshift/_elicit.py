@@ -76,9 +76,7 @@ class RunOptions:
     seed: int = 0
 
 
-def parse_levels(
-    obj: dict[str, Any], accuser: str, target: str
-) -> tuple[Rating | None, FailureCause | None, str]:
+def parse_levels(obj: dict[str, Any], accuser: str, target: str) -> tuple[Rating | None, FailureCause | None, str]:
     """Read the two labels of an answer ``{"<accuser>": label, "<target>": label}``.
 
     A label is one of :data:`LABELS` (``"-3"`` ... ``"+3"``); an integer on the scale, or a
@@ -297,12 +295,11 @@ async def run_bench(
     out = Path(out)
     if out.exists() and out.stat().st_size > 0:
         old_header, old, _ = read_results(out)
-        if old_header is not None and (
-            old_header.bench_id != header.bench_id or old_header.label != label or old_header.protocol != options.protocol
-        ):
+        oh = old_header
+        if oh is not None and (oh.bench_id, oh.label, oh.protocol) != (header.bench_id, label, options.protocol):
             raise ResultsMismatch(
-                f"{out}: holds results of bench {old_header.bench_id}, label {old_header.label!r}, protocol "
-                f"{old_header.protocol} (this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
+                f"{out}: holds results of bench {oh.bench_id}, label {oh.label!r}, protocol {oh.protocol} "
+                f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
             )
         for r in old:
             last[(r.item_id, r.observer.seat)] = r
@@ -350,19 +347,22 @@ async def run_bench(
                     cached_tokens=usage.cached_tokens if usage else None,
                 )
             causes.append(cause or "schema")
-        return None, CallRecord(
-            stage=stage,  # type: ignore[arg-type]
-            ok=False,
-            attempts=options.retries + 1,
-            causes=causes,
-            cause=causes[-1] if causes else "transport",
-            detail=detail[:500],
-            text=text[:2000],
-            reasoning=reasoning,
-            latency_s=round(latency, 3),
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            cached_tokens=usage.cached_tokens if usage else None,
+        return (
+            None,
+            CallRecord(
+                stage=stage,  # type: ignore[arg-type]
+                ok=False,
+                attempts=options.retries + 1,
+                causes=causes,
+                cause=causes[-1] if causes else "transport",
+                detail=detail[:500],
+                text=text[:2000],
+                reasoning=reasoning,
+                latency_s=round(latency, 3),
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                cached_tokens=usage.cached_tokens if usage else None,
+            ),
         )
 
     async def observe(item: BenchItem, obs: ObserverContext) -> ResultRecord:
@@ -442,7 +442,7 @@ async def run_bench(
         (it, o)
         for it in items
         for o in it.observers
-        if not ((r := last.get((it.item_id, o.seat))) is not None and r.ok)
+        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
     ]
     try:
         await asyncio.gather(*(one(it, o) for it, o in todo))
@@ -451,12 +451,12 @@ async def run_bench(
     for it in items:
         for o in it.observers:
             summary.total += 1
-            r = last.get((it.item_id, o.seat))
-            if r is None:
+            rec = last.get((it.item_id, o.seat))
+            if rec is None:
                 continue
-            if r.ok:
+            if rec.ok:
                 summary.ok += 1
             else:
-                summary.causes[r.cause or "unknown"] += 1
-            summary.shortened += r.history_dropped > 0
+                summary.causes[rec.cause or "unknown"] += 1
+            summary.shortened += rec.history_dropped > 0
     return summary

@@ -75,7 +75,8 @@ def _validate(model: type[R], obj: dict[str, object], path: Path, line: int) -> 
     except ValidationError as err:
         first = err.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
-        raise BeliefShiftFormatError(f"{path}:{line}: invalid {obj.get('kind', 'record')} record ({loc}: {first['msg']})")
+        kind = obj.get("kind", "record")
+        raise BeliefShiftFormatError(f"{path}:{line}: invalid {kind} record ({loc}: {first['msg']})") from None
 
 
 def _read(
