@@ -178,6 +178,12 @@ _HEDGE = re.compile(
     r"\b(?:either|or|maybe|perhaps|possibly|might|could|may|probably|likely|wonder|suspect|guess|mean|means)\b",
     re.IGNORECASE,
 )
+_REPORTED = re.compile(
+    r"\b(?:says?|said|saying|claims?|claimed|claiming|theory|theories|hint(?:s|ed|ing)?|suggest(?:s|ed|ing)?|"
+    r"insist(?:s|ed|ing)?|argu(?:e|es|ed|ing)|call(?:s|ed|ing)|accus(?:e|es|ed|ing)|(?:he|she|they|who)\s+thinks?|"
+    r"(?:he|she|they|who)\s+believes?|wants?\s+us\s+to\s+think)\b",
+    re.IGNORECASE,
+)
 _OBJECT_OF = re.compile(
     r"\b(?:of|about|for|with|on|to|against|by|from|at|defend(?:s|ed|ing)?|accus(?:e|es|ed|ing)|than|like)\s*$",
     re.IGNORECASE,
@@ -233,13 +239,13 @@ _PATTERNS: tuple[_Pattern, ...] = (
         "suspect",
         r"{NL}\s+(?:is|are|seems?|looks?|feels?|sounds?|appears?|has\s+been|have\s+been|was|were|'s|’s|"
         r"is\s+acting|are\s+acting|is\s+being|seems?\s+to\s+be|looks?\s+to\s+be)\s+"
-        r"(?:\w+\s+){0,2}?(?:suspicious|suspect|sus|shady|sketchy|fishy|dodgy|evasive|deflecting|"
+        r"(?:\w+\s+){0,2}?(?:suspicious|suspect|sus|shady|sketchy|fishy|dodgy|evasive|deflecting|calculated|"
         r"too\s+convenient)\b(?!\s+(?:of|about|towards?|regarding)\b)",
     ),
     _Pattern(
         "suspect",
         r"{NL}(?:'s|’s)\s+(?:\w+\s+){0,4}?(?:is|was|seems?|looks?|feels?|are|were)\s+(?:\w+\s+){0,3}?"
-        r"(?:suspicious|shady|sketchy|fishy|off|a\s+red\s+flag|(?:too\s+|very\s+|pretty\s+|really\s+)?convenient)\b",
+        r"(?:suspicious|shady|sketchy|fishy|off|calculated|a\s+red\s+flag|(?:too\s+|very\s+|pretty\s+|really\s+)?convenient)\b",
     ),
     _Pattern(
         "suspect",
@@ -247,6 +253,11 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"(?:close\s+|careful\s+|sharp\s+|wary\s+|watchful\s+)?eyes?\s+on\s+{NL}",
     ),
     _Pattern("suspect", r"\bI\s+(?:don't|do\s+not|can't|cannot|can\s+not)\s+(?:fully\s+|really\s+)?trust\s+{NL}", True),
+    _Pattern(
+        "suspect",
+        r"\bI(?:'m|’m|\s+am|'ll\s+be|\s+will\s+be)\s+(?:(?:also|still|especially|really|closely|now|going\s+to\s+keep)\s+)*"
+        r"watching\s+{NL}",
+    ),
     _Pattern(
         "suspect",
         r"\b(?:something|a\s+lot|much)\s+(?:is\s+|seems\s+|feels\s+)?(?:off|fishy|suspicious|weird|strange)\s+"
@@ -327,15 +338,20 @@ class RulesAnnotator:
             if not sentence:
                 continue
             for pat, rx in compiled:
-                for m in rx.finditer(sentence):
+                pos = 0
+                while (m := rx.search(sentence, pos)) is not None:
+                    # a rejected match is retried one character later, so a shorter match inside it
+                    # ("wary of Alex, and Finley is a wolf" -> "Finley is a wolf") is still found
+                    pos = m.start() + 1
                     if not pat.negation_inside_ok and _NEG_INSIDE.search(m.group(0)):
                         continue
                     before = sentence[: m.start()]
                     if pat.regex.startswith("{NL}") and _OBJECT_OF.search(before):
                         continue  # the name is the object of something else ("X's defense of Y is ...")
                     clause = _CLAUSE_BREAK.split(before)[-1]
-                    if _NEG_PREFIX.search(clause):
-                        continue
+                    if _NEG_PREFIX.search(clause) or _REPORTED.search(clause):
+                        continue  # negated, conditional, or someone else's words ("Bailey says X is mafia")
+                    pos = m.end()
                     category = pat.category
                     if category == "accuse" and _HEDGE.search(before):
                         category = "suspect"  # "either A is mafia or ...", "that could mean A is mafia"
