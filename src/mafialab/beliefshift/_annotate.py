@@ -175,11 +175,11 @@ _CLAUSE_BREAK = re.compile(
     r"[,;:\u2014\u2013()]|\s-\s|\b(?:but|however|although|though|while|whereas)\b", re.IGNORECASE
 )
 _HEDGE = re.compile(
-    r"\b(?:either|or|maybe|perhaps|possibly|might|could|may|probably|likely|wonder|suspect|guess|mean|means)\b",
+    r"\b(?:either|or|if|unless|maybe|perhaps|possibly|might|could|may|probably|likely|wonder|suspect|guess|mean|means)\b",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
-    r"\b(?:says?|said|saying|claims?|claimed|claiming|theory|theories|hint(?:s|ed|ing)?|suggest(?:s|ed|ing)?|"
+    r"\b(?:says?|said|saying|claims?|claimed|claiming|theory|theories|hint(?:s|ed|ing)?|suggest(?:s|ed|ing)?|impl(?:y|ies|ied|ying)|"
     r"insist(?:s|ed|ing)?|argu(?:e|es|ed|ing)|call(?:s|ed|ing)|accus(?:e|es|ed|ing)|(?:he|she|they|who)\s+thinks?|"
     r"(?:he|she|they|who)\s+believes?|wants?\s+us\s+to\s+think)\b",
     re.IGNORECASE,

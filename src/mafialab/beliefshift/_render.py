@@ -101,7 +101,6 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
         elif isinstance(ev, TeamRevealed):
             line = f"Your team ({team_word(ev.team)}): {', '.join(nm(m) for m in ev.members)}."
         elif isinstance(ev, PhaseStarted):
-            in_preamble = False
             title = {"intro": "Introductions", "night": f"Night {ev.round}", "day": f"Day {ev.round}"}.get(
                 ev.phase, ev.phase
             )
@@ -140,6 +139,8 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
             line = f"[{ev.phase} {ev.round}] {nm(ev.seat)} is {how}" + (f"; role: {ev.role}." if ev.role else ".")
         elif isinstance(ev, GameEnd):
             line = f"Game over: the {lex.team_name(ev.winner)} win."
+        if not isinstance(ev, SeatingEvent | RoleAssigned | TeamRevealed):
+            in_preamble = False
         if line:
             lines.append(line)
             if in_preamble:
