@@ -427,7 +427,7 @@ def _spearman(configs: Sequence[Config], quantities: dict[str, dict[str, Stat]],
     t = Table("spearman", "Spearman rank correlation between model size and each quantity",
               ["quantity", "models", "rho", "p"], notes=[note], digits=3)  # fmt: skip
     sized = [c for c in configs if c.info.params_b is not None]
-    keys = sorted({k for c in sized for k in quantities[c.key]}, key=_qorder)
+    keys = sorted({k for c in configs for k in quantities[c.key]}, key=_qorder)
     for k in keys:
         pairs = [
             (c.info.params_b, quantities[c.key][k].mean)
