@@ -73,7 +73,7 @@ def test_offline_end_to_end_native_games_with_mock(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["beliefshift", "freeze", str(logs), "ann.jsonl", "--out", "bench.jsonl", "--seed", "3"])
     assert r.exit_code == 0, r.output
-    header, items = read_bench(tmp_path / "bench.jsonl")
+    header, _ = read_bench(tmp_path / "bench.jsonl")
     assert header.n_observations > 10
     # two mock "models" registered like real backends, answering valid labels under the schema
     register_backend("mockbs", lambda model, **kw: MockModel(hashed_answers(model), name=f"mockbs/{model}"))
