@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mafialab.engine import (
     Elimination,
@@ -139,6 +139,8 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
             line = f"[{ev.phase} {ev.round}] {nm(ev.seat)} is {how}" + (f"; role: {ev.role}." if ev.role else ".")
         elif isinstance(ev, GameEnd):
             line = f"Game over: the {lex.team_name(ev.winner)} win."
+        elif ev.kind == "imported":  # records an importer kept without an engine event of their own
+            line = _imported_line(ev, nm)
         if not isinstance(ev, SeatingEvent | RoleAssigned | TeamRevealed):
             in_preamble = False
         if line:
@@ -146,3 +148,16 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
             if in_preamble:
                 preamble += 1
     return lines, preamble
+
+
+def _imported_line(ev: object, nm: Callable[[int | None], str]) -> str:
+    """One line for an importer's ``imported`` event (a failed turn or a foreign record)."""
+    note = str(getattr(ev, "note", ""))
+    seat = getattr(ev, "seat", None)
+    where = f"[{getattr(ev, 'phase', '')} {getattr(ev, 'round', '')}]"
+    who = nm(seat) if seat is not None else "(game)"
+    if note in ("transport_error", "empty_response"):
+        return f"{where} {who}: (no message: the turn failed)"
+    text = getattr(ev, "text", None)
+    kind = str(getattr(ev, "source_kind", "record"))
+    return f"{where} {who} ({kind}): {quote(text)}" if text else ""
