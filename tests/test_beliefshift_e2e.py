@@ -196,3 +196,12 @@ def test_end_to_end_corpus_v2_slice_with_embedded_model(tmp_path, mafiascope_dir
     r = runner.invoke(app, ["beliefshift", "report", "res.jsonl", "--out", "rep"])
     assert r.exit_code == 0, r.output
     check_report_dir(tmp_path / "rep", 1)
+
+
+def test_default_model_is_the_embedded_model():
+    import mafialab.models as models
+    from mafialab.beliefshift import DEFAULT_MODEL
+
+    if not hasattr(models, "DEFAULT_LOCAL_MODEL"):
+        pytest.skip("the embedded model backend (branch models) is not on this branch yet")
+    assert models.DEFAULT_LOCAL_MODEL == DEFAULT_MODEL
