@@ -40,7 +40,6 @@ from mafialab.engine import (
 )
 from tests.beliefshift_fixtures import WEREWOLF7_CHAT, play_native
 
-
 LEAK = re.compile(
     r"^\[night \d+, (?:Werewolves|Mafia) chat\]|^\[night \d+\] \w+ chose to (?:devour|kill)|"
     r"^\[night \d+\] The (?:Werewolves|Mafia) chose|^\w+'s role:",
