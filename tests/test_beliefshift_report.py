@@ -224,3 +224,23 @@ def test_models_yaml_errors_name_the_field(tmp_path):
         load_models_yaml(p)
     p.write_text("models: [{label: x, params_b: 3, reasoning: on, group: frontier}]")
     assert load_models_yaml(p)["x"] == ModelInfo("x", 3.0, "on", "frontier")
+
+
+def test_cluster_bootstrap_ci_option():
+    # two games; the interval of a mean over game-level resamples lies between the game means
+    recs = [
+        result("M", 1, "town", "mafia", "accuse", (0, 1), (0, 1)),
+        result("M", 2, "town", "mafia", "accuse", (0, 3), (0, 3)),
+        result("M", 3, "town", "mafia", "accuse", (0, 3), (0, 3)),
+    ]
+    recs[0] = recs[0].model_copy(update={"game_id": "g1"})
+    rep = build_report(recs, ci="cluster")
+    s = rep.quantities["M"]["t1.village.accuse.target"]
+    assert s.mean == pytest.approx(7 / 3) and s.n == 3
+    # resamples can only give game means 1 (g1 alone), 3 (g alone) or mixtures: bounds within [1, 3]
+    assert 0 < s.half <= max(7 / 3 - 1, 3 - 7 / 3) + 1e-9
+    sep = rep.quantities["M"]["prior.separation"]
+    assert sep.mean == pytest.approx(7 / 3 - 0.0)
+    assert "cluster bootstrap" in rep.tables["table1_models"].notes[1]
+    t = build_report(recs, ci="t").quantities["M"]["t1.village.accuse.target"]
+    assert t.half == pytest.approx(half([1, 3, 3]))

@@ -8,14 +8,18 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
+from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
 from mafialab.beliefshift._io import read_results
 from mafialab.beliefshift._schema import SCALE, SHIFT_RANGE_INDEPENDENT, ResultRecord, label_of, trust_bin
 from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift._tables import Cell, Table
+
+CIMethod = Literal["t", "cluster"]
+"""How per-model CIs are computed: Student t over responses, or game-level cluster bootstrap."""
 
 SIZE_GROUPS: tuple[str, ...] = ("<5B", "5-<10B", "10-<30B", ">=30B")
 """Size groups by parameter count (the paper's ≤4B, 5–9B, 10–29B, ≥30B without gaps)."""
@@ -171,7 +175,9 @@ def _team(t: str) -> str:
     return "village" if t == "town" else "wolf"
 
 
-def model_quantities(records: Sequence[ResultRecord], protocol: str = "anchored") -> dict[str, Stat]:
+def model_quantities(
+    records: Sequence[ResultRecord], protocol: str = "anchored", ci: CIMethod = "t", *, seed: int = 0
+) -> dict[str, Stat]:
     """Every reported quantity of one configuration, from its valid observations.
 
     Keys (``team`` is the accuser's true team, ``village``/``wolf``; ``who`` is ``target`` or
@@ -179,7 +185,7 @@ def model_quantities(records: Sequence[ResultRecord], protocol: str = "anchored"
 
     * ``prior.wolf`` / ``prior.village``: mean prior about players truly on that side (both
       the accuser and the target priors of every observation, pooled); ``prior.separation``:
-      their difference (Welch CI).
+      their difference.
     * ``t1.<team>.<suspect|accuse>.<who>``: mean shift (paper Table 1).
     * ``t2.<team>.<trust|neutral|distrust>.<who>``: mean shift by the trust bin of the
       prior about the accuser (paper Table 2).
@@ -188,38 +194,85 @@ def model_quantities(records: Sequence[ResultRecord], protocol: str = "anchored"
     * ``dist.prior.<level>`` / ``dist.shift.<level>`` (and ``dist.posterior.<level>``
       under the independent protocol): % of answers at each level (no CI).
 
-    Per-model CIs: Student-t over responses, treated as independent (:func:`mean_ci`).
+    Args:
+        records: Valid observations of one configuration.
+        protocol: Their protocol (sets the shift levels of the distributions).
+        ci: ``"t"``: Student-t over responses treated as independent (:func:`mean_ci`; Welch
+            for the separation); ``"cluster"``: game-level cluster bootstrap (1,000 resamples,
+            percentile interval, reported as the larger distance from the mean to a bound).
+        seed: Seed of the bootstrap resamples.
     """
     q: dict[str, Stat] = {}
-    wolf = [float(v) for r in records for p, v in _priors(r) if p == "mafia"]
-    vill = [float(v) for r in records for p, v in _priors(r) if p == "town"]
-    q["prior.wolf"] = mean_ci(wolf)
-    q["prior.village"] = mean_ci(vill)
-    q["prior.separation"] = diff_ci(wolf, vill)
-    buckets: dict[str, list[float]] = defaultdict(list)
+    wolf = [(r.game_id, float(v)) for r in records for p, v in _priors(r) if p == "mafia"]
+    vill = [(r.game_id, float(v)) for r in records for p, v in _priors(r) if p == "town"]
+    games = sorted({r.game_id for r in records})
+    weights = bootstrap_weights(len(games), 1000, seed) if ci == "cluster" and games else None
+    gidx = {g: i for i, g in enumerate(games)}
+
+    def mean(xs: list[tuple[str, float]]) -> Stat:
+        if weights is None:
+            return mean_ci([v for _, v in xs])
+        return _cluster_stat([xs], gidx, weights)
+
+    q["prior.wolf"] = mean(wolf)
+    q["prior.village"] = mean(vill)
+    if weights is None:
+        q["prior.separation"] = diff_ci([v for _, v in wolf], [v for _, v in vill])
+    else:
+        q["prior.separation"] = _cluster_stat([wolf, vill], gidx, weights)
+    buckets: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for r in records:
         assert r.prior is not None and r.shift is not None
         team = _team(r.accuser.team)
         b: str = trust_bin(r.prior.accuser)
         corr = "correct" if r.target.team == "mafia" else "incorrect"
         for who, v in (("target", r.shift.target), ("accuser", r.shift.accuser)):
-            buckets[f"t1.{team}.{r.category}.{who}"].append(v)
-            buckets[f"t2.{team}.{b}.{who}"].append(v)
-            buckets[f"t2c.{corr}.{team}.{b}.{who}"].append(v)
+            buckets[f"t1.{team}.{r.category}.{who}"].append((r.game_id, v))
+            buckets[f"t2.{team}.{b}.{who}"].append((r.game_id, v))
+            buckets[f"t2c.{corr}.{team}.{b}.{who}"].append((r.game_id, v))
     for team in ("village", "wolf"):
         for who in ("target", "accuser"):
             for cat, _ in CATEGORIES:
-                q[f"t1.{team}.{cat}.{who}"] = mean_ci(buckets.get(f"t1.{team}.{cat}.{who}", []))
+                q[f"t1.{team}.{cat}.{who}"] = mean(buckets.get(f"t1.{team}.{cat}.{who}", []))
             for b, _ in BINS:
-                q[f"t2.{team}.{b}.{who}"] = mean_ci(buckets.get(f"t2.{team}.{b}.{who}", []))
+                q[f"t2.{team}.{b}.{who}"] = mean(buckets.get(f"t2.{team}.{b}.{who}", []))
                 for corr in ("correct", "incorrect"):
-                    q[f"t2c.{corr}.{team}.{b}.{who}"] = mean_ci(buckets.get(f"t2c.{corr}.{team}.{b}.{who}", []))
+                    q[f"t2c.{corr}.{team}.{b}.{who}"] = mean(buckets.get(f"t2c.{corr}.{team}.{b}.{who}", []))
     for kind, levels, values in _distributions(records, protocol):
         n = len(values)
         cnt = Counter(values)
         for lv in levels:
             q[f"dist.{kind}.{label_of(lv)}"] = Stat(100.0 * cnt[lv] / n, math.nan, n) if n else EMPTY
     return q
+
+
+def _cluster_stat(parts: list[list[tuple[str, float]]], gidx: dict[str, int], weights: Any) -> Stat:
+    """Mean of ``parts[0]`` (minus that of ``parts[1]``) with a game-level bootstrap interval.
+
+    Uses :func:`mafialab.analysis.cluster_bootstrap_ci` on per-game sums and counts.
+    """
+    import numpy as np
+
+    n = sum(len(p) for p in parts)
+    if any(not p for p in parts):
+        return EMPTY
+    sums = np.zeros((len(gidx), 2 * len(parts)))
+    for j, p in enumerate(parts):
+        for g, v in p:
+            sums[gidx[g], 2 * j] += v
+            sums[gidx[g], 2 * j + 1] += 1
+    total = sums.sum(axis=0)
+    means = [total[2 * j] / total[2 * j + 1] for j in range(len(parts))]
+    m = means[0] - means[1] if len(parts) == 2 else means[0]
+
+    def stat(x: Any) -> Any:
+        a = x[..., 0] / x[..., 1]
+        return a - x[..., 2] / x[..., 3] if len(parts) == 2 else a
+
+    ci = cluster_bootstrap_ci(sums, stat, weights=weights)
+    if ci is None or n < 2:
+        return Stat(float(m), math.nan, n)
+    return Stat(float(m), max(float(m) - ci[0], ci[1] - float(m)), n)
 
 
 def _priors(r: ResultRecord) -> list[tuple[str, int]]:
@@ -280,14 +333,21 @@ def _group_order(configs: Sequence[Config]) -> dict[str, list[str]]:
     return out
 
 
-def build_report(results: Sequence[ResultRecord], infos: dict[str, ModelInfo] | None = None) -> Report:
+def build_report(
+    results: Sequence[ResultRecord], infos: dict[str, ModelInfo] | None = None, ci: CIMethod = "t"
+) -> Report:
     """Aggregate result records into every table.
 
     Group rows average the per-model means (each model counts once; see
     :func:`mafialab.beliefshift.combine`); ``n`` in a group row is the number of models.
+
+    Args:
+        results: Result records of one or more configurations.
+        infos: ``models.yaml`` entries by label (``None``: each model is its own group).
+        ci: Per-model CI method (see :func:`model_quantities`).
     """
     configs = collect(results, infos)
-    quantities = {c.key: model_quantities(c.records, c.protocol) for c in configs}
+    quantities = {c.key: model_quantities(c.records, c.protocol, ci) for c in configs}
     groups = _group_order(configs)
     gq: dict[str, dict[str, Stat]] = {}
     for g, keys in groups.items():
@@ -295,8 +355,9 @@ def build_report(results: Sequence[ResultRecord], infos: dict[str, ModelInfo] | 
         gq[g] = {k: combine([quantities[key].get(k, EMPTY) for key in keys]) for k in sorted(allk)}
     protocols = sorted({c.protocol for c in configs})
     note_p = f"Protocol: {', '.join(protocols) or 'none'}."
+    how = "Student t over responses" if ci == "t" else "game-level cluster bootstrap, 1,000 resamples"
     note_ci = (
-        "Model rows: mean ± 95 % CI (Student t over responses). Group rows: unweighted average of the "
+        f"Model rows: mean ± 95 % CI ({how}). Group rows: unweighted average of the "
         "models' means ± CI propagated from the models' CIs (models fixed); n = models."
     )
     tables: dict[str, Table] = {}

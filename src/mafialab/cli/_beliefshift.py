@@ -207,8 +207,13 @@ def report_cmd(
     results: list[Path] = typer.Argument(..., help="Results files (RESULTS.jsonl), one or more models."),
     models: Path | None = typer.Option(None, "--models", help="models.yaml: params_b, reasoning, group per label."),
     out: Path = typer.Option(Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."),
+    ci: str = typer.Option(
+        "t", "--ci", help="Per-model CIs: t (Student t over responses) or cluster (game bootstrap)."
+    ),
 ) -> None:
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
+    if ci not in ("t", "cluster"):
+        fail(f"--ci: expected t or cluster, got {ci!r}")
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)
@@ -218,7 +223,7 @@ def report_cmd(
         console.print(f"[yellow]skipped:[/] {p}")
     if not recs:
         fail("no result records in the given files")
-    rep = build_report(recs, infos)
+    rep = build_report(recs, infos, ci)  # type: ignore[arg-type]
     written = write_report(rep, out)
     show = ["completion", "prior_discrimination_groups", "table1_groups", "table2_groups", "table9_groups"]
     for name in show:
