@@ -248,3 +248,27 @@ def test_prompt_text_is_quoted_and_complete():
     assert "{" + "history}" not in p.history and "Werewolves" in p.prior and "Village" in p.prior
     assert p.system.startswith("You are Cid, a player in a game of Werewolf.")
     assert '"Ann": "<label>"' in p.prior
+
+
+async def test_shortening_uses_the_model_tokenizer_when_it_has_one(tmp_path):
+    h, items = bench(1, history=60)
+    obs = items[0].observers[0]
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    p = build_prompts(h, items[0], obs, context_window=700, max_tokens=64, count_tokens=words)
+    by_chars = build_prompts(h, items[0], obs, context_window=700, max_tokens=64)
+    assert 0 < p.dropped < by_chars.dropped  # words are fewer than characters / 3
+    msgs = p.shift_messages('{"Ann": "+1", "Bob": "0"}', "Ann +1, Bob 0")
+    assert sum(words(m.content) for m in msgs) + 64 + 64 <= 700
+
+    class Tokenizing(MockModel):
+        def count_tokens(self, text: str) -> int:
+            return words(text)
+
+    m = Tokenizing(by_stage(GOOD_PRIOR, GOOD_SHIFT), context_window=700)
+    await run_bench(h, items, m, tmp_path / "r.jsonl", RunOptions(max_tokens=64))
+    header, recs, _ = read_results(tmp_path / "r.jsonl")
+    assert header.options["token_count"] == "model tokenizer"
+    assert recs[0].history_dropped == p.dropped

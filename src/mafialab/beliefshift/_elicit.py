@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -158,17 +159,31 @@ def _fmt(template: str, **kw: str) -> str:
     return out
 
 
+def char_tokens(text: str) -> int:
+    """Token estimate without a tokenizer: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
 def build_prompts(
-    header: BenchHeader, item: BenchItem, obs: ObserverContext, *, context_window: int | None, max_tokens: int
+    header: BenchHeader,
+    item: BenchItem,
+    obs: ObserverContext,
+    *,
+    context_window: int | None,
+    max_tokens: int,
+    count_tokens: Callable[[str], int] | None = None,
 ) -> Prompts:
     """The prompts of one (item, observer), shortened to fit ``context_window`` if needed.
 
-    Shortening (documented in ``docs/beliefshift.md``): when the estimated length of the
-    longest prompt (characters / :data:`CHARS_PER_TOKEN`) plus ``max_tokens`` plus
-    :data:`RESERVE_TOKENS` exceeds the window, the oldest history lines after the observer's
-    identity preamble are dropped, whole, until it fits, and one line saying how many were
-    omitted takes their place. The count is recorded as ``history_dropped``.
+    Shortening (documented in ``docs/beliefshift.md``): when the longest prompt's tokens plus
+    ``max_tokens`` plus :data:`RESERVE_TOKENS` exceed the window, the oldest history lines
+    after the observer's identity preamble are dropped, whole, until it fits, and one line
+    saying how many were omitted takes their place. The count is recorded as
+    ``history_dropped``. Tokens are counted with ``count_tokens`` (the model's tokenizer,
+    where the backend has one), else estimated by :func:`char_tokens`; the history is
+    counted line by line.
     """
+    count = count_tokens or char_tokens
     p = header.prompts
     town, mafia = item.town_team, item.mafia_team
     team_name = town if obs.team == "town" else mafia
@@ -185,17 +200,22 @@ def build_prompts(
     lines = list(obs.history)
     dropped = 0
     if context_window is not None:
-        fixed = len(system) + max(len(prior) + len(shift) + 2 * len(example) + 80, len(posterior)) + len(p["history"])
-        budget = (context_window - max_tokens - RESERVE_TOKENS) * CHARS_PER_TOKEN - fixed
-        total = sum(len(x) + 1 for x in lines)
+        # the longest prompt: system + history + prior question + prior answer + shift question
+        # (anchored), or system + history + posterior question (independent); 40 tokens of slack
+        # for the restated prior and the chat template's role markers
+        asked = max(count(prior) + count(shift) + 2 * count(example), count(posterior)) + 40
+        fixed = count(system) + count(_fmt(p["history"], history="")) + asked
+        budget = context_window - max_tokens - RESERVE_TOKENS - fixed
+        sizes = [count(x) + 1 for x in lines]
+        total = sum(sizes)
         pre = obs.preamble
-        marker_len = len(p["omitted"]) + 8
+        marker = count(_fmt(p["omitted"], n="0000")) + 1
         while total > budget and len(lines) > pre:
-            total -= len(lines[pre]) + 1
+            total -= sizes.pop(pre)
             del lines[pre]
             dropped += 1
             if dropped == 1:
-                total += marker_len
+                total += marker
         if dropped:
             lines.insert(pre, _fmt(p["omitted"], n=str(dropped)))
     history = _fmt(p["history"], history="\n".join(lines))
@@ -274,6 +294,7 @@ async def run_bench(
     """
     label = options.label or model.name
     window = options.context_window if options.context_window is not None else model.context_window
+    counter: Callable[[str], int] | None = getattr(model, "count_tokens", None)
     rh = ResultsHeader(
         bench_id=header.bench_id,
         bench_version=header.version,
@@ -286,7 +307,7 @@ async def run_bench(
             "max_tokens": options.max_tokens,
             "temperature": options.temperature,
             "context_window": window,
-            "chars_per_token": CHARS_PER_TOKEN,
+            "token_count": "model tokenizer" if counter is not None else f"characters / {CHARS_PER_TOKEN}",
             "seed": options.seed,
         },
         software=f"mafialab {__version__}",
@@ -366,7 +387,9 @@ async def run_bench(
         )
 
     async def observe(item: BenchItem, obs: ObserverContext) -> ResultRecord:
-        pr = build_prompts(header, item, obs, context_window=window, max_tokens=options.max_tokens)
+        pr = build_prompts(
+            header, item, obs, context_window=window, max_tokens=options.max_tokens, count_tokens=counter
+        )
         names = (item.accuser.name, item.target.name)
         schema = rating_schema(*names)
         key = f"{item.item_id}:{obs.seat}"
