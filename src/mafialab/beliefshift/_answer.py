@@ -52,7 +52,7 @@ def split_answer(resp: ChatResponse) -> Answer:
     if resp.error is not None:
         kind = resp.error_kind
         cause: FailureCause = "transport"
-        if kind == "length":
+        if kind in ("length", "context"):  # generation cap hit, or the prompt exceeds the context
             cause = "length"
         elif kind == "empty":
             cause = "empty"

@@ -58,7 +58,8 @@ class RunOptions:
         protocol: ``anchored`` (shift asked with the prior shown) or ``independent``
             (posterior asked without it; shift = posterior - prior).
         retries: Extra attempts per stage after a failure (>= 0).
-        concurrency: Model calls in flight at once (>= 1).
+        concurrency: Observations in flight at once (>= 1); each has one call in flight
+            (anchored) or two (independent: prior and posterior together).
         max_tokens: Generation cap per call.
         temperature: Sampling temperature (``None``: the backend's default, as in the paper).
         context_window: Context window in tokens to fit prompts into (``None``: the model's
@@ -338,13 +339,12 @@ async def run_bench(
         usage = None
         for attempt in range(options.retries + 1):
             r = req.model_copy(update={"seed": derive_seed(options.seed, f"{key}:{stage}:{attempt}") % (2**31)})
-            async with sem:
-                try:
-                    resp = await model.chat(r)
-                except Exception as err:  # a backend that raises is a transport failure
-                    causes.append("transport")
-                    detail = f"{type(err).__name__}: {err}"
-                    continue
+            try:
+                resp = await model.chat(r)
+            except Exception as err:  # a backend that raises is a transport failure
+                causes.append("transport")
+                detail = f"{type(err).__name__}: {err}"
+                continue
             latency += resp.latency_s
             usage = resp.usage
             ans = split_answer(resp)
@@ -454,7 +454,10 @@ async def run_bench(
         )
 
     async def one(item: BenchItem, obs: ObserverContext) -> None:
-        rec = await observe(item, obs)
+        # one observation at a time per slot: its shift call follows its prior call directly,
+        # so a server with a single prefix cache (llama.cpp) reuses the shared history
+        async with sem:
+            rec = await observe(item, obs)
         writer.write(rec)
         last[(item.item_id, obs.seat)] = rec
         summary.done += 1

@@ -156,7 +156,9 @@ def run_cmd(
     protocol: str = typer.Option("anchored", "--protocol", help="anchored (prior shown) or independent."),
     label: str | None = typer.Option(None, "--label", help="Configuration label in reports (default: the model)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per stage after a failure."),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Model calls in flight."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", min=1, help="Observations in flight (their calls run in order)."
+    ),
     max_tokens: int = typer.Option(1024, "--max-tokens", min=1, help="Generation cap per call."),
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Default: the backend's."),
     context_window: int | None = typer.Option(
