@@ -272,3 +272,15 @@ async def test_shortening_uses_the_model_tokenizer_when_it_has_one(tmp_path):
     header, recs, _ = read_results(tmp_path / "r.jsonl")
     assert header.options["token_count"] == "model tokenizer"
     assert recs[0].history_dropped == p.dropped
+
+
+async def test_shift_call_follows_its_prior_call(tmp_path):
+    # one slot: the shift of an observer comes right after its prior, so a single-slot prefix
+    # cache (llama.cpp) reuses the shared system + history
+    h, items = bench(2)
+    m = MockModel(by_stage(GOOD_PRIOR, GOOD_SHIFT))
+    await run_bench(h, items, m, tmp_path / "r.jsonl", RunOptions(concurrency=1))
+    stages = [(r.meta["item_id"], r.meta["observer"], r.meta["stage"]) for r in m.requests]
+    assert len(stages) == 8
+    for k in range(0, 8, 2):
+        assert stages[k][2] == "prior" and stages[k + 1][2] == "shift" and stages[k][:2] == stages[k + 1][:2]
