@@ -244,3 +244,11 @@ def test_cluster_bootstrap_ci_option():
     assert "cluster bootstrap" in rep.tables["table1_models"].notes[1]
     t = build_report(recs, ci="t").quantities["M"]["t1.village.accuse.target"]
     assert t.half == pytest.approx(half([1, 3, 3]))
+
+
+def test_results_of_different_benchmarks_are_flagged():
+    other = [r.model_copy(update={"bench_id": "other"}) for r in B]
+    rep = build_report(A + other)
+    assert rep.benches == ["hand", "other"]
+    assert "different benchmarks" in rep.tables["table1_groups"].notes[0]
+    assert "different benchmarks" not in build_report(A + B).tables["table1_groups"].notes[0]

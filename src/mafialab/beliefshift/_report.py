@@ -302,6 +302,7 @@ class Report:
         quantities: Configuration key -> quantity key -> stat.
         group_quantities: Group name -> quantity key -> stat (see :func:`combine`).
         tables: Table name -> table.
+        benches: Benchmark ids the results come from (more than one: not comparable).
     """
 
     configs: list[Config]
@@ -309,6 +310,7 @@ class Report:
     quantities: dict[str, dict[str, Stat]]
     group_quantities: dict[str, dict[str, Stat]]
     tables: dict[str, Table]
+    benches: list[str] = field(default_factory=list)
 
 
 def _group_order(configs: Sequence[Config]) -> dict[str, list[str]]:
@@ -354,7 +356,10 @@ def build_report(
         allk = {k for key in keys for k in quantities[key]}
         gq[g] = {k: combine([quantities[key].get(k, EMPTY) for key in keys]) for k in sorted(allk)}
     protocols = sorted({c.protocol for c in configs})
-    note_p = f"Protocol: {', '.join(protocols) or 'none'}."
+    benches = sorted({r.bench_id for r in results})
+    note_p = f"Protocol: {', '.join(protocols) or 'none'}. Benchmark: {', '.join(benches) or 'none'}."
+    if len(benches) > 1:
+        note_p += " Warning: the results come from different benchmarks, so models saw different items."
     how = "Student t over responses" if ci == "t" else "game-level cluster bootstrap, 1,000 resamples"
     note_ci = (
         f"Model rows: mean ± 95 % CI ({how}). Group rows: unweighted average of the "
@@ -376,7 +381,7 @@ def build_report(
         tables[f"table2_correctness_{scope}"] = _table2(scope, rows, notes, ("correct", "incorrect"))
         tables[f"table9_{scope}"] = _table9(scope, rows, [note_p], indep)
     tables["spearman"] = _spearman(configs, quantities, note_p)
-    return Report(configs, groups, quantities, gq, tables)
+    return Report(configs, groups, quantities, gq, tables, benches)
 
 
 def _n(scope: str, s: Stat | None) -> int:

@@ -226,6 +226,10 @@ def report_cmd(
     if not recs:
         fail("no result records in the given files")
     rep = build_report(recs, infos, ci)  # type: ignore[arg-type]
+    if len(rep.benches) > 1:
+        console.print(
+            f"[yellow]warning:[/] results of {len(rep.benches)} different benchmarks: {', '.join(rep.benches)}"
+        )
     written = write_report(rep, out)
     show = ["completion", "prior_discrimination_groups", "table1_groups", "table2_groups", "table9_groups"]
     for name in show:
