@@ -205,3 +205,13 @@ def test_default_model_is_the_embedded_model():
     if not hasattr(models, "DEFAULT_LOCAL_MODEL"):
         pytest.skip("the embedded model backend (branch models) is not on this branch yet")
     assert models.DEFAULT_LOCAL_MODEL == DEFAULT_MODEL
+
+
+def test_model_spec_options_reach_the_backend():
+    from mafialab.cli._beliefshift import model_from_spec
+    from mafialab.models import ModelSpecError
+
+    m = model_from_spec("mock/x?context_window=2048")
+    assert m.context_window == 2048 and m.name == "mock/x"
+    with pytest.raises(ModelSpecError):
+        model_from_spec("mock/x?=&&")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -36,7 +39,7 @@ from mafialab.beliefshift import (
     write_report,
 )
 from mafialab.cli._app import app, console, fail
-from mafialab.models import ModelSpecError, get_model
+from mafialab.models import ChatModel, ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
 bs_app = typer.Typer(
@@ -44,6 +47,27 @@ bs_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(bs_app, name="beliefshift")
+
+
+def model_from_spec(spec: str) -> ChatModel:
+    """Build a model from ``provider/model[?key=value&...]`` (options as JSON where they parse).
+
+    Raises:
+        ModelSpecError: Malformed string, unknown provider or option.
+        ImportError: The backend's optional dependency is missing.
+    """
+    model, _, query = spec.partition("?")
+    options: dict[str, Any] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ModelSpecError(f"model: malformed options in {spec!r} (expected ?key=value&key=value)") from None
+    for key, value in pairs:
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return get_model(model, **options)
 
 
 def _progress() -> Progress:
@@ -74,7 +98,7 @@ def annotate_cmd(
         ann = RulesAnnotator()
     else:
         try:
-            ann = ModelAnnotator(get_model(annotator), retries=retries)  # type: ignore[assignment]
+            ann = ModelAnnotator(model_from_spec(annotator), retries=retries)  # type: ignore[assignment]
         except (ModelSpecError, ImportError) as err:
             fail(f"--annotator: {err}")
     total = len(games)
@@ -151,7 +175,9 @@ def freeze_cmd(
 @bs_app.command("run")
 def run_cmd(
     bench: Path = typer.Argument(..., help="Benchmark file (BENCH.jsonl)."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="Model string (provider/model)."),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", "-m", help="Model string provider/model[?key=value&...] (e.g. ?base_url=...)."
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Results file (appended; a rerun resumes)."),
     protocol: str = typer.Option("anchored", "--protocol", help="anchored (prior shown) or independent."),
     label: str | None = typer.Option(None, "--label", help="Configuration label in reports (default: the model)."),
@@ -176,7 +202,7 @@ def run_cmd(
     if limit is not None:
         items = items[:limit]
     try:
-        chat = get_model(model)
+        chat = model_from_spec(model)
     except (ModelSpecError, ImportError) as err:
         fail(f"--model: {err}")
     opts = RunOptions(
