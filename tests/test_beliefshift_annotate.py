@@ -302,5 +302,5 @@ def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_
     assert not wrong  # every unit the rules label carries the hand label (precision 1 here)
     hits = sum(v for k, v in labelled_by_rules.items() if k[0] == k[1])
     gold = sum(v for k, v in rep.confusion.items() if k[0] != NONE)
-    assert hits >= 10 and gold == 35  # recall 10/35 when written
-    assert rep.kappa > 0.3
+    assert hits >= 15 and gold == 35  # recall 15/35 when written
+    assert rep.kappa > 0.45

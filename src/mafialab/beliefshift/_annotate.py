@@ -196,6 +196,7 @@ class _Pattern:
     category: Category
     regex: str
     negation_inside_ok: bool = False
+    sentence_subject: bool = False  # the names must open the sentence (after at most 3 words)
 
 
 _PATTERNS: tuple[_Pattern, ...] = (
@@ -274,6 +275,22 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"{NL}\s+(?:is|are|remains?)\s+(?:still\s+)?(?:my|our|the)\s+(?:top|main|prime|biggest|primary|number\s+one|#1|"
         r"first|leading|strongest)\s+(?:suspect|suspicion|pick|read|concern)",
     ),
+    # the sentence's subject, then (in the same clause) a hedged wolf possibility or a suspicion
+    # word: "Kennedy held back, which could be a smart Mafia move", "Alex jumped on the vote
+    # quickly, which feels a bit convenient"
+    _Pattern(
+        "suspect",
+        r"{NL}(?:'s|’s)?\b(?:(?!\b(?:but|however|although|though|while|whereas|unlike)\b)[^.;:!?\u2014\u2013])*?"
+        r"\b(?:could|might|may)\s+(?:also\s+|well\s+|easily\s+|just\s+)?be\s+(?:\w+\s+){0,4}?{W}\b",
+        sentence_subject=True,
+    ),
+    _Pattern(
+        "suspect",
+        r"{NL}(?:'s|’s)?\b(?:(?!\b(?:but|however|although|though|while|whereas|unlike)\b)[^.;:!?\u2014\u2013])*?"
+        r"\b(?:suspicious|calculated|too\s+convenient|a\s+bit\s+convenient|convenient\s+timing|red\s+flag|"
+        r"like\s+a\s+(?:Mafia|wolf|werewolf)\s+(?:move|strategy|play|tactic))\b(?!\s+(?:of|about|towards?)\b)",
+        sentence_subject=True,
+    ),
 )
 
 
@@ -288,8 +305,10 @@ class RulesAnnotator:
     * suspect: ``{N} is probably/likely/possibly {W}``, ``{N} might/could be {W}``,
       ``I have doubts about {N}``, ``I'm (a bit) suspicious of/wary of {N}``, ``I suspect {N}``,
       ``{N} seems/looks/is suspicious|shady|fishy|sketchy``, ``{N}'s ... is suspicious``,
-      ``keeping an eye on {N}``, ``I don't trust {N}``, ``something is off about {N}``,
-      ``my suspicion is on {N}``, ``{N} is my top suspect``.
+      ``keeping an eye on {N}``, ``I'm watching {N}``, ``I don't trust {N}``, ``something is off
+      about {N}``, ``my suspicion is on {N}``, ``{N} is my top suspect``; with ``{N}`` opening
+      the sentence: ``{N} ..., which could be a ... {W} move``, ``{N}'s ... feels calculated /
+      too convenient / like a {W} tactic / is a red flag``.
 
     A match is dropped when the clause before it, or the match itself, contains a negation
     or condition ("not suspicious", "I don't think {N} is mafia", "if {N} were mafia"), when
@@ -348,6 +367,8 @@ class RulesAnnotator:
                     before = sentence[: m.start()]
                     if pat.regex.startswith("{NL}") and _OBJECT_OF.search(before):
                         continue  # the name is the object of something else ("X's defense of Y is ...")
+                    if pat.sentence_subject and len(before.split()) > 3:
+                        continue
                     clause = _CLAUSE_BREAK.split(before)[-1]
                     if _NEG_PREFIX.search(clause) or _REPORTED.search(clause):
                         continue  # negated, conditional, or someone else's words ("Bailey says X is mafia")
