@@ -237,7 +237,8 @@ async def test_resume_skips_valid_observations_and_refuses_other_runs(tmp_path):
     header, recs, _ = read_results(out)
     assert header is not None and header.bench_id == "b1" and len(recs) == 6  # appended, nothing lost
     rep = build_report(recs)
-    assert rep.tables["completion"].rows[0][4] == 4  # the last record per observation wins
+    comp = rep.tables["completion"]
+    assert comp.rows[0][comp.columns.index("valid")] == 4  # the last record per observation wins
     with pytest.raises(ResultsMismatch, match="protocol"):
         await run_bench(h, items, m2, out, RunOptions(protocol="independent"))
 

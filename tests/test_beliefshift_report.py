@@ -143,6 +143,7 @@ def test_completion_and_spearman(report):
     assert row_a[cols.index("valid")] == 4
     assert row_a[cols.index("completion %")] == pytest.approx(80.0)
     assert row_a[cols.index("out_of_scale")] == 1
+    assert row_a[cols.index("params (B)")] == 3.0
     sp = {r[0]: r for r in report.tables["spearman"].rows}
     # prior about villagers: A -0.2, B 0.0, C 0.0 against sizes 3, 12, 30 -> ranks (1, 2.5, 2.5)
     rho = 1.5 / (math.sqrt(2) * math.sqrt(1.5))

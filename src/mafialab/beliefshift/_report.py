@@ -477,11 +477,14 @@ def _table9(scope: str, rows: list[tuple[str, str, dict[str, Stat]]], notes: lis
 
 
 def _completion_table(configs: Sequence[Config], note: str) -> Table:
-    cols = ["model", "protocol", "group", "observations", "valid", "completion %", *CAUSES, "shortened"]
+    cols = ["model", "params (B)", "reasoning", "protocol", "group", "observations", "valid", "completion %"]
+    cols += [*CAUSES, "shortened"]
     t = Table("completion", "Completion per model (target >= 95 %)", cols, notes=[note], digits=1)
     for c in configs:
         ok = len(c.records)
-        row: list[Cell] = [c.key, c.protocol, c.group, c.total, ok, 100.0 * ok / c.total if c.total else math.nan]
+        size = c.info.params_b if c.info.params_b is not None else ""
+        rate = 100.0 * ok / c.total if c.total else math.nan
+        row: list[Cell] = [c.key, size, c.info.reasoning or "", c.protocol, c.group, c.total, ok, rate]
         t.rows.append([*row, *(c.causes.get(x, 0) for x in CAUSES), c.shortened])
     t.notes.append("Failure causes of observations that did not complete; shortened = history cut to fit the context.")
     return t
