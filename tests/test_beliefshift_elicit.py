@@ -285,3 +285,17 @@ async def test_shift_call_follows_its_prior_call(tmp_path):
     assert len(stages) == 8
     for k in range(0, 8, 2):
         assert stages[k][2] == "prior" and stages[k + 1][2] == "shift" and stages[k][:2] == stages[k + 1][:2]
+
+
+async def test_resume_after_a_torn_last_line_loses_nothing(tmp_path):
+    h, items = bench(2)
+    out = tmp_path / "r.jsonl"
+    await run_bench(h, items, MockModel(by_stage(GOOD_PRIOR, GOOD_SHIFT)), out, RunOptions(concurrency=1))
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])  # crash in the middle of the last record
+    header, recs, problems = read_results(out)
+    assert len(recs) == 3 and len(problems) == 1
+    s = await run_bench(h, items, MockModel(by_stage(GOOD_PRIOR, GOOD_SHIFT)), out, RunOptions())
+    assert (s.done, s.ok) == (1, 4)
+    _, recs, problems = read_results(out)
+    assert len(recs) == 4 and len(problems) == 1  # only the torn line is skipped

@@ -325,6 +325,11 @@ async def run_bench(
             )
         for r in old:
             last[(r.item_id, r.observer.seat)] = r
+    if out.exists() and out.stat().st_size > 0:
+        with out.open("rb+") as fh:  # a torn last line (crash while writing) must not swallow the next record
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
     sem = asyncio.Semaphore(max(1, options.concurrency))
     summary = RunSummary()
     writer = JsonlWriter(out, clock=None)
