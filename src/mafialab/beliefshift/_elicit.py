@@ -324,6 +324,11 @@ async def run_bench(
                 f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
             )
         for r in old:
+            if (r.bench_id, r.label, r.protocol) != (header.bench_id, label, options.protocol):
+                raise ResultsMismatch(
+                    f"{out}: holds a result of bench {r.bench_id}, label {r.label!r}, protocol {r.protocol} "
+                    f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
+                )
             last[(r.item_id, r.observer.seat)] = r
     if out.exists() and out.stat().st_size > 0:
         with out.open("rb+") as fh:  # a torn last line (crash while writing) must not swallow the next record
