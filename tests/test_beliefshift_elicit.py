@@ -293,7 +293,7 @@ async def test_resume_after_a_torn_last_line_loses_nothing(tmp_path):
     await run_bench(h, items, MockModel(by_stage(GOOD_PRIOR, GOOD_SHIFT)), out, RunOptions(concurrency=1))
     lines = out.read_text().splitlines()
     out.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])  # crash in the middle of the last record
-    header, recs, problems = read_results(out)
+    _, recs, problems = read_results(out)
     assert len(recs) == 3 and len(problems) == 1
     s = await run_bench(h, items, MockModel(by_stage(GOOD_PRIOR, GOOD_SHIFT)), out, RunOptions())
     assert (s.done, s.ok) == (1, 4)
