@@ -2,7 +2,7 @@
 
 import sys
 
-from mafialab.cli import _export, _import, _play, _report, _rules  # noqa: F401  (registers commands)
+from mafialab.cli import _beliefshift, _export, _import, _play, _report, _rules  # noqa: F401  (registers commands)
 from mafialab.cli._app import app, err_console
 
 
