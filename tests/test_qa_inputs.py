@@ -137,3 +137,13 @@ def test_version_and_short_help() -> None:
     for args in (["-h"], ["play", "-h"], ["report", "-h"]):
         res = runner.invoke(app, args)
         assert res.exit_code == 0 and "Usage: mafialab" in res.stdout, args
+
+
+def test_extends_takes_a_versioned_id_and_rejects_non_names(tmp_path: Path) -> None:
+    p = tmp_path / "r.yaml"
+    p.write_text("extends: werewolf7-v1\nname: wwx\nround_cap: 3\n")
+    r = load_rules(p)
+    assert (r.id, r.round_cap, r.roles) == ("wwx-v1", 3, WEREWOLF7.roles)
+    p.write_text("extends: [1]\n")  # unhashable: used to raise TypeError
+    with pytest.raises(RuleSetError, match="extends"):
+        load_rules(p)

@@ -300,8 +300,8 @@ def _format_error(err: ValidationError) -> str:
 def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     """Validate a mapping into a :class:`RuleSet`.
 
-    A mapping may name a built-in under ``extends`` and override fields of it
-    (nested sections are merged one level deep).
+    A mapping may name a built-in (by name or versioned id) under ``extends`` and override
+    fields of it (nested sections are merged one level deep).
 
     Raises:
         RuleSetError: With the failing field path in the message.
@@ -311,9 +311,14 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
-        if base not in BUILTIN:
-            raise RuleSetError(f"{source}: extends: unknown rule set {base!r} (known: {', '.join(BUILTIN)})")
-        merged = BUILTIN[base].model_dump()
+        by_id = {r.id: r for r in BUILTIN.values()}
+        parent = (BUILTIN.get(base) or by_id.get(base)) if isinstance(base, str) else None
+        if parent is None:
+            raise RuleSetError(
+                f"{source}: extends: unknown rule set {base!r} (known: {', '.join(BUILTIN)}, or a versioned id "
+                f"such as {next(iter(by_id))})"
+            )
+        merged = parent.model_dump()
         for key, value in data.items():
             if isinstance(value, dict) and isinstance(merged.get(key), dict):
                 merged[key] = {**merged[key], **value}
