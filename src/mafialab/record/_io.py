@@ -89,6 +89,8 @@ def iter_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[tuple[
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
                 msg = f"{path}:{n}: not valid JSON ({err.msg})"
+            except RecursionError:
+                msg = f"{path}:{n}: JSON nested too deeply to read"
             else:
                 if isinstance(obj, dict):
                     yield n, obj
