@@ -14,6 +14,7 @@ import jsonschema
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
 
 MAX_ISSUES = 8
+"""Most issues kept per answer (the rest are counted)."""
 
 _MAX_DEPTH = 32
 """Deepest nesting of lists/objects accepted in an answer. Probe answers nest two or three
@@ -36,9 +37,6 @@ def _nesting_depth(value: Any) -> int:
             continue
         deepest = max(deepest, d + 1)
     return deepest
-
-
-"""Most issues kept per answer (the rest are counted)."""
 
 
 @dataclass
