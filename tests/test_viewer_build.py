@@ -347,7 +347,14 @@ def test_build_errors_are_clear(tmp_path: Path) -> None:
     with pytest.raises(ViewerError, match="does not exist"):
         build_site(tmp_path / "nope", tmp_path / "site")
     r = CliRunner().invoke(app, ["view", str(tmp_path), "--out", str(tmp_path / "site")])
-    assert r.exit_code == 2 and "no game.jsonl found" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "no game.jsonl found" in " ".join(r.output.split()) and "Traceback" not in r.output
+
+
+def test_raw_mafiascope_logs_get_a_hint(mafiascope_dir: Path, tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["view", str(mafiascope_dir / "ru_clean"), "--out", str(tmp_path / "site")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    text = " ".join(r.output.split())  # rich wraps long lines
+    assert "none of the 2 game" in text and "mafialab import mafiascope" in text
 
 
 def test_parallel_build_writes_the_same_site(logs: Path, site: Path, tmp_path: Path) -> None:

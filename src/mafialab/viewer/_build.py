@@ -549,6 +549,7 @@ def build_site(
         raise ViewerError(
             f"DIR: none of the {len(dirs)} game director(ies) under {root} could be read: "
             + "; ".join(r for _, r in summary.skipped[:3])
+            + " (MafiaScope logs? import them first: mafialab import mafiascope DIR --out LOGS)"
         )
     groups = [
         {"kind": kind, "key": key, "n": c.total, "ece": c.ece(), "bins": c.bins()}
