@@ -459,6 +459,36 @@ def _run(
         yield t[0], res
 
 
+_SITE_DATA_ENTRIES = frozenset({"index.js", "g", "s"})
+"""What a viewer build writes under ``SITE/data`` (anything else there is not ours)."""
+
+
+def _check_replaceable(data: Path, dirs: Sequence[Path]) -> None:
+    """Refuse to replace ``data`` unless it is an earlier viewer build holding no game.
+
+    Raises:
+        ViewerError: If a game directory lies under ``data`` or ``data`` holds anything a
+            build does not write (so ``--out`` pointing at a log directory, ``/`` or a home
+            directory never deletes recorded data).
+    """
+    if not data.exists():
+        return
+    where = data.resolve()
+    if any(where == d.resolve() or where in d.resolve().parents for d in dirs):
+        raise ViewerError(
+            f"--out: {data.parent} holds the game logs in {data}; a build replaces {data}, "
+            "so choose another output directory"
+        )
+    foreign = (
+        sorted(p.name for p in data.iterdir() if p.name not in _SITE_DATA_ENTRIES) if data.is_dir() else [data.name]
+    )
+    if foreign:
+        raise ViewerError(
+            f"--out: {data} exists and is not an earlier viewer build (it holds {', '.join(foreign[:3])}); "
+            "a build replaces it, so choose another output directory"
+        )
+
+
 def build_site(
     src: Path | Iterable[Path],
     out: Path,
@@ -511,6 +541,7 @@ def build_site(
             f"DIR: no game.jsonl found under {root} (import MafiaScope logs first with `mafialab import`)"
         )
     data = out / "data"
+    _check_replaceable(data, dirs)
     if data.exists():
         shutil.rmtree(data)
     data.mkdir(parents=True)
