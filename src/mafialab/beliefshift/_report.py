@@ -490,6 +490,42 @@ def _completion_table(configs: Sequence[Config], note: str) -> Table:
     return t
 
 
+_SPEARMAN_EXACT_MAX = 8
+"""Up to this many models the Spearman p-value is exact (all n! orderings, 40,320 at 8)."""
+
+
+def _spearman_exact_p(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Exact two-sided permutation p-value of Spearman's rho for a few (x, y) pairs.
+
+    The t approximation that ``scipy.stats.spearmanr`` uses is badly wrong for a handful of
+    models (three models in perfect order give p = 0, when only 2 of the 3! = 6 orderings
+    are that extreme: p = 1/3). Here p is the share of the n! orderings of the y ranks
+    (average ranks for ties) whose |rho| is at least the observed |rho| (Kendall & Gibbons,
+    *Rank Correlation Methods*, 5th ed., ch. 4).
+
+    Args:
+        xs: Model sizes (n >= 2).
+        ys: The quantity per model, same length.
+
+    Returns:
+        p in (0, 1]; NaN when either side is constant.
+    """
+    import itertools
+
+    import numpy as np
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(xs), rankdata(ys)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    den = math.sqrt(float((rx * rx).sum()) * float((ry * ry).sum()))
+    if den == 0:
+        return math.nan
+    obs = abs(float((rx * ry).sum())) / den
+    perms = np.array(list(itertools.permutations(ry)))
+    rhos = np.abs(perms @ rx) / den
+    return float(np.mean(rhos >= obs - 1e-12))
+
+
 def _spearman(configs: Sequence[Config], quantities: dict[str, dict[str, Stat]], note: str) -> Table:
     from scipy.stats import spearmanr
 
@@ -510,8 +546,14 @@ def _spearman(configs: Sequence[Config], quantities: dict[str, dict[str, Stat]],
                 warnings.simplefilter("ignore")
                 res = spearmanr(xs, ys)
             rho, p = float(res.statistic), float(res.pvalue)
+            if len(pairs) <= _SPEARMAN_EXACT_MAX and not math.isnan(rho):
+                p = _spearman_exact_p(xs, ys)
         t.rows.append([k, len(pairs), rho, p])
     t.notes.append("Over models with params_b in models.yaml (at least 3 needed); per-model means.")
+    t.notes.append(
+        f"p: two-sided; exact over all orderings for at most {_SPEARMAN_EXACT_MAX} models, "
+        "otherwise the t approximation of scipy.stats.spearmanr."
+    )
     return t
 
 
