@@ -1,12 +1,17 @@
-"""QA2 regressions for ``mafialab beliefshift``: small-sample Spearman p-values."""
+"""QA2 regressions for ``mafialab beliefshift``: small-sample Spearman p-values, bad results files."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from mafialab.beliefshift import ModelInfo, build_report
+from mafialab.beliefshift import ModelInfo, ResultRecord, build_report
+from mafialab.cli import app
 from tests.beliefshift_fixtures import result
 
 
@@ -27,3 +32,37 @@ def test_spearman_p_is_exact_for_a_few_models() -> None:
     assert sp["prior.wolf"][3] == pytest.approx(2 / 24)
     # a quantity equal in every model has no correlation at all
     assert math.isnan(sp["prior.village"][2]) and math.isnan(sp["prior.village"][3])
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        ({"prior": {"accuser": 7, "target": 0}}, "prior.accuser: 7 is outside the scale -3..+3"),
+        ({"shift": {"accuser": 0, "target": -4}}, "shift.target: -4 is outside the scale -3..+3"),
+        ({"shift": None}, "shift: missing in an observation marked ok"),
+    ],
+)
+def test_report_refuses_off_scale_or_missing_ratings(tmp_path: Path, edit: dict, field: str) -> None:
+    # a hand-edited results line used to crash `report` with a ValueError traceback (7) or be
+    # scored silently; now it is a clear error naming the line and the field
+    good = result("m", 1, "town", "mafia", "accuse", (0, 1), (1, 1))
+    bad = result("m", 2, "town", "mafia", "accuse", (0, 1), (1, 1)).model_dump(mode="json") | edit
+    path = tmp_path / "res.jsonl"
+    path.write_text(good.model_dump_json() + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["beliefshift", "report", str(path), "--out", str(tmp_path / "rep")])
+    assert res.exit_code == 2, res.output
+    assert f"res.jsonl:2: invalid result record ({field})" in " ".join(res.output.split())
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+def test_independent_shifts_may_reach_six() -> None:
+    base = result("m", 1, "town", "mafia", "accuse", (-3, -3), (3, 3)).model_dump(mode="json")
+    ind = base | {"protocol": "independent", "posterior": {"accuser": 3, "target": 3}}
+    rec = ResultRecord.model_validate(ind | {"shift": {"accuser": 6, "target": 6}})
+    assert rec.shift is not None and rec.shift.target == 6
+    with pytest.raises(ValueError, match=re.escape("shift.accuser: 7 is outside the scale -6..+6")):
+        ResultRecord.model_validate(ind | {"shift": {"accuser": 7, "target": 6}})
+    with pytest.raises(ValueError, match="posterior: missing in an observation marked ok"):
+        ResultRecord.model_validate(ind | {"posterior": None})
+    # a failed observation may lack its ratings
+    assert not ResultRecord.model_validate(base | {"ok": False, "cause": "empty", "shift": None}).ok

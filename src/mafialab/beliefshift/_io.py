@@ -76,7 +76,9 @@ def _validate(model: type[R], obj: dict[str, object], path: Path, line: int) -> 
         first = err.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
         kind = obj.get("kind", "record")
-        raise BeliefShiftFormatError(f"{path}:{line}: invalid {kind} record ({loc}: {first['msg']})") from None
+        msg = str(first["msg"]).removeprefix("Value error, ")  # a validator's message names its field
+        what = f"{loc}: {msg}" if loc else msg
+        raise BeliefShiftFormatError(f"{path}:{line}: invalid {kind} record ({what})") from None
 
 
 def _read(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mafialab.rules import Team
 
@@ -406,3 +406,20 @@ class ResultRecord(_Record):
     history_events: int = 0
     history_dropped: int = 0
     prompt_chars: int = 0
+
+    @model_validator(mode="after")
+    def _on_scale(self) -> ResultRecord:
+        """A valid observation carries its ratings, each on its scale (else a clear error)."""
+        if self.ok:
+            need = ["prior", "shift"] + (["posterior"] if self.protocol == "independent" else [])
+            for name in need:
+                if getattr(self, name) is None:
+                    raise ValueError(f"{name}: missing in an observation marked ok")
+        span = 6 if self.protocol == "independent" else 3
+        for name, lim in (("prior", 3), ("posterior", 3), ("shift", span)):
+            r = getattr(self, name)
+            for who in ("accuser", "target"):
+                v = getattr(r, who) if r is not None else 0
+                if not -lim <= v <= lim:
+                    raise ValueError(f"{name}.{who}: {v} is outside the scale -{lim}..+{lim}")
+        return self
