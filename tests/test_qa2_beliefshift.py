@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.beliefshift import ModelInfo, ResultRecord, build_report
+from mafialab.beliefshift import ModelInfo, ModelsFileError, ResultRecord, build_report, load_models_yaml
 from mafialab.cli import app
 from tests.beliefshift_fixtures import result
 
@@ -66,3 +66,12 @@ def test_independent_shifts_may_reach_six() -> None:
         ResultRecord.model_validate(ind | {"posterior": None})
     # a failed observation may lack its ratings
     assert not ResultRecord.model_validate(base | {"ok": False, "cause": "empty", "shift": None}).ok
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_models_yaml_params_b_must_be_finite(tmp_path: Path, value: str) -> None:
+    # YAML's .nan / .inf passed the "> 0" check (.inf became a >=30B model, .nan a sized one)
+    path = tmp_path / "models.yaml"
+    path.write_text(f"models:\n  - {{label: a, params_b: {value}}}\n", encoding="utf-8")
+    with pytest.raises(ModelsFileError, match=r"models\.0\.params_b: must be a finite number > 0"):
+        load_models_yaml(path)

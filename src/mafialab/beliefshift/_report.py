@@ -95,8 +95,8 @@ def load_models_yaml(path: Path) -> dict[str, ModelInfo]:
         if not isinstance(label, str) or not label:
             raise ModelsFileError(f"{where}.label: required string")
         p = m.get("params_b")
-        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or p <= 0):
-            raise ModelsFileError(f"{where}.params_b: must be a number > 0, got {p!r}")
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or p <= 0):
+            raise ModelsFileError(f"{where}.params_b: must be a finite number > 0, got {p!r}")
         r = m.get("reasoning")
         if isinstance(r, bool):
             r = "on" if r else "off"
