@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from mafialab.beliefshift import ModelInfo, ModelsFileError, ResultRecord, build_report, load_models_yaml
+from mafialab.beliefshift._annotate import GameContext, RulesAnnotator
 from mafialab.cli import app
 from tests.beliefshift_fixtures import result
 
@@ -75,3 +77,34 @@ def test_models_yaml_params_b_must_be_finite(tmp_path: Path, value: str) -> None
     path.write_text(f"models:\n  - {{label: a, params_b: {value}}}\n", encoding="utf-8")
     with pytest.raises(ModelsFileError, match=r"models\.0\.params_b: must be a finite number > 0"):
         load_models_yaml(path)
+
+
+NAMES = ("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray")
+
+
+def _label(text: str) -> list[tuple[str, str]]:
+    ctx = GameContext(names=NAMES)
+    cands = {n: i for i, n in enumerate(NAMES) if n != "Alex"}
+    return [(NAMES[lab.target], lab.category) for lab in RulesAnnotator().label_text(text, "Alex", cands, ctx)]
+
+
+def test_rules_annotator_survives_degenerate_repetition() -> None:
+    # a looping model's "Bailey, Bailey, ..." (8 kB) took 195 s (cubic backtracking in the
+    # name-list pattern and the sentence-subject scans); the guard is a hang guard, not a speed target
+    text = "Bailey, " * 1000 + "is mafia. Gray is probably a wolf, and " + "very long " * 2000
+    box: list[list[tuple[str, str]]] = []
+    th = threading.Thread(target=lambda: box.append(_label(text)), daemon=True)
+    th.start()
+    th.join(60)
+    assert box, "the rules annotator did not finish within 60 s"
+    assert ("Gray", "suspect") in box[0]
+
+
+def test_sentence_subject_patterns_still_match_at_the_start_only() -> None:
+    long_tail = " and then everyone argued about it" * 200
+    assert _label(
+        "Kennedy aside, Casey held back on the vote, which could be a smart Mafia move" + long_tail + "."
+    ) == [("Casey", "suspect")]
+    assert _label("Dana's vote on day one feels calculated" + long_tail + ".") == [("Dana", "suspect")]
+    # the subject must open the sentence (at most three words before it)
+    assert _label("We all noticed that yesterday Dana's vote felt calculated" + long_tail + ".") == []

@@ -294,6 +294,30 @@ _PATTERNS: tuple[_Pattern, ...] = (
 )
 
 
+def _subject_starts(sentence: str) -> list[int]:
+    """Word starts within a sentence's first four words (where a sentence subject may begin)."""
+    out = []
+    for m in re.finditer(r"\b\w", sentence):
+        if len(sentence[: m.start()].split()) > 3:
+            break
+        out.append(m.start())
+    return out
+
+
+def _next_match(rx: re.Pattern[str], sentence: str, pos: int, starts: list[int] | None) -> re.Match[str] | None:
+    """The leftmost match starting at or after ``pos``; only at ``starts`` when given.
+
+    A sentence-subject pattern scans to the end of its clause from every start, so searching a
+    long sentence everywhere is quadratic; its match must begin in the first words anyway.
+    """
+    if starts is None:
+        return rx.search(sentence, pos)
+    for p in starts:
+        if p >= pos and (m := rx.match(sentence, p)) is not None:
+            return m
+    return None
+
+
 class RulesAnnotator:
     """Offline baseline annotator: regular patterns over English text, no model.
 
@@ -331,7 +355,12 @@ class RulesAnnotator:
             words = sorted({*_WOLF_WORDS, *self._extra, mafia_team.lower()}, key=len, reverse=True)
             w = r"(?:" + "|".join(re.escape(x) for x in words) + r")(?:\s+(?:team|member|side|player))?"
             name = r"(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")"
-            nl = rf"\b(?P<names>{name}(?:\s*(?:,|&|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name})*)\b"
+            # a list names each player at most once: bounding its length keeps a degenerate text
+            # ("Bailey, Bailey, Bailey, ...") linear instead of cubic (8 kB took minutes)
+            nl = (
+                rf"\b(?P<names>{name}(?:\s*(?:,|&|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name})"
+                rf"{{0,{max(len(names) - 1, 0)}}})\b"
+            )
             self._cache[key] = [
                 (p, re.compile(p.regex.replace("{NL}", nl).replace("{W}", w), re.IGNORECASE)) for p in _PATTERNS
             ]
@@ -356,9 +385,12 @@ class RulesAnnotator:
             sentence = sentence.strip()
             if not sentence:
                 continue
+            starts: list[int] | None = None
             for pat, rx in compiled:
                 pos = 0
-                while (m := rx.search(sentence, pos)) is not None:
+                if pat.sentence_subject and starts is None:
+                    starts = _subject_starts(sentence)
+                while (m := _next_match(rx, sentence, pos, starts if pat.sentence_subject else None)) is not None:
                     # a rejected match is retried one character later, so a shorter match inside it
                     # ("wary of Alex, and Finley is a wolf" -> "Finley is a wolf") is still found
                     pos = m.start() + 1
