@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
-from mafialab.record import GAME_FILE
+from mafialab.record import GAME_FILE, read_game
+from mafialab.viewer import build_site
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +58,39 @@ def test_an_earlier_build_is_still_replaced(game_dir: Path, tmp_path: Path) -> N
         assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (site / "data").iterdir()) == ["g", "index.js", "s"]
     assert len(list((site / "data" / "g").iterdir())) == 1
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+def test_impersonating_a_seat_the_game_lacks_says_so(game_dir: Path, tmp_path: Path) -> None:
+    # `#/game/<id>/as/99` used to try data/s/<file>/99.js and report "could not load ... (was the
+    # site built completely?)" with a console error; the dashboard row now carries the seat count
+    if not CHROMIUM.exists() or importlib.util.find_spec("playwright") is None:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    from playwright.sync_api import sync_playwright
+
+    logs = _copy(game_dir, tmp_path / "logs" / "g1").parent
+    site = tmp_path / "site"
+    summary = build_site(logs, site, jobs=1)
+    (gid,) = summary.games
+    n = len(read_game(logs / "g1").header.roster)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        pg = b.new_page()
+        errors: list[str] = []
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        for seat in ("99", "-1", "x", str(n)):
+            pg.goto((site / "index.html").as_uri() + f"#/game/{gid}/as/{seat}/step/5")
+            pg.wait_for_selector("#error")
+            text = pg.inner_text("#error")
+            assert f"in game {json.dumps(gid)} (seats 0–{n - 1})" in text, text
+        # a seat that exists still renders its view
+        pg.goto((site / "index.html").as_uri() + f"#/game/{gid}/as/{n - 1}")
+        pg.wait_for_selector("text=What")
+        assert pg.query_selector("#error") is None
+        b.close()
+    assert errors == []

@@ -285,6 +285,7 @@ def build_game(
         "degraded": degraded,
         "finished": glog.winner is not None,
         "steps": len(steps),
+        "seats": n_seats,
         "source": h.source,
         "notes": [n["code"] for n in notes],
     }

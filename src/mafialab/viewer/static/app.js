@@ -186,6 +186,10 @@
       else {
         const row = index.games.find((g) => g.id === r.id);
         if (!row) { renderError("No game " + JSON.stringify(r.id) + " in this site."); return; }
+        if (r.view === "as" && !(Number.isInteger(r.seat) && r.seat >= 0 && r.seat < row.seats)) {
+          renderError("No seat " + JSON.stringify(r.seat === null || isNaN(r.seat) ? null : r.seat) + " in game " + JSON.stringify(r.id) + " (seats 0–" + (row.seats - 1) + ").");
+          return;
+        }
         clear(app()).appendChild(h("p", { class: "muted" }, "Loading game…"));
         if (r.view === "game") {
           // probe answers live in the per-seat files only (one copy on disk); the moderator's view loads them all
