@@ -94,3 +94,39 @@ def test_impersonating_a_seat_the_game_lacks_says_so(game_dir: Path, tmp_path: P
         assert pg.query_selector("#error") is None
         b.close()
     assert errors == []
+
+
+def test_twelve_seat_graph_labels_do_not_collide(tmp_path: Path) -> None:
+    # arena12's ring (R = 120 for every table size) put "Town (known)" under one seat across its
+    # neighbour's circle; the ring now grows with the table and long labels are shortened
+    if not CHROMIUM.exists() or importlib.util.find_spec("playwright") is None:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    from playwright.sync_api import sync_playwright
+
+    logs = tmp_path / "logs"
+    res = CliRunner().invoke(app, ["play", "-r", "arena12", "-a", "scripted", "-s", "0", "-o", str(logs)])
+    assert res.exit_code == 0, res.output
+    (gid,) = build_site(logs, tmp_path / "site", jobs=1).games
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        pg = b.new_page(viewport={"width": 1400, "height": 900})
+        for frag in (f"#/game/{gid}", f"#/game/{gid}/as/1"):
+            pg.goto((tmp_path / "site" / "index.html").as_uri() + frag)
+            pg.wait_for_selector("svg.graph g.node")
+            boxes = pg.evaluate(
+                """() => [...document.querySelectorAll('svg.graph g.node')].map((g) =>
+                    [...g.querySelectorAll('circle, text')].map((e) => {
+                        const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }))"""
+            )
+            assert len(boxes) == 12
+            for i, a in enumerate(boxes):
+                for j, other in enumerate(boxes):
+                    if i == j:
+                        continue
+                    for x in a:
+                        for y in other:
+                            overlap = (
+                                min(x[2], y[2]) - max(x[0], y[0]) > 0.5 and min(x[3], y[3]) - max(x[1], y[1]) > 0.5
+                            )
+                            assert not overlap, (frag, i, j, x, y)
+        b.close()

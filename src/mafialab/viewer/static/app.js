@@ -356,7 +356,9 @@
 
   // graph: nodes on a circle. nodeInfo(i) -> {fill, ring, dead, label, sub, title}; edges [[from,to]]
   function seatGraph(n, nodeInfo, edges, id) {
-    const W = 380, H = 340, cx = W / 2, cy = H / 2 - 6, R = 120;
+    // the ring grows with the table so that neighbours' labels (12 seats: "Town (known)") do not collide
+    const R = Math.max(120, 13 * n), W = 2 * R + 140, H = 2 * R + 100, cx = W / 2, cy = H / 2 - 6;
+    const short = (t, k) => (t && t.length > k ? t.slice(0, k - 1) + "…" : t);
     const pos = (i) => [cx + R * Math.sin((2 * Math.PI * i) / n), cy - R * Math.cos((2 * Math.PI * i) / n)];
     const svg = s("svg", { class: "graph", id: id, viewBox: "0 0 " + W + " " + H, width: W, height: H });
     const defs = s("defs", null, s("marker", { id: id + "-arrow", viewBox: "0 0 10 10", refX: 22, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" })));
@@ -367,11 +369,11 @@
     }
     for (let i = 0; i < n; i++) {
       const info = nodeInfo(i), [x, y] = pos(i);
-      const g = s("g", { class: "node" + (info.dead ? " dead" : ""), dataset: { seat: i }, title: info.title || null });
+      const g = s("g", { class: "node" + (info.dead ? " dead" : ""), dataset: { seat: i }, title: info.title || (info.sub ? info.label + " · " + info.sub : info.label) });
       g.appendChild(s("circle", { cx: x, cy: y, r: 16, fill: info.fill, class: "seat" + (info.dashed ? " guess" : "") }));
       if (info.dead) g.appendChild(s("path", { d: "M" + (x - 9) + " " + (y - 9) + " L" + (x + 9) + " " + (y + 9) + " M" + (x + 9) + " " + (y - 9) + " L" + (x - 9) + " " + (y + 9), class: "cross" }));
-      g.appendChild(s("text", { x, y: y + 30, "text-anchor": "middle", class: "nodename" }, info.label));
-      if (info.sub) g.appendChild(s("text", { x, y: y + 42, "text-anchor": "middle", class: "nodesub" }, info.sub));
+      g.appendChild(s("text", { x, y: y + 30, "text-anchor": "middle", class: "nodename" }, short(info.label, 16)));
+      if (info.sub) g.appendChild(s("text", { x, y: y + 42, "text-anchor": "middle", class: "nodesub" }, short(info.sub, 22)));
       svg.appendChild(g);
     }
     return svg;
