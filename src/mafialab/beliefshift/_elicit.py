@@ -251,6 +251,10 @@ class ResultsMismatch(ValueError):
     """``--out`` holds results of another benchmark, model label or protocol."""
 
 
+class ContextWindowError(ValueError):
+    """The context window cannot hold the generation budget (``--max-tokens`` plus the reserve)."""
+
+
 def _ref(o: ObserverContext) -> PlayerRef:
     return PlayerRef(seat=o.seat, name=o.name, role=o.role, team=o.team)
 
@@ -291,10 +295,17 @@ async def run_bench(
 
     Raises:
         ResultsMismatch: ``out`` belongs to another benchmark, label or protocol.
+        ContextWindowError: The window is not larger than ``max_tokens`` plus
+            :data:`RESERVE_TOKENS` (nothing is written).
         BeliefShiftFormatError: ``out`` is unreadable.
     """
     label = options.label or model.name
     window = options.context_window if options.context_window is not None else model.context_window
+    if window is not None and window <= options.max_tokens + RESERVE_TOKENS:
+        raise ContextWindowError(
+            f"--context-window: {window} tokens cannot hold --max-tokens {options.max_tokens} plus the "
+            f"{RESERVE_TOKENS} reserved, let alone a prompt (raise the window or lower --max-tokens)"
+        )
     counter: Callable[[str], int] | None = getattr(model, "count_tokens", None)
     rh = ResultsHeader(
         bench_id=header.bench_id,

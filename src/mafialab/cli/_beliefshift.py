@@ -16,6 +16,7 @@ from rich.table import Table as RichTable
 from mafialab.beliefshift import (
     DEFAULT_MODEL,
     BeliefShiftFormatError,
+    ContextWindowError,
     FreezeError,
     ModelAnnotator,
     ModelsFileError,
@@ -219,7 +220,7 @@ def run_cmd(
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
         try:
             summary = asyncio.run(run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task)))
-        except (ResultsMismatch, BeliefShiftFormatError) as err:
+        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError) as err:
             fail(str(err))
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
