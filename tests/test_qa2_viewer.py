@@ -130,3 +130,31 @@ def test_twelve_seat_graph_labels_do_not_collide(tmp_path: Path) -> None:
                             )
                             assert not overlap, (frag, i, j, x, y)
         b.close()
+
+
+def test_a_very_long_message_is_clamped_in_the_transcript(game_dir: Path, tmp_path: Path) -> None:
+    # a 30,000-character model message filled the whole transcript; each entry now scrolls on its own
+    if not CHROMIUM.exists() or importlib.util.find_spec("playwright") is None:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    from playwright.sync_api import sync_playwright
+
+    g = _copy(game_dir, tmp_path / "logs" / "g1")
+    lines = (g / GAME_FILE).read_text(encoding="utf-8").splitlines()
+    i = next(k for k, line in enumerate(lines) if json.loads(line)["kind"] == "speech")
+    ev = json.loads(lines[i])
+    ev["text"] = "very long " * 3000
+    lines[i] = json.dumps(ev)
+    (g / GAME_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (gid,) = build_site(g.parent, tmp_path / "site", jobs=1).games
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        pg = b.new_page(viewport={"width": 1400, "height": 900})
+        pg.goto((tmp_path / "site" / "index.html").as_uri() + f"#/game/{gid}/step/{ev['seq']}")
+        li = pg.wait_for_selector(f"#transcript li[data-seq='{ev['seq']}']")
+        assert li is not None
+        client, scroll, font = li.evaluate(
+            "(e) => [e.clientHeight, e.scrollHeight, parseFloat(getComputedStyle(e).fontSize)]"
+        )
+        assert client <= 31 * font < scroll  # clamped to 30em (+ padding), the rest scrolls
+        assert "very long" in li.inner_text()
+        b.close()
