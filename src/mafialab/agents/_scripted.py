@@ -60,6 +60,8 @@ class ScriptedAgent:
         self._claimed: set[int] = set()  # results already announced
         self._accused_us: Counter[int] = Counter()  # hidden team: who pushed against us
         self._investigators: set[int] = set()  # seats that claimed an investigation
+        self._evidence = False  # whether anything public (a reveal, a claim, a vote) backs pushes yet
+        self._said: dict[int, dict[int, float]] = {}  # speaker -> target -> strength of its pushes
         self._mafia_word = rules.lexicon.mafia_team
         self._town_word = rules.lexicon.town_team
         self._patterns: tuple[re.Pattern[str], ...] = ()
@@ -103,6 +105,10 @@ class ScriptedAgent:
         if view.events:
             self._seen = view.events[-1].seq
 
+    def _note(self, speaker: int, target: int, strength: float) -> None:
+        said = self._said.setdefault(speaker, {})
+        said[target] = max(said.get(target, 0.0), strength)
+
     def _credibility(self, speaker: int) -> float:
         s = self.suspicion.get(speaker, 0.0)
         if s <= CLEARED:
@@ -119,6 +125,7 @@ class ScriptedAgent:
             for m in claim.finditer(text):
                 target = self._name_to_seat[m.group(1)]
                 self._investigators.add(ev.seat)
+                self._evidence = True
                 if mafia_team:
                     if m.group(2) == self._mafia_word:
                         self._accused_us[ev.seat] += 3
@@ -131,6 +138,7 @@ class ScriptedAgent:
                     self._bump(target, -2.0 * self._credibility(ev.seat))
             for m in accuse.finditer(text):
                 target = self._name_to_seat[m.group(1)]
+                self._note(ev.seat, target, 1.0)
                 if mafia_team:
                     if target in view.teammates or target == self.seat:
                         self._accused_us[ev.seat] += 2
@@ -139,8 +147,11 @@ class ScriptedAgent:
                     self._bump(ev.seat, 1.0)  # accusing me, whom I know is town
                 else:
                     self._bump(target, 0.8 * self._credibility(ev.seat))
+                    if not self._evidence:
+                        self._bump(ev.seat, 0.6)  # a flat accusation with nothing public behind it
             for m in doubt.finditer(text):
                 target = self._name_to_seat[m.group(1)]
+                self._note(ev.seat, target, 0.5)
                 if mafia_team:
                     if target in view.teammates or target == self.seat:
                         self._accused_us[ev.seat] += 1
@@ -149,6 +160,8 @@ class ScriptedAgent:
                     self._bump(ev.seat, 0.5)
                 else:
                     self._bump(target, 0.3 * self._credibility(ev.seat))
+                    if not self._evidence:
+                        self._bump(ev.seat, 0.2)
         elif isinstance(ev, InvestigationResult) and ev.seat == self.seat:
             hidden = ev.result in ("mafia", self._mafia_word) or (
                 ev.result in {r.name for r in self.rules.roles if r.team == "mafia"}
@@ -156,13 +169,17 @@ class ScriptedAgent:
             self._claims[ev.target] = "mafia" if hidden else "town"
             self._set(ev.target, KNOWN_HIDDEN if hidden else CLEARED)
         elif isinstance(ev, NightResult) and ev.killed is not None and not mafia_team:
-            # the hidden team kills town players: the victim is cleared, and its
-            # accusations gain weight
+            # the hidden team kills town players: the victim is cleared, and whoever it
+            # suspected gains suspicion (the hidden team silences its accusers)
             self._set(ev.killed, CLEARED)
+            for target, weight in self._said.get(ev.killed, {}).items():
+                if target != self.seat:
+                    self._bump(target, 1.5 * weight)
         elif isinstance(ev, Elimination) and ev.role is not None and not mafia_team:
             hidden = self.rules.role(ev.role).team == "mafia"
             self._set(ev.seat, KNOWN_HIDDEN if hidden else CLEARED)
         elif isinstance(ev, VoteTally) and ev.outcome is not None and not mafia_team:
+            self._evidence = True
             # who voted for a player later shown town looks worse, and vice versa
             revealed = next(
                 (e for e in view.events if isinstance(e, Elimination) and e.seat == ev.outcome and e.role),

@@ -3,6 +3,7 @@
 Sits between ``record`` and ``analysis`` in the layer order.
 """
 
+from mafialab.harness._conformance import ConformanceReport, check_events, check_rules
 from mafialab.harness._play import (
     GameObserver,
     GameResult,
@@ -15,6 +16,9 @@ from mafialab.harness._play import (
 from mafialab.harness._replay import ReplayMismatch, recorded_actions, replay, resume
 
 __all__ = [
+    "ConformanceReport",
+    "check_events",
+    "check_rules",
     "GameObserver",
     "GameResult",
     "ReplayMismatch",

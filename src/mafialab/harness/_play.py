@@ -99,6 +99,7 @@ async def run_game(
     writer: JsonlWriter | None = None,
     observers: Sequence[GameObserver] = (),
     on_batch: Callable[[GameState], Awaitable[None] | None] | None = None,
+    written: int = 0,
 ) -> tuple[int, int]:
     """Drive ``state`` to the end with ``agents`` (one per seat).
 
@@ -106,11 +107,31 @@ async def run_game(
     replaced by a seeded-random legal fallback (``fallback`` stream) and logged; events are
     written as they happen.
 
+    Args:
+        state: The game state to drive.
+        agents: One agent per seat.
+        writer: Log writer for events, or ``None``.
+        observers: Called with every batch of new events (the first call also gets the
+            events the state emitted before its first decision).
+        on_batch: Callback after every batch (progress display).
+        written: Number of ``state.events`` already written/observed (e.g. when resuming).
+
     Returns:
         ``(decisions, fallbacks)`` counted over this call.
     """
     decisions = fallbacks = 0
-    written = len(state.events)
+
+    async def flush() -> None:
+        nonlocal written
+        new = state.events[written:]
+        written = len(state.events)
+        if writer is not None:
+            for ev in new:
+                writer.write(ev)
+        for obs in observers:
+            await obs.on_events(new, state)
+
+    await flush()
     while not state.is_terminal:
         batch = state.pending()
         answers = await asyncio.gather(*(agents[d.seat].decide(d, state.view(d.seat)) for d in batch))
@@ -124,13 +145,7 @@ async def run_game(
                     bad = state.apply(fb)
                     assert bad is None, bad
                 fallbacks += 1
-        new = state.events[written:]
-        written = len(state.events)
-        if writer is not None:
-            for ev in new:
-                writer.write(ev)
-        for obs in observers:
-            await obs.on_events(new, state)
+        await flush()
         if on_batch is not None:
             r = on_batch(state)
             if r is not None:

@@ -72,5 +72,5 @@ async def resume(log: GameLog, step: int, agents: Sequence[Agent]) -> GameState:
     from mafialab.harness._play import run_game
 
     state = replay(log, upto=step)
-    await run_game(state, agents)
+    await run_game(state, agents, written=len(state.events))
     return state

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Set up mafialab on a fresh machine: system packages, a virtual environment in .venv,
+# the package with its test/dev extras. Idempotent; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  # chromium: the viewer's browser tests (no browser is ever downloaded at run time)
+  if ! command -v chromium >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev]"
