@@ -403,3 +403,71 @@ def test_config_errors_name_the_field(patch, field):
     with pytest.raises(SeasonConfigError) as err:
         season_from_dict(season(**patch))
     assert field in str(err.value)
+
+
+_ORDER: list[str] = []
+_STARTED: set[int] = set()
+
+
+class SlowAgent(ScriptedAgent):
+    """Scripted, but yields to the event loop at every decision (so games interleave)."""
+
+    async def decide(self, decision: Decision, view: PlayerView) -> Action:
+        if self._seed not in _STARTED:
+            _STARTED.add(self._seed)
+            _ORDER.append("start")
+        await asyncio.sleep(0.001)
+        return await super().decide(decision, view)
+
+
+def _slow(spec, seat, rules, seed):
+    a = SlowAgent(seat, rules, seed)
+    a._seed = seed
+    return a
+
+
+register_agent("test-slow", _slow)
+
+
+def hostile_judge_fn(request: ChatRequest) -> dict:
+    out = judge_fn(request)
+    for p in out["players"]:
+        p["influence"] = 10 - min(10, p["influence"])
+    out["headline"] = "[bold red]pwned[/] <script>x</script> | col"
+    return out
+
+
+async def test_concurrent_games_two_judges_and_escaped_text(tmp_path: Path):
+    from mafialab.arena import render_markdown
+
+    _ORDER.clear()
+    _STARTED.clear()
+    cfg = season_from_dict(
+        season(
+            games=3,
+            roster=["test-slow", "random"],
+            judges=["mock/judge", "mock/judge2"],
+            parallelism={"games": 3, "judge_calls": 1},
+        )
+    )
+    out = tmp_path / "s"
+    judges = {"mock/judge": make_judge(), "mock/judge2": MockModel(hostile_judge_fn, name="mock/judge2")}
+    await run_season(cfg, out, judges=judges, progress=lambda ev, slot: _ORDER.append(ev))
+    assert _ORDER[:4] == ["start", "start", "start", "played"]  # all three games were in flight together
+    index = build_index(out)
+    manifest = load_manifest(out)
+    # per seat-game the ensemble mean of the two judges' influence is ((3i)%12 clamped + 10 - that) / 2 = 5
+    for e in index.leaderboard:
+        assert e.influence.mean == pytest.approx(5.0) and e.influence.n == e.seats
+    for g in index.games:
+        assert g.judges_ok == ["mock/judge", "mock/judge2"]
+        assert g.headline == f"Headline of {g.game_id}"  # the first judge's headline
+    assert {len(read_jsonl(out / GAMES_DIR / s.game_id / "verdicts.jsonl")) for s in manifest.slots} == {2}
+    # hostile model text is escaped in Markdown and does not break the rich CLI
+    from mafialab.judge import game_ensemble
+
+    ens = game_ensemble(out / GAMES_DIR / manifest.slots[0].game_id)
+    assert ens.headline == f"Headline of {manifest.slots[0].game_id}"
+    index.games[0].headline = "[bold red]pwned[/] <script>x</script> | col"
+    md = render_markdown(index)
+    assert "<script>" not in md and "&lt;script&gt;" in md and "\\| col" in md

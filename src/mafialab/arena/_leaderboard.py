@@ -461,7 +461,8 @@ def game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Escape a table cell: model text may hold pipes, newlines or HTML."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(index: SeasonIndex) -> str:

@@ -449,6 +449,12 @@ class _Runner:
             )
 
 
+def _judge_models(config: SeasonConfig, given: Mapping[str, ChatModel] | None) -> dict[str, ChatModel]:
+    """One model instance per judge (given instances first), shared by preflight and judging."""
+    given = dict(given or {})
+    return {j.model: given.get(j.model) or get_model(j.model, **j.options) for j in config.judges}
+
+
 async def run_season(
     config: SeasonConfig,
     out: Path,
@@ -483,6 +489,7 @@ async def run_season(
     out = Path(out)
     if (out / MANIFEST_FILE).exists():
         raise SeasonError(f"{out}: already holds a season; use `season resume {out}` or another --out")
+    judges = _judge_models(config, judges)
     pre: dict[str, str] = {}
     if config.limits.preflight:
         pre = await preflight(config, judges, preflight_timeout_s)
@@ -518,6 +525,7 @@ async def resume_season(
 
     out = Path(out)
     manifest = load_manifest(out)
+    judges = _judge_models(manifest.config, judges)
     if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
         manifest.preflight = await preflight(manifest.config, judges, preflight_timeout_s)
     runner = _Runner(out, manifest, judges, progress)

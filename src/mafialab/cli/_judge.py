@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from mafialab.cli._app import app, console, fail
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
@@ -22,7 +23,7 @@ def _cell(stat: object) -> str:
 
 
 def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
-    console.print(f"[bold]{ens.game_id}[/]: {ens.headline or '(no headline)'}", highlight=False, markup=True)
+    console.print(Text(f"{ens.game_id}: {ens.headline or '(no headline)'}", style="bold"), highlight=False)
     for v in verdicts:
         cond = " [condensed transcript]" if v.condensation else ""
         state = "ok" if v.status == "ok" else f"missing ({v.error})"
@@ -31,10 +32,12 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
         return
     t = Table("player", "role", *JUDGE_AXES, title="mean ±spread (judges)")
     for p in ens.players:
-        t.add_row(p.name, p.role, *(_cell(getattr(p, a)) for a in JUDGE_AXES))
+        t.add_row(Text(p.name), Text(p.role), *(_cell(getattr(p, a)) for a in JUDGE_AXES))
     console.print(t)
     if ens.mvp:
-        console.print(f"  MVP: {ens.mvp} ({ens.mvp_votes} of {len(ens.judges)} judge(s))", highlight=False)
+        console.print(
+            f"  MVP: {ens.mvp} ({ens.mvp_votes} of {len(ens.judges)} judge(s))", highlight=False, markup=False
+        )
 
 
 @app.command()
@@ -60,7 +63,7 @@ def judge(
                 log = read_game(d)
                 verdicts, ens = await judge_with_ensemble(log, models, attempts=attempts)
             except (JudgeError, LogFormatError) as err:
-                console.print(f"[yellow]skipped[/] {err}", highlight=False)
+                console.print(Text(f"skipped: {err}", style="yellow"), highlight=False)
                 continue
             _print(ens, verdicts)
 

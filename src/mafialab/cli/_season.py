@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from mafialab.arena import (
     INDEX_FILE,
@@ -40,14 +41,14 @@ def _show_board(out: Path, markdown: bool) -> None:
         console.print(render_markdown(index), markup=False, highlight=False)
         return
     head, rows = leaderboard_rows(index)
-    t = Table(*head, title=f"Season {index.season}: {index.games_counted}/{index.games_planned} games counted")
+    t = Table(*head, title=Text(f"Season {index.season}: {index.games_counted}/{index.games_planned} games counted"))
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*(Text(c) for c in r))
     console.print(t)
     head, rows = game_rows(index)
     g = Table(*head, title="Games")
     for r in rows:
-        g.add_row(*r)
+        g.add_row(*(Text(c) for c in r))  # model text: never parsed as markup
     console.print(g)
     console.print(f"Wrote {out / INDEX_FILE} and {out / LEADERBOARD_MD}", highlight=False)
 
