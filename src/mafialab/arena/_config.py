@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mafialab.agents import AgentSpecError, make_agent
+from mafialab.models import ModelSpecError, resolve_backend
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
@@ -201,7 +202,7 @@ def _format(err: ValidationError) -> str:
 
 
 def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
-    """Validate a mapping into a :class:`SeasonConfig`, and check rules and agent specs.
+    """Validate a mapping into a :class:`SeasonConfig`; check rules, agent specs and judge providers.
 
     Raises:
         SeasonConfigError: The first failing fields, by path (``roster.2.agent: …``).
@@ -221,6 +222,11 @@ def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
             make_agent(e.agent, 0, rules, cfg.seed)
         except (AgentSpecError, ValueError) as err:
             raise SeasonConfigError(f"{source}: roster.{i}.agent: {err}") from None
+    for i, j in enumerate(cfg.judges):
+        try:
+            resolve_backend(j.model.partition("/")[0])
+        except (ModelSpecError, ImportError) as err:
+            raise SeasonConfigError(f"{source}: judges.{i}.model: {err}") from None
     return cfg
 
 
