@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mafialab.agents import AgentSpecError, make_agent
 from mafialab.cli._app import app, console, fail
-from mafialab.harness import GameResult, play_game
+from mafialab.harness import GameObserver, GameResult, play_game
+from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
@@ -34,14 +36,35 @@ def parse_seat_overrides(items: list[str], n_seats: int) -> dict[int, str]:
     return out
 
 
+def _advance(progress: Progress, task: TaskID, _record: object) -> None:
+    progress.advance(task)
+
+
+def _unprobed_specs(specs: list[str], rules: RuleSet, seed: int) -> list[str]:
+    """Agent specs among ``specs`` whose agents cannot answer probes (no ``probe`` method)."""
+    mute = {sp for s, sp in enumerate(specs) if not callable(getattr(make_agent(sp, s, rules, seed), "probe", None))}
+    return sorted(mute)
+
+
 async def _play_many(
-    rules: RuleSet, specs: list[str], seeds: list[int], out: Path, progress: Progress
+    rules: RuleSet,
+    specs: list[str],
+    seeds: list[int],
+    out: Path,
+    progress: Progress,
+    battery: ProbeBattery | None = None,
 ) -> list[GameResult]:
     results = []
     task = progress.add_task("games", total=len(seeds))
+    probe_task = progress.add_task("probes", total=None) if battery is not None else None
     for seed in seeds:
         agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
-        results.append(await play_game(rules, agents, seed, out=out))
+        observers: list[GameObserver] = []
+        if battery is not None and probe_task is not None:
+            tick = partial(_advance, progress, probe_task)
+            obs = make_probe_observer(battery, agents, rules, seed, out=out, on_record=tick)
+            observers = [obs] if obs is not None else []
+        results.append(await play_game(rules, agents, seed, out=out, observers=observers))
         progress.advance(task)
     return results
 
@@ -58,6 +81,14 @@ def play(
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the first game; game i uses seed+i."),
     games: int = typer.Option(1, "--games", "-k", min=1, help="Number of games."),
     out: Path = typer.Option(Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."),
+    probes: str = typer.Option(
+        "none",
+        "--probes",
+        "-p",
+        help="Private belief probes after every public message and round end: none, default, suspicion, "
+        "or a battery YAML (a MafiaScope config with an introspection: block works too). "
+        "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md.",
+    ),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/game.jsonl."""
     try:
@@ -71,6 +102,14 @@ def play(
             make_agent(spec, s, rs, seed)  # validate every spec before playing
     except (ValueError, AgentSpecError) as err:
         fail(str(err))
+    try:
+        battery = resolve_battery(probes)
+    except ProbeBatteryError as err:
+        fail(str(err))
+    if battery is not None:
+        mute = _unprobed_specs(specs, rs, seed)
+        if mute:
+            console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
     seeds = list(range(seed, seed + games))
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -81,7 +120,7 @@ def play(
         transient=True,
     ) as progress:
         try:
-            results = asyncio.run(_play_many(rs, specs, seeds, out, progress))
+            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, battery))
         except ValueError as err:
             fail(str(err))
     t = Table("game", "seed", "winner", "rounds", "eliminations")
