@@ -12,7 +12,7 @@ from mafialab.arena import GAMES_DIR, load_manifest, run_season, season_from_dic
 from mafialab.models import backend_names
 from mafialab.record import read_game, read_verdicts
 
-LOCAL_JUDGE = os.environ.get("MAFIALAB_LOCAL_JUDGE", "local/default")
+LOCAL_JUDGE = os.environ.get("MAFIALAB_LOCAL_JUDGE", "local/smollm2")
 
 
 @pytest.mark.slow

@@ -64,7 +64,7 @@ def season(**over) -> dict:
         ],
         "judges": ["mock/judge"],
         "parallelism": {"games": 2},
-        "prices": {"scripted": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        "prices": {"x/y": {"input": 1.0, "output": 2.0, "cached_input": 0.5}},
     }
     base.update(over)
     return base
@@ -89,9 +89,10 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
     # a fake calls.jsonl for one game (tokens and cost are read from it)
     first = sorted((out / GAMES_DIR).iterdir())[0]
     calls = [
-        {"seat": 0, "model": "x", "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"meta": {"seat": 1}, "prompt_tokens": 50, "completion_tokens": 5},
-        {"seat": 2, "purpose": "judge", "usage": {"prompt_tokens": 999, "completion_tokens": 999}},
+        {"kind": "call", "seat": 0, "model": "x/y", "prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 40},
+        {"meta": {"seat": 1}, "model": "x/y", "usage": {"prompt_tokens": 50, "completion_tokens": 5}},
+        {"seat": 2, "purpose": "judge", "model": "x/y", "prompt_tokens": 999, "completion_tokens": 999},
+        {"seat": 3, "model": "z/unpriced", "prompt_tokens": 7, "completion_tokens": 1},
     ]
     (first / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
     index = build_index(out)
@@ -103,6 +104,7 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
     axis_vals = {n: defaultdict(list) for n in names}
     mvp = defaultdict(int)
     tokens = defaultdict(lambda: [0, 0])
+    cost = {}
     games_rows = []
     for slot in manifest["slots"]:
         lines = read_jsonl(out / GAMES_DIR / slot["game_id"] / "game.jsonl")
@@ -130,13 +132,16 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
             axis_vals[n]["influence"].append(min(10, (3 * i) % 12))
         mvp[seat_entry[header["seed"] % 12]] += 1
         if slot["game_id"] == first.name:
-            tokens[seat_entry[0]][0] += 100
-            tokens[seat_entry[0]][1] += 10
-            tokens[seat_entry[1]][0] += 50
-            tokens[seat_entry[1]][1] += 5
+            for seat, pt, ct, usd in ((0, 100, 10, (60 * 1.0 + 40 * 0.5 + 10 * 2.0) / 1e6), (1, 50, 5, (50 + 10) / 1e6),
+                                      (3, 7, 1, None)):  # fmt: skip
+                n = seat_entry[seat]
+                tokens[n][0] += pt
+                tokens[n][1] += ct
+                cost[n] = None if usd is None or cost.get(n, 0.0) is None else cost.get(n, 0.0) + usd
 
     board = {e.name: e for e in index.leaderboard}
     assert set(board) == set(names)
+    assert any(v is not None for v in cost.values()) and None in cost.values()  # both cases exercised
     assert index.games_counted == 3 and index.replacements == 0
     for n in names:
         e, st = board[n], stats[n]
@@ -160,10 +165,10 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
         assert e.mvp == mvp[n]
         pt, ct = tokens[n]
         assert (e.prompt_tokens, e.completion_tokens) == (pt, ct)
-        if e.agent == "scripted":
-            assert e.cost_usd == pytest.approx((pt * 1.0 + ct * 2.0) / 1e6)
-        else:
+        if n not in cost or cost[n] is None:
             assert e.cost_usd is None
+        else:
+            assert e.cost_usd == pytest.approx(cost[n])
     assert sum(e.mvp for e in index.leaderboard) == 3
     assert [(g.game_id, g.seed, g.winner, g.rounds, g.headline) for g in index.games] == games_rows
     assert all(not g.degraded and g.counted for g in index.games)
@@ -397,7 +402,7 @@ async def test_integrity_gate_refuses_unreachable_backend(tmp_path: Path):
         ({"gamez": 3}, "gamez"),
         ({"rules": "chess"}, "rules"),
         ({"limits": {"min_answered_share": 1.5}}, "limits.min_answered_share"),
-        ({"prices": {"x/y": {"input_per_mtok": -1, "output_per_mtok": 0}}}, "prices.x/y.input_per_mtok"),
+        ({"prices": {"x/y": {"input": -1, "output": 0}}}, "prices.x/y.input"),
     ],
 )
 def test_config_errors_name_the_field(patch, field):

@@ -66,12 +66,29 @@ class JudgeSpec(BaseModel):
 
 
 class Price(BaseModel):
-    """Price of a model in US dollars per million tokens."""
+    """Price of a model in US dollars per million tokens (the same fields as ``--prices`` files).
+
+    Attributes:
+        input: Uncached prompt tokens.
+        output: Completion tokens.
+        cached_input: Prompt tokens served from a prefix cache (default: ``input``).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """US dollars: ``(prompt − cached)·input + cached·cached_input + completion·output``, per 1e6."""
+        cached = min(max(cached_tokens, 0), prompt_tokens)
+        cin = self.input if self.cached_input is None else self.cached_input
+        return ((prompt_tokens - cached) * self.input + cached * cin + completion_tokens * self.output) / 1e6
+
+
+FREE_PROVIDERS = ("local", "mock")
+"""Providers priced at zero unless ``prices`` says otherwise (embedded and mock models)."""
 
 
 class Parallelism(BaseModel):
@@ -123,7 +140,8 @@ class SeasonConfig(BaseModel):
             (0-based) uses ``S + K + j``.
         roster: The entries, at least one (a string is shorthand for ``{agent: ...}``).
         judges: Judge models (strings or ``{model, options}``); none means no judging.
-        prices: Model string → price, for cost accounting.
+        prices: Model string (or ``provider/*``) → price, for cost accounting; ``local/*``
+            and ``mock/*`` are free unless listed.
         parallelism: Concurrency limits.
         limits: Integrity and budget limits.
     """
@@ -186,6 +204,15 @@ class SeasonConfig(BaseModel):
             return load_rules(self.rules)
         except RuleSetError as err:
             raise SeasonConfigError(f"rules: {err}") from None
+
+    def price(self, model: str) -> Price | None:
+        """The price of ``model``: exact key, then ``provider/*``, then free for local/mock, else ``None``."""
+        model = model.partition("?")[0]
+        provider = model.partition("/")[0]
+        p = self.prices.get(model) or self.prices.get(f"{provider}/*")
+        if p is None and provider in FREE_PROVIDERS:
+            return Price(input=0, output=0)
+        return p
 
     def max_replacements(self) -> int:
         """Replacement games allowed (``limits.max_replacements`` or ``games``)."""

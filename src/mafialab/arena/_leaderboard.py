@@ -14,7 +14,7 @@ from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
 from statsmodels.stats.proportion import proportion_confint
 
-from mafialab.arena._season import GAMES_DIR, SeasonManifest, _atomic_write, load_manifest
+from mafialab.arena._season import GAMES_DIR, _atomic_write, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import CALLS_FILE, JUDGE_AXES, GameLog, iter_jsonl, latest_verdicts, read_game, read_verdicts
 from mafialab.rules import Team
@@ -80,7 +80,8 @@ class EntryStats(BaseModel):
         prompt_tokens: Prompt tokens of the entry's calls (from ``calls.jsonl``).
         completion_tokens: Completion tokens.
         calls: Calls counted.
-        cost_usd: Cost from ``prices`` (``None`` without a price for the agent).
+        cost_usd: Cost of those calls from the season's ``prices`` by each call's model
+            (``None`` without calls or when a model has no price).
     """
 
     name: str
@@ -192,16 +193,15 @@ def _num(d: Any, *keys: str) -> int:
     return 0
 
 
-def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int]]:
+def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int, int]]:
     """Model calls of a game from ``calls.jsonl`` (absent file: none).
 
-    Tolerant of the record layout: the seat is read from ``seat`` or ``meta.seat``, the
-    model from ``model``, tokens from ``usage.prompt_tokens``/``prompt_tokens`` and
-    ``usage.completion_tokens``/``completion_tokens``. Judge calls (``purpose: judge``)
-    are skipped (judge usage is in the verdicts).
+    Reads :class:`~mafialab.record`'s call records (``seat``, ``model``, ``prompt_tokens``,
+    ``completion_tokens``, ``cached_tokens``) and tolerates older layouts (``meta.seat``,
+    ``usage.*``). Judge and preflight calls are skipped (judge usage is in the verdicts).
 
     Returns:
-        ``(seat or None, model, prompt_tokens, completion_tokens)`` per call.
+        ``(seat or None, model, prompt_tokens, completion_tokens, cached_tokens)`` per call.
     """
     path = Path(game_dir) / CALLS_FILE
     if not path.is_file():
@@ -215,20 +215,14 @@ def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int]]:
         usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
         out.append(
             (
-                int(seat) if isinstance(seat, int) else None,
-                str(rec.get("model", "")),
+                int(seat) if isinstance(seat, int) and seat >= 0 else None,
+                str(rec.get("model") or ""),
                 _num(usage, "prompt_tokens") or _num(rec, "prompt_tokens"),
                 _num(usage, "completion_tokens") or _num(rec, "completion_tokens"),
+                _num(usage, "cached_tokens") or _num(rec, "cached_tokens"),
             )
         )
     return out
-
-
-def _price(manifest: SeasonManifest, model: str, pt: int, ct: int) -> float | None:
-    p = manifest.config.prices.get(model)
-    if p is None:
-        return None
-    return (pt * p.input_per_mtok + ct * p.output_per_mtok) / 1e6
 
 
 def build_index(out: Path) -> SeasonIndex:
@@ -258,6 +252,7 @@ def build_index(out: Path) -> SeasonIndex:
     scores: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
     mvp = [0] * n
     tokens = [[0, 0, 0] for _ in range(n)]
+    cost: list[float | None] = [0.0] * n
     judge_tok: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     rows: list[GameRow] = []
     discarded: list[dict[str, Any]] = []
@@ -313,13 +308,17 @@ def build_index(out: Path) -> SeasonIndex:
                     stat = getattr(p, axis)
                     if stat is not None:
                         scores[axis][e].append(stat.mean)
-        for seat, _model, pt, ct in read_calls(gdir):
+        for seat, call_model, pt, ct, cached in read_calls(gdir):
             if seat is None or seat >= len(slot.seating):
                 continue
-            tok = tokens[slot.seating[seat]]
+            e = slot.seating[seat]
+            tok = tokens[e]
             tok[0] += pt
             tok[1] += ct
             tok[2] += 1
+            price = cfg.price(call_model or cfg.roster[e].agent)
+            c = cost[e]
+            cost[e] = None if price is None or c is None else c + price.cost(pt, ct, cached)
         # OpenSkill: town vs mafia
         teams_seats: dict[Team, list[int]] = {"town": [], "mafia": []}
         for s, info in enumerate(game.header.roster):
@@ -359,7 +358,7 @@ def build_index(out: Path) -> SeasonIndex:
                 prompt_tokens=pt,
                 completion_tokens=ct,
                 calls=calls,
-                cost_usd=_price(m, entry.agent, pt, ct) if calls else (0.0 if entry.agent in cfg.prices else None),
+                cost_usd=cost[e] if calls else None,
             )
         )
     board.sort(key=lambda x: (-x.rating.ordinal, -(x.overall.rate or 0.0), x.name))
@@ -370,7 +369,7 @@ def build_index(out: Path) -> SeasonIndex:
             verdicts_missing=t[1],
             prompt_tokens=t[2],
             completion_tokens=t[3],
-            cost_usd=_price(m, j, t[2], t[3]),
+            cost_usd=None if (jp := cfg.price(j)) is None else jp.cost(t[2], t[3]),
         )
         for j, t in judge_tok.items()
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import shutil
@@ -208,15 +209,28 @@ class _Limited:
 
 
 def preflight_specs(config: SeasonConfig) -> list[str]:
-    """Model strings the integrity gate checks: roster models and judges, except ``mock/``."""
+    """Model strings the integrity gate may check: roster models and judges, except ``mock/``."""
     specs = [e.agent for e in config.roster if e.is_model] + [j.model for j in config.judges]
     return [s for s in dict.fromkeys(specs) if not s.startswith("mock/")]
+
+
+def _roster_model(config: SeasonConfig, spec: str) -> ChatModel:
+    """The chat model behind a roster model spec: the agent's ``model`` (shared pool), else ``get_model``."""
+    agent = make_agent(spec, 0, config.load_rules(), config.seed)
+    model = getattr(agent, "model", None)
+    if model is not None and hasattr(model, "chat"):
+        return model  # type: ignore[no-any-return]
+    return get_model(spec.partition("?")[0])
 
 
 async def preflight(
     config: SeasonConfig, judges: Mapping[str, ChatModel] | None = None, timeout_s: float = 120.0
 ) -> dict[str, str]:
-    """Integrity gate, part 1: one tiny call to every remote or embedded backend.
+    """Integrity gate, part 1: one tiny call to every remote backend before the season starts.
+
+    Checked: each distinct model string of the roster and the judges, except ``mock/…``
+    models and models that declare ``remote = False`` (the embedded backend, which cannot
+    be unreachable).
 
     Args:
         config: The season.
@@ -224,7 +238,7 @@ async def preflight(
         timeout_s: Seconds to wait per backend.
 
     Returns:
-        Model string → ``"ok"``.
+        Model string → ``"ok"`` (or ``"local"`` for a backend that is not remote).
 
     Raises:
         SeasonError: Naming every backend that did not answer, and why.
@@ -232,24 +246,40 @@ async def preflight(
     specs = preflight_specs(config)
     opts = {j.model: j.options for j in config.judges}
 
-    async def check(spec: str) -> str | None:
+    async def check(spec: str) -> str:
         try:
-            model = (judges or {}).get(spec) or get_model(spec, **opts.get(spec, {}))
-            req = ChatRequest(
-                messages=[ChatMessage(role="user", content="Reply with the word OK.")],
-                max_tokens=8,
-                purpose="preflight",
-            )
+            model = (judges or {}).get(spec)
+            if model is None:
+                model = get_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
+            if getattr(model, "remote", True) is False:
+                return "local"
+            msg = ChatMessage(role="user", content="Reply with the word OK.")
+            req = ChatRequest(messages=[msg], max_tokens=8, temperature=0.0, purpose="preflight")
             resp = await asyncio.wait_for(model.chat(req), timeout_s)
         except Exception as err:
-            return f"{type(err).__name__}: {err}"
-        return None if resp.ok else (resp.error or "error")
+            return f"error: {type(err).__name__}: {err}"
+        return "ok" if resp.ok else f"error: {resp.error or 'no answer'}"
 
     results = await asyncio.gather(*(check(s) for s in specs))
-    bad = [f"{s}: {r}" for s, r in zip(specs, results, strict=True) if r is not None]
+    bad = [f"{s}: {r.removeprefix('error: ')}" for s, r in zip(specs, results, strict=True) if r.startswith("error")]
     if bad:
         raise SeasonError("integrity gate: backend unreachable, season not started: " + "; ".join(bad))
-    return {s: "ok" for s in specs}
+    return dict(zip(specs, results, strict=True))
+
+
+def _play_options(threshold: float) -> dict[str, Any]:
+    """Options for ``play_game`` that only newer harnesses accept (its own gate and preflight).
+
+    The season runs the preflight once for all games, and passes its threshold to the
+    harness's call-based integrity gate where the harness has one.
+    """
+    params = inspect.signature(play_game).parameters
+    opts: dict[str, Any] = {}
+    if "check_remote" in params:
+        opts["check_remote"] = False
+    if "gate_threshold" in params:
+        opts["gate_threshold"] = threshold
+    return opts
 
 
 ProgressFn = Callable[[str, Slot], None]
@@ -341,6 +371,7 @@ class _Runner:
             labels=[e.label for e in entries],
             personas=[e.persona for e in entries],
             meta=meta,
+            **_play_options(self.cfg.limits.min_answered_share),
         )
         return read_game(gdir)
 
@@ -363,7 +394,10 @@ class _Runner:
                 game = await self._play(slot)
                 share, decisions, fallbacks = answered_share(game)
                 threshold = self.cfg.limits.min_answered_share
-                if share < threshold and not (game.status and game.status.degraded):
+                marked = game.status is not None and game.status.degraded
+                if marked and game.status is not None:
+                    share = min(share, game.status.answered_share)
+                if share < threshold or marked:
                     why = f"agents answered {share:.1%} of {decisions} decisions (< {threshold:.0%})"
                     if self.m.replacements < self.cfg.max_replacements():
                         self._mark_degraded(game, share, decisions, fallbacks, why + "; discarded and replayed")
@@ -396,8 +430,6 @@ class _Runner:
                         self._emit("replaced", slot)
                         continue
                     self._mark_degraded(game, share, decisions, fallbacks, why + "; replacement budget spent, kept")
-                    slot.degraded = True
-                elif game.status is not None and game.status.degraded:
                     slot.degraded = True
                 slot.status = "played"
                 slot.winner = "mafia" if game.winner == "mafia" else "town"
