@@ -477,3 +477,37 @@ async def test_concurrent_games_two_judges_and_escaped_text(tmp_path: Path):
     index.games[0].headline = "[bold red]pwned[/] <script>x</script> | col"
     md = render_markdown(index)
     assert "<script>" not in md and "&lt;script&gt;" in md and "\\| col" in md
+
+
+async def test_game_marked_degraded_by_the_harness_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # the models harness closes a log with game_status.degraded when model calls failed;
+    # simulate that for seed 60 and check the season replaces the game with seed S+K+0 = 62
+    import mafialab.arena._season as season_mod
+    from mafialab.record import GameStatus, JsonlWriter
+
+    real = season_mod.play_game
+
+    async def play(rules, agents, seed, **kw):
+        res = await real(rules, agents, seed, **kw)
+        if seed == 60:
+            with JsonlWriter(res.path / "game.jsonl") as w:
+                w.write(
+                    GameStatus(
+                        seq=len(res.state.events) + 1,
+                        degraded=True,
+                        answered_share=0.4,
+                        detail={"model_decisions": 50},
+                    )
+                )
+        return res
+
+    monkeypatch.setattr(season_mod, "play_game", play)
+    cfg = season_from_dict(season(games=2, seed=60, judges=[]))
+    out = tmp_path / "s"
+    await run_season(cfg, out)
+    m = load_manifest(out)
+    assert [s.seed for s in m.slots] == [62, 61]
+    (a,) = m.slots[0].history
+    assert (a.seed, a.outcome, a.answered_share) == (60, "discarded", 0.4)
+    assert "harness gate" in a.reason and "50 model decisions" in a.reason
+    assert not m.slots[0].degraded and build_index(out).games_counted == 2

@@ -394,11 +394,16 @@ class _Runner:
                 game = await self._play(slot)
                 share, decisions, fallbacks = answered_share(game)
                 threshold = self.cfg.limits.min_answered_share
+                why = f"agents answered {share:.1%} of {decisions} decisions (< {threshold:.0%})"
                 marked = game.status is not None and game.status.degraded
                 if marked and game.status is not None:
+                    n_model = game.status.detail.get("model_decisions", "?")
+                    why = (
+                        f"the harness gate marked it degraded: model calls answered "
+                        f"{game.status.answered_share:.1%} of {n_model} model decisions (< {threshold:.0%})"
+                    )
                     share = min(share, game.status.answered_share)
                 if share < threshold or marked:
-                    why = f"agents answered {share:.1%} of {decisions} decisions (< {threshold:.0%})"
                     if self.m.replacements < self.cfg.max_replacements():
                         self._mark_degraded(game, share, decisions, fallbacks, why + "; discarded and replayed")
                         j = self.m.replacements
