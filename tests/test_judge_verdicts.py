@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -295,3 +296,32 @@ async def test_ensemble_mean_spread_and_mvp(fresh_game: Path):
     ens2 = ensemble([*verdicts, again])
     assert ens2.mvp == r[0].name and ens2.mvp_votes == 2
     assert len((fresh_game / VERDICTS_FILE).read_text().splitlines()) == 3
+
+
+def test_condensation_merges_vote_lines_without_dropping_votes(game_dir: Path):
+    log = read_game(game_dir)
+    full = build_transcript(log)
+    omitted_all = full.condense(1)  # nothing fits: every stage applied, recorded as not fitting
+    assert omitted_all.condensation["fits"] is False
+    after_omit = math.ceil(len(omitted_all.render()) / 3.5)
+    # a budget between "all merged" and "texts omitted only": merging is needed and suffices
+    budget = after_omit + 5
+    text_only = full.condense(10**6)
+    assert text_only is full
+    t = full.condense(budget)
+    c = t.condensation
+    assert c["fits"] and c["final_tokens"] <= budget
+    assert c["vote_groups_merged"] > 0
+    votes = [e for e in log.events if e.kind == "vote"]
+    kills = [e for e in log.events if e.kind == "night_action" and e.ability == "kill"]
+    names = [s.name for s in log.header.roster]
+    # every vote is still there exactly once, in order: merged lines list "A→B" items
+    seen = []
+    for ln in t.lines:
+        p = ln.prefix
+        if "votes, in order] " in p or "private kill votes] " in p:
+            seen += p.split("] ", 1)[1].split(", ")
+        elif ln.item is not None:
+            seen.append(ln.item)
+    expected = [f"{names[e.seat]}→{names[e.target]}" for e in sorted(votes + kills, key=lambda e: e.seq)]
+    assert seen == expected

@@ -33,11 +33,16 @@ class Line:
         text: Player-written text (speech, mafia chat, vote statement), quoted when
             rendered, or ``None``.
         state: ``full``, ``shortened`` or ``omitted``.
+        group: For a vote line without text: the heading of its vote stage (e.g.
+            ``"[D1 nomination votes]"``), so condensation can merge the stage's lines.
+        item: For a vote line: the vote alone (``"Ellis→Dana"``).
     """
 
     prefix: str
     text: str | None = None
     state: str = "full"
+    group: str | None = None
+    item: str | None = None
 
     def render(self) -> str:
         """The line as shown to the judge (player text JSON-quoted so it cannot add lines)."""
@@ -75,7 +80,10 @@ class Transcript:
         The rule: every fixed part (roster, phases, night actions, investigations, kills,
         votes, tallies, eliminations, the end) is kept verbatim. Player-written texts are
         shortened to :data:`SHORT_CHARS` characters, oldest first, until the transcript fits;
-        if it still does not fit, they are replaced by ``[omitted]``, oldest first. Tokens are counted with
+        if it still does not fit, they are replaced by ``[omitted]``, oldest first; if it
+        still does not fit, the lines of each vote stage (and each night's kill votes) are
+        merged into one line listing every vote in order, oldest stage first (no vote is
+        dropped). Tokens are counted with
         ``count_tokens`` when given (the judge's tokenizer, used to calibrate a
         tokens-per-character ratio on the full text), else ``ceil(chars / 3.5)``.
 
@@ -125,6 +133,19 @@ class Transcript:
             omitted += 1
             if ln.state == "shortened":
                 shortened -= 1
+        merged = 0
+        i = 0
+        while i < len(lines) and est(total) > budget_tokens:
+            g = lines[i].group
+            j = i
+            while g is not None and j < len(lines) and lines[j].group == g:
+                j += 1
+            if j - i >= 2:
+                new = Line(f"{g} " + ", ".join(str(ln.item) for ln in lines[i:j]))
+                total += len(new.render()) - sum(len(ln.render()) + 1 for ln in lines[i:j]) + 1
+                lines[i:j] = [new]
+                merged += 1
+            i += 1
         final = est(total)
         return Transcript(
             lines=lines,
@@ -136,6 +157,7 @@ class Transcript:
                 "texts": len(idx),
                 "shortened": shortened,
                 "omitted": omitted,
+                "vote_groups_merged": merged,
                 "fits": final <= budget_tokens,
                 "tokens_per_char": round(ratio, 4),
                 "token_count": "tokenizer" if count_tokens is not None else f"chars/{CHARS_PER_TOKEN}",
@@ -189,7 +211,11 @@ def _event_lines(ev: Event, names: list[str], team_name: Callable[[Any], str]) -
         return [Line(f"[{n} mafia chat, private] {names[ev.seat]}{fb}:", ev.text)]  # type: ignore[union-attr]
     if k == "night_action":
         verb = {"kill": "votes to kill", "protect": "protects", "investigate": "investigates"}[ev.ability]  # type: ignore[union-attr]
-        return [Line(f"[{n} private] {names[ev.seat]} {verb} {names[ev.target]}{fb}")]  # type: ignore[union-attr]
+        line = f"[{n} private] {names[ev.seat]} {verb} {names[ev.target]}{fb}"  # type: ignore[union-attr]
+        if ev.ability == "kill":  # type: ignore[union-attr]
+            item = f"{names[ev.seat]}→{names[ev.target]}{fb}"  # type: ignore[union-attr]
+            return [Line(line, group=f"[{n} private kill votes]", item=item)]
+        return [Line(line)]
     if k == "investigation_result":
         return [Line(f"[{n} private] {names[ev.seat]} learns {names[ev.target]} is {ev.result}")]  # type: ignore[union-attr]
     if k == "kill_chosen":
@@ -204,7 +230,8 @@ def _event_lines(ev: Event, names: list[str], team_name: Callable[[Any], str]) -
         prefix = f"[{d} {ev.stage}{idx}] {names[ev.seat]} → {names[ev.target]}{fb}"  # type: ignore[union-attr]
         if ev.statement:  # type: ignore[union-attr]
             return [Line(prefix + ":", ev.statement)]  # type: ignore[union-attr]
-        return [Line(prefix)]
+        item = f"{names[ev.seat]}→{names[ev.target]}{fb}"  # type: ignore[union-attr]
+        return [Line(prefix, group=f"[{d} {ev.stage} votes, in order]", item=item)]  # type: ignore[union-attr]
     if k == "vote_tally":
         tally = ", ".join(f"{names[t]} {c}" for t, c in sorted(ev.tally.items(), key=lambda x: (-x[1], x[0])))  # type: ignore[union-attr]
         extra = f"; candidates {ns(ev.candidates)}" if ev.candidates else ""  # type: ignore[union-attr]
