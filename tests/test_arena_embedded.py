@@ -26,7 +26,7 @@ async def test_one_game_season_with_embedded_judge(tmp_path: Path):
             "seed": 7,
             "roster": ["scripted"],
             "judges": [LOCAL_JUDGE],
-            "limits": {"judge_max_tokens": 1536},
+            "limits": {"judge_max_tokens": 1024},
         }
     )
     out = tmp_path / "s"
