@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,6 +15,7 @@ from rich.text import Text
 from mafialab.arena import (
     INDEX_FILE,
     LEADERBOARD_MD,
+    ProgressFn,
     SeasonConfig,
     SeasonConfigError,
     SeasonError,
@@ -53,7 +56,8 @@ def _show_board(out: Path, markdown: bool) -> None:
     console.print(f"Wrote {out / INDEX_FILE} and {out / LEADERBOARD_MD}", highlight=False)
 
 
-def _drive(coro_factory, total: int, done: int) -> None:  # type: ignore[no-untyped-def]
+def _drive(coro_factory: Callable[[ProgressFn], Coroutine[Any, Any, Any]], total: int, done: int) -> None:
+    """Run a season coroutine with a progress bar; errors become clear CLI failures."""
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
