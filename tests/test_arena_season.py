@@ -465,6 +465,16 @@ async def test_concurrent_games_two_judges_and_escaped_text(tmp_path: Path):
     # per seat-game the ensemble mean of the two judges' influence is ((3i)%12 clamped + 10 - that) / 2 = 5
     for e in index.leaderboard:
         assert e.influence.mean == pytest.approx(5.0) and e.influence.n == e.seats
+    # the disagreement between judges, per entry: spread |x - (10 - x)| and each judge's own mean
+    xs = defaultdict(list)
+    for slot in manifest.slots:
+        for seat, entry in enumerate(slot.seating):
+            xs[cfg.roster[entry].name].append(min(10, (3 * seat) % 12))
+    for e in index.leaderboard:
+        x = xs[e.name]
+        assert e.judge_spread["influence"] == pytest.approx(sum(abs(2 * v - 10) for v in x) / len(x))
+        assert e.by_judge["mock/judge"]["influence"] == pytest.approx(sum(x) / len(x))
+        assert e.by_judge["mock/judge2"]["influence"] == pytest.approx(sum(10 - v for v in x) / len(x))
     for g in index.games:
         assert g.judges_ok == ["mock/judge", "mock/judge2"]
         assert g.headline == f"Headline of {g.game_id}"  # the first judge's headline

@@ -76,6 +76,10 @@ class EntryStats(BaseModel):
         detection: Mean judge detection (town seat-games).
         influence: Mean judge influence (all seat-games).
         mvp: Games whose ensemble MVP sat in one of this entry's seats.
+        judge_spread: Per axis, the mean over seat-games of the spread (max − min) between
+            judges; ``None`` without scores (0 with one judge).
+        by_judge: Judge → axis → this entry's mean score from that judge alone (to spot a
+            judge favouring its own model family).
         rating: OpenSkill rating after the season's games in order.
         prompt_tokens: Prompt tokens of the entry's calls (from ``calls.jsonl``).
         completion_tokens: Completion tokens.
@@ -95,6 +99,8 @@ class EntryStats(BaseModel):
     detection: Mean
     influence: Mean
     mvp: int
+    judge_spread: dict[str, float | None] = Field(default_factory=dict)
+    by_judge: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     rating: Rating
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -164,6 +170,10 @@ class SeasonIndex(BaseModel):
     discarded: list[dict[str, Any]]
     judges: list[JudgeCost]
     created: float
+
+
+def _avg(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def wilson(wins: int, n: int) -> Rate:
@@ -250,6 +260,10 @@ def build_index(out: Path) -> SeasonIndex:
     wins: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
     tries: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
     scores: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
+    spreads: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
+    per_judge: list[dict[str, dict[str, list[float]]]] = [
+        defaultdict(lambda: {a: [] for a in JUDGE_AXES}) for _ in range(n)
+    ]
     mvp = [0] * n
     tokens = [[0, 0, 0] for _ in range(n)]
     cost: list[float | None] = [0.0] * n
@@ -278,7 +292,8 @@ def build_index(out: Path) -> SeasonIndex:
         if slot.status == "pending" or not (gdir / "game.jsonl").exists():
             continue
         game: GameLog = read_game(gdir)
-        for v in latest_verdicts(read_verdicts(gdir)):
+        verdicts = latest_verdicts(read_verdicts(gdir))
+        for v in verdicts:
             jt = judge_tok[v.judge]
             jt[0 if v.status == "ok" else 1] += 1
             jt[2] += v.prompt_tokens
@@ -308,6 +323,13 @@ def build_index(out: Path) -> SeasonIndex:
                     stat = getattr(p, axis)
                     if stat is not None:
                         scores[axis][e].append(stat.mean)
+                        spreads[axis][e].append(stat.spread)
+            for v in verdicts:
+                if v.status == "ok" and s < len(v.players):
+                    for axis in JUDGE_AXES:
+                        x = getattr(v.players[s], axis)
+                        if x is not None:
+                            per_judge[e][v.judge][axis].append(float(x))
         for seat, call_model, pt, ct, cached in read_calls(gdir):
             if seat is None or seat >= len(slot.seating):
                 continue
@@ -354,6 +376,11 @@ def build_index(out: Path) -> SeasonIndex:
                 detection=bootstrap_mean(scores["detection"][e], rng),
                 influence=bootstrap_mean(scores["influence"][e], rng),
                 mvp=mvp[e],
+                judge_spread={a: (sum(v) / len(v) if v else None) for a, v in ((a, spreads[a][e]) for a in JUDGE_AXES)},
+                by_judge={
+                    j: {a: (sum(v) / len(v) if v else None) for a, v in axes.items()}
+                    for j, axes in per_judge[e].items()
+                },
                 rating=Rating(mu=r.mu, sigma=r.sigma, ordinal=r.mu - 3 * r.sigma),
                 prompt_tokens=pt,
                 completion_tokens=ct,
