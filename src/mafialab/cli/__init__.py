@@ -1,6 +1,6 @@
 """The ``mafialab`` command line: parses and prints; the work lives in the library."""
 
-from mafialab.cli import _judge, _play, _rules, _season  # noqa: F401  (registers commands)
+from mafialab.cli import _export, _import, _judge, _play, _report, _rules, _season  # noqa: F401  (registers commands)
 from mafialab.cli._app import app
 
 

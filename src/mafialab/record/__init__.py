@@ -1,5 +1,13 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
+from mafialab.record._import_mafiascope import (
+    SNAPSHOTS_FILE,
+    GameImport,
+    ImportReport,
+    import_game,
+    import_mafiascope,
+    mafiascope_rules,
+)
 from mafialab.record._io import (
     GAME_FILE,
     GameLog,
@@ -36,12 +44,15 @@ __all__ = [
     "EVENT_ADAPTER",
     "GAME_FILE",
     "PROBES_FILE",
+    "SNAPSHOTS_FILE",
     "SCHEMA_VERSION",
     "VERDICTS_FILE",
     "GameHeader",
+    "GameImport",
     "GameLog",
     "JUDGE_AXES",
     "GameStatus",
+    "ImportReport",
     "JudgeAxis",
     "PlayerScore",
     "JsonlWriter",
@@ -49,9 +60,12 @@ __all__ = [
     "ProbeRecord",
     "SeatInfo",
     "Verdict",
+    "import_game",
+    "import_mafiascope",
     "iter_game_dirs",
     "iter_jsonl",
     "latest_verdicts",
+    "mafiascope_rules",
     "read_game",
     "read_records",
     "read_verdicts",
