@@ -325,3 +325,20 @@ def test_condensation_merges_vote_lines_without_dropping_votes(game_dir: Path):
             seen.append(ln.item)
     expected = [f"{names[e.seat]}→{names[e.target]}" for e in sorted(votes + kills, key=lambda e: e.seq)]
     assert seen == expected
+
+
+async def test_judge_an_imported_mafiascope_game(mafiascope_dir: Path, tmp_path: Path):
+    from mafialab.record import import_mafiascope, iter_game_dirs
+
+    src = sorted(p for p in (mafiascope_dir / "en_demo").iterdir() if p.is_dir())[0]
+    import_mafiascope(src, tmp_path / "imp")
+    (gdir,) = iter_game_dirs(tmp_path / "imp")
+    log = read_game(gdir)
+    if log.winner is None:
+        pytest.skip("first en_demo game has no recorded outcome")
+    text = build_transcript(log).render()
+    speeches = [e for e in log.events if e.kind == "speech"]
+    assert speeches and all(json.dumps(e.text, ensure_ascii=False) in text for e in speeches)
+    judge = MockModel([good_answer(gdir)], name="mock/j")
+    v = await judge_game(gdir, judge)
+    assert v.status == "ok" and len(v.players) == len(log.header.roster)
