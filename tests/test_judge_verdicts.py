@@ -342,3 +342,16 @@ async def test_judge_an_imported_mafiascope_game(mafiascope_dir: Path, tmp_path:
     judge = MockModel([good_answer(gdir)], name="mock/j")
     v = await judge_game(gdir, judge)
     assert v.status == "ok" and len(v.players) == len(log.header.roster)
+
+
+def test_judge_spec_options():
+    from mafialab.judge import judge_model, parse_model_options
+
+    assert parse_model_options("local/smollm2?n_ctx=8192&n_threads=2&tag=x") == (
+        "local/smollm2",
+        {"n_ctx": 8192, "n_threads": 2, "tag": "x"},
+    )
+    assert parse_model_options("openai/gpt-4o") == ("openai/gpt-4o", {})
+    m = judge_model("mock/j?context_window=1234")
+    assert m.name == "mock/j" and m.context_window == 1234
+    assert judge_model("mock/j?context_window=1234", context_window=99).context_window == 99

@@ -18,7 +18,7 @@ from mafialab.agents import make_agent
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
 from mafialab.harness import play_game
-from mafialab.judge import judge_game
+from mafialab.judge import judge_game, judge_model
 from mafialab.models import ChatMessage, ChatModel, ChatRequest, ChatResponse, get_model
 from mafialab.record import (
     GAME_FILE,
@@ -250,7 +250,7 @@ async def preflight(
         try:
             model = (judges or {}).get(spec)
             if model is None:
-                model = get_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
+                model = judge_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
             if getattr(model, "remote", True) is False:
                 return "local"
             msg = ChatMessage(role="user", content="Reply with the word OK.")
@@ -302,7 +302,7 @@ class _Runner:
         given = dict(judges or {})
         self.judges: list[ChatModel] = []
         for j in self.cfg.judges:
-            model = given.get(j.model) or get_model(j.model, **j.options)
+            model = given.get(j.model) or judge_model(j.model, **j.options)
             self.judges.append(_Limited(model, self.cfg.parallelism.judge_calls))
 
     def save(self) -> None:
@@ -489,7 +489,7 @@ class _Runner:
 def _judge_models(config: SeasonConfig, given: Mapping[str, ChatModel] | None) -> dict[str, ChatModel]:
     """One model instance per judge (given instances first), shared by preflight and judging."""
     given = dict(given or {})
-    return {j.model: given.get(j.model) or get_model(j.model, **j.options) for j in config.judges}
+    return {j.model: given.get(j.model) or judge_model(j.model, **j.options) for j in config.judges}
 
 
 async def run_season(

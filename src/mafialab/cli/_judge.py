@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from mafialab.cli._app import app, console, fail
-from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
-from mafialab.models import ModelSpecError, get_model
+from mafialab.judge import Ensemble, JudgeError, judge_model, judge_with_ensemble
+from mafialab.models import ModelSpecError
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
 
 
@@ -44,7 +44,7 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
 def judge(
     game_dir: Path = typer.Argument(..., help="A game directory, or a directory of game directories."),
     judges: list[str] = typer.Option(
-        ..., "--judge", "-j", help="Judge model string (provider/model); repeat for an ensemble."
+        ..., "--judge", "-j", help="Judge model string (provider/model[?key=value&...]); repeat for an ensemble."
     ),
     attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Calls per verdict (first try + retries)."),
 ) -> None:
@@ -53,7 +53,7 @@ def judge(
     if not dirs:
         fail(f"{game_dir}: no game.jsonl found")
     try:
-        models = [get_model(j) for j in judges]
+        models = [judge_model(j) for j in judges]
     except (ModelSpecError, ImportError) as err:
         fail(f"--judge: {err}")
 

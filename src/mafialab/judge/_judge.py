@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import json_repair
 
 from mafialab.judge._transcript import CHARS_PER_TOKEN, Transcript, build_transcript
 from mafialab.judge._validate import UnusableVerdict, validate_verdict, verdict_schema
-from mafialab.models import ChatMessage, ChatModel, ChatRequest, ChatResponse, get_model
+from mafialab.models import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelSpecError, get_model
 from mafialab.record import VERDICTS_FILE, GameLog, JsonlWriter, Verdict, read_game
 
 log = logging.getLogger(__name__)
@@ -216,10 +217,44 @@ def _write(log_: GameLog, v: Verdict, write: bool) -> Verdict:
     return v
 
 
+def parse_model_options(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``provider/model?key=value&…`` into the model string and backend options.
+
+    Values are read as JSON where they parse (``n_ctx=8192``), else kept as strings (the
+    same spec syntax as agent model strings).
+
+    Raises:
+        ModelSpecError: A malformed query string.
+    """
+    model, _, query = spec.partition("?")
+    options: dict[str, Any] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError as err:
+        raise ModelSpecError(f"model: bad options in {spec!r}: {err}") from None
+    for key, value in pairs:
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return model, options
+
+
+def judge_model(spec: str, **options: Any) -> ChatModel:
+    """The judge model for a spec ``provider/model[?options]`` (``options`` override the query).
+
+    Raises:
+        ModelSpecError: Malformed string or unknown provider.
+        ImportError: The backend's optional dependency is missing.
+    """
+    model, opts = parse_model_options(spec)
+    return get_model(model, **{**opts, **options})
+
+
 def resolve_judges(judges: Sequence[ChatModel | str]) -> list[ChatModel]:
-    """Model instances for judge specs (``provider/model`` strings resolved by ``get_model``).
+    """Model instances for judges given as models or specs (:func:`judge_model`).
 
     Raises:
         ModelSpecError: A malformed or unknown model string.
     """
-    return [get_model(j) if isinstance(j, str) else j for j in judges]
+    return [judge_model(j) if isinstance(j, str) else j for j in judges]
