@@ -12,9 +12,6 @@ from mafialab.record import JUDGE_AXES, PlayerScore, SeatInfo
 HEADLINE_CHARS = 200
 RECAP_CHARS = 4000
 NOTE_CHARS = 1000
-SCHEMA_NOTE_CHARS = 240
-"""``maxLength`` of a note in the schema (bounds the answer of constrained decoders)."""
-SCHEMA_RECAP_CHARS = 1200
 
 _NUM = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*(?:/\s*10)?\s*$")
 
@@ -26,14 +23,15 @@ class UnusableVerdict(ValueError):
 def verdict_schema(names: list[str]) -> dict[str, Any]:
     """JSON schema of a verdict for a game with seat ``names``.
 
-    Scores come first and texts are length-capped, so a small model decoding under the
-    schema (properties in order) spends its answer budget on the scores.
+    Scores come first, so a small model decoding under the schema (properties in order)
+    spends its answer budget on the scores before any free text. Strings carry no
+    ``maxLength``: llama.cpp's schema-to-grammar converter unrolls it into a grammar too
+    large to load (texts are cut on validation instead).
 
     Returns:
         A JSON-schema object: ``players`` (array of ``{name, deception, detection,
-        influence, note}`` with integer scores 0-10; deception/detection may be null; notes
-        up to 240 characters), ``mvp`` (one of ``names``), ``headline`` (up to 200
-        characters), ``recap`` (up to 1,200 characters).
+        influence, note}`` with integer scores 0-10; deception/detection may be null),
+        ``mvp`` (one of ``names``), ``headline``, ``recap``.
     """
     score = {"type": ["integer", "null"], "minimum": 0, "maximum": 10}
     return {
@@ -48,14 +46,14 @@ def verdict_schema(names: list[str]) -> dict[str, Any]:
                         "deception": score,
                         "detection": score,
                         "influence": {"type": "integer", "minimum": 0, "maximum": 10},
-                        "note": {"type": "string", "maxLength": SCHEMA_NOTE_CHARS},
+                        "note": {"type": "string"},
                     },
                     "required": ["name", "deception", "detection", "influence", "note"],
                 },
             },
             "mvp": {"type": "string", "enum": list(names)},
-            "headline": {"type": "string", "maxLength": HEADLINE_CHARS},
-            "recap": {"type": "string", "maxLength": SCHEMA_RECAP_CHARS},
+            "headline": {"type": "string"},
+            "recap": {"type": "string"},
         },
         "required": ["players", "mvp", "headline", "recap"],
     }
