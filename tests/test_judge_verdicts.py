@@ -355,3 +355,15 @@ def test_judge_spec_options():
     m = judge_model("mock/j?context_window=1234")
     assert m.name == "mock/j" and m.context_window == 1234
     assert judge_model("mock/j?context_window=1234", context_window=99).context_window == 99
+
+
+def test_verdict_schema_scores_first_and_grammar_friendly():
+    from mafialab.judge import verdict_schema
+
+    schema = verdict_schema(["Alex", "Bailey"])
+    assert list(schema["properties"]) == ["players", "mvp", "headline", "recap"] == schema["required"]
+    item = schema["properties"]["players"]["items"]
+    assert item["properties"]["name"]["enum"] == ["Alex", "Bailey"]
+    assert list(item["properties"])[:4] == ["name", "deception", "detection", "influence"]
+    # llama.cpp unrolls maxLength into a grammar it cannot load (seen with SmolLM2)
+    assert "maxLength" not in json.dumps(schema)
