@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
+from mafialab.record import GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -120,7 +120,8 @@ def game_data(log_: GameLog) -> GameData:
         log_: A game log from :func:`mafialab.record.read_game`.
 
     Returns:
-        The flattened game; unreadable probe lines are listed in ``problems``.
+        The flattened game; unreadable probe lines, and events naming a seat that is not in
+        the roster (skipped), are listed in ``problems``.
     """
     h = log_.header
     names = [s.name for s in sorted(h.roster, key=lambda s: s.seat)]
@@ -138,15 +139,23 @@ def game_data(log_: GameLog) -> GameData:
         problems=list(log_.problems),
     )
     for ev in log_.events:
-        if ev.kind == "elimination":
-            g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
-        elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
-            g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
-        elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
-            g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
-        elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
-            votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
-            g.tallies.append((ev.round, ev.ts, ev.seq, votes))
+        try:
+            if ev.kind == "elimination":
+                g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
+            elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
+                g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+            elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
+                g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+            elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
+                votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
+                g.tallies.append((ev.round, ev.ts, ev.seq, votes))
+        except KeyError as err:  # a seat the roster does not have: a damaged log
+            msg = (
+                f"{log_.path / GAME_FILE}: {ev.kind} event seq {ev.seq} names seat {err.args[0]}, "
+                f"not in the roster (seats {sorted(by_seat)}); event skipped"
+            )
+            log.warning(msg)
+            g.problems.append(msg)
     ppath = log_.path / PROBES_FILE
     if ppath.is_file():
         for n, rec in iter_jsonl(ppath, g.problems):

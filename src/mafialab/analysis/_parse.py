@@ -17,7 +17,7 @@ _NOT_FOUND = object()
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: degenerate "[[[[..." output
         return _NOT_FOUND
 
 

@@ -13,9 +13,27 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 console = Console()
 err_console = Console(stderr=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from mafialab import __version__
+
+        console.print(f"mafialab {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the mafialab version and exit."
+    ),
+) -> None:
+    """mafialab: play, probe, measure and view Mafia-family games between LLM agents."""
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -38,6 +38,9 @@ def export_tgn_cmd(
     """Belief edges (source, target, time, weight, label) from probe answers (docs/export.md)."""
     from mafialab.analysis import belief_edges
 
+    if out is not None and out.suffix not in (".csv", ".parquet"):
+        # never let a typo (-o game.jsonl) overwrite a recorded log
+        fail(f"--out: expected a .csv or .parquet file, got {out}")
     try:
         df = belief_edges(directory)
     except (FileNotFoundError, LogFormatError) as err:

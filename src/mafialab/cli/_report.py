@@ -135,7 +135,7 @@ def report(
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
     fmt: _Fmt = typer.Option(_Fmt.table, "--format", "-f", help="table, json or csv (to stdout)."),
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""

@@ -13,7 +13,16 @@ from typing import Any, Literal, Protocol
 from mafialab import __version__
 from mafialab.agents import Agent
 from mafialab.engine import Action, Event, GameState, Invalid
-from mafialab.record import GAME_FILE, GameHeader, GameStatus, JsonlWriter, SeatInfo
+from mafialab.record import (
+    CALLS_FILE,
+    GAME_FILE,
+    PROBES_FILE,
+    VERDICTS_FILE,
+    GameHeader,
+    GameStatus,
+    JsonlWriter,
+    SeatInfo,
+)
 from mafialab.rules import RuleSet, Team
 
 log = logging.getLogger(__name__)
@@ -181,7 +190,8 @@ async def play_game(
         on_batch: Callback after every batch (progress display).
 
     Raises:
-        ValueError: Wrong number of agents, or the game directory already holds a log.
+        ValueError: Wrong number of agents, or the game directory already holds a log file
+            (``game.jsonl``, ``probes.jsonl``, ``calls.jsonl`` or ``verdicts.jsonl``).
     """
     if len(agents) != rules.n_seats:
         raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
@@ -192,8 +202,10 @@ async def play_game(
     path = None
     if out is not None:
         path = Path(out) / game_id
-        if (path / GAME_FILE).exists():
-            raise ValueError(f"out: {path / GAME_FILE} already exists; choose another --out or seed")
+        for name in (GAME_FILE, PROBES_FILE, CALLS_FILE, VERDICTS_FILE):
+            # a stale probes/calls file would otherwise be appended to and mixed with this game
+            if (path / name).exists():
+                raise ValueError(f"out: {path / name} already exists; choose another --out or seed")
         writer = JsonlWriter(path / GAME_FILE)
         writer.write(make_header(state, game_id, agent_labels, meta, personas))
     try:

@@ -34,12 +34,16 @@ def replay(log: GameLog, upto: int | None = None, check: bool = True) -> GameSta
         log: The game log.
         upto: Apply only actions of decisions with id < ``upto`` (a step to fork from);
             ``None`` replays everything.
-        check: Verify that the rebuilt events equal the logged ones (clock fields aside).
+        check: Verify that the rebuilt events equal the logged ones (clock fields aside). A
+            log cut short (a crash, Ctrl-C) is a prefix of the rebuilt events and passes.
 
     Raises:
-        ReplayMismatch: If an action is rejected or the events differ.
+        ReplayMismatch: If the log was imported from another tool, an action is rejected,
+            or the events differ.
     """
     h = log.header
+    if h.source != "mafialab":
+        raise ReplayMismatch(f"{log.path}: imported from {h.source}; only games played by mafialab replay")
     labels = None
     state = GameState(h.rules, h.seed, labels=labels)
     seating = next((e for e in log.events if e.kind == "seating"), None)
@@ -58,8 +62,11 @@ def replay(log: GameLog, upto: int | None = None, check: bool = True) -> GameSta
         mine = [e.model_dump(exclude={"ts"}) for e in state.events]
         theirs = [e.model_dump(exclude={"ts"}) for e in log.events[:n]]
         if mine != theirs:
-            i = next(i for i, (x, y) in enumerate(zip(mine, theirs, strict=False)) if x != y) if theirs else 0
-            raise ReplayMismatch(f"event {i + 1} differs from the log")
+            i = next((i for i, (x, y) in enumerate(zip(mine, theirs, strict=False)) if x != y), None)
+            # i is None: the log is a prefix of the rebuilt events, i.e. it was cut short (a crash
+            # or Ctrl-C before the engine's own events after the last action were written)
+            if i is not None:
+                raise ReplayMismatch(f"event {i + 1} differs from the log")
     return state
 
 

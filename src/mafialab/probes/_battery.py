@@ -216,7 +216,8 @@ def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery
             raise ProbeBatteryError(
                 f"{source}: introspection.{extra[0]}: unknown key (MafiaScope blocks have {', '.join(sorted(allowed))})"
             )
-        for i, p in enumerate(block.get("probes") or []):
+        listed = block.get("probes")
+        for i, p in enumerate(listed if isinstance(listed, list) else []):  # other shapes: pydantic names them
             if isinstance(p, Mapping) and "when" in p and p["when"] not in ("always", "own_turn"):
                 raise ProbeBatteryError(
                     f"{source}: introspection.probes[{i}].when: MafiaScope blocks allow always or own_turn, "

@@ -16,6 +16,28 @@ _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DO
 MAX_ISSUES = 8
 """Most issues kept per answer (the rest are counted)."""
 
+_MAX_DEPTH = 32
+"""Deepest nesting of lists/objects accepted in an answer. Probe answers nest two or three
+levels; a degenerate ``[[[[...`` answer nests hundreds deep and would exhaust the recursion
+limit when validated or written, so it counts as unparsed (its raw text is kept)."""
+
+
+def _nesting_depth(value: Any) -> int:
+    """Nesting depth of a JSON value (a scalar is 0, ``[]`` is 1), computed without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+        else:
+            deepest = max(deepest, d)
+            continue
+        deepest = max(deepest, d + 1)
+    return deepest
+
 
 @dataclass
 class ParsedAnswer:
@@ -67,7 +89,7 @@ def parse_json_tolerant(text: str) -> tuple[Any, bool, bool]:
     s, fenced = _strip_fence(s)
     try:
         return json.loads(s), True, fenced
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: degenerate "[[[[..." output
         pass
     if "{" not in s and "[" not in s:
         return None, False, False
@@ -142,6 +164,8 @@ def parse_answer(
         value, ok, repaired = parsed, True, False
     else:
         value, ok, repaired = parse_json_tolerant(text)
+    if ok and _nesting_depth(value) > _MAX_DEPTH:
+        return ParsedAnswer(issues=[f"$: nested more than {_MAX_DEPTH} levels deep; not used"])
     res = ParsedAnswer(value=value, ok=ok, repaired=repaired)
     if not ok:
         return res

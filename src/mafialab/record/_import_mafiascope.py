@@ -558,8 +558,28 @@ def _probe_records(
     return out
 
 
+def _destination_problem(src: Path, dst: Path) -> str | None:
+    """Why writing the import of ``src`` into ``dst`` would destroy recorded data, else ``None``.
+
+    An import replaces the files of an earlier import of the same kind, but never the source
+    itself (``--out`` equal to the source directory) nor a game log that is not a MafiaScope
+    import (a native mafialab game, or raw MafiaScope files).
+    """
+    if dst.resolve() == src.resolve():
+        return (
+            f"{dst}: is the source game directory; importing in place would overwrite its "
+            f"{GAME_FILE} (choose another --out)"
+        )
+    existing = dst / GAME_FILE
+    if existing.exists():
+        first = next(iter_jsonl(existing), None) if existing.is_file() else None
+        if first is None or first[1].get("kind") != "game_start" or first[1].get("source") != SOURCE:
+            return f"{existing}: exists and is not a MafiaScope import; not overwritten (choose another --out)"
+    return None
+
+
 def import_game(src: Path, dst: Path) -> GameImport:
-    """Import one MafiaScope game directory into ``dst`` (created; existing files replaced).
+    """Import one MafiaScope game directory into ``dst`` (created; an earlier import replaced).
 
     Args:
         src: Directory holding the source ``game.jsonl`` (and optionally
@@ -568,7 +588,8 @@ def import_game(src: Path, dst: Path) -> GameImport:
 
     Returns:
         What was written and any problems (``file:line: why``). A game whose ``game.jsonl``
-        has no readable ``setup`` record is not written (``out`` is ``None``).
+        has no readable ``setup`` record is not written (``out`` is ``None``), nor is one
+        whose ``dst`` is ``src`` itself or holds a game log that is not a MafiaScope import.
     """
     src, dst = Path(src), Path(dst)
     gi = GameImport(game_id=src.name, source=src)
@@ -617,6 +638,10 @@ def import_game(src: Path, dst: Path) -> GameImport:
         meta=meta,
         ts=setup.get("ts"),
     )
+    refused = _destination_problem(src, dst)
+    if refused is not None:
+        gi.problems.append(refused)
+        return gi
     dst.mkdir(parents=True, exist_ok=True)
     for name in (GAME_FILE, PROBES_FILE, SNAPSHOTS_FILE):
         (dst / name).unlink(missing_ok=True)
@@ -670,7 +695,7 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
         raise FileNotFoundError(f"{src_dir}: no game.jsonl found")
     report = ImportReport()
     for d in dirs:
-        rel = d.relative_to(src_dir) if d != src_dir else Path(d.name)
+        rel = d.relative_to(src_dir) if d != src_dir else Path(d.resolve().name)
         try:
             report.games.append(import_game(d, out_dir / rel))
         except (ValueError, TypeError, KeyError, AttributeError) as err:

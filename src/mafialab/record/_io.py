@@ -89,6 +89,8 @@ def iter_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[tuple[
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
                 msg = f"{path}:{n}: not valid JSON ({err.msg})"
+            except RecursionError:
+                msg = f"{path}:{n}: JSON nested too deeply to read"
             else:
                 if isinstance(obj, dict):
                     yield n, obj
@@ -153,17 +155,26 @@ def read_game(path: Path) -> GameLog:
         except ValidationError as err:
             first = err.errors()[0]
             loc = ".".join(str(x) for x in first["loc"])
-            msg = f"{file}:{n}: invalid {kind or 'record'} record ({loc}: {first['msg']})"
+            why = f"{loc}: {first['msg']}" if loc else str(first["msg"]).removeprefix("Value error, ")
+            msg = f"{file}:{n}: invalid {kind or 'record'} record ({why})"
             log.warning(msg)
             problems.append(msg)
     if header is None:
-        raise LogFormatError(f"{file}: no valid game_start header record")
+        bad = next((p for p in problems if "invalid game_start record" in p), None)
+        reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""
+        raise LogFormatError(f"{file}: no valid game_start header record{reason}")
     return GameLog(path=file.parent, header=header, events=events, status=status, problems=problems)
 
 
 def iter_game_dirs(root: Path) -> list[Path]:
-    """Game directories under ``root`` (``root`` itself if it holds a ``game.jsonl``), sorted."""
+    """Game directories under ``root``, sorted.
+
+    ``root`` itself if it holds a ``game.jsonl`` (or is one); an empty list if ``root`` does
+    not exist or holds no game.
+    """
     root = Path(root)
+    if root.name == GAME_FILE and root.is_file():
+        return [root.parent]
     if (root / GAME_FILE).is_file():
         return [root]
     return sorted(p.parent for p in root.rglob(GAME_FILE))

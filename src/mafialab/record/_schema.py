@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
@@ -51,6 +51,10 @@ class GameHeader(BaseModel):
         source: Where the game came from: ``"mafialab"`` or an importer (``"mafiascope"``).
         meta: Free-form extras (importer provenance, fork origin, run options).
         ts: Wall-clock creation time (a clock field).
+
+    Raises:
+        pydantic.ValidationError: If ``rules_id`` is not ``rules.id``, the roster does not hold
+            each seat of the rule set once, or a seat's role/team is not one of the rule set's.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -67,6 +71,24 @@ class GameHeader(BaseModel):
     source: str = "mafialab"
     meta: dict[str, Any] = Field(default_factory=dict)
     ts: float | None = None
+
+    @model_validator(mode="after")
+    def _check_roster(self) -> GameHeader:
+        # a damaged header would otherwise surface later as a KeyError deep in the metrics
+        if self.rules_id != self.rules.id:
+            raise ValueError(f"rules_id: {self.rules_id!r} but the rules describe {self.rules.id!r}")
+        n = self.rules.n_seats
+        seats = sorted(s.seat for s in self.roster)
+        if seats != list(range(n)):
+            raise ValueError(f"roster: seats {seats}, expected each of 0..{n - 1} once ({self.rules.id} has {n} seats)")
+        teams = {r.name: r.team for r in self.rules.roles}
+        for s in self.roster:
+            if teams.get(s.role) != s.team:
+                raise ValueError(
+                    f"roster: seat {s.seat} is {s.role!r} of team {s.team!r}; {self.rules.id} roles are "
+                    + ", ".join(f"{k} ({v})" for k, v in teams.items())
+                )
+        return self
 
 
 class GameStatus(BaseModel):

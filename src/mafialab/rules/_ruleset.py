@@ -300,8 +300,8 @@ def _format_error(err: ValidationError) -> str:
 def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     """Validate a mapping into a :class:`RuleSet`.
 
-    A mapping may name a built-in under ``extends`` and override fields of it
-    (nested sections are merged one level deep).
+    A mapping may name a built-in (by name or versioned id) under ``extends`` and override
+    fields of it (nested sections are merged one level deep).
 
     Raises:
         RuleSetError: With the failing field path in the message.
@@ -311,9 +311,14 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
-        if base not in BUILTIN:
-            raise RuleSetError(f"{source}: extends: unknown rule set {base!r} (known: {', '.join(BUILTIN)})")
-        merged = BUILTIN[base].model_dump()
+        by_id = {r.id: r for r in BUILTIN.values()}
+        parent = (BUILTIN.get(base) or by_id.get(base)) if isinstance(base, str) else None
+        if parent is None:
+            raise RuleSetError(
+                f"{source}: extends: unknown rule set {base!r} (known: {', '.join(BUILTIN)}, or a versioned id "
+                f"such as {next(iter(by_id))})"
+            )
+        merged = parent.model_dump()
         for key, value in data.items():
             if isinstance(value, dict) and isinstance(merged.get(key), dict):
                 merged[key] = {**merged[key], **value}
@@ -321,9 +326,23 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
                 merged[key] = value
         data = merged
     try:
-        return RuleSet.model_validate(data)
+        rs = RuleSet.model_validate(data)
     except ValidationError as err:
         raise RuleSetError(f"{source}: {_format_error(err)}") from None
+    same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
+    if same_id is not None and _rules_differ(rs, same_id):
+        # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
+        raise RuleSetError(
+            f"{source}: name: {rs.name!r} version {rs.version} is the id of the built-in rule set {rs.id}, "
+            "but the rules differ from it; give the changed rule set its own name (or another version)"
+        )
+    return rs
+
+
+def _rules_differ(a: RuleSet, b: RuleSet) -> bool:
+    """Whether ``a`` and ``b`` differ in anything but the cosmetic description and seat names."""
+    cosmetic = {"description", "seat_names"}
+    return a.model_dump(exclude=cosmetic) != b.model_dump(exclude=cosmetic)
 
 
 def load_rules(name_or_path: str | Path) -> RuleSet:
@@ -349,6 +368,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise RuleSetError(f"rules: cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise RuleSetError(f"rules: cannot read {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

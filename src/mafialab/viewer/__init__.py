@@ -1,0 +1,40 @@
+"""The static, offline web viewer (layer ``viewer``): build a site from game logs and serve it."""
+
+from mafialab.viewer._beliefs import (
+    CALIBRATION_EDGES,
+    SMALL_BIN,
+    UNKNOWN,
+    Belief,
+    BeliefTimeline,
+    CalibrationCounter,
+    RoleVocabulary,
+    attitude_from_assessment,
+    normalise_probe,
+    wilson,
+)
+from mafialab.viewer._build import STEP_KINDS, SiteSummary, ViewerError, build_game, build_site, file_id, read_probes
+from mafialab.viewer._corpus import corpus_metrics
+from mafialab.viewer._serve import HOST, SiteServer
+
+__all__ = [
+    "CALIBRATION_EDGES",
+    "HOST",
+    "SMALL_BIN",
+    "STEP_KINDS",
+    "UNKNOWN",
+    "Belief",
+    "BeliefTimeline",
+    "CalibrationCounter",
+    "RoleVocabulary",
+    "SiteServer",
+    "SiteSummary",
+    "ViewerError",
+    "attitude_from_assessment",
+    "build_game",
+    "build_site",
+    "corpus_metrics",
+    "file_id",
+    "normalise_probe",
+    "read_probes",
+    "wilson",
+]

@@ -1,0 +1,570 @@
+"""Build the static viewer site from game logs."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from mafialab import __version__
+from mafialab.engine import Event, visible_events
+from mafialab.record import (
+    PROBES_FILE,
+    GameLog,
+    LogFormatError,
+    ProbeRecord,
+    iter_game_dirs,
+    read_game,
+)
+from mafialab.rules import RuleSet
+from mafialab.viewer._beliefs import (
+    Belief,
+    BeliefTimeline,
+    CalibrationCounter,
+    RoleVocabulary,
+    SeatNames,
+    attitude_from_assessment,
+    normalise_probe,
+)
+from mafialab.viewer._corpus import corpus_metrics
+
+log = logging.getLogger(__name__)
+
+STEP_KINDS = frozenset(
+    {
+        "phase_started",
+        "speech",
+        "mafia_chat",
+        "night_action",
+        "investigation_result",
+        "kill_chosen",
+        "night_result",
+        "vote",
+        "vote_tally",
+        "elimination",
+        "game_end",
+        "imported",
+    }
+)
+"""Event kinds that are timeline steps (every public message and every night step)."""
+
+STATIC_FILES = ("index.html", "app.js", "app.css")
+MAX_JOBS = 4
+"""Default cap on build worker processes (one more process scores the corpus metrics)."""
+
+
+class ViewerError(ValueError):
+    """The site cannot be built (no readable game under the directory, bad output path)."""
+
+
+@dataclass
+class SiteSummary:
+    """What :func:`build_site` wrote.
+
+    Attributes:
+        out: Site directory (open ``out/index.html``).
+        games: Game ids built, in dashboard order.
+        skipped: ``(game directory, reason)`` for directories that could not be read.
+        bytes_written: Total size of the data files.
+    """
+
+    out: Path
+    games: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    bytes_written: int = 0
+
+
+def file_id(game_id: str, where: str = "") -> str:
+    """A file-name-safe id for a game: sanitised id plus 8 hex of sha1(where, game_id).
+
+    ``where`` (the corpus) keeps two games with the same id in different corpora apart.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", game_id)[:48]
+    return f"{safe}-{hashlib.sha1(f'{where}/{game_id}'.encode()).hexdigest()[:8]}"
+
+
+def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
+    """Probe records of a game (``probes.jsonl``; empty list if missing).
+
+    Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped.
+    """
+    path = Path(game_dir) / PROBES_FILE
+    if not path.is_file():
+        return []
+    out = []
+    try:
+        fh = path.open("rb")
+    except OSError as err:
+        msg = f"{path}: cannot open: {err.strerror}"
+        log.warning(msg)
+        problems.append(msg)
+        return []
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:  # parse and validate in one pass (pydantic-core), much faster than json + validate
+                out.append(ProbeRecord.model_validate_json(line))
+            except ValidationError as err:
+                first = err.errors()[0]
+                if first["type"] == "json_invalid":
+                    msg = f"{path}:{n}: not valid JSON ({first['msg']})"
+                else:
+                    loc = ".".join(str(x) for x in first["loc"])
+                    msg = f"{path}:{n}: invalid probe record ({loc}: {first['msg']})"
+                log.warning(msg)
+                problems.append(msg)
+    return out
+
+
+def _event_json(ev: Event) -> dict[str, Any]:
+    return ev.model_dump(mode="json", exclude={"ts"})
+
+
+def _roles_json(rules: RuleSet) -> list[dict[str, Any]]:
+    return [{"name": r.name, "team": r.team, "count": r.count, "ability": r.ability} for r in rules.roles]
+
+
+def _seating(events: Sequence[Event]) -> tuple[list[str], list[str | None]]:
+    for ev in events:
+        if ev.kind == "seating":
+            return list(ev.names), list(ev.labels)
+    return [], []
+
+
+def _notes(glog: GameLog, steps: int, n_probes: int) -> list[dict[str, str]]:
+    notes = []
+    if steps == 0:
+        notes.append(
+            {
+                "level": "warn",
+                "code": "empty",
+                "text": "This game has no recorded steps: the log holds only its header and setup "
+                "(it was stopped before anyone spoke). There is nothing to replay.",
+            }
+        )
+    if glog.winner is None:
+        last = glog.events[-1].round if glog.events else 0
+        notes.append(
+            {
+                "level": "warn",
+                "code": "unfinished",
+                "text": f"Unfinished game: the log stops in round {last} without a game_end event "
+                "(the run was interrupted or is still being written). Roles stay hidden from players.",
+            }
+        )
+    if n_probes == 0:
+        notes.append(
+            {
+                "level": "info",
+                "code": "no_probes",
+                "text": "No probe records (probes.jsonl is missing or empty): belief panels, "
+                "ego panels and the metrics strip have nothing to show.",
+            }
+        )
+    st = glog.status
+    if st is not None and st.degraded:
+        notes.append(
+            {
+                "level": "warn",
+                "code": "degraded",
+                "text": f"Degraded game: fallbacks settled {st.fallbacks} of {st.decisions} player decisions "
+                f"(agents answered {st.answered_share:.0%}). It failed the integrity gate and is "
+                "left out of corpus metrics and calibration.",
+            }
+        )
+    if glog.problems:
+        notes.append(
+            {
+                "level": "warn",
+                "code": "problems",
+                "text": f"{len(glog.problems)} unreadable log line(s) skipped: " + "; ".join(glog.problems[:5]),
+            }
+        )
+    return notes
+
+
+@dataclass
+class _GameBuild:
+    row: dict[str, Any]
+    game: dict[str, Any]
+    seats: list[dict[str, Any]]
+    calib_by_model: dict[str, CalibrationCounter]
+
+
+def build_game(
+    glog: GameLog, probes: Sequence[ProbeRecord], corpus: str, probe_problems: Sequence[str] = ()
+) -> _GameBuild:
+    """Everything the site needs for one game: dashboard row, god view, one file per seat.
+
+    Per-seat payloads hold only what :func:`mafialab.engine.visible_events` lets that seat
+    see, its own probe answers, and others' assessments of it reduced to an attitude
+    (``trusts``/``neutral``/``suspects``) with confidence: no true roles, no reasons of others.
+    """
+    h = glog.header
+    rules = h.rules
+    vocab = RoleVocabulary(rules)
+    events = glog.events
+    names, labels = _seating(events)
+    if not names:
+        names = [s.name for s in h.roster]
+    seat_names = SeatNames(names)
+    beliefs: list[Belief] = [normalise_probe(p, seat_names, vocab) for p in probes]
+    timeline = BeliefTimeline(beliefs, h.roster, vocab)
+    n_seats = len(h.roster)
+    steps = [ev.seq for ev in events if ev.kind in STEP_KINDS]
+    if probe_problems:
+        glog.problems.extend(probe_problems)
+    notes = _notes(glog, len(steps), len(probes))
+
+    metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
+    step_index = {q: i for i, q in enumerate(steps)}
+    ev_json = {ev.seq: _event_json(ev) for ev in events}
+    by_seat: dict[int, list[dict[str, Any]]] = {s: [] for s in range(n_seats)}
+    for b in sorted(beliefs, key=lambda b: (b.seat, b.order)):
+        if b.seat in by_seat:
+            by_seat[b.seat].append(b.to_json())
+    degraded = bool(glog.status and glog.status.degraded)
+    lex = rules.lexicon
+    game = {
+        "id": h.game_id,
+        "corpus": corpus,
+        "rules_id": h.rules_id,
+        "game_name": lex.game,
+        "teams": {"town": lex.town_team, "mafia": lex.mafia_team},
+        "roles": _roles_json(rules),
+        "seed": h.seed,
+        "source": h.source,
+        "roster": [
+            {"seat": s.seat, "name": s.name, "role": s.role, "team": s.team, "agent": s.agent} for s in h.roster
+        ],
+        "labels": labels,
+        "events": list(ev_json.values()),
+        "steps": steps,
+        "probe_counts": {s: len(v) for s, v in by_seat.items()},
+        "metrics": metrics,
+        "winner": glog.winner,
+        "status": glog.status.model_dump(mode="json", exclude={"ts"}) if glog.status else None,
+        "notes": notes,
+    }
+    seats = []
+    for s in range(n_seats):
+        agree = [(h / n if n else None) for h, n in pairs[s]]
+        seats.append(_seat_payload(glog, s, names, labels, ev_json, step_index, agree, timeline, by_seat[s], notes))
+    calib: dict[str, CalibrationCounter] = {}
+    for b in beliefs:
+        if b.ok and b.probe_id == "role_assessment" and b.seat < n_seats:
+            calib.setdefault(h.roster[b.seat].agent, CalibrationCounter()).add_belief(b, h.roster)
+    parsed = sum(1 for p in probes if p.parse_ok)
+    ends = [e for e in events if e.kind == "game_end"]
+    row = {
+        "id": h.game_id,
+        "corpus": corpus,
+        "rules": h.rules_id,
+        "models": sorted({s.agent for s in h.roster}),
+        "winner": glog.winner,
+        "winner_name": lex.team_name(ends[-1].winner) if ends else None,
+        "rounds": ends[-1].rounds if ends else (events[-1].round if events else 0),
+        "probes": len(probes),
+        "probe_ids": dict(Counter(p.probe_id for p in probes)),
+        "parse_rate": parsed / len(probes) if probes else None,
+        "degraded": degraded,
+        "finished": glog.winner is not None,
+        "steps": len(steps),
+        "source": h.source,
+        "notes": [n["code"] for n in notes],
+    }
+    return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
+
+
+def _step_metrics(
+    timeline: BeliefTimeline, steps: Sequence[int], answer_seqs: Sequence[int], n_seats: int
+) -> tuple[dict[str, Any], dict[int, list[tuple[int, int]]]]:
+    """Metric series over ``steps`` (see :mod:`mafialab.viewer._beliefs`) and per-seat pair counts.
+
+    Values are recomputed only at steps where some usable answer arrived since the previous
+    step (``answer_seqs``: sorted ``after_seq`` of usable answers); elsewhere they carry over.
+    """
+    acc: dict[int, list[float | None]] = {s: [] for s in range(n_seats)}
+    pairs: dict[int, list[tuple[int, int]]] = {s: [] for s in range(n_seats)}
+    recall: list[float | None] = []
+    crowd: list[float | None] = []
+    prev = -1
+    for i, q in enumerate(steps):
+        fresh = i == 0 or bisect.bisect_right(answer_seqs, q) > bisect.bisect_right(answer_seqs, prev)
+        prev = q
+        if not fresh:
+            for s in range(n_seats):
+                acc[s].append(acc[s][-1])
+                pairs[s].append(pairs[s][-1])
+            recall.append(recall[-1])
+            crowd.append(crowd[-1])
+            continue
+        hit = n = 0
+        for s in range(n_seats):
+            acc[s].append(timeline.accuracy(s, q))
+            h, k = timeline.agreement_counts(s, q)
+            pairs[s].append((h, k))
+            hit += h
+            n += k
+        recall.append(timeline.recall(q))
+        crowd.append(hit / n if n else None)
+    return {"acc": acc, "recall": recall, "agree": crowd}, pairs
+
+
+def _seat_payload(
+    glog: GameLog,
+    seat: int,
+    names: list[str],
+    labels: list[str | None],
+    ev_json: dict[int, dict[str, Any]],
+    step_index: dict[int, int],
+    agree: list[float | None],
+    timeline: BeliefTimeline,
+    own: list[dict[str, Any]],
+    notes: list[dict[str, str]],
+) -> dict[str, Any]:
+    vis = visible_events(glog.events, seat)
+    role = team = None
+    mates: list[int] = []
+    for ev in vis:
+        if ev.kind == "role_assigned" and ev.seat == seat:
+            role, team = ev.role, ev.team
+        elif ev.kind == "team_revealed":
+            mates = [m for m in ev.members if m != seat]
+    vis_steps = [ev.seq for ev in vis if ev.kind in STEP_KINDS]
+    roster = timeline.roster
+    both_mafia = {o for o in range(len(roster)) if roster[o].team == "mafia" and roster[seat].team == "mafia"}
+    actual: list[dict[str, Any]] = []
+    for q, other, item in timeline.assessments_of(seat):
+        if other != seat and other not in both_mafia:
+            actual.append({"s": q, "b": other, "a": attitude_from_assessment(item, timeline.vocab), "c": item["c"]})
+    lex = glog.header.rules.lexicon
+    seat_notes = list(notes)
+    if not any(n["code"] == "no_probes" for n in notes) and not own:
+        seat_notes.append({"level": "info", "code": "no_probes", "text": "This seat has no probe records."})
+    return {
+        "id": glog.header.game_id,
+        "seat": seat,
+        "name": names[seat] if seat < len(names) else f"seat {seat}",
+        "role": role,
+        "team": team,
+        "teammates": mates,
+        "names": names,
+        "labels": labels,
+        "game_name": lex.game,
+        "teams": {"town": lex.town_team, "mafia": lex.mafia_team},
+        "roles": _roles_json(glog.header.rules),
+        "events": [ev_json[ev.seq] for ev in vis],
+        "steps": vis_steps,
+        "probes": own,
+        "actual": actual,
+        "excluded": sorted(both_mafia - {seat}),
+        "agree": [agree[step_index[q]] for q in vis_steps],
+        "notes": seat_notes,
+    }
+
+
+def _write_js(path: Path, kind: str, key: str, payload: Any) -> int:
+    text = (
+        "MAFIALAB_DATA("
+        + json.dumps(kind)
+        + ","
+        + json.dumps(key)
+        + ","
+        + json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        + ");\n"
+    )
+    data = text.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return len(data)
+
+
+def _copy_static(out: Path) -> None:
+    pkg = resources.files("mafialab.viewer") / "static"
+    for name in STATIC_FILES:
+        (out / name).write_bytes((pkg / name).read_bytes())
+
+
+def _corpus_of(root: Path, game_dir: Path) -> str:
+    try:
+        rel = game_dir.parent.relative_to(root)
+    except ValueError:
+        rel = Path()
+    return rel.as_posix() if rel.parts else root.resolve().name
+
+
+@dataclass
+class _DirResult:
+    row: dict[str, Any]
+    calib_by_model: dict[str, CalibrationCounter]
+    bytes_written: int
+
+
+def _build_dir(task: tuple[Path, str, Path]) -> _DirResult | str:
+    """Read one game directory and write its data files; a string is the reason it was skipped."""
+    d, corpus, data = task
+    try:
+        glog = read_game(d)
+    except LogFormatError as err:
+        return str(err)
+    problems: list[str] = []
+    probes = read_probes(d, problems)
+    gb = build_game(glog, probes, corpus, problems)
+    gid = glog.header.game_id
+    fid = file_id(gid, corpus)
+    gb.row["file"] = fid
+    n = _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
+    for sp in gb.seats:
+        n += _write_js(data / "s" / fid / f"{sp['seat']}.js", "seat", f"{gid}/{sp['seat']}", sp)
+    return _DirResult(row=gb.row, calib_by_model=gb.calib_by_model, bytes_written=n)
+
+
+def _workers(jobs: int | None, n_tasks: int) -> int:
+    n = min(os.cpu_count() or 1, MAX_JOBS) if jobs is None else max(1, jobs)
+    return min(n, n_tasks) if n_tasks >= 4 else 1
+
+
+def _run(
+    tasks: list[tuple[Path, str, Path]], pool: ProcessPoolExecutor | None, on_game: Callable[[str], None] | None
+) -> Iterator[tuple[Path, _DirResult | str]]:
+    """Results of :func:`_build_dir` in task order, computed in ``pool`` (or here if ``None``)."""
+    if pool is None:
+        for t in tasks:
+            r = _build_dir(t)
+            if on_game:
+                on_game(t[0].name)
+            yield t[0], r
+        return
+    futures = [pool.submit(_build_dir, t) for t in tasks]
+    for t, f in zip(tasks, futures, strict=True):
+        res = f.result()
+        if on_game:
+            on_game(t[0].name)
+        yield t[0], res
+
+
+def build_site(
+    src: Path | Iterable[Path],
+    out: Path,
+    *,
+    on_game: Callable[[str], None] | None = None,
+    jobs: int | None = None,
+) -> SiteSummary:
+    """Build the static viewer site for every game under ``src`` into ``out``.
+
+    Reads each game directory with :func:`mafialab.record.read_game` and its
+    ``probes.jsonl`` (optional). Writes ``out/index.html`` (+ ``app.js``, ``app.css``),
+    ``out/data/index.js`` (dashboard rows, corpus metrics, calibration bins),
+    ``out/data/g/<file_id>.js`` (the full game without probe answers, for the moderator's
+    view) and ``out/data/s/<file_id>/<seat>.js`` (what one seat saw and its own probe
+    answers; impersonation loads only this file, the moderator's view loads all). Each data
+    file is a script calling ``MAFIALAB_DATA(kind, key, payload)`` so the site works from
+    ``file://``. Existing ``out/data`` is replaced.
+
+    Args:
+        src: A log directory (searched recursively for ``game.jsonl``) or a list of game
+            directories.
+        out: Site directory (created).
+        on_game: Called with each game directory's name after it is processed (progress).
+        jobs: Worker processes building games in parallel; ``None`` uses one per CPU (at
+            most :data:`MAX_JOBS`), ``1`` builds in this process. The corpus metrics are
+            scored in the same pool, beside the games. The output does not depend on it.
+
+    Returns:
+        What was written.
+
+    Raises:
+        ViewerError: If no game could be read, or ``out`` is a file or the source itself.
+    """
+    if isinstance(src, Path | str):
+        root = Path(src)
+        if not root.exists():
+            raise ViewerError(f"DIR: {root} does not exist")
+        dirs = iter_game_dirs(root)
+    else:
+        dirs = [Path(d) for d in src]
+        root = Path(dirs[0]).parent if dirs else Path()
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ViewerError(f"--out: {out} is a file, not a directory")
+    if dirs and any(out.resolve() == d.resolve() for d in dirs):
+        raise ViewerError(f"--out: {out} is a game directory; choose another output directory")
+    summary = SiteSummary(out=out)
+    if not dirs:
+        raise ViewerError(
+            f"DIR: no game.jsonl found under {root} (import MafiaScope logs first with `mafialab import`)"
+        )
+    data = out / "data"
+    if data.exists():
+        shutil.rmtree(data)
+    data.mkdir(parents=True)
+    rows: list[dict[str, Any]] = []
+    calib: dict[tuple[str, str], CalibrationCounter] = {}
+    seen: set[str] = set()
+    tasks = [(d, _corpus_of(root, d), data) for d in dirs]
+    corpora: dict[str, list[Path]] = {}
+    for d, corpus, _ in tasks:
+        corpora.setdefault(corpus, []).append(d)
+    n_workers = _workers(jobs, len(tasks))
+    with ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers)) if n_workers > 1 else None
+        # the corpus metrics (analysis layer) run beside the games, in their own process
+        metrics_future = pool.submit(corpus_metrics, corpora) if pool is not None else None
+        for d, res in _run(tasks, pool, on_game):
+            if isinstance(res, str):
+                summary.skipped.append((str(d), res))
+                continue
+            summary.bytes_written += res.bytes_written
+            gid = res.row["id"]
+            if gid in seen:
+                summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
+                continue
+            seen.add(gid)
+            rows.append(res.row)
+            summary.games.append(gid)
+            if not res.row["degraded"]:
+                corpus = res.row["corpus"]
+                for model, c in sorted(res.calib_by_model.items()):
+                    for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
+                        calib.setdefault(key, CalibrationCounter()).merge(c)
+        if rows:
+            metrics = metrics_future.result() if metrics_future is not None else corpus_metrics(corpora)
+    if not rows:
+        raise ViewerError(
+            f"DIR: none of the {len(dirs)} game director(ies) under {root} could be read: "
+            + "; ".join(r for _, r in summary.skipped[:3])
+            + " (MafiaScope logs? import them first: mafialab import mafiascope DIR --out LOGS)"
+        )
+    groups = [
+        {"kind": kind, "key": key, "n": c.total, "ece": c.ece(), "bins": c.bins()}
+        for (kind, key), c in sorted(
+            calib.items(), key=lambda kv: ({"all": 0, "corpus": 1, "model": 2}[kv[0][0]], kv[0][1])
+        )
+    ]
+    index = {
+        "software": f"mafialab {__version__}",
+        "source": root.resolve().name,
+        "games": rows,
+        "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
+        "corpus_metrics": metrics,
+        "calibration": groups,
+    }
+    summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
+    _copy_static(out)
+    return summary

@@ -1,0 +1,609 @@
+/* mafialab viewer: a static, offline single-page app.
+ *
+ * Data arrives as script files calling MAFIALAB_DATA(kind, key, payload) (works from file://).
+ * Safety rule: every string from a log is put into the page with textContent, attribute
+ * properties or SVG text nodes; this file never assigns innerHTML.
+ * Visibility rule: the impersonation view loads only data/s/<game>/<seat>.js, which the
+ * build step filled with mafialab.engine.visible_events(events, seat); nothing here decides
+ * what a player saw.
+ */
+(function () {
+  "use strict";
+
+  // ------------------------------------------------------------------ data loading
+  const store = new Map();
+  const waiting = new Map();
+  window.MAFIALAB_DATA = function (kind, key, payload) {
+    const k = kind + ":" + key;
+    store.set(k, payload);
+    const w = waiting.get(k);
+    if (w) { waiting.delete(k); w.forEach((f) => f(payload)); }
+  };
+
+  function load(kind, key, src) {
+    const k = kind + ":" + key;
+    if (store.has(k)) return Promise.resolve(store.get(k));
+    return new Promise((resolve, reject) => {
+      const list = waiting.get(k) || [];
+      list.push(resolve);
+      waiting.set(k, list);
+      const s = document.createElement("script");
+      s.src = src;
+      s.charset = "utf-8";
+      s.onload = () => { if (!store.has(k)) reject(new Error("data file " + src + " did not contain " + k)); };
+      s.onerror = () => { waiting.delete(k); reject(new Error("could not load " + src + " (was the site built completely?)")); };
+      document.head.appendChild(s);
+    });
+  }
+
+  const loadIndex = () => load("index", "index", "data/index.js");
+  const loadGame = (row) => load("game", row.id, "data/g/" + row.file + ".js");
+  const loadSeat = (row, seat) => load("seat", row.id + "/" + seat, "data/s/" + row.file + "/" + seat + ".js");
+
+  // ------------------------------------------------------------------ DOM helpers (text only)
+  const SVGNS = "http://www.w3.org/2000/svg";
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    setAttrs(el, attrs);
+    append(el, kids);
+    return el;
+  }
+  function s(tag, attrs, ...kids) {
+    const el = document.createElementNS(SVGNS, tag);
+    setAttrs(el, attrs);
+    append(el, kids);
+    return el;
+  }
+  function setAttrs(el, attrs) {
+    if (!attrs) return;
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.setAttribute("class", v);
+      else if (k === "text") el.textContent = String(v);
+      else if (k === "title") {
+        if (el instanceof SVGElement) el.appendChild(s("title", null, String(v)));
+        else el.title = String(v);
+      } else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k === "dataset") Object.assign(el.dataset, v);
+      else el.setAttribute(k, String(v));
+    }
+  }
+  function append(el, kids) {
+    for (const c of kids.flat(Infinity)) {
+      if (c === null || c === undefined || c === false) continue;
+      el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+  }
+  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
+  const app = () => document.getElementById("app");
+  const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
+  const num = (x, d) => (x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d));
+  const enc = encodeURIComponent;
+
+  function notesBox(notes) {
+    if (!notes || !notes.length) return null;
+    return h("div", { class: "notes" }, notes.map((n) => h("p", { class: "note " + n.level, dataset: { code: n.code } }, n.text)));
+  }
+
+  // latest item of a list sorted by .s with s <= seq
+  function latestIndex(list, seq, key) {
+    let lo = 0, hi = list.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (list[m][key || "s"] <= seq) lo = m + 1; else hi = m; }
+    return lo - 1;
+  }
+
+  // latest usable answer per probe id at seq; .newer holds a later unusable answer, if any
+  function latestProbes(probes, seq) {
+    const out = {}, bad = {};
+    for (const p of probes || []) {
+      if (p.s > seq) break;
+      if (p.ok) { out[p.p] = p; delete bad[p.p]; } else bad[p.p] = p;
+    }
+    for (const [pid, p] of Object.entries(bad)) out[pid] = out[pid] ? Object.assign({}, out[pid], { newer: p }) : p;
+    return out;
+  }
+
+  const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"];
+
+  // ------------------------------------------------------------------ event text
+  function teamName(g, t) { return (g.teams && g.teams[t]) || t; }
+  function nm(names, i) { return i === null || i === undefined ? "nobody" : (names[i] !== undefined ? names[i] : "seat " + i); }
+
+  function visLabel(ev, names) {
+    const v = ev.visibility || {};
+    if (v.public) return null;
+    const parts = [];
+    (v.teams || []).forEach((t) => parts.push(t + " only"));
+    (v.seats || []).forEach((x) => parts.push(nm(names, x) + " only"));
+    return parts.length ? parts.join(", ") : "moderator only";
+  }
+
+  function eventLine(ev, names, g) {
+    const who = (i) => h("b", null, nm(names, i));
+    switch (ev.kind) {
+      case "seating": return ["Seats: ", names.join(", ")];
+      case "role_assigned": return [who(ev.seat), " is ", h("b", null, ev.role), " (" + teamName(g, ev.team) + ")"];
+      case "team_revealed": return [teamName(g, ev.team), " team: ", ev.members.map((m) => nm(names, m)).join(", ")];
+      case "phase_started": return [h("span", { class: "phase" }, "— " + (ev.phase === "night" ? "Night " : ev.phase === "intro" ? "Introductions, round " : "Day ") + ev.round + " —")];
+      case "speech": return [who(ev.seat), ": ", h("span", { class: "msg" }, ev.text), ev.fallback ? h("em", null, " (fallback)") : null];
+      case "mafia_chat": return [h("span", { class: "tag mafia" }, teamName(g, "mafia") + " chat"), " ", who(ev.seat), ": ", h("span", { class: "msg" }, ev.text)];
+      case "night_action": return [who(ev.seat), " → " + ev.ability + " ", who(ev.target), ev.fallback ? h("em", null, " (fallback)") : null];
+      case "investigation_result": return [who(ev.seat), " learns: ", who(ev.target), " is " + ev.result];
+      case "kill_chosen": return [teamName(g, "mafia") + " chose ", who(ev.target)];
+      case "night_result": return ev.killed !== null && ev.killed !== undefined ? ["Night result: ", who(ev.killed), " died"] : ["Night result: nobody died", ev.saved !== null && ev.saved !== undefined ? [" (", who(ev.saved), " was saved)"] : null];
+      case "vote": return [who(ev.seat), " " + (ev.stage === "nomination" ? "nominates" : "votes") + " ", who(ev.target), ev.statement ? [": ", h("span", { class: "msg" }, ev.statement)] : null, ev.fallback ? h("em", null, " (fallback)") : null];
+      case "vote_tally": return ["Tally (" + ev.stage + "): ", Object.entries(ev.tally || {}).map(([t, n]) => nm(names, +t) + " " + n).join(", "), ev.outcome !== null && ev.outcome !== undefined ? [" → ", who(ev.outcome)] : (ev.tie ? " → tie" : "")];
+      case "elimination": return [who(ev.seat), " eliminated (" + ev.cause + ")", ev.role ? [" — was ", h("b", null, ev.role)] : null];
+      case "imported": return [h("span", { class: "tag" }, "imported " + ev.source_kind), " ", ev.seat !== null && ev.seat !== undefined ? [who(ev.seat), ": "] : null, ev.text ? h("span", { class: "msg" }, ev.text) : null, ev.note && ev.note !== "foreign_kind" ? h("em", null, " (" + ev.note.replace(/_/g, " ") + ")") : null];
+      case "game_end": return [h("b", null, "Game over: " + teamName(g, ev.winner) + " wins"), " (" + ev.reason + ", round " + ev.rounds + ")"];
+      default: return [ev.kind];
+    }
+  }
+
+  function stepLabel(ev, names, g) {
+    if (!ev) return "start";
+    const base = "R" + ev.round + " " + ev.phase + " · #" + ev.seq + " ";
+    const span = h("span", null, eventLine(ev, names, g));
+    let t = span.textContent;
+    if (t.length > 90) t = t.slice(0, 89) + "…";
+    return base + t;
+  }
+
+  // ------------------------------------------------------------------ router
+  let current = null; // {kind, key, update(step)}
+
+  function parseHash() {
+    const raw = (location.hash || "#/").replace(/^#/, "");
+    const parts = raw.split("/").filter((x) => x !== "").map(decodeURIComponent);
+    if (parts[0] === "game" && parts.length >= 2) {
+      const r = { view: "game", id: parts[1], seat: null, step: null };
+      let i = 2;
+      if (parts[i] === "as") { r.view = "as"; r.seat = parseInt(parts[i + 1], 10); i += 2; }
+      if (parts[i] === "step") r.step = parseInt(parts[i + 1], 10);
+      return r;
+    }
+    if (parts[0] === "calibration") return { view: "calibration", kind: parts[1] || "all", key: parts[2] || "all games" };
+    if (parts[0] === "sort") return { view: "dashboard", sort: parts[1], dir: parts[2] || "asc" };
+    return { view: "dashboard" };
+  }
+
+  function gameHash(id, step, seat) {
+    return "#/game/" + enc(id) + (seat !== null && seat !== undefined ? "/as/" + seat : "") + (step !== null && step !== undefined ? "/step/" + step : "");
+  }
+
+  async function route() {
+    const r = parseHash();
+    try {
+      const index = await loadIndex();
+      document.getElementById("source").textContent = index.source + " · " + index.software;
+      if ((r.view === "game" || r.view === "as") && current && current.id === r.id && current.view === r.view && current.seat === r.seat) {
+        current.update(r.step);
+        return;
+      }
+      current = null;
+      if (r.view === "dashboard") renderDashboard(index, r);
+      else if (r.view === "calibration") renderCalibration(index, r);
+      else {
+        const row = index.games.find((g) => g.id === r.id);
+        if (!row) { renderError("No game " + JSON.stringify(r.id) + " in this site."); return; }
+        clear(app()).appendChild(h("p", { class: "muted" }, "Loading game…"));
+        if (r.view === "game") {
+          // probe answers live in the per-seat files only (one copy on disk); the moderator's view loads them all
+          const g = await loadGame(row);
+          const seats = await Promise.all(g.roster.map((x) => loadSeat(row, x.seat)));
+          g.probes = {};
+          seats.forEach((p) => { g.probes[p.seat] = p.probes; });
+          current = renderGame(row, g, r.step);
+        }
+        else current = renderAs(row, await loadSeat(row, r.seat), r.step, index);
+      }
+    } catch (err) {
+      renderError(err && err.message ? err.message : String(err));
+    }
+  }
+
+  function renderError(msg) {
+    clear(app()).appendChild(h("div", { class: "notes" }, h("p", { class: "note warn", id: "error" }, msg)));
+  }
+
+  window.addEventListener("hashchange", route);
+  window.addEventListener("DOMContentLoaded", route);
+
+  // ------------------------------------------------------------------ dashboard
+  const COLUMNS = [
+    ["id", "game"], ["corpus", "corpus"], ["rules", "rule set"], ["models", "models"], ["winner_name", "winner"],
+    ["rounds", "rounds"], ["steps", "steps"], ["probes", "probes"], ["parse_rate", "parse rate"], ["degraded", "degraded"], ["notes", "notes"],
+  ];
+
+  function cmp(a, b) {
+    if (a === b) return 0;
+    if (a === null || a === undefined) return 1;
+    if (b === null || b === undefined) return -1;
+    if (Array.isArray(a)) a = a.join(","); if (Array.isArray(b)) b = b.join(",");
+    return a < b ? -1 : 1;
+  }
+
+  function renderDashboard(index, r) {
+    const root = clear(app());
+    const games = index.games.slice();
+    const sortKey = r.sort || "id", dir = r.dir === "desc" ? -1 : 1;
+    games.sort((a, b) => dir * cmp(a[sortKey], b[sortKey]));
+    root.appendChild(h("h1", null, "Games (" + games.length + ")"));
+    if (index.skipped && index.skipped.length) {
+      root.appendChild(notesBox(index.skipped.map((x) => ({ level: "warn", code: "skipped", text: "Skipped " + x.path + ": " + x.reason }))));
+    }
+    const head = h("tr", null, COLUMNS.map(([k, label]) => {
+      const next = sortKey === k && dir === 1 ? "desc" : "asc";
+      return h("th", { class: sortKey === k ? "sorted" : null, dataset: { col: k } },
+        h("a", { href: "#/sort/" + k + "/" + next }, label + (sortKey === k ? (dir === 1 ? " ▲" : " ▼") : "")));
+    }));
+    const body = h("tbody", null, games.map((g) => h("tr", { dataset: { game: g.id }, class: g.degraded ? "degraded" : null },
+      h("td", null, h("a", { href: gameHash(g.id, null) }, g.id)),
+      h("td", null, g.corpus), h("td", null, g.rules), h("td", null, g.models.join(", ")),
+      h("td", null, g.winner_name || "unfinished"), h("td", { class: "num" }, g.rounds), h("td", { class: "num" }, g.steps),
+      h("td", { class: "num", title: Object.entries(g.probe_ids || {}).map(([k, v]) => k + ": " + v).join("\n") }, g.probes),
+      h("td", { class: "num" }, pct(g.parse_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
+    )));
+    root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc") } }, h("thead", null, head), body));
+
+    root.appendChild(h("h2", null, "Corpus metrics"));
+    root.appendChild(corpusMetrics(index.corpus_metrics));
+    root.appendChild(h("h2", null, "Calibration (all games)"));
+    const all = (index.calibration || []).find((c) => c.kind === "all");
+    root.appendChild(all ? calibrationChart(all, "viewer scoring of stored answers, all games") : h("p", { class: "muted" }, "No role-assessment probes with confidences: nothing to calibrate."));
+    root.appendChild(h("p", null, h("a", { href: "#/calibration" }, "Calibration per corpus and per model →")));
+  }
+
+  function corpusMetrics(cm) {
+    if (!cm || !cm.available) return h("p", { class: "note info", id: "metrics-unavailable" }, (cm && cm.reason) || "metrics unavailable");
+    const box = h("div", { class: "corpus-metrics" });
+    for (const [name, block] of Object.entries(cm.corpora || {})) {
+      box.appendChild(h("h3", null, name));
+      if (block.error) { box.appendChild(h("p", { class: "note warn" }, "metrics unavailable: " + block.error)); continue; }
+      const rows = (block.metrics || []).map((m) => h("tr", null, h("td", null, m.name), h("td", { class: "num" }, num(m.value, 4)),
+        h("td", { class: "num" }, m.ci ? "[" + num(m.ci[0], 4) + ", " + num(m.ci[1], 4) + "]" : "–"), h("td", { class: "num" }, m.n === undefined ? "" : m.n)));
+      box.appendChild(h("table", { class: "metrics", dataset: { corpus: name } }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
+      if (block.calibration) box.appendChild(calibrationChart(block.calibration, "calibration by mafialab.analysis (" + name + ")"));
+    }
+    box.appendChild(h("p", { class: "muted" }, "Computed by " + cm.source + " at build time."));
+    return box;
+  }
+
+  // ------------------------------------------------------------------ calibration
+  function calibrationChart(group, caption) {
+    const W = 420, H = 300, L = 44, B = 36, T = 12, R = 12;
+    const x = (v) => L + (v / 100) * (W - L - R), y = (v) => H - B - v * (H - B - T);
+    const svg = s("svg", { class: "calib", viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img" });
+    svg.appendChild(s("line", { x1: x(0), y1: y(0), x2: x(100), y2: y(1), class: "diag" }));
+    for (let v = 0; v <= 100; v += 20) {
+      svg.appendChild(s("text", { x: x(v), y: H - B + 16, class: "tick", "text-anchor": "middle" }, String(v)));
+      svg.appendChild(s("text", { x: L - 6, y: y(v / 100) + 4, class: "tick", "text-anchor": "end" }, String(v / 100)));
+    }
+    svg.appendChild(s("line", { x1: x(0), y1: y(0), x2: x(100), y2: y(0), class: "axis" }));
+    svg.appendChild(s("line", { x1: x(0), y1: y(0), x2: x(0), y2: y(1), class: "axis" }));
+    svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 4, class: "label", "text-anchor": "middle" }, "stated confidence"));
+    svg.appendChild(s("text", { x: 12, y: (T + H - B) / 2, class: "label", transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "accuracy"));
+    for (const b of group.bins) {
+      const g = s("g", { class: "bin" + (b.small ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.acc, 3) + " [" + num(b.ci[0], 3) + ", " + num(b.ci[1], 3) + "], n=" + b.n + ", mean confidence " + num(b.conf, 1) });
+      g.appendChild(s("rect", { x: x(b.lo) + 2, y: y(b.acc), width: x(b.hi) - x(b.lo) - 4, height: y(0) - y(b.acc), class: "bar" }));
+      g.appendChild(s("line", { x1: x(b.conf), x2: x(b.conf), y1: y(b.ci[0]), y2: y(b.ci[1]), class: "ci" }));
+      g.appendChild(s("circle", { cx: x(b.conf), cy: y(b.acc), r: 4, class: "pt" }));
+      svg.appendChild(g);
+    }
+    return h("figure", { class: "calib-fig" }, svg,
+      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " committed guesses · ECE " + num(group.ece, 4) + " · bars: accuracy per confidence bin, whiskers: 95% Wilson interval, dot at mean confidence; bins with n < 20 dimmed."));
+  }
+
+  function renderCalibration(index, r) {
+    const root = clear(app());
+    root.appendChild(h("h1", null, "Calibration"));
+    const groups = index.calibration || [];
+    if (!groups.length) { root.appendChild(h("p", { class: "note info" }, "No role-assessment probes with confidences in these logs: nothing to calibrate.")); return; }
+    const sel = groups.find((g) => g.kind === r.kind && g.key === r.key) || groups[0];
+    root.appendChild(h("ul", { class: "groups" }, groups.map((g) => h("li", { class: g === sel ? "sel" : null },
+      h("a", { href: "#/calibration/" + enc(g.kind) + "/" + enc(g.key) }, g.kind + ": " + g.key + " (n=" + g.n + ")")))));
+    root.appendChild(calibrationChart(sel));
+    root.appendChild(h("table", { class: "metrics", id: "calib-table" },
+      h("thead", null, h("tr", null, ["bin", "n", "accuracy", "95% Wilson", "mean confidence"].map((t) => h("th", null, t)))),
+      h("tbody", null, sel.bins.map((b) => h("tr", { class: b.small ? "small" : null }, h("td", null, b.lo + "–" + b.hi), h("td", { class: "num" }, b.n),
+        h("td", { class: "num" }, num(b.acc, 3)), h("td", { class: "num" }, "[" + num(b.ci[0], 3) + ", " + num(b.ci[1], 3) + "]"), h("td", { class: "num" }, num(b.conf, 1)))))));
+    root.appendChild(h("p", { class: "muted" }, "One observation per committed role guess (not Unknown) about another player with a confidence in [0, 100]; degraded games left out. Scored by the viewer from stored parsed answers."));
+  }
+
+  // ------------------------------------------------------------------ shared game pieces
+  function scrubber(steps, stepIndex, onPick, label) {
+    const range = h("input", { type: "range", min: 0, max: Math.max(0, steps.length - 1), value: Math.max(0, stepIndex), id: "scrubber", "aria-label": "timeline step" });
+    const prev = h("button", { id: "prev", type: "button", title: "previous step" }, "◀");
+    const next = h("button", { id: "next", type: "button", title: "next step" }, "▶");
+    const lab = h("span", { class: "steplabel", id: "steplabel" }, label);
+    range.addEventListener("input", () => onPick(+range.value));
+    // arrow keys step through the timeline when focus is not in a form field
+    document.onkeydown = (e) => {
+      if (!document.body.contains(range) || (e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) return;
+      if (e.key === "ArrowLeft") { e.preventDefault(); onPick(Math.max(0, +range.value - 1)); }
+      else if (e.key === "ArrowRight") { e.preventDefault(); onPick(Math.min(steps.length - 1, +range.value + 1)); }
+    };
+    prev.addEventListener("click", () => onPick(Math.max(0, +range.value - 1)));
+    next.addEventListener("click", () => onPick(Math.min(steps.length - 1, +range.value + 1)));
+    return { el: h("div", { class: "scrubber" }, prev, range, next, lab), range, lab };
+  }
+
+  function transcript(events, names, g) {
+    const rows = events.filter((ev) => ev.kind !== "seating").map((ev) => {
+      const priv = visLabel(ev, names);
+      return h("li", { class: "ev " + ev.kind + (priv ? " private" : ""), dataset: { seq: ev.seq } },
+        h("span", { class: "seq" }, "#" + ev.seq), priv ? h("span", { class: "tag lock", title: "visible to: " + priv }, priv) : null, " ", eventLine(ev, names, g));
+    });
+    const list = h("ol", { class: "transcript", id: "transcript" }, rows);
+    return {
+      el: list,
+      show(seq) {
+        let last = null;
+        for (const li of rows) {
+          const on = +li.dataset.seq <= seq;
+          li.hidden = !on;
+          li.classList.remove("current");
+          if (on) last = li;
+        }
+        if (last) { last.classList.add("current"); list.scrollTop = list.scrollHeight; }
+      },
+    };
+  }
+
+  // graph: nodes on a circle. nodeInfo(i) -> {fill, ring, dead, label, sub, title}; edges [[from,to]]
+  function seatGraph(n, nodeInfo, edges, id) {
+    const W = 380, H = 340, cx = W / 2, cy = H / 2 - 6, R = 120;
+    const pos = (i) => [cx + R * Math.sin((2 * Math.PI * i) / n), cy - R * Math.cos((2 * Math.PI * i) / n)];
+    const svg = s("svg", { class: "graph", id: id, viewBox: "0 0 " + W + " " + H, width: W, height: H });
+    const defs = s("defs", null, s("marker", { id: id + "-arrow", viewBox: "0 0 10 10", refX: 22, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" })));
+    svg.appendChild(defs);
+    for (const [a, b] of edges) {
+      const [x1, y1] = pos(a), [x2, y2] = pos(b);
+      svg.appendChild(s("line", { x1, y1, x2, y2, class: "vote-edge", "marker-end": "url(#" + id + "-arrow)" }));
+    }
+    for (let i = 0; i < n; i++) {
+      const info = nodeInfo(i), [x, y] = pos(i);
+      const g = s("g", { class: "node" + (info.dead ? " dead" : ""), dataset: { seat: i }, title: info.title || null });
+      g.appendChild(s("circle", { cx: x, cy: y, r: 16, fill: info.fill, class: "seat" + (info.dashed ? " guess" : "") }));
+      if (info.dead) g.appendChild(s("path", { d: "M" + (x - 9) + " " + (y - 9) + " L" + (x + 9) + " " + (y + 9) + " M" + (x + 9) + " " + (y - 9) + " L" + (x - 9) + " " + (y + 9), class: "cross" }));
+      g.appendChild(s("text", { x, y: y + 30, "text-anchor": "middle", class: "nodename" }, info.label));
+      if (info.sub) g.appendChild(s("text", { x, y: y + 42, "text-anchor": "middle", class: "nodesub" }, info.sub));
+      svg.appendChild(g);
+    }
+    return svg;
+  }
+
+  const ROLE_COLOURS = { mafia: "#c0392b", town: "#2e86c1" };
+  const ABILITY_COLOURS = { protect: "#27ae60", investigate: "#d4ac0d", kill: "#922b21" };
+  function roleFill(team, role, g) {
+    const spec = (g.roles || []).find((r) => r.name === role);
+    if (spec && spec.team === "town" && spec.ability) return ABILITY_COLOURS[spec.ability] || "#8e44ad";
+    return ROLE_COLOURS[team || (spec && spec.team)] || "#95a5a6";
+  }
+
+  // votes of the latest vote stage in the round of `seq`, among `events` up to seq
+  function voteEdges(events, seq) {
+    let round = null, stage = null;
+    const out = [];
+    for (const ev of events) {
+      if (ev.seq > seq) break;
+      if (ev.kind === "phase_started") { round = ev.round; out.length = 0; stage = null; }
+      if (ev.kind === "vote") {
+        if (stage !== ev.stage) { out.length = 0; stage = ev.stage; }
+        out.push([ev.seat, ev.target]);
+      }
+    }
+    return out;
+  }
+
+  function deadAt(events, seq) {
+    const dead = new Set();
+    for (const ev of events) { if (ev.seq > seq) break; if (ev.kind === "elimination") dead.add(ev.seat); }
+    return dead;
+  }
+
+  function beliefCard(seat, names, latest, opts) {
+    const card = h("section", { class: "card", dataset: { seat } });
+    card.appendChild(h("h4", null, names[seat] !== undefined ? names[seat] : "seat " + seat, opts.subtitle ? h("span", { class: "muted" }, " " + opts.subtitle) : null));
+    const ra = latest.role_assessment;
+    if (ra && ra.items) {
+      card.appendChild(h("div", { class: "sub" }, "role guesses (#" + ra.s + ")"));
+      card.appendChild(h("ul", { class: "guesses" }, ra.items.filter((it) => it.t !== seat).map((it) => {
+        const verdict = opts.truth && it.t !== null && it.r && it.r !== "Unknown" ? (it.r.toLowerCase() === String(opts.truth(it.t)).toLowerCase() ? " ✓" : " ✗") : "";
+        return h("li", { title: it.why || "(no reason given)", class: "hoverreason" }, h("span", { class: "who" }, it.name), " " + (it.g || "?") + (it.c !== null && it.c !== undefined ? " (" + num(it.c, 0) + ")" : "") + verdict);
+      })));
+    }
+    const sr = latest.suspicion_ranking;
+    if (sr && sr.items) {
+      card.appendChild(h("div", { class: "sub" }, "suspicion ranking (#" + sr.s + ")"));
+      card.appendChild(h("ol", { class: "ranking" }, sr.items.map((it) => h("li", { title: it.why || "(no reason given)", class: "hoverreason" }, it.name + (it.score !== null && it.score !== undefined ? " (" + num(it.score, 0) + ")" : "")))));
+    }
+    if (!opts.hideSocial) {
+      const sm = latest.social_map;
+      if (sm && sm.items) {
+        card.appendChild(h("div", { class: "sub" }, "thinks others feel about it (#" + sm.s + ")"));
+        card.appendChild(h("ul", { class: "guesses" }, sm.items.filter((it) => it.t !== seat).map((it) => h("li", { title: it.why || "(no reason given)", class: "hoverreason" }, it.name + " " + (it.a || "?") + (it.c !== null && it.c !== undefined ? " (" + num(it.c, 0) + ")" : "")))));
+      }
+    }
+    for (const [pid, p] of Object.entries(latest)) {
+      if (p.newer) card.appendChild(h("details", { class: "rawprobe unusable" }, h("summary", null, pid + ": later answer (#" + p.newer.s + ") unusable, showing #" + p.s), h("pre", null, p.newer.raw || "")));
+      if (p.items && ["role_assessment", "suspicion_ranking", "social_map"].includes(pid)) continue;
+      card.appendChild(h("details", { class: "rawprobe" }, h("summary", null, pid + " (#" + p.s + ")" + (p.ok ? "" : " — unusable answer")), h("pre", null, p.raw === undefined || p.raw === null ? "" : p.raw)));
+    }
+    if (!Object.keys(latest).length) card.appendChild(h("p", { class: "muted" }, "no probe answer yet"));
+    return card;
+  }
+
+  // ------------------------------------------------------------------ metrics strip
+  function metricsStrip(g, onPick) {
+    const steps = g.steps, n = steps.length, W = 900, H = 110, L = 30, R = 8, T = 8, B = 18;
+    const x = (i) => L + (n <= 1 ? 0 : (i / (n - 1)) * (W - L - R)), y = (v) => T + (1 - v) * (H - T - B);
+    const svg = s("svg", { class: "strip", id: "strip", viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none", width: "100%", height: H });
+    const hasData = g.metrics.recall.some((v) => v !== null) || g.metrics.agree.some((v) => v !== null) || Object.values(g.metrics.acc).some((a) => a.some((v) => v !== null));
+    if (!hasData) return h("div", { class: "strip-empty muted", id: "strip" }, "Metrics strip: no usable probe answers in this game.");
+    [0, 0.5, 1].forEach((v) => { svg.appendChild(s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" })); svg.appendChild(s("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, String(v))); });
+    const path = (vals) => {
+      let d = "", pen = false;
+      vals.forEach((v, i) => { if (v === null) { pen = false; return; } d += (pen ? " L" : " M") + x(i).toFixed(1) + " " + y(v).toFixed(1); pen = true; });
+      return d;
+    };
+    Object.entries(g.metrics.acc).forEach(([seat, vals]) => svg.appendChild(s("path", { d: path(vals), class: "line acc", stroke: PALETTE[seat % PALETTE.length], title: "first-order accuracy of " + g.roster[seat].name })));
+    svg.appendChild(s("path", { d: path(g.metrics.recall), class: "line recall", title: "crowd recall of the hidden team" }));
+    svg.appendChild(s("path", { d: path(g.metrics.agree), class: "line agree", title: "second-order agreement" }));
+    const cursor = s("line", { x1: 0, x2: 0, y1: T, y2: H - B, class: "cursor" });
+    svg.appendChild(cursor);
+    const hit = s("rect", { x: L, y: 0, width: W - L - R, height: H, class: "hit" });
+    hit.addEventListener("click", (e) => {
+      const box = svg.getBoundingClientRect();
+      const px = ((e.clientX - box.left) / box.width) * W;
+      const i = Math.round(((px - L) / (W - L - R)) * (n - 1));
+      onPick(Math.max(0, Math.min(n - 1, i)));
+    });
+    svg.appendChild(hit);
+    const legend = h("div", { class: "legend" },
+      h("span", { class: "key recall" }, "crowd recall of " + teamName(g, "mafia")), h("span", { class: "key agree" }, "second-order agreement"),
+      g.roster.map((r) => h("span", { class: "key acc", style: null, dataset: { seat: r.seat } }, h("i", { class: "swatch", dataset: { c: r.seat % PALETTE.length } }), r.name + " accuracy")));
+    legend.querySelectorAll("i.swatch").forEach((i) => { i.style.background = PALETTE[+i.dataset.c]; });
+    return { el: h("div", { class: "stripbox" }, svg, legend), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
+  }
+
+  function stepIndexFor(steps, seq) {
+    if (seq === null || seq === undefined || isNaN(seq)) return steps.length - 1;
+    let i = latestIndex(steps.map((q) => ({ s: q })), seq);
+    return Math.max(0, i);
+  }
+
+  // ------------------------------------------------------------------ game (moderator) view
+  function renderGame(row, g, step) {
+    const root = clear(app());
+    const names = g.roster.map((r) => r.name);
+    root.appendChild(h("h1", null, g.game_name + " · " + g.id));
+    root.appendChild(h("p", { class: "muted" }, g.rules_id + " · seed " + g.seed + " · source " + g.source + " · " + (g.winner ? "winner: " + teamName(g, g.winner) : "unfinished")));
+    const nb = notesBox(g.notes); if (nb) root.appendChild(nb);
+    const seats = h("p", { class: "impersonate" }, "See it as: ", g.roster.map((r) => [h("a", { href: "#", class: "as-link", dataset: { seat: r.seat } }, r.name), " "]));
+    root.appendChild(seats);
+    const view = { view: "game", id: g.id, seat: null, update: null };
+    if (!g.steps.length) {
+      root.appendChild(seatGraph(names.length, (i) => ({ fill: roleFill(g.roster[i].team, g.roster[i].role, g), label: names[i], sub: g.roster[i].role }), [], "truth"));
+      seats.querySelectorAll("a.as-link").forEach((a) => { a.href = gameHash(g.id, null, +a.dataset.seat); });
+      view.update = () => {};
+      return view;
+    }
+    const bySeq = new Map(g.events.map((ev) => [ev.seq, ev]));
+    const pick = (i) => { const q = g.steps[i]; history.replaceState(null, "", gameHash(g.id, q)); show(i); };
+    const sc = scrubber(g.steps, 0, pick, "");
+    root.appendChild(sc.el);
+    const strip = metricsStrip(g, pick);
+    root.appendChild(strip.el || strip);
+    const tr = transcript(g.events, names, g);
+    const graphBox = h("div", { class: "graphbox" });
+    const panels = h("div", { class: "panels", id: "panels" });
+    root.appendChild(h("div", { class: "grid" }, h("div", { class: "col-transcript" }, h("h3", null, "Transcript"), tr.el), h("div", { class: "col-graph" }, h("h3", null, "Ground truth"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Agents' beliefs"), panels)));
+    const truth = (t) => (g.roster[t] ? g.roster[t].role : null);
+    function show(i) {
+      const seq = g.steps[i];
+      sc.range.value = i;
+      sc.lab.textContent = (i + 1) + "/" + g.steps.length + " · " + stepLabel(bySeq.get(seq), names, g);
+      tr.show(seq);
+      if (strip.move) strip.move(i);
+      const dead = deadAt(g.events, seq);
+      clear(graphBox).appendChild(seatGraph(names.length, (k) => ({
+        fill: roleFill(g.roster[k].team, g.roster[k].role, g), dead: dead.has(k), label: names[k], sub: g.roster[k].role + (dead.has(k) ? " †" : ""),
+        title: names[k] + ": " + g.roster[k].role + " (" + teamName(g, g.roster[k].team) + "), " + g.roster[k].agent,
+      }), voteEdges(g.events, seq), "truth"));
+      clear(panels);
+      g.roster.forEach((r) => panels.appendChild(beliefCard(r.seat, names, latestProbes(g.probes[r.seat], seq), { subtitle: r.role + (dead.has(r.seat) ? " †" : "") + " · " + r.agent, truth })));
+      seats.querySelectorAll("a.as-link").forEach((a) => { a.href = gameHash(g.id, seq, +a.dataset.seat); });
+    }
+    view.update = (stepSeq) => show(stepIndexFor(g.steps, stepSeq));
+    view.update(step);
+    return view;
+  }
+
+  // ------------------------------------------------------------------ impersonation view
+  function renderAs(row, p, step, index) {
+    const root = clear(app());
+    const names = p.names;
+    const view = { view: "as", id: p.id, seat: p.seat, update: null };
+    const title = h("h1", null, "As " + p.name + (p.role ? " (" + p.role + ")" : ""));
+    root.appendChild(title);
+    const header = h("p", { class: "ashead", id: "ashead" });
+    root.appendChild(header);
+    root.appendChild(h("p", { class: "muted" }, "Only what this player could observe, as decided by the engine's visibility function at build time. ",
+      h("a", { href: gameHash(p.id, step), id: "back-to-game" }, "Back to the full game")));
+    if (p.teammates && p.teammates.length) root.appendChild(h("p", null, "Known teammates: " + p.teammates.map((m) => nm(names, m)).join(", ")));
+    const nb = notesBox(p.notes); if (nb) root.appendChild(nb);
+    if (!p.steps.length) {
+      root.appendChild(h("p", { class: "note info" }, "This player observed no steps."));
+      view.update = () => {};
+      return view;
+    }
+    const bySeq = new Map(p.events.map((ev) => [ev.seq, ev]));
+    const pick = (i) => { history.replaceState(null, "", gameHash(p.id, p.steps[i], p.seat)); show(i); };
+    const sc = scrubber(p.steps, 0, pick, "");
+    root.appendChild(sc.el);
+    const g = p;
+    const tr = transcript(p.events, names, g);
+    const graphBox = h("div", { class: "graphbox" });
+    const own = h("div", { class: "panels" });
+    const ego = h("div", { class: "ego", id: "ego" });
+    root.appendChild(h("div", { class: "grid" }, h("div", { class: "col-transcript" }, h("h3", null, "What " + p.name + " saw"), tr.el),
+      h("div", { class: "col-graph" }, h("h3", null, "Subjective graph"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Own beliefs"), own)));
+    root.appendChild(ego);
+    const back = document.getElementById("back-to-game");
+    function known(seq) { // roles this player knows for certain from its visible events
+      const roles = {};
+      for (const ev of p.events) {
+        if (ev.seq > seq) break;
+        if (ev.kind === "role_assigned") roles[ev.seat] = { role: ev.role, team: ev.team };
+        else if (ev.kind === "team_revealed") ev.members.forEach((m) => { if (!roles[m]) roles[m] = { role: null, team: ev.team }; });
+        else if (ev.kind === "elimination" && ev.role) roles[ev.seat] = { role: ev.role, team: null };
+        else if (ev.kind === "game_end") ev.roles.forEach((r, k) => { roles[k] = { role: r, team: null }; });
+      }
+      return roles;
+    }
+    function show(i) {
+      const seq = p.steps[i];
+      sc.range.value = i;
+      sc.lab.textContent = (i + 1) + "/" + p.steps.length + " · " + stepLabel(bySeq.get(seq), names, g);
+      tr.show(seq);
+      back.href = gameHash(p.id, seq);
+      const latest = latestProbes(p.probes, seq);
+      const ra = latest.role_assessment;
+      const guesses = {};
+      if (ra && ra.items) ra.items.forEach((it) => { if (it.t !== null) guesses[it.t] = it; });
+      const dead = deadAt(p.events, seq), kn = known(seq);
+      clear(graphBox).appendChild(seatGraph(names.length, (k) => {
+        const K = kn[k], G = guesses[k];
+        if (K) {
+          const spec = K.role ? p.roles.find((r) => r.name === K.role) : null;
+          const team = K.team || (spec ? spec.team : null);
+          return { fill: K.role ? roleFill(team, K.role, p) : ROLE_COLOURS[team] || "#95a5a6", dead: dead.has(k), label: names[k], sub: (K.role || teamName(p, K.team)) + " (known)", title: names[k] + ": known from what this player saw" };
+        }
+        const gspec = G && G.r ? p.roles.find((r) => r.name === G.r) : null;
+        const fill = !G || !G.r || G.r === "Unknown" ? "#bdc3c7" : gspec ? roleFill(gspec.team, gspec.name, p) : ROLE_COLOURS.town;
+        return { fill, dashed: true, dead: dead.has(k), label: names[k], sub: G ? (G.g || "?") + (G.c !== null && G.c !== undefined ? " " + num(G.c, 0) : "") : "no guess", title: G ? (G.why || "") : "no guess yet" };
+      }, voteEdges(p.events, seq), "subjective"));
+      clear(own).appendChild(beliefCard(p.seat, names, latest, { subtitle: p.role || "", hideSocial: true }));
+      // ego panels
+      const believed = {};
+      const sm = latest.social_map;
+      if (sm && sm.items) sm.items.forEach((it) => { if (it.t !== null && it.t !== p.seat) believed[it.t] = it; });
+      const actual = {};
+      for (const a of p.actual) { if (a.s <= seq) actual[a.b] = a; else break; }
+      const agree = p.agree[i];
+      clear(header).append(h("span", { class: "agree", id: "agreement" }, "Second-order agreement at this step: " + (agree === null || agree === undefined ? "– (no comparable pairs yet)" : pct(agree))));
+      const others = names.map((_, k) => k).filter((k) => k !== p.seat && !(p.excluded || []).includes(k));
+      const rowsB = others.map((k) => { const b = believed[k]; return h("tr", { title: b ? b.why || "" : "", class: "hoverreason" }, h("td", null, names[k]), h("td", { class: "att " + (b && b.a ? b.a : "none") }, b ? (b.a || "?") : "–"), h("td", { class: "num" }, b && b.c !== null && b.c !== undefined ? num(b.c, 0) : "")); });
+      const rowsA = others.map((k) => { const a = actual[k], b = believed[k]; const match = a && b && b.a ? (a.a === b.a ? "✓" : "✗") : ""; return h("tr", null, h("td", null, names[k]), h("td", { class: "att " + (a ? a.a : "none") }, a ? a.a : "–"), h("td", { class: "num" }, a && a.c !== null && a.c !== undefined ? num(a.c, 0) : ""), h("td", null, match)); });
+      clear(ego).append(
+        h("div", { class: "egopanel", id: "ego-believed" }, h("h3", null, "Believed: how " + p.name + " thinks each player feels about it"), h("table", { class: "metrics" }, h("thead", null, h("tr", null, h("th", null, "player"), h("th", null, "attitude"), h("th", null, "conf."))), h("tbody", null, rowsB))),
+        h("div", { class: "egopanel", id: "ego-actual" }, h("h3", null, "Actual: what they privately reported about " + p.name), h("table", { class: "metrics" }, h("thead", null, h("tr", null, h("th", null, "player"), h("th", null, "attitude"), h("th", null, "conf."), h("th", null, "agrees"))), h("tbody", null, rowsA)),
+          h("p", { class: "muted" }, "From each player's latest role assessment of " + p.name + " at this step (hidden-team role with confidence ≥ 50: suspects; town role ≥ 50: trusts; else neutral). Their reasons are not shown here, since they may reveal what only they knew."))
+      );
+    }
+    view.update = (stepSeq) => show(stepIndexFor(p.steps, stepSeq));
+    view.update(step);
+    return view;
+  }
+})();

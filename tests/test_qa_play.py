@@ -1,0 +1,83 @@
+"""QA regressions: `play` never mixes a new game with stale log files of an earlier run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mafialab.agents import make_agent
+from mafialab.harness import default_game_id, play_game
+from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE
+from mafialab.rules import WEREWOLF7
+
+
+@pytest.mark.parametrize("stale", [PROBES_FILE, CALLS_FILE, GAME_FILE])
+async def test_play_refuses_a_game_dir_holding_a_stale_log_file(tmp_path: Path, stale: str) -> None:
+    agents = [make_agent("scripted", s, WEREWOLF7, 0) for s in range(WEREWOLF7.n_seats)]
+    game_dir = tmp_path / default_game_id(WEREWOLF7, 0, [a.label for a in agents])
+    game_dir.mkdir()
+    (game_dir / stale).write_text('{"old": "record"}\n')
+    with pytest.raises(ValueError, match=stale.replace(".", r"\.")):
+        await play_game(WEREWOLF7, agents, 0, out=tmp_path)
+    assert (game_dir / stale).read_text() == '{"old": "record"}\n'
+    assert sorted(p.name for p in game_dir.iterdir()) == [stale]
+
+
+async def test_play_into_a_fresh_dir_still_writes(tmp_path: Path) -> None:
+    agents = [make_agent("scripted", s, WEREWOLF7, 0) for s in range(WEREWOLF7.n_seats)]
+    res = await play_game(WEREWOLF7, agents, 0, out=tmp_path)
+    assert (tmp_path / res.game_id / GAME_FILE).is_file()
+
+
+async def _one_game(out: Path) -> Path:
+    agents = [make_agent("scripted", s, WEREWOLF7, 3) for s in range(WEREWOLF7.n_seats)]
+    res = await play_game(WEREWOLF7, agents, 3, out=out)
+    return out / res.game_id
+
+
+async def test_a_log_cut_short_replays_and_resumes(tmp_path: Path) -> None:
+    from mafialab.harness import recorded_actions, replay, resume
+    from mafialab.record import read_game
+
+    game = await _one_game(tmp_path / "full")
+    full = read_game(game)
+    lines = (game / GAME_FILE).read_text().splitlines(keepends=True)
+    # cut the log after the last action's line (the engine's events after it were never written),
+    # leaving a torn half line at the end as a crash would
+    last_action = max(i for i, line in enumerate(lines) if '"decision"' in line)
+    cut = tmp_path / "cut" / game.name
+    cut.mkdir(parents=True)
+    (cut / GAME_FILE).write_text("".join(lines[: last_action + 1]) + lines[last_action + 1][:20])
+    log = read_game(cut)
+    assert len(log.events) < len(full.events)
+    state = replay(log)  # used to raise StopIteration
+    assert state.is_terminal and state.winner == full.winner
+    step = recorded_actions(log.events)[-3].decision
+    agents = [make_agent("scripted", s, WEREWOLF7, 3) for s in range(WEREWOLF7.n_seats)]
+    resumed = await resume(log, step, agents)
+    assert resumed.is_terminal
+
+
+async def test_a_changed_event_is_still_a_mismatch(tmp_path: Path) -> None:
+    import json
+
+    from mafialab.harness import ReplayMismatch, replay
+    from mafialab.record import read_game
+
+    game = await _one_game(tmp_path)
+    recs = [json.loads(line) for line in (game / GAME_FILE).read_text().splitlines()]
+    elim = next(r for r in recs if r["kind"] == "elimination")
+    elim["cause"] = "vote" if elim["cause"] == "night" else "night"
+    (game / GAME_FILE).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    with pytest.raises(ReplayMismatch, match=f"event {elim['seq']} differs"):
+        replay(read_game(game))
+
+
+def test_an_imported_game_is_refused_by_name(tmp_path: Path, mafiascope_dir: Path) -> None:
+    from mafialab.harness import ReplayMismatch, replay
+    from mafialab.record import import_mafiascope, read_game
+
+    import_mafiascope(mafiascope_dir / "ru_clean", tmp_path)
+    with pytest.raises(ReplayMismatch, match="imported from mafiascope"):
+        replay(read_game(next(p for p in tmp_path.iterdir() if p.is_dir())))
