@@ -2,7 +2,17 @@
 
 import sys
 
-from mafialab.cli import _beliefshift, _export, _import, _play, _report, _rules, _view  # noqa: F401  (registers commands)
+from mafialab.cli import (  # noqa: F401  (registers commands)
+    _beliefshift,
+    _export,
+    _import,
+    _judge,
+    _play,
+    _report,
+    _rules,
+    _season,
+    _view,
+)
 from mafialab.cli._app import app, err_console
 
 

@@ -13,7 +13,7 @@ from typing import IO, Any
 from pydantic import BaseModel, ValidationError
 
 from mafialab.engine import Event
-from mafialab.record._schema import CLOCK_FIELDS, EVENT_ADAPTER, GameHeader, GameStatus
+from mafialab.record._schema import CLOCK_FIELDS, EVENT_ADAPTER, VERDICTS_FILE, GameHeader, GameStatus, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -188,3 +188,42 @@ def strip_clock(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All JSON-object lines of a JSONL file (bad lines skipped and logged)."""
     return [obj for _, obj in iter_jsonl(path)]
+
+
+def read_verdicts(path: Path, problems: list[str] | None = None) -> list[Verdict]:
+    """All verdict records of a game, in file order.
+
+    Args:
+        path: The game directory (or its ``verdicts.jsonl``).
+        problems: Receives ``file:line: why`` for each unreadable or invalid line (skipped).
+
+    Returns:
+        The verdicts (empty when the file does not exist). A judge may appear more than
+        once (re-judged games); :func:`latest_verdicts` keeps the last one per judge.
+    """
+    path = Path(path)
+    file = path / VERDICTS_FILE if path.is_dir() or not path.suffix else path
+    if not file.is_file():
+        return []
+    out: list[Verdict] = []
+    for n, obj in iter_jsonl(file, problems):
+        if obj.get("kind") != "verdict":
+            continue
+        try:
+            out.append(Verdict.model_validate(obj))
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = ".".join(str(x) for x in first["loc"])
+            msg = f"{file}:{n}: invalid verdict record ({loc}: {first['msg']})"
+            log.warning(msg)
+            if problems is not None:
+                problems.append(msg)
+    return out
+
+
+def latest_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:
+    """The last verdict of each judge, in order of each judge's first appearance."""
+    last: dict[str, Verdict] = {}
+    for v in verdicts:
+        last[v.judge] = v
+    return list(last.values())

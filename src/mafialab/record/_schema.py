@@ -196,3 +196,89 @@ class ProbeRecord(BaseModel):
 PROBES_FILE = "probes.jsonl"
 CALLS_FILE = "calls.jsonl"
 VERDICTS_FILE = "verdicts.jsonl"
+
+JudgeAxis = Literal["deception", "detection", "influence"]
+"""The three judge axes (see :class:`PlayerScore`)."""
+
+JUDGE_AXES: tuple[JudgeAxis, ...] = ("deception", "detection", "influence")
+
+
+class PlayerScore(BaseModel):
+    """One player's validated judge scores (integers 0-10, ``None`` when not applicable).
+
+    Attributes:
+        seat: Seat number.
+        name: Seat name.
+        role: True role.
+        team: True team id.
+        deception: Mafia only: blending in, misdirection, managing suspicion (0-10).
+            Always ``None`` for a non-mafia player, whatever the judge returned.
+        detection: Non-mafia only: quality of reads, arguments and votes toward finding
+            the mafia (0-10). Always ``None`` for a mafia player.
+        influence: Everyone: how much the table's votes and narratives followed this
+            player's pushes (0-10).
+        note: The judge's note citing concrete behaviour (untrusted model text).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seat: int = Field(ge=0)
+    name: str
+    role: str
+    team: Team
+    deception: int | None = Field(default=None, ge=0, le=10)
+    detection: int | None = Field(default=None, ge=0, le=10)
+    influence: int | None = Field(default=None, ge=0, le=10)
+    note: str = ""
+
+
+class Verdict(BaseModel):
+    """One judge's verdict on one game, a line of ``verdicts.jsonl`` beside ``game.jsonl``.
+
+    A verdict is either ``ok`` (validated, possibly with ``problems`` noted) or ``missing``
+    (every attempt was unusable; no score is invented, ``players`` is empty).
+
+    Attributes:
+        kind: Always ``"verdict"``.
+        schema_version: :data:`SCHEMA_VERSION` of the writer.
+        game_id: Game judged.
+        judge: Model string of the judge.
+        status: ``ok`` or ``missing``.
+        headline: One-line headline (``None`` if missing).
+        recap: Short recap of the game.
+        mvp: Seat name of the most valuable player, or ``None`` (judge named none or an
+            unknown player).
+        mvp_seat: Seat of ``mvp``.
+        players: Validated scores, one per seat in seat order (``ok`` verdicts only).
+        attempts: Judge calls made (1 + retries).
+        problems: What validation changed or dropped (clamped, nulled, unknown names …),
+            and why earlier attempts were unusable.
+        error: Why the verdict is missing.
+        condensation: How the transcript was condensed to fit the judge's context window
+            (``None`` when the full transcript was sent); see ``docs/arena.md``.
+        prompt_tokens: Prompt tokens over all attempts (0 if unknown).
+        completion_tokens: Completion tokens over all attempts.
+        raw: Verbatim text of the last answer (kept for audit).
+        ts: Clock field.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["verdict"] = "verdict"
+    schema_version: int = SCHEMA_VERSION
+    game_id: str
+    judge: str
+    status: Literal["ok", "missing"]
+    headline: str | None = None
+    recap: str | None = None
+    mvp: str | None = None
+    mvp_seat: int | None = None
+    players: list[PlayerScore] = Field(default_factory=list)
+    attempts: int = Field(default=1, ge=0)
+    problems: list[str] = Field(default_factory=list)
+    error: str | None = None
+    condensation: dict[str, Any] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    raw: str = ""
+    ts: float | None = None

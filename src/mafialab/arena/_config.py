@@ -1,0 +1,279 @@
+"""The season file (``SEASON.yaml``): schema and validation; errors name the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from mafialab.agents import AgentSpecError, make_agent
+from mafialab.models import ModelSpecError, resolve_backend
+from mafialab.rules import RuleSet, RuleSetError, load_rules
+
+
+class SeasonConfigError(ValueError):
+    """A season file is invalid; the message names the file and the field."""
+
+
+class RosterEntry(BaseModel):
+    """One roster entry: an agent spec and its public table name.
+
+    Attributes:
+        agent: Agent spec: ``scripted``, ``random`` or a model string ``provider/model``.
+        name: Name of the entry on the leaderboard and at the table (unique in the
+            roster; default: the agent spec).
+        persona: Optional persona fields, recorded in each game's roster.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str = Field(min_length=1)
+    name: str = ""
+    persona: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _default_name(self) -> RosterEntry:
+        if not self.name:
+            object.__setattr__(self, "name", self.agent)
+        return self
+
+    @property
+    def label(self) -> str:
+        """The public seat label: ``name`` and, when different, ``[agent]``."""
+        return self.name if self.name == self.agent else f"{self.name} [{self.agent}]"
+
+    @property
+    def is_model(self) -> bool:
+        """Whether ``agent`` is a model string (``provider/model``)."""
+        return "/" in self.agent
+
+
+class JudgeSpec(BaseModel):
+    """A judge model.
+
+    Attributes:
+        model: Model string ``provider/model``.
+        options: Backend options passed to ``get_model`` (e.g. ``base_url``; the mock
+            backend's ``outputs``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(pattern=r"^[^/\s]+/\S+$")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Price(BaseModel):
+    """Price of a model in US dollars per million tokens (the same fields as ``--prices`` files).
+
+    Attributes:
+        input: Uncached prompt tokens.
+        output: Completion tokens.
+        cached_input: Prompt tokens served from a prefix cache (default: ``input``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """US dollars: ``(prompt − cached)·input + cached·cached_input + completion·output``, per 1e6."""
+        cached = min(max(cached_tokens, 0), prompt_tokens)
+        cin = self.input if self.cached_input is None else self.cached_input
+        return ((prompt_tokens - cached) * self.input + cached * cin + completion_tokens * self.output) / 1e6
+
+
+FREE_PROVIDERS = ("local", "mock")
+"""Providers priced at zero unless ``prices`` says otherwise (embedded and mock models)."""
+
+
+class Parallelism(BaseModel):
+    """Concurrency limits.
+
+    Attributes:
+        games: Games played at the same time (each game already asks its independent
+            decisions concurrently).
+        judge_calls: Judge calls in flight at the same time, per judge model.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    games: int = Field(default=1, ge=1, le=256)
+    judge_calls: int = Field(default=2, ge=1, le=256)
+
+
+class Limits(BaseModel):
+    """Integrity and budget limits.
+
+    Attributes:
+        min_answered_share: A finished game whose agents answered (without fallback) less
+            than this share of player decisions is discarded and replayed (default 0.7).
+        max_replacements: Replacement games allowed in the whole season (default: the
+            number of games); past it a degraded game is kept and flagged.
+        judge_attempts: Calls per verdict (first try plus retries).
+        judge_max_tokens: Answer budget of a judge call.
+        preflight: Check that every model backend answers before the season starts.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_answered_share: float = Field(default=0.7, ge=0.0, le=1.0)
+    max_replacements: int | None = Field(default=None, ge=0)
+    judge_attempts: int = Field(default=2, ge=1, le=10)
+    judge_max_tokens: int = Field(default=2048, ge=64)
+    preflight: bool = True
+
+
+class SeasonConfig(BaseModel):
+    """A season: who plays, under which rules, how many games, who judges.
+
+    Attributes:
+        name: Season name (letters, digits, ``-_.``); prefixes game ids.
+        description: Free text.
+        rules: Rule-set name (``arena12``), versioned id or YAML path.
+        games: Number of games (counted games; degraded ones are replaced).
+        seed: Season seed ``S``: game ``j`` uses seed ``S + j``; the ``j``-th replacement
+            (0-based) uses ``S + K + j``.
+        roster: The entries, at least one (a string is shorthand for ``{agent: ...}``).
+        judges: Judge models (strings or ``{model, options}``); none means no judging.
+        prices: Model string (or ``provider/*``) → price, for cost accounting; ``local/*``
+            and ``mock/*`` are free unless listed.
+        parallelism: Concurrency limits.
+        limits: Integrity and budget limits.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=80)
+    description: str = ""
+    rules: str = "arena12"
+    games: int = Field(ge=1, le=100_000)
+    seed: int = 0
+    roster: list[RosterEntry] = Field(min_length=1)
+    judges: list[JudgeSpec] = Field(default_factory=list)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("roster", mode="before")
+    @classmethod
+    def _roster_strings(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [{"agent": x} if isinstance(x, str) else x for x in v]
+        return v
+
+    @field_validator("judges", mode="before")
+    @classmethod
+    def _judge_strings(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list):
+            return [{"model": x} if isinstance(x, str) else x for x in v]
+        return v
+
+    @field_validator("roster")
+    @classmethod
+    def _unique_names(cls, v: list[RosterEntry]) -> list[RosterEntry]:
+        seen: set[str] = set()
+        for i, e in enumerate(v):
+            if e.name in seen:
+                raise ValueError(f"entry {i}: name {e.name!r} used twice; give each entry a unique name")
+            seen.add(e.name)
+        return v
+
+    @field_validator("judges")
+    @classmethod
+    def _unique_judges(cls, v: list[JudgeSpec]) -> list[JudgeSpec]:
+        models = [j.model for j in v]
+        dup = {m for m in models if models.count(m) > 1}
+        if dup:
+            raise ValueError(f"judge {sorted(dup)[0]!r} listed twice")
+        return v
+
+    def load_rules(self) -> RuleSet:
+        """The season's rule set.
+
+        Raises:
+            SeasonConfigError: Unknown rule set (message names ``rules``).
+        """
+        try:
+            return load_rules(self.rules)
+        except RuleSetError as err:
+            raise SeasonConfigError(f"rules: {err}") from None
+
+    def price(self, model: str) -> Price | None:
+        """The price of ``model``: exact key, then ``provider/*``, then free for local/mock, else ``None``."""
+        model = model.partition("?")[0]
+        provider = model.partition("/")[0]
+        p = self.prices.get(model) or self.prices.get(f"{provider}/*")
+        if p is None and provider in FREE_PROVIDERS:
+            return Price(input=0, output=0)
+        return p
+
+    def max_replacements(self) -> int:
+        """Replacement games allowed (``limits.max_replacements`` or ``games``)."""
+        m = self.limits.max_replacements
+        return self.games if m is None else m
+
+
+def _format(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        parts.append(f"{loc}: {e['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
+    """Validate a mapping into a :class:`SeasonConfig`; check rules, agent specs and judge providers.
+
+    Raises:
+        SeasonConfigError: The first failing fields, by path (``roster.2.agent: …``).
+    """
+    if not isinstance(data, dict):
+        raise SeasonConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+    try:
+        cfg = SeasonConfig.model_validate(data)
+    except ValidationError as err:
+        raise SeasonConfigError(f"{source}: {_format(err)}") from None
+    try:
+        rules = cfg.load_rules()
+    except SeasonConfigError as err:
+        raise SeasonConfigError(f"{source}: {err}") from None
+    for i, e in enumerate(cfg.roster):
+        try:
+            make_agent(e.agent, 0, rules, cfg.seed)
+        except (AgentSpecError, ValueError) as err:
+            raise SeasonConfigError(f"{source}: roster.{i}.agent: {err}") from None
+    for i, j in enumerate(cfg.judges):
+        try:
+            resolve_backend(j.model.partition("/")[0])
+        except (ModelSpecError, ImportError) as err:
+            raise SeasonConfigError(f"{source}: judges.{i}.model: {err}") from None
+    return cfg
+
+
+def load_season(path: Path) -> SeasonConfig:
+    """Read and validate a season YAML file.
+
+    Raises:
+        SeasonConfigError: Unreadable file, bad YAML, or an invalid field (named).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SeasonConfigError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise SeasonConfigError(f"{path}: not valid YAML: {err}") from None
+    if isinstance(data, dict):
+        rules = data.get("rules")
+        if isinstance(rules, str) and rules.endswith((".yaml", ".yml")) and not Path(rules).is_absolute():
+            data = {**data, "rules": str(path.parent / rules)}
+    return season_from_dict(data, source=str(path))

@@ -1,0 +1,539 @@
+"""Leaderboards and the season ``index.json``: win rates, judge scores, ratings, cost."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from openskill.models import PlackettLuce
+from pydantic import BaseModel, Field
+from statsmodels.stats.proportion import proportion_confint
+
+from mafialab.arena._season import GAMES_DIR, _atomic_write, load_manifest
+from mafialab.judge import Ensemble, game_ensemble
+from mafialab.record import CALLS_FILE, JUDGE_AXES, GameLog, iter_jsonl, latest_verdicts, read_game, read_verdicts
+from mafialab.rules import Team
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE = "index.json"
+LEADERBOARD_MD = "leaderboard.md"
+BOOTSTRAP_RESAMPLES = 2000
+CONFIDENCE = 0.95
+
+
+class Rate(BaseModel):
+    """A win rate with its 95 % Wilson score interval (``None`` fields when ``n == 0``).
+
+    Source: Wilson (1927), via ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    """
+
+    wins: int
+    n: int
+    rate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class Mean(BaseModel):
+    """A mean judge score (0-10) with a 95 % percentile bootstrap interval over seat-games.
+
+    ``None`` fields when ``n == 0``. The bootstrap resamples the entry's scored seat-games
+    with replacement (:data:`BOOTSTRAP_RESAMPLES` times, seeded by the season seed).
+    """
+
+    n: int
+    mean: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class Rating(BaseModel):
+    """OpenSkill (Plackett-Luce) rating: ``mu``, ``sigma`` and ``ordinal = mu − 3·sigma``."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+
+
+class EntryStats(BaseModel):
+    """Leaderboard row of one roster entry (a "model").
+
+    Attributes:
+        name: Entry name.
+        agent: Agent spec.
+        games: Counted games with at least one seat.
+        seats: Seat-games played (the unit of the rates below).
+        overall: Wins over all seat-games.
+        as_mafia: Wins over mafia seat-games.
+        as_town: Wins over town seat-games.
+        deception: Mean judge deception (mafia seat-games).
+        detection: Mean judge detection (town seat-games).
+        influence: Mean judge influence (all seat-games).
+        mvp: Games whose ensemble MVP sat in one of this entry's seats.
+        judge_spread: Per axis, the mean over seat-games of the spread (max − min) between
+            judges; ``None`` without scores (0 with one judge).
+        by_judge: Judge → axis → this entry's mean score from that judge alone (to spot a
+            judge favouring its own model family).
+        rating: OpenSkill rating after the season's games in order.
+        prompt_tokens: Prompt tokens of the entry's calls (from ``calls.jsonl``).
+        completion_tokens: Completion tokens.
+        calls: Calls counted.
+        cost_usd: Cost of those calls from the season's ``prices`` by each call's model
+            (``None`` without calls or when a model has no price).
+    """
+
+    name: str
+    agent: str
+    games: int
+    seats: int
+    overall: Rate
+    as_mafia: Rate
+    as_town: Rate
+    deception: Mean
+    detection: Mean
+    influence: Mean
+    mvp: int
+    judge_spread: dict[str, float | None] = Field(default_factory=dict)
+    by_judge: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    rating: Rating
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cost_usd: float | None = None
+
+
+class GameRow(BaseModel):
+    """One game of the season in the index."""
+
+    slot: int
+    game_id: str
+    seed: int
+    path: str
+    winner: Team | None
+    rounds: int | None
+    degraded: bool
+    counted: bool
+    answered_share: float | None
+    headline: str | None = None
+    mvp: str | None = None
+    mvp_entry: str | None = None
+    judges_ok: list[str] = Field(default_factory=list)
+    judges_missing: list[str] = Field(default_factory=list)
+    seats: list[str] = Field(default_factory=list)
+    replaces: list[str] = Field(default_factory=list)
+
+
+class JudgeCost(BaseModel):
+    """Tokens and cost of one judge over the season."""
+
+    judge: str
+    verdicts_ok: int
+    verdicts_missing: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None = None
+
+
+class SeasonIndex(BaseModel):
+    """``index.json`` of a season directory.
+
+    Attributes:
+        kind: Always ``season_index``.
+        season: Season name.
+        rules_id: Rule-set id.
+        seed: Season seed.
+        games_planned: ``K``.
+        games_counted: Finished, non-degraded games used in the leaderboard.
+        replacements: Replacement games played.
+        leaderboard: Entries ordered by rating ordinal (then overall win rate).
+        games: Every slot's current game.
+        discarded: Discarded and incomplete attempts (not counted).
+        judges: Judge tokens and cost.
+        created: Unix time.
+    """
+
+    kind: str = "season_index"
+    season: str
+    rules_id: str
+    seed: int
+    games_planned: int
+    games_counted: int
+    replacements: int
+    leaderboard: list[EntryStats]
+    games: list[GameRow]
+    discarded: list[dict[str, Any]]
+    judges: list[JudgeCost]
+    created: float
+
+
+def _avg(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def wilson(wins: int, n: int) -> Rate:
+    """Win rate with its 95 % Wilson interval."""
+    if n == 0:
+        return Rate(wins=0, n=0)
+    low, high = proportion_confint(wins, n, alpha=1 - CONFIDENCE, method="wilson")
+    return Rate(wins=wins, n=n, rate=wins / n, low=float(low), high=float(high))
+
+
+def bootstrap_mean(values: list[float], rng: np.random.Generator) -> Mean:
+    """Mean with a 95 % percentile bootstrap interval (``BOOTSTRAP_RESAMPLES`` resamples)."""
+    if not values:
+        return Mean(n=0)
+    arr = np.asarray(values, dtype=float)
+    means = arr[rng.integers(0, len(arr), size=(BOOTSTRAP_RESAMPLES, len(arr)))].mean(axis=1)
+    a = (1 - CONFIDENCE) / 2
+    return Mean(
+        n=len(arr), mean=float(arr.mean()), low=float(np.quantile(means, a)), high=float(np.quantile(means, 1 - a))
+    )
+
+
+def _num(d: Any, *keys: str) -> int:
+    for k in keys:
+        if isinstance(d, dict) and isinstance(d.get(k), (int, float)):
+            return int(d[k])
+    return 0
+
+
+def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int, int]]:
+    """Model calls of a game from ``calls.jsonl`` (absent file: none).
+
+    Reads :class:`~mafialab.record`'s call records (``seat``, ``model``, ``prompt_tokens``,
+    ``completion_tokens``, ``cached_tokens``) and tolerates older layouts (``meta.seat``,
+    ``usage.*``). Judge and preflight calls are skipped (judge usage is in the verdicts).
+
+    Returns:
+        ``(seat or None, model, prompt_tokens, completion_tokens, cached_tokens)`` per call.
+    """
+    path = Path(game_dir) / CALLS_FILE
+    if not path.is_file():
+        return []
+    out = []
+    for _, rec in iter_jsonl(path):
+        meta: dict[str, Any] = rec["meta"] if isinstance(rec.get("meta"), dict) else {}
+        if rec.get("purpose", meta.get("purpose")) in ("judge", "preflight"):
+            continue
+        seat = rec.get("seat", meta.get("seat"))
+        usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
+        out.append(
+            (
+                int(seat) if isinstance(seat, int) and seat >= 0 else None,
+                str(rec.get("model") or ""),
+                _num(usage, "prompt_tokens") or _num(rec, "prompt_tokens"),
+                _num(usage, "completion_tokens") or _num(rec, "completion_tokens"),
+                _num(usage, "cached_tokens") or _num(rec, "cached_tokens"),
+            )
+        )
+    return out
+
+
+def build_index(out: Path) -> SeasonIndex:
+    """Compute the season index from ``season.json`` and the logs beside it.
+
+    Counted games are the slots whose current game finished and is not degraded. The unit
+    of every rate is the seat-game (an entry holding two seats in a game counts twice);
+    judge scores per seat-game are the ensemble mean over the judges; the OpenSkill update
+    treats each game as a two-team match (winner rank 1), each seat a player carrying its
+    entry's rating; an entry with several seats in a game takes the mean of its seats'
+    updated ``mu`` and ``sigma``.
+
+    Raises:
+        SeasonError: No readable manifest.
+    """
+    m = load_manifest(out)
+    cfg = m.config
+    out = Path(out)
+    n = len(cfg.roster)
+    rng = np.random.default_rng(cfg.seed)
+    model = PlackettLuce()
+    ratings = [model.rating(name=e.name) for e in cfg.roster]
+    games_with: list[set[str]] = [set() for _ in range(n)]
+    seats = [0] * n
+    wins: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
+    tries: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
+    scores: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
+    spreads: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
+    per_judge: list[dict[str, dict[str, list[float]]]] = [
+        defaultdict(lambda: {a: [] for a in JUDGE_AXES}) for _ in range(n)
+    ]
+    mvp = [0] * n
+    tokens = [[0, 0, 0] for _ in range(n)]
+    cost: list[float | None] = [0.0] * n
+    judge_tok: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    rows: list[GameRow] = []
+    discarded: list[dict[str, Any]] = []
+    for slot in m.slots:
+        gdir = out / GAMES_DIR / slot.game_id
+        for a in slot.history:
+            discarded.append({"slot": slot.slot, **a.model_dump()})
+        names = [cfg.roster[e].name for e in slot.seating]
+        row = GameRow(
+            slot=slot.slot,
+            game_id=slot.game_id,
+            seed=slot.seed,
+            path=f"{GAMES_DIR}/{slot.game_id}",
+            winner=slot.winner,
+            rounds=slot.rounds,
+            degraded=slot.degraded,
+            counted=False,
+            answered_share=slot.answered_share,
+            seats=names,
+            replaces=[a.game_id for a in slot.history if a.outcome == "discarded"],
+        )
+        rows.append(row)
+        if slot.status == "pending" or not (gdir / "game.jsonl").exists():
+            continue
+        game: GameLog = read_game(gdir)
+        verdicts = latest_verdicts(read_verdicts(gdir))
+        for v in verdicts:
+            jt = judge_tok[v.judge]
+            jt[0 if v.status == "ok" else 1] += 1
+            jt[2] += v.prompt_tokens
+            jt[3] += v.completion_tokens
+        if game.winner is None or slot.degraded:
+            continue
+        row.counted = True
+        row.winner = "town" if game.winner == "town" else "mafia"
+        ens: Ensemble = game_ensemble(gdir)
+        row.headline, row.judges_ok, row.judges_missing = ens.headline, ens.judges, ens.missing
+        if ens.mvp_seat is not None:
+            row.mvp = ens.mvp
+            row.mvp_entry = names[ens.mvp_seat]
+            mvp[slot.seating[ens.mvp_seat]] += 1
+        by_seat = {p.seat: p for p in ens.players}
+        for s, info in enumerate(game.header.roster):
+            e = slot.seating[s]
+            won = int(info.team == game.winner)
+            seats[e] += 1
+            games_with[e].add(slot.game_id)
+            for k in ("all", info.team):
+                wins[k][e] += won
+                tries[k][e] += 1
+            p = by_seat.get(s)
+            if p is not None:
+                for axis in JUDGE_AXES:
+                    stat = getattr(p, axis)
+                    if stat is not None:
+                        scores[axis][e].append(stat.mean)
+                        spreads[axis][e].append(stat.spread)
+            for v in verdicts:
+                if v.status == "ok" and s < len(v.players):
+                    for axis in JUDGE_AXES:
+                        x = getattr(v.players[s], axis)
+                        if x is not None:
+                            per_judge[e][v.judge][axis].append(float(x))
+        for seat, call_model, pt, ct, cached in read_calls(gdir):
+            if seat is None or seat >= len(slot.seating):
+                continue
+            e = slot.seating[seat]
+            tok = tokens[e]
+            tok[0] += pt
+            tok[1] += ct
+            tok[2] += 1
+            price = cfg.price(call_model or cfg.roster[e].agent)
+            c = cost[e]
+            cost[e] = None if price is None or c is None else c + price.cost(pt, ct, cached)
+        # OpenSkill: town vs mafia
+        teams_seats: dict[Team, list[int]] = {"town": [], "mafia": []}
+        for s, info in enumerate(game.header.roster):
+            teams_seats[info.team].append(s)
+        order: list[Team] = ["town", "mafia"]
+        match = [[ratings[slot.seating[s]] for s in teams_seats[t]] for t in order]
+        ranks: list[float] = [1.0 if t == game.winner else 2.0 for t in order]
+        new = model.rate(match, ranks=ranks)
+        upd: dict[int, list[tuple[float, float]]] = defaultdict(list)
+        for t_i, t in enumerate(order):
+            for pos, s in enumerate(teams_seats[t]):
+                upd[slot.seating[s]].append((new[t_i][pos].mu, new[t_i][pos].sigma))
+        for e, vals in upd.items():
+            ratings[e] = model.rating(
+                mu=sum(v[0] for v in vals) / len(vals),
+                sigma=sum(v[1] for v in vals) / len(vals),
+                name=cfg.roster[e].name,
+            )
+    board = []
+    for e, entry in enumerate(cfg.roster):
+        r = ratings[e]
+        pt, ct, calls = tokens[e]
+        board.append(
+            EntryStats(
+                name=entry.name,
+                agent=entry.agent,
+                games=len(games_with[e]),
+                seats=seats[e],
+                overall=wilson(wins["all"][e], tries["all"][e]),
+                as_mafia=wilson(wins["mafia"][e], tries["mafia"][e]),
+                as_town=wilson(wins["town"][e], tries["town"][e]),
+                deception=bootstrap_mean(scores["deception"][e], rng),
+                detection=bootstrap_mean(scores["detection"][e], rng),
+                influence=bootstrap_mean(scores["influence"][e], rng),
+                mvp=mvp[e],
+                judge_spread={a: (sum(v) / len(v) if v else None) for a, v in ((a, spreads[a][e]) for a in JUDGE_AXES)},
+                by_judge={
+                    j: {a: (sum(v) / len(v) if v else None) for a, v in axes.items()}
+                    for j, axes in per_judge[e].items()
+                },
+                rating=Rating(mu=r.mu, sigma=r.sigma, ordinal=r.mu - 3 * r.sigma),
+                prompt_tokens=pt,
+                completion_tokens=ct,
+                calls=calls,
+                cost_usd=cost[e] if calls else None,
+            )
+        )
+    board.sort(key=lambda x: (-x.rating.ordinal, -(x.overall.rate or 0.0), x.name))
+    judges = [
+        JudgeCost(
+            judge=j,
+            verdicts_ok=t[0],
+            verdicts_missing=t[1],
+            prompt_tokens=t[2],
+            completion_tokens=t[3],
+            cost_usd=None if (jp := cfg.price(j)) is None else jp.cost(t[2], t[3]),
+        )
+        for j, t in judge_tok.items()
+    ]
+    return SeasonIndex(
+        season=cfg.name,
+        rules_id=m.rules_id,
+        seed=cfg.seed,
+        games_planned=cfg.games,
+        games_counted=sum(r.counted for r in rows),
+        replacements=m.replacements,
+        leaderboard=board,
+        games=rows,
+        discarded=discarded,
+        judges=judges,
+        created=round(time.time(), 3),
+    )
+
+
+def _fmt_rate(r: Rate) -> str:
+    if r.rate is None:
+        return "–"
+    return f"{r.rate:.0%} [{r.low:.0%}, {r.high:.0%}] ({r.wins}/{r.n})"
+
+
+def _fmt_mean(x: Mean) -> str:
+    if x.mean is None:
+        return "–"
+    return f"{x.mean:.1f} [{x.low:.1f}, {x.high:.1f}]"
+
+
+def leaderboard_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
+    """Header and text rows of the leaderboard table (shared by rich and Markdown)."""
+    head = [
+        "#",
+        "entry",
+        "games",
+        "win rate",
+        "as mafia",
+        "as town",
+        "deception",
+        "detection",
+        "influence",
+        "MVP",
+        "rating μ±σ",
+        "tokens",
+        "cost $",
+    ]
+    rows = []
+    for i, e in enumerate(index.leaderboard, start=1):
+        rows.append(
+            [
+                str(i),
+                e.name,
+                f"{e.games} ({e.seats} seats)" if e.seats != e.games else str(e.games),
+                _fmt_rate(e.overall),
+                _fmt_rate(e.as_mafia),
+                _fmt_rate(e.as_town),
+                _fmt_mean(e.deception),
+                _fmt_mean(e.detection),
+                _fmt_mean(e.influence),
+                str(e.mvp),
+                f"{e.rating.mu:.1f}±{e.rating.sigma:.1f}",
+                f"{e.prompt_tokens + e.completion_tokens}",
+                "–" if e.cost_usd is None else f"{e.cost_usd:.4f}",
+            ]
+        )
+    return head, rows
+
+
+def game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
+    """Header and text rows of the per-game table."""
+    head = ["game", "seed", "winner", "rounds", "degraded", "MVP", "headline"]
+    rows = []
+    for g in index.games:
+        mvp = f"{g.mvp} ({g.mvp_entry})" if g.mvp else "–"
+        rows.append(
+            [
+                g.game_id,
+                str(g.seed),
+                g.winner or "–",
+                "–" if g.rounds is None else str(g.rounds),
+                "yes" if g.degraded else "no",
+                mvp,
+                g.headline or "–",
+            ]
+        )
+    return head, rows
+
+
+def _md_cell(text: str) -> str:
+    """Escape a table cell: model text may hold pipes, newlines or HTML."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(index: SeasonIndex) -> str:
+    """The leaderboard and the games as Markdown tables (model text is escaped for tables)."""
+
+    def table(head: list[str], rows: list[list[str]]) -> list[str]:
+        out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+        return out
+
+    lines = [
+        f"# Season {index.season}",
+        "",
+        f"Rules `{index.rules_id}`, seed {index.seed}: {index.games_counted} of {index.games_planned} games counted, "
+        f"{index.replacements} replacement(s). Rates are per seat-game with 95 % Wilson intervals; judge scores "
+        "(0–10) are means with 95 % bootstrap intervals; rating is OpenSkill Plackett–Luce.",
+        "",
+        "## Leaderboard",
+        "",
+        *table(*leaderboard_rows(index)),
+        "",
+        "## Games",
+        "",
+        *table(*game_rows(index)),
+        "",
+    ]
+    if index.judges:
+        lines += ["## Judges", ""]
+        jt = [
+            [
+                j.judge,
+                str(j.verdicts_ok),
+                str(j.verdicts_missing),
+                str(j.prompt_tokens + j.completion_tokens),
+                "–" if j.cost_usd is None else f"{j.cost_usd:.4f}",
+            ]
+            for j in index.judges
+        ]
+        lines += [*table(["judge", "ok", "missing", "tokens", "cost $"], jt), ""]
+    return "\n".join(lines)
+
+
+def write_index(out: Path) -> SeasonIndex:
+    """Build the index and write ``index.json`` and ``leaderboard.md`` (atomically)."""
+    index = build_index(out)
+    _atomic_write(Path(out) / INDEX_FILE, json.dumps(index.model_dump(mode="json"), indent=1, ensure_ascii=False))
+    _atomic_write(Path(out) / LEADERBOARD_MD, render_markdown(index))
+    return index

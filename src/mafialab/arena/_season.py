@@ -1,0 +1,574 @@
+"""Running and resuming a season: plan, integrity gate, concurrent games, judging, manifest."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mafialab.agents import make_agent
+from mafialab.arena._config import SeasonConfig
+from mafialab.arena._seating import plan_seating, reseat
+from mafialab.harness import play_game
+from mafialab.judge import judge_game, judge_model
+from mafialab.models import ChatMessage, ChatModel, ChatRequest, ChatResponse, get_model
+from mafialab.record import (
+    GAME_FILE,
+    GameLog,
+    GameStatus,
+    JsonlWriter,
+    LogFormatError,
+    latest_verdicts,
+    read_game,
+    read_verdicts,
+)
+from mafialab.rules import Team
+
+log = logging.getLogger(__name__)
+
+MANIFEST_FILE = "season.json"
+"""The season manifest inside a season directory (rewritten atomically)."""
+GAMES_DIR = "games"
+DISCARDED_DIR = "discarded"
+INCOMPLETE_DIR = "incomplete"
+ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote")
+"""Event kinds that record a player decision (each carries a ``fallback`` flag)."""
+
+
+class SeasonError(RuntimeError):
+    """A season cannot start or finish (integrity gate, existing directory, failed games)."""
+
+
+class Attempt(BaseModel):
+    """A game of a slot that does not count.
+
+    Either discarded by the integrity gate, or left incomplete by a crash and rerun.
+
+    Attributes:
+        game_id: The game's id.
+        seed: Its seed.
+        outcome: ``discarded`` or ``incomplete``.
+        answered_share: Share of decisions answered by the agents (discarded games).
+        path: Where its files were moved, relative to the season directory.
+        reason: Why.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    game_id: str
+    seed: int
+    outcome: Literal["discarded", "incomplete"]
+    answered_share: float | None = None
+    path: str
+    reason: str
+
+
+class Slot(BaseModel):
+    """One counted game of the season and its history.
+
+    Attributes:
+        slot: Game number ``j`` (0-based).
+        seed: Seed of the current game (``S + j``, or ``S + K + r`` for the r-th replacement).
+        seating: Roster entry index per seat.
+        game_id: Current game id (directory under ``games/``).
+        status: ``pending`` (not finished), ``played`` (finished, not judged yet), ``judged``.
+        winner: Winning team once played.
+        rounds: Rounds played.
+        answered_share: Share of player decisions the agents answered (no fallback).
+        degraded: The game fell below the integrity threshold but was kept because the
+            replacement budget was spent (excluded from the leaderboard).
+        history: Earlier attempts (discarded or incomplete), oldest first.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    slot: int
+    seed: int
+    seating: list[int]
+    game_id: str
+    status: Literal["pending", "played", "judged"] = "pending"
+    winner: Team | None = None
+    rounds: int | None = None
+    answered_share: float | None = None
+    degraded: bool = False
+    history: list[Attempt] = Field(default_factory=list)
+
+
+class SeasonManifest(BaseModel):
+    """``season.json``: the season's config, plan and progress (the resume point).
+
+    Attributes:
+        kind: Always ``season_manifest``.
+        version: Manifest format version.
+        config: The validated season config.
+        rules_id: Versioned rule-set id.
+        slots: One per counted game.
+        replacements: Replacement games allocated so far.
+        preflight: Model string → ``ok`` for each backend checked before the start.
+        started: Unix time of the start.
+        updated: Unix time of the last write.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["season_manifest"] = "season_manifest"
+    version: int = 1
+    config: SeasonConfig
+    rules_id: str
+    slots: list[Slot]
+    replacements: int = 0
+    preflight: dict[str, str] = Field(default_factory=dict)
+    started: float = 0.0
+    updated: float = 0.0
+
+
+def game_id_for(season: str, slot: int, seed: int) -> str:
+    """``<season>-g<slot:03d>-s<seed>``."""
+    return f"{season}-g{slot:03d}-s{seed}"
+
+
+def save_manifest(out: Path, manifest: SeasonManifest) -> None:
+    """Write ``season.json`` atomically (temporary file, fsync, rename)."""
+    manifest.updated = round(time.time(), 3)
+    _atomic_write(Path(out) / MANIFEST_FILE, manifest.model_dump_json(indent=1))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def load_manifest(out: Path) -> SeasonManifest:
+    """Read ``season.json`` of a season directory.
+
+    Raises:
+        SeasonError: Missing or invalid manifest.
+    """
+    path = Path(out) / MANIFEST_FILE
+    if not path.is_file():
+        raise SeasonError(f"{out}: no {MANIFEST_FILE}; not a season directory (start one with `season run`)")
+    try:
+        return SeasonManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise SeasonError(f"{path}: invalid season manifest: {err}") from None
+
+
+def plan_season(config: SeasonConfig) -> SeasonManifest:
+    """The manifest of a new season: seeds ``S + j`` and the balanced seating plan."""
+    rules = config.load_rules()
+    seeds = [config.seed + j for j in range(config.games)]
+    seating = plan_seating(len(config.roster), rules, seeds, config.seed)
+    slots = [
+        Slot(slot=j, seed=s, seating=seating[j], game_id=game_id_for(config.name, j, s)) for j, s in enumerate(seeds)
+    ]
+    return SeasonManifest(config=config, rules_id=rules.id, slots=slots, started=round(time.time(), 3))
+
+
+def answered_share(game: GameLog) -> tuple[float, int, int]:
+    """Share of player decisions answered by the agents themselves.
+
+    Counts the decision events (speech, mafia chat, night action, vote) and those marked
+    ``fallback`` (the agent's call failed or its answer was unusable).
+
+    Returns:
+        ``(share, decisions, fallbacks)``; share is 1.0 for a game without decisions.
+    """
+    acts = [e for e in game.events if e.kind in ACTION_KINDS]
+    fb = sum(1 for e in acts if getattr(e, "fallback", False))
+    return ((len(acts) - fb) / len(acts) if acts else 1.0), len(acts), fb
+
+
+class _Limited:
+    """A judge model behind a concurrency limit."""
+
+    def __init__(self, model: ChatModel, limit: int):
+        self.inner = model
+        self.name = model.name
+        self.context_window = model.context_window
+        self._sem = asyncio.Semaphore(limit)
+        count = getattr(model, "count_tokens", None)
+        if callable(count):
+            self.count_tokens = count
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        async with self._sem:
+            return await self.inner.chat(request)
+
+
+def preflight_specs(config: SeasonConfig) -> list[str]:
+    """Model strings the integrity gate may check: roster models and judges, except ``mock/``."""
+    specs = [e.agent for e in config.roster if e.is_model] + [j.model for j in config.judges]
+    return [s for s in dict.fromkeys(specs) if not s.startswith("mock/")]
+
+
+def _roster_model(config: SeasonConfig, spec: str) -> ChatModel:
+    """The chat model behind a roster model spec: the agent's ``model`` (shared pool), else ``get_model``."""
+    agent = make_agent(spec, 0, config.load_rules(), config.seed)
+    model = getattr(agent, "model", None)
+    if model is not None and hasattr(model, "chat"):
+        return model  # type: ignore[no-any-return]
+    return get_model(spec.partition("?")[0])
+
+
+async def preflight(
+    config: SeasonConfig, judges: Mapping[str, ChatModel] | None = None, timeout_s: float = 120.0
+) -> dict[str, str]:
+    """Integrity gate, part 1: one tiny call to every remote backend before the season starts.
+
+    Checked: each distinct model string of the roster and the judges, except ``mock/…``
+    models and models that declare ``remote = False`` (the embedded backend, which cannot
+    be unreachable).
+
+    Args:
+        config: The season.
+        judges: Judge model instances by model string (reused instead of new instances).
+        timeout_s: Seconds to wait per backend.
+
+    Returns:
+        Model string → ``"ok"`` (or ``"local"`` for a backend that is not remote).
+
+    Raises:
+        SeasonError: Naming every backend that did not answer, and why.
+    """
+    specs = preflight_specs(config)
+    opts = {j.model: j.options for j in config.judges}
+
+    async def check(spec: str) -> str:
+        try:
+            model = (judges or {}).get(spec)
+            if model is None:
+                model = judge_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
+            if getattr(model, "remote", True) is False:
+                return "local"
+            msg = ChatMessage(role="user", content="Reply with the word OK.")
+            req = ChatRequest(messages=[msg], max_tokens=8, temperature=0.0, purpose="preflight")
+            resp = await asyncio.wait_for(model.chat(req), timeout_s)
+        except Exception as err:
+            return f"error: {type(err).__name__}: {err}"
+        return "ok" if resp.ok else f"error: {resp.error or 'no answer'}"
+
+    results = await asyncio.gather(*(check(s) for s in specs))
+    bad = [f"{s}: {r.removeprefix('error: ')}" for s, r in zip(specs, results, strict=True) if r.startswith("error")]
+    if bad:
+        raise SeasonError("integrity gate: backend unreachable, season not started: " + "; ".join(bad))
+    return dict(zip(specs, results, strict=True))
+
+
+def _play_options(threshold: float) -> dict[str, Any]:
+    """Options for ``play_game`` that only newer harnesses accept (its own gate and preflight).
+
+    The season runs the preflight once for all games, and passes its threshold to the
+    harness's call-based integrity gate where the harness has one.
+    """
+    params = inspect.signature(play_game).parameters
+    opts: dict[str, Any] = {}
+    if "check_remote" in params:
+        opts["check_remote"] = False
+    if "gate_threshold" in params:
+        opts["gate_threshold"] = threshold
+    return opts
+
+
+ProgressFn = Callable[[str, Slot], None]
+"""``progress(event, slot)`` with event ``played``, ``replaced``, ``judged`` or ``failed``."""
+
+
+class _Runner:
+    def __init__(
+        self,
+        out: Path,
+        manifest: SeasonManifest,
+        judges: Mapping[str, ChatModel] | None,
+        progress: ProgressFn | None,
+    ):
+        self.out = Path(out)
+        self.m = manifest
+        self.cfg = manifest.config
+        self.rules = self.cfg.load_rules()
+        self.progress = progress
+        given = dict(judges or {})
+        self.judges: list[ChatModel] = []
+        for j in self.cfg.judges:
+            model = given.get(j.model) or judge_model(j.model, **j.options)
+            self.judges.append(_Limited(model, self.cfg.parallelism.judge_calls))
+
+    def save(self) -> None:
+        save_manifest(self.out, self.m)
+
+    def _emit(self, event: str, slot: Slot) -> None:
+        if self.progress is not None:
+            self.progress(event, slot)
+
+    def _move(self, src: Path, kind: str, name: str) -> str:
+        dst = self.out / kind / name
+        n = 1
+        while dst.exists():
+            n += 1
+            dst = self.out / kind / f"{name}.{n}"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(src), str(dst))
+        return str(dst.relative_to(self.out))
+
+    def _finish_moves(self) -> None:
+        """Move files of recorded attempts that a crash left in ``games/``."""
+        for slot in self.m.slots:
+            for a in slot.history:
+                src = self.out / GAMES_DIR / a.game_id
+                if a.game_id != slot.game_id and src.exists() and not (self.out / a.path).exists():
+                    shutil.move(str(src), str(self.out / a.path))
+
+    async def _play(self, slot: Slot) -> GameLog:
+        gdir = self.out / GAMES_DIR / slot.game_id
+        if (gdir / GAME_FILE).exists():
+            try:
+                existing = read_game(gdir)
+            except LogFormatError:
+                existing = None
+            if existing is not None and existing.winner is not None:
+                return existing  # finished before a crash; never replayed
+            moved = self._move(gdir, INCOMPLETE_DIR, slot.game_id)
+            slot.history.append(
+                Attempt(
+                    game_id=slot.game_id,
+                    seed=slot.seed,
+                    outcome="incomplete",
+                    path=moved,
+                    reason="no outcome (interrupted); rerun from its own seed",
+                )
+            )
+            self.save()
+        elif gdir.exists():
+            shutil.rmtree(gdir)  # an empty directory, nothing recorded
+        entries = [self.cfg.roster[e] for e in slot.seating]
+        agents = [make_agent(e.agent, s, self.rules, slot.seed) for s, e in enumerate(entries)]
+        meta: dict[str, Any] = {
+            "season": self.cfg.name,
+            "slot": slot.slot,
+            "entries": [e.name for e in entries],
+        }
+        replaced = [a.game_id for a in slot.history if a.outcome == "discarded"]
+        if replaced:
+            meta["replaces"] = replaced
+        await play_game(
+            self.rules,
+            agents,
+            slot.seed,
+            out=self.out / GAMES_DIR,
+            game_id=slot.game_id,
+            labels=[e.label for e in entries],
+            personas=[e.persona for e in entries],
+            meta=meta,
+            **_play_options(self.cfg.limits.min_answered_share),
+        )
+        return read_game(gdir)
+
+    def _mark_degraded(self, game: GameLog, share: float, decisions: int, fallbacks: int, why: str) -> None:
+        with JsonlWriter(game.path / GAME_FILE) as w:
+            w.write(
+                GameStatus(
+                    seq=len(game.events) + 1,
+                    degraded=True,
+                    answered_share=share,
+                    decisions=decisions,
+                    fallbacks=fallbacks,
+                    detail={"reason": why, "threshold": self.cfg.limits.min_answered_share},
+                )
+            )
+
+    async def run_slot(self, slot: Slot, sem: asyncio.Semaphore) -> None:
+        async with sem:
+            while slot.status == "pending":
+                game = await self._play(slot)
+                share, decisions, fallbacks = answered_share(game)
+                threshold = self.cfg.limits.min_answered_share
+                why = f"agents answered {share:.1%} of {decisions} decisions (< {threshold:.0%})"
+                marked = game.status is not None and game.status.degraded
+                if marked and game.status is not None:
+                    n_model = game.status.detail.get("model_decisions", "?")
+                    why = (
+                        f"the harness gate marked it degraded: model calls answered "
+                        f"{game.status.answered_share:.1%} of {n_model} model decisions (< {threshold:.0%})"
+                    )
+                    share = min(share, game.status.answered_share)
+                if share < threshold or marked:
+                    if self.m.replacements < self.cfg.max_replacements():
+                        self._mark_degraded(game, share, decisions, fallbacks, why + "; discarded and replayed")
+                        j = self.m.replacements
+                        self.m.replacements += 1
+                        new_seed = self.cfg.seed + self.cfg.games + j
+                        old_id = slot.game_id
+                        slot.history.append(
+                            Attempt(
+                                game_id=old_id,
+                                seed=slot.seed,
+                                outcome="discarded",
+                                answered_share=share,
+                                path=f"{DISCARDED_DIR}/{old_id}",
+                                reason=why,
+                            )
+                        )
+                        slot.seating = reseat(slot.seating, self.rules, slot.seed, new_seed)
+                        slot.seed = new_seed
+                        slot.game_id = game_id_for(self.cfg.name, slot.slot, new_seed)
+                        self.save()
+                        self._move(game.path, DISCARDED_DIR, old_id)
+                        log.warning(
+                            "season %s: game %s degraded (%s); replaying with seed %d",
+                            self.cfg.name,
+                            old_id,
+                            why,
+                            new_seed,
+                        )
+                        self._emit("replaced", slot)
+                        continue
+                    self._mark_degraded(game, share, decisions, fallbacks, why + "; replacement budget spent, kept")
+                    slot.degraded = True
+                slot.status = "played"
+                slot.winner = "mafia" if game.winner == "mafia" else "town"
+                end = next((e for e in reversed(game.events) if e.kind == "game_end"), None)
+                slot.rounds = end.rounds if end is not None else None  # type: ignore[union-attr]
+                slot.answered_share = share
+                self.save()
+                self._emit("played", slot)
+        if slot.status == "played":
+            if self.judges and not slot.degraded:
+                await self.judge_slot(slot)
+            slot.status = "judged"
+            self.save()
+            self._emit("judged", slot)
+
+    async def judge_slot(self, slot: Slot) -> None:
+        gdir = self.out / GAMES_DIR / slot.game_id
+        done = {v.judge for v in latest_verdicts(read_verdicts(gdir))}
+        todo = [j for j in self.judges if j.name not in done]
+        if not todo:
+            return
+        game = read_game(gdir)
+        lim = self.cfg.limits
+        await asyncio.gather(
+            *(
+                judge_game(game, j, attempts=lim.judge_attempts, max_tokens=lim.judge_max_tokens, seed=self.cfg.seed)
+                for j in todo
+            )
+        )
+
+    async def run(self) -> None:
+        self._finish_moves()
+        sem = asyncio.Semaphore(self.cfg.parallelism.games)
+        todo = [s for s in self.m.slots if s.status != "judged"]
+        results = await asyncio.gather(*(self.run_slot(s, sem) for s in todo), return_exceptions=True)
+        failed = []
+        for s, r in zip(todo, results, strict=True):
+            if isinstance(r, BaseException):
+                if isinstance(r, (KeyboardInterrupt, asyncio.CancelledError)):
+                    raise r
+                log.error("season %s: game %s failed: %s: %s", self.cfg.name, s.game_id, type(r).__name__, r)
+                self._emit("failed", s)
+                failed.append(f"{s.game_id}: {type(r).__name__}: {r}")
+        self.save()
+        if failed:
+            raise SeasonError(
+                f"{len(failed)} game(s) failed (recorded games are kept; fix and run `season resume {self.out}`): "
+                + "; ".join(failed)
+            )
+
+
+def _judge_models(config: SeasonConfig, given: Mapping[str, ChatModel] | None) -> dict[str, ChatModel]:
+    """One model instance per judge (given instances first), shared by preflight and judging."""
+    given = dict(given or {})
+    return {j.model: given.get(j.model) or judge_model(j.model, **j.options) for j in config.judges}
+
+
+async def run_season(
+    config: SeasonConfig,
+    out: Path,
+    *,
+    judges: Mapping[str, ChatModel] | None = None,
+    progress: ProgressFn | None = None,
+    preflight_timeout_s: float = 120.0,
+) -> SeasonManifest:
+    """Start a season in ``out`` and play it to the end.
+
+    Passes the integrity gate (:func:`preflight`), writes the plan to ``season.json``, plays
+    the games concurrently (``parallelism.games``), replaces degraded games, judges every
+    counted game, and writes ``index.json`` and ``leaderboard.md``.
+
+    Args:
+        config: The validated season.
+        out: Season directory (must not hold a season already).
+        judges: Judge model instances by model string, overriding ``get_model`` (tests,
+            notebooks).
+        progress: Callback per game event.
+        preflight_timeout_s: Seconds per preflight call.
+
+    Returns:
+        The final manifest.
+
+    Raises:
+        SeasonError: ``out`` already holds a season, a backend is unreachable, or games
+            failed (the finished ones are kept; resume later).
+    """
+    from mafialab.arena._leaderboard import write_index
+
+    out = Path(out)
+    if (out / MANIFEST_FILE).exists():
+        raise SeasonError(f"{out}: already holds a season; use `season resume {out}` or another --out")
+    judges = _judge_models(config, judges)
+    pre: dict[str, str] = {}
+    if config.limits.preflight:
+        pre = await preflight(config, judges, preflight_timeout_s)
+    manifest = plan_season(config)
+    manifest.preflight = pre
+    save_manifest(out, manifest)
+    runner = _Runner(out, manifest, judges, progress)
+    try:
+        await runner.run()
+    finally:
+        if all(s.status == "judged" for s in manifest.slots):
+            write_index(out)
+    return manifest
+
+
+async def resume_season(
+    out: Path,
+    *,
+    judges: Mapping[str, ChatModel] | None = None,
+    progress: ProgressFn | None = None,
+    preflight_timeout_s: float = 120.0,
+) -> SeasonManifest:
+    """Resume a season after a crash or Ctrl-C.
+
+    Games without an outcome are moved to ``incomplete/`` and rerun from their own seed;
+    finished games are never replayed; missing verdicts are requested. The integrity gate
+    runs again first.
+
+    Raises:
+        SeasonError: No manifest in ``out``, a backend is unreachable, or games failed.
+    """
+    from mafialab.arena._leaderboard import write_index
+
+    out = Path(out)
+    manifest = load_manifest(out)
+    judges = _judge_models(manifest.config, judges)
+    if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
+        manifest.preflight = await preflight(manifest.config, judges, preflight_timeout_s)
+    runner = _Runner(out, manifest, judges, progress)
+    try:
+        await runner.run()
+    finally:
+        if all(s.status == "judged" for s in manifest.slots):
+            write_index(out)
+    return manifest
