@@ -90,8 +90,10 @@ def freeze(
         The header and the items, ordered as the annotations.
 
     Raises:
-        FreezeError: An annotation refers to a game or message not in ``games``, or its
-            accuser does not match the speaker.
+        FreezeError: An annotation refers to a game or message not in ``games``, to a
+            message that is not a day-discussion speech, its accuser does not match the
+            speaker, its target is not a living player other than the speaker, or a
+            (message, target) is annotated twice.
         ValueError: ``max_observers < 1``.
     """
     if max_observers < 1:
@@ -99,6 +101,7 @@ def freeze(
     by_id = {g.game_id: g for g in games}
     items: list[BenchItem] = []
     used: list[str] = []
+    seen: set[str] = set()
     for ann in annotations.annotations:
         g = by_id.get(ann.game_id)
         if g is None:
@@ -119,11 +122,29 @@ def freeze(
             raise FreezeError(
                 f"annotation {ann.message_id}: accuser.seat {ann.accuser.seat} but the speaker is seat {sp.seat}"
             )
+        if sp.phase != "day":
+            raise FreezeError(f"annotation {ann.message_id}: not a day-discussion message (phase {sp.phase})")
         if g.game_id not in used:
             used.append(g.game_id)
         rules = g.header.rules
         item_id = f"{ann.message_id}:t{ann.target.seat}"
         alive = _alive_before(g, sp.seq)
+        t = ann.target.seat
+        if not 0 <= t < len(g.header.roster) or t == sp.seat or t not in alive:
+            why = (
+                "the speaker"
+                if t == sp.seat
+                else "not a seat of the game"
+                if not 0 <= t < len(g.header.roster)
+                else "dead"
+            )
+            raise FreezeError(
+                f"annotation {ann.message_id}: target.seat {t} is {why}; a target is a player alive when the "
+                "message was sent, other than the speaker"
+            )
+        if item_id in seen:
+            raise FreezeError(f"annotation {ann.message_id}: a second annotation of target.seat {t} (item {item_id})")
+        seen.add(item_id)
         eligible = sorted(
             s.seat
             for s in g.header.roster
@@ -159,7 +180,7 @@ def freeze(
                 evidence=ann.evidence,
                 accuser=player_ref(g, ann.accuser.seat),
                 target=player_ref(g, ann.target.seat),
-                message=f"[day {sp.round}, message {sp.index}] {ann.accuser.name}: {quote(sp.text)}",
+                message=f"[day {sp.round}, message {sp.index}] {player_ref(g, sp.seat).name}: {quote(sp.text)}",
                 setting=setting_text(rules),
                 game=rules.lexicon.game,
                 town_team=rules.lexicon.town_team,
