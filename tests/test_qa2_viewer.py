@@ -158,3 +158,30 @@ def test_a_very_long_message_is_clamped_in_the_transcript(game_dir: Path, tmp_pa
         assert client <= 31 * font < scroll  # clamped to 30em (+ padding), the rest scrolls
         assert "very long" in li.inner_text()
         b.close()
+
+
+def test_dashboard_does_not_scroll_sideways_for_long_model_paths(game_dir: Path, tmp_path: Path) -> None:
+    # a local model path as the agent label ("/home/…/hf_mirror/qwen_Qwen3-8B") and a long corpus
+    # name widened the games table past a 1400-px window, pushing the notes column off screen
+    if not CHROMIUM.exists() or importlib.util.find_spec("playwright") is None:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    from playwright.sync_api import sync_playwright
+
+    g = _copy(game_dir, tmp_path / "logs" / "_".join(["game_family_showcase"] * 3) / "g1")
+    lines = (g / GAME_FILE).read_text(encoding="utf-8").splitlines()
+    head = json.loads(lines[0])
+    for seat in head["roster"]:
+        seat["agent"] = (
+            "/home/someone/hf_mirror/" + "_".join(["qwen_Qwen3_8B_Instruct_Q4_K_M"] * 4) + f"_{seat['seat']}"
+        )
+    lines[0] = json.dumps(head)
+    (g / GAME_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    build_site(tmp_path / "logs", tmp_path / "site", jobs=1)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        pg = b.new_page(viewport={"width": 1400, "height": 900})
+        pg.goto((tmp_path / "site" / "index.html").as_uri() + "#/")
+        pg.wait_for_selector("table.games td")
+        scroll, client = pg.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert scroll <= client
+        b.close()
