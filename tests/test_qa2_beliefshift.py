@@ -210,3 +210,15 @@ def test_freeze_names_the_speaker_from_the_log(bench: Path, tmp_path: Path) -> N
     item = json.loads(out.read_text(encoding="utf-8").splitlines()[1])
     assert "Mallory" not in item["message"]
     assert item["message"].startswith(f"[day {good['round']}, message {good['index']}] {good['accuser']['name']}: ")
+
+
+def test_report_out_that_is_a_file_names_the_option(tmp_path: Path) -> None:
+    # was "error: <path>: File exists" from deep in the writer, after all tables were built
+    res_file = tmp_path / "res.jsonl"
+    res_file.write_text(result("m", 1, "town", "mafia", "accuse", (0, 1), (1, 1)).model_dump_json() + "\n")
+    taken = tmp_path / "taken"
+    taken.write_text("keep me")
+    res = CliRunner().invoke(app, ["beliefshift", "report", str(res_file), "--out", str(taken)])
+    assert res.exit_code == 2, res.output
+    assert "--out:" in res.output and "is a file, not a directory" in " ".join(res.output.split())
+    assert taken.read_text() == "keep me"

@@ -243,6 +243,8 @@ def report_cmd(
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
     if ci not in ("t", "cluster"):
         fail(f"--ci: expected t or cluster, got {ci!r}")
+    if out.exists() and not out.is_dir():
+        fail(f"--out: {out} is a file, not a directory")
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)
