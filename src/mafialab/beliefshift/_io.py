@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -37,8 +38,14 @@ def write_jsonl(path: Path, header: BaseModel | None, records: Iterable[BaseMode
 
     The file is written to ``<path>.tmp`` and renamed, so an existing file is never left
     half-written.
+
+    Raises:
+        IsADirectoryError: ``path`` is a directory (nothing is written).
+        OSError: The file cannot be written (the ``.tmp`` file is removed).
     """
     path = Path(path)
+    if path.is_dir():  # checked first: the rename would fail only after all the work, naming the .tmp file
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
     tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)
     with JsonlWriter(tmp, clock=None) as w:
@@ -48,7 +55,11 @@ def write_jsonl(path: Path, header: BaseModel | None, records: Iterable[BaseMode
             w.write(r)
     if not tmp.exists():  # nothing written at all
         tmp.write_text("", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def sha256_file(path: Path) -> str:

@@ -71,6 +71,12 @@ def model_from_spec(spec: str) -> ChatModel:
     return get_model(model, **options)
 
 
+def _out_file(out: Path) -> None:
+    """Refuse an ``--out`` file path that is a directory before any work (model calls) is done."""
+    if out.is_dir():
+        fail(f"--out: {out} is a directory, not a file")
+
+
 def _progress() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -91,6 +97,7 @@ def annotate_cmd(
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per message (model annotator)."),
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
+    _out_file(out)
     try:
         games = load_games(logs)
     except (FileNotFoundError, LogFormatError) as err:
@@ -156,6 +163,7 @@ def freeze_cmd(
     prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
+    _out_file(out)
     try:
         games = load_games([logs])
         ann = read_annotations(annotations)
@@ -196,6 +204,7 @@ def run_cmd(
     """Elicit each observer's prior and belief shift for every benchmark item."""
     if protocol not in ("anchored", "independent"):
         fail(f"--protocol: expected anchored or independent, got {protocol!r}")
+    _out_file(out)
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
