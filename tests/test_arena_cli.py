@@ -70,7 +70,9 @@ def test_resume_and_leaderboard_need_a_season_dir(tmp_path: Path):
 
 
 def test_judge_command_records_verdicts(tmp_path: Path):
-    res = runner.invoke(app, ["play", "--rules", "arena12", "--agents", "scripted", "--seed", "3", "--out", str(tmp_path)])
+    res = runner.invoke(
+        app, ["play", "--rules", "arena12", "--agents", "scripted", "--seed", "3", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     (game,) = list(tmp_path.iterdir())
     # the default mock answers "{}": unusable twice, recorded as missing, never invented

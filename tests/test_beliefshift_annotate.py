@@ -40,7 +40,10 @@ HAND = [
     ("I checked Ellis: Ellis is Werewolves.", {"Ellis": "accuse"}),
     ("Bailey is not suspicious at all.", {}),
     ("I don't think Dana is a wolf.", {}),
-    ("For now, I'm keeping a close eye on Bailey and Finley when they get back.", {"Bailey": "suspect", "Finley": "suspect"}),
+    (
+        "For now, I'm keeping a close eye on Bailey and Finley when they get back.",
+        {"Bailey": "suspect", "Finley": "suspect"},
+    ),
     ("I'm suspicious of the timing on those connection errors.", {}),
     ("If Casey were a wolf, she would have voted differently.", {}),
     ("Dana might be a wolf, but I'm not sure yet.", {"Dana": "suspect"}),
@@ -115,35 +118,83 @@ def test_rules_annotator_ignores_negations_conditions_and_mentions(text):
 CORPUS_NAMES = ("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray", "Harper", "Indigo", "Jordan",
                 "Kennedy", "Logan")  # fmt: skip
 CORPUS = [
-    ("Jordan", "I'm keeping my eye on Alex for now—too much deflection and not enough real analysis.", {"Alex": "suspect"}),
-    ("Bailey", "Looking at what's left, Jordan claimed to be the Doctor and saved Dana once, so either Jordan is telling "
-     "the truth and the Mafia dodged them last night, or Jordan is Mafia and let Dana die to sell their claim.", {"Jordan": "suspect"}),
-    ("Finley", "Harper's connection drop during intro is a bit suspicious, but Logan and Dana also had errors, so it might "
-     "just be technical issues.", {"Harper": "suspect"}),
-    ("Kennedy", "I'm a bit suspicious of Casey's sudden shift from silence to a well-articulated vote, which could be a "
-     "Mafia trying to blend in after connection issues gave them cover.", {"Casey": "suspect"}),
-    ("Alex", "Now Harper's confirmations make me think Casey is even more suspicious—they voted for the same person the "
-     "Mafia tried to kill.", {"Casey": "suspect"}),
+    (
+        "Jordan",
+        "I'm keeping my eye on Alex for now—too much deflection and not enough real analysis.",
+        {"Alex": "suspect"},
+    ),
+    (
+        "Bailey",
+        "Looking at what's left, Jordan claimed to be the Doctor and saved Dana once, so either Jordan is telling "
+        "the truth and the Mafia dodged them last night, or Jordan is Mafia and let Dana die to sell their claim.",
+        {"Jordan": "suspect"},
+    ),
+    (
+        "Finley",
+        "Harper's connection drop during intro is a bit suspicious, but Logan and Dana also had errors, so it might "
+        "just be technical issues.",
+        {"Harper": "suspect"},
+    ),
+    (
+        "Kennedy",
+        "I'm a bit suspicious of Casey's sudden shift from silence to a well-articulated vote, which could be a "
+        "Mafia trying to blend in after connection issues gave them cover.",
+        {"Casey": "suspect"},
+    ),
+    (
+        "Alex",
+        "Now Harper's confirmations make me think Casey is even more suspicious—they voted for the same person the "
+        "Mafia tried to kill.",
+        {"Casey": "suspect"},
+    ),
     ("Jordan", "Logan is the obvious suspect: he defended Indigo aggressively from round one.", {"Logan": "suspect"}),
-    ("Casey", "Now look at Bailey's response: they immediately tried to flip it and say Harper and Kennedy are the Mafia "
-     "pair, using the save against them.", {}),
+    (
+        "Casey",
+        "Now look at Bailey's response: they immediately tried to flip it and say Harper and Kennedy are the Mafia "
+        "pair, using the save against them.",
+        {},
+    ),
     ("Alex", "I think Gray is the Mafia.", {"Gray": "accuse"}),
     ("Jordan", "But Kennedy's vote was the most suspicious echo to me.", {"Kennedy": "suspect"}),
-    ("Ellis", "Gray jumped on Casey hard and fast, and now Gray's trying to shift suspicion onto me and even hinting "
-     "Dana's connection error is fishy.", {}),
-    ("Logan", "I'm a bit suspicious of Casey since they didn't even introduce themselves when prompted.", {"Casey": "suspect"}),
+    (
+        "Ellis",
+        "Gray jumped on Casey hard and fast, and now Gray's trying to shift suspicion onto me and even hinting "
+        "Dana's connection error is fishy.",
+        {},
+    ),
+    (
+        "Logan",
+        "I'm a bit suspicious of Casey since they didn't even introduce themselves when prompted.",
+        {"Casey": "suspect"},
+    ),
     ("Casey", "That means Bailey's theory that Harper and Kennedy are Mafia together is dead wrong.", {}),
     ("Alex", "I'm keeping my eyes on Bailey.", {"Bailey": "suspect"}),
-    ("Kennedy", "I'm now very suspicious of Bailey and Casey as a potential Mafia pair.", {"Bailey": "suspect", "Casey": "suspect"}),
-    ("Gray", "I'm keeping an eye on Finley and Bailey's similar push for fast action—it could be a coordinated front.",
-     {"Finley": "suspect", "Bailey": "suspect"}),
-    ("Finley", "That said, I'm slightly wary of Alex, Harper, and Dana voting so quickly in lockstep again.",
-     {"Alex": "suspect", "Harper": "suspect", "Dana": "suspect"}),
-    ("Indigo", "I need to hear from Bailey before making up my mind, but Alex's confidence feels a little too convenient.",
-     {"Alex": "suspect"}),
+    (
+        "Kennedy",
+        "I'm now very suspicious of Bailey and Casey as a potential Mafia pair.",
+        {"Bailey": "suspect", "Casey": "suspect"},
+    ),
+    (
+        "Gray",
+        "I'm keeping an eye on Finley and Bailey's similar push for fast action—it could be a coordinated front.",
+        {"Finley": "suspect", "Bailey": "suspect"},
+    ),
+    (
+        "Finley",
+        "That said, I'm slightly wary of Alex, Harper, and Dana voting so quickly in lockstep again.",
+        {"Alex": "suspect", "Harper": "suspect", "Dana": "suspect"},
+    ),
+    (
+        "Indigo",
+        "I need to hear from Bailey before making up my mind, but Alex's confidence feels a little too convenient.",
+        {"Alex": "suspect"},
+    ),
     ("Casey", "I'm keeping my eyes on Jordan and Finley for now.", {"Jordan": "suspect", "Finley": "suspect"}),
-    ("Ellis", "I'm keeping my eye on Gray most of all—that aggressive style is exactly how Mafia seize control early.",
-     {"Gray": "suspect"}),
+    (
+        "Ellis",
+        "I'm keeping my eye on Gray most of all—that aggressive style is exactly how Mafia seize control early.",
+        {"Gray": "suspect"},
+    ),
     ("Alex", "I'm watching Finley closely.", {"Finley": "suspect"}),
     ("Logan", "Bailey's nervousness feels genuine, but we can't rule anyone out yet.", {}),
     ("Casey", "I'm watching Bailey especially—that's a very convenient shift.", {"Bailey": "suspect"}),
@@ -270,13 +321,16 @@ async def test_agreement_counts_unlabelled_units(games, tmp_path):
     la, lb = [], []
     for m in res.header.scanned:
         for t in m.candidates:
-            la.append(next((x.category for x in a.annotations if (x.message_id, x.target.seat) == (m.message_id, t)), NONE))
-            lb.append(next((x.category for x in b.annotations if (x.message_id, x.target.seat) == (m.message_id, t)), NONE))
+            la.append(
+                next((x.category for x in a.annotations if (x.message_id, x.target.seat) == (m.message_id, t)), NONE)
+            )
+            lb.append(
+                next((x.category for x in b.annotations if (x.message_id, x.target.seat) == (m.message_id, t)), NONE)
+            )
     assert rep.kappa == pytest.approx(cohen_kappa(la, lb))
     bare = AnnotationSet(tmp_path / "hand.jsonl", None, res.annotations[:3])
     rep2 = agreement(bare, a)
     assert rep2.notes and rep2.n_messages == len({x.message_id for x in res.annotations[:3]})
-
 
 
 def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_dir):

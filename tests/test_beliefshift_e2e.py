@@ -180,7 +180,9 @@ def test_end_to_end_corpus_v2_slice_with_embedded_model(tmp_path, mafiascope_dir
     logs = _corpus_slice(tmp_path, mafiascope_dir, 2)
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["beliefshift", "annotate", str(logs), "--out", "ann.jsonl"]).exit_code == 0
-    r = runner.invoke(app, ["beliefshift", "freeze", str(logs), "ann.jsonl", "--out", "bench.jsonl", "--observers", "1"])
+    r = runner.invoke(
+        app, ["beliefshift", "freeze", str(logs), "ann.jsonl", "--out", "bench.jsonl", "--observers", "1"]
+    )
     assert r.exit_code == 0, r.output
     # a 1024-token window: prompts stay short on a CPU, and the history shortening is exercised
     r = runner.invoke(app, ["beliefshift", "run", "bench.jsonl", "--out", "res.jsonl", "--limit", "2", "--max-tokens",

@@ -29,7 +29,7 @@ def bench(n_items: int = 2, history: int = 5) -> tuple[BenchHeader, list[BenchIt
     items = []
     for i in range(n_items):
         lines = ["Players, in seat order: Ann, Bob, Cid, Dee.", "You are Cid. Your role: Villager (Village team)."]
-        lines += [f"[day 1, message {k}] Dee: \"line {k} {'x' * 50}\"" for k in range(1, history + 1)]
+        lines += [f'[day 1, message {k}] Dee: "line {k} {"x" * 50}"' for k in range(1, history + 1)]
         items.append(
             BenchItem(
                 item_id=f"g:r1:m{i + 10}:t1",

@@ -108,7 +108,11 @@ def test_history_is_exactly_the_visible_events_before_the_message(setup):
                 e
                 for e in g.events[:pos]
                 if isinstance(e, MafiaChat | KillChosen)
-                or (isinstance(e, NightAction | InvestigationResult | Vote) and e.seat != o.seat and not e.visibility.public)
+                or (
+                    isinstance(e, NightAction | InvestigationResult | Vote)
+                    and e.seat != o.seat
+                    and not e.visibility.public
+                )
             ]
             assert not any(e in vis for e in hidden)
             # investigation results only for the seer, and only its own
@@ -141,7 +145,7 @@ def test_history_comes_only_from_visible_events(setup, monkeypatch):
     assert len(calls) == bench.header.n_observations
     for it in bench.items:
         for o in it.observers:
-            assert not any(": \"" in x for x in o.history)  # no speech unless the visibility function returns it
+            assert not any(': "' in x for x in o.history)  # no speech unless the visibility function returns it
 
 
 def test_player_text_cannot_fake_structure():

@@ -241,7 +241,9 @@ def test_injected_markup_is_text_and_never_runs(site: Path, page: tuple[Page, Co
         ("degraded-game", {"degraded", "no_probes"}),
     ],
 )
-def test_edge_case_games_render_with_an_explanation(site: Path, page: tuple[Page, Console], game: str, codes: set[str]) -> None:
+def test_edge_case_games_render_with_an_explanation(
+    site: Path, page: tuple[Page, Console], game: str, codes: set[str]
+) -> None:
     pg, con = page
     pg.goto(url(site, f"#/game/{game}"))
     pg.wait_for_selector(".notes .note")

@@ -283,7 +283,9 @@ def test_god_payload_steps_probes_and_metrics(logs: Path, site: Path) -> None:
     # recompute one accuracy value independently from the raw probe lines
     seat = 1
     last = g["steps"][-1]
-    ras = [p for p in probe_lines(d) if p["seat"] == seat and p["probe_id"] == "role_assessment" and p["after_seq"] <= last]
+    ras = [
+        p for p in probe_lines(d) if p["seat"] == seat and p["probe_id"] == "role_assessment" and p["after_seq"] <= last
+    ]
     latest = max(ras, key=lambda p: (p["after_seq"], p["position"]))
     roles = {s.name: s.role for s in glog.header.roster}
     committed = [x for x in latest["answer_parsed"] if x["player"] != roles and x["guessed_role"] != "Unknown"]
@@ -431,7 +433,7 @@ def test_front_end_never_parses_data_as_html() -> None:
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "fetch("):
         assert sink not in code, sink
     html = (resources.files("mafialab.viewer") / "static" / "index.html").read_text(encoding="utf-8")
-    assert "script-src 'self'" in html and "http" not in html.replace('http-equiv', "")
+    assert "script-src 'self'" in html and "http" not in html.replace("http-equiv", "")
 
 
 def test_step_series_equal_a_full_recomputation(logs: Path) -> None:
