@@ -2,7 +2,7 @@
 
 Rendering reads ONLY the :class:`~mafialab.engine.PlayerView` the engine built for a seat.
 Model-written text (speeches, chat, vote statements) is inserted as a JSON string literal on
-the speaker's line: newlines become ``\\n`` and quotes are escaped, so a message containing
+the speaker's line: newlines and quotes are escaped, so a message containing
 ``SYSTEM:`` or ``[GAME]`` stays inside its quote and cannot start a moderator line.
 
 Context shortening rule (when a prompt would not fit the model's window): the system prompt,
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mafialab.engine import (
     Decision,
@@ -81,7 +81,7 @@ class PromptPack(BaseModel):
     language: str = "en"
     layout: Layout = "shared_first"
     max_text_chars: int = Field(default=300, ge=20)
-    max_tokens: dict[Literal["text", "target"], int] = Field(default_factory=lambda: {"text": 160, "target": 32})
+    max_tokens: dict[str, int] = Field(default_factory=lambda: {"text": 160, "target": 32})
     system: str
     roles: dict[Literal["kill", "protect", "investigate", "none"], str]
     investigate_what: dict[Literal["team", "role"], str]
@@ -119,7 +119,9 @@ def load_prompt_pack(name_or_path: str | Path = "en") -> PromptPack:
     else:
         path = Path(key)
         if not path.is_file():
-            raise PromptPackError(f"pack: unknown prompt pack {key!r} (built in: {', '.join(BUILTIN_PACKS)}; or a YAML path)")
+            raise PromptPackError(
+                f"pack: unknown prompt pack {key!r} (built in: {', '.join(BUILTIN_PACKS)}; or a YAML path)"
+            )
         text = path.read_text(encoding="utf-8")
         source = str(path)
     try:
@@ -145,7 +147,19 @@ class Persona(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     table_name: str | None = None
-    big5: dict[Literal["O", "C", "E", "A", "N"], int] | None = None
+    big5: dict[str, int] | None = None
+
+    @field_validator("big5")
+    @classmethod
+    def _check_big5(cls, v: dict[str, int] | None) -> dict[str, int] | None:
+        if v is None:
+            return v
+        for k, x in v.items():
+            if k not in "OCEAN" or len(k) != 1:
+                raise ValueError(f"big5: unknown trait {k!r} (use O, C, E, A, N)")
+            if not 0 <= x <= 100:
+                raise ValueError(f"big5.{k}: {x} is outside 0-100")
+        return v
 
 
 def quote(text: str) -> str:
@@ -295,10 +309,21 @@ class Renderer:
                 return [_Line(rnd, f(e["runoff_vote"], target=nm(ev.target), round=rnd), True)]
             if public:
                 if ev.statement:
-                    return [self._said(rnd, e["vote_public_statement"], False, ev.statement, speaker=nm(ev.seat), target=nm(ev.target))]
+                    return [
+                        self._said(
+                            rnd,
+                            e["vote_public_statement"],
+                            False,
+                            ev.statement,
+                            speaker=nm(ev.seat),
+                            target=nm(ev.target),
+                        )
+                    ]
                 return [_Line(rnd, f(e["vote_public"], speaker=nm(ev.seat), target=nm(ev.target)), False)]
             if ev.statement:
-                return [self._said(rnd, e["vote_secret_statement"], True, ev.statement, target=nm(ev.target), round=rnd)]
+                return [
+                    self._said(rnd, e["vote_secret_statement"], True, ev.statement, target=nm(ev.target), round=rnd)
+                ]
             return [_Line(rnd, f(e["vote_secret"], target=nm(ev.target), round=rnd), True)]
         if isinstance(ev, VoteTally):
             votes = ", ".join(f(e["vote_item"], voter=nm(v), target=nm(t)) for v, t in sorted(ev.votes.items()))
@@ -322,7 +347,12 @@ class Renderer:
 
     def _said(self, rnd: int, template: str, private: bool, text: str, **fields: Any) -> _Line:
         return _Line(
-            rnd, self._fmt(template, text=quote(text), **fields), private, player_text=text, template=template, fields=fields
+            rnd,
+            self._fmt(template, text=quote(text), **fields),
+            private,
+            player_text=text,
+            template=template,
+            fields=fields,
         )
 
     # ------------------------------------------------------------------ assembly
@@ -350,9 +380,7 @@ class Renderer:
             elif short and len(ln.player_text) > SHORT_CHARS:
                 cut += 1
                 t = ln.player_text[:SHORT_CHARS].rstrip() + "…"
-                out.append(
-                    _Line(ln.round, self._fmt(ln.template, text=quote(t), **(ln.fields or {})), ln.private)
-                )
+                out.append(_Line(ln.round, self._fmt(ln.template, text=quote(t), **(ln.fields or {})), ln.private))
             else:
                 out.append(ln)
         for ln in out:

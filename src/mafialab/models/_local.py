@@ -100,7 +100,9 @@ def locate_weights(name: str) -> Path:
         return path
     info = LOCAL_MODELS.get(name)
     if info is None:
-        raise ModelSpecError(f"local: unknown embedded model {name!r} (known: {', '.join(LOCAL_MODELS)}, or a .gguf path)")
+        raise ModelSpecError(
+            f"local: unknown embedded model {name!r} (known: {', '.join(LOCAL_MODELS)}, or a .gguf path)"
+        )
     pkg = require(info.package, info.pip, f"local/{name}")
     if info.file is not None:
         return Path(str(importlib.resources.files(info.package).joinpath(info.file)))
@@ -114,8 +116,10 @@ def locate_weights(name: str) -> Path:
 
 
 def merge_same_role(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Join consecutive messages of one role (blank line between): some chat templates
-    (Gemma's) require strictly alternating roles."""
+    """Join consecutive messages of one role, a blank line between them.
+
+    Some chat templates (Gemma's) require strictly alternating roles.
+    """
     out: list[dict[str, str]] = []
     for m in messages:
         if out and out[-1]["role"] == m["role"]:
@@ -236,11 +240,17 @@ class LocalModel:
             except ValueError as err:  # prompt longer than the context, bad grammar
                 kind = "context" if "context" in str(err).lower() else "request"
                 return ChatResponse(
-                    error=f"{type(err).__name__}: {err}", error_kind=kind, latency_s=time.perf_counter() - t0, model=self.name
+                    error=f"{type(err).__name__}: {err}",
+                    error_kind=kind,
+                    latency_s=time.perf_counter() - t0,
+                    model=self.name,
                 )
             except RuntimeError as err:
                 return ChatResponse(
-                    error=f"{type(err).__name__}: {err}", error_kind="transport", latency_s=time.perf_counter() - t0, model=self.name
+                    error=f"{type(err).__name__}: {err}",
+                    error_kind="transport",
+                    latency_s=time.perf_counter() - t0,
+                    model=self.name,
                 )
             n_prompt = int(out["usage"]["prompt_tokens"])
             now = llm.input_ids[:n_prompt]

@@ -175,7 +175,9 @@ class OpenAIModel:
                     continue
                 except (oa.BadRequestError, oa.UnprocessableEntityError) as err:
                     if request.json_schema is not None and schema_mode == "schema" and self.json_mode == "auto":
-                        log.info("%s: server rejected response_format (%s); schema goes into the prompt", self.name, err)
+                        log.info(
+                            "%s: server rejected response_format (%s); schema goes into the prompt", self.name, err
+                        )
                         schema_mode = "prompt"
                         self.json_mode = "prompt"
                         continue
@@ -203,7 +205,9 @@ class OpenAIModel:
     def _response(self, completion: Any, request: ChatRequest, t0: float) -> ChatResponse:
         latency = time.perf_counter() - t0
         if not completion.choices:
-            return ChatResponse(error="no choices in the answer", error_kind="empty", latency_s=latency, model=self.name)
+            return ChatResponse(
+                error="no choices in the answer", error_kind="empty", latency_s=latency, model=self.name
+            )
         choice = completion.choices[0]
         msg = choice.message
         text = msg.content or ""

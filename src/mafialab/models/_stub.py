@@ -160,10 +160,8 @@ class OpenAIStub:
                 status, payload = await self._answer(method, path, headers, body_bytes)
                 data = json.dumps(payload).encode()
                 extra = "retry-after: 0\r\n" if status == 429 else ""
-                writer.write(
-                    f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n{extra}\r\n".encode()
-                    + data
-                )
+                head = f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n"
+                writer.write((head + extra + "\r\n").encode() + data)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.CancelledError):
             pass  # a closed connection or a stopped server ends the exchange
@@ -203,8 +201,6 @@ class OpenAIStub:
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "stub"),
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": out}}
-            ],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": out}}],
             "usage": usage,
         }
