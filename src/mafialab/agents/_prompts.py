@@ -258,6 +258,10 @@ class Renderer:
             parts.append(self._fmt(tmpl, table_name=self.persona.table_name, **{k: b.get(k, 50) for k in "OCEAN"}))
         return " ".join(parts)
 
+    def transcript_lines(self, view: PlayerView) -> list[str]:
+        """Every transcript line of ``view`` (public and private), unshortened, in order."""
+        return [ln.text for ln in self._lines(view)]
+
     def _lines(self, view: PlayerView) -> list[_Line]:
         e = self.pack.events
         names = view.names
