@@ -95,6 +95,7 @@ class OpenAIStub:
         self.in_flight = 0
         self.max_in_flight = 0
         self._server: asyncio.Server | None = None
+        self._conns: set[asyncio.Task[None]] = set()
         self.base_url = ""
 
     async def start(self) -> str:
@@ -108,6 +109,9 @@ class OpenAIStub:
         """Stop listening."""
         if self._server is not None:
             self._server.close()
+            for t in list(self._conns):
+                t.cancel()
+            await asyncio.gather(*self._conns, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
             self._server = None
@@ -143,6 +147,9 @@ class OpenAIStub:
             loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._conns.add(task)
         try:
             while True:
                 line = await reader.readline()
@@ -167,6 +174,8 @@ class OpenAIStub:
             pass  # a closed connection or a stopped server ends the exchange
         finally:
             writer.close()
+            if task is not None:
+                self._conns.discard(task)
 
     async def _answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, Any]]:
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
