@@ -79,7 +79,7 @@ async def test_unusable_then_retry_succeeds():
     ],
 )
 async def test_two_failures_fall_back_to_agent_stream(bad):
-    st, d, agent, _, action, calls = await _decide(bad)
+    st, d, _agent, _, action, calls = await _decide(bad)
     expected = stream(3, f"llm-fallback:{d.seat}").choice(d.options)
     assert action == Action(decision=d.id, seat=d.seat, target=expected, fallback=True)
     assert [c.status for c in calls] == ["unusable", "fallback"]
@@ -88,7 +88,7 @@ async def test_two_failures_fall_back_to_agent_stream(bad):
 
 
 async def test_transport_error_text_never_played():
-    st, d, _, _, action, _ = await _decide([RuntimeError("Eve"), RuntimeError("Eve")])
+    _st, _d, _, _, action, _ = await _decide([RuntimeError("Eve"), RuntimeError("Eve")])
     # the error text is not parsed as an answer even when it names a player
     assert action.fallback
 
@@ -96,7 +96,7 @@ async def test_transport_error_text_never_played():
 async def test_case_insensitive_name_and_truncated_speech_repaired():
     st, d = await _state_at_vote()
     name = st.names[d.options[1]]
-    _, d2, _, _, action, calls = await _decide([{"target": name.upper()}])
+    _, _d2, _, _, action, calls = await _decide([{"target": name.upper()}])
     assert action.target == d.options[1] and calls[0].status == "ok"
     # a speech cut off by max_tokens is repaired, not lost
     agent = LLMAgent(0, WEREWOLF7, 1, MockModel(['{"text": "I suspect Bail']))
@@ -204,7 +204,7 @@ def test_seat_first_layout_leaks_nothing():
 
 
 async def test_shared_first_prefix_is_shared_across_seats():
-    st, d = await _state_at_vote()
+    st, _d = await _state_at_vote()
     r = Renderer(load_prompt_pack("en"), WEREWOLF7)
     a, _, _ = r.context(st.view(0))
     b, _, _ = r.context(st.view(1))

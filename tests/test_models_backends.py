@@ -175,5 +175,5 @@ def test_price_table(tmp_path):
     # (1e6 - 2e5) * 0.15 + 2e5 * 0.075 + 1e5 * 0.6, per million
     assert t.cost("openai/gpt-4o-mini", 1_000_000, 100_000, 200_000) == pytest.approx(0.12 + 0.015 + 0.06)
     f.write_text("openai/x: {input: -1, output: 0}\n")
-    with pytest.raises(ValueError, match="openai/x.input"):
+    with pytest.raises(ValueError, match=r"openai/x\.input"):
         load_prices(f)

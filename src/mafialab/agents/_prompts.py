@@ -21,6 +21,7 @@ The step taken is recorded with each call (``context.shortened``, ``context.line
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -75,7 +76,7 @@ class PromptPack(BaseModel):
         no_events, private_none, events, decisions, retry: Templates (``str.format``).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     language: str = "en"
@@ -113,6 +114,18 @@ def load_prompt_pack(name_or_path: str | Path = "en") -> PromptPack:
         PromptPackError: Unknown name, unreadable or malformed file, or a missing/bad field.
     """
     key = str(name_or_path)
+    if key in BUILTIN_PACKS:
+        return _builtin_pack(key)
+    return _parse_pack(key)
+
+
+@functools.cache
+def _builtin_pack(key: str) -> PromptPack:
+    """A built-in pack, parsed once per process (packs are immutable)."""
+    return _parse_pack(key)
+
+
+def _parse_pack(key: str) -> PromptPack:
     if key in BUILTIN_PACKS:
         text = resources.files("mafialab.agents").joinpath("prompts", f"{key}.yaml").read_text(encoding="utf-8")
         source = f"prompt pack {key}"

@@ -1,0 +1,96 @@
+"""Embedded-model comparison: legal-move rate, valid-JSON rate, seconds per decision.
+
+Plays the same seeded werewolf7 games with every seat on one embedded model (llama.cpp in
+process) and reports, per model and prompt layout:
+
+* ``legal_move_rate``: share of model calls whose answer was a usable legal move (right
+  JSON fields, a legal target name, non-empty text);
+* ``valid_json_rate``: share of calls whose answer parsed as a JSON object;
+* ``first_try_rate`` / ``fallback_rate``: share of decisions answered at the first call /
+  settled by the seeded-random fallback;
+* ``s_per_decision``: wall seconds of model calls per decision (both attempts);
+* ``cached_prompt_share``: prompt tokens llama.cpp reused from the previous call's prompt
+  (its prefix cache) over all prompt tokens; the prefix-caching layout
+  (``shared_first``: rules and public transcript before the seat's own text) is compared with
+  ``seat_first``.
+
+Win rates are not compared (they measure the table, not the model's reliability).
+
+Usage: python benchmarks/embedded_models.py [--games 3] [--models smollm2,gemma3-270m]
+       [--layouts shared_first,seat_first] [--layout-model smollm2]
+Prints JSON, one entry per (model, layout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+from mafialab.agents import make_llm_agent
+from mafialab.harness import play_game
+from mafialab.models import ModelPool
+from mafialab.rules import load_rules
+
+JSON_ERRORS = ("not a JSON object", "empty answer", "not JSON", "empty")
+
+
+async def bench(model: str, layout: str, seeds: list[int], rules_name: str, pool: ModelPool) -> dict[str, object]:
+    rules = load_rules(rules_name)
+    records = []
+    decisions = 0
+    wall = 0.0
+    for seed in seeds:
+        agents = [make_llm_agent(f"local/{model}?layout={layout}", s, rules, seed, pool=pool) for s in range(7)]
+        t0 = time.perf_counter()
+        res = await play_game(rules, agents, seed)
+        wall += time.perf_counter() - t0
+        decisions += res.decisions
+        records.extend(res.calls)
+    calls = len(records)
+    usable = sum(r.status in ("ok", "retried") for r in records)
+    bad_json = sum(1 for r in records if r.error and any(k in r.error for k in JSON_ERRORS))
+    first = sum(r.status == "ok" for r in records)
+    fallback = sum(r.status == "fallback" for r in records)
+    prompt = sum(r.prompt_tokens for r in records)
+    cached = sum(r.cached_tokens or 0 for r in records)
+    return {
+        "model": f"local/{model}",
+        "layout": layout,
+        "games": len(seeds),
+        "decisions": decisions,
+        "calls": calls,
+        "legal_move_rate": round(usable / calls, 3),
+        "valid_json_rate": round(1 - bad_json / calls, 3),
+        "first_try_rate": round(first / decisions, 3),
+        "fallback_rate": round(fallback / decisions, 3),
+        "s_per_decision": round(sum(r.latency_ms for r in records) / 1000 / decisions, 3),
+        "game_wall_s_per_decision": round(wall / decisions, 3),
+        "prompt_tokens_per_call": round(prompt / calls, 1),
+        "completion_tokens_per_call": round(sum(r.completion_tokens for r in records) / calls, 1),
+        "cached_prompt_share": round(cached / prompt, 3) if prompt else 0.0,
+    }
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=3)
+    ap.add_argument("--models", default="smollm2,gemma3-270m")
+    ap.add_argument("--layouts", default="shared_first,seat_first")
+    ap.add_argument("--layout-model", default="smollm2", help="the model whose layouts are compared")
+    ap.add_argument("--rules", default="werewolf7")
+    args = ap.parse_args()
+    seeds = list(range(args.games))
+    pool = ModelPool()
+    out = []
+    for model in args.models.split(","):
+        layouts = args.layouts.split(",") if model == args.layout_model else ["shared_first"]
+        for layout in layouts:
+            out.append(await bench(model, layout, seeds, args.rules, pool))
+            print(json.dumps(out[-1]), flush=True)
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
