@@ -361,3 +361,16 @@ def test_fallback_text_for_speech():
 
 def test_chat_response_error_never_ok():
     assert not ChatResponse(error="x").ok
+
+
+async def test_header_records_agent_settings_and_personas(tmp_path):
+    agents, _ = llm_agents(WEREWOLF7, 1)
+    agents[2].persona = Persona(table_name="Ann", big5={"O": 1, "C": 2, "E": 3, "A": 4, "N": 5})
+    res = await play_game(WEREWOLF7, agents, 1, out=tmp_path)
+    h = read_game(res.path).header
+    assert h.meta["agents"]["0"] == {
+        "model": "mock/mock", "pack": "en-v1", "layout": "shared_first", "max_tokens": None, "temperature": None,
+        "retries": 1,
+    }  # fmt: skip
+    assert h.roster[2].persona == {"table_name": "Ann", "big5": {"O": 1, "C": 2, "E": 3, "A": 4, "N": 5}}
+    assert h.roster[0].persona is None

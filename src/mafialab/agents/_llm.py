@@ -97,6 +97,17 @@ class LLMAgent:
         self.calls: CallSink | None = None
         self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
 
+    def describe(self) -> dict[str, Any]:
+        """Settings worth recording in the game header (no secrets): model, pack, layout, caps."""
+        return {
+            "model": self.model.name,
+            "pack": self.pack.id,
+            "layout": self.renderer.layout,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "retries": self.retries,
+        }
+
     def set_call_sink(self, sink: CallSink | None) -> None:
         """Report every model call to ``sink`` (the harness's ``calls.jsonl`` writer)."""
         self.calls = sink

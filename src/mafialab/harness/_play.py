@@ -222,6 +222,13 @@ async def play_game(
         sink = getattr(a, "set_call_sink", None)
         if sink is not None:
             sink(recorder)
+    described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
+    if described:
+        meta = {**(meta or {}), "agents": described}
+    if personas is None:
+        found = [getattr(a, "persona", None) for a in agents]
+        if any(p is not None for p in found):
+            personas = [p.model_dump(exclude_none=True) if p is not None else None for p in found]
     if path is not None:
         writer = JsonlWriter(path / GAME_FILE)
         writer.write(make_header(state, game_id, agent_labels, meta, personas))
