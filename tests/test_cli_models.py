@@ -51,3 +51,15 @@ def test_play_refuses_unreachable_server(tmp_path):
 def test_play_bad_model_option_is_clear(tmp_path):
     res = runner.invoke(app, ["play", "--agents", "openai/x?bse_url=1", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "unknown option 'bse_url'" in res.output
+
+
+def test_with_model_options():
+    from mafialab.agents import parse_model_spec
+    from mafialab.cli._play import with_model_options
+
+    opts = {"base_url": "http://h:1/v1", "api_key_env": "K", "max_tokens": 9}
+    assert with_model_options("scripted", opts) == "scripted"
+    model, o = parse_model_spec(with_model_options("openai/m?max_tokens=3", opts))
+    assert model == "openai/m" and o == {"base_url": "http://h:1/v1", "api_key_env": "K", "max_tokens": 3}
+    model, o = parse_model_spec(with_model_options("local/smollm2", opts))
+    assert o == {"max_tokens": 9}

@@ -47,7 +47,9 @@ def with_model_options(spec: str, options: dict[str, Any]) -> str:
     model, given = parse_model_spec(spec)
     opts = {**options, **given}
     if not model.startswith("openai/"):
-        opts.pop("base_url", None)
+        for key in ("base_url", "api_key_env"):
+            if key in options:
+                opts.pop(key, None)
     query = urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in opts.items()})
     return f"{model}?{query}" if query else model
 
