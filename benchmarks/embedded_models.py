@@ -16,6 +16,12 @@ process) and reports, per model and prompt layout:
 
 Win rates are not compared (they measure the table, not the model's reliability).
 
+Because played games differ between models (different answers, different game lengths) and
+this machine's load drifts, a second section times every model on the SAME fixed decision
+prompts (rendered from scripted werewolf7 games), alternating the models call by call:
+``fixed_prompts`` gives the median and mean seconds per decision and the legal-move rate on
+those prompts.
+
 Usage: python benchmarks/embedded_models.py [--games 3] [--models smollm2,gemma3-270m]
        [--layouts shared_first,seat_first] [--layout-model smollm2]
 Prints JSON, one entry per (model, layout).
@@ -73,6 +79,61 @@ async def bench(model: str, layout: str, seeds: list[int], rules_name: str, pool
     }
 
 
+async def fixed_prompts(models: list[str], n: int, pool: ModelPool) -> list[dict[str, object]]:
+    """Time each model on the same decision prompts, alternating models call by call."""
+    import statistics
+
+    from mafialab.agents import LLMAgent, ScriptedAgent
+    from mafialab.engine import GameState
+    from mafialab.models import ChatRequest, MockModel
+
+    rules = load_rules("werewolf7")
+    jobs = []
+    seed = 100
+    while len(jobs) < n:
+        st = GameState(rules, seed)
+        scripted = [ScriptedAgent(s, rules, seed) for s in range(7)]
+        render = [LLMAgent(s, rules, seed, MockModel([])) for s in range(7)]
+        while not st.is_terminal and len(jobs) < n:
+            batch = st.pending()
+            for d in batch:
+                jobs.append((render[d.seat], d, st.view(d.seat)))
+            acts = await asyncio.gather(*(scripted[d.seat].decide(d, st.view(d.seat)) for d in batch))
+            for a in acts:
+                st.apply(a)
+        seed += 1
+    backends = {m: pool.get(f"local/{m}") for m in models}
+    times: dict[str, list[float]] = {m: [] for m in models}
+    legal: dict[str, int] = dict.fromkeys(models, 0)
+    for i, (agent, d, view) in enumerate(jobs):
+        msgs, _ = agent.decision_messages(d, view)
+        from mafialab.agents import decision_schema
+
+        req = ChatRequest(
+            messages=msgs,
+            json_schema=decision_schema(d, view, agent._text_cap(d)),
+            max_tokens=agent._max_tokens(d),
+            seed=i,
+            purpose=d.kind,
+        )
+        order = models if i % 2 == 0 else list(reversed(models))
+        for m in order:
+            t0 = time.perf_counter()
+            resp = await backends[m].chat(req)
+            times[m].append(time.perf_counter() - t0)
+            legal[m] += isinstance(agent._interpret(d, view, resp), type(agent._fallback(d)))
+    return [
+        {
+            "model": f"local/{m}",
+            "fixed_prompts": len(jobs),
+            "legal_move_rate": round(legal[m] / len(jobs), 3),
+            "median_s_per_decision": round(statistics.median(times[m]), 3),
+            "mean_s_per_decision": round(statistics.mean(times[m]), 3),
+        }
+        for m in models
+    ]
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=3)
@@ -80,11 +141,18 @@ async def main() -> None:
     ap.add_argument("--layouts", default="shared_first,seat_first")
     ap.add_argument("--layout-model", default="smollm2", help="the model whose layouts are compared")
     ap.add_argument("--rules", default="werewolf7")
+    ap.add_argument("--fixed", type=int, default=40, help="fixed decision prompts timed per model (0: skip)")
     args = ap.parse_args()
     seeds = list(range(args.games))
     pool = ModelPool()
-    out = []
+    out: list[dict[str, object]] = []
+    if args.fixed:
+        for row in await fixed_prompts(args.models.split(","), args.fixed, pool):
+            out.append(row)
+            print(json.dumps(row), flush=True)
     for model in args.models.split(","):
+        if args.games == 0:
+            break
         layouts = args.layouts.split(",") if model == args.layout_model else ["shared_first"]
         for layout in layouts:
             out.append(await bench(model, layout, seeds, args.rules, pool))
