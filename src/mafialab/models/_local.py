@@ -144,7 +144,7 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
         return _LOADED[key]
 
 
-_OPTIONS = {"n_ctx", "n_threads", "max_tokens", "temperature"}
+_OPTIONS = {"n_ctx", "n_threads", "max_tokens", "temperature", "repeat_penalty"}
 
 
 class LocalModel:
@@ -164,6 +164,7 @@ class LocalModel:
         n_threads: CPU threads (default: all cores).
         max_tokens: Default generation cap (default 256).
         temperature: Default temperature (default 0.7).
+        repeat_penalty: llama.cpp's repetition penalty (default 1.1; tiny models loop without it).
 
     Raises:
         ModelSpecError: Unknown model, bad option value.
@@ -180,6 +181,7 @@ class LocalModel:
         n_threads: int | None = None,
         max_tokens: int = 256,
         temperature: float = 0.7,
+        repeat_penalty: float = 1.1,
     ):
         info = LOCAL_MODELS.get(name)
         self.name = f"local/{name}"
@@ -192,6 +194,7 @@ class LocalModel:
         self.path = locate_weights(name)
         self.max_tokens = int(max_tokens)
         self.temperature = float(temperature)
+        self.repeat_penalty = float(repeat_penalty)
         self._llm, self._tlock = _load(self.path, n_ctx, int(n_threads or os.cpu_count() or 1))
         self._grammars: dict[str, Any] = {}
         self._alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -227,6 +230,7 @@ class LocalModel:
             "messages": merge_same_role([m.model_dump() for m in request.messages]),
             "max_tokens": request.max_tokens or self.max_tokens,
             "temperature": request.temperature if request.temperature is not None else self.temperature,
+            "repeat_penalty": self.repeat_penalty,
         }
         if request.seed is not None:
             kwargs["seed"] = request.seed
