@@ -19,7 +19,9 @@ def _tool(name: str) -> str:
 
 
 def test_ruff_clean():
-    proc = subprocess.run([_tool("ruff"), "check", "src", "tests", "benchmarks", "scripts"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [_tool("ruff"), "check", "src", "tests", "benchmarks", "scripts"], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = subprocess.run([_tool("ruff"), "format", "--check", "src"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -9,8 +9,11 @@ knows its members, pushes the table towards a town player and kills whoever hurt
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from collections import Counter
+from typing import Any
 
 from mafialab.engine import (
     Action,
@@ -27,6 +30,7 @@ from mafialab.engine import (
     VoteTally,
     stream,
 )
+from mafialab.models import ChatResponse
 from mafialab.rules import RuleSet
 
 CLEARED = -100.0
@@ -70,6 +74,48 @@ class ScriptedAgent:
     def beliefs(self) -> dict[int, float]:
         """Current suspicion per seat (higher = more suspected; ±100 = known)."""
         return dict(self.suspicion)
+
+    def belief_snapshot(self, view: PlayerView) -> ScriptedAgent:
+        """A detached copy of this agent that has observed ``view`` (read-only for ``self``).
+
+        The copy shares no mutable state with the playing agent, so asking it anything
+        (probes) cannot change the agent's game behaviour. Its random stream must not be
+        used; nothing that answers probes draws from it.
+        """
+        shadow = copy.copy(self)
+        for key, value in vars(self).items():
+            if isinstance(value, (dict, set, list)):  # every mutable belief container, nested too
+                setattr(shadow, key, copy.deepcopy(value))
+        shadow._observe(view)
+        return shadow
+
+    async def probe(
+        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+    ) -> ChatResponse:
+        """Answer a standard probe from the belief state (the probe protocol of ``mafialab.probes``).
+
+        The answer depends on ``probe_id`` only (``role_assessment``, ``suspicion_ranking``,
+        ``social_map``, ``personality_profile``, ``planned_action``, ``role_beliefs``; see
+        ``mafialab.agents._scripted_probe``) and on a :meth:`belief_snapshot` for ``view``;
+        the question text, schema and token cap are not read. The agent that plays is not
+        changed and no random stream is drawn from.
+
+        Returns:
+            The answer as JSON text and parsed value (model ``scripted``), or an error
+            response (``error_kind="unsupported"``) for any other probe id.
+        """
+        from mafialab.agents._scripted_probe import ANSWERS
+
+        build = ANSWERS.get(probe_id)
+        if build is None:
+            known = ", ".join(sorted(ANSWERS))
+            return ChatResponse(
+                error=f"scripted agents answer only the standard probes ({known}), not {probe_id!r}",
+                error_kind="unsupported",
+                model="scripted",
+            )
+        answer = build(self.belief_snapshot(view), view)
+        return ChatResponse(text=json.dumps(answer, ensure_ascii=False), parsed=answer, model="scripted")
 
     def _compile(self, names: tuple[str, ...]) -> None:
         alt = "|".join(re.escape(n) for n in names)

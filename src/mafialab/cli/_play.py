@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent, parse_model_spec
 from mafialab.cli._app import app, console, fail
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameResult, PreflightError, play_game
+from mafialab.harness import GameObserver, GameResult, PreflightError, play_game
 from mafialab.models import DEFAULT_LOCAL_MODEL
+from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import PriceTable, load_prices
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
@@ -52,6 +54,16 @@ def with_model_options(spec: str, options: dict[str, Any]) -> str:
                 opts.pop(key, None)
     query = urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in opts.items()})
     return f"{model}?{query}" if query else model
+
+
+def _advance(progress: Progress, task: TaskID, _record: object) -> None:
+    progress.advance(task)
+
+
+def _unprobed_specs(specs: list[str], rules: RuleSet, seed: int) -> list[str]:
+    """Agent specs among ``specs`` whose agents cannot answer probes (no ``probe`` method)."""
+    mute = {sp for s, sp in enumerate(specs) if not callable(getattr(make_agent(sp, s, rules, seed), "probe", None))}
+    return sorted(mute)
 
 
 class _PhaseProgress:
@@ -92,17 +104,32 @@ async def _play_many(
     progress: Progress,
     parallel: int,
     prices: PriceTable,
+    battery: ProbeBattery | None = None,
 ) -> list[GameResult]:
     games_task = progress.add_task("games", total=len(seeds))
+    probe_task = progress.add_task("probes", total=None) if battery is not None else None
     phases = _PhaseProgress(progress, rules, verbose=len(seeds) <= 3)
     limit = asyncio.Semaphore(parallel)
 
     async def one(seed: int) -> GameResult:
         async with limit:
             agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
+            observers: list[GameObserver] = []
+            if battery is not None and probe_task is not None:
+                tick = partial(_advance, progress, probe_task)
+                obs = make_probe_observer(battery, agents, rules, seed, out=out, on_record=tick)
+                observers = [obs] if obs is not None else []
             phases.start(seed)
             try:
-                res = await play_game(rules, agents, seed, out=out, prices=prices, on_batch=lambda st: phases(seed, st))
+                res = await play_game(
+                    rules,
+                    agents,
+                    seed,
+                    out=out,
+                    observers=observers,
+                    prices=prices,
+                    on_batch=lambda st: phases(seed, st),
+                )
             finally:
                 phases.done(seed)
             progress.advance(games_task)
@@ -126,7 +153,7 @@ def play(
     seat: list[str] = typer.Option([], "--seat", help="Per-seat override N=SPEC (seats from 0); repeatable."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the first game; game i uses seed+i."),
     games: int = typer.Option(1, "--games", "-k", min=1, help="Number of games."),
-    parallel: int = typer.Option(1, "--parallel", "-p", min=1, help="Games played at the same time."),
+    parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Games played at the same time."),
     out: Path = typer.Option(Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."),
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible server for openai/ models (e.g. http://localhost:8000/v1)."
@@ -138,6 +165,14 @@ def play(
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
     prices: Path | None = typer.Option(
         None, "--prices", help="YAML price table: MODEL: {input: USD/M tokens, output: USD/M tokens}."
+    ),
+    probes: str = typer.Option(
+        "none",
+        "--probes",
+        "-p",
+        help="Private belief probes after every public message and round end: none, default, suspicion, "
+        "or a battery YAML (a MafiaScope config with an introspection: block works too). "
+        "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md.",
     ),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
@@ -165,6 +200,14 @@ def play(
             make_agent(spec, s, rs, seed)  # validate every spec (and load models) before playing
     except (ValueError, AgentSpecError, PromptPackError, ImportError) as err:
         fail(str(err))
+    try:
+        battery = resolve_battery(probes)
+    except ProbeBatteryError as err:
+        fail(str(err))
+    if battery is not None:
+        mute = _unprobed_specs(specs, rs, seed)
+        if mute:
+            console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
     seeds = list(range(seed, seed + games))
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -175,7 +218,7 @@ def play(
         transient=True,
     ) as progress:
         try:
-            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table))
+            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table, battery))
         except PreflightError as err:
             fail(str(err))
         except ValueError as err:

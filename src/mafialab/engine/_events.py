@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from mafialab.rules import Team
 
@@ -112,13 +112,28 @@ class Speech(_Event):
 
 
 class MafiaChat(_Event):
-    """A private message of the hidden team at night (visible to that team)."""
+    """A private message of the hidden team at night (visible to that team).
+
+    Attributes:
+        index: Imported logs only: the source's per-round message counter (``None`` and left
+            out of the JSON in native logs).
+    """
 
     kind: Literal["mafia_chat"] = "mafia_chat"
     seat: int
     text: str
     decision: int
     fallback: bool = False
+    index: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_index(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # ``index`` only exists on imported logs (the source's per-round message counter);
+        # leaving it out when unset keeps native logs byte-identical to earlier versions.
+        data: dict[str, Any] = handler(self)
+        if data.get("index", 0) is None:
+            del data["index"]
+        return data
 
 
 class NightAction(_Event):
@@ -220,6 +235,31 @@ class GameEnd(_Event):
     roles: list[str]
 
 
+class Imported(_Event):
+    """A record of an imported log that has no engine event of its own.
+
+    Importers use it for foreign record kinds (e.g. the Resistance variant's team votes), for
+    turns that failed in the source game (transport errors, empty responses: kept and marked,
+    never played as moves) and for private texts the engine has no event for (a Doctor's
+    reasoning). The engine itself never emits it.
+
+    Attributes:
+        source_kind: The record's kind in the source log (``"team_vote"``, ``"day_vote"``).
+        seat: Seat the record belongs to, if any.
+        text: Verbatim text of the record (a model's response), if any.
+        note: Why the record is kept this way: ``"foreign_kind"``, ``"transport_error"``,
+            ``"empty_response"``, ``"private_text"`` or ``"unresolved"``.
+        record: The source record verbatim (minus fields held above).
+    """
+
+    kind: Literal["imported"] = "imported"
+    source_kind: str
+    seat: int | None = None
+    text: str | None = None
+    note: str = "foreign_kind"
+    record: dict[str, Any] = Field(default_factory=dict)
+
+
 Event = Annotated[
     SeatingEvent
     | RoleAssigned
@@ -234,7 +274,8 @@ Event = Annotated[
     | Vote
     | VoteTally
     | Elimination
-    | GameEnd,
+    | GameEnd
+    | Imported,
     Field(discriminator="kind"),
 ]
 """Union of every engine event kind, discriminated by ``kind``."""

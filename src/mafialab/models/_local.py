@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import importlib
 import importlib.resources
 import importlib.util
@@ -131,6 +133,19 @@ def merge_same_role(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 
 _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free loaded models before interpreter shutdown.
+
+    llama-cpp's finalizer fails once its module globals are gone, printing a traceback at exit.
+    """
+    with _LOAD_LOCK:
+        for llm, _ in _LOADED.values():
+            with contextlib.suppress(Exception):
+                llm.close()
+        _LOADED.clear()
 
 
 def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:

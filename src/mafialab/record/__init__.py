@@ -1,5 +1,13 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
+from mafialab.record._import_mafiascope import (
+    SNAPSHOTS_FILE,
+    GameImport,
+    ImportReport,
+    import_game,
+    import_mafiascope,
+    mafiascope_rules,
+)
 from mafialab.record._io import (
     GAME_FILE,
     GameLog,
@@ -35,11 +43,14 @@ __all__ = [
     "EVENT_ADAPTER",
     "GAME_FILE",
     "PROBES_FILE",
+    "SNAPSHOTS_FILE",
     "SCHEMA_VERSION",
     "VERDICTS_FILE",
     "GameHeader",
+    "GameImport",
     "GameLog",
     "GameStatus",
+    "ImportReport",
     "JsonlWriter",
     "LogFormatError",
     "Price",
@@ -47,8 +58,11 @@ __all__ = [
     "ProbeRecord",
     "load_prices",
     "SeatInfo",
+    "import_game",
+    "import_mafiascope",
     "iter_game_dirs",
     "iter_jsonl",
+    "mafiascope_rules",
     "read_game",
     "read_records",
     "strip_clock",

@@ -132,6 +132,10 @@ class ProbeRecord(BaseModel):
         answer_parsed: Parsed JSON answer, or ``None``.
         parse_ok: Whether ``answer_parsed`` holds a usable JSON value.
         repaired: Whether parsing needed repair (fences, trailing text, truncation).
+        schema_ok: Whether the parsed answer validates against the probe's JSON schema
+            (``None``: no schema, or nothing parsed).
+        issues: Problems found in the parsed answer (schema violations, players that are
+            unknown or dead), each ``"<json path>: <why>"``; the answer is kept as given.
         model: Model that answered (``scripted`` for scripted agents).
         latency_ms: Call latency in milliseconds.
         prompt_tokens: Prompt tokens (0 if unknown).
@@ -159,6 +163,8 @@ class ProbeRecord(BaseModel):
     answer_parsed: Any = None
     parse_ok: bool = False
     repaired: bool = False
+    schema_ok: bool | None = None
+    issues: list[str] = Field(default_factory=list)
     model: str = ""
     latency_ms: int = 0
     prompt_tokens: int = 0

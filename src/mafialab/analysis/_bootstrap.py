@@ -1,0 +1,85 @@
+"""Game-level cluster bootstrap, vectorised with numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def bootstrap_weights(n_games: int, resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """How often each game is drawn in each resample.
+
+    Each resample draws ``n_games`` games with replacement (uniformly), so every row sums to
+    ``n_games``.
+
+    Args:
+        n_games: Number of games (clusters), >= 1.
+        resamples: Number of resamples, >= 1.
+        seed: Seed of the ``numpy.random.default_rng`` stream.
+
+    Returns:
+        Integer array of shape ``(resamples, n_games)``.
+
+    Raises:
+        ValueError: If ``n_games`` or ``resamples`` is below 1.
+    """
+    if n_games < 1 or resamples < 1:
+        raise ValueError(f"bootstrap needs >= 1 game and >= 1 resample (got {n_games}, {resamples})")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_games, size=(resamples, n_games))
+    flat = idx + (np.arange(resamples) * n_games)[:, None]
+    return np.bincount(flat.ravel(), minlength=resamples * n_games).reshape(resamples, n_games)
+
+
+def percentile_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of bootstrap values, ignoring NaN (degenerate resamples).
+
+    Returns:
+        ``(lo, hi)``, or ``None`` if every value is NaN.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return None
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(v, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def cluster_bootstrap_ci(
+    per_game: np.ndarray,
+    stat: Callable[[np.ndarray], np.ndarray],
+    *,
+    weights: np.ndarray | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile CI of a pooled statistic over game-level cluster-bootstrap resamples.
+
+    Games are resampled with replacement and their sufficient statistics (numerators and
+    denominators) are pooled by summing before the statistic is computed, as in MafiaScope's
+    ``metrics_lib.bootstrap_ci`` (README "Confidence intervals"). Resamples where the
+    statistic is undefined (NaN, e.g. a zero denominator) are skipped.
+
+    Args:
+        per_game: Array ``(n_games, k)`` of per-game sums.
+        stat: Maps pooled sums ``(..., k)`` to the statistic ``(...)`` (NaN where undefined).
+        weights: Precomputed :func:`bootstrap_weights` (shared across statistics so they use
+            the same resamples); drawn from ``resamples``/``seed`` if omitted.
+        resamples: Number of resamples if ``weights`` is omitted.
+        seed: Seed if ``weights`` is omitted.
+        level: Coverage of the interval (0.95).
+
+    Returns:
+        ``(lo, hi)``, or ``None`` if there is no game or the statistic is never defined.
+    """
+    x = np.asarray(per_game, dtype=float)
+    if x.shape[0] == 0:
+        return None
+    w = bootstrap_weights(x.shape[0], resamples, seed) if weights is None else weights
+    pooled = w @ x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vals = stat(pooled)
+    return percentile_ci(vals, level)

@@ -1,0 +1,172 @@
+"""Game logs read into the flat form the metrics need."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mafialab.record import PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
+from mafialab.rules import RuleSet
+
+log = logging.getLogger(__name__)
+
+SKIPPED_FAMILIES = frozenset({"resistance"})
+"""Game families the metrics skip (no roles to guess, no day votes)."""
+
+
+@dataclass
+class Probe:
+    """One probe answer as the metrics see it.
+
+    Attributes:
+        line: Line number in ``probes.jsonl`` (file order is write order).
+        round: Round of the trigger.
+        msg: Public message index of the trigger (-1 for round-end probes).
+        position: Position of the probe within its trigger.
+        player: Probed player's name.
+        probe_id: Probe id.
+        parsed: The stored parsed answer (``None`` if none).
+        parse_ok: The stored parse flag.
+        raw: The raw answer text.
+        ts: Timestamp (Unix seconds), if recorded.
+        after_seq: ``seq`` of the last game event that existed when probing.
+        repaired: Whether the stored parse needed repair (fences, trailing text, truncation).
+    """
+
+    line: int
+    round: int
+    msg: int
+    position: int
+    player: str
+    probe_id: str
+    parsed: Any
+    parse_ok: bool
+    raw: str
+    ts: float | None
+    after_seq: int
+    repaired: bool = False
+
+
+@dataclass
+class GameData:
+    """A game flattened for the metrics.
+
+    Attributes:
+        game_id: Game id.
+        path: Game directory.
+        rules: The game's rule set.
+        source: ``"mafialab"`` or the importer's name.
+        names: Seat names in seat order.
+        role: True role per name.
+        mafia: Names on the hidden team.
+        deaths: ``(ts, seq, name)`` per elimination (night or vote), in event order.
+        votes: ``(round, voter) -> (ts, seq)`` of the voter's own day vote event.
+        failed_votes: The same for imported day-vote turns that failed in the source
+            (transport error, empty response): the reference counts them as vote events.
+        tallies: ``(round, ts, seq, {voter: target})`` per day-vote tally, in event order.
+        probes: Probe answers in file order.
+        winner: Winning team id, or ``None`` if unfinished.
+        family: Game family (``"mafia"``, or the source's ``game_type``).
+        problems: Unreadable lines met while loading.
+    """
+
+    game_id: str
+    path: Path
+    rules: RuleSet
+    source: str
+    names: list[str]
+    role: dict[str, str]
+    mafia: set[str]
+    deaths: list[tuple[float | None, int, str]] = field(default_factory=list)
+    votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
+    failed_votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
+    tallies: list[tuple[int, float | None, int, dict[str, str]]] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list)
+    winner: str | None = None
+    family: str = "mafia"
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> bool:
+        """Whether the metrics skip this game (see :data:`SKIPPED_FAMILIES`)."""
+        return self.family in SKIPPED_FAMILIES
+
+
+def _probe(line: int, rec: dict[str, Any]) -> Probe:
+    ts = rec.get("ts", rec.get("timestamp"))
+    raw = rec.get("answer_raw")
+    return Probe(
+        line=line,
+        round=int(rec["round"]),
+        msg=int(rec.get("msg_index", rec.get("public_msg_seq", 0))),
+        position=int(rec.get("position", rec.get("probe_seq", 0))),
+        player=str(rec.get("player", rec.get("player_name"))),
+        probe_id=str(rec["probe_id"]),
+        parsed=rec.get("answer_parsed"),
+        parse_ok=bool(rec.get("parse_ok", rec.get("answer_parse_ok", False))),
+        raw=raw if isinstance(raw, str) else "",
+        ts=float(ts) if isinstance(ts, (int, float)) else None,
+        after_seq=int(rec.get("after_seq") or 0),
+        repaired=bool(rec.get("repaired", False)),
+    )
+
+
+def game_data(log_: GameLog) -> GameData:
+    """Flatten a read game log (and the ``probes.jsonl`` beside it) for the metrics.
+
+    Args:
+        log_: A game log from :func:`mafialab.record.read_game`.
+
+    Returns:
+        The flattened game; unreadable probe lines are listed in ``problems``.
+    """
+    h = log_.header
+    names = [s.name for s in sorted(h.roster, key=lambda s: s.seat)]
+    by_seat = {s.seat: s.name for s in h.roster}
+    g = GameData(
+        game_id=h.game_id,
+        path=log_.path,
+        rules=h.rules,
+        source=h.source,
+        names=names,
+        role={s.name: s.role for s in h.roster},
+        mafia={s.name for s in h.roster if s.team == "mafia"},
+        winner=log_.winner,
+        family=str(h.meta.get("game_type") or "mafia"),
+        problems=list(log_.problems),
+    )
+    for ev in log_.events:
+        if ev.kind == "elimination":
+            g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
+        elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
+            g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+        elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
+            g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+        elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
+            votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
+            g.tallies.append((ev.round, ev.ts, ev.seq, votes))
+    ppath = log_.path / PROBES_FILE
+    if ppath.is_file():
+        for n, rec in iter_jsonl(ppath, g.problems):
+            try:
+                g.probes.append(_probe(n, rec))
+            except (KeyError, TypeError, ValueError) as err:
+                msg = f"{ppath}:{n}: unusable probe record ({type(err).__name__}: {err})"
+                log.warning(msg)
+                g.problems.append(msg)
+    return g
+
+
+def load_games(root: Path) -> list[GameData]:
+    """Read every game directory under ``root`` (see :func:`mafialab.record.iter_game_dirs`).
+
+    Raises:
+        mafialab.record.LogFormatError: If a ``game.jsonl`` has no valid header.
+        FileNotFoundError: If ``root`` holds no game.
+    """
+    dirs = iter_game_dirs(Path(root))
+    if not dirs:
+        raise FileNotFoundError(f"{root}: no game.jsonl found")
+    return [game_data(read_game(d)) for d in dirs]

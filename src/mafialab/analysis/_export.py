@@ -1,0 +1,183 @@
+"""Exports of game logs as tables: Parquet (events, probes, calls) and temporal belief edges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mafialab.analysis._data import load_games
+from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
+from mafialab.analysis._parse import to_float
+from mafialab.record import CALLS_FILE, PROBES_FILE, iter_game_dirs, iter_jsonl, read_game
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+EVENT_COLUMNS = ("game_id", "seq", "round", "phase", "kind", "ts", "public", "teams", "seats", "seat", "target",
+                 "text", "data")  # fmt: skip
+"""Columns of the events table; ``data`` holds the event's other fields as JSON."""
+
+TGN_COLUMNS = ("source", "target", "time", "weight", "label", "game_id", "round", "msg_index", "probe_id", "after_seq")
+"""Columns of the belief-edge list (the first five are the temporal-graph edge list)."""
+
+
+def _json(x: Any) -> str | None:
+    return None if x is None else json.dumps(x, ensure_ascii=False, sort_keys=True)
+
+
+def _flat(rec: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_json(v) if isinstance(v, (dict, list)) else v) for k, v in rec.items()}
+
+
+def log_tables(root: Path) -> dict[str, pd.DataFrame]:
+    """Every game under ``root`` as three tables: ``events``, ``probes``, ``calls``.
+
+    ``events`` has the columns :data:`EVENT_COLUMNS` (one row per engine event, the game
+    header excluded; ``text`` is a speech/chat text or a vote statement); ``probes`` has one
+    row per ``probes.jsonl`` line with the record's fields (nested values such as
+    ``answer_parsed`` as JSON strings); ``calls`` has one row per ``calls.jsonl`` line, flattened
+    the same way (empty when no game has model calls, e.g. imported games).
+
+    Raises:
+        FileNotFoundError: If ``root`` holds no game.
+    """
+    import pandas as pd
+
+    dirs = iter_game_dirs(Path(root))
+    if not dirs:
+        raise FileNotFoundError(f"{root}: no game.jsonl found")
+    events: list[dict[str, Any]] = []
+    probes: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for d in dirs:
+        log = read_game(d)
+        gid = log.game_id
+        for ev in log.events:
+            data = ev.model_dump(mode="json")
+            vis = data.pop("visibility")
+            row = {k: data.pop(k, None) for k in ("seq", "round", "phase", "kind", "ts", "seat", "target")}
+            text = data.pop("text", None)
+            if text is None:
+                text = data.pop("statement", None)
+            events.append(
+                {
+                    "game_id": gid,
+                    **row,
+                    "public": vis["public"],
+                    "teams": ",".join(vis["teams"]),
+                    "seats": ",".join(str(s) for s in vis["seats"]),
+                    "text": text,
+                    "data": _json(data),
+                }
+            )
+        for name, bucket in ((PROBES_FILE, probes), (CALLS_FILE, calls)):
+            if (d / name).is_file():
+                for _, rec in iter_jsonl(d / name):
+                    bucket.append({"game_id": gid, **_flat(rec)})
+    return {
+        "events": pd.DataFrame(events, columns=list(EVENT_COLUMNS)),
+        "probes": pd.DataFrame(probes),
+        "calls": pd.DataFrame(calls),
+    }
+
+
+def export_parquet(root: Path, out: Path) -> list[Path]:
+    """Write :func:`log_tables` as Parquet.
+
+    Args:
+        root: Directory of game logs.
+        out: A directory (created; gets ``events.parquet``, ``probes.parquet``,
+            ``calls.parquet``) or a file ending in ``.parquet`` (one table, the three stacked
+            with a ``table`` column naming the source table).
+
+    Returns:
+        The files written.
+    """
+    import pandas as pd
+
+    tables = log_tables(root)
+    out = Path(out)
+    if out.suffix == ".parquet":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        frames = [df.assign(table=name) for name, df in tables.items() if len(df)]
+        stacked = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"table": []})
+        stacked = stacked.astype({c: "string" for c in stacked.columns if stacked[c].dtype == object})
+        stacked.to_parquet(out, index=False)
+        return [out]
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, df in tables.items():
+        p = out / f"{name}.parquet"
+        df = df.astype({c: "string" for c in df.columns if df[c].dtype == object})
+        df.to_parquet(p, index=False)
+        written.append(p)
+    return written
+
+
+def belief_edges(root: Path, method: Method = DEFAULT) -> pd.DataFrame:
+    """Timestamped, confidence-weighted belief edges of every probed game under ``root``.
+
+    One edge per item of a usable probe answer (answers re-parsed as the metrics do):
+
+    * ``role_assessment``: source = probed player, target = the player assessed, label =
+      ``role:<normalised role>`` (``role:Unknown``), weight = confidence / 100;
+    * ``suspicion_ranking``: label ``suspicion:<rank>`` (1 = most suspected, in stored order),
+      weight = the stated score (``NaN`` if none);
+    * ``social_map``: source = probed player, target = the player whose attitude it predicts,
+      label ``attitude:<trusts|neutral|suspects>``, weight = confidence / 100.
+
+    ``time`` is the probe's Unix timestamp (``after_seq``, the event order, when missing).
+
+    Returns:
+        A DataFrame with columns :data:`TGN_COLUMNS`, sorted by game and time.
+    """
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for g in load_games(root):
+        vocab = vocabulary(g, method)
+        for p in g.probes:
+            ans = answer(p, method)
+            base = {
+                "source": p.player,
+                "time": p.ts if p.ts is not None else float(p.after_seq),
+                "game_id": g.game_id,
+                "round": p.round,
+                "msg_index": p.msg,
+                "probe_id": p.probe_id,
+                "after_seq": p.after_seq,
+            }
+            items: list[Any] = []
+            if p.probe_id in ("role_assessment", "suspicion_ranking") and isinstance(ans, list):
+                items = ans
+            elif p.probe_id == "social_map" and isinstance(ans, dict) and isinstance(ans.get("toward_me"), list):
+                items = ans["toward_me"]
+            rank = 0
+            for item in items:
+                if not isinstance(item, dict) or not isinstance(item.get("player"), str):
+                    continue
+                tgt = item["player"]
+                if tgt == p.player or tgt not in g.role:
+                    continue
+                if p.probe_id == "role_assessment":
+                    role = vocab.normalise(item.get("guessed_role"))
+                    if role is None:
+                        continue
+                    c = to_float(item.get("confidence"))
+                    rows.append({**base, "target": tgt, "label": f"role:{role}",
+                                 "weight": c / 100 if c is not None else float("nan")})  # fmt: skip
+                elif p.probe_id == "suspicion_ranking":
+                    rank += 1
+                    s = to_float(item.get("score"))
+                    rows.append({**base, "target": tgt, "label": f"suspicion:{rank}",
+                                 "weight": s if s is not None else float("nan")})  # fmt: skip
+                else:
+                    att = item.get("attitude")
+                    if att not in ("trusts", "neutral", "suspects"):
+                        continue
+                    c = to_float(item.get("confidence"))
+                    rows.append({**base, "target": tgt, "label": f"attitude:{att}",
+                                 "weight": c / 100 if c is not None else float("nan")})  # fmt: skip
+    df = pd.DataFrame(rows, columns=list(TGN_COLUMNS))
+    return df.sort_values(["game_id", "time"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,498 @@
+"""Belief metrics F1-F4 (MafiaScope definitions) as per-game sufficient statistics.
+
+Definitions: ``shared/data/mafiascope/README.md`` ("Metric definitions (MafiaScope F1-F4)"
+and "Exact readings of the reference method"), which documents the analysis code of
+MafiaScope (karpovilia/mafiascope, ``src/metrics_lib.py`` and
+``src/bifurcation/coupling_lib.py``). Every statistic is a sum over observations, so games
+pool by adding their arrays and the cluster bootstrap re-weights games.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from mafialab.analysis._data import GameData, Probe
+from mafialab.analysis._parse import (
+    ATTITUDES,
+    UNKNOWN,
+    RoleVocabulary,
+    repair_json,
+    repair_json_reference,
+    to_float,
+)
+
+N_BINS = 5
+BIN_WIDTH = 20
+
+
+@dataclass(frozen=True)
+class Method:
+    """How the metrics read the logs. :data:`MAFIASCOPE` and :data:`DEFAULT` are the presets.
+
+    Attributes:
+        name: Preset name.
+        repair: ``"reference"`` (:func:`repair_json_reference`) or ``"tolerant"``
+            (:func:`repair_json`) re-parse of answers stored without a parse.
+        roles: ``"reference"``: MafiaScope's fixed role vocabulary for imported MafiaScope
+            games; ``"rules"``: the rule set's role names. Native games always use ``"rules"``.
+        f1_targets: ``"named"``: every other player named in the answer, dead or alive
+            (reading 2); ``"alive"``: only players alive at the probe's time.
+        f3_order: ``"key"``: B's latest assessment by (round, public message, probe
+            position) (reading 3); ``"time"``: by the probe's timestamp (event order for
+            records without one), at or before A's probe.
+        f3_attitude: ``"exact"``: attitude strings as stored; ``"folded"``: lower-cased and
+            stripped first.
+        f4_alive: ``"tally"``: the keys of the tally's ``votes`` (reading 5); ``"events"``:
+            players alive at the tally from the game's eliminations.
+        f4_answers: ``"stored"``: the last record with a stored parse, used as stored, no
+            fallback (reading 6); ``"usable"``: the last record whose answer (re-parsed like
+            F1) has the expected shape and names an alive other.
+        f4_mafia_label: ``"exact"``: committed set = guessed role exactly ``"Mafia"``;
+            ``"normalised"``: any guess the role vocabulary maps to the hidden team.
+        f4_failed_votes: ``"count"``: a day-vote turn that failed in the source (transport
+            error, empty response) still counts as the voter's own vote event, as in the
+            reference; ``"skip"``: a vote the tally holds for such a turn was not the
+            agent's, so it is not a unit.
+        reparse_repaired: Whether an answer whose stored parse needed repair is re-parsed
+            from the raw text with this method's rule (so a library repair that completed a
+            cut-off item, e.g. ``json-repair`` turning a cut ``75`` into ``7``, is not used);
+            the stored parse is kept when the re-parse fails.
+        calib_width: Calibration bin width (20).
+        f3_threshold: Confidence at or above which a guess implies an attitude (50).
+        clock: ``"ts"``: "before"/"at" compare timestamps (the reference); ``"seq"``: compare
+            the probe's ``after_seq`` with event ``seq``, timestamps where ``after_seq`` is 0.
+            Native logs always use ``"seq"`` (their timestamps have millisecond resolution,
+            so a probe and the event it follows can share one).
+    """
+
+    name: str
+    repair: Literal["reference", "tolerant"]
+    roles: Literal["reference", "rules"]
+    f1_targets: Literal["named", "alive"]
+    f3_order: Literal["key", "time"]
+    f3_attitude: Literal["exact", "folded"]
+    f4_alive: Literal["tally", "events"]
+    f4_answers: Literal["stored", "usable"]
+    f4_mafia_label: Literal["exact", "normalised"]
+    f4_failed_votes: Literal["count", "skip"] = "count"
+    reparse_repaired: bool = False
+    calib_width: int = BIN_WIDTH
+    f3_threshold: float = 50.0
+    clock: Literal["ts", "seq"] = "ts"
+
+    def with_(self, **changes: Any) -> Method:
+        """A copy with some options changed (for measuring one difference at a time)."""
+        return replace(self, **changes)
+
+
+MAFIASCOPE = Method(
+    name="mafiascope",
+    repair="reference",
+    roles="reference",
+    f1_targets="named",
+    f3_order="key",
+    f3_attitude="exact",
+    f4_alive="tally",
+    f4_answers="stored",
+    f4_mafia_label="exact",
+)
+"""Reproduces MafiaScope's published analysis exactly (every "exact reading")."""
+
+DEFAULT = Method(
+    name="default",
+    repair="tolerant",
+    roles="rules",
+    f1_targets="alive",
+    f3_order="time",
+    f3_attitude="folded",
+    f4_alive="events",
+    f4_answers="usable",
+    f4_mafia_label="normalised",
+    f4_failed_votes="skip",
+    reparse_repaired=True,
+    clock="seq",
+)
+"""mafialab's method: the same definitions with the reference's defects corrected
+(``docs/metrics.md`` lists every difference and its measured effect)."""
+
+METHODS = {"default": DEFAULT, "mafiascope": MAFIASCOPE}
+
+
+def get_method(name: str) -> Method:
+    """The preset called ``name``.
+
+    Raises:
+        ValueError: If ``name`` is not ``default`` or ``mafiascope``.
+    """
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"method: unknown method {name!r} (known: {', '.join(METHODS)})") from None
+
+
+# ── answers ────────────────────────────────────────────────────────────────────
+
+
+def answer(p: Probe, method: Method) -> Any:
+    """The answer the metrics use: the stored parse, else the raw text re-parsed (or ``None``).
+
+    With ``method.reparse_repaired`` a stored parse that needed repair is replaced by the
+    method's own re-parse of the raw text when that succeeds.
+    """
+    fn = repair_json_reference if method.repair == "reference" else repair_json
+    if p.parsed is not None:
+        if method.reparse_repaired and p.repaired:
+            value, ok = fn(p.raw)
+            if ok and value is not None:
+                return value
+        return p.parsed
+    value, ok = fn(p.raw)
+    return value if ok else None
+
+
+def vocabulary(game: GameData, method: Method) -> RoleVocabulary:
+    """The role vocabulary for ``game`` under ``method``."""
+    if game.source == "mafiascope":
+        if method.roles == "reference":
+            return RoleVocabulary.reference()
+        return RoleVocabulary.from_rules(game.rules)
+    return RoleVocabulary.from_rules(game.rules)
+
+
+def _use_seq(game: GameData, method: Method) -> bool:
+    return method.clock == "seq" or game.source != "mafiascope"
+
+
+def _alive_at(game: GameData, p: Probe, method: Method) -> set[str]:
+    """Players alive when ``p`` was asked (deaths at or before its time)."""
+    dead = set()
+    use_seq = _use_seq(game, method) and p.after_seq > 0
+    for ts, seq, name in game.deaths:
+        if not use_seq and p.ts is not None and ts is not None:
+            if ts <= p.ts:
+                dead.add(name)
+        elif seq <= p.after_seq:
+            dead.add(name)
+    return set(game.names) - dead
+
+
+# ── F1 / F2 ────────────────────────────────────────────────────────────────────
+
+# per-round F1 vector layout
+F1_FIELDS = (
+    "acc_hits",
+    "acc_n",
+    "acc_chance_sum",
+    "acc_chance_n",
+    "unk_hits",
+    "unk_n",
+    "recall_hits",
+    "recall_n",
+    "recall_chance_sum",
+    "recall_chance_n",
+)
+
+
+def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """F1 per-round statistics and F2 calibration statistics of one game.
+
+    F1 (README "F1 first-order, per round"): observers are probed players not on the hidden
+    team; each recognised guess about another player in a usable ``role_assessment`` (a list
+    of objects) is an observation. Committed accuracy counts non-Unknown guesses equal to
+    the target's true role; its chance averages, over committed guesses, the share of alive
+    others holding the target's true role. Unknown rate: Unknown guesses over all recognised
+    guesses. Recall: among guesses about hidden-team targets, those naming a hidden-team role;
+    its chance averages alive hidden-team / alive others.
+
+    F2 (README "F2 calibration"): one ``(confidence, correct)`` per committed guess with a
+    confidence in [0, 100], in bins of ``method.calib_width`` (100 folds into the top bin).
+
+    Args:
+        game: The game.
+        method: Reading of the definitions.
+
+    Returns:
+        ``(per_round, calib)``: ``per_round[r]`` is a vector laid out as :data:`F1_FIELDS`;
+        ``calib`` is ``[hits, n, confidence sum] * N_BINS + [brier sum, n]``.
+    """
+    vocab = vocabulary(game, method)
+    per_round: dict[int, np.ndarray] = {}
+    nb = 100 // method.calib_width
+    calib = np.zeros(3 * nb + 2)
+    for p in game.probes:
+        if p.probe_id != "role_assessment":
+            continue
+        ans = answer(p, method)
+        if not isinstance(ans, list):
+            continue
+        obs = p.player
+        if obs in game.mafia or obs not in game.role:
+            continue
+        alive = _alive_at(game, p, method)
+        others = [x for x in alive if x != obs]
+        n_others = len(others)
+        n_mafia = sum(1 for x in others if x in game.mafia)
+        v = per_round.setdefault(p.round, np.zeros(len(F1_FIELDS)))
+        for item in ans:
+            if not isinstance(item, dict):
+                continue
+            tgt = item.get("player")
+            if not isinstance(tgt, str) or tgt == obs or tgt not in game.role:
+                continue
+            if method.f1_targets == "alive" and tgt not in alive:
+                continue
+            guess = vocab.normalise(item.get("guessed_role"))
+            if guess is None:
+                continue
+            true = game.role[tgt]
+            v[5] += 1
+            if guess == UNKNOWN:
+                v[4] += 1
+            else:
+                ok = guess == true
+                v[0] += ok
+                v[1] += 1
+                if n_others:
+                    v[2] += sum(1 for x in others if game.role[x] == true) / n_others
+                    v[3] += 1
+                c = to_float(item.get("confidence", -1))
+                if c is not None and 0 <= c <= 100:
+                    b = min(int(c // method.calib_width), nb - 1)
+                    calib[3 * b] += ok
+                    calib[3 * b + 1] += 1
+                    calib[3 * b + 2] += c
+                    calib[3 * nb] += (c / 100.0 - ok) ** 2
+                    calib[3 * nb + 1] += 1
+            if tgt in game.mafia:
+                v[7] += 1
+                v[6] += vocab.is_mafia(guess)
+                if n_others:
+                    v[8] += n_mafia / n_others
+                    v[9] += 1
+    # a round exists once it has a recognised guess (answers without one add no row)
+    return {r: v for r, v in per_round.items() if v[5] > 0}, calib
+
+
+# ── F3 ─────────────────────────────────────────────────────────────────────────
+
+SIDES = ("all", "innocents", "mafia")
+# per-side F3 vector: n, correct, actual trusts/neutral/suspects, predicted trusts/neutral/suspects
+F3_FIELDS = (
+    "n",
+    "correct",
+    "act_trusts",
+    "act_neutral",
+    "act_suspects",
+    "pred_trusts",
+    "pred_neutral",
+    "pred_suspects",
+)
+
+
+def _attitude(guess: str, conf: float, vocab: RoleVocabulary, threshold: float) -> str:
+    if conf >= threshold and vocab.is_mafia(guess):
+        return "suspects"
+    if conf >= threshold and guess != UNKNOWN:
+        return "trusts"
+    return "neutral"
+
+
+def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
+    """F3 second-order statistics of one game, per predictor side.
+
+    README "F3 second-order": each ``social_map`` item "B trusts/neutral/suspects me (A)" is
+    a prediction; the actual attitude is B's latest usable ``role_assessment`` that contains
+    an item for A, at or before A's probe (order: ``method.f3_order``); hidden-team guess with
+    confidence >= 50 -> suspects, town-role guess with confidence >= 50 -> trusts, else
+    neutral. Pairs without such an assessment are excluded; hidden-team pairs are excluded.
+
+    Returns:
+        ``{"all" | "innocents" | "mafia": vector laid out as F3_FIELDS}``.
+    """
+    vocab = vocabulary(game, method)
+    # B -> [(order key, {A: (guess, conf)})]
+    assessments: dict[str, list[tuple[tuple[Any, ...], dict[str, tuple[str, float]]]]] = {}
+    for p in game.probes:
+        if p.probe_id != "role_assessment":
+            continue
+        ans = answer(p, method)
+        if not isinstance(ans, list):
+            continue
+        beliefs: dict[str, tuple[str, float]] = {}
+        for item in ans:
+            if isinstance(item, dict) and isinstance(item.get("player"), str) and item["player"] in game.role:
+                g = vocab.normalise(item.get("guessed_role"))
+                c = to_float(item.get("confidence", 0), 0.0)
+                if g:
+                    beliefs[item["player"]] = (g, c)  # type: ignore[assignment]
+        assessments.setdefault(p.player, []).append((_order(p, method, _use_seq(game, method)), beliefs))
+    for lst in assessments.values():
+        lst.sort(key=lambda x: x[0])
+    out = {s: np.zeros(len(F3_FIELDS)) for s in SIDES}
+    for p in game.probes:
+        if p.probe_id != "social_map":
+            continue
+        ans = answer(p, method)
+        if not isinstance(ans, dict) or not isinstance(ans.get("toward_me"), list):
+            continue
+        a = p.player
+        key = _order(p, method, _use_seq(game, method))
+        side = "mafia" if a in game.mafia else "innocents"
+        for item in ans["toward_me"]:
+            if not isinstance(item, dict):
+                continue
+            b = item.get("player")
+            att = item.get("attitude")
+            if method.f3_attitude == "folded" and isinstance(att, str):
+                att = att.strip().lower()
+            if not isinstance(b, str) or b not in game.role or b == a or att not in ATTITUDES:
+                continue
+            if a in game.mafia and b in game.mafia:
+                continue
+            cand = None
+            for k, beliefs in assessments.get(b, []):
+                if k > key:
+                    break
+                if a in beliefs:
+                    cand = beliefs[a]
+            if cand is None:
+                continue
+            actual = _attitude(cand[0], cand[1], vocab, method.f3_threshold)
+            for s in ("all", side):
+                v = out[s]
+                v[0] += 1
+                v[1] += att == actual
+                v[2 + ATTITUDES.index(actual)] += 1
+                v[5 + ATTITUDES.index(att)] += 1
+    return out
+
+
+def _order(p: Probe, method: Method, use_seq: bool) -> tuple[Any, ...]:
+    if method.f3_order == "key":
+        return (p.round, p.msg, p.position)
+    ts = p.ts if p.ts is not None else float("-inf")
+    if use_seq and p.after_seq > 0:
+        return (p.after_seq, ts, p.line)
+    return (ts, p.after_seq, p.line)
+
+
+# ── F4 ─────────────────────────────────────────────────────────────────────────
+
+F4_METRICS = ("top1", "committed_set", "post_vote_top1")
+VOTER_SIDES = ("innocents", "mafia")
+
+
+def _before(p: Probe, ts: float | None, seq: int, use_seq: bool) -> bool:
+    if use_seq and p.after_seq > 0:
+        return p.after_seq < seq
+    if p.ts is not None and ts is not None:
+        return p.ts < ts
+    return p.after_seq < seq
+
+
+def _ranked(ans: Any, others: list[str]) -> list[Any]:
+    if not isinstance(ans, list):
+        return []
+    return [x.get("player") for x in ans if isinstance(x, dict) and x.get("player") in others]
+
+
+def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.ndarray]:
+    """F4 vote-coupling statistics of one game.
+
+    README "F4 vote coupling": one unit per day vote whose target is alive and whose voter's
+    own vote event exists. Top-1: the vote equals the first alive other in the voter's last
+    ``suspicion_ranking`` before its own vote (chance 1/(alive - 1)); committed set: the vote
+    lands among the alive others the voter's last ``role_assessment`` before its vote labels
+    Mafia (an empty set is not counted; chance |set|/(alive - 1)); post-vote top-1: the last
+    ranking before the tally.
+
+    Returns:
+        ``{(voter side, metric): [hits, n, chance sum]}``.
+    """
+    vocab = vocabulary(game, method)
+    out = {(s, m): np.zeros(3) for s in VOTER_SIDES for m in F4_METRICS}
+    by_player: dict[str, list[Probe]] = {}
+    for p in game.probes:
+        by_player.setdefault(p.player, []).append(p)
+
+    def usable(p: Probe, probe_id: str, others: list[str]) -> Any:
+        if method.f4_answers == "stored":
+            return p.parsed if p.parse_ok else _NONE
+        ans = answer(p, method)
+        if probe_id == "suspicion_ranking":
+            return ans if _ranked(ans, others) else _NONE
+        return ans if isinstance(ans, list) else _NONE
+
+    def last(player: str, probe_id: str, ts: float | None, seq: int, others: list[str]) -> Any:
+        found: Any = _NONE
+        for p in by_player.get(player, []):
+            if p.probe_id == probe_id and _before(p, ts, seq, _use_seq(game, method)):
+                a = usable(p, probe_id, others)
+                if a is not _NONE:
+                    found = a
+        return found
+
+    for rnd, tally_ts, tally_seq, votes in sorted(game.tallies, key=lambda t: (t[1] is None, t[1] or 0, t[2])):
+        if method.f4_alive == "tally":
+            alive = set(votes)
+        else:
+            alive = set(game.names) - {n for ts, seq, n in game.deaths if seq < tally_seq}
+        for voter, target in sorted(votes.items()):
+            if target not in alive:
+                continue
+            own = game.votes.get((rnd, voter))
+            if method.f4_failed_votes == "count" and (rnd, voter) in game.failed_votes:
+                # the reference takes the voter's last day_vote record, failed or not
+                failed = game.failed_votes[(rnd, voter)]
+                own = failed if own is None or failed[1] > own[1] else own
+            if own is None:
+                continue
+            vote_ts, vote_seq = own
+            others = sorted(alive - {voter})
+            if not others:
+                continue
+            side = "mafia" if voter in game.mafia else "innocents"
+            sr = last(voter, "suspicion_ranking", vote_ts, vote_seq, others)
+            ranked = _ranked(sr, others) if sr is not _NONE and sr else []
+            if ranked:
+                v = out[(side, "top1")]
+                v += (ranked[0] == target, 1, 1 / len(others))
+            ra = last(voter, "role_assessment", vote_ts, vote_seq, others)
+            if isinstance(ra, list):
+                if method.f4_mafia_label == "exact":
+                    mset = {
+                        x.get("player")
+                        for x in ra
+                        if isinstance(x, dict) and x.get("guessed_role") == "Mafia" and x.get("player") in others
+                    }
+                else:
+                    mset = {
+                        x.get("player")
+                        for x in ra
+                        if isinstance(x, dict)
+                        and vocab.is_mafia(vocab.normalise(x.get("guessed_role")))
+                        and x.get("player") in others
+                    }
+                if mset:
+                    v = out[(side, "committed_set")]
+                    v += (target in mset, 1, len(mset) / len(others))
+            post = last(voter, "suspicion_ranking", tally_ts, tally_seq, others)
+            ranked = _ranked(post, others) if post is not _NONE and post else []
+            if ranked:
+                v = out[(side, "post_vote_top1")]
+                v += (ranked[0] == target, 1, 1 / len(others))
+    return out
+
+
+_NONE: Any = object()
+
+
+# ── counts ─────────────────────────────────────────────────────────────────────
+
+
+def parse_counts(game: GameData, method: Method) -> tuple[int, int]:
+    """``(probe records, parsed)``: records whose answer (stored or re-parsed) is not null."""
+    return len(game.probes), sum(1 for p in game.probes if answer(p, method) is not None)

@@ -1,0 +1,220 @@
+"""The report: F1-F4 pooled over games, with cluster-bootstrap intervals (``docs/report-format.md``)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.analysis._data import GameData, load_games
+from mafialab.analysis._metrics import (
+    F1_FIELDS,
+    F3_FIELDS,
+    F4_METRICS,
+    SIDES,
+    VOTER_SIDES,
+    Method,
+    first_order,
+    get_method,
+    parse_counts,
+    second_order,
+    vote_coupling,
+)
+
+
+def _ratio(num: int, den: int):  # type: ignore[no-untyped-def]
+    def fn(x: np.ndarray) -> np.ndarray:
+        return np.where(x[..., den] > 0, x[..., num] / np.where(x[..., den] > 0, x[..., den], 1), np.nan)
+
+    return fn
+
+
+def _val(x: Any) -> float | None:
+    v = float(x)
+    return None if math.isnan(v) else v
+
+
+def _ci(ci: tuple[float, float] | None) -> list[float] | None:
+    return None if ci is None else [ci[0], ci[1]]
+
+
+def _ece(nb: int):  # type: ignore[no-untyped-def]
+    def fn(x: np.ndarray) -> np.ndarray:
+        n = x[..., 3 * nb + 1]
+        total = np.zeros(n.shape)
+        for b in range(nb):
+            hits, cnt, conf = x[..., 3 * b], x[..., 3 * b + 1], x[..., 3 * b + 2]
+            safe = np.where(cnt > 0, cnt, 1)
+            term = cnt / np.where(n > 0, n, 1) * np.abs(hits / safe - conf / safe / 100.0)
+            total = total + np.where(cnt > 0, term, 0.0)
+        return np.where(n > 0, total, np.nan)
+
+    return fn
+
+
+def _brier(nb: int):  # type: ignore[no-untyped-def]
+    return _ratio(3 * nb, 3 * nb + 1)
+
+
+def _majority(x: np.ndarray) -> np.ndarray:
+    n = x[..., 0]
+    return np.where(n > 0, x[..., 2:5].max(axis=-1) / np.where(n > 0, n, 1), np.nan)
+
+
+def compute_report(
+    games: Sequence[GameData],
+    method: Method | str = "default",
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
+
+    Games of a skipped family (the Resistance variant) are counted under ``skipped`` and left
+    out of everything else. Point estimates pool numerators and denominators over games; each
+    ``ci95`` is the 2.5-97.5 percentile interval over ``resamples`` game-level resamples drawn
+    once (seeded) and shared by every statistic.
+
+    Args:
+        games: Flattened games (:func:`mafialab.analysis.load_games`).
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        resamples: Bootstrap resamples (1,000 by default).
+        seed: Bootstrap seed.
+
+    Returns:
+        A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
+        ``winners``, ``probe_records``, ``parsed``, ``first_order``, ``calibration``,
+        ``second_order``, ``vote_coupling`` (plus ``method``, ``resamples``, ``seed``,
+        ``skipped``). Rates whose denominator is 0 are ``null``; intervals that cannot be
+        computed are ``null``.
+
+    Raises:
+        ValueError: On an unknown method name.
+    """
+    m = get_method(method) if isinstance(method, str) else method
+    used = [g for g in games if not g.skipped]
+    skipped = [g.game_id for g in games if g.skipped]
+    n_games = len(used)
+    weights = bootstrap_weights(max(n_games, 1), resamples, seed)
+    nb = 100 // m.calib_width
+    f1_games = [first_order(g, m) for g in used]
+    f3_games = [second_order(g, m) for g in used]
+    f4_games = [vote_coupling(g, m) for g in used]
+    counts = [parse_counts(g, m) for g in used]
+
+    def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
+        if n_games == 0:
+            return None
+        return _ci(cluster_bootstrap_ci(per_game, stat, weights=weights))
+
+    # F1
+    rounds = sorted({r for pr, _ in f1_games for r in pr})
+    first: dict[str, Any] = {}
+    for r in rounds:
+        x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr, _ in f1_games])
+        tot = x.sum(axis=0)
+        acc, unk, rec = _ratio(0, 1), _ratio(4, 5), _ratio(6, 7)
+        first[str(r)] = {
+            "committed_accuracy": _val(acc(tot)),
+            "committed_n": int(tot[1]),
+            "accuracy_chance": _val(_ratio(2, 3)(tot)),
+            "unknown_rate": _val(unk(tot)),
+            "unknown_n": int(tot[5]),
+            "recall": _val(rec(tot)),
+            "recall_n": int(tot[7]),
+            "recall_chance": _val(_ratio(8, 9)(tot)),
+            "ci95": {
+                "committed_accuracy": ci(x, acc),
+                "unknown_rate": ci(x, unk),
+                "recall": ci(x, rec),
+            },
+        }
+    # F2
+    cx = np.array([c for _, c in f1_games]) if f1_games else np.zeros((0, 3 * nb + 2))
+    ctot = cx.sum(axis=0) if n_games else np.zeros(3 * nb + 2)
+    bins = []
+    for b in range(nb):
+        cnt = int(ctot[3 * b + 1])
+        if cnt == 0:
+            continue
+        bins.append(
+            {
+                "lo": b * m.calib_width,
+                "hi": (b + 1) * m.calib_width,
+                "n": cnt,
+                "accuracy": float(ctot[3 * b] / cnt),
+                "mean_confidence": float(ctot[3 * b + 2] / cnt),
+            }
+        )
+    calibration = {
+        "n": int(ctot[3 * nb + 1]),
+        "ece": _val(_ece(nb)(ctot)),
+        "brier": _val(_brier(nb)(ctot)),
+        "bins": bins,
+        "ci95": {"ece": ci(cx, _ece(nb)), "brier": ci(cx, _brier(nb))},
+    }
+    # F3
+    second: dict[str, Any] = {}
+    for side in SIDES:
+        x = np.array([g[side] for g in f3_games]) if f3_games else np.zeros((0, len(F3_FIELDS)))
+        tot = x.sum(axis=0) if n_games else np.zeros(len(F3_FIELDS))
+        ratio, accf = _ratio(7, 4), _ratio(1, 0)
+        second[side] = {
+            "pairs": int(tot[0]),
+            "overprediction_ratio": _val(ratio(tot)),
+            "predicted_suspects": int(tot[7]),
+            "actual_suspects": int(tot[4]),
+            "accuracy": _val(accf(tot)),
+            "majority_baseline": _val(_majority(tot)),
+            "ci95": {
+                "overprediction_ratio": ci(x, ratio),
+                "accuracy": ci(x, accf),
+                "majority_baseline": ci(x, _majority),
+            },
+        }
+    # F4
+    coupling: dict[str, Any] = {}
+    for side in VOTER_SIDES:
+        coupling[side] = {}
+        for metric in F4_METRICS:
+            x = np.array([g[(side, metric)] for g in f4_games]) if f4_games else np.zeros((0, 3))
+            tot = x.sum(axis=0) if n_games else np.zeros(3)
+            rate = _ratio(0, 1)
+            coupling[side][metric] = {
+                "hits": int(tot[0]),
+                "n": int(tot[1]),
+                "rate": _val(rate(tot)),
+                "chance": _val(_ratio(2, 1)(tot)),
+                "ci95": ci(x, rate),
+            }
+    winners = Counter(g.winner or "unfinished" for g in used)
+    return {
+        "method": m.name,
+        "resamples": resamples,
+        "seed": seed,
+        "games": n_games,
+        "skipped": skipped,
+        "winners": dict(sorted(winners.items())),
+        "probe_records": sum(c[0] for c in counts),
+        "parsed": sum(c[1] for c in counts),
+        "first_order": first,
+        "calibration": calibration,
+        "second_order": second,
+        "vote_coupling": coupling,
+    }
+
+
+def report(root: Path, method: Method | str = "default", *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Load every game under ``root`` and :func:`compute_report` over them.
+
+    Raises:
+        FileNotFoundError: If ``root`` holds no game.
+        mafialab.record.LogFormatError: If a game log has no valid header.
+        ValueError: On an unknown method name.
+    """
+    return compute_report(load_games(root), method, resamples=resamples, seed=seed)

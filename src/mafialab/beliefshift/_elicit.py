@@ -1,0 +1,498 @@
+"""Elicitation of priors and belief shifts from a chat model (``beliefshift run``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mafialab import __version__
+from mafialab.beliefshift._answer import split_answer
+from mafialab.beliefshift._io import read_results
+from mafialab.beliefshift._schema import (
+    LABELS,
+    SCALE,
+    BenchHeader,
+    BenchItem,
+    CallRecord,
+    FailureCause,
+    ObserverContext,
+    PlayerRef,
+    Protocol,
+    Rating,
+    ResultRecord,
+    ResultsHeader,
+    label_of,
+)
+from mafialab.engine import derive_seed
+from mafialab.models import ChatMessage, ChatModel, ChatRequest
+from mafialab.record import JsonlWriter
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "local/smollm2"
+"""Default model of ``beliefshift run``: the embedded model (llama.cpp in-process, offline)."""
+
+CHARS_PER_TOKEN = 3.0
+"""Characters per token assumed when fitting a prompt into a context window (conservative for
+English, whose tokenizers average about 4 characters per token)."""
+
+RESERVE_TOKENS = 64
+"""Tokens kept free in the context window besides the generation cap (chat-template overhead)."""
+
+_INT_LABEL = re.compile(r"^[+-]?\d+$")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Options of one elicitation run.
+
+    Attributes:
+        protocol: ``anchored`` (shift asked with the prior shown) or ``independent``
+            (posterior asked without it; shift = posterior - prior).
+        retries: Extra attempts per stage after a failure (>= 0).
+        concurrency: Observations in flight at once (>= 1); each has one call in flight
+            (anchored) or two (independent: prior and posterior together).
+        max_tokens: Generation cap per call.
+        temperature: Sampling temperature (``None``: the backend's default, as in the paper).
+        context_window: Context window in tokens to fit prompts into (``None``: the model's
+            ``context_window``; if that is ``None`` too, no shortening).
+        label: Configuration label for reports (default: the model string).
+        seed: Base of the per-call sampling seeds.
+    """
+
+    protocol: Protocol = "anchored"
+    retries: int = 2
+    concurrency: int = 8
+    max_tokens: int = 1024
+    temperature: float | None = None
+    context_window: int | None = None
+    label: str | None = None
+    seed: int = 0
+
+
+def parse_levels(obj: dict[str, Any], accuser: str, target: str) -> tuple[Rating | None, FailureCause | None, str]:
+    """Read the two labels of an answer ``{"<accuser>": label, "<target>": label}``.
+
+    A label is one of :data:`LABELS` (``"-3"`` ... ``"+3"``); an integer on the scale, or a
+    string of one (``"2"``), is read as the same level. Anything else is a failure, never 0.
+
+    Returns:
+        ``(rating, None, "")`` or ``(None, cause, detail)`` with cause ``schema`` (a key
+        missing) or ``out_of_scale`` (a value not on the seven-level scale).
+    """
+    vals: list[int] = []
+    for key in (accuser, target):
+        if key not in obj:
+            return None, "schema", f"{key}: missing"
+        v = obj[key]
+        level: int | None = None
+        if isinstance(v, bool):
+            level = None
+        elif isinstance(v, int):
+            level = v
+        elif isinstance(v, str) and _INT_LABEL.match(v.strip()):
+            level = int(v.strip())
+        if level is None or level not in SCALE:
+            return None, "out_of_scale", f"{key}: {v!r} is not one of {', '.join(LABELS)}"
+        vals.append(level)
+    return Rating(accuser=vals[0], target=vals[1]), None, ""
+
+
+def rating_schema(accuser: str, target: str) -> dict[str, Any]:
+    """JSON schema of an answer: one of the seven labels per player (enum)."""
+    prop = {"type": "string", "enum": list(LABELS)}
+    return {
+        "type": "object",
+        "properties": {accuser: prop, target: prop},
+        "required": [accuser, target],
+        "additionalProperties": False,
+    }
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The prompts of one observation, built from a benchmark header's prompt pack."""
+
+    system: str
+    history: str
+    prior: str
+    shift: str
+    posterior: str
+    dropped: int
+    history_events: int
+
+    def prior_messages(self) -> list[ChatMessage]:
+        """System, then history + prior question."""
+        return [
+            ChatMessage(role="system", content=self.system),
+            ChatMessage(role="user", content=f"{self.history}\n\n{self.prior}"),
+        ]
+
+    def shift_messages(self, prior_answer: str, prior_text: str) -> list[ChatMessage]:
+        """The prior conversation, the model's prior answer, then the message + shift question."""
+        return [
+            *self.prior_messages(),
+            ChatMessage(role="assistant", content=prior_answer),
+            ChatMessage(role="user", content=self.shift.replace("{prior_text}", prior_text)),
+        ]
+
+    def posterior_messages(self) -> list[ChatMessage]:
+        """System, then history + message + posterior question (no prior shown)."""
+        return [
+            ChatMessage(role="system", content=self.system),
+            ChatMessage(role="user", content=f"{self.history}\n\n{self.posterior}"),
+        ]
+
+
+def _fmt(template: str, **kw: str) -> str:
+    # Plain placeholder substitution (str.format would choke on braces in the example JSON).
+    out = template
+    for k, v in kw.items():
+        out = out.replace("{" + k + "}", v)
+    return out
+
+
+def char_tokens(text: str) -> int:
+    """Token estimate without a tokenizer: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def build_prompts(
+    header: BenchHeader,
+    item: BenchItem,
+    obs: ObserverContext,
+    *,
+    context_window: int | None,
+    max_tokens: int,
+    count_tokens: Callable[[str], int] | None = None,
+) -> Prompts:
+    """The prompts of one (item, observer), shortened to fit ``context_window`` if needed.
+
+    Shortening (documented in ``docs/beliefshift.md``): when the longest prompt's tokens plus
+    ``max_tokens`` plus :data:`RESERVE_TOKENS` exceed the window, the oldest history lines
+    after the observer's identity preamble are dropped, whole, until it fits, and one line
+    saying how many were omitted takes their place. The count is recorded as
+    ``history_dropped``. Tokens are counted with ``count_tokens`` (the model's tokenizer,
+    where the backend has one), else estimated by :func:`char_tokens`; the history is
+    counted line by line.
+    """
+    count = count_tokens or char_tokens
+    p = header.prompts
+    town, mafia = item.town_team, item.mafia_team
+    team_name = town if obs.team == "town" else mafia
+    example = json.dumps({item.accuser.name: "<label>", item.target.name: "<label>"})
+    common = {"town": town, "mafia": mafia, "game": item.game, "example": example}
+    scale = _fmt(p["scale"], **common)
+    shift_scale = _fmt(p["shift_scale"], **common)
+    common |= {"scale": scale, "shift_scale": shift_scale, "message": item.message}
+    system = _fmt(p["system"], name=obs.name, role=obs.role, team_name=team_name, setting=item.setting, **common)
+    prior = _fmt(p["prior"], **common)
+    shift = _fmt(p["shift"], **common)
+    posterior = _fmt(p["posterior"], **common)
+
+    lines = list(obs.history)
+    dropped = 0
+    if context_window is not None:
+        # the longest prompt: system + history + prior question + prior answer + shift question
+        # (anchored), or system + history + posterior question (independent); 40 tokens of slack
+        # for the restated prior and the chat template's role markers
+        asked = max(count(prior) + count(shift) + 2 * count(example), count(posterior)) + 40
+        fixed = count(system) + count(_fmt(p["history"], history="")) + asked
+        budget = context_window - max_tokens - RESERVE_TOKENS - fixed
+        sizes = [count(x) + 1 for x in lines]
+        total = sum(sizes)
+        pre = obs.preamble
+        marker = count(_fmt(p["omitted"], n="0000")) + 1
+        while total > budget and len(lines) > pre:
+            total -= sizes.pop(pre)
+            del lines[pre]
+            dropped += 1
+            if dropped == 1:
+                total += marker
+        if dropped:
+            lines.insert(pre, _fmt(p["omitted"], n=str(dropped)))
+    history = _fmt(p["history"], history="\n".join(lines))
+    return Prompts(system, history, prior, shift, posterior, dropped, len(obs.history))
+
+
+@dataclass
+class RunSummary:
+    """Outcome of a run.
+
+    Attributes:
+        total: Observations in the benchmark.
+        done: Observations answered in this run (the rest were already in the results file).
+        ok: Observations with every stage answered validly (in the file after the run).
+        causes: Failure causes of failed observations.
+        shortened: Observations whose history was shortened.
+    """
+
+    total: int = 0
+    done: int = 0
+    ok: int = 0
+    causes: Counter[str] = field(default_factory=Counter)
+    shortened: int = 0
+
+    @property
+    def completion(self) -> float:
+        """Share of observations answered validly (0-1)."""
+        return self.ok / self.total if self.total else 0.0
+
+
+class ResultsMismatch(ValueError):
+    """``--out`` holds results of another benchmark, model label or protocol."""
+
+
+def _ref(o: ObserverContext) -> PlayerRef:
+    return PlayerRef(seat=o.seat, name=o.name, role=o.role, team=o.team)
+
+
+async def run_bench(
+    header: BenchHeader,
+    items: Sequence[BenchItem],
+    model: ChatModel,
+    out: Path,
+    options: RunOptions = RunOptions(),
+    *,
+    on_result: Callable[[ResultRecord], None] | None = None,
+) -> RunSummary:
+    """Elicit priors and shifts for every (item, observer) and append the results to ``out``.
+
+    Per observation: (a) prior - history, then the question about the accuser and the
+    target on -3..+3; (b) anchored protocol: the same conversation, the model's own prior
+    answer, the message and the shift question (-3..+3, positive = toward wolf);
+    independent protocol: history, the message and the prior question again (no prior
+    shown), asked concurrently with (a); shift = posterior - prior (-6..+6). Every answer
+    is requested under :func:`rating_schema`; a failed stage is retried ``options.retries``
+    times and then recorded with its cause (the observation is not ok, never scored 0).
+
+    If ``out`` already holds results of the same benchmark, label and protocol, the
+    observations answered validly there are skipped (resume); failed ones are asked again
+    and their new record appended (readers keep the last record per observation).
+
+    Args:
+        header: Benchmark header (prompt pack).
+        items: Benchmark items.
+        model: The chat model.
+        out: Results file (JSONL; created with a header line if new).
+        options: Run options.
+        on_result: Called with each record as it is written (progress).
+
+    Returns:
+        A :class:`RunSummary` of the whole file after the run.
+
+    Raises:
+        ResultsMismatch: ``out`` belongs to another benchmark, label or protocol.
+        BeliefShiftFormatError: ``out`` is unreadable.
+    """
+    label = options.label or model.name
+    window = options.context_window if options.context_window is not None else model.context_window
+    counter: Callable[[str], int] | None = getattr(model, "count_tokens", None)
+    rh = ResultsHeader(
+        bench_id=header.bench_id,
+        bench_version=header.version,
+        model=model.name,
+        label=label,
+        protocol=options.protocol,
+        options={
+            "retries": options.retries,
+            "concurrency": options.concurrency,
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "context_window": window,
+            "token_count": "model tokenizer" if counter is not None else f"characters / {CHARS_PER_TOKEN}",
+            "seed": options.seed,
+        },
+        software=f"mafialab {__version__}",
+    )
+    last: dict[tuple[str, int], ResultRecord] = {}
+    out = Path(out)
+    if out.exists() and out.stat().st_size > 0:
+        old_header, old, _ = read_results(out)
+        oh = old_header
+        if oh is not None and (oh.bench_id, oh.label, oh.protocol) != (header.bench_id, label, options.protocol):
+            raise ResultsMismatch(
+                f"{out}: holds results of bench {oh.bench_id}, label {oh.label!r}, protocol {oh.protocol} "
+                f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
+            )
+        for r in old:
+            if (r.bench_id, r.label, r.protocol) != (header.bench_id, label, options.protocol):
+                raise ResultsMismatch(
+                    f"{out}: holds a result of bench {r.bench_id}, label {r.label!r}, protocol {r.protocol} "
+                    f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
+                )
+            last[(r.item_id, r.observer.seat)] = r
+    if out.exists() and out.stat().st_size > 0:
+        with out.open("rb+") as fh:  # a torn last line (crash while writing) must not swallow the next record
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
+    sem = asyncio.Semaphore(max(1, options.concurrency))
+    summary = RunSummary()
+    writer = JsonlWriter(out, clock=None)
+    if not last and not (out.exists() and out.stat().st_size > 0):
+        writer.write(rh)
+
+    async def ask(req: ChatRequest, stage: str, names: tuple[str, str], key: str) -> tuple[Rating | None, CallRecord]:
+        causes: list[FailureCause] = []
+        latency = 0.0
+        detail = ""
+        text, reasoning = "", None
+        usage = None
+        for attempt in range(options.retries + 1):
+            r = req.model_copy(update={"seed": derive_seed(options.seed, f"{key}:{stage}:{attempt}") % (2**31)})
+            try:
+                resp = await model.chat(r)
+            except Exception as err:  # a backend that raises is a transport failure
+                causes.append("transport")
+                detail = f"{type(err).__name__}: {err}"
+                continue
+            latency += resp.latency_s
+            usage = resp.usage
+            ans = split_answer(resp)
+            text, reasoning = ans.text, ans.reasoning
+            if ans.obj is None:
+                causes.append(ans.cause or "schema")
+                detail = ans.detail
+                continue
+            rating, cause, detail = parse_levels(ans.obj, *names)
+            if rating is not None:
+                return rating, CallRecord(
+                    stage=stage,  # type: ignore[arg-type]
+                    ok=True,
+                    attempts=attempt + 1,
+                    causes=causes,
+                    text=text,
+                    reasoning=reasoning,
+                    latency_s=round(latency, 3),
+                    prompt_tokens=usage.prompt_tokens if usage else 0,
+                    completion_tokens=usage.completion_tokens if usage else 0,
+                    cached_tokens=usage.cached_tokens if usage else None,
+                )
+            causes.append(cause or "schema")
+        return (
+            None,
+            CallRecord(
+                stage=stage,  # type: ignore[arg-type]
+                ok=False,
+                attempts=options.retries + 1,
+                causes=causes,
+                cause=causes[-1] if causes else "transport",
+                detail=detail[:500],
+                text=text[:2000],
+                reasoning=reasoning,
+                latency_s=round(latency, 3),
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                cached_tokens=usage.cached_tokens if usage else None,
+            ),
+        )
+
+    async def observe(item: BenchItem, obs: ObserverContext) -> ResultRecord:
+        pr = build_prompts(
+            header, item, obs, context_window=window, max_tokens=options.max_tokens, count_tokens=counter
+        )
+        names = (item.accuser.name, item.target.name)
+        schema = rating_schema(*names)
+        key = f"{item.item_id}:{obs.seat}"
+
+        def req(messages: list[ChatMessage], stage: str) -> ChatRequest:
+            return ChatRequest(
+                messages=messages,
+                json_schema=schema,
+                max_tokens=options.max_tokens,
+                temperature=options.temperature,
+                purpose="elicit",
+                meta={"item_id": item.item_id, "observer": obs.seat, "stage": stage, "protocol": options.protocol},
+            )
+
+        prior_msgs = pr.prior_messages()
+        calls: list[CallRecord] = []
+        shift: Rating | None = None
+        posterior: Rating | None = None
+        longest = sum(len(m.content) for m in prior_msgs)
+        if options.protocol == "anchored":
+            prior, c1 = await ask(req(prior_msgs, "prior"), "prior", names, key)
+            calls.append(c1)
+            if prior is not None:
+                answer = json.dumps({names[0]: label_of(prior.accuser), names[1]: label_of(prior.target)})
+                prior_text = f"{names[0]} {label_of(prior.accuser)}, {names[1]} {label_of(prior.target)}"
+                shift_msgs = pr.shift_messages(answer, prior_text)
+                longest = sum(len(m.content) for m in shift_msgs)
+                shift, c2 = await ask(req(shift_msgs, "shift"), "shift", names, key)
+                calls.append(c2)
+        else:
+            post_msgs = pr.posterior_messages()
+            longest = max(longest, sum(len(m.content) for m in post_msgs))
+            (prior, c1), (posterior, c2) = await asyncio.gather(
+                ask(req(prior_msgs, "prior"), "prior", names, key),
+                ask(req(post_msgs, "posterior"), "posterior", names, key),
+            )
+            calls += [c1, c2]
+            if prior is not None and posterior is not None:
+                shift = Rating(accuser=posterior.accuser - prior.accuser, target=posterior.target - prior.target)
+        failed = next((c for c in calls if not c.ok), None)
+        return ResultRecord(
+            bench_id=header.bench_id,
+            item_id=item.item_id,
+            message_id=item.message_id,
+            game_id=item.game_id,
+            model=model.name,
+            label=label,
+            protocol=options.protocol,
+            category=item.category,
+            accuser=item.accuser,
+            target=item.target,
+            observer=_ref(obs),
+            ok=failed is None and shift is not None,
+            cause=failed.cause if failed is not None else None,
+            prior=prior,
+            shift=shift,
+            posterior=posterior,
+            calls=calls,
+            history_events=pr.history_events,
+            history_dropped=pr.dropped,
+            prompt_chars=longest,
+        )
+
+    async def one(item: BenchItem, obs: ObserverContext) -> None:
+        # one observation at a time per slot: its shift call follows its prior call directly,
+        # so a server with a single prefix cache (llama.cpp) reuses the shared history
+        async with sem:
+            rec = await observe(item, obs)
+        writer.write(rec)
+        last[(item.item_id, obs.seat)] = rec
+        summary.done += 1
+        if on_result is not None:
+            on_result(rec)
+
+    todo = [
+        (it, o)
+        for it in items
+        for o in it.observers
+        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
+    ]
+    try:
+        await asyncio.gather(*(one(it, o) for it, o in todo))
+    finally:
+        writer.close()
+    for it in items:
+        for o in it.observers:
+            summary.total += 1
+            rec = last.get((it.item_id, o.seat))
+            if rec is None:
+                continue
+            if rec.ok:
+                summary.ok += 1
+            else:
+                summary.causes[rec.cause or "unknown"] += 1
+            summary.shortened += rec.history_dropped > 0
+    return summary

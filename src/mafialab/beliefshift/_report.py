@@ -1,0 +1,594 @@
+"""Aggregation of results into the paper's tables (per model and per group)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.beliefshift._io import read_results
+from mafialab.beliefshift._schema import SCALE, SHIFT_RANGE_INDEPENDENT, ResultRecord, label_of, trust_bin
+from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
+from mafialab.beliefshift._tables import Cell, Table
+
+CIMethod = Literal["t", "cluster"]
+"""How per-model CIs are computed: Student t over responses, or game-level cluster bootstrap."""
+
+SIZE_GROUPS: tuple[str, ...] = ("<5B", "5-<10B", "10-<30B", ">=30B")
+"""Size groups by parameter count (the paper's ≤4B, 5–9B, 10–29B, ≥30B without gaps)."""
+AVG_GROUP = "Avg."
+"""Group of all size-grouped models (all models when none has a size), as the paper's "Avg." row."""
+
+TEAMS = (("town", "village"), ("mafia", "wolf"))
+CATEGORIES = (("suspect", "Sus."), ("accuse", "Acc."))
+BINS = (("trust", "Trust"), ("neutral", "Neutral"), ("distrust", "Distrust"))
+CAUSES = ("transport", "length", "empty", "non_json", "schema", "out_of_scale")
+
+
+def size_group(params_b: float) -> str:
+    """Size group of a model with ``params_b`` billion parameters.
+
+    ``< 5`` -> ``"<5B"``, ``5 <= p < 10`` -> ``"5-<10B"``, ``10 <= p < 30`` -> ``"10-<30B"``,
+    ``>= 30`` -> ``">=30B"``.
+    """
+    if params_b < 5:
+        return "<5B"
+    if params_b < 10:
+        return "5-<10B"
+    if params_b < 30:
+        return "10-<30B"
+    return ">=30B"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What ``models.yaml`` says about a configuration.
+
+    Attributes:
+        label: Configuration label (as given to ``beliefshift run --label``, or the model string).
+        params_b: Parameter count in billions, or ``None``.
+        reasoning: Reasoning mode (``on``/``off``), or ``None``.
+        group: Named group (e.g. ``frontier``); overrides the size group.
+    """
+
+    label: str
+    params_b: float | None = None
+    reasoning: str | None = None
+    group: str | None = None
+
+
+class ModelsFileError(ValueError):
+    """``models.yaml`` is malformed (the message names the field)."""
+
+
+def load_models_yaml(path: Path) -> dict[str, ModelInfo]:
+    """Read ``models.yaml``.
+
+    Format: ``models:`` followed by a list of mappings with ``label`` (required), ``params_b``
+    (number > 0), ``reasoning`` (``on``/``off``; YAML booleans accepted) and ``group``.
+
+    Raises:
+        ModelsFileError: Unreadable file or invalid field (message names it).
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise ModelsFileError(f"{path}: cannot read: {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
+        raise ModelsFileError(f"{path}: models: expected a list under the key 'models'")
+    out: dict[str, ModelInfo] = {}
+    for i, m in enumerate(data["models"]):
+        where = f"{path}: models.{i}"
+        if not isinstance(m, dict):
+            raise ModelsFileError(f"{where}: expected a mapping")
+        unknown = set(m) - {"label", "params_b", "reasoning", "group", "checkpoint", "note"}
+        if unknown:
+            raise ModelsFileError(f"{where}.{sorted(unknown)[0]}: unknown field")
+        label = m.get("label")
+        if not isinstance(label, str) or not label:
+            raise ModelsFileError(f"{where}.label: required string")
+        p = m.get("params_b")
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or p <= 0):
+            raise ModelsFileError(f"{where}.params_b: must be a number > 0, got {p!r}")
+        r = m.get("reasoning")
+        if isinstance(r, bool):
+            r = "on" if r else "off"
+        if r is not None and r not in ("on", "off"):
+            raise ModelsFileError(f"{where}.reasoning: must be on or off, got {r!r}")
+        g = m.get("group")
+        if g is not None and not isinstance(g, str):
+            raise ModelsFileError(f"{where}.group: must be a string")
+        if label in out:
+            raise ModelsFileError(f"{where}.label: duplicate label {label!r}")
+        out[label] = ModelInfo(label, float(p) if p is not None else None, r, g)
+    return out
+
+
+@dataclass
+class Config:
+    """One evaluated configuration (label x protocol) and its valid observations."""
+
+    key: str
+    label: str
+    model: str
+    protocol: str
+    info: ModelInfo
+    group: str
+    records: list[ResultRecord] = field(default_factory=list)
+    total: int = 0
+    causes: Counter[str] = field(default_factory=Counter)
+    shortened: int = 0
+
+
+def _match(label: str, model: str, infos: dict[str, ModelInfo]) -> ModelInfo | None:
+    for k in (label, model, label.rsplit("/", 1)[-1], model.rsplit("/", 1)[-1]):
+        if k in infos:
+            return infos[k]
+    return None
+
+
+def collect(results: Sequence[ResultRecord], infos: dict[str, ModelInfo] | None = None) -> list[Config]:
+    """Group result records into configurations.
+
+    The last record of each (label, protocol, item, observer) wins (a resumed run appends).
+    With ``infos`` (from ``models.yaml``), a model goes to its named group, else to its size
+    group; a model the file does not list, or listed without size or group, is its own
+    group. Without ``infos`` every model is its own group.
+    """
+    last: dict[tuple[str, str, str, int], ResultRecord] = {}
+    for r in results:
+        last[(r.label, r.protocol, r.item_id, r.observer.seat)] = r
+    protocols = {r.protocol for r in last.values()}
+    mixed = len(protocols) > 1
+    configs: dict[tuple[str, str], Config] = {}
+    for (label, protocol, _, _), r in last.items():
+        c = configs.get((label, protocol))
+        if c is None:
+            info = _match(label, r.model, infos or {}) or ModelInfo(label)
+            key = f"{label} [{protocol}]" if mixed else label
+            if info.group:
+                group = info.group
+            elif info.params_b is not None:
+                group = size_group(info.params_b)
+            else:
+                group = key
+            if mixed and group != key:
+                group = f"{group} [{protocol}]"
+            c = configs[(label, protocol)] = Config(key, label, r.model, protocol, info, group)
+        c.total += 1
+        c.shortened += r.history_dropped > 0
+        if r.ok and r.prior is not None and r.shift is not None:
+            c.records.append(r)
+        else:
+            c.causes[r.cause or "unknown"] += 1
+    return sorted(configs.values(), key=lambda c: (c.info.params_b or math.inf, c.key))
+
+
+def _team(t: str) -> str:
+    return "village" if t == "town" else "wolf"
+
+
+def model_quantities(
+    records: Sequence[ResultRecord], protocol: str = "anchored", ci: CIMethod = "t", *, seed: int = 0
+) -> dict[str, Stat]:
+    """Every reported quantity of one configuration, from its valid observations.
+
+    Keys (``team`` is the accuser's true team, ``village``/``wolf``; ``who`` is ``target`` or
+    ``accuser``; shifts are positive toward wolf):
+
+    * ``prior.wolf`` / ``prior.village``: mean prior about players truly on that side (both
+      the accuser and the target priors of every observation, pooled); ``prior.separation``:
+      their difference.
+    * ``t1.<team>.<suspect|accuse>.<who>``: mean shift (paper Table 1).
+    * ``t2.<team>.<trust|neutral|distrust>.<who>``: mean shift by the trust bin of the
+      prior about the accuser (paper Table 2).
+    * ``t2c.<correct|incorrect>.<team>.<bin>.<who>``: the same split by whether the target
+      is truly wolf-aligned.
+    * ``dist.prior.<level>`` / ``dist.shift.<level>`` (and ``dist.posterior.<level>``
+      under the independent protocol): % of answers at each level (no CI).
+
+    Args:
+        records: Valid observations of one configuration.
+        protocol: Their protocol (sets the shift levels of the distributions).
+        ci: ``"t"``: Student-t over responses treated as independent (:func:`mean_ci`; Welch
+            for the separation); ``"cluster"``: game-level cluster bootstrap (1,000 resamples,
+            percentile interval, reported as the larger distance from the mean to a bound).
+        seed: Seed of the bootstrap resamples.
+    """
+    q: dict[str, Stat] = {}
+    wolf = [(r.game_id, float(v)) for r in records for p, v in _priors(r) if p == "mafia"]
+    vill = [(r.game_id, float(v)) for r in records for p, v in _priors(r) if p == "town"]
+    games = sorted({r.game_id for r in records})
+    weights = bootstrap_weights(len(games), 1000, seed) if ci == "cluster" and games else None
+    gidx = {g: i for i, g in enumerate(games)}
+
+    def mean(xs: list[tuple[str, float]]) -> Stat:
+        if weights is None:
+            return mean_ci([v for _, v in xs])
+        return _cluster_stat([xs], gidx, weights)
+
+    q["prior.wolf"] = mean(wolf)
+    q["prior.village"] = mean(vill)
+    if weights is None:
+        q["prior.separation"] = diff_ci([v for _, v in wolf], [v for _, v in vill])
+    else:
+        q["prior.separation"] = _cluster_stat([wolf, vill], gidx, weights)
+    buckets: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for r in records:
+        assert r.prior is not None and r.shift is not None
+        team = _team(r.accuser.team)
+        b: str = trust_bin(r.prior.accuser)
+        corr = "correct" if r.target.team == "mafia" else "incorrect"
+        for who, v in (("target", r.shift.target), ("accuser", r.shift.accuser)):
+            buckets[f"t1.{team}.{r.category}.{who}"].append((r.game_id, v))
+            buckets[f"t2.{team}.{b}.{who}"].append((r.game_id, v))
+            buckets[f"t2c.{corr}.{team}.{b}.{who}"].append((r.game_id, v))
+    for team in ("village", "wolf"):
+        for who in ("target", "accuser"):
+            for cat, _ in CATEGORIES:
+                q[f"t1.{team}.{cat}.{who}"] = mean(buckets.get(f"t1.{team}.{cat}.{who}", []))
+            for b, _ in BINS:
+                q[f"t2.{team}.{b}.{who}"] = mean(buckets.get(f"t2.{team}.{b}.{who}", []))
+                for corr in ("correct", "incorrect"):
+                    q[f"t2c.{corr}.{team}.{b}.{who}"] = mean(buckets.get(f"t2c.{corr}.{team}.{b}.{who}", []))
+    for kind, levels, values in _distributions(records, protocol):
+        n = len(values)
+        cnt = Counter(values)
+        for lv in levels:
+            q[f"dist.{kind}.{label_of(lv)}"] = Stat(100.0 * cnt[lv] / n, math.nan, n) if n else EMPTY
+    return q
+
+
+def _cluster_stat(parts: list[list[tuple[str, float]]], gidx: dict[str, int], weights: Any) -> Stat:
+    """Mean of ``parts[0]`` (minus that of ``parts[1]``) with a game-level bootstrap interval.
+
+    Uses :func:`mafialab.analysis.cluster_bootstrap_ci` on per-game sums and counts.
+    """
+    import numpy as np
+
+    n = sum(len(p) for p in parts)
+    if any(not p for p in parts):
+        return EMPTY
+    sums = np.zeros((len(gidx), 2 * len(parts)))
+    for j, p in enumerate(parts):
+        for g, v in p:
+            sums[gidx[g], 2 * j] += v
+            sums[gidx[g], 2 * j + 1] += 1
+    total = sums.sum(axis=0)
+    means = [total[2 * j] / total[2 * j + 1] for j in range(len(parts))]
+    m = means[0] - means[1] if len(parts) == 2 else means[0]
+
+    def stat(x: Any) -> Any:
+        a = x[..., 0] / x[..., 1]
+        return a - x[..., 2] / x[..., 3] if len(parts) == 2 else a
+
+    ci = cluster_bootstrap_ci(sums, stat, weights=weights)
+    if ci is None or n < 2:
+        return Stat(float(m), math.nan, n)
+    return Stat(float(m), max(float(m) - ci[0], ci[1] - float(m)), n)
+
+
+def _priors(r: ResultRecord) -> list[tuple[str, int]]:
+    assert r.prior is not None
+    return [(r.accuser.team, r.prior.accuser), (r.target.team, r.prior.target)]
+
+
+def _distributions(records: Sequence[ResultRecord], protocol: str) -> list[tuple[str, tuple[int, ...], list[int]]]:
+    priors = [v for r in records if r.prior for v in (r.prior.accuser, r.prior.target)]
+    shifts = [v for r in records if r.shift for v in (r.shift.accuser, r.shift.target)]
+    out = [("prior", SCALE, priors)]
+    if protocol == "independent":
+        posts = [v for r in records if r.posterior for v in (r.posterior.accuser, r.posterior.target)]
+        out += [("posterior", SCALE, posts), ("shift", SHIFT_RANGE_INDEPENDENT, shifts)]
+    else:
+        out.append(("shift", SCALE, shifts))
+    return out
+
+
+@dataclass
+class Report:
+    """All tables of a report, the configurations and their groups.
+
+    Attributes:
+        configs: The configurations, smallest first.
+        groups: Group name -> configuration keys, in display order.
+        quantities: Configuration key -> quantity key -> stat.
+        group_quantities: Group name -> quantity key -> stat (see :func:`combine`).
+        tables: Table name -> table.
+        benches: Benchmark ids the results come from (more than one: not comparable).
+    """
+
+    configs: list[Config]
+    groups: dict[str, list[str]]
+    quantities: dict[str, dict[str, Stat]]
+    group_quantities: dict[str, dict[str, Stat]]
+    tables: dict[str, Table]
+    benches: list[str] = field(default_factory=list)
+
+
+def _group_order(configs: Sequence[Config]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = defaultdict(list)
+    for c in configs:
+        groups[c.group].append(c.key)
+    sized = [c.key for c in configs if c.info.group is None and c.info.params_b is not None]
+    order: list[str] = []
+    for g in SIZE_GROUPS:
+        order += [k for k in groups if k == g or k.startswith(g + " [")]
+    order += [g for g in groups if g not in order and any(c.group == g and c.info.group for c in configs)]
+    order += [g for g in groups if g not in order]
+    out = {g: groups[g] for g in order}
+    protocols = sorted({c.protocol for c in configs})
+    for proto in protocols:
+        members = [c for c in configs if c.protocol == proto]
+        if len(members) < 2:
+            continue
+        sized_p = [c.key for c in members if c.key in sized]
+        name = AVG_GROUP if len(protocols) == 1 else f"{AVG_GROUP} [{proto}]"
+        out[name] = sized_p or [c.key for c in members]
+    return out
+
+
+def build_report(
+    results: Sequence[ResultRecord], infos: dict[str, ModelInfo] | None = None, ci: CIMethod = "t"
+) -> Report:
+    """Aggregate result records into every table.
+
+    Group rows average the per-model means (each model counts once; see
+    :func:`mafialab.beliefshift.combine`); ``n`` in a group row is the number of models.
+
+    Args:
+        results: Result records of one or more configurations.
+        infos: ``models.yaml`` entries by label (``None``: each model is its own group).
+        ci: Per-model CI method (see :func:`model_quantities`).
+    """
+    configs = collect(results, infos)
+    quantities = {c.key: model_quantities(c.records, c.protocol, ci) for c in configs}
+    groups = _group_order(configs)
+    gq: dict[str, dict[str, Stat]] = {}
+    for g, keys in groups.items():
+        allk = {k for key in keys for k in quantities[key]}
+        gq[g] = {k: combine([quantities[key].get(k, EMPTY) for key in keys]) for k in sorted(allk)}
+    protocols = sorted({c.protocol for c in configs})
+    benches = sorted({r.bench_id for r in results})
+    note_p = f"Protocol: {', '.join(protocols) or 'none'}. Benchmark: {', '.join(benches) or 'none'}."
+    if len(benches) > 1:
+        note_p += " Warning: the results come from different benchmarks, so models saw different items."
+    how = "Student t over responses" if ci == "t" else "game-level cluster bootstrap, 1,000 resamples"
+    note_ci = (
+        f"Model rows: mean ± 95 % CI ({how}). Group rows: unweighted average of the "
+        "models' means ± CI propagated from the models' CIs (models fixed); n = models."
+    )
+    tables: dict[str, Table] = {}
+    tables["completion"] = _completion_table(configs, note_p)
+    indep = "independent" in protocols
+    for scope in ("models", "groups"):
+        rows: list[tuple[str, str, dict[str, Stat]]]
+        if scope == "models":
+            rows = [(c.key, c.group, quantities[c.key]) for c in configs]
+        else:
+            rows = [(g, "", gq[g]) for g in groups]
+        notes = [note_p, note_ci]
+        tables[f"prior_discrimination_{scope}"] = _prior_table(scope, rows, notes)
+        tables[f"table1_{scope}"] = _table1(scope, rows, notes)
+        tables[f"table2_{scope}"] = _table2(scope, rows, notes, None)
+        tables[f"table2_correctness_{scope}"] = _table2(scope, rows, notes, ("correct", "incorrect"))
+        tables[f"table9_{scope}"] = _table9(scope, rows, [note_p], indep)
+    tables["spearman"] = _spearman(configs, quantities, note_p)
+    return Report(configs, groups, quantities, gq, tables, benches)
+
+
+def _n(scope: str, s: Stat | None) -> int:
+    return 0 if s is None else s.n
+
+
+def _first_col(scope: str) -> str:
+    return "model" if scope == "models" else "group"
+
+
+def _prior_table(scope: str, rows: list[tuple[str, str, dict[str, Stat]]], notes: list[str]) -> Table:
+    cols = [_first_col(scope)] + (["group"] if scope == "models" else []) + ["n", "wolves", "villagers", "separation"]
+    t = Table(f"prior_discrimination_{scope}", f"Prior discrimination ({scope}): mean prior about true wolves and "
+              "true villagers (-3 strongly village ... +3 strongly wolf)", cols, notes=list(notes))  # fmt: skip
+    for name, group, q in rows:
+        n = (
+            q.get("prior.separation", EMPTY).n
+            if scope == "groups"
+            else _n(scope, q.get("prior.wolf")) + _n(scope, q.get("prior.village"))
+        )
+        row: list[Any] = [name] + ([group] if scope == "models" else [])
+        row += [n, q.get("prior.wolf", EMPTY), q.get("prior.village", EMPTY), q.get("prior.separation", EMPTY)]
+        t.rows.append(row)
+    if scope == "models":
+        t.notes.append("n = priors rated (two per observation: accuser and target).")
+    return t
+
+
+def _table1(scope: str, rows: list[tuple[str, str, dict[str, Stat]]], notes: list[str]) -> Table:
+    cols = ["accuser", _first_col(scope), "n"] + [
+        f"{who} {lab}" for who in ("target", "accuser") for _, lab in CATEGORIES
+    ]
+    t = Table(f"table1_{scope}", f"Mean shift by accuser team and message strength ({scope}; paper Table 1)", cols,
+              notes=list(notes))  # fmt: skip
+    for _, team in TEAMS:
+        for name, _, q in rows:
+            cells = [q.get(f"t1.{team}.{cat}.{who}", EMPTY) for who in ("target", "accuser") for cat, _ in CATEGORIES]
+            n = (
+                max(c.n for c in cells)
+                if scope == "groups"
+                else sum(q.get(f"t1.{team}.{c}.target", EMPTY).n for c, _ in CATEGORIES)
+            )
+            t.rows.append([team, name, n, *cells])
+    if scope == "models":
+        t.notes.append("n = observations with an accuser of that team.")
+    return t
+
+
+def _table2(
+    scope: str, rows: list[tuple[str, str, dict[str, Stat]]], notes: list[str], split: tuple[str, str] | None
+) -> Table:
+    cols = (["target is"] if split else []) + ["accuser", _first_col(scope), "n"]
+    cols += [f"{who} {lab}" for who in ("target", "accuser") for _, lab in BINS]
+    name = f"table2_correctness_{scope}" if split else f"table2_{scope}"
+    title = "Mean shift by trust bin of the prior about the accuser"
+    title += ", split by accusation correctness" if split else ""
+    t = Table(name, f"{title} ({scope}; paper Table 2)", cols, notes=list(notes))
+    t.notes.append("Trust bins: Trust {-3,-2}, Neutral {-1,0,+1}, Distrust {+2,+3}.")
+    for part in split or (None,):
+        for _, team in TEAMS:
+            for nm, _, q in rows:
+                pre = f"t2c.{part}." if part else "t2."
+                cells = [q.get(f"{pre}{team}.{b}.{who}", EMPTY) for who in ("target", "accuser") for b, _ in BINS]
+                n = (
+                    max(c.n for c in cells)
+                    if scope == "groups"
+                    else sum(q.get(f"{pre}{team}.{b}.target", EMPTY).n for b, _ in BINS)
+                )
+                label = {"correct": "wolf (correct)", "incorrect": "village (incorrect)"}.get(part or "", "")
+                head: list[Cell] = [label] if split else []
+                t.rows.append([*head, team, nm, n, *cells])
+    return t
+
+
+def _table9(scope: str, rows: list[tuple[str, str, dict[str, Stat]]], notes: list[str], indep: bool) -> Table:
+    levels = SHIFT_RANGE_INDEPENDENT if indep else SCALE
+    cols = ["answer", _first_col(scope)] + [label_of(lv) for lv in levels]
+    t = Table(f"table9_{scope}", f"Response distribution (%) over the levels ({scope}; paper Table 9)", cols,
+              notes=list(notes), digits=1)  # fmt: skip
+    kinds = ("prior", "posterior", "shift") if indep else ("prior", "shift")
+    for kind in kinds:
+        for nm, _, q in rows:
+            cells: list[Any] = []
+            for lv in levels:
+                st = q.get(f"dist.{kind}.{label_of(lv)}")
+                cells.append(st.mean if st is not None and st.n else math.nan)
+            t.rows.append([kind, nm, *cells])
+    t.notes.append(
+        "Priors and shifts about the accuser and the target pooled. Group rows average the models' percentages."
+        + (" Independent protocol: shift = posterior - prior, -6..+6." if indep else "")
+    )
+    return t
+
+
+def _completion_table(configs: Sequence[Config], note: str) -> Table:
+    cols = ["model", "params (B)", "reasoning", "protocol", "group", "observations", "valid", "completion %"]
+    cols += [*CAUSES, "shortened"]
+    t = Table("completion", "Completion per model (target >= 95 %)", cols, notes=[note], digits=1)
+    for c in configs:
+        ok = len(c.records)
+        size = c.info.params_b if c.info.params_b is not None else ""
+        rate = 100.0 * ok / c.total if c.total else math.nan
+        row: list[Cell] = [c.key, size, c.info.reasoning or "", c.protocol, c.group, c.total, ok, rate]
+        t.rows.append([*row, *(c.causes.get(x, 0) for x in CAUSES), c.shortened])
+    t.notes.append("Failure causes of observations that did not complete; shortened = history cut to fit the context.")
+    return t
+
+
+def _spearman(configs: Sequence[Config], quantities: dict[str, dict[str, Stat]], note: str) -> Table:
+    from scipy.stats import spearmanr
+
+    t = Table("spearman", "Spearman rank correlation between model size and each quantity",
+              ["quantity", "models", "rho", "p"], notes=[note], digits=3)  # fmt: skip
+    sized = [c for c in configs if c.info.params_b is not None]
+    keys = sorted({k for c in configs for k in quantities[c.key]}, key=_qorder)
+    for k in keys:
+        pairs = [
+            (c.info.params_b, quantities[c.key][k].mean)
+            for c in sized
+            if k in quantities[c.key] and quantities[c.key][k].n > 0 and not math.isnan(quantities[c.key][k].mean)
+        ]
+        rho = p = math.nan
+        if len(pairs) >= 3:
+            xs, ys = zip(*pairs, strict=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = spearmanr(xs, ys)
+            rho, p = float(res.statistic), float(res.pvalue)
+        t.rows.append([k, len(pairs), rho, p])
+    t.notes.append("Over models with params_b in models.yaml (at least 3 needed); per-model means.")
+    return t
+
+
+def _qorder(k: str) -> tuple[int, str]:
+    return ({"prior": 0, "t1": 1, "t2": 2, "t2c": 3, "dist": 4}.get(k.split(".")[0], 9), k)
+
+
+def read_all_results(paths: Sequence[Path]) -> tuple[list[ResultRecord], list[str]]:
+    """Read every results file: ``(records, problems)``.
+
+    Raises:
+        mafialab.beliefshift.BeliefShiftFormatError: An invalid file.
+    """
+    recs: list[ResultRecord] = []
+    problems: list[str] = []
+    for p in paths:
+        _, r, pr = read_results(Path(p))
+        recs += r
+        problems += pr
+    return recs, problems
+
+
+def plot_prior_discrimination(report: Report, path: Path) -> Path:
+    """PNG of mean priors about true wolves and true villagers (95 % CIs), per group.
+
+    Groups are used when there is more than one model; otherwise the single model.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if len(report.configs) > 1:
+        names = list(report.groups)
+        qs = [report.group_quantities[g] for g in names]
+    else:
+        names = [c.key for c in report.configs]
+        qs = [report.quantities[c.key] for c in report.configs]
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(names) + 2), 3.6), dpi=120)
+    xs = list(range(len(names)))
+    for off, key, color, lab in (
+        (-0.12, "prior.wolf", "#c0392b", "true wolves"),
+        (0.12, "prior.village", "#2471a3", "true villagers"),
+    ):
+        m = [q.get(key, EMPTY).mean for q in qs]
+        h = [0.0 if math.isnan(q.get(key, EMPTY).half) else q.get(key, EMPTY).half for q in qs]
+        ax.errorbar([x + off for x in xs], m, yerr=h, fmt="o", color=color, capsize=3, label=lab)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xticks(xs, names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(-3.2, 3.2)
+    ax.set_ylabel("mean prior (-3 village ... +3 wolf)")
+    ax.set_title("Prior discrimination")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_report(report: Report, out_dir: Path) -> list[Path]:
+    """Write the report files under ``out_dir`` and return their paths.
+
+    Every table as ``<name>.md``, ``.tex`` and ``.csv``; all Markdown tables together in
+    ``report.md``; the figure as ``prior_discrimination.png``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, t in report.tables.items():
+        for ext, text in (("md", t.to_markdown()), ("tex", t.to_latex()), ("csv", t.to_csv())):
+            p = out_dir / f"{name}.{ext}"
+            p.write_text(text, encoding="utf-8")
+            written.append(p)
+    md = "# Belief-shift report\n\n" + "\n".join(t.to_markdown() for t in report.tables.values())
+    (out_dir / "report.md").write_text(md, encoding="utf-8")
+    written.append(out_dir / "report.md")
+    written.append(plot_prior_discrimination(report, out_dir / "prior_discrimination.png"))
+    return written

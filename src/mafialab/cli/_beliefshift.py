@@ -1,0 +1,263 @@
+"""``mafialab beliefshift``: annotate, agreement, freeze, run, report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+
+from mafialab.beliefshift import (
+    DEFAULT_MODEL,
+    BeliefShiftFormatError,
+    FreezeError,
+    ModelAnnotator,
+    ModelsFileError,
+    ResultsMismatch,
+    RulesAnnotator,
+    RunOptions,
+    agreement,
+    annotate_games,
+    build_report,
+    day_messages,
+    freeze,
+    load_games,
+    load_models_yaml,
+    load_prompts_text,
+    read_all_results,
+    read_annotations,
+    read_bench,
+    run_bench,
+    write_annotations,
+    write_bench,
+    write_report,
+)
+from mafialab.cli._app import app, console, fail
+from mafialab.models import ChatModel, ModelSpecError, get_model
+from mafialab.record import LogFormatError
+
+bs_app = typer.Typer(
+    help="The Werewolf belief-shift benchmark: annotate accusations, freeze, elicit priors and shifts, report tables.",
+    no_args_is_help=True,
+)
+app.add_typer(bs_app, name="beliefshift")
+
+
+def model_from_spec(spec: str) -> ChatModel:
+    """Build a model from ``provider/model[?key=value&...]`` (options as JSON where they parse).
+
+    Raises:
+        ModelSpecError: Malformed string, unknown provider or option.
+        ImportError: The backend's optional dependency is missing.
+    """
+    model, _, query = spec.partition("?")
+    options: dict[str, Any] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ModelSpecError(f"model: malformed options in {spec!r} (expected ?key=value&key=value)") from None
+    for key, value in pairs:
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return get_model(model, **options)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+@bs_app.command("annotate")
+def annotate_cmd(
+    logs: list[Path] = typer.Argument(..., help="Game directories, or folders holding them."),
+    annotator: str = typer.Option("rules", "--annotator", "-a", help="'rules' (offline patterns) or a model string."),
+    out: Path = typer.Option(..., "--out", "-o", help="Annotation file to write (ANN.jsonl)."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Messages labelled at once (model annotator)."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per message (model annotator)."),
+) -> None:
+    """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
+    try:
+        games = load_games(logs)
+    except (FileNotFoundError, LogFormatError) as err:
+        fail(str(err))
+    if annotator == "rules":
+        ann = RulesAnnotator()
+    else:
+        try:
+            ann = ModelAnnotator(model_from_spec(annotator), retries=retries)  # type: ignore[assignment]
+        except (ModelSpecError, ImportError) as err:
+            fail(f"--annotator: {err}")
+    total = len(games)
+    n_msgs = sum(len(day_messages(g)) for g in games)
+    with _progress() as progress:
+        task = progress.add_task("messages", total=n_msgs)
+        res = asyncio.run(
+            annotate_games(games, ann, concurrency=concurrency, on_message=lambda: progress.advance(task))
+        )
+    write_annotations(out, res)
+    n_s = sum(a.category == "suspect" for a in res.annotations)
+    console.print(
+        f"{total} game(s), {len(res.header.scanned)} day messages: {len(res.annotations)} annotations "
+        f"({n_s} suspect, {len(res.annotations) - n_s} accuse), {len(res.header.failed)} failed. Wrote {out}"
+    )
+
+
+@bs_app.command("agreement")
+def agreement_cmd(
+    ann_a: Path = typer.Argument(..., help="Annotation file A (e.g. a hand-labelled set)."),
+    ann_b: Path = typer.Argument(..., help="Annotation file B."),
+) -> None:
+    """Agreement and Cohen's kappa between two annotations of the same messages."""
+    try:
+        a, b = read_annotations(ann_a), read_annotations(ann_b)
+        rep = agreement(a, b)
+    except (BeliefShiftFormatError, ValueError) as err:
+        fail(str(err))
+    t = RichTable("measure", "value", title=f"{rep.annotator_a} vs {rep.annotator_b}")
+    t.add_row("messages", str(rep.n_messages))
+    t.add_row("(message, target) units", str(rep.n_units))
+    t.add_row("agreement (suspect/accuse/none)", f"{rep.agreement:.3f}")
+    t.add_row("Cohen's kappa", "n/a" if math.isnan(rep.kappa) else f"{rep.kappa:.3f}")
+    t.add_row("agreement (labelled vs none)", f"{rep.detect_agreement:.3f}")
+    t.add_row("Cohen's kappa (labelled vs none)", "n/a" if math.isnan(rep.detect_kappa) else f"{rep.detect_kappa:.3f}")
+    t.add_row("messages with identical labels", f"{rep.message_agreement:.3f}")
+    console.print(t)
+    labels = ("suspect", "accuse", "none")
+    c = RichTable("A \\ B", *labels, title="confusion (units)")
+    for la in labels:
+        c.add_row(la, *(str(rep.confusion.get((la, lb), 0)) for lb in labels))
+    console.print(c)
+    for n in rep.notes:
+        console.print(f"note: {n}")
+
+
+@bs_app.command("freeze")
+def freeze_cmd(
+    logs: Path = typer.Argument(..., help="Game directory, or a folder holding game directories."),
+    annotations: Path = typer.Argument(..., help="Annotation file (ANN.jsonl)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Benchmark file to write (BENCH.jsonl)."),
+    observers: int = typer.Option(2, "--observers", min=1, help="Observers per message (fewer if fewer eligible)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the observer draws (recorded)."),
+    prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
+) -> None:
+    """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
+    try:
+        games = load_games([logs])
+        ann = read_annotations(annotations)
+        pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
+        bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)
+    except (FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError) as err:
+        fail(str(err))
+    write_bench(out, bench)
+    h = bench.header
+    none = sum(1 for i in bench.items if not i.observers)
+    console.print(
+        f"bench {h.bench_id}: {h.n_items} items, {h.n_observations} observations from {len(h.games)} game(s)"
+        + (f" ({none} item(s) without an eligible observer)" if none else "")
+        + f". Wrote {out}"
+    )
+
+
+@bs_app.command("run")
+def run_cmd(
+    bench: Path = typer.Argument(..., help="Benchmark file (BENCH.jsonl)."),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", "-m", help="Model string provider/model[?key=value&...] (e.g. ?base_url=...)."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Results file (appended; a rerun resumes)."),
+    protocol: str = typer.Option("anchored", "--protocol", help="anchored (prior shown) or independent."),
+    label: str | None = typer.Option(None, "--label", help="Configuration label in reports (default: the model)."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per stage after a failure."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", min=1, help="Observations in flight (their calls run in order)."
+    ),
+    max_tokens: int = typer.Option(1024, "--max-tokens", min=1, help="Generation cap per call."),
+    temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Default: the backend's."),
+    context_window: int | None = typer.Option(
+        None, "--context-window", min=256, help="Fit prompts into this many tokens (default: the model's window)."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (a slice)."),
+) -> None:
+    """Elicit each observer's prior and belief shift for every benchmark item."""
+    if protocol not in ("anchored", "independent"):
+        fail(f"--protocol: expected anchored or independent, got {protocol!r}")
+    try:
+        header, items = read_bench(bench)
+    except BeliefShiftFormatError as err:
+        fail(str(err))
+    if limit is not None:
+        items = items[:limit]
+    try:
+        chat = model_from_spec(model)
+    except (ModelSpecError, ImportError) as err:
+        fail(f"--model: {err}")
+    opts = RunOptions(
+        protocol=protocol,  # type: ignore[arg-type]
+        retries=retries,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        context_window=context_window,
+        label=label,
+    )
+    n = sum(len(i.observers) for i in items)
+    with _progress() as progress:
+        task = progress.add_task(f"{chat.name} ({protocol})", total=n)
+        try:
+            summary = asyncio.run(run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task)))
+        except (ResultsMismatch, BeliefShiftFormatError) as err:
+            fail(str(err))
+    causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
+    console.print(
+        f"{chat.name}: {summary.ok}/{summary.total} observations valid ({100 * summary.completion:.1f} %), "
+        f"failures: {causes}; {summary.shortened} shortened to fit the context. Wrote {out}"
+    )
+    if summary.completion < 0.95:
+        console.print("[yellow]completion below the 95 % target[/]")
+
+
+@bs_app.command("report")
+def report_cmd(
+    results: list[Path] = typer.Argument(..., help="Results files (RESULTS.jsonl), one or more models."),
+    models: Path | None = typer.Option(None, "--models", help="models.yaml: params_b, reasoning, group per label."),
+    out: Path = typer.Option(Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."),
+    ci: str = typer.Option(
+        "t", "--ci", help="Per-model CIs: t (Student t over responses) or cluster (game bootstrap)."
+    ),
+) -> None:
+    """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
+    if ci not in ("t", "cluster"):
+        fail(f"--ci: expected t or cluster, got {ci!r}")
+    try:
+        infos = load_models_yaml(models) if models else None
+        recs, problems = read_all_results(results)
+    except (ModelsFileError, BeliefShiftFormatError) as err:
+        fail(str(err))
+    for p in problems:
+        console.print(f"[yellow]skipped:[/] {p}")
+    if not recs:
+        fail("no result records in the given files")
+    rep = build_report(recs, infos, ci)  # type: ignore[arg-type]
+    if len(rep.benches) > 1:
+        console.print(
+            f"[yellow]warning:[/] results of {len(rep.benches)} different benchmarks: {', '.join(rep.benches)}"
+        )
+    written = write_report(rep, out)
+    show = ["completion", "prior_discrimination_groups", "table1_groups", "table2_groups", "table9_groups"]
+    for name in show:
+        console.print(rep.tables[name].to_markdown(), markup=False, highlight=False, soft_wrap=True)
+    console.print(f"{len(written)} files written under {out}/ (per-model tables, LaTeX, CSV, prior_discrimination.png)")

@@ -1,0 +1,50 @@
+"""``mafialab export``: game logs as tables (Parquet) and belief edges (temporal graph)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from mafialab.cli._app import app, err_console, fail
+from mafialab.record import LogFormatError
+
+export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
+                         no_args_is_help=True)  # fmt: skip
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("parquet")
+def export_parquet_cmd(
+    directory: Path = typer.Argument(..., help="Directory of game logs."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory, or a single FILE.parquet."),
+) -> None:
+    """Write events, probes and calls tables as Parquet (docs/export.md)."""
+    from mafialab.analysis import export_parquet
+
+    try:
+        for p in export_parquet(directory, out):
+            err_console.print(f"wrote {p}", style="dim")
+    except (FileNotFoundError, LogFormatError) as err:
+        fail(str(err))
+
+
+@export_app.command("tgn")
+def export_tgn_cmd(
+    directory: Path = typer.Argument(..., help="Directory of game logs."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write to FILE (.csv or .parquet); default stdout CSV."),
+) -> None:
+    """Belief edges (source, target, time, weight, label) from probe answers (docs/export.md)."""
+    from mafialab.analysis import belief_edges
+
+    try:
+        df = belief_edges(directory)
+    except (FileNotFoundError, LogFormatError) as err:
+        fail(str(err))
+    if out is None:
+        df.to_csv(sys.stdout, index=False)
+    elif out.suffix == ".parquet":
+        df.to_parquet(out, index=False)
+    else:
+        df.to_csv(out, index=False)

@@ -1,0 +1,48 @@
+"""``mafialab import``: convert logs of other tools into mafialab logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from mafialab.cli._app import app, console, err_console, fail
+from mafialab.record import import_mafiascope
+
+import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("mafiascope")
+def import_mafiascope_cmd(
+    src: Path = typer.Argument(..., help="MafiaScope logs directory, corpus directory or one game directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write mafialab game directories into."),
+) -> None:
+    """Convert MafiaScope game directories (game.jsonl, introspection.jsonl, state.jsonl).
+
+    Unreadable lines are reported as FILE:LINE and skipped; the exit code is 0 when every
+    game was written (even with skipped lines) and 1 when a game could not be imported.
+    """
+    try:
+        rep = import_mafiascope(src, out)
+    except FileNotFoundError as err:
+        fail(str(err))
+    t = Table("game", "rules", "events", "probes", "snapshots", "failed turns", "foreign", "finished")
+    for g in rep.games:
+        t.add_row(
+            g.game_id[:8],
+            g.rules_id or "-",
+            str(g.events),
+            str(g.probes),
+            str(g.snapshots),
+            str(g.failed_turns),
+            str(g.foreign),
+            "yes" if g.finished else "[yellow]no[/]",
+        )
+    console.print(t)
+    for p in rep.problems:
+        err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, markup=True, soft_wrap=True)
+    console.print(f"imported {len(rep.imported)} of {len(rep.games)} games into {out}")
+    if len(rep.imported) < len(rep.games):
+        raise typer.Exit(1)

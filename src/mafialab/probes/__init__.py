@@ -1,0 +1,59 @@
+"""Belief probes (layer ``probes``): the battery DSL, tolerant parsing, the non-invasive runner.
+
+A probe is a private question put to an agent on a copy of its own context after a game
+event (a public message, its own night action, the end of a round); the answer goes to
+``probes.jsonl`` and never into any game-facing call. See ``docs/probes.md``.
+"""
+
+from mafialab.probes._battery import (
+    BUILTIN_BATTERIES,
+    FIXED_PLACEHOLDERS,
+    NOT_AVAILABLE,
+    SCHEMA_LISTS,
+    ProbeBattery,
+    ProbeBatteryError,
+    ProbeSpec,
+    When,
+    battery_from_dict,
+    chain_text,
+    load_battery,
+    render_question,
+    render_schema,
+    resolve_battery,
+)
+from mafialab.probes._parse import ParsedAnswer, check_players, parse_answer, parse_json_tolerant
+from mafialab.probes._runner import (
+    ProbeableAgent,
+    ProbeRunner,
+    Trigger,
+    applies,
+    find_triggers,
+    make_probe_observer,
+)
+
+__all__ = [
+    "BUILTIN_BATTERIES",
+    "FIXED_PLACEHOLDERS",
+    "NOT_AVAILABLE",
+    "SCHEMA_LISTS",
+    "ParsedAnswer",
+    "ProbeBattery",
+    "ProbeBatteryError",
+    "ProbeRunner",
+    "ProbeSpec",
+    "ProbeableAgent",
+    "Trigger",
+    "When",
+    "applies",
+    "battery_from_dict",
+    "chain_text",
+    "check_players",
+    "find_triggers",
+    "load_battery",
+    "make_probe_observer",
+    "parse_answer",
+    "parse_json_tolerant",
+    "render_question",
+    "render_schema",
+    "resolve_battery",
+]

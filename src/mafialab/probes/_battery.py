@@ -1,0 +1,349 @@
+"""The probe DSL: batteries of private belief questions, loaded from YAML and validated."""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonschema
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+When = Literal["always", "own_turn", "round_end", "night_action"]
+"""When a probe runs (see :class:`ProbeSpec`)."""
+
+BUILTIN_BATTERIES = ("default", "suspicion")
+"""Names of the batteries shipped as package data (``mafialab/probes/batteries/<name>.yaml``)."""
+
+FIXED_PLACEHOLDERS = ("player", "players", "others", "roles", "mafia_team")
+"""Template fields every question may use besides ``prev_<id>`` and ``last_<id>``."""
+
+SCHEMA_LISTS = ("$players", "$others", "$roles")
+"""Items of an ``enum`` list in a probe schema that expand, per call, into the alive players,
+the alive players other than the one probed, or the rule set's role names plus ``Unknown``."""
+
+NOT_AVAILABLE = "N/A"
+"""Text spliced for a ``{prev_<id>}``/``{last_<id>}`` that has no answer yet (MafiaScope's word)."""
+
+
+class ProbeBatteryError(ValueError):
+    """A probe battery could not be loaded; the message names the source and the field."""
+
+
+class ProbeSpec(BaseModel):
+    """One probe question.
+
+    Attributes:
+        id: Probe id (an identifier: letters, digits, ``_``; unique in the battery), e.g.
+            ``role_assessment``. Records and chaining placeholders refer to it.
+        question: A Python ``str.format`` template (literal braces written ``{{ }}``) with the
+            fields ``{player}`` (the probed player's name), ``{players}`` (alive players,
+            comma-separated, the probed one included), ``{others}`` (alive players but the
+            probed one), ``{roles}`` (role names of the rule set and ``Unknown``, joined by
+            ``|``), ``{mafia_team}`` (the hidden team's display name), ``{prev_<id>}`` (this
+            step's answer of an earlier probe ``<id>``) and ``{last_<id>}`` (the agent's
+            previous answer of probe ``<id>``). Missing answers render as ``N/A``.
+        when: ``always`` (at every trigger the agent is probed at: after each public
+            message, at the end of each round, and after its own night action),
+            ``own_turn`` (after the agent's own public message or night action only),
+            ``round_end`` (at the end of each round only) or ``night_action`` (after the
+            agent's own night action only).
+        max_tokens: Answer cap in tokens (>= 1; MafiaScope's default 300).
+        json_schema: JSON schema (draft 2020-12) of the answer, written ``schema:`` in YAML;
+            sent for constrained decoding and used to validate the answer. ``enum`` lists may
+            hold ``"$players"``, ``"$others"`` and ``"$roles"`` (see :data:`SCHEMA_LISTS`).
+            ``None``: free JSON, only parsed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)
+    question: str = Field(min_length=1)
+    when: When = "always"
+    max_tokens: int = Field(default=300, ge=1, le=65536)
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+
+    def placeholders(self) -> list[str]:
+        """Field names used in :attr:`question`, in order of appearance."""
+        return [f for _, f, _, _ in string.Formatter().parse(self.question) if f is not None]
+
+
+class ProbeBattery(BaseModel):
+    """A battery of probes and the triggers that run it.
+
+    Attributes:
+        name: Battery name (the built-in name or the file stem).
+        description: Free text.
+        enabled: MafiaScope's switch; a disabled battery runs no probe.
+        after_each_message: Probe every alive agent after each public message (a speech or
+            a public vote).
+        after_each_round: Probe every alive agent at the end of each round (after the
+            day's elimination, if the game goes on).
+        after_night_action: Probe an agent after its own night action (kill vote, protect,
+            investigate); ``None`` means "same as ``after_each_message``", which is how
+            MafiaScope treats night turns.
+        probes: The probes, in the order they are asked at each trigger (>= 1).
+        source_format: ``mafialab`` or ``mafiascope`` (an ``introspection:`` block).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "custom"
+    description: str = ""
+    enabled: bool = True
+    after_each_message: bool = True
+    after_each_round: bool = True
+    after_night_action: bool | None = None
+    probes: tuple[ProbeSpec, ...] = Field(min_length=1)
+    source_format: Literal["mafialab", "mafiascope"] = "mafialab"
+
+    @property
+    def night_actions(self) -> bool:
+        """Whether night actions trigger probes (resolving the ``None`` default)."""
+        return self.after_each_message if self.after_night_action is None else self.after_night_action
+
+    def probe(self, probe_id: str) -> ProbeSpec:
+        """The probe with id ``probe_id``.
+
+        Raises:
+            KeyError: No such probe.
+        """
+        for p in self.probes:
+            if p.id == probe_id:
+                return p
+        raise KeyError(probe_id)
+
+
+# --------------------------------------------------------------------------- loading
+def _loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _pydantic_message(err: ValidationError, prefix: str) -> str:
+    msgs = []
+    for e in err.errors()[:5]:
+        where = _loc(((prefix,) if prefix else ()) + tuple(e["loc"]))
+        msgs.append(f"{where}: {e['msg']}")
+    more = len(err.errors()) - 5
+    return "; ".join(msgs) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _check(battery: ProbeBattery, prefix: str) -> None:
+    """Cross-field checks: unique ids, template fields, schemas."""
+    pre = f"{prefix}." if prefix else ""
+    ids = [p.id for p in battery.probes]
+    for i, p in enumerate(battery.probes):
+        where = f"{pre}probes[{i}]"
+        if p.id in ids[:i]:
+            raise ProbeBatteryError(f"{where}.id: duplicate probe id {p.id!r}")
+        try:
+            fields = p.placeholders()
+        except ValueError as err:
+            raise ProbeBatteryError(
+                f"{where}.question: not a valid template ({err}); write literal braces as {{{{ }}}}"
+            ) from None
+        for f in fields:
+            if f in FIXED_PLACEHOLDERS:
+                continue
+            if f.startswith("prev_"):
+                ref = f[len("prev_") :]
+                if ref not in ids[:i]:
+                    raise ProbeBatteryError(
+                        f"{where}.question: {{{f}}} needs a probe {ref!r} earlier in the battery "
+                        f"(earlier probes: {', '.join(ids[:i]) or 'none'})"
+                    )
+                continue
+            if f.startswith("last_"):
+                ref = f[len("last_") :]
+                if ref not in ids:
+                    raise ProbeBatteryError(
+                        f"{where}.question: {{{f}}} names no probe of this battery ({', '.join(ids)})"
+                    )
+                continue
+            allowed = ", ".join(f"{{{x}}}" for x in FIXED_PLACEHOLDERS)
+            shown = f"{{{f}}}" if f else "{} (an empty field)"
+            raise ProbeBatteryError(
+                f"{where}.question: unknown placeholder {shown}; allowed: {allowed}, {{prev_<id>}}, {{last_<id>}} "
+                "(write literal braces as {{ }})"
+            )
+        if p.json_schema is not None:
+            try:
+                jsonschema.Draft202012Validator.check_schema(p.json_schema)
+            except jsonschema.SchemaError as err:
+                path = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.absolute_path)
+                raise ProbeBatteryError(f"{where}.schema{path}: not a valid JSON schema ({err.message})") from None
+
+
+def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery") -> ProbeBattery:
+    """Validate a battery from parsed YAML/JSON.
+
+    ``data`` is either a mafialab battery mapping (keys of :class:`ProbeBattery`) or a
+    MafiaScope configuration holding an ``introspection:`` block (keys ``enabled``,
+    ``after_each_message``, ``after_each_round``, ``probes``; other top-level keys of that
+    configuration are ignored), which loads unchanged.
+
+    Args:
+        data: The parsed document.
+        name: Battery name when the document gives none.
+        source: Where it came from, prefixed to error messages.
+
+    Raises:
+        ProbeBatteryError: Invalid battery; the message names the field, e.g.
+            ``battery.yaml: probes[2].when: Input should be 'always', ...``.
+    """
+    if not isinstance(data, Mapping):
+        raise ProbeBatteryError(f"{source}: expected a mapping with a 'probes' list, got {type(data).__name__}")
+    prefix = ""
+    fmt = "mafialab"
+    if "introspection" in data:
+        block = data["introspection"]
+        prefix, fmt = "introspection", "mafiascope"
+        if not isinstance(block, Mapping):
+            raise ProbeBatteryError(f"{source}: introspection: expected a mapping, got {type(block).__name__}")
+        allowed = {"enabled", "after_each_message", "after_each_round", "probes"}
+        extra = sorted(set(block) - allowed)
+        if extra:
+            raise ProbeBatteryError(
+                f"{source}: introspection.{extra[0]}: unknown key (MafiaScope blocks have {', '.join(sorted(allowed))})"
+            )
+        for i, p in enumerate(block.get("probes") or []):
+            if isinstance(p, Mapping) and "when" in p and p["when"] not in ("always", "own_turn"):
+                raise ProbeBatteryError(
+                    f"{source}: introspection.probes[{i}].when: MafiaScope blocks allow always or own_turn, "
+                    f"got {p['when']!r}"
+                )
+        data = {**block, "name": name, "source_format": fmt}
+    else:
+        data = {"name": name, **data}
+    try:
+        battery = ProbeBattery.model_validate(data)
+    except ValidationError as err:
+        raise ProbeBatteryError(f"{source}: {_pydantic_message(err, prefix)}") from None
+    try:
+        _check(battery, prefix)
+    except ProbeBatteryError as err:
+        raise ProbeBatteryError(f"{source}: {err}") from None
+    return battery
+
+
+def _read_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise ProbeBatteryError(f"{source}:{where}: not valid YAML ({problem})") from None
+
+
+def load_battery(spec: str | Path) -> ProbeBattery:
+    """Load a built-in battery by name or a YAML file by path.
+
+    Args:
+        spec: ``default``, ``suspicion`` (see :data:`BUILTIN_BATTERIES`) or a path to a YAML
+            file holding a mafialab battery or a MafiaScope configuration with an
+            ``introspection:`` block.
+
+    Returns:
+        The validated battery.
+
+    Raises:
+        ProbeBatteryError: Unknown name, unreadable file or invalid battery (the message
+            names the file and the field).
+    """
+    s = str(spec)
+    if s in BUILTIN_BATTERIES:
+        text = resources.files("mafialab.probes").joinpath("batteries", f"{s}.yaml").read_text(encoding="utf-8")
+        return battery_from_dict(_read_yaml(text, s), name=s, source=f"built-in battery {s}")
+    path = Path(s)
+    if not path.is_file():
+        raise ProbeBatteryError(
+            f"probes: {s!r} is neither a built-in battery ({', '.join(BUILTIN_BATTERIES)}, none) nor a YAML file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProbeBatteryError(f"{path}: cannot read ({err})") from None
+    return battery_from_dict(_read_yaml(text, str(path)), name=path.stem, source=str(path))
+
+
+def resolve_battery(spec: str | Path | ProbeBattery | None) -> ProbeBattery | None:
+    """Like :func:`load_battery`, but ``None``/``"none"`` and disabled batteries give ``None``.
+
+    Raises:
+        ProbeBatteryError: As :func:`load_battery`.
+    """
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "none")):
+        return None
+    battery = spec if isinstance(spec, ProbeBattery) else load_battery(spec)
+    return battery if battery.enabled and battery.probes else None
+
+
+# --------------------------------------------------------------------------- rendering
+def chain_text(parsed: Any, raw: str | None) -> str:
+    """Text spliced for a chained answer: compact JSON of the parsed answer, else the raw text.
+
+    Returns :data:`NOT_AVAILABLE` when there is neither (MafiaScope's revised chaining).
+    """
+    if parsed is not None:
+        return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+    if raw and raw.strip():
+        return raw.strip()
+    return NOT_AVAILABLE
+
+
+def render_question(probe: ProbeSpec, values: Mapping[str, str], answers: Mapping[str, str]) -> str:
+    """Fill ``probe.question``.
+
+    Args:
+        probe: The probe.
+        values: The fixed fields (:data:`FIXED_PLACEHOLDERS`).
+        answers: Chained answers keyed ``prev_<id>``/``last_<id>`` (missing ones render as
+            :data:`NOT_AVAILABLE`).
+
+    Returns:
+        The question text. Answer text is inserted as a value, never parsed as a template.
+    """
+    fields: dict[str, str] = {}
+    for f in probe.placeholders():
+        if f in values:
+            fields[f] = values[f]
+        else:
+            fields[f] = answers.get(f, NOT_AVAILABLE)
+    return probe.question.format_map(fields).strip()
+
+
+def render_schema(schema: Any, lists: Mapping[str, Sequence[str]]) -> Any:
+    """A copy of ``schema`` with ``$players``/``$others``/``$roles`` in ``enum`` lists expanded.
+
+    Args:
+        schema: A JSON schema (any JSON value).
+        lists: Expansion per sentinel, e.g. ``{"$players": ["Alex", "Bailey"], ...}``.
+    """
+    if isinstance(schema, dict):
+        out: dict[str, Any] = {}
+        for k, v in schema.items():
+            if k == "enum" and isinstance(v, list):
+                items: list[Any] = []
+                for x in v:
+                    if isinstance(x, str) and x in lists:
+                        items.extend(y for y in lists[x] if y not in items)
+                    elif x not in items:
+                        items.append(x)
+                out[k] = items
+            else:
+                out[k] = render_schema(v, lists)
+        return out
+    if isinstance(schema, list):
+        return [render_schema(x, lists) for x in schema]
+    return schema

@@ -1,0 +1,161 @@
+"""Tolerant parsing of probe answers: fences, trailing text and truncation are repaired."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import json_repair
+import jsonschema
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+
+MAX_ISSUES = 8
+"""Most issues kept per answer (the rest are counted)."""
+
+
+@dataclass
+class ParsedAnswer:
+    """A probe answer after tolerant parsing.
+
+    Attributes:
+        value: The parsed JSON value, or ``None`` when the text held none.
+        ok: Whether ``value`` is a usable JSON value (an object or a list after repair;
+            any JSON value when the text parsed as it was).
+        repaired: Whether parsing needed repair: a markdown fence stripped, text around the
+            JSON dropped, or a truncated answer closed (``json-repair``).
+        schema_ok: Whether ``value`` validates against the probe's schema (``None`` when
+            there is no schema or nothing parsed).
+        issues: Human-readable problems: schema violations (``$[0].confidence: ...``) and
+            player names that are unknown or dead.
+    """
+
+    value: Any = None
+    ok: bool = False
+    repaired: bool = False
+    schema_ok: bool | None = None
+    issues: list[str] = field(default_factory=list)
+
+
+def _strip_fence(text: str) -> tuple[str, bool]:
+    m = _FENCE.search(text)
+    if m is None:
+        return text, False
+    return m.group(1).strip(), True
+
+
+def parse_json_tolerant(text: str) -> tuple[Any, bool, bool]:
+    """Parse ``text`` as JSON, repairing what models commonly get wrong.
+
+    Steps: strip whitespace; take the inside of the first markdown code fence if there is
+    one; ``json.loads``; failing that, ``json_repair.loads`` (drops text around the JSON,
+    closes truncated strings, objects and lists), accepted only if it yields an object or
+    a list and the text contains ``{`` or ``[`` (prose is not JSON).
+
+    Args:
+        text: The raw answer.
+
+    Returns:
+        ``(value, ok, repaired)``; ``value`` is ``None`` when ``ok`` is false.
+    """
+    s = text.strip()
+    if not s:
+        return None, False, False
+    s, fenced = _strip_fence(s)
+    try:
+        return json.loads(s), True, fenced
+    except ValueError:
+        pass
+    if "{" not in s and "[" not in s:
+        return None, False, False
+    try:
+        value = json_repair.loads(s)
+    except Exception:  # json-repair is defensive, but never let a parser bug lose a record
+        return None, False, False
+    if isinstance(value, (dict, list)) and value not in ({}, []):
+        return value, True, True
+    return None, False, False
+
+
+def _named_players(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
+    """Yield ``(path, name)`` for every string ``player`` field in ``value``."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = f"{path}.{k}"
+            if k == "player" and isinstance(v, str):
+                yield sub, v
+            else:
+                yield from _named_players(v, sub)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _named_players(v, f"{path}[{i}]")
+
+
+def check_players(value: Any, names: Collection[str], alive: Collection[str]) -> list[str]:
+    """Issues for ``player`` fields that name nobody at the table or a dead player.
+
+    Args:
+        value: A parsed answer.
+        names: Every seat name of the game.
+        alive: Names of the players alive when the probe ran.
+
+    Returns:
+        Issues such as ``"$[2].player: 'Zed' is not a player"`` or
+        ``"$[0].player: 'Alex' is dead"`` (names compared exactly, then case-insensitively).
+    """
+    lower = {n.lower(): n for n in names}
+    out = []
+    for path, name in _named_players(value):
+        canon = name if name in names else lower.get(name.strip().lower())
+        if canon is None:
+            out.append(f"{path}: {name!r} is not a player")
+        elif canon not in alive:
+            out.append(f"{path}: {name!r} is dead")
+    return out
+
+
+def parse_answer(
+    text: str,
+    schema: dict[str, Any] | None = None,
+    *,
+    parsed: Any = None,
+    names: Collection[str] = (),
+    alive: Collection[str] = (),
+) -> ParsedAnswer:
+    """Parse and check one probe answer; nothing raises, problems are recorded.
+
+    Args:
+        text: The raw answer text.
+        schema: The (rendered) JSON schema of the probe, or ``None``.
+        parsed: A value the backend already parsed (constrained decoding); used as is
+            when not ``None``.
+        names: Every seat name (for the player check; empty skips it).
+        alive: Names alive at the probe (for the player check).
+
+    Returns:
+        The :class:`ParsedAnswer`, with the raw text left to the caller to keep.
+    """
+    if parsed is not None:
+        value, ok, repaired = parsed, True, False
+    else:
+        value, ok, repaired = parse_json_tolerant(text)
+    res = ParsedAnswer(value=value, ok=ok, repaired=repaired)
+    if not ok:
+        return res
+    issues: list[str] = []
+    if schema is not None:
+        validator = jsonschema.Draft202012Validator(schema)
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+        res.schema_ok = not errors
+        for e in errors:
+            path = "$" + "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in e.absolute_path)
+            issues.append(f"{path}: {e.message}")
+    if names:
+        issues.extend(check_players(value, names, alive))
+    if len(issues) > MAX_ISSUES:
+        issues = [*issues[:MAX_ISSUES], f"... and {len(issues) - MAX_ISSUES} more"]
+    res.issues = issues
+    return res

@@ -1,0 +1,369 @@
+"""The non-invasive probe runner: a game observer that asks agents private questions."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from mafialab.engine import (
+    Elimination,
+    Event,
+    GameEnd,
+    GameState,
+    InvestigationResult,
+    NightAction,
+    PlayerView,
+    Speech,
+    Vote,
+    VoteTally,
+    player_view,
+)
+from mafialab.harness import default_game_id
+from mafialab.models import ChatResponse
+from mafialab.probes._battery import (
+    ProbeBattery,
+    ProbeSpec,
+    chain_text,
+    render_question,
+    render_schema,
+    resolve_battery,
+)
+from mafialab.probes._parse import parse_answer
+from mafialab.record import PROBES_FILE, JsonlWriter, ProbeRecord
+from mafialab.rules import RuleSet
+
+log = logging.getLogger(__name__)
+
+TriggerKind = Literal["message", "night_action", "round_end"]
+
+
+@runtime_checkable
+class ProbeableAgent(Protocol):
+    """An agent that answers private probe questions.
+
+    The runner calls :meth:`probe` on a copy of the agent's information state; an
+    implementation must answer from ``view`` (and the agent's own, read-only memory) and must
+    not write the question, the answer or anything derived from them into the agent's game
+    context, its conversation history or any random stream its game decisions use.
+
+    Attributes:
+        label: The agent's public label (``scripted``, ``openai/gpt-4o-mini``).
+    """
+
+    label: str
+
+    async def probe(
+        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+    ) -> ChatResponse:
+        """Answer one probe.
+
+        Args:
+            question: The rendered question (chained answers already spliced in).
+            view: The player's view of the game at the trigger (built by
+                :func:`mafialab.engine.player_view` on the events up to the trigger).
+            json_schema: JSON schema of the answer (for constrained decoding), or ``None``.
+            max_tokens: Answer cap in tokens.
+            probe_id: The probe's id in the battery (for accounting and for agents that
+                answer known probes without a model, such as scripted agents).
+
+        Returns:
+            The answer; ``text`` is kept verbatim in the probe record, ``parsed`` (if set)
+            is taken as the parsed answer, ``error`` marks a failed call. Should not raise;
+            an exception is recorded as an error and the game goes on.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """A point in the game where agents are probed.
+
+    Attributes:
+        kind: ``message`` (a public speech or vote), ``night_action`` (an agent's own night
+            action) or ``round_end`` (after the day's vote and elimination).
+        round: Round of the trigger.
+        msg_index: Public message index within the round, or -1 (night action, round end).
+        actor: Seat that spoke or acted (``None`` at round end).
+        upto: ``seq`` of the last event the probed agents' views include.
+        phase: ``intro``, ``day_discuss``, ``day_vote``, ``night`` or ``round_end``
+            (MafiaScope's phase words).
+    """
+
+    kind: TriggerKind
+    round: int
+    msg_index: int
+    actor: int | None
+    upto: int
+    phase: str
+
+
+def find_triggers(new: Sequence[Event], events: Sequence[Event], battery: ProbeBattery) -> list[Trigger]:
+    """The triggers among ``new`` events, in event order.
+
+    Args:
+        new: Events of the last batch.
+        events: Every event of the game so far (``new`` is a suffix of it).
+        battery: Which trigger kinds are on.
+
+    Returns:
+        One :class:`Trigger` per public message (``after_each_message``), per night action
+        (``after_night_action``; an investigator's view then includes its result) and per
+        final vote tally of a day after which the game goes on (``after_each_round``; the
+        view includes the elimination).
+    """
+    out: list[Trigger] = []
+    for ev in new:
+        if isinstance(ev, Speech) and battery.after_each_message:
+            phase = "intro" if ev.phase == "intro" else "day_discuss"
+            out.append(Trigger("message", ev.round, ev.index, ev.seat, ev.seq, phase))
+        elif isinstance(ev, Vote) and ev.index is not None and ev.visibility.public and battery.after_each_message:
+            out.append(Trigger("message", ev.round, ev.index, ev.seat, ev.seq, "day_vote"))
+        elif isinstance(ev, NightAction) and battery.night_actions:
+            upto = ev.seq
+            nxt = events[upto] if upto < len(events) else None
+            if isinstance(nxt, InvestigationResult) and nxt.seat == ev.seat:
+                upto = nxt.seq
+            out.append(Trigger("night_action", ev.round, -1, ev.seat, upto, "night"))
+        elif isinstance(ev, VoteTally) and ev.stage in ("vote", "runoff") and battery.after_each_round:
+            upto = ev.seq
+            nxt = events[upto] if upto < len(events) else None
+            if isinstance(nxt, Elimination) and nxt.cause == "vote":
+                upto = nxt.seq
+            after = events[upto] if upto < len(events) else None
+            if isinstance(after, GameEnd):
+                continue  # the game is over: no round-end beliefs to ask for
+            out.append(Trigger("round_end", ev.round, -1, None, upto, "round_end"))
+    return out
+
+
+def applies(probe: ProbeSpec, trigger: Trigger, seat: int) -> bool:
+    """Whether ``probe`` runs for ``seat`` at ``trigger`` (see :attr:`ProbeSpec.when`)."""
+    own = trigger.actor == seat
+    if trigger.kind == "message":
+        return probe.when == "always" or (probe.when == "own_turn" and own)
+    if trigger.kind == "night_action":
+        return own and probe.when in ("always", "own_turn", "night_action")
+    return probe.when in ("always", "round_end")
+
+
+def _record_trigger(trigger: Trigger, seat: int) -> Literal["always", "own_turn", "round_end", "night_action"]:
+    if trigger.kind == "message":
+        return "own_turn" if trigger.actor == seat else "always"
+    return trigger.kind
+
+
+class ProbeRunner:
+    """Game observer that probes every alive agent after each trigger.
+
+    Pass it to :func:`mafialab.harness.play_game` in ``observers``. After every batch of
+    decisions it finds the triggers among the new events (:func:`find_triggers`) and, for
+    each, builds every alive probed seat's view of the events up to the trigger with the
+    engine's visibility function, renders the battery's questions (chaining
+    ``{prev_<id>}``/``{last_<id>}``), asks the agent's :meth:`ProbeableAgent.probe`, parses
+    the answers tolerantly and writes one :class:`~mafialab.record.ProbeRecord` each.
+    Different agents are probed concurrently (``asyncio.gather``); the probes of one agent
+    run in battery order. The runner only reads the game state: it never applies actions,
+    never calls ``decide`` and never draws from the game's random streams.
+
+    Args:
+        battery: The probe battery.
+        agents: One agent per seat; agents without a ``probe`` method are skipped (listed in
+            ``skipped_seats``).
+        game_id: Game id written into every record.
+        writer: Where records go (``probes.jsonl``), or ``None`` to keep them in memory only.
+        on_record: Called with each record after it is written (progress displays).
+        max_concurrent: Most probe calls in flight at once (``None``: one per agent).
+
+    Attributes:
+        records: Every record written, in order.
+        calls: Probe calls made.
+        failed: Calls that returned an error or raised.
+        probed_seats: Seats whose agents answer probes.
+        skipped_seats: Seats whose agents have no ``probe`` method (never probed).
+    """
+
+    def __init__(
+        self,
+        battery: ProbeBattery,
+        agents: Sequence[Any],
+        *,
+        game_id: str,
+        writer: JsonlWriter | None = None,
+        on_record: Callable[[ProbeRecord], None] | None = None,
+        max_concurrent: int | None = None,
+    ):
+        self.battery = battery
+        self.agents = list(agents)
+        self.game_id = game_id
+        self.writer = writer
+        self.on_record = on_record
+        self.records: list[ProbeRecord] = []
+        self.calls = 0
+        self.failed = 0
+        self._last: dict[int, dict[str, str]] = {s: {} for s in range(len(self.agents))}
+        self._sem = asyncio.Semaphore(max_concurrent) if max_concurrent else None
+        self.probed_seats = [s for s, a in enumerate(self.agents) if callable(getattr(a, "probe", None))]
+        self.skipped_seats = [s for s in range(len(self.agents)) if s not in self.probed_seats]
+        skipped = [f"{s} ({getattr(self.agents[s], 'label', '?')})" for s in self.skipped_seats]
+        if skipped:
+            log.info("probes: agents of seats %s cannot answer probes; they are not probed", ", ".join(skipped))
+
+    async def on_events(self, events: Sequence[Event], state: GameState) -> None:
+        """Run the probes for the triggers among ``events`` (a :class:`GameObserver` hook)."""
+        for trigger in find_triggers(events, state.events, self.battery):
+            await self.run_trigger(trigger, state)
+        if any(isinstance(ev, GameEnd) for ev in events):
+            self.close()
+
+    async def run_trigger(self, trigger: Trigger, state: GameState) -> list[ProbeRecord]:
+        """Probe the seats concerned by ``trigger`` and write their records (seat order).
+
+        Returns:
+            The records written.
+        """
+        prefix = state.events[: trigger.upto]
+        dead = {ev.seat for ev in prefix if isinstance(ev, Elimination)}
+        if trigger.kind == "night_action":
+            seats = [trigger.actor] if trigger.actor is not None else []
+        else:
+            seats = list(range(state.n_seats))
+        seats = [s for s in seats if s not in dead and s in self.probed_seats]
+        seats = [s for s in seats if any(applies(p, trigger, s) for p in self.battery.probes)]
+        if not seats:
+            return []
+        results = await asyncio.gather(*(self._probe_seat(trigger, s, player_view(prefix, s), state) for s in seats))
+        written = []
+        for recs in results:
+            for rec in recs:
+                if self.writer is not None:
+                    self.writer.write(rec)
+                self.records.append(rec)
+                written.append(rec)
+                if self.on_record is not None:
+                    self.on_record(rec)
+        return written
+
+    async def _call(self, agent: Any, question: str, view: PlayerView, schema: Any, probe: ProbeSpec) -> ChatResponse:
+        try:
+            if self._sem is None:
+                return await agent.probe(question, view, schema, probe.max_tokens, probe.id)
+            async with self._sem:
+                return await agent.probe(question, view, schema, probe.max_tokens, probe.id)
+        except Exception as err:  # a probe must never stop the game
+            log.warning("probe %s of seat %d raised %s: %s", probe.id, view.seat, type(err).__name__, err)
+            return ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="exception")
+
+    async def _probe_seat(self, trigger: Trigger, seat: int, view: PlayerView, state: GameState) -> list[ProbeRecord]:
+        agent = self.agents[seat]
+        rules: RuleSet = state.rules
+        alive_names = [view.names[s] for s in view.alive]
+        others = [n for n in alive_names if n != view.name]
+        roles = [*dict.fromkeys(r.name for r in rules.roles), "Unknown"]
+        values = {
+            "player": view.name,
+            "players": ", ".join(alive_names),
+            "others": ", ".join(others),
+            "roles": "|".join(roles),
+            "mafia_team": rules.lexicon.mafia_team,
+        }
+        lists = {"$players": alive_names, "$others": others, "$roles": roles}
+        last = dict(self._last[seat])  # answers of the previous step, fixed for this step
+        prev: dict[str, str] = {}
+        out: list[ProbeRecord] = []
+        for pos, probe in enumerate(self.battery.probes):
+            if not applies(probe, trigger, seat):
+                continue
+            chained = {f"last_{k}": v for k, v in last.items()} | {f"prev_{k}": v for k, v in prev.items()}
+            question = render_question(probe, values, chained)
+            schema = render_schema(probe.json_schema, lists) if probe.json_schema is not None else None
+            t0 = time.perf_counter()
+            resp = await self._call(agent, question, view, schema, probe)
+            elapsed = time.perf_counter() - t0
+            self.calls += 1
+            if resp.error is not None:
+                self.failed += 1
+            text = resp.text or ""
+            ans = parse_answer(
+                text, schema, parsed=resp.parsed if resp.error is None else None, names=view.names, alive=alive_names
+            )
+            rec = ProbeRecord(
+                game_id=self.game_id,
+                round=trigger.round,
+                msg_index=trigger.msg_index,
+                seat=seat,
+                player=view.name,
+                role=state.roles[seat],
+                probe_id=probe.id,
+                position=pos,
+                trigger=_record_trigger(trigger, seat),
+                phase=trigger.phase,
+                after_seq=trigger.upto,
+                question=question,
+                answer_raw=text,
+                answer_parsed=ans.value if ans.ok else None,
+                parse_ok=ans.ok,
+                repaired=ans.repaired,
+                schema_ok=ans.schema_ok,
+                issues=ans.issues,
+                model=resp.model or getattr(agent, "label", ""),
+                latency_ms=round(1000 * (resp.latency_s or elapsed)),
+                prompt_tokens=resp.usage.prompt_tokens,
+                completion_tokens=resp.usage.completion_tokens,
+                error=resp.error,
+            )
+            out.append(rec)
+            chain = chain_text(ans.value if ans.ok else None, text)
+            prev[probe.id] = chain
+            if ans.ok or text.strip():
+                self._last[seat][probe.id] = chain  # a failed call keeps the earlier answer
+        return out
+
+    def close(self) -> None:
+        """Close the records file (further records reopen it)."""
+        if self.writer is not None:
+            self.writer.close()
+
+
+def make_probe_observer(
+    battery: str | Path | ProbeBattery | None,
+    agents: Sequence[Any],
+    rules: RuleSet,
+    seed: int,
+    *,
+    out: Path | None,
+    game_id: str | None = None,
+    on_record: Callable[[ProbeRecord], None] | None = None,
+    max_concurrent: int | None = None,
+) -> ProbeRunner | None:
+    """Build the probe observer for one game, writing ``<out>/<game_id>/probes.jsonl``.
+
+    Args:
+        battery: ``none``/``None``, a built-in name (``default``, ``suspicion``), a YAML
+            path, or a loaded battery.
+        agents: The game's agents, one per seat.
+        rules: The rule set.
+        seed: The game seed.
+        out: Parent directory of game directories (as given to ``play_game``), or ``None``
+            to keep records in memory only.
+        game_id: Game id; default :func:`mafialab.harness.default_game_id`, which is what
+            ``play_game`` uses when it is given none.
+        on_record: Called with each record written.
+        max_concurrent: Most probe calls in flight at once.
+
+    Returns:
+        The runner, or ``None`` when ``battery`` is ``none`` or disabled.
+
+    Raises:
+        ProbeBatteryError: The battery could not be loaded (the message names the field).
+    """
+    bat = resolve_battery(battery)
+    if bat is None:
+        return None
+    gid = game_id or default_game_id(rules, seed, [a.label for a in agents])
+    writer = JsonlWriter(Path(out) / gid / PROBES_FILE) if out is not None else None
+    return ProbeRunner(bat, agents, game_id=gid, writer=writer, on_record=on_record, max_concurrent=max_concurrent)

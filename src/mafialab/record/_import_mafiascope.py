@@ -1,0 +1,683 @@
+"""Importer for MafiaScope logs (``game.jsonl``, ``introspection.jsonl``, ``state.jsonl``).
+
+The source format is described in ``shared/data/mafiascope/SCHEMA.md`` (a survey of the
+public MafiaScope recordings, karpovilia/mafiascope@2177db7). Every source record becomes
+either an engine event with the right visibility, a :class:`~mafialab.engine.Imported`
+event (foreign kinds, failed turns, private texts without an engine event), a probe record,
+or, for ``state.jsonl``, a verbatim line of :data:`SNAPSHOTS_FILE`. Unreadable lines are
+reported with file and line number and skipped; nothing else is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mafialab import __version__
+from mafialab.engine import (
+    PUBLIC,
+    Elimination,
+    Event,
+    GameEnd,
+    Imported,
+    InvestigationResult,
+    KillChosen,
+    MafiaChat,
+    NightResult,
+    PhaseStarted,
+    RoleAssigned,
+    SeatingEvent,
+    Speech,
+    TeamRevealed,
+    Visibility,
+    Vote,
+    VoteTally,
+)
+from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
+from mafialab.record._schema import PROBES_FILE, GameHeader, ProbeRecord, SeatInfo
+from mafialab.rules import MAFIASCOPE7, Lexicon, RoleSpec, RuleSet
+
+SNAPSHOTS_FILE = "snapshots.mafiascope.jsonl"
+"""Verbatim copy of a MafiaScope ``state.jsonl`` (one agent-context snapshot per message)."""
+
+SOURCE = "mafiascope"
+
+_MAFIA_ROLES = {"Mafia", "Spy"}
+_MESSAGE_KINDS = {"intro", "day_discuss", "day_vote", "night_mafia", "night_doctor", "night_sheriff"}
+_KILLED = re.compile(r"^(?P<name>.+?) was killed by the Mafia\.?$")
+_SAVED = re.compile(r"^The Doctor saved (?P<name>.+?)!?$")
+_VOTE = re.compile(r"VOTE:\s*\**\s*([A-Za-z][A-Za-z-]*)")
+_WINNER_TEAM = {"Mafia": "mafia", "Villagers": "town", "Village": "town", "Town": "town"}
+
+
+@dataclass
+class GameImport:
+    """What the importer did with one game directory.
+
+    Attributes:
+        game_id: Source game id.
+        source: Source directory.
+        out: Written mafialab game directory (``None`` if the game could not be imported).
+        rules_id: Rule set the game was described with.
+        events: Engine events written (header excluded).
+        probes: Probe records written.
+        snapshots: Snapshot lines copied.
+        failed_turns: Turns kept as ``imported`` events because the source turn failed
+            (``ERROR: ...`` transport strings and empty responses).
+        foreign: Records of kinds without an engine event, kept as ``imported`` events.
+        finished: Whether the source game has a ``game_over`` record.
+        problems: Unreadable or unusable lines (``file:line: why``).
+    """
+
+    game_id: str
+    source: Path
+    out: Path | None = None
+    rules_id: str = ""
+    events: int = 0
+    probes: int = 0
+    snapshots: int = 0
+    failed_turns: int = 0
+    foreign: int = 0
+    finished: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportReport:
+    """Result of :func:`import_mafiascope`.
+
+    Attributes:
+        games: One entry per source game directory found, in sorted order.
+    """
+
+    games: list[GameImport] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[str]:
+        """Every problem of every game (``file:line: why``)."""
+        return [p for g in self.games for p in g.problems]
+
+    @property
+    def imported(self) -> list[GameImport]:
+        """Games that were written."""
+        return [g for g in self.games if g.out is not None]
+
+
+def _is_failed(text: Any) -> str | None:
+    if not isinstance(text, str) or text == "":
+        return "empty_response"
+    if text.startswith("ERROR"):
+        return "transport_error"
+    return None
+
+
+def _team(role: str) -> str:
+    return "mafia" if role in _MAFIA_ROLES else "town"
+
+
+def mafiascope_rules(setup: dict[str, Any]) -> RuleSet:
+    """Describe a MafiaScope game's setup as a :class:`RuleSet`.
+
+    Standard games (2 Mafia, 1 Doctor, 4 Villagers) get the built-in ``mafiascope7``; other
+    role mixes (the Sheriff variant, the Resistance variant) get a rule set with the observed
+    role counts, named after the variant; the Werewolf skin changes the lexicon only (roles
+    are logged as Mafia/Villager/Doctor/Sheriff in every skin).
+
+    Args:
+        setup: The source ``setup`` record.
+
+    Returns:
+        The rule set; ``seat_names`` are the game's player names in seating order.
+    """
+    players = setup.get("players") or []
+    names = tuple(str(p.get("name")) for p in players)
+    counts = Counter(str(p.get("role")) for p in players)
+    game_type = setup.get("game_type")
+    skin = setup.get("skin")
+    standard = counts == Counter({"Mafia": 2, "Doctor": 1, "Villager": 4})
+    lexicon = MAFIASCOPE7.lexicon
+    if skin == "werewolf":
+        lexicon = Lexicon(game="Werewolf", town_team="Villagers", mafia_team="Werewolves", kill="devour")
+    roles: list[RoleSpec] = []
+    abilities = {"Mafia": "kill", "Spy": "kill", "Doctor": "protect", "Sheriff": "investigate"}
+    order = ["Mafia", "Spy", "Doctor", "Sheriff", "Villager", "Resistance"]
+    for name in sorted(counts, key=lambda r: (order.index(r) if r in order else len(order), r)):
+        roles.append(RoleSpec(name=name, count=counts[name], team=_team(name), ability=abilities.get(name)))  # type: ignore[arg-type]
+    if standard and skin in (None, "mafia") and game_type in (None, "mafia"):
+        return MAFIASCOPE7.model_copy(update={"seat_names": names})
+    if game_type == "resistance":
+        variant = "mafiascope_resistance"
+        desc = "MafiaScope Resistance variant (imported; team votes kept as imported records)"
+    elif "Sheriff" in counts:
+        variant = "mafiascope_sheriff" if skin != "werewolf" else "mafiascope_werewolf_seer"
+        desc = "MafiaScope variant with a Sheriff/Seer (imported)"
+    elif skin == "werewolf":
+        variant = "mafiascope_werewolf"
+        desc = "MafiaScope Werewolf skin (imported)"
+    else:
+        variant = "mafiascope_custom"
+        desc = "MafiaScope game with a non-standard role mix (imported)"
+    data = MAFIASCOPE7.model_dump()
+    data.update(name=variant, description=desc, roles=roles, seat_names=names, lexicon=lexicon.model_dump())
+    return RuleSet.model_validate(data)
+
+
+class _Builder:
+    """Accumulates the events of one imported game."""
+
+    def __init__(self, names: list[str], roles: list[str]):
+        self.names = names
+        self.seat: dict[Any, int] = {n: i for i, n in enumerate(names)}
+        self.roles = roles
+        self.events: list[Event] = []
+        self.decision = 0
+        self.alive = list(range(len(names)))
+        self.phase: str | None = None
+        self.failed = 0
+        self.foreign = 0
+
+    def add(self, cls: type, **kw: Any) -> None:
+        self.events.append(cls(seq=len(self.events) + 1, **kw))
+
+    def next_decision(self) -> int:
+        self.decision += 1
+        return self.decision
+
+    def phase_start(self, phase: str, rnd: int, ts: float | None) -> None:
+        if phase != self.phase:
+            self.phase = phase
+            self.add(PhaseStarted, round=rnd, phase=phase, visibility=PUBLIC, ts=ts, alive=list(self.alive))
+
+    def imported(
+        self, rec: dict[str, Any], rnd: int, phase: str, vis: Visibility, note: str, seat: int | None = None
+    ) -> None:
+        text = rec.get("response")
+        rest = {k: v for k, v in rec.items() if k not in ("response", "ts", "round", "game_id")}
+        self.add(
+            Imported,
+            round=rnd,
+            phase=phase,
+            visibility=vis,
+            ts=rec.get("ts"),
+            source_kind=str(rec.get("kind")),
+            seat=seat,
+            text=text if isinstance(text, str) else None,
+            note=note,
+            record=rest,
+        )
+        if note in ("transport_error", "empty_response"):
+            self.failed += 1
+        elif note == "foreign_kind":
+            self.foreign += 1
+
+    def die(self, seat: int) -> None:
+        if seat in self.alive:
+            self.alive.remove(seat)
+
+
+_PHASE = {
+    "intro": "intro",
+    "day_discuss": "day",
+    "day_vote": "day",
+    "vote_tally": "day",
+    "day_eliminate": "day",
+    "night_mafia": "night",
+    "night_doctor": "night",
+    "night_sheriff": "night",
+    "night_sheriff_result": "night",
+    "night_kill": "night",
+    "night_save": "night",
+    "night_analysis": "night",
+    "game_over": "end",
+}
+
+
+def _convert_events(records: list[tuple[int, dict[str, Any]]], setup: dict[str, Any], gi: GameImport, path: Path):
+    players = setup.get("players") or []
+    names = [str(p.get("name")) for p in players]
+    roles = [str(p.get("role")) for p in players]
+    b = _Builder(names, roles)
+    resistance = setup.get("game_type") == "resistance"
+    mafia_seats = [i for i, r in enumerate(roles) if _team(r) == "mafia"]
+    setup_round = int(setup.get("round") or 0)
+    ts0 = setup.get("ts")
+    labels = [p.get("model") for p in players]
+    b.add(SeatingEvent, round=setup_round, phase="setup", visibility=PUBLIC, ts=ts0, names=names, labels=labels)
+    for i, r in enumerate(roles):
+        b.add(
+            RoleAssigned,
+            round=setup_round,
+            phase="setup",
+            visibility=Visibility(seats=(i,)),
+            ts=ts0,
+            seat=i,
+            role=r,
+            team=_team(r),
+        )
+    if mafia_seats:
+        b.add(
+            TeamRevealed,
+            round=setup_round,
+            phase="setup",
+            visibility=Visibility(teams=("mafia",)),
+            ts=ts0,
+            team="mafia",
+            members=mafia_seats,
+        )
+    # vote targets by (round, voter) from the tallies (the authoritative counted votes)
+    tally_votes: dict[tuple[Any, Any], str] = {}
+    for _, rec in records:
+        if rec.get("kind") == "vote_tally" and isinstance(rec.get("votes"), dict):
+            for voter, target in rec["votes"].items():
+                tally_votes[(rec.get("round"), voter)] = target
+    pending_kill: dict[str, float | None] = {}
+    mafia_vis = Visibility(teams=("mafia",))
+    for n, rec in records:
+        kind = rec.get("kind")
+        if kind == "setup":
+            continue
+        rnd = rec.get("round")
+        if not isinstance(rnd, int) or rnd < 0:
+            gi.problems.append(f"{path}:{n}: record without a valid round, kept as imported")
+            rnd = max(setup_round, 0)
+        ts = rec.get("ts")
+        phase = _PHASE.get(str(kind), "day")
+        if resistance or kind not in _PHASE:
+            public = kind not in ("team_vote",)
+            vis = PUBLIC if public else Visibility()
+            seat = b.seat.get(rec.get("player") or rec.get("leader"))
+            b.imported(rec, rnd, "intro" if kind == "intro" else phase, vis, "foreign_kind", seat)
+            continue
+        if kind != "game_over":
+            b.phase_start(phase, rnd, ts)
+        player = rec.get("player")
+        seat = b.seat.get(player) if isinstance(player, str) else None
+        if kind in _MESSAGE_KINDS:
+            vis = {
+                "night_mafia": mafia_vis,
+                "night_doctor": Visibility(seats=(seat,) if seat is not None else ()),
+                "night_sheriff": Visibility(seats=(seat,) if seat is not None else ()),
+            }.get(kind, PUBLIC)
+            failed = _is_failed(rec.get("response"))
+            if seat is None:
+                gi.problems.append(f"{path}:{n}: {kind} by unknown player {player!r}, kept as imported")
+                b.imported(rec, rnd, phase, vis, "unresolved")
+                continue
+            if failed:
+                b.imported(rec, rnd, phase, vis, failed, seat)
+                continue
+            text = rec["response"]
+            idx = rec.get("msg_seq")
+            if kind in ("intro", "day_discuss"):
+                b.add(
+                    Speech,
+                    round=rnd,
+                    phase=phase,
+                    visibility=PUBLIC,
+                    ts=ts,
+                    seat=seat,
+                    text=text,
+                    index=int(idx) if isinstance(idx, int) else 0,
+                    decision=b.next_decision(),
+                )
+            elif kind == "day_vote":
+                target_name = tally_votes.get((rnd, player))
+                if target_name is None:
+                    found = [m for m in _VOTE.findall(text) if m in b.seat]
+                    target_name = found[-1] if found else None
+                if target_name not in b.seat:
+                    b.imported(rec, rnd, phase, PUBLIC, "unresolved", seat)
+                    continue
+                b.add(
+                    Vote,
+                    round=rnd,
+                    phase=phase,
+                    visibility=PUBLIC,
+                    ts=ts,
+                    stage="vote",
+                    seat=seat,
+                    target=b.seat[target_name],
+                    statement=text,
+                    index=int(idx) if isinstance(idx, int) else None,
+                    decision=b.next_decision(),
+                )
+            elif kind == "night_mafia":
+                b.add(
+                    MafiaChat,
+                    round=rnd,
+                    phase=phase,
+                    visibility=mafia_vis,
+                    ts=ts,
+                    seat=seat,
+                    text=text,
+                    decision=b.next_decision(),
+                    index=int(idx) if isinstance(idx, int) else None,
+                )
+            else:  # night_doctor / night_sheriff: reasoning + "ACTION: ..." in free text
+                b.imported(rec, rnd, phase, vis, "private_text", seat)
+        elif kind == "vote_tally":
+            votes_raw: dict[str, Any] = rec["votes"] if isinstance(rec.get("votes"), dict) else {}
+            tally_raw: dict[str, Any] = rec["tally"] if isinstance(rec.get("tally"), dict) else {}
+            unknown = [x for x in [*votes_raw, *votes_raw.values(), *tally_raw] if x not in b.seat]
+            if unknown:
+                gi.problems.append(f"{path}:{n}: vote_tally names unknown players {unknown}, kept as imported")
+                b.imported(rec, rnd, phase, PUBLIC, "unresolved")
+                continue
+            votes = {b.seat[v]: b.seat[t] for v, t in votes_raw.items()}
+            tally = {b.seat[t]: int(c) for t, c in tally_raw.items()}
+            top = max(tally.values(), default=0)
+            cands = [s for s, c in tally.items() if c == top]
+            b.add(
+                VoteTally,
+                round=rnd,
+                phase=phase,
+                visibility=PUBLIC,
+                ts=ts,
+                stage="vote",
+                votes=votes,
+                tally=tally,
+                candidates=cands,
+                tie=len(cands) > 1,
+                outcome=cands[0] if len(cands) == 1 else None,
+            )
+        elif kind == "day_eliminate":
+            s = b.seat.get(rec.get("eliminated"))
+            if s is None:
+                b.imported(rec, rnd, phase, PUBLIC, "unresolved")
+                continue
+            b.die(s)
+            role = rec.get("role")
+            b.add(
+                Elimination,
+                round=rnd,
+                phase=phase,
+                visibility=PUBLIC,
+                ts=ts,
+                seat=s,
+                cause="vote",
+                role=role if isinstance(role, str) else None,
+            )
+        elif kind == "night_kill":
+            s = b.seat.get(rec.get("victim"))
+            if s is None:
+                b.imported(rec, rnd, phase, mafia_vis, "unresolved")
+                continue
+            b.add(KillChosen, round=rnd, phase=phase, visibility=mafia_vis, ts=ts, target=s, votes={})
+            pending_kill[names[s]] = ts
+        elif kind == "night_save":
+            # the save itself is announced by night_analysis; keep the record for the moderator
+            b.imported(rec, rnd, phase, Visibility(), "private_text", b.seat.get(rec.get("saved")))
+        elif kind == "night_sheriff_result":
+            sh, ck = b.seat.get(rec.get("sheriff")), b.seat.get(rec.get("checked"))
+            if sh is None or ck is None:
+                b.imported(rec, rnd, phase, Visibility(), "unresolved")
+                continue
+            result = "mafia" if rec.get("result") == "Mafia" else "town"
+            b.add(
+                InvestigationResult,
+                round=rnd,
+                phase=phase,
+                visibility=Visibility(seats=(sh,)),
+                ts=ts,
+                seat=sh,
+                target=ck,
+                result=result,
+            )
+        elif kind == "night_analysis":
+            text = str(rec.get("night_result") or "").strip()
+            killed = saved = None
+            if m := _KILLED.match(text):
+                killed = b.seat.get(m.group("name"))
+            elif m := _SAVED.match(text):
+                saved = b.seat.get(m.group("name"))
+            b.add(NightResult, round=rnd, phase=phase, visibility=PUBLIC, ts=ts, killed=killed, saved=saved)
+            if killed is not None:
+                b.die(killed)
+                death_ts = pending_kill.pop(names[killed], ts)
+                b.add(Elimination, round=rnd, phase=phase, visibility=PUBLIC, ts=death_ts, seat=killed, cause="night")
+        elif kind == "game_over":
+            winner = _WINNER_TEAM.get(str(rec.get("winner")))
+            if winner is None:
+                b.imported(rec, rnd, "end", PUBLIC, "foreign_kind")
+                continue
+            reason = "mafia_eliminated" if winner == "town" else "parity"
+            b.add(
+                GameEnd,
+                round=rnd,
+                phase="end",
+                visibility=PUBLIC,
+                ts=ts,
+                winner=winner,
+                reason=reason,
+                rounds=rnd,
+                alive=list(b.alive),
+                roles=roles,
+            )
+    # a night_kill never announced (a game cut off after the kill): the death still happened
+    for name, kts in pending_kill.items():
+        s = b.seat[name]
+        b.die(s)
+        last = b.events[-1]
+        b.add(Elimination, round=last.round, phase="night", visibility=PUBLIC, ts=kts, seat=s, cause="night")
+    return b
+
+
+def _probe_records(
+    path: Path, game_id: str, names: list[str], roles: list[str], events: list[Event], gi: GameImport
+) -> list[ProbeRecord]:
+    seat_of = {n: i for i, n in enumerate(names)}
+    stamped = sorted((e.ts, e.seq) for e in events if e.ts is not None)
+    times = [t for t, _ in stamped]
+    best: list[int] = []
+    cur = 0
+    for _, s in stamped:
+        cur = max(cur, s)
+        best.append(cur)
+    out: list[ProbeRecord] = []
+    for n, rec in iter_jsonl(path, gi.problems):
+        try:
+            name = str(rec["player_name"])
+            seat = seat_of.get(name, rec.get("player_idx"))
+            ts = rec.get("timestamp", rec.get("ts"))
+            i = bisect_right(times, float(ts)) if isinstance(ts, (int, float)) else 0
+            after = best[i - 1] if i > 0 else 0
+            raw = rec.get("answer_raw")
+            raw = raw if isinstance(raw, str) else ""
+            msg = int(rec["public_msg_seq"])
+            pid = str(rec["probe_id"])
+            trigger = "round_end" if msg == -1 else ("own_turn" if pid == "planned_action" else "always")
+            extra = {
+                k: v
+                for k, v in rec.items()
+                if k
+                not in {
+                    "timestamp",
+                    "ts",
+                    "game_id",
+                    "round",
+                    "public_msg_seq",
+                    "player_idx",
+                    "player_name",
+                    "probe_seq",
+                    "probe_id",
+                    "question",
+                    "answer_raw",
+                    "answer_parsed",
+                    "answer_parse_ok",
+                    "model",
+                    "role",
+                    "phase",
+                    "latency_ms",
+                }
+            }
+            repaired = False
+            if rec.get("answer_parse_ok"):
+                try:
+                    json.loads(raw)
+                except ValueError:
+                    repaired = True
+            out.append(
+                ProbeRecord(
+                    game_id=game_id,
+                    round=int(rec["round"]),
+                    msg_index=msg,
+                    seat=int(seat),  # type: ignore[arg-type]
+                    player=name,
+                    role=str(rec.get("role") or roles[seat_of[name]] if name in seat_of else rec.get("role") or ""),
+                    probe_id=pid,
+                    position=int(rec.get("probe_seq", 0)),
+                    trigger=trigger,  # type: ignore[arg-type]
+                    phase=str(rec.get("phase") or ""),
+                    after_seq=after,
+                    question=str(rec.get("question") or ""),
+                    answer_raw=raw,
+                    answer_parsed=rec.get("answer_parsed"),
+                    parse_ok=bool(rec.get("answer_parse_ok")),
+                    repaired=repaired,
+                    model=str(rec.get("model") or ""),
+                    latency_ms=int(rec.get("latency_ms") or 0),
+                    error=raw if raw.startswith("ERROR") else None,
+                    ts=float(ts) if isinstance(ts, (int, float)) else None,
+                    source_key=[
+                        rec.get("round"),
+                        rec.get("public_msg_seq"),
+                        rec.get("player_idx"),
+                        rec.get("probe_seq"),
+                    ],
+                    **extra,
+                )
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            gi.problems.append(f"{path}:{n}: unusable probe record ({type(err).__name__}: {err}), skipped")
+    return out
+
+
+def import_game(src: Path, dst: Path) -> GameImport:
+    """Import one MafiaScope game directory into ``dst`` (created; existing files replaced).
+
+    Args:
+        src: Directory holding the source ``game.jsonl`` (and optionally
+            ``introspection.jsonl``, ``state.jsonl``).
+        dst: The mafialab game directory to write.
+
+    Returns:
+        What was written and any problems (``file:line: why``). A game whose ``game.jsonl``
+        has no readable ``setup`` record is not written (``out`` is ``None``).
+    """
+    src, dst = Path(src), Path(dst)
+    gi = GameImport(game_id=src.name, source=src)
+    gpath = src / "game.jsonl"
+    records = list(iter_jsonl(gpath, gi.problems))
+    setup = next((r for _, r in records if r.get("kind") == "setup"), None)
+    if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
+        gi.problems.append(f"{gpath}: no readable setup record with players; game not imported")
+        return gi
+    game_id = str(setup.get("game_id") or records[0][1].get("game_id") or src.name)
+    gi.game_id = game_id
+    rules = mafiascope_rules(setup)
+    gi.rules_id = rules.id
+    b = _convert_events(records, setup, gi, gpath)
+    gi.finished = any(r.get("kind") == "game_over" for _, r in records)
+    names, roles = b.names, b.roles
+    roster = [
+        SeatInfo(
+            seat=i,
+            name=names[i],
+            role=roles[i],
+            team=_team(roles[i]),  # type: ignore[arg-type]
+            agent=str(p.get("model") or p.get("backend") or "unknown"),
+            persona=p.get("personality") if isinstance(p.get("personality"), dict) else None,
+        )
+        for i, p in enumerate(setup["players"])
+    ]
+    meta: dict[str, Any] = {k: v for k, v in setup.items() if k not in ("players", "kind", "game_id", "ts", "round")}
+    meta.update(
+        source_dir=src.name,
+        setup_round=setup.get("round", 0),
+        finished=gi.finished,
+        players=[{k: v for k, v in p.items() if k not in ("name", "role", "personality")} for p in setup["players"]],
+    )
+    over = next((r for _, r in records if r.get("kind") == "game_over"), None)
+    if over is not None:
+        meta["game_over"] = {k: v for k, v in over.items() if k not in ("kind", "game_id")}
+    header = GameHeader(
+        game_id=game_id,
+        rules_id=rules.id,
+        rules=rules,
+        seed=0,
+        roster=roster,
+        software=f"mafialab {__version__} (import from mafiascope)",
+        source=SOURCE,
+        meta=meta,
+        ts=setup.get("ts"),
+    )
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in (GAME_FILE, PROBES_FILE, SNAPSHOTS_FILE):
+        (dst / name).unlink(missing_ok=True)
+    with JsonlWriter(dst / GAME_FILE, clock=None) as w:
+        w.write(header)
+        for ev in b.events:
+            w.write(ev)
+    gi.events = len(b.events)
+    gi.failed_turns, gi.foreign = b.failed, b.foreign
+    ipath = src / "introspection.jsonl"
+    if ipath.is_file():
+        probes = _probe_records(ipath, game_id, names, roles, b.events, gi)
+        with JsonlWriter(dst / PROBES_FILE, clock=None) as w:
+            for p in probes:
+                w.write(p)
+        gi.probes = len(probes)
+    spath = src / "state.jsonl"
+    if spath.is_file():
+        good = list(iter_jsonl(spath, gi.problems))
+        shutil.copyfile(spath, dst / SNAPSHOTS_FILE)
+        gi.snapshots = len(good)
+    gi.out = dst
+    return gi
+
+
+def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
+    """Convert every MafiaScope game directory under ``src_dir`` into a mafialab log.
+
+    Each directory holding a ``game.jsonl`` (``src_dir`` itself, or any directory below it)
+    becomes ``out_dir/<relative path>`` with ``game.jsonl`` (a :class:`GameHeader` with
+    ``source="mafiascope"`` and engine events), ``probes.jsonl`` (:class:`ProbeRecord` lines)
+    and :data:`SNAPSHOTS_FILE` (``state.jsonl`` copied verbatim). See
+    ``docs/import-mafiascope.md`` for the mapping of every record kind.
+
+    Args:
+        src_dir: A MafiaScope ``logs`` directory, a corpus directory, or one game directory.
+        out_dir: Where to write (created).
+
+    Returns:
+        An :class:`ImportReport`; its ``problems`` list every unreadable line as
+        ``file:line: why`` (those lines are skipped, nothing else is dropped).
+
+    Raises:
+        FileNotFoundError: If ``src_dir`` does not exist or holds no ``game.jsonl``.
+    """
+    src_dir, out_dir = Path(src_dir), Path(out_dir)
+    if not src_dir.is_dir():
+        raise FileNotFoundError(f"{src_dir}: no such directory")
+    dirs = [src_dir] if (src_dir / "game.jsonl").is_file() else sorted(p.parent for p in src_dir.rglob("game.jsonl"))
+    if not dirs:
+        raise FileNotFoundError(f"{src_dir}: no game.jsonl found")
+    report = ImportReport()
+    for d in dirs:
+        rel = d.relative_to(src_dir) if d != src_dir else Path(d.name)
+        try:
+            report.games.append(import_game(d, out_dir / rel))
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            # a record the mapping cannot represent (e.g. a role mix no rule set allows):
+            # report the game, keep importing the others
+            first = str(err).splitlines()[0]
+            gi = GameImport(game_id=d.name, source=d)
+            gi.problems.append(f"{d / 'game.jsonl'}: game not imported ({type(err).__name__}: {first})")
+            report.games.append(gi)
+    return report
