@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import json
 import time
+from typing import Any
 
 from mafialab.agents import make_llm_agent
 from mafialab.harness import play_game
@@ -79,13 +80,11 @@ async def bench(model: str, layout: str, seeds: list[int], rules_name: str, pool
     }
 
 
-async def fixed_prompts(models: list[str], n: int, pool: ModelPool) -> list[dict[str, object]]:
-    """Time each model on the same decision prompts, alternating models call by call."""
-    import statistics
-
+async def scripted_jobs(n: int) -> list[tuple[Any, Any, Any]]:
+    """``n`` decisions (renderer agent, decision, view) from scripted werewolf7 games, in game order."""
     from mafialab.agents import LLMAgent, ScriptedAgent
     from mafialab.engine import GameState
-    from mafialab.models import ChatRequest, MockModel
+    from mafialab.models import MockModel
 
     rules = load_rules("werewolf7")
     jobs = []
@@ -102,6 +101,60 @@ async def fixed_prompts(models: list[str], n: int, pool: ModelPool) -> list[dict
             for a in acts:
                 st.apply(a)
         seed += 1
+    return jobs
+
+
+async def prefix_effect(model: str, n: int, pool: ModelPool, reps: int = 2) -> list[dict[str, object]]:
+    """Prompt processing only (``max_tokens=1``) of the same decisions in game order, per layout.
+
+    llama.cpp keeps the previous prompt's tokens; a layout whose prompts share longer prefixes
+    from call to call evaluates fewer new tokens. Layout blocks alternate ``reps`` times.
+    """
+    from mafialab.agents import decision_schema
+    from mafialab.models import ChatRequest
+
+    jobs = await scripted_jobs(n)
+    backend = pool.get(f"local/{model}")
+    rows: dict[str, dict[str, float]] = {}
+    for _ in range(reps):
+        for layout in ("shared_first", "seat_first"):
+            acc = rows.setdefault(layout, {"s": 0.0, "prompt": 0, "cached": 0, "calls": 0})
+            for agent, d, view in jobs:
+                agent.renderer.layout = layout
+                msgs, _ = agent.decision_messages(d, view)
+                req = ChatRequest(
+                    messages=msgs,
+                    json_schema=decision_schema(d, view, 300),
+                    max_tokens=1,
+                    seed=0,
+                )
+                t0 = time.perf_counter()
+                resp = await backend.chat(req)
+                acc["s"] += time.perf_counter() - t0
+                acc["prompt"] += resp.usage.prompt_tokens
+                acc["cached"] += resp.usage.cached_tokens or 0
+                acc["calls"] += 1
+    return [
+        {
+            "model": f"local/{model}",
+            "prefix_effect_layout": layout,
+            "calls": int(a["calls"]),
+            "prompt_tokens_per_call": round(a["prompt"] / a["calls"], 1),
+            "uncached_tokens_per_call": round((a["prompt"] - a["cached"]) / a["calls"], 1),
+            "cached_prompt_share": round(a["cached"] / a["prompt"], 3),
+            "s_per_call_prompt_only": round(a["s"] / a["calls"], 3),
+        }
+        for layout, a in rows.items()
+    ]
+
+
+async def fixed_prompts(models: list[str], n: int, pool: ModelPool) -> list[dict[str, object]]:
+    """Time each model on the same decision prompts, alternating models call by call."""
+    import statistics
+
+    from mafialab.models import ChatRequest
+
+    jobs = await scripted_jobs(n)
     backends = {m: pool.get(f"local/{m}") for m in models}
     times: dict[str, list[float]] = {m: [] for m in models}
     legal: dict[str, int] = dict.fromkeys(models, 0)
@@ -142,10 +195,15 @@ async def main() -> None:
     ap.add_argument("--layout-model", default="smollm2", help="the model whose layouts are compared")
     ap.add_argument("--rules", default="werewolf7")
     ap.add_argument("--fixed", type=int, default=40, help="fixed decision prompts timed per model (0: skip)")
+    ap.add_argument("--prefix", type=int, default=60, help="decisions for the prefix-cache layout test (0: skip)")
     args = ap.parse_args()
     seeds = list(range(args.games))
     pool = ModelPool()
     out: list[dict[str, object]] = []
+    if args.prefix:
+        for row in await prefix_effect(args.layout_model, args.prefix, pool):
+            out.append(row)
+            print(json.dumps(row), flush=True)
     if args.fixed:
         for row in await fixed_prompts(args.models.split(","), args.fixed, pool):
             out.append(row)
