@@ -10,7 +10,17 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   fi
+  # a C++ compiler: llama-cpp-python (the embedded model) builds from source
+  if ! command -v g++ >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
+  fi
 fi
+
+# llama-cpp-python builds llama.cpp from source (pip caches the wheel afterwards): build only
+# the library, on every core
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF}"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

@@ -18,6 +18,8 @@ STANDARD = ["role_assessment", "suspicion_ranking", "social_map", "personality_p
 
 
 def _play(tmp_path: Path, *args: str) -> list[Path]:
+    if "--agents" not in args:  # the CLI's default is the embedded model
+        args = ("--agents", "scripted", *args)
     res = runner.invoke(app, ["play", "--out", str(tmp_path), *args])
     assert res.exit_code == 0, res.output
     return sorted(p.parent for p in tmp_path.rglob(GAME_FILE))
@@ -87,11 +89,11 @@ def test_no_probes_by_default(tmp_path: Path):
 def test_bad_battery_is_a_clear_error(tmp_path: Path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("probes:\n  - id: a\n    question: hi\n    when: never\n", encoding="utf-8")
-    res = runner.invoke(app, ["play", "--out", str(tmp_path / "o"), "--probes", str(bad)])
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--out", str(tmp_path / "o"), "--probes", str(bad)])
     assert res.exit_code == 2
     assert "probes[0].when" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "o").exists()
-    res = runner.invoke(app, ["play", "--out", str(tmp_path / "o"), "--probes", "nope"])
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--out", str(tmp_path / "o"), "--probes", "nope"])
     assert res.exit_code == 2 and "neither a built-in battery" in res.output
 
 

@@ -1,8 +1,28 @@
-"""Agents (layer ``agents``): the protocol, baselines and the spec registry.
+"""Agents (layer ``agents``): the protocol, baselines, LLM agents and the spec registry.
 
 An agent sees only the :class:`~mafialab.engine.PlayerView` the engine builds for its seat.
 """
 
+from mafialab.agents._llm import (
+    AGENT_OPTIONS,
+    FALLBACK_TEXT,
+    LLMAgent,
+    is_model_spec,
+    llm_factory,
+    make_llm_agent,
+    parse_model_spec,
+)
+from mafialab.agents._prompts import (
+    BUILTIN_PACKS,
+    SHORT_CHARS,
+    Persona,
+    PromptPack,
+    PromptPackError,
+    Renderer,
+    decision_schema,
+    load_prompt_pack,
+    quote,
+)
 from mafialab.agents._protocol import (
     Agent,
     AgentFactory,
@@ -17,15 +37,34 @@ from mafialab.agents._scripted import ScriptedAgent, scripted_factory
 
 register_agent("random", random_factory)
 register_agent("scripted", scripted_factory)
+register_agent_resolver(is_model_spec, llm_factory)
 
 __all__ = [
+    "AGENT_OPTIONS",
+    "BUILTIN_PACKS",
+    "FALLBACK_TEXT",
+    "SHORT_CHARS",
     "Agent",
     "AgentFactory",
     "AgentSpecError",
+    "LLMAgent",
+    "Persona",
+    "PromptPack",
+    "PromptPackError",
     "RandomAgent",
+    "Renderer",
     "ScriptedAgent",
     "agent_names",
+    "decision_schema",
+    "is_model_spec",
+    "llm_factory",
+    "load_prompt_pack",
     "make_agent",
+    "make_llm_agent",
+    "parse_model_spec",
+    "quote",
+    "random_factory",
     "register_agent",
     "register_agent_resolver",
+    "scripted_factory",
 ]

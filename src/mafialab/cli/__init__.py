@@ -7,6 +7,7 @@ from mafialab.cli import (  # noqa: F401  (registers commands)
     _export,
     _import,
     _judge,
+    _models,
     _play,
     _report,
     _rules,

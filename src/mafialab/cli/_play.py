@@ -1,20 +1,26 @@
-"""``mafialab play``: play K seeded games and log them."""
+"""``mafialab play``: play K seeded games (P at a time) and log them."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from functools import partial
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from mafialab.agents import AgentSpecError, make_agent
+from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent, parse_model_spec
 from mafialab.cli._app import app, console, fail
-from mafialab.harness import GameObserver, GameResult, play_game
+from mafialab.engine import Elimination, GameState, PhaseStarted
+from mafialab.harness import GameObserver, GameResult, PreflightError, play_game
+from mafialab.models import DEFAULT_LOCAL_MODEL
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
+from mafialab.record import PriceTable, load_prices
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
@@ -36,6 +42,20 @@ def parse_seat_overrides(items: list[str], n_seats: int) -> dict[int, str]:
     return out
 
 
+def with_model_options(spec: str, options: dict[str, Any]) -> str:
+    """Add CLI model options to a model spec (options already in the spec win)."""
+    if not is_model_spec(spec) or not options:
+        return spec
+    model, given = parse_model_spec(spec)
+    opts = {**options, **given}
+    if not model.startswith("openai/"):
+        for key in ("base_url", "api_key_env"):
+            if key in options:
+                opts.pop(key, None)
+    query = urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in opts.items()})
+    return f"{model}?{query}" if query else model
+
+
 def _advance(progress: Progress, task: TaskID, _record: object) -> None:
     progress.advance(task)
 
@@ -46,27 +66,76 @@ def _unprobed_specs(specs: list[str], rules: RuleSet, seed: int) -> list[str]:
     return sorted(mute)
 
 
+class _PhaseProgress:
+    """Shows the phase of every running game, and deaths as they happen."""
+
+    def __init__(self, progress: Progress, rules: RuleSet, verbose: bool):
+        self.progress = progress
+        self.rules = rules
+        self.verbose = verbose
+        self.tasks: dict[int, Any] = {}
+        self.seen: dict[int, int] = {}
+
+    def start(self, seed: int) -> None:
+        self.tasks[seed] = self.progress.add_task(f"seed {seed}: setup", total=None)
+        self.seen[seed] = 0
+
+    def __call__(self, seed: int, state: GameState) -> None:
+        new = state.events[self.seen[seed] :]
+        self.seen[seed] = len(state.events)
+        for ev in new:
+            if isinstance(ev, PhaseStarted):
+                desc = f"seed {seed}: {ev.phase} {ev.round} ({len(ev.alive)} alive)"
+                self.progress.update(self.tasks[seed], description=desc)
+            elif isinstance(ev, Elimination) and self.verbose:
+                how = "voted out" if ev.cause == "vote" else f"{self.rules.lexicon.kill} victim"
+                role = f", {ev.role}" if ev.role else ""
+                self.progress.console.print(f"  seed {seed} round {ev.round}: {state.names[ev.seat]} ({how}{role})")
+
+    def done(self, seed: int) -> None:
+        self.progress.remove_task(self.tasks.pop(seed))
+
+
 async def _play_many(
     rules: RuleSet,
     specs: list[str],
     seeds: list[int],
     out: Path,
     progress: Progress,
+    parallel: int,
+    prices: PriceTable,
     battery: ProbeBattery | None = None,
 ) -> list[GameResult]:
-    results = []
-    task = progress.add_task("games", total=len(seeds))
+    games_task = progress.add_task("games", total=len(seeds))
     probe_task = progress.add_task("probes", total=None) if battery is not None else None
-    for seed in seeds:
-        agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
-        observers: list[GameObserver] = []
-        if battery is not None and probe_task is not None:
-            tick = partial(_advance, progress, probe_task)
-            obs = make_probe_observer(battery, agents, rules, seed, out=out, on_record=tick)
-            observers = [obs] if obs is not None else []
-        results.append(await play_game(rules, agents, seed, out=out, observers=observers))
-        progress.advance(task)
-    return results
+    phases = _PhaseProgress(progress, rules, verbose=len(seeds) <= 3)
+    limit = asyncio.Semaphore(parallel)
+
+    async def one(seed: int) -> GameResult:
+        async with limit:
+            agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
+            observers: list[GameObserver] = []
+            if battery is not None and probe_task is not None:
+                tick = partial(_advance, progress, probe_task)
+                obs = make_probe_observer(battery, agents, rules, seed, out=out, on_record=tick)
+                observers = [obs] if obs is not None else []
+            phases.start(seed)
+            try:
+                res = await play_game(
+                    rules,
+                    agents,
+                    seed,
+                    out=out,
+                    observers=observers,
+                    prices=prices,
+                    on_batch=lambda st: phases(seed, st),
+                )
+            finally:
+                phases.done(seed)
+            progress.advance(games_task)
+            return res
+
+    return list(await asyncio.gather(*(one(s) for s in seeds)))
 
 
 @app.command()
@@ -75,12 +144,28 @@ def play(
         "werewolf7", "--rules", "-r", help="Rule set: mafiascope7, werewolf7, arena12, or a YAML path."
     ),
     agents: str = typer.Option(
-        "scripted", "--agents", "-a", help="Agent spec for every seat: scripted, random (or a model string)."
+        DEFAULT_LOCAL_MODEL,
+        "--agents",
+        "-a",
+        help="Agent spec for every seat: scripted, random, or a model string provider/model "
+        "(local/smollm2 [embedded, default], local/gemma3-270m, openai/MODEL, mock/NAME).",
     ),
     seat: list[str] = typer.Option([], "--seat", help="Per-seat override N=SPEC (seats from 0); repeatable."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the first game; game i uses seed+i."),
     games: int = typer.Option(1, "--games", "-k", min=1, help="Number of games."),
+    parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Games played at the same time."),
     out: Path = typer.Option(Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible server for openai/ models (e.g. http://localhost:8000/v1)."
+    ),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="Environment variable holding the API key (default OPENAI_API_KEY)."
+    ),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Generation cap per model call."),
+    temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
+    prices: Path | None = typer.Option(
+        None, "--prices", help="YAML price table: MODEL: {input: USD/M tokens, output: USD/M tokens}."
+    ),
     probes: str = typer.Option(
         "none",
         "--probes",
@@ -90,17 +175,30 @@ def play(
         "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md.",
     ),
 ) -> None:
-    """Play GAMES seeded games and write their logs under OUT/<game_id>/game.jsonl."""
+    """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
+
+    With no options: one werewolf7 game, every seat played by the embedded model.
+    """
     try:
         rs = load_rules(rules)
     except RuleSetError as err:
         fail(str(err))
+    opts: dict[str, Any] = {}
+    if base_url is not None:
+        opts["base_url"] = base_url
+    if api_key_env is not None:
+        opts["api_key_env"] = api_key_env
+    if max_tokens is not None:
+        opts["max_tokens"] = max_tokens
+    if temperature is not None:
+        opts["temperature"] = temperature
     try:
+        table = load_prices(prices) if prices is not None else PriceTable()
         overrides = parse_seat_overrides(seat, rs.n_seats)
-        specs = [overrides.get(s, agents) for s in range(rs.n_seats)]
+        specs = [with_model_options(overrides.get(s, agents), opts) for s in range(rs.n_seats)]
         for s, spec in enumerate(specs):
-            make_agent(spec, s, rs, seed)  # validate every spec before playing
-    except (ValueError, AgentSpecError) as err:
+            make_agent(spec, s, rs, seed)  # validate every spec (and load models) before playing
+    except (ValueError, AgentSpecError, PromptPackError, ImportError) as err:
         fail(str(err))
     try:
         battery = resolve_battery(probes)
@@ -120,17 +218,31 @@ def play(
         transient=True,
     ) as progress:
         try:
-            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, battery))
+            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table, battery))
+        except PreflightError as err:
+            fail(str(err))
         except ValueError as err:
             fail(str(err))
-    t = Table("game", "seed", "winner", "rounds", "eliminations")
+    t = Table("game", "seed", "winner", "rounds", "eliminations", "fallbacks")
     for r in results:
         elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
-        t.add_row(r.game_id, str(r.seed), rs.lexicon.team_name(r.winner) if r.winner else "-", str(r.rounds), elim)
+        fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
+        t.add_row(r.game_id, str(r.seed), rs.lexicon.team_name(r.winner) if r.winner else "-", str(r.rounds), elim, fb)
     console.print(t)
     wins = Counter(r.winner for r in results)
-    console.print(
+    calls = [c for r in results for c in r.calls]
+    line = (
         f"{len(results)} game(s) of {rs.id}: "
         + ", ".join(f"{rs.lexicon.team_name(w)} {n}" for w, n in wins.items() if w)
         + f". Logs in {out}/"
     )
+    console.print(line)
+    if calls:
+        ok = sum(1 for c in calls if c.status in ("ok", "retried"))
+        secs = sum(c.latency_ms for c in calls) / 1000
+        cost = [c.cost_usd for c in calls if c.cost_usd is not None]
+        console.print(
+            f"{len(calls)} model call(s), {ok} usable, {secs:.1f} s in calls"
+            + (f", cost ${sum(cost):.4f}" if cost else "")
+            + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
+        )

@@ -3,6 +3,14 @@
 Sits between ``record`` and ``analysis`` in the layer order.
 """
 
+from mafialab.harness._calls import (
+    DECISION_PURPOSES,
+    GATE_THRESHOLD,
+    CallRecorder,
+    PreflightError,
+    agent_models,
+    preflight,
+)
 from mafialab.harness._conformance import ConformanceReport, check_events, check_rules
 from mafialab.harness._play import (
     GameObserver,
@@ -16,6 +24,12 @@ from mafialab.harness._play import (
 from mafialab.harness._replay import ReplayMismatch, recorded_actions, replay, resume
 
 __all__ = [
+    "DECISION_PURPOSES",
+    "GATE_THRESHOLD",
+    "CallRecorder",
+    "PreflightError",
+    "agent_models",
+    "preflight",
     "ConformanceReport",
     "check_events",
     "check_rules",

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 from mafialab import __version__
 from mafialab.agents import Agent
 from mafialab.engine import Action, Event, GameState, Invalid
+from mafialab.harness._calls import GATE_THRESHOLD, CallRecorder, preflight
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
@@ -21,6 +22,7 @@ from mafialab.record import (
     GameHeader,
     GameStatus,
     JsonlWriter,
+    PriceTable,
     SeatInfo,
 )
 from mafialab.rules import RuleSet, Team
@@ -51,6 +53,9 @@ class GameResult:
         fallbacks: Decisions settled by a fallback (invalid or failed answer).
         path: Game directory, if written.
         state: The final engine state.
+        degraded: Whether the integrity gate marked the game degraded.
+        gate: Integrity-gate figures (:meth:`CallRecorder.gate`).
+        calls: The model calls' records (also in ``calls.jsonl``).
     """
 
     game_id: str
@@ -63,6 +68,9 @@ class GameResult:
     fallbacks: int
     path: Path | None
     state: GameState = field(repr=False)
+    degraded: bool = False
+    gate: dict[str, Any] = field(default_factory=dict)
+    calls: list[Any] = field(default_factory=list, repr=False)
 
 
 def default_game_id(rules: RuleSet, seed: int, agent_labels: Sequence[str]) -> str:
@@ -174,8 +182,17 @@ async def play_game(
     meta: dict[str, Any] | None = None,
     personas: Sequence[dict[str, Any] | None] | None = None,
     on_batch: Callable[[GameState], Awaitable[None] | None] | None = None,
+    prices: PriceTable | None = None,
+    check_remote: bool = True,
+    gate_threshold: float = GATE_THRESHOLD,
 ) -> GameResult:
     """Play one game and (if ``out`` is given) log it to ``out/<game_id>/game.jsonl``.
+
+    Agents with a ``set_call_sink`` method (LLM agents) report every model call; the calls
+    go to ``out/<game_id>/calls.jsonl``. Integrity gate: when the model answered (first try
+    or retry) less than ``gate_threshold`` of the decisions played by models, a
+    ``game_status`` record with ``degraded=True`` closes the log. Before the game, every
+    remote model is preflighted with one cheap call.
 
     Args:
         rules: Rule set.
@@ -188,10 +205,14 @@ async def play_game(
         meta: Extra header fields.
         personas: Optional persona per seat, recorded in the roster.
         on_batch: Callback after every batch (progress display).
+        prices: Price table for the calls' ``cost_usd`` (default: embedded and mock free).
+        check_remote: Preflight remote models before starting (default on).
+        gate_threshold: Integrity-gate threshold (share of model decisions answered, 0-1).
 
     Raises:
         ValueError: Wrong number of agents, or the game directory already holds a log file
             (``game.jsonl``, ``probes.jsonl``, ``calls.jsonl`` or ``verdicts.jsonl``).
+        PreflightError: A remote model did not answer the preflight call (nothing written).
     """
     if len(agents) != rules.n_seats:
         raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
@@ -206,24 +227,55 @@ async def play_game(
             # a stale probes/calls file would otherwise be appended to and mixed with this game
             if (path / name).exists():
                 raise ValueError(f"out: {path / name} already exists; choose another --out or seed")
+    if check_remote:
+        await preflight(agents)
+    calls_writer = JsonlWriter(path / CALLS_FILE) if path is not None else None
+    recorder = CallRecorder(game_id, calls_writer, prices or PriceTable())
+    for a in agents:
+        sink = getattr(a, "set_call_sink", None)
+        if sink is not None:
+            sink(recorder)
+    described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
+    if described:
+        meta = {**(meta or {}), "agents": described}
+    if personas is None:
+        found = [getattr(a, "persona", None) for a in agents]
+        if any(p is not None for p in found):
+            personas = [p.model_dump(exclude_none=True) if p is not None else None for p in found]
+    if path is not None:
         writer = JsonlWriter(path / GAME_FILE)
         writer.write(make_header(state, game_id, agent_labels, meta, personas))
     try:
         decisions, fallbacks = await run_game(state, agents, writer=writer, observers=observers, on_batch=on_batch)
-        if writer is not None and fallbacks:
+        gate = recorder.gate(gate_threshold)
+        share = gate["answered_share"]
+        if share is None:
+            share = (decisions - fallbacks) / decisions if decisions else 1.0
+        if writer is not None and (fallbacks or gate["model_decisions"]):
             writer.write(
                 GameStatus(
                     seq=len(state.events) + 1,
-                    degraded=False,
-                    answered_share=(decisions - fallbacks) / decisions if decisions else 1.0,
+                    degraded=gate["degraded"],
+                    answered_share=share,
                     decisions=decisions,
                     fallbacks=fallbacks,
+                    detail={**gate, "gate_threshold": gate_threshold},
                 )
             )
     finally:
+        for a in agents:
+            sink = getattr(a, "set_call_sink", None)
+            if sink is not None:
+                sink(None)
         if writer is not None:
             writer.close()
-    return summarize(state, game_id, decisions, fallbacks, path)
+        if calls_writer is not None:
+            calls_writer.close()
+    res = summarize(state, game_id, decisions, fallbacks, path)
+    res.degraded = bool(gate["degraded"])
+    res.gate = gate
+    res.calls = list(recorder.records)
+    return res
 
 
 def summarize(state: GameState, game_id: str, decisions: int, fallbacks: int, path: Path | None) -> GameResult:

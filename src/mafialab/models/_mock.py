@@ -28,6 +28,7 @@ class MockModel:
             ``f(request) -> output``.
         name: Model name reported in responses.
         context_window: Reported context window.
+        remote: Whether to act like a remote server (so games preflight it).
 
     Attributes:
         requests: Every request received, in order (for assertions).
@@ -41,8 +42,10 @@ class MockModel:
         outputs: Iterable[MockOutput] | Mapping[str, Iterable[MockOutput]] | Callable[[ChatRequest], MockOutput],
         name: str = "mock/mock",
         context_window: int | None = 8192,
+        remote: bool = False,
     ):
         self.name = name
+        self.remote = remote
         self.context_window = context_window
         self.requests: list[ChatRequest] = []
         self._fn: Callable[[ChatRequest], MockOutput] | None = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,6 +91,10 @@ class ChatModel(Protocol):
     Attributes:
         name: Model string (``provider/model``).
         context_window: Context size in tokens, or ``None`` if unknown.
+
+    Backends may also define ``remote: bool`` (a server is reached over the network, so a
+    game preflights it) and ``count_tokens(text) -> int`` (exact prompt sizing); callers
+    use :func:`getattr` with defaults for both.
     """
 
     name: str
@@ -107,17 +113,60 @@ BackendFactory = Callable[..., ChatModel]
 """``factory(model: str, **options) -> ChatModel`` where ``model`` is the part after the provider."""
 
 _BACKENDS: dict[str, str | BackendFactory] = {}
+_REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {}
+_DESCRIPTIONS: dict[str, str] = {}
 
 
-def register_backend(provider: str, factory: str | BackendFactory) -> None:
+def register_backend(
+    provider: str,
+    factory: str | BackendFactory,
+    *,
+    requires: Sequence[tuple[str, str]] = (),
+    description: str = "",
+) -> None:
     """Register a backend for ``provider``.
 
     Args:
         provider: Prefix of model strings (``openai``, ``local``, ``mock``).
         factory: The factory, or a lazy reference ``"module:attribute"`` imported on first
             use, so optional SDKs load only when their backend is used.
+        requires: ``(import name, pip requirement)`` pairs the backend needs; checked by
+            :func:`backend_status` without importing them.
+        description: One line for ``mafialab models list``.
     """
     _BACKENDS[provider] = factory
+    _REQUIRES[provider] = tuple(requires)
+    _DESCRIPTIONS[provider] = description
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """Whether a registered backend is usable on this machine.
+
+    Attributes:
+        provider: Provider prefix.
+        usable: Whether its requirements are importable.
+        detail: What is installed, or the ``pip install`` line that is missing.
+        description: One-line description given at registration.
+    """
+
+    provider: str
+    usable: bool
+    detail: str
+    description: str
+
+
+def backend_status() -> list[BackendStatus]:
+    """Status of every registered backend, sorted by provider (imports nothing heavy)."""
+    out = []
+    for provider in backend_names():
+        missing = [pip for mod, pip in _REQUIRES.get(provider, ()) if importlib.util.find_spec(mod) is None]
+        if missing:
+            detail = "missing: pip install " + " ".join(missing)
+        else:
+            detail = ", ".join(mod for mod, _ in _REQUIRES.get(provider, ())) or "built in"
+        out.append(BackendStatus(provider, not missing, detail, _DESCRIPTIONS.get(provider, "")))
+    return out
 
 
 def backend_names() -> list[str]:
@@ -140,6 +189,18 @@ def resolve_backend(provider: str) -> BackendFactory:
         ref = getattr(importlib.import_module(module), attr)
         _BACKENDS[provider] = ref
     return ref
+
+
+def require(module: str, pip_name: str, backend: str) -> Any:
+    """Import an optional dependency of a backend.
+
+    Raises:
+        ImportError: With the ``pip install`` line when ``module`` is missing.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"the {backend} backend needs {pip_name}: pip install {pip_name}") from err
 
 
 def get_model(spec: str, **options: Any) -> ChatModel:

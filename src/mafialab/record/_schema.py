@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
@@ -282,3 +284,129 @@ class Verdict(BaseModel):
     completion_tokens: int = 0
     raw: str = ""
     ts: float | None = None
+
+
+class CallRecord(BaseModel):
+    """One model call, a line of ``calls.jsonl`` beside ``game.jsonl``.
+
+    Attributes:
+        kind: Always ``"call"``.
+        game_id: Game id.
+        seat: Seat of the calling agent (-1 when none).
+        purpose: ``speak``, ``vote``, ``nominate``, ``runoff_vote``, ``kill``, ``protect``,
+            ``investigate``, ``mafia_chat`` (game decisions), ``probe``, ``judge``,
+            ``preflight`` …
+        model: Model string that answered.
+        decision: Decision id for game decisions, else ``None``.
+        probe_id: Probe id for probe calls, else ``None``.
+        attempt: 1 for the first try, 2 for the retry.
+        status: ``ok`` (usable answer at the first try), ``retried`` (usable at the retry),
+            ``unusable`` (failed or unusable, then retried), ``fallback`` (failed at the last
+            try; the decision fell back to a seeded-random legal action), ``error`` (a failed
+            call that is not a game decision).
+        prompt_tokens: Prompt tokens.
+        completion_tokens: Completion tokens.
+        cached_tokens: Prompt tokens served from a prefix cache, where reported (llama.cpp:
+            tokens reused from the previous prompt; OpenAI-compatible servers:
+            ``prompt_tokens_details.cached_tokens``).
+        latency_ms: Wall-clock milliseconds of the call.
+        error: Transport error or why the answer was unusable (never an API key).
+        cost_usd: Cost from the price table, ``None`` when the model has no price.
+        context: What was done to fit the context window (``{}``: nothing), see
+            ``docs/models.md``.
+        ts: Clock field.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["call"] = "call"
+    game_id: str
+    seat: int = Field(ge=-1)
+    purpose: str
+    model: str
+    decision: int | None = None
+    probe_id: str | None = None
+    attempt: int = Field(default=1, ge=1)
+    status: Literal["ok", "retried", "unusable", "fallback", "error"]
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int | None = None
+    latency_ms: int = Field(default=0, ge=0)
+    error: str | None = None
+    cost_usd: float | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+    ts: float | None = None
+
+
+class Price(BaseModel):
+    """Price of a model in US dollars per million tokens.
+
+    Attributes:
+        input: Uncached prompt tokens.
+        output: Completion tokens.
+        cached_input: Prompt tokens served from a cache (default: ``input``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class PriceTable(BaseModel):
+    """Prices per model string; a key ``provider/*`` covers a whole provider.
+
+    The default table prices the embedded (``local/*``) and ``mock/*`` models at zero and
+    knows no hosted model: give a YAML file (``model: {input: .., output: ..}``) for those.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    prices: dict[str, Price] = Field(
+        default_factory=lambda: {"local/*": Price(input=0, output=0), "mock/*": Price(input=0, output=0)}
+    )
+
+    def price(self, model: str) -> Price | None:
+        """The price of ``model`` (exact key first, then ``provider/*``), or ``None``."""
+        p = self.prices.get(model)
+        if p is None:
+            p = self.prices.get(model.partition("/")[0] + "/*")
+        return p
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int | None) -> float | None:
+        """Cost in US dollars of one call, or ``None`` when the model has no price.
+
+        ``cost = (prompt - cached) * input + cached * cached_input + completion * output``,
+        prices per million tokens.
+        """
+        p = self.price(model)
+        if p is None:
+            return None
+        cached = min(cached_tokens or 0, prompt_tokens)
+        cached_price = p.cached_input if p.cached_input is not None else p.input
+        usd = (prompt_tokens - cached) * p.input + cached * cached_price + completion_tokens * p.output
+        return round(usd / 1e6, 8)
+
+
+def load_prices(path: str | Path) -> PriceTable:
+    """Read a price table from YAML (``{model: {input, output, cached_input}}``), merged over the defaults.
+
+    Raises:
+        ValueError: Unreadable file or a bad entry (the message names the model and field).
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"prices: cannot read {path}: {err}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"prices: {path}: expected a mapping of model -> price")
+    table = PriceTable()
+    merged = dict(table.prices)
+    for model, entry in data.items():
+        try:
+            merged[str(model)] = Price.model_validate(entry)
+        except ValidationError as err:
+            e = err.errors()[0]
+            raise ValueError(f"prices: {path}: {model}.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    return PriceTable(prices=merged)

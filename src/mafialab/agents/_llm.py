@@ -1,0 +1,388 @@
+"""LLM agents: prompt packs in, JSON-schema-constrained actions out, never a lost vote."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mafialab.agents._prompts import (
+    Layout,
+    Persona,
+    PromptPack,
+    Renderer,
+    decision_schema,
+    load_prompt_pack,
+)
+from mafialab.engine import Action, Decision, PlayerView, derive_seed, stream
+from mafialab.models import (
+    DEFAULT_POOL,
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    MockExhausted,
+    ModelPool,
+    ModelSpecError,
+    backend_names,
+)
+from mafialab.models._calls import CallInfo, CallSink
+from mafialab.rules import RuleSet
+
+log = logging.getLogger(__name__)
+
+FALLBACK_TEXT = "(no comment)"
+"""Text of a fallback speech (the same as the engine's fallback)."""
+
+CONTEXT_MARGIN = 32
+"""Tokens kept free besides ``max_tokens`` when fitting a prompt into the window."""
+
+AGENT_OPTIONS = ("pack", "layout", "max_tokens", "temperature", "retries")
+"""Options of a model spec that the agent keeps; the others go to the backend."""
+
+
+class LLMAgent:
+    """A seat played by a chat model.
+
+    Each decision: the seat's view (only what the engine lets it see) is rendered with the
+    prompt pack; the answer is constrained by :func:`decision_schema` (targets are an enum of
+    legal seat names, text has a length cap). An answer that fails (transport error, empty,
+    not JSON, illegal target) is retried once; if the retry fails too, the agent returns a
+    seeded-random legal action with ``fallback=True`` drawn from its own stream
+    ``llm-fallback:<seat>``. Every call is reported to :attr:`calls` (the harness writes
+    ``calls.jsonl``). A transport error string is never played as a move.
+
+    Args:
+        seat: The seat played.
+        rules: The rule set.
+        seed: The game seed.
+        model: The chat model (shared between seats when from a :class:`ModelPool`).
+        pack: The prompt pack (default: built-in English).
+        layout: Overrides the pack's layout (``shared_first`` / ``seat_first``).
+        persona: Optional persona (table name, Big-Five traits).
+        max_tokens: Generation cap for every decision (default: the pack's per-kind caps).
+        temperature: Sampling temperature (default: the backend's).
+        retries: Retries after a failed or unusable answer (default 1).
+        label: Public label (default: the model's name).
+
+    Attributes:
+        calls: Sink for :class:`CallInfo` records (set by the harness), or ``None``.
+    """
+
+    def __init__(
+        self,
+        seat: int,
+        rules: RuleSet,
+        seed: int,
+        model: ChatModel,
+        *,
+        pack: PromptPack | None = None,
+        layout: Layout | None = None,
+        persona: Persona | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        retries: int = 1,
+        label: str | None = None,
+    ):
+        self.seat = seat
+        self.rules = rules
+        self.seed = seed
+        self.model = model
+        self.pack = pack or load_prompt_pack("en")
+        self.persona = persona
+        self.renderer = Renderer(self.pack, rules, layout=layout, persona=persona)
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.retries = max(0, int(retries))
+        self.label = label or model.name
+        self.calls: CallSink | None = None
+        self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
+
+    def describe(self) -> dict[str, Any]:
+        """Settings worth recording in the game header (no secrets): model, pack, layout, caps."""
+        return {
+            "model": self.model.name,
+            "pack": self.pack.id,
+            "layout": self.renderer.layout,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "retries": self.retries,
+        }
+
+    def set_call_sink(self, sink: CallSink | None) -> None:
+        """Report every model call to ``sink`` (the harness's ``calls.jsonl`` writer)."""
+        self.calls = sink
+
+    # ------------------------------------------------------------------ prompts
+    def _max_tokens(self, decision: Decision | None) -> int:
+        if self.max_tokens is not None:
+            return self.max_tokens
+        if decision is None:
+            return self.pack.max_tokens.get("text", 160)
+        key = "target" if decision.wants_target and not decision.needs_text else "text"
+        return self.pack.max_tokens.get(key, 160)
+
+    def _text_cap(self, decision: Decision) -> int:
+        return min(decision.max_chars, self.pack.max_text_chars)
+
+    def _count(self, messages: list[ChatMessage]) -> int:
+        counter = getattr(self.model, "count_tokens", None)
+        text = "\n".join(m.content for m in messages)
+        if counter is not None:
+            return int(counter(text)) + 8 * len(messages)
+        return len(text) // 3 + 8 * len(messages)  # about 3 characters per token, on the safe side
+
+    def build_messages(
+        self, view: PlayerView, tail: list[ChatMessage], max_tokens: int
+    ) -> tuple[list[ChatMessage], dict[str, Any]]:
+        """Context of ``view`` plus ``tail``, shortened to fit the model's window.
+
+        Returns:
+            ``(messages, context record)``; the record is ``{}`` unless shortening was needed.
+        """
+        window = getattr(self.model, "context_window", None)
+        ctx, _, _ = self.renderer.context(view, 0)
+        msgs = ctx + tail
+        if window is None:
+            return msgs, {}
+        budget = window - max_tokens - CONTEXT_MARGIN
+        est = self._count(msgs)
+        if est <= budget:
+            return msgs, {}
+        record: dict[str, Any] = {}
+        for step in (1, 2, 3, 4):
+            ctx, cut, dropped = self.renderer.context(view, step)
+            msgs = ctx + tail
+            est = self._count(msgs)
+            record = {"shortened": step, "lines_cut": cut, "lines_dropped": dropped, "est_tokens": est}
+            if est <= budget:
+                break
+        else:
+            record["over_budget"] = True
+        log.info("seat %d: context shortened to fit %d tokens: %s", self.seat, window, record)
+        return msgs, record
+
+    def decision_messages(self, decision: Decision, view: PlayerView) -> tuple[list[ChatMessage], dict[str, Any]]:
+        """The messages of a decision call (context, then the decision prompt last)."""
+        prompt = self.renderer.decision_prompt(decision, view, self._text_cap(decision))
+        return self.build_messages(view, [ChatMessage(role="user", content=prompt)], self._max_tokens(decision))
+
+    # ------------------------------------------------------------------ decisions
+    def _interpret(self, decision: Decision, view: PlayerView, resp: ChatResponse) -> Action | str:
+        """The action in ``resp``, or why it is unusable."""
+        if not resp.ok:
+            return f"call failed: {resp.error}"
+        value = resp.parsed
+        if value is None:
+            from mafialab.models import parse_json
+
+            value, _ = parse_json(resp.text)
+        if not isinstance(value, dict):
+            return "answer is not a JSON object" if resp.text.strip() else "empty answer"
+        cap = self._text_cap(decision)
+        target: int | None = None
+        text: str | None = None
+        if decision.wants_target:
+            raw = value.get("target")
+            if not isinstance(raw, str) or not raw.strip():
+                return "missing target"
+            legal = {view.names[s]: s for s in decision.options}
+            target = legal.get(raw.strip())
+            if target is None:
+                folded = {n.casefold(): s for n, s in legal.items()}
+                target = folded.get(raw.strip().casefold())
+            if target is None:
+                return "target is not a legal option"
+            if decision.needs_text:
+                st = value.get("statement")
+                if not isinstance(st, str) or not st.strip():
+                    return "missing statement"
+                text = st.strip()[:cap]
+        else:
+            t = value.get("text")
+            if not isinstance(t, str) or not t.strip():
+                return "missing or empty text"
+            text = t.strip()[:cap]
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+
+    def _fallback(self, decision: Decision) -> Action:
+        rng = self._fallback_rng
+        target = rng.choice(decision.options) if decision.wants_target else None
+        text = FALLBACK_TEXT if decision.needs_text else None
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text, fallback=True)
+
+    def _report(self, info: CallInfo) -> None:
+        if self.calls is not None:
+            self.calls(info)
+
+    async def _call(self, request: ChatRequest) -> ChatResponse:
+        try:
+            return await self.model.chat(request)
+        except MockExhausted:
+            raise  # a test scripted too few outputs: fail loudly
+        except Exception as err:  # a backend bug must not lose the decision
+            log.warning("seat %d: %s raised %s", self.seat, self.model.name, err)
+            return ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="transport", model=self.model.name)
+
+    async def decide(self, decision: Decision, view: PlayerView) -> Action:
+        """Ask the model; retry once on failure or unusable output; then fall back."""
+        messages, ctx = self.decision_messages(decision, view)
+        schema = decision_schema(decision, view, self._text_cap(decision))
+        attempts = 1 + self.retries
+        for attempt in range(1, attempts + 1):
+            req = ChatRequest(
+                messages=messages,
+                json_schema=schema,
+                max_tokens=self._max_tokens(decision),
+                temperature=self.temperature,
+                seed=derive_seed(self.seed, f"llm:{self.seat}:{decision.id}:{attempt}") % (2**31),
+                purpose=decision.kind,
+                meta={"seat": self.seat, "decision": decision.id, "attempt": attempt},
+            )
+            resp = await self._call(req)
+            result = self._interpret(decision, view, resp)
+            last = attempt == attempts
+            if isinstance(result, Action):
+                status = "ok" if attempt == 1 else "retried"
+                self._report(self._info(decision.kind, status, attempt, resp, None, decision.id, ctx))
+                return result
+            status = "fallback" if last else "unusable"
+            self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx))
+            log.info("seat %d decision %d attempt %d: %s", self.seat, decision.id, attempt, result)
+            if not last:
+                retry = self.renderer._fmt(self.pack.retry, reason=_reason_word(result))
+                messages = [*messages, ChatMessage(role="user", content=retry)]
+        return self._fallback(decision)
+
+    def _info(
+        self,
+        purpose: str,
+        status: Any,
+        attempt: int,
+        resp: ChatResponse,
+        error: str | None,
+        decision: int | None,
+        ctx: dict[str, Any],
+        probe_id: str | None = None,
+    ) -> CallInfo:
+        return CallInfo(
+            seat=self.seat,
+            purpose=purpose,
+            model=resp.model or self.model.name,
+            status=status,
+            attempt=attempt,
+            usage=resp.usage,
+            latency_s=resp.latency_s,
+            error=error,
+            decision=decision,
+            probe_id=probe_id,
+            context=ctx,
+        )
+
+    # ------------------------------------------------------------------ probes
+    async def probe(
+        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+    ) -> ChatResponse:
+        """Ask the agent's model a private question in the agent's own game context.
+
+        Builds the same context messages a decision would use for ``view`` (a fresh copy;
+        nothing is written back into the agent), appends ``question`` as the last user
+        message and calls the model with ``purpose="probe"``. The call is reported with
+        purpose ``probe`` (status ``ok`` or ``error``), never as a game decision, and does
+        not draw from the agent's fallback stream.
+
+        Args:
+            question: The rendered probe question.
+            view: The seat's view at the probe point (from the engine).
+            json_schema: Schema of the answer, or ``None`` for free text.
+            max_tokens: Generation cap.
+            probe_id: Probe id (for accounting).
+
+        Returns:
+            The model's response (``error`` set when the call failed).
+        """
+        messages, ctx = self.build_messages(view, [ChatMessage(role="user", content=question)], max_tokens)
+        req = ChatRequest(
+            messages=messages,
+            json_schema=json_schema,
+            max_tokens=max_tokens,
+            temperature=self.temperature,
+            seed=derive_seed(self.seed, f"probe:{self.seat}:{probe_id}:{len(view.events)}") % (2**31),
+            purpose="probe",
+            meta={"seat": self.seat, "probe_id": probe_id},
+        )
+        resp = await self._call(req)
+        status = "ok" if resp.ok else "error"
+        self._report(self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id))
+        return resp
+
+
+def _reason_word(why: str) -> str:
+    """A fixed description of why an answer was unusable (never echoes model text)."""
+    for key in ("call failed", "not a JSON object", "empty", "missing target", "not a legal option", "missing"):
+        if key in why:
+            return {
+                "call failed": "the call failed",
+                "not a JSON object": "it was not a JSON object",
+                "empty": "it was empty",
+                "missing target": "it named no target",
+                "not a legal option": "the target is not one of the allowed names",
+                "missing": "a field was missing",
+            }[key]
+    return "it did not follow the format"
+
+
+# ---------------------------------------------------------------------- specs
+def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``provider/model?key=value&key=value`` into the model string and options.
+
+    Values are read as JSON where they parse (``max_tokens=64``, ``extra={"a":1}``), else
+    kept as strings.
+
+    Raises:
+        ModelSpecError: Malformed string (the message quotes it).
+    """
+    import json
+    from urllib.parse import parse_qsl
+
+    model, _, query = spec.partition("?")
+    provider, sep, name = model.partition("/")
+    if not sep or not provider or not name:
+        raise ModelSpecError(f"model: expected provider/model (e.g. openai/gpt-4o-mini), got {spec!r}")
+    options: dict[str, Any] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return model, options
+
+
+def is_model_spec(spec: str) -> bool:
+    """Whether ``spec`` is a model string of a registered provider (``provider/model``)."""
+    provider, sep, rest = spec.partition("/")
+    return bool(sep and rest) and provider in backend_names()
+
+
+def make_llm_agent(
+    spec: str, seat: int, rules: RuleSet, seed: int, *, pool: ModelPool | None = None, persona: Persona | None = None
+) -> LLMAgent:
+    """Build an :class:`LLMAgent` from a model spec (``provider/model?options``).
+
+    Agent options (``pack``, ``layout``, ``max_tokens``, ``temperature``, ``retries``) are
+    kept by the agent; the rest go to the backend, shared through ``pool``.
+
+    Raises:
+        ModelSpecError: Malformed spec, unknown provider or option.
+        PromptPackError: Unknown prompt pack.
+        ImportError: The backend's optional dependency is missing.
+    """
+    model_str, options = parse_model_spec(spec)
+    agent_opts = {k: options.pop(k) for k in AGENT_OPTIONS if k in options}
+    model = (pool or DEFAULT_POOL).get(model_str, **options)
+    pack = load_prompt_pack(agent_opts.pop("pack", "en"))
+    return LLMAgent(seat, rules, seed, model, pack=pack, persona=persona, label=model_str, **agent_opts)
+
+
+def llm_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> LLMAgent:
+    """Agent factory for model strings (registered with ``register_agent_resolver``)."""
+    return make_llm_agent(spec, seat, rules, seed)

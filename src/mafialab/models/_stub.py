@@ -1,0 +1,215 @@
+"""A tiny OpenAI-compatible server on 127.0.0.1 for tests, benchmarks and offline demos."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], "str | dict[str, Any] | tuple[int, dict[str, Any]]"]
+"""``f(request body) -> answer``: content text, a full completion JSON object, or
+``(HTTP status, JSON body)`` for an error."""
+
+
+def schema_instance(schema: dict[str, Any], salt: str = "") -> Any:
+    """A deterministic value that satisfies ``schema`` (enum, string with maxLength, object).
+
+    An enum value is picked by a hash of ``salt`` (so different prompts pick differently,
+    the same prompt the same way).
+    """
+    if "enum" in schema:
+        values = schema["enum"]
+        h = int(hashlib.sha256(salt.encode()).hexdigest()[:8], 16)
+        return values[h % len(values)]
+    t = schema.get("type")
+    if t == "object":
+        props = schema.get("properties", {})
+        return {k: schema_instance(v, salt + k) for k, v in props.items()}
+    if t == "string":
+        text = "I have no strong read yet; let us compare the votes."
+        return text[: schema.get("maxLength", len(text))] or "ok"
+    if t in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if t == "boolean":
+        return False
+    if t == "array":
+        return []
+    return None
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    """Answer a valid instance of the request's JSON schema (prompt text as salt), or a line."""
+    messages = body.get("messages", [])
+    salt = json.dumps(messages, sort_keys=True)
+    rf = body.get("response_format") or {}
+    schema = (rf.get("json_schema") or {}).get("schema")
+    if schema is None and messages:  # prompt-only JSON mode: the schema is in the prompt
+        last = str(messages[-1].get("content", ""))
+        marker = "follows this JSON schema:\n"
+        if marker in last:
+            with contextlib.suppress(ValueError):
+                schema = json.loads(last.rsplit(marker, 1)[1])
+    if schema is None:
+        return "I have nothing to add."
+    return json.dumps(schema_instance(schema, salt))
+
+
+class OpenAIStub:
+    """A minimal ``POST /v1/chat/completions`` server with a fixed latency per call.
+
+    Args:
+        latency_s: Seconds each answer waits before it is sent (``asyncio.sleep``; calls
+            overlap, like a batching server).
+        responder: Builds each answer (default :func:`default_responder`).
+        reject_schema: Answer HTTP 400 to any request with ``response_format`` (a server
+            without JSON-schema support).
+        rate_limit_first: Answer HTTP 429 to this many requests first.
+        usage_cached: ``cached_tokens`` to report in ``prompt_tokens_details``.
+
+    Attributes:
+        requests: Every request body received, in order.
+        headers: Request headers (lower-case names) of every request, in order.
+        base_url: ``http://127.0.0.1:<port>/v1`` once started.
+    """
+
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        responder: Responder | None = None,
+        *,
+        reject_schema: bool = False,
+        rate_limit_first: int = 0,
+        usage_cached: int | None = None,
+    ):
+        self.latency_s = latency_s
+        self.responder = responder or default_responder
+        self.reject_schema = reject_schema
+        self.rate_limit_left = rate_limit_first
+        self.usage_cached = usage_cached
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._server: asyncio.Server | None = None
+        self._conns: set[asyncio.Task[None]] = set()
+        self.base_url = ""
+
+    async def start(self) -> str:
+        """Listen on a free port of 127.0.0.1; returns :attr:`base_url`."""
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self.base_url
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._server is not None:
+            self._server.close()
+            for t in list(self._conns):
+                t.cancel()
+            await asyncio.gather(*self._conns, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> OpenAIStub:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @contextlib.contextmanager
+    def in_thread(self) -> Iterator[OpenAIStub]:
+        """Run the server on its own event loop in a daemon thread (for synchronous callers)."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self.start())
+            ready.set()
+            loop.run_forever()
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        ready.wait(10)
+        try:
+            yield self
+        finally:
+            asyncio.run_coroutine_threadsafe(self.stop(), loop).result(10)
+            loop.call_soon_threadsafe(loop.stop)
+            th.join(10)
+            loop.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._conns.add(task)
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                method, path, _ = line.decode("latin-1").split(" ", 2)
+                headers: dict[str, str] = {}
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    k, _, v = h.decode("latin-1").partition(":")
+                    headers[k.strip().lower()] = v.strip()
+                body_bytes = await reader.readexactly(int(headers.get("content-length", "0")))
+                status, payload = await self._answer(method, path, headers, body_bytes)
+                data = json.dumps(payload).encode()
+                extra = "retry-after: 0\r\n" if status == 429 else ""
+                head = f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n"
+                writer.write((head + extra + "\r\n").encode() + data)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.CancelledError):
+            pass  # a closed connection or a stopped server ends the exchange
+        finally:
+            writer.close()
+            if task is not None:
+                self._conns.discard(task)
+
+    async def _answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, Any]]:
+        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {method} {path}"}}
+        body = json.loads(raw or b"{}")
+        self.requests.append(body)
+        self.headers.append(headers)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            if self.rate_limit_left > 0:
+                self.rate_limit_left -= 1
+                return 429, {"error": {"message": "rate limited", "type": "rate_limit"}}
+            if self.reject_schema and body.get("response_format"):
+                return 400, {"error": {"message": "response_format is not supported", "type": "invalid_request"}}
+            out = self.responder(body)
+        finally:
+            self.in_flight -= 1
+        if isinstance(out, tuple):
+            return out
+        if isinstance(out, dict):
+            return 200, out
+        prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": max(1, len(out) // 4)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if self.usage_cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.usage_cached}
+        return 200, {
+            "id": f"stub-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "stub"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": out}}],
+            "usage": usage,
+        }
