@@ -223,6 +223,12 @@ def play(
             fail(str(err))
         except ValueError as err:
             fail(str(err))
+        except KeyboardInterrupt:
+            fail(
+                f"interrupted; every record written so far is kept under {out}/ "
+                "(an unfinished game has no game_end event; replay or resume it with mafialab.harness)",
+                code=130,
+            )
     t = Table("game", "seed", "winner", "rounds", "eliminations", "fallbacks")
     for r in results:
         elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
