@@ -363,6 +363,33 @@ def is_model_spec(spec: str) -> bool:
     return bool(sep and rest) and provider in backend_names()
 
 
+def _check_agent_options(spec: str, opts: dict[str, Any]) -> dict[str, Any]:
+    """Validate the agent options of a spec (types and ranges) before any game starts.
+
+    Raises:
+        ModelSpecError: A bad value; the message names the option and quotes the spec.
+    """
+    out = dict(opts)
+    if "max_tokens" in out:
+        value = out["max_tokens"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelSpecError(f"max_tokens: expected an integer >= 1, got {value!r} in {spec!r}")
+    if "retries" in out:
+        value = out["retries"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ModelSpecError(f"retries: expected an integer >= 0, got {value!r} in {spec!r}")
+    if "temperature" in out:
+        value = out["temperature"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ModelSpecError(f"temperature: expected a number >= 0, got {value!r} in {spec!r}")
+        out["temperature"] = float(value)
+    if "layout" in out and out["layout"] not in ("shared_first", "seat_first"):
+        raise ModelSpecError(f"layout: expected shared_first or seat_first, got {out['layout']!r} in {spec!r}")
+    if "pack" in out and not isinstance(out["pack"], str):
+        raise ModelSpecError(f"pack: expected a pack name or YAML path, got {out['pack']!r} in {spec!r}")
+    return out
+
+
 def make_llm_agent(
     spec: str, seat: int, rules: RuleSet, seed: int, *, pool: ModelPool | None = None, persona: Persona | None = None
 ) -> LLMAgent:
@@ -377,8 +404,14 @@ def make_llm_agent(
         ImportError: The backend's optional dependency is missing.
     """
     model_str, options = parse_model_spec(spec)
-    agent_opts = {k: options.pop(k) for k in AGENT_OPTIONS if k in options}
-    model = (pool or DEFAULT_POOL).get(model_str, **options)
+    agent_opts = _check_agent_options(spec, {k: options.pop(k) for k in AGENT_OPTIONS if k in options})
+    try:
+        model = (pool or DEFAULT_POOL).get(model_str, **options)
+    except ModelSpecError:
+        raise
+    except (TypeError, ValueError) as err:
+        # e.g. ``n_ctx=abc`` or ``timeout=abc``: name the spec and its options, not just int()'s complaint
+        raise ModelSpecError(f"options of {model_str} ({sorted(options)}): {err}") from err
     pack = load_prompt_pack(agent_opts.pop("pack", "en"))
     return LLMAgent(seat, rules, seed, model, pack=pack, persona=persona, label=model_str, **agent_opts)
 
