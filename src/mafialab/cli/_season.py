@@ -41,7 +41,7 @@ app.add_typer(season_app, name="season")
 def _show_board(out: Path, markdown: bool) -> None:
     index = write_index(out)
     if markdown:
-        console.print(render_markdown(index), markup=False, highlight=False)
+        console.print(render_markdown(index), markup=False, highlight=False, soft_wrap=True)
         return
     head, rows = leaderboard_rows(index)
     t = Table(*head, title=Text(f"Season {index.season}: {index.games_counted}/{index.games_planned} games counted"))
