@@ -26,10 +26,12 @@ from mafialab.record import (
     GameStatus,
     JsonlWriter,
     LogFormatError,
+    PriceTable,
     latest_verdicts,
     read_game,
     read_verdicts,
 )
+from mafialab.record import Price as RecordPrice
 from mafialab.rules import Team
 
 log = logging.getLogger(__name__)
@@ -282,6 +284,17 @@ def _play_options(threshold: float) -> dict[str, Any]:
     return opts
 
 
+def _price_table(cfg: SeasonConfig) -> PriceTable:
+    """The season's ``prices`` as the harness's price table.
+
+    So each call's ``cost_usd`` in ``calls.jsonl`` uses the same prices as the leaderboard
+    (``local/*`` and ``mock/*`` free unless listed).
+    """
+    table = PriceTable()
+    extra = {k: RecordPrice(**v.model_dump()) for k, v in cfg.prices.items()}
+    return PriceTable(prices={**table.prices, **extra})
+
+
 ProgressFn = Callable[[str, Slot], None]
 """``progress(event, slot)`` with event ``played``, ``replaced``, ``judged`` or ``failed``."""
 
@@ -371,6 +384,7 @@ class _Runner:
             labels=[e.label for e in entries],
             personas=[e.persona for e in entries],
             meta=meta,
+            prices=_price_table(self.cfg),
             **_play_options(self.cfg.limits.min_answered_share),
         )
         return read_game(gdir)
