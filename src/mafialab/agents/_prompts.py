@@ -43,6 +43,7 @@ from mafialab.engine import (
     NightResult,
     PhaseStarted,
     PlayerView,
+    SeatingEvent,
     Speech,
     Vote,
     VoteTally,
@@ -295,6 +296,18 @@ class Renderer:
             if key is None:
                 return []
             return [_Line(rnd, f(e[key], round=rnd, alive=", ".join(nm(s) for s in ev.alive)), False)]
+        if isinstance(ev, SeatingEvent):
+            # The public seat-to-label mapping (e.g. which model plays which seat in an arena
+            # season). Labels come from the operator's config: quoted, so they cannot pose
+            # as the moderator. Packs without a ``seating`` template leave it out.
+            if "seating" not in e or not any(ev.labels):
+                return []
+            items = ", ".join(
+                f(e.get("seating_item", "{name} = {label}"), name=nm(s), label=quote(label))
+                for s, label in enumerate(ev.labels)
+                if label
+            )
+            return [_Line(rnd, f(e["seating"], seats=items), False)]
         if isinstance(ev, Speech):
             return [self._said(rnd, e["speech"], False, ev.text, speaker=nm(ev.seat))]
         if isinstance(ev, MafiaChat):
@@ -360,7 +373,7 @@ class Renderer:
             return []
         if isinstance(ev, GameEnd):
             return [_Line(rnd, f(e["game_end"], winner=self.rules.lexicon.team_name(ev.winner)), False)]
-        return []  # seating, role_assigned, team_revealed: in the identity block
+        return []  # role_assigned, team_revealed: in the identity block
 
     def _said(self, rnd: int, template: str, private: bool, text: str, **fields: Any) -> _Line:
         return _Line(
