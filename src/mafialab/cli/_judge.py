@@ -11,7 +11,7 @@ from rich.text import Text
 
 from mafialab.cli._app import app, console, fail
 from mafialab.judge import Ensemble, JudgeError, judge_model, judge_with_ensemble
-from mafialab.models import ModelSpecError
+from mafialab.models import ChatMessage, ChatModel, ChatRequest, ModelSpecError
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
 
 
@@ -40,6 +40,27 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
         )
 
 
+async def _unreachable(models: list[ChatModel]) -> list[str]:
+    """One tiny call to every remote judge (``remote = True``); ``name: error`` for each that failed."""
+
+    async def check(m: ChatModel) -> str | None:
+        req = ChatRequest(
+            messages=[ChatMessage(role="user", content="Reply with the word OK.")],
+            max_tokens=1,
+            temperature=0.0,
+            purpose="preflight",
+        )
+        try:
+            resp = await m.chat(req)
+        except Exception as err:  # a backend that raises instead of returning an error
+            return f"{type(err).__name__}: {err}"
+        return resp.error
+
+    remote = [m for m in models if getattr(m, "remote", False)]
+    errors = await asyncio.gather(*(check(m) for m in remote))
+    return [f"{m.name}: {e}" for m, e in zip(remote, errors, strict=True) if e is not None]
+
+
 @app.command()
 def judge(
     game_dir: Path = typer.Argument(..., help="A game directory, or a directory of game directories."),
@@ -56,6 +77,14 @@ def judge(
         models = [judge_model(j) for j in judges]
     except (ModelSpecError, ImportError) as err:
         fail(f"--judge: {err}")
+
+    bad = asyncio.run(_unreachable(models))
+    if bad:
+        fail(
+            "--judge: judge backend unreachable, nothing judged (no verdicts written): "
+            + "; ".join(b.rstrip(".") for b in bad)
+            + ". Check the base_url, the server and the API key variable."
+        )
 
     async def run() -> None:
         for d in dirs:
