@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,24 @@ async def test_season_calls_are_priced_with_season_prices(tmp_path: Path) -> Non
     expected = (600 * 2.0 + 400 * 0.5 + 50 * 8.0) / 1e6  # uncached, cached and completion tokens
     for c in mine:
         assert c["cost_usd"] == pytest.approx(expected)
+
+
+def test_resume_reruns_a_game_whose_log_is_gone(tmp_path: Path) -> None:
+    out = tmp_path / "season"
+    runner = CliRunner()
+    assert runner.invoke(app, ["season", "run", str(EXAMPLE), "--out", str(out)]).exit_code == 0
+    games = out / "games"
+    before = {d.name: (d / "game.jsonl").read_text() for d in games.iterdir()}
+    assert len(before) == 3
+    lost = sorted(before)[1]
+    shutil.rmtree(games / lost)
+    res = runner.invoke(app, ["season", "resume", str(out)])
+    assert res.exit_code == 0, res.output
+    after = {d.name: (d / "game.jsonl").read_text() for d in games.iterdir()}
+    assert sorted(after) == sorted(before)  # nothing lost, nothing duplicated
+    for name, text in before.items():
+        if name != lost:
+            assert after[name] == text  # finished games untouched
+    assert sum('"game_end"' in ln for ln in after[lost].splitlines()) == 1  # rerun from its own seed
+    index = json.loads((out / "index.json").read_text())
+    assert index["games_counted"] == 3

@@ -565,9 +565,9 @@ async def resume_season(
 ) -> SeasonManifest:
     """Resume a season after a crash or Ctrl-C.
 
-    Games without an outcome are moved to ``incomplete/`` and rerun from their own seed;
-    finished games are never replayed; missing verdicts are requested. The integrity gate
-    runs again first.
+    Games without an outcome are moved to ``incomplete/`` and rerun from their own seed (so
+    is a game marked played whose ``game.jsonl`` is missing); finished games are never
+    replayed; missing verdicts are requested. The integrity gate runs again first.
 
     Raises:
         SeasonError: No manifest in ``out``, a backend is unreachable, or games failed.
@@ -576,6 +576,12 @@ async def resume_season(
 
     out = Path(out)
     manifest = load_manifest(out)
+    for slot in manifest.slots:
+        if slot.status != "pending" and not (out / GAMES_DIR / slot.game_id / GAME_FILE).exists():
+            # the manifest says played, but the game's log is gone (deleted, or a partial copy of
+            # the season directory): without it the game has no outcome, so it is rerun
+            log.warning("season: %s is marked %s but has no %s; rerunning it", slot.game_id, slot.status, GAME_FILE)
+            slot.status = "pending"
     judges = _judge_models(manifest.config, judges)
     if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
         manifest.preflight = await preflight(manifest.config, judges, preflight_timeout_s)
