@@ -126,3 +126,13 @@ def test_rules_list_and_show():
 def test_help_explains_commands():
     res = runner.invoke(app, ["play", "--help"])
     assert res.exit_code == 0 and "--rules" in res.output and "--seed" in res.output
+
+
+def test_existing_game_is_refused_before_anything_is_played(tmp_path):
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "3", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    before = sorted(p.name for p in tmp_path.iterdir())
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "2", "--games", "3", "--out", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "already exists (seed 3)" in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # seed 2 was not played

@@ -17,10 +17,10 @@ from rich.table import Table
 from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent, parse_model_spec
 from mafialab.cli._app import app, console, fail
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameObserver, GameResult, PreflightError, play_game
+from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_game
 from mafialab.models import DEFAULT_LOCAL_MODEL
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
-from mafialab.record import PriceTable, load_prices
+from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
@@ -196,10 +196,14 @@ def play(
         table = load_prices(prices) if prices is not None else PriceTable()
         overrides = parse_seat_overrides(seat, rs.n_seats)
         specs = [with_model_options(overrides.get(s, agents), opts) for s in range(rs.n_seats)]
-        for s, spec in enumerate(specs):
-            make_agent(spec, s, rs, seed)  # validate every spec (and load models) before playing
+        # validate every spec (and load models) before playing
+        labels = [make_agent(spec, s, rs, seed).label for s, spec in enumerate(specs)]
     except (ValueError, AgentSpecError, PromptPackError, ImportError) as err:
         fail(str(err))
+    for sd in range(seed, seed + games):  # refuse before playing anything, not half-way through
+        existing = out / default_game_id(rs, sd, labels) / GAME_FILE
+        if existing.exists():
+            fail(f"out: {existing} already exists (seed {sd}); choose another --out or seed")
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
