@@ -50,3 +50,19 @@ def test_cli_bad_max_tokens_no_traceback_no_orphan_log(tmp_path) -> None:
     assert "max_tokens" in result.output
     assert not isinstance(result.exception, TypeError)
     assert not list(out.rglob("game.jsonl"))
+
+
+def test_mock_outputs_string_refused() -> None:
+    # malformed JSON in the spec stays a string; iterating it would script one character per call
+    with pytest.raises(ModelSpecError, match=r"^outputs: "):
+        make_llm_agent("mock/x?outputs=[1,2", 0, RULES, 1)
+
+
+def test_cli_mock_exhausted_is_a_clear_error(tmp_path) -> None:
+    out = tmp_path / "o"
+    spec = 'mock/x?outputs=[{"target":"Alex"}]'
+    result = CliRunner().invoke(app, ["play", "--agents", spec, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "no scripted output left" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert list(out.rglob("game.jsonl"))  # what was recorded is kept

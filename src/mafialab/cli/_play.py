@@ -18,7 +18,7 @@ from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make
 from mafialab.cli._app import app, console, fail
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_game
-from mafialab.models import DEFAULT_LOCAL_MODEL
+from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.rules import RuleSet, RuleSetError, load_rules
@@ -227,6 +227,8 @@ def play(
             fail(str(err))
         except ValueError as err:
             fail(str(err))
+        except MockExhausted as err:
+            fail(f"{err}; records written so far are kept under {out}/")
         except KeyboardInterrupt:
             fail(
                 f"interrupted; every record written so far is kept under {out}/ "

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mafialab.models._protocol import ChatRequest, ChatResponse
+from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError
 
 MockOutput = str | dict[str, Any] | list[Any] | ChatResponse | Exception
 """One scripted output: text, a JSON value (serialised), a full response, or an exception
@@ -34,6 +34,7 @@ class MockModel:
         requests: Every request received, in order (for assertions).
 
     Raises:
+        ModelSpecError: ``outputs`` is a string (not a list, mapping or callable).
         MockExhausted: From :meth:`chat` when a queue is empty.
     """
 
@@ -50,6 +51,12 @@ class MockModel:
         self.requests: list[ChatRequest] = []
         self._fn: Callable[[ChatRequest], MockOutput] | None = None
         self._queues: dict[str, deque[MockOutput]] = {}
+        if isinstance(outputs, str | bytes):
+            # a string is iterable but one character per call is never meant (e.g. malformed JSON
+            # in ``mock/x?outputs=[...``, which the spec parser keeps as a string)
+            raise ModelSpecError(
+                f"outputs: expected a list, a mapping purpose -> list, or a callable; got the string {outputs[:60]!r}"
+            )
         if callable(outputs):
             self._fn = outputs
         elif isinstance(outputs, Mapping):
