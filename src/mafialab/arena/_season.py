@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 import shutil
@@ -17,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from mafialab.agents import make_agent
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
-from mafialab.harness import play_game
+from mafialab.harness import ping, play_game
 from mafialab.judge import judge_game, judge_model
-from mafialab.models import ChatMessage, ChatModel, ChatRequest, ChatResponse, get_model
+from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model
 from mafialab.record import (
     GAME_FILE,
     GameLog,
@@ -255,33 +254,16 @@ async def preflight(
                 model = judge_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
             if getattr(model, "remote", True) is False:
                 return "local"
-            msg = ChatMessage(role="user", content="Reply with the word OK.")
-            req = ChatRequest(messages=[msg], max_tokens=8, temperature=0.0, purpose="preflight")
-            resp = await asyncio.wait_for(model.chat(req), timeout_s)
-        except Exception as err:
-            return f"error: {type(err).__name__}: {err}"
-        return "ok" if resp.ok else f"error: {resp.error or 'no answer'}"
+            err = await ping(model, timeout_s)
+        except Exception as exc:  # building the model failed
+            return f"error: {type(exc).__name__}: {exc}"
+        return "ok" if err is None else f"error: {err}"
 
     results = await asyncio.gather(*(check(s) for s in specs))
     bad = [f"{s}: {r.removeprefix('error: ')}" for s, r in zip(specs, results, strict=True) if r.startswith("error")]
     if bad:
         raise SeasonError("integrity gate: backend unreachable, season not started: " + "; ".join(bad))
     return dict(zip(specs, results, strict=True))
-
-
-def _play_options(threshold: float) -> dict[str, Any]:
-    """Options for ``play_game`` that only newer harnesses accept (its own gate and preflight).
-
-    The season runs the preflight once for all games, and passes its threshold to the
-    harness's call-based integrity gate where the harness has one.
-    """
-    params = inspect.signature(play_game).parameters
-    opts: dict[str, Any] = {}
-    if "check_remote" in params:
-        opts["check_remote"] = False
-    if "gate_threshold" in params:
-        opts["gate_threshold"] = threshold
-    return opts
 
 
 def _price_table(cfg: SeasonConfig) -> PriceTable:
@@ -385,7 +367,8 @@ class _Runner:
             personas=[e.persona for e in entries],
             meta=meta,
             prices=_price_table(self.cfg),
-            **_play_options(self.cfg.limits.min_answered_share),
+            check_remote=False,  # the season ran its preflight once for all games
+            gate_threshold=self.cfg.limits.min_answered_share,
         )
         return read_game(gdir)
 

@@ -10,8 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from mafialab.cli._app import app, console, fail
+from mafialab.harness import unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_model, judge_with_ensemble
-from mafialab.models import ChatMessage, ChatModel, ChatRequest, ModelSpecError
+from mafialab.models import ModelSpecError
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
 
 
@@ -40,27 +41,6 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
         )
 
 
-async def _unreachable(models: list[ChatModel]) -> list[str]:
-    """One tiny call to every remote judge (``remote = True``); ``name: error`` for each that failed."""
-
-    async def check(m: ChatModel) -> str | None:
-        req = ChatRequest(
-            messages=[ChatMessage(role="user", content="Reply with the word OK.")],
-            max_tokens=1,
-            temperature=0.0,
-            purpose="preflight",
-        )
-        try:
-            resp = await m.chat(req)
-        except Exception as err:  # a backend that raises instead of returning an error
-            return f"{type(err).__name__}: {err}"
-        return resp.error
-
-    remote = [m for m in models if getattr(m, "remote", False)]
-    errors = await asyncio.gather(*(check(m) for m in remote))
-    return [f"{m.name}: {e}" for m, e in zip(remote, errors, strict=True) if e is not None]
-
-
 @app.command()
 def judge(
     game_dir: Path = typer.Argument(..., help="A game directory, or a directory of game directories."),
@@ -78,7 +58,7 @@ def judge(
     except (ModelSpecError, ImportError) as err:
         fail(f"--judge: {err}")
 
-    bad = asyncio.run(_unreachable(models))
+    bad = [f"{name}: {err}" for name, err in asyncio.run(unreachable(models))]
     if bad:
         fail(
             "--judge: judge backend unreachable, nothing judged (no verdicts written): "

@@ -9,7 +9,9 @@ from mafialab.harness._calls import (
     CallRecorder,
     PreflightError,
     agent_models,
+    ping,
     preflight,
+    unreachable,
 )
 from mafialab.harness._conformance import ConformanceReport, check_events, check_rules
 from mafialab.harness._play import (
@@ -29,7 +31,9 @@ __all__ = [
     "CallRecorder",
     "PreflightError",
     "agent_models",
+    "ping",
     "preflight",
+    "unreachable",
     "ConformanceReport",
     "check_events",
     "check_rules",

@@ -104,29 +104,44 @@ def agent_models(agents: Sequence[Any]) -> list[ChatModel]:
     return list(seen.values())
 
 
+async def ping(model: ChatModel, timeout_s: float | None = None) -> str | None:
+    """One tiny call to ``model`` ("Reply with the word OK.", at most 8 tokens).
+
+    Args:
+        model: The backend to check.
+        timeout_s: Seconds to wait, or ``None`` for the backend's own timeout.
+
+    Returns:
+        ``None`` when the model answered, else the error text (a backend that raises
+        instead of returning an error is caught and described).
+    """
+    req = ChatRequest(
+        messages=[ChatMessage(role="user", content="Reply with the word OK.")],
+        max_tokens=8,
+        temperature=0.0,
+        purpose="preflight",
+    )
+    try:
+        resp = await asyncio.wait_for(model.chat(req), timeout_s)
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return None if resp.ok else (resp.error or "no answer")
+
+
+async def unreachable(models: Sequence[ChatModel]) -> list[tuple[str, str]]:
+    """``(name, error)`` for each remote model (``remote = True``) of ``models`` that fails :func:`ping`."""
+    remote = [m for m in models if getattr(m, "remote", False)]
+    errors = await asyncio.gather(*(ping(m) for m in remote))
+    return [(m.name, e) for m, e in zip(remote, errors, strict=True) if e is not None]
+
+
 async def preflight(agents: Sequence[Any]) -> None:
-    """One cheap call to every remote model behind ``agents`` (``remote = True``).
+    """One cheap call (:func:`ping`) to every remote model behind ``agents`` (``remote = True``).
 
     Raises:
         PreflightError: A model did not answer; the message names it and the error.
     """
-    remote = [m for m in agent_models(agents) if getattr(m, "remote", False)]
-
-    async def check(m: ChatModel) -> str | None:
-        req = ChatRequest(
-            messages=[ChatMessage(role="user", content="Reply with the word OK.")],
-            max_tokens=1,
-            temperature=0.0,
-            purpose="preflight",
-        )
-        try:
-            resp = await m.chat(req)
-        except Exception as err:
-            return f"{type(err).__name__}: {err}"
-        return resp.error
-
-    errors = await asyncio.gather(*(check(m) for m in remote))
-    bad = [(m.name, e) for m, e in zip(remote, errors, strict=True) if e is not None]
+    bad = await unreachable(agent_models(agents))
     if bad:
         name, err = bad[0]
         raise PreflightError(
