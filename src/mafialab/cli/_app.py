@@ -6,6 +6,7 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 app = typer.Typer(
     name="mafialab",
@@ -40,3 +41,15 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``error: message`` to stderr and exit with ``code`` (no traceback)."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
     raise typer.Exit(code)
+
+
+def progress_bar() -> Progress:
+    """The progress bar every long-running command shows (description, bar, n/total, elapsed)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )

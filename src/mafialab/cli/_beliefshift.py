@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
 from mafialab.beliefshift import (
@@ -39,7 +38,7 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import app, console, fail, progress_bar
 from mafialab.models import ChatModel, ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -77,17 +76,6 @@ def _out_file(out: Path) -> None:
         fail(f"--out: {out} is a directory, not a file")
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-
-
 @bs_app.command("annotate")
 def annotate_cmd(
     logs: list[Path] = typer.Argument(..., help="Game directories, or folders holding them."),
@@ -111,7 +99,7 @@ def annotate_cmd(
             fail(f"--annotator: {err}")
     total = len(games)
     n_msgs = sum(len(day_messages(g)) for g in games)
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("messages", total=n_msgs)
         res = asyncio.run(
             annotate_games(games, ann, concurrency=concurrency, on_message=lambda: progress.advance(task))
@@ -225,7 +213,7 @@ def run_cmd(
         label=label,
     )
     n = sum(len(i.observers) for i in items)
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
         try:
             summary = asyncio.run(run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task)))

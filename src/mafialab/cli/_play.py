@@ -11,11 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent, parse_model_spec
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import app, console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_game
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
@@ -213,14 +213,7 @@ def play(
         if mute:
             console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
     seeds = list(range(seed, seed + games))
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar() as progress:
         try:
             results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table, battery))
         except PreflightError as err:

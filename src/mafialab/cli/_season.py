@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -30,7 +29,7 @@ from mafialab.arena import (
     run_season,
     write_index,
 )
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import app, console, fail, progress_bar
 from mafialab.engine import deal_roles
 from mafialab.models import ModelSpecError
 
@@ -58,14 +57,7 @@ def _show_board(out: Path, markdown: bool) -> None:
 
 def _drive(coro_factory: Callable[[ProgressFn], Coroutine[Any, Any, Any]], total: int, done: int) -> None:
     """Run a season coroutine with a progress bar; errors become clear CLI failures."""
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("games", total=total, completed=done)
 
         def on(event: str, slot: Slot) -> None:

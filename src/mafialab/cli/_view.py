@@ -6,9 +6,8 @@ import time
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import app, console, fail, progress_bar
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import SiteServer, ViewerError, build_site
 
@@ -26,14 +25,7 @@ def view(
         fail(f"DIR: {directory} does not exist")
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("building", total=total)
         try:
             summary = build_site(directory, out, on_game=lambda _name: progress.advance(task), jobs=jobs or None)
