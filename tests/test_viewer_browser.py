@@ -282,18 +282,9 @@ def test_site_over_http_on_loopback(site: Path, page: tuple[Page, Console]) -> N
     assert con.errors == []
 
 
-def _importer() -> Any:
-    spec = importlib.util.find_spec("mafialab.record")
-    assert spec is not None
-    import mafialab.record as rec
-
-    return getattr(rec, "import_mafiascope", None)
-
-
 def test_imported_mafiascope_en_demo(tmp_path: Path, page: tuple[Page, Console], mafiascope_dir: Path) -> None:
-    importer = _importer()
-    if importer is None:
-        pytest.skip("the MafiaScope importer (mafialab.record.import_mafiascope) is not on this branch yet")
+    from mafialab.record import import_mafiascope as importer
+
     src = mafiascope_dir / "en_demo"
     importer(src, tmp_path / "logs")
     build_site(tmp_path / "logs", tmp_path / "site")
