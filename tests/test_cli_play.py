@@ -77,6 +77,7 @@ def test_play_mixed_seats_and_yaml_rules(tmp_path):
     [
         (["--rules", "chess"], "unknown rule set 'chess'"),
         (["--agents", "wizard"], "unknown agent spec 'wizard'"),
+        (["--agents", "nosuch/model"], "unknown model provider 'nosuch'"),
         (["--seat", "9=scripted"], "seat 9 out of range"),
         (["--seat", "x"], "expected N=SPEC"),
         (["--games", "0"], "--games"),

@@ -137,3 +137,12 @@ def test_resume_from_a_step_with_live_agents(tmp_path):
 def test_engine_state_exposes_roles_consistent_with_header(tmp_path):
     res = _play(MAFIASCOPE7, 12, tmp_path)
     assert GameState(MAFIASCOPE7, 12).roles == [s.role for s in read_game(res.path).header.roster]
+
+
+def test_raw_mafiascope_log_is_refused_at_once_with_a_hint(tmp_path, mafiascope_dir):
+    src = sorted(p for p in (mafiascope_dir / "en_demo").iterdir() if p.is_dir())[0]
+    (tmp_path / GAME_FILE).write_bytes((src / GAME_FILE).read_bytes())
+    with pytest.raises(LogFormatError, match=r":1: |line 1 is 'setup'") as exc:
+        read_game(tmp_path)
+    assert "mafialab import mafiascope" in str(exc.value)
+    assert str(exc.value).count("\n") == 0  # one line, not one error per record

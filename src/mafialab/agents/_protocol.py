@@ -65,5 +65,13 @@ def make_agent(spec: str, seat: int, rules: RuleSet, seed: int) -> Agent:
         factory = next((f for m, f in _RESOLVERS if m(spec)), None)
     if factory is None:
         known = ", ".join(agent_names()) or "none"
+        provider, sep, model = spec.partition("/")
+        if sep and provider and model:
+            from mafialab.models import backend_names
+
+            raise AgentSpecError(
+                f"agents: {spec!r}: unknown model provider {provider!r} "
+                f"(providers: {', '.join(backend_names())}; see `mafialab models list`)"
+            )
         raise AgentSpecError(f"agents: unknown agent spec {spec!r} (known: {known}, or a model string provider/model)")
     return factory(spec, seat, rules, seed)

@@ -135,7 +135,8 @@ def read_game(path: Path) -> GameLog:
     """Read a game directory (or its ``game.jsonl``).
 
     Raises:
-        LogFormatError: If the file is missing or has no valid ``game_start`` header.
+        LogFormatError: If the file is missing, its first record is not a ``game_start``
+            header (a raw MafiaScope log gets a hint to import it), or the header is invalid.
     """
     path = Path(path)
     file = path / GAME_FILE if path.is_dir() else path
@@ -145,6 +146,11 @@ def read_game(path: Path) -> GameLog:
     events: list[Event] = []
     for n, obj in iter_jsonl(file, problems):
         kind = obj.get("kind")
+        if header is None and kind != "game_start" and not problems:
+            # the header is written first; without it nothing else can be read (and a foreign
+            # log would otherwise yield one error per line)
+            hint = " (a raw MafiaScope log: convert it with `mafialab import mafiascope`)" if kind == "setup" else ""
+            raise LogFormatError(f"{file}: line {n} is {kind!r}{hint}: no valid game_start header record")
         try:
             if kind == "game_start":
                 header = GameHeader.model_validate(obj)

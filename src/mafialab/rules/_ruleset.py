@@ -373,5 +373,6 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise RuleSetError(f"{path}: malformed YAML: {err}") from None
+        where = str(err).replace('"<unicode string>"', "the file")
+        raise RuleSetError(f"{path}: malformed YAML: {where}") from None
     return rules_from_dict(data, source=str(path))
