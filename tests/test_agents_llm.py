@@ -3,11 +3,12 @@ import json
 
 import pytest
 
-from mafialab.agents import FALLBACK_TEXT, LLMAgent, Persona, Renderer, decision_schema, load_prompt_pack, quote
+from mafialab.agents import FALLBACK_TEXT, LLMAgent, Persona, Renderer, decision_schema, load_prompt_pack
 from mafialab.engine import Action, Decision, GameState, player_view, stream
 from mafialab.harness import PreflightError, play_game
 from mafialab.models import ChatResponse, MockExhausted, MockModel
 from mafialab.record import CALLS_FILE, GAME_FILE, iter_jsonl, read_game
+from mafialab.render import quote
 from mafialab.rules import ARENA12, MAFIASCOPE7, WEREWOLF7, load_rules
 from tests.llm_helpers import legal_answer, llm_agents
 
@@ -328,7 +329,7 @@ async def test_good_game_not_degraded_and_calls_recorded(tmp_path):
 
 
 async def test_preflight_refuses_unreachable_remote(tmp_path):
-    agents, _ = llm_agents(WEREWOLF7, 2, [ConnectionError("refused")], remote=True)
+    agents, _ = llm_agents(WEREWOLF7, 2, [ConnectionError("refused")], calls_network=True)
     with pytest.raises(PreflightError, match="did not answer"):
         await play_game(WEREWOLF7, agents, 2, out=tmp_path)
     assert not (tmp_path / "werewolf7").exists() and not list(tmp_path.rglob(GAME_FILE))

@@ -375,6 +375,11 @@ async def test_degraded_game_kept_and_flagged_when_budget_spent(tmp_path: Path):
 class _Down:
     name = "down/judge"
     context_window = 8192
+    calls_network = True
+    counts_tokens = False
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         return ChatResponse(error="connection refused", error_kind="transport", model=self.name)

@@ -204,10 +204,9 @@ def test_default_model_is_the_embedded_model():
 
 
 def test_model_spec_options_reach_the_backend():
-    from mafialab.cli._beliefshift import model_from_spec
-    from mafialab.models import ModelSpecError
+    from mafialab.models import ModelSpecError, get_model
 
-    m = model_from_spec("mock/x?context_window=2048")
+    m = get_model("mock/x?context_window=2048")
     assert m.context_window == 2048 and m.name == "mock/x"
-    with pytest.raises(ModelSpecError):
-        model_from_spec("mock/x?=&&")
+    with pytest.raises(ModelSpecError, match="malformed options"):
+        get_model("mock/x?=&&")

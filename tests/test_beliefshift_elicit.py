@@ -21,7 +21,7 @@ from mafialab.beliefshift import (
     read_results,
     run_bench,
 )
-from mafialab.models import ChatRequest, ChatResponse, MockModel
+from mafialab.models import CHARS_PER_TOKEN, ChatRequest, ChatResponse, MockModel
 from tests.beliefshift_fixtures import player
 
 
@@ -165,6 +165,11 @@ async def test_backend_that_raises_is_a_transport_failure(tmp_path):
     class Broken:
         name = "broken/x"
         context_window = None
+        calls_network = True
+        counts_tokens = False
+
+        def count_tokens(self, text):
+            return len(text)
 
         async def chat(self, request):
             raise TimeoutError("no answer")
@@ -215,7 +220,10 @@ async def test_context_shortening_drops_oldest_history_and_is_recorded(tmp_path)
     text = short.history
     assert "You are Cid" in text and "earlier events omitted" in text  # preamble kept, marker added
     assert "message 60" in text and "message 1 " not in text  # newest kept, oldest dropped
-    est = sum(len(m.content) for m in short.shift_messages('{"Ann": "+1", "Bob": "0"}', "Ann +1, Bob 0")) / 3.0
+    est = (
+        sum(len(m.content) for m in short.shift_messages('{"Ann": "+1", "Bob": "0"}', "Ann +1, Bob 0"))
+        / CHARS_PER_TOKEN
+    )
     assert est + 64 <= 1500
     m = MockModel(by_stage(GOOD_PRIOR, GOOD_SHIFT), context_window=1500)
     s = await run_bench(h, items, m, tmp_path / "r.jsonl", RunOptions(max_tokens=64))
@@ -265,6 +273,8 @@ async def test_shortening_uses_the_model_tokenizer_when_it_has_one(tmp_path):
     assert sum(words(m.content) for m in msgs) + 64 + 64 <= 700
 
     class Tokenizing(MockModel):
+        counts_tokens = True
+
         def count_tokens(self, text: str) -> int:
             return words(text)
 

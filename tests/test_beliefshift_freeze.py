@@ -16,7 +16,6 @@ from mafialab.beliefshift import (
     annotate_games,
     freeze,
     load_games,
-    quote,
     read_annotations,
     read_bench,
     render_history,
@@ -38,6 +37,7 @@ from mafialab.engine import (
     derive_seed,
     visible_events,
 )
+from mafialab.render import quote
 from tests.beliefshift_fixtures import WEREWOLF7_CHAT, play_native
 
 LEAK = re.compile(

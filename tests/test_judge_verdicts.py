@@ -22,7 +22,7 @@ from mafialab.judge import (
     judge_with_ensemble,
     validate_verdict,
 )
-from mafialab.models import ChatResponse, MockModel
+from mafialab.models import CHARS_PER_TOKEN, ChatResponse, MockModel
 from mafialab.record import VERDICTS_FILE, Verdict, read_game, read_verdicts
 from mafialab.rules import ARENA12
 
@@ -230,7 +230,7 @@ def test_condensation_keeps_fixed_lines_and_is_recorded(game_dir: Path):
     full = build_transcript(log)
     fixed = [ln.render() for ln in full.lines if ln.text is None]
     chars_full = len(full.render())
-    budget = int(chars_full / 3.5 * 0.5)
+    budget = int(chars_full / CHARS_PER_TOKEN * 0.5)
     small = full.condense(budget)
     assert small.condensation is not None
     c = small.condensation
@@ -303,7 +303,7 @@ def test_condensation_merges_vote_lines_without_dropping_votes(game_dir: Path):
     full = build_transcript(log)
     omitted_all = full.condense(1)  # nothing fits: every stage applied, recorded as not fitting
     assert omitted_all.condensation["fits"] is False
-    after_omit = math.ceil(len(omitted_all.render()) / 3.5)
+    after_omit = math.ceil(len(omitted_all.render()) / CHARS_PER_TOKEN)
     # a budget between "all merged" and "texts omitted only": merging is needed and suffices
     budget = after_omit + 5
     text_only = full.condense(10**6)
@@ -345,16 +345,16 @@ async def test_judge_an_imported_mafiascope_game(mafiascope_dir: Path, tmp_path:
 
 
 def test_judge_spec_options():
-    from mafialab.judge import judge_model, parse_model_options
+    from mafialab.models import get_model, parse_model_spec
 
-    assert parse_model_options("local/smollm2?n_ctx=8192&n_threads=2&tag=x") == (
+    assert parse_model_spec("local/smollm2?n_ctx=8192&n_threads=2&tag=x") == (
         "local/smollm2",
         {"n_ctx": 8192, "n_threads": 2, "tag": "x"},
     )
-    assert parse_model_options("openai/gpt-4o") == ("openai/gpt-4o", {})
-    m = judge_model("mock/j?context_window=1234")
+    assert parse_model_spec("openai/gpt-4o") == ("openai/gpt-4o", {})
+    m = get_model("mock/j?context_window=1234")
     assert m.name == "mock/j" and m.context_window == 1234
-    assert judge_model("mock/j?context_window=1234", context_window=99).context_window == 99
+    assert get_model("mock/j?context_window=1234", context_window=99).context_window == 99
 
 
 def test_verdict_schema_scores_first_and_grammar_friendly():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mafialab.probes import load_battery, parse_answer, parse_json_tolerant, render_schema
+from mafialab.models import parse_json_lenient
+from mafialab.probes import load_battery, parse_answer, render_schema
 
 NAMES = ("Alex", "Bailey", "Casey", "Dana")
 ALIVE = ("Alex", "Casey", "Dana")  # Bailey is dead
@@ -20,17 +21,17 @@ def _schema(probe_id: str) -> dict:
 
 
 def test_plain_json_is_not_repaired():
-    assert parse_json_tolerant('[{"player": "Alex", "score": 3}]') == ([{"player": "Alex", "score": 3}], True, False)
-    assert parse_json_tolerant("null") == (None, True, False)
+    assert parse_json_lenient('[{"player": "Alex", "score": 3}]') == ([{"player": "Alex", "score": 3}], True, False)
+    assert parse_json_lenient("null") == (None, True, False)
 
 
 def test_fenced_answer_is_repaired():
     text = 'Here you go:\n```json\n{"toward_me": []}\n```\nThanks'
-    assert parse_json_tolerant(text) == ({"toward_me": []}, True, True)
+    assert parse_json_lenient(text) == ({"toward_me": []}, True, True)
 
 
 def test_trailing_text_is_repaired():
-    value, ok, repaired = parse_json_tolerant('Sure. [{"player": "Alex", "score": 7}] Hope that helps!')
+    value, ok, repaired = parse_json_lenient('Sure. [{"player": "Alex", "score": 7}] Hope that helps!')
     assert (value, ok, repaired) == ([{"player": "Alex", "score": 7}], True, True)
 
 
@@ -38,16 +39,16 @@ def test_truncated_answer_is_closed():
     text = (
         '[{"player": "Alex", "guessed_role": "Mafia", "confidence": 70, "reason": "quiet"}, {"player": "Casey", "gues'
     )
-    value, ok, repaired = parse_json_tolerant(text)
+    value, ok, repaired = parse_json_lenient(text)
     assert ok and repaired
     assert value[0] == {"player": "Alex", "guessed_role": "Mafia", "confidence": 70, "reason": "quiet"}
     assert value[1]["player"] == "Casey"
 
 
 def test_prose_is_not_json():
-    assert parse_json_tolerant("I think Alex is the Mafia, honestly.") == (None, False, False)
-    assert parse_json_tolerant("") == (None, False, False)
-    assert parse_json_tolerant("[") == (None, False, False)  # nothing recoverable
+    assert parse_json_lenient("I think Alex is the Mafia, honestly.") == (None, False, False)
+    assert parse_json_lenient("") == (None, False, False)
+    assert parse_json_lenient("[") == (None, False, False)  # nothing recoverable
 
 
 def test_not_json_answer_keeps_nothing_parsed():

@@ -37,6 +37,11 @@ class _PricedModel:
     def __init__(self, name: str) -> None:
         self.name = f"qa3priced/{name}"
         self.context_window = 8192
+        self.calls_network = True
+        self.counts_tokens = False
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         props = (request.json_schema or {}).get("properties", {})

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mafialab.analysis import wilson
 from mafialab.cli import app
 from mafialab.engine import visible_events
 from mafialab.record import GameStatus, JsonlWriter, ProbeRecord, SeatInfo, read_game
@@ -22,7 +23,6 @@ from mafialab.viewer import (
     STEP_KINDS,
     BeliefTimeline,
     CalibrationCounter,
-    RoleVocabulary,
     SiteServer,
     ViewerError,
     build_game,
@@ -30,7 +30,7 @@ from mafialab.viewer import (
     file_id,
     normalise_probe,
     read_probes,
-    wilson,
+    role_vocabulary,
 )
 
 from .viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
@@ -76,7 +76,7 @@ def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_role_vocabulary_follows_mafiascope_order() -> None:
-    v = RoleVocabulary(load_rules("mafiascope7"))
+    v = role_vocabulary(load_rules("mafiascope7"))
     assert v.normalise("Villager or Doctor") == "Villager"
     assert v.normalise("probably MAFIA") == "Mafia"
     assert v.normalise("Doctor") == "Doctor"
@@ -84,7 +84,7 @@ def test_role_vocabulary_follows_mafiascope_order() -> None:
     assert v.normalise("unknown yet") == "Unknown"
     assert v.normalise("Commissar") is None
     assert v.normalise(7) is None
-    w = RoleVocabulary(load_rules("werewolf7"))
+    w = role_vocabulary(load_rules("werewolf7"))
     assert w.normalise("one of the Werewolves") == "Werewolf"
     assert w.normalise("Seer") == "Seer"
     assert w.is_mafia("Werewolf") and not w.is_mafia("Seer")
@@ -138,7 +138,7 @@ def _sm(seat: int, after: int, att: list[tuple[str, str]]) -> ProbeRecord:
 
 def test_timeline_metrics_by_hand() -> None:
     rules = load_rules("mafiascope7")
-    vocab = RoleVocabulary(rules)
+    vocab = role_vocabulary(rules)
     names = list("ABCD")
     recs = [
         # B (town): A Mafia (right), C Mafia (wrong), D Unknown (miss for recall)
@@ -441,7 +441,7 @@ def test_step_series_equal_a_full_recomputation(logs: Path) -> None:
     for d in sorted(logs.iterdir()):
         glog, probes = read_game(d), read_probes(d, [])
         g = build_game(glog, probes, "c").game
-        vocab = RoleVocabulary(glog.header.rules)
+        vocab = role_vocabulary(glog.header.rules)
         names = [s.name for s in glog.header.roster]
         tl = BeliefTimeline([normalise_probe(p, names, vocab) for p in probes], glog.header.roster, vocab)
         steps = g["steps"]

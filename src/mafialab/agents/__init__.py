@@ -10,7 +10,6 @@ from mafialab.agents._llm import (
     is_model_spec,
     llm_factory,
     make_llm_agent,
-    parse_model_spec,
 )
 from mafialab.agents._prompts import (
     BUILTIN_PACKS,
@@ -21,7 +20,6 @@ from mafialab.agents._prompts import (
     Renderer,
     decision_schema,
     load_prompt_pack,
-    quote,
 )
 from mafialab.agents._protocol import (
     Agent,
@@ -61,8 +59,6 @@ __all__ = [
     "load_prompt_pack",
     "make_agent",
     "make_llm_agent",
-    "parse_model_spec",
-    "quote",
     "random_factory",
     "register_agent",
     "register_agent_resolver",

@@ -24,8 +24,9 @@ from mafialab.models import (
     ModelPool,
     ModelSpecError,
     backend_names,
+    parse_model_spec,
 )
-from mafialab.models._calls import CallInfo, CallSink
+from mafialab.models._calls import CallRecord, CallSink
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ class LLMAgent:
         label: Public label (default: the model's name).
 
     Attributes:
-        calls: Sink for :class:`CallInfo` records (set by the harness), or ``None``.
+        calls: Sink for :class:`~mafialab.models.CallRecord` records (set by the harness), or ``None``.
     """
 
     def __init__(
@@ -125,11 +126,8 @@ class LLMAgent:
         return min(decision.max_chars, self.pack.max_text_chars)
 
     def _count(self, messages: list[ChatMessage]) -> int:
-        counter = getattr(self.model, "count_tokens", None)
         text = "\n".join(m.content for m in messages)
-        if counter is not None:
-            return int(counter(text)) + 8 * len(messages)
-        return len(text) // 3 + 8 * len(messages)  # about 3 characters per token, on the safe side
+        return int(self.model.count_tokens(text)) + 8 * len(messages)
 
     def build_messages(
         self, view: PlayerView, tail: list[ChatMessage], max_tokens: int
@@ -210,7 +208,7 @@ class LLMAgent:
         text = FALLBACK_TEXT if decision.needs_text else None
         return Action(decision=decision.id, seat=decision.seat, target=target, text=text, fallback=True)
 
-    def _report(self, info: CallInfo) -> None:
+    def _report(self, info: CallRecord) -> None:
         if self.calls is not None:
             self.calls(info)
 
@@ -263,15 +261,14 @@ class LLMAgent:
         decision: int | None,
         ctx: dict[str, Any],
         probe_id: str | None = None,
-    ) -> CallInfo:
-        return CallInfo(
+    ) -> CallRecord:
+        return CallRecord.of_response(
+            resp,
             seat=self.seat,
             purpose=purpose,
             model=resp.model or self.model.name,
             status=status,
             attempt=attempt,
-            usage=resp.usage,
-            latency_s=resp.latency_s,
             error=error,
             decision=decision,
             probe_id=probe_id,
@@ -332,31 +329,6 @@ def _reason_word(why: str) -> str:
 
 
 # ---------------------------------------------------------------------- specs
-def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split ``provider/model?key=value&key=value`` into the model string and options.
-
-    Values are read as JSON where they parse (``max_tokens=64``, ``extra={"a":1}``), else
-    kept as strings.
-
-    Raises:
-        ModelSpecError: Malformed string (the message quotes it).
-    """
-    import json
-    from urllib.parse import parse_qsl
-
-    model, _, query = spec.partition("?")
-    provider, sep, name = model.partition("/")
-    if not sep or not provider or not name:
-        raise ModelSpecError(f"model: expected provider/model (e.g. openai/gpt-4o-mini), got {spec!r}")
-    options: dict[str, Any] = {}
-    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return model, options
-
-
 def is_model_spec(spec: str) -> bool:
     """Whether ``spec`` is a model string of a registered provider (``provider/model``)."""
     provider, sep, rest = spec.partition("/")

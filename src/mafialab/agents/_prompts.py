@@ -22,7 +22,6 @@ The step taken is recorded with each call (``context.shortened``, ``context.line
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -49,6 +48,7 @@ from mafialab.engine import (
     VoteTally,
 )
 from mafialab.models import ChatMessage
+from mafialab.render import quote
 from mafialab.rules import RuleSet
 
 SHORT_CHARS = 80
@@ -174,11 +174,6 @@ class Persona(BaseModel):
             if not 0 <= x <= 100:
                 raise ValueError(f"big5.{k}: {x} is outside 0-100")
         return v
-
-
-def quote(text: str) -> str:
-    """Model-written text as a one-line JSON string literal (the quoting rule above)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 @dataclass

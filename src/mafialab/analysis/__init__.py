@@ -6,7 +6,7 @@ all with game-level cluster-bootstrap intervals. Definitions: MafiaScope's F1-F4
 (``shared/data/mafiascope/README.md``); methods and differences: ``docs/metrics.md``.
 """
 
-from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
+from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci, wilson
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
 from mafialab.analysis._export import EVENT_COLUMNS, TGN_COLUMNS, belief_edges, export_parquet, log_tables
 from mafialab.analysis._metrics import (
@@ -67,4 +67,5 @@ __all__ = [
     "vocabulary",
     "vote_coupling",
     "write_plots",
+    "wilson",
 ]

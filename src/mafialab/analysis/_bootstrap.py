@@ -1,10 +1,11 @@
-"""Game-level cluster bootstrap, vectorised with numpy."""
+"""Intervals: the game-level cluster bootstrap (vectorised with numpy) and the Wilson score interval."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
+from statsmodels.stats.proportion import proportion_confint
 
 
 def bootstrap_weights(n_games: int, resamples: int = 1000, seed: int = 0) -> np.ndarray:
@@ -83,3 +84,24 @@ def cluster_bootstrap_ci(
     with np.errstate(divide="ignore", invalid="ignore"):
         vals = stat(pooled)
     return percentile_ci(vals, level)
+
+
+def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes in ``n`` trials.
+
+    Source: E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
+    inference", JASA 22:209-212; computed by ``statsmodels``
+    (``proportion_confint(method="wilson")``).
+
+    Args:
+        k: Successes, ``0 <= k <= n``.
+        n: Trials.
+        confidence: Coverage in (0, 1) (default 95 %).
+
+    Returns:
+        ``(low, high)`` in [0, 1]; ``(0.0, 1.0)`` when ``n == 0`` (nothing is known).
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return (max(0.0, float(low)), min(1.0, float(high)))

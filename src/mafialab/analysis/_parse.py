@@ -1,4 +1,4 @@
-"""Answer parsing for the metrics: the MafiaScope repair rule, a tolerant variant, role names."""
+"""Answer parsing for the metrics: the MafiaScope repair rule, the default rule, role names."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mafialab.models import closed_prefix, parse_json_lenient
 from mafialab.rules import RuleSet
 
 _FENCE = re.compile(r"```(?:json)?\s*")
@@ -21,46 +22,25 @@ def _loads(text: str) -> Any:
         return _NOT_FOUND
 
 
-def _close_truncated(fragment: str, *, tolerant: bool) -> str | None:
-    """Keep ``fragment`` up to its last fully closed nested element and close what is open.
+def repair_json_reference(text: str) -> tuple[Any, bool]:
+    """Parse a model answer with MafiaScope's repair rule (``IntrospectionEngine._extract_json``).
 
-    Brackets inside JSON strings are ignored. A complete top-level value ends the scan (trailing
-    text is cut). With ``tolerant=False`` (the reference rule) a closing bracket that does not
-    match the innermost open one makes the fragment unrepairable; with ``tolerant=True`` the
-    scan stops there and the fragment is treated as cut off at that point.
+    The reference method's own rule; every other reader uses
+    :func:`mafialab.models.parse_json_lenient`. Steps (MafiaScope's README, "Parse mode
+    repaired" and exact reading 1): strip markdown fences; try the whole text (cleaned, then
+    as given); otherwise from the first ``{`` or ``[`` keep everything up to the last fully
+    closed nested element and close the brackets still open (an item cut off mid-way is
+    dropped; a closing bracket that does not match the innermost open one makes the answer
+    unrepairable); as a last resort take the first ``{`` to the last ``}``, then the first
+    ``[`` to the last ``]``.
+
+    Args:
+        text: The raw answer.
+
+    Returns:
+        ``(value, ok)``: the parsed JSON value (any JSON type; ``None`` for ``null``) and
+        whether parsing succeeded. ``(None, False)`` if nothing parses.
     """
-    stack: list[str] = []
-    in_string = escape = False
-    cut: tuple[int, list[str]] | None = None
-    for i, ch in enumerate(fragment):
-        if in_string:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]":
-            if not stack or stack[-1] != ch:
-                if not tolerant:
-                    return None
-                break
-            stack.pop()
-            if not stack:
-                return fragment[: i + 1]
-            cut = (i + 1, list(stack))
-    if cut is None:
-        return None
-    pos, still_open = cut
-    return fragment[:pos] + "".join(reversed(still_open))
-
-
-def _extract(text: str, *, tolerant: bool) -> tuple[Any, bool]:
     cleaned = _FENCE.sub("", text).replace("```", "").strip()
     for candidate in (cleaned, text.strip()):
         value = _loads(candidate)
@@ -68,7 +48,7 @@ def _extract(text: str, *, tolerant: bool) -> tuple[Any, bool]:
             return value, True
     starts = [i for i in (cleaned.find("{"), cleaned.find("[")) if i != -1]
     if starts:
-        repaired = _close_truncated(cleaned[min(starts) :], tolerant=tolerant)
+        repaired = closed_prefix(cleaned[min(starts) :], strict_closers=True)
         if repaired is not None:
             value = _loads(repaired)
             if value is not _NOT_FOUND:
@@ -84,35 +64,13 @@ def _extract(text: str, *, tolerant: bool) -> tuple[Any, bool]:
     return None, False
 
 
-def repair_json_reference(text: str) -> tuple[Any, bool]:
-    """Parse a model answer with MafiaScope's repair rule (``IntrospectionEngine._extract_json``).
-
-    Steps (``shared/data/mafiascope/README.md``, "Parse mode repaired" and exact reading 1):
-    strip markdown fences; try the whole text (cleaned, then as given); otherwise from the
-    first ``{`` or ``[`` keep everything up to the last fully closed nested element and close
-    the brackets still open (an item cut off mid-way is dropped; a closing bracket that does
-    not match the innermost open one makes the answer unrepairable); as a last resort take the
-    first ``{`` to the last ``}``, then the first ``[`` to the last ``]``.
-
-    Args:
-        text: The raw answer.
-
-    Returns:
-        ``(value, ok)``: the parsed JSON value (any JSON type; ``None`` for ``null``) and
-        whether parsing succeeded. ``(None, False)`` if nothing parses.
-    """
-    return _extract(text, tolerant=False)
-
-
 def repair_json(text: str) -> tuple[Any, bool]:
-    """Parse a model answer with the ``default`` method's repair rule.
+    """Parse a model answer for the ``default`` method: the one lenient parser, whole elements only.
 
-    Same as :func:`repair_json_reference`, except that a closing bracket that does not match
-    the innermost open one is read as the point where the answer broke off: the answer is
-    kept up to the last fully closed element before it (so ``[{..}, {.. "reason": "x"]``,
-    whose last object lacks its ``}``, keeps its complete first object). A half-written
-    element is never kept, which is why this is not ``json-repair`` (that library completes
-    cut-off strings and numbers, e.g. a confidence ``7`` cut from ``75``).
+    :func:`mafialab.models.parse_json_lenient` with ``partial=False``: fences and text
+    around the JSON are dropped and ``json-repair`` fixes quotes and commas, but a
+    half-written element is never kept (a confidence ``7`` cut from ``75`` would bias
+    calibration), so an answer that broke off is kept up to its last complete element.
 
     Args:
         text: The raw answer.
@@ -120,7 +78,8 @@ def repair_json(text: str) -> tuple[Any, bool]:
     Returns:
         ``(value, ok)`` as in :func:`repair_json_reference`.
     """
-    return _extract(text, tolerant=True)
+    value, ok, _ = parse_json_lenient(text, partial=False)
+    return value, ok
 
 
 ATTITUDES = ("trusts", "neutral", "suspects")

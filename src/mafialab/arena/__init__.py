@@ -9,7 +9,6 @@ from mafialab.arena._config import (
     JudgeSpec,
     Limits,
     Parallelism,
-    Price,
     RosterEntry,
     SeasonConfig,
     SeasonConfigError,
@@ -32,7 +31,7 @@ from mafialab.arena._leaderboard import (
     leaderboard_rows,
     read_calls,
     render_markdown,
-    wilson,
+    win_rate,
     write_index,
 )
 from mafialab.arena._season import (
@@ -72,7 +71,6 @@ __all__ = [
     "Limits",
     "Mean",
     "Parallelism",
-    "Price",
     "ProgressFn",
     "Rate",
     "Rating",
@@ -103,6 +101,6 @@ __all__ = [
     "run_season",
     "save_manifest",
     "season_from_dict",
-    "wilson",
+    "win_rate",
     "write_index",
 ]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mafialab.agents import AgentSpecError, make_agent
 from mafialab.models import ModelSpecError, resolve_backend
+from mafialab.record import Price, PriceTable
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
@@ -63,32 +64,6 @@ class JudgeSpec(BaseModel):
 
     model: str = Field(pattern=r"^[^/\s]+/\S+$")
     options: dict[str, Any] = Field(default_factory=dict)
-
-
-class Price(BaseModel):
-    """Price of a model in US dollars per million tokens (the same fields as ``--prices`` files).
-
-    Attributes:
-        input: Uncached prompt tokens.
-        output: Completion tokens.
-        cached_input: Prompt tokens served from a prefix cache (default: ``input``).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
-
-    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
-        """US dollars: ``(prompt − cached)·input + cached·cached_input + completion·output``, per 1e6."""
-        cached = min(max(cached_tokens, 0), prompt_tokens)
-        cin = self.input if self.cached_input is None else self.cached_input
-        return ((prompt_tokens - cached) * self.input + cached * cin + completion_tokens * self.output) / 1e6
-
-
-FREE_PROVIDERS = ("local", "mock")
-"""Providers priced at zero unless ``prices`` says otherwise (embedded and mock models)."""
 
 
 class Parallelism(BaseModel):
@@ -206,13 +181,12 @@ class SeasonConfig(BaseModel):
             raise SeasonConfigError(f"rules: {err}") from None
 
     def price(self, model: str) -> Price | None:
-        """The price of ``model``: exact key, then ``provider/*``, then free for local/mock, else ``None``."""
-        model = model.partition("?")[0]
-        provider = model.partition("/")[0]
-        p = self.prices.get(model) or self.prices.get(f"{provider}/*")
-        if p is None and provider in FREE_PROVIDERS:
-            return Price(input=0, output=0)
-        return p
+        """The price of ``model``: exact key, then ``provider/*``, then free for local/mock, else ``None``.
+
+        The lookup is :meth:`mafialab.record.PriceTable.price` over the default table with
+        this season's ``prices`` on top.
+        """
+        return PriceTable(prices={**PriceTable().prices, **self.prices}).price(model.partition("?")[0])
 
     def max_replacements(self) -> int:
         """Replacement games allowed (``limits.max_replacements`` or ``games``)."""

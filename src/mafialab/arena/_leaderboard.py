@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
-from statsmodels.stats.proportion import proportion_confint
 
+from mafialab.analysis import wilson
 from mafialab.arena._season import GAMES_DIR, _atomic_write, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import CALLS_FILE, JUDGE_AXES, GameLog, iter_jsonl, latest_verdicts, read_game, read_verdicts
@@ -30,7 +30,7 @@ CONFIDENCE = 0.95
 class Rate(BaseModel):
     """A win rate with its 95 % Wilson score interval (``None`` fields when ``n == 0``).
 
-    Source: Wilson (1927), via ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    Source: Wilson (1927), via :func:`mafialab.analysis.wilson` (``statsmodels``).
     """
 
     wins: int
@@ -176,12 +176,12 @@ def _avg(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def wilson(wins: int, n: int) -> Rate:
-    """Win rate with its 95 % Wilson interval."""
+def win_rate(wins: int, n: int) -> Rate:
+    """Win rate with its 95 % Wilson interval (:func:`mafialab.analysis.wilson`)."""
     if n == 0:
         return Rate(wins=0, n=0)
-    low, high = proportion_confint(wins, n, alpha=1 - CONFIDENCE, method="wilson")
-    return Rate(wins=wins, n=n, rate=wins / n, low=float(low), high=float(high))
+    low, high = wilson(wins, n, CONFIDENCE)
+    return Rate(wins=wins, n=n, rate=wins / n, low=low, high=high)
 
 
 def bootstrap_mean(values: list[float], rng: np.random.Generator) -> Mean:
@@ -369,9 +369,9 @@ def build_index(out: Path) -> SeasonIndex:
                 agent=entry.agent,
                 games=len(games_with[e]),
                 seats=seats[e],
-                overall=wilson(wins["all"][e], tries["all"][e]),
-                as_mafia=wilson(wins["mafia"][e], tries["mafia"][e]),
-                as_town=wilson(wins["town"][e], tries["town"][e]),
+                overall=win_rate(wins["all"][e], tries["all"][e]),
+                as_mafia=win_rate(wins["mafia"][e], tries["mafia"][e]),
+                as_town=win_rate(wins["town"][e], tries["town"][e]),
                 deception=bootstrap_mean(scores["deception"][e], rng),
                 detection=bootstrap_mean(scores["detection"][e], rng),
                 influence=bootstrap_mean(scores["influence"][e], rng),

@@ -17,8 +17,8 @@ from mafialab.agents import make_agent
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
 from mafialab.harness import ping, play_game
-from mafialab.judge import judge_game, judge_model
-from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model
+from mafialab.judge import judge_game
+from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
 from mafialab.record import (
     GAME_FILE,
     GameLog,
@@ -200,9 +200,9 @@ class _Limited:
         self.name = model.name
         self.context_window = model.context_window
         self._sem = asyncio.Semaphore(limit)
-        count = getattr(model, "count_tokens", None)
-        if callable(count):
-            self.count_tokens = count
+        self.calls_network = model.calls_network
+        self.counts_tokens = model.counts_tokens
+        self.count_tokens = model.count_tokens
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         async with self._sem:
@@ -221,7 +221,7 @@ def _roster_model(config: SeasonConfig, spec: str) -> ChatModel:
     model = getattr(agent, "model", None)
     if model is not None and hasattr(model, "chat"):
         return model  # type: ignore[no-any-return]
-    return get_model(spec.partition("?")[0])
+    return get_model(parse_model_spec(spec)[0])
 
 
 async def preflight(
@@ -230,7 +230,7 @@ async def preflight(
     """Integrity gate, part 1: one tiny call to every remote backend before the season starts.
 
     Checked: each distinct model string of the roster and the judges, except ``mock/…``
-    models and models that declare ``remote = False`` (the embedded backend, which cannot
+    models and models that declare ``calls_network = False`` (the embedded backend, which cannot
     be unreachable).
 
     Args:
@@ -251,8 +251,8 @@ async def preflight(
         try:
             model = (judges or {}).get(spec)
             if model is None:
-                model = judge_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
-            if getattr(model, "remote", True) is False:
+                model = get_model(spec, **opts[spec]) if spec in opts else _roster_model(config, spec)
+            if not model.calls_network:
                 return "local"
             err = await ping(model, timeout_s)
         except Exception as exc:  # building the model failed
@@ -297,7 +297,7 @@ class _Runner:
         given = dict(judges or {})
         self.judges: list[ChatModel] = []
         for j in self.cfg.judges:
-            model = given.get(j.model) or judge_model(j.model, **j.options)
+            model = given.get(j.model) or get_model(j.model, **j.options)
             self.judges.append(_Limited(model, self.cfg.parallelism.judge_calls))
 
     def save(self) -> None:
@@ -486,7 +486,7 @@ class _Runner:
 def _judge_models(config: SeasonConfig, given: Mapping[str, ChatModel] | None) -> dict[str, ChatModel]:
     """One model instance per judge (given instances first), shared by preflight and judging."""
     given = dict(given or {})
-    return {j.model: given.get(j.model) or judge_model(j.model, **j.options) for j in config.judges}
+    return {j.model: given.get(j.model) or get_model(j.model, **j.options) for j in config.judges}
 
 
 async def run_season(

@@ -28,7 +28,6 @@ from mafialab.beliefshift._annotate import (
 )
 from mafialab.beliefshift._answer import Answer, split_answer
 from mafialab.beliefshift._elicit import (
-    CHARS_PER_TOKEN,
     DEFAULT_MODEL,
     RESERVE_TOKENS,
     ContextWindowError,
@@ -58,7 +57,7 @@ from mafialab.beliefshift._io import (
     read_results,
     write_jsonl,
 )
-from mafialab.beliefshift._render import RENDER_VERSION, quote, render_history, setting_text
+from mafialab.beliefshift._render import RENDER_VERSION, render_history, setting_text
 from mafialab.beliefshift._report import (
     AVG_GROUP,
     SIZE_GROUPS,
@@ -87,7 +86,6 @@ from mafialab.beliefshift._schema import (
     AnnotationHeader,
     BenchHeader,
     BenchItem,
-    CallRecord,
     Category,
     FailedMessage,
     FailureCause,
@@ -98,6 +96,7 @@ from mafialab.beliefshift._schema import (
     ResultRecord,
     ResultsHeader,
     ScannedMessage,
+    StageCall,
     TrustBin,
     label_of,
     message_id,
@@ -111,7 +110,6 @@ __all__ = [
     "ANNOTATION_VERSION",
     "AVG_GROUP",
     "BENCH_VERSION",
-    "CHARS_PER_TOKEN",
     "DEFAULT_MODEL",
     "EMPTY",
     "LABELS",
@@ -135,7 +133,7 @@ __all__ = [
     "BeliefShiftFormatError",
     "BenchHeader",
     "BenchItem",
-    "CallRecord",
+    "StageCall",
     "Category",
     "Config",
     "DayMessage",
@@ -190,7 +188,6 @@ __all__ = [
     "parse_levels",
     "player_ref",
     "plot_prior_discrimination",
-    "quote",
     "rating_schema",
     "read_all_results",
     "read_annotations",

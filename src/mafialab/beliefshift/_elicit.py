@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -21,7 +20,6 @@ from mafialab.beliefshift._schema import (
     SCALE,
     BenchHeader,
     BenchItem,
-    CallRecord,
     FailureCause,
     ObserverContext,
     PlayerRef,
@@ -29,20 +27,17 @@ from mafialab.beliefshift._schema import (
     Rating,
     ResultRecord,
     ResultsHeader,
+    StageCall,
     label_of,
 )
 from mafialab.engine import derive_seed
-from mafialab.models import ChatMessage, ChatModel, ChatRequest
+from mafialab.models import CHARS_PER_TOKEN, ChatMessage, ChatModel, ChatRequest, estimate_tokens
 from mafialab.record import JsonlWriter
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "local/smollm2"
 """Default model of ``beliefshift run``: the embedded model (llama.cpp in-process, offline)."""
-
-CHARS_PER_TOKEN = 3.0
-"""Characters per token assumed when fitting a prompt into a context window (conservative for
-English, whose tokenizers average about 4 characters per token)."""
 
 RESERVE_TOKENS = 64
 """Tokens kept free in the context window besides the generation cap (chat-template overhead)."""
@@ -160,11 +155,6 @@ def _fmt(template: str, **kw: str) -> str:
     return out
 
 
-def char_tokens(text: str) -> int:
-    """Token estimate without a tokenizer: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
 def build_prompts(
     header: BenchHeader,
     item: BenchItem,
@@ -181,10 +171,10 @@ def build_prompts(
     after the observer's identity preamble are dropped, whole, until it fits, and one line
     saying how many were omitted takes their place. The count is recorded as
     ``history_dropped``. Tokens are counted with ``count_tokens`` (the model's tokenizer,
-    where the backend has one), else estimated by :func:`char_tokens`; the history is
+    where the backend has one), else estimated by :func:`~mafialab.models.estimate_tokens`; the history is
     counted line by line.
     """
-    count = count_tokens or char_tokens
+    count = count_tokens or estimate_tokens
     p = header.prompts
     town, mafia = item.town_team, item.mafia_team
     team_name = town if obs.team == "town" else mafia
@@ -306,7 +296,7 @@ async def run_bench(
             f"--context-window: {window} tokens cannot hold --max-tokens {options.max_tokens} plus the "
             f"{RESERVE_TOKENS} reserved, let alone a prompt (raise the window or lower --max-tokens)"
         )
-    counter: Callable[[str], int] | None = getattr(model, "count_tokens", None)
+    counter: Callable[[str], int] | None = model.count_tokens if model.counts_tokens else None
     rh = ResultsHeader(
         bench_id=header.bench_id,
         bench_version=header.version,
@@ -352,7 +342,7 @@ async def run_bench(
     if not last and not (out.exists() and out.stat().st_size > 0):
         writer.write(rh)
 
-    async def ask(req: ChatRequest, stage: str, names: tuple[str, str], key: str) -> tuple[Rating | None, CallRecord]:
+    async def ask(req: ChatRequest, stage: str, names: tuple[str, str], key: str) -> tuple[Rating | None, StageCall]:
         causes: list[FailureCause] = []
         latency = 0.0
         detail = ""
@@ -376,7 +366,7 @@ async def run_bench(
                 continue
             rating, cause, detail = parse_levels(ans.obj, *names)
             if rating is not None:
-                return rating, CallRecord(
+                return rating, StageCall(
                     stage=stage,  # type: ignore[arg-type]
                     ok=True,
                     attempts=attempt + 1,
@@ -391,7 +381,7 @@ async def run_bench(
             causes.append(cause or "schema")
         return (
             None,
-            CallRecord(
+            StageCall(
                 stage=stage,  # type: ignore[arg-type]
                 ok=False,
                 attempts=options.retries + 1,
@@ -426,7 +416,7 @@ async def run_bench(
             )
 
         prior_msgs = pr.prior_messages()
-        calls: list[CallRecord] = []
+        calls: list[StageCall] = []
         shift: Rating | None = None
         posterior: Rating | None = None
         longest = sum(len(m.content) for m in prior_msgs)

@@ -14,10 +14,11 @@ import yaml
 from mafialab import __version__
 from mafialab.beliefshift._annotate import player_ref
 from mafialab.beliefshift._io import AnnotationSet, content_id, sha256_file, write_jsonl
-from mafialab.beliefshift._render import RENDER_VERSION, quote, render_history, setting_text
+from mafialab.beliefshift._render import RENDER_VERSION, render_history, setting_text
 from mafialab.beliefshift._schema import BenchHeader, BenchItem, ObserverContext
 from mafialab.engine import Elimination, Speech, derive_seed
 from mafialab.record import GameLog
+from mafialab.render import quote
 
 PROMPT_KEYS = ("version", "system", "history", "prior", "shift", "posterior", "scale", "shift_scale", "omitted")
 """Keys every prompt pack must define."""

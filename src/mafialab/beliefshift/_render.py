@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from mafialab.engine import (
@@ -23,19 +22,11 @@ from mafialab.engine import (
     VoteTally,
     visible_events,
 )
+from mafialab.render import quote
 from mafialab.rules import RuleSet
 
 RENDER_VERSION = 1
 """Version of the event-to-text rendering; recorded in the benchmark header."""
-
-
-def quote(text: str) -> str:
-    """A player's text as one JSON string literal (newlines and quotes escaped).
-
-    Model-generated text is untrusted: quoting keeps it on one line, so it cannot start a
-    fake event line or a new prompt section.
-    """
-    return json.dumps(text, ensure_ascii=False)
 
 
 def setting_text(rules: RuleSet) -> str:

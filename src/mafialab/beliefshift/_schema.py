@@ -300,7 +300,7 @@ JSON object), ``schema`` (JSON of the wrong shape), ``out_of_scale`` (a value no
 seven labels). A failure is never scored as 0."""
 
 
-class CallRecord(_Record):
+class StageCall(_Record):
     """One elicitation stage of one observation, after retries.
 
     Attributes:
@@ -402,7 +402,7 @@ class ResultRecord(_Record):
     prior: Rating | None = None
     shift: Rating | None = None
     posterior: Rating | None = None
-    calls: list[CallRecord] = Field(default_factory=list)
+    calls: list[StageCall] = Field(default_factory=list)
     history_events: int = 0
     history_dropped: int = 0
     prompt_chars: int = 0

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qsl
 
 import typer
 from rich.table import Table as RichTable
@@ -39,7 +36,7 @@ from mafialab.beliefshift import (
     write_report,
 )
 from mafialab.cli._app import app, console, fail, progress_bar
-from mafialab.models import ChatModel, ModelSpecError, get_model
+from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
 bs_app = typer.Typer(
@@ -47,27 +44,6 @@ bs_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(bs_app, name="beliefshift")
-
-
-def model_from_spec(spec: str) -> ChatModel:
-    """Build a model from ``provider/model[?key=value&...]`` (options as JSON where they parse).
-
-    Raises:
-        ModelSpecError: Malformed string, unknown provider or option.
-        ImportError: The backend's optional dependency is missing.
-    """
-    model, _, query = spec.partition("?")
-    options: dict[str, Any] = {}
-    try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
-    except ValueError:
-        raise ModelSpecError(f"model: malformed options in {spec!r} (expected ?key=value&key=value)") from None
-    for key, value in pairs:
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return get_model(model, **options)
 
 
 def _out_file(out: Path) -> None:
@@ -94,7 +70,7 @@ def annotate_cmd(
         ann = RulesAnnotator()
     else:
         try:
-            ann = ModelAnnotator(model_from_spec(annotator), retries=retries)  # type: ignore[assignment]
+            ann = ModelAnnotator(get_model(annotator), retries=retries)  # type: ignore[assignment]
         except (ModelSpecError, ImportError) as err:
             fail(f"--annotator: {err}")
     total = len(games)
@@ -200,7 +176,7 @@ def run_cmd(
     if limit is not None:
         items = items[:limit]
     try:
-        chat = model_from_spec(model)
+        chat = get_model(model)
     except (ModelSpecError, ImportError) as err:
         fail(f"--model: {err}")
     opts = RunOptions(

@@ -11,8 +11,8 @@ from rich.text import Text
 
 from mafialab.cli._app import app, console, fail
 from mafialab.harness import unreachable
-from mafialab.judge import Ensemble, JudgeError, judge_model, judge_with_ensemble
-from mafialab.models import ModelSpecError
+from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
+from mafialab.models import ModelSpecError, get_model
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
 
 
@@ -54,7 +54,7 @@ def judge(
     if not dirs:
         fail(f"{game_dir}: no game.jsonl found")
     try:
-        models = [judge_model(j) for j in judges]
+        models = [get_model(j) for j in judges]
     except (ModelSpecError, ImportError) as err:
         fail(f"--judge: {err}")
 

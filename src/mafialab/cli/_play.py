@@ -14,11 +14,11 @@ import typer
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent, parse_model_spec
+from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent
 from mafialab.cli._app import app, console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_game
-from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
+from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, parse_model_spec
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.rules import RuleSet, RuleSetError, load_rules

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.models import ChatMessage, ChatModel, ChatRequest
-from mafialab.models._calls import CallInfo
-from mafialab.record import CallRecord, JsonlWriter, PriceTable
+from mafialab.models import CallRecord, ChatMessage, ChatModel, ChatRequest
+from mafialab.record import JsonlWriter, PriceTable
 
 GATE_THRESHOLD = 0.7
 """Integrity gate: a game whose model-played decisions were answered by the model (first
@@ -27,7 +26,7 @@ class PreflightError(RuntimeError):
 
 @dataclass
 class CallRecorder:
-    """Receives :class:`CallInfo` from agents, writes :class:`CallRecord` lines, keeps totals.
+    """Receives :class:`CallRecord` from agents, adds game id and cost, writes ``calls.jsonl``, keeps totals.
 
     Args:
         game_id: Game id written into each record.
@@ -43,26 +42,10 @@ class CallRecorder:
     prices: PriceTable = field(default_factory=PriceTable)
     records: list[CallRecord] = field(default_factory=list)
 
-    def __call__(self, info: CallInfo) -> None:
-        """Record one call."""
-        u = info.usage
-        rec = CallRecord(
-            game_id=self.game_id,
-            seat=info.seat,
-            purpose=info.purpose,
-            model=info.model,
-            decision=info.decision,
-            probe_id=info.probe_id,
-            attempt=info.attempt,
-            status=info.status,
-            prompt_tokens=u.prompt_tokens,
-            completion_tokens=u.completion_tokens,
-            cached_tokens=u.cached_tokens,
-            latency_ms=round(info.latency_s * 1000),
-            error=info.error,
-            cost_usd=self.prices.cost(info.model, u.prompt_tokens, u.completion_tokens, u.cached_tokens),
-            context=info.context,
-        )
+    def __call__(self, info: CallRecord) -> None:
+        """Record one call (an agent's record, with this game's id and the call's cost added)."""
+        cost = self.prices.cost(info.model, info.prompt_tokens, info.completion_tokens, info.cached_tokens)
+        rec = info.model_copy(update={"game_id": self.game_id, "cost_usd": cost})
         self.records.append(rec)
         if self.writer is not None:
             self.writer.write(rec)
@@ -129,14 +112,14 @@ async def ping(model: ChatModel, timeout_s: float | None = None) -> str | None:
 
 
 async def unreachable(models: Sequence[ChatModel]) -> list[tuple[str, str]]:
-    """``(name, error)`` for each remote model (``remote = True``) of ``models`` that fails :func:`ping`."""
-    remote = [m for m in models if getattr(m, "remote", False)]
+    """``(name, error)`` for each model of ``models`` that calls over the network and fails :func:`ping`."""
+    remote = [m for m in models if m.calls_network]
     errors = await asyncio.gather(*(ping(m) for m in remote))
     return [(m.name, e) for m, e in zip(remote, errors, strict=True) if e is not None]
 
 
 async def preflight(agents: Sequence[Any]) -> None:
-    """One cheap call (:func:`ping`) to every remote model behind ``agents`` (``remote = True``).
+    """One cheap call (:func:`ping`) to every remote model behind ``agents`` (``calls_network``).
 
     Raises:
         PreflightError: A model did not answer; the message names it and the error.

@@ -14,15 +14,12 @@ from mafialab.judge._judge import (
     build_judge_messages,
     fit_transcript,
     judge_game,
-    judge_model,
-    parse_model_options,
     resolve_judges,
 )
-from mafialab.judge._transcript import CHARS_PER_TOKEN, CONDENSE_RULE, SHORT_CHARS, Line, Transcript, build_transcript
+from mafialab.judge._transcript import CONDENSE_RULE, SHORT_CHARS, Line, Transcript, build_transcript
 from mafialab.judge._validate import UnusableVerdict, ValidVerdict, coerce_score, validate_verdict, verdict_schema
 
 __all__ = [
-    "CHARS_PER_TOKEN",
     "CONDENSE_RULE",
     "DEFAULT_ATTEMPTS",
     "DEFAULT_MAX_TOKENS",
@@ -42,9 +39,7 @@ __all__ = [
     "fit_transcript",
     "game_ensemble",
     "judge_game",
-    "judge_model",
     "judge_with_ensemble",
-    "parse_model_options",
     "resolve_judges",
     "validate_verdict",
     "verdict_schema",

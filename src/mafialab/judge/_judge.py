@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
-import json_repair
-
-from mafialab.judge._transcript import CHARS_PER_TOKEN, Transcript, build_transcript
+from mafialab.judge._transcript import Transcript, build_transcript
 from mafialab.judge._validate import UnusableVerdict, validate_verdict, verdict_schema
-from mafialab.models import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelSpecError, get_model
+from mafialab.models import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    get_model,
+    parse_json_lenient,
+)
 from mafialab.record import VERDICTS_FILE, GameLog, JsonlWriter, Verdict, read_game
 
 log = logging.getLogger(__name__)
@@ -59,8 +62,7 @@ def build_judge_messages(log_: GameLog, transcript: Transcript) -> list[ChatMess
 
 
 def _count_fn(model: ChatModel) -> Any:
-    fn = getattr(model, "count_tokens", None)
-    return fn if callable(fn) else None
+    return model.count_tokens if model.counts_tokens else None
 
 
 def fit_transcript(log_: GameLog, model: ChatModel, max_tokens: int = DEFAULT_MAX_TOKENS) -> Transcript:
@@ -76,10 +78,7 @@ def fit_transcript(log_: GameLog, model: ChatModel, max_tokens: int = DEFAULT_MA
         return full
     count = _count_fn(model)
     empty = build_judge_messages(log_, Transcript([]))
-    overhead_chars = sum(len(m.content) for m in empty)
-    overhead = (
-        count("".join(m.content for m in empty)) if count is not None else math.ceil(overhead_chars / CHARS_PER_TOKEN)
-    )
+    overhead = model.count_tokens("".join(m.content for m in empty))
     budget = max(0, window - max_tokens - overhead - PROMPT_MARGIN_TOKENS)
     return full.condense(budget, count)
 
@@ -90,14 +89,10 @@ def _parse(resp: ChatResponse) -> Any:
     text = (resp.text or "").strip()
     if not text:
         raise UnusableVerdict("empty answer")
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    repaired = json_repair.loads(text)
-    if not isinstance(repaired, dict) or not repaired:
+    value, ok, _ = parse_json_lenient(text)
+    if not ok:
         raise UnusableVerdict("answer is not JSON")
-    return repaired
+    return value
 
 
 async def judge_game(
@@ -217,44 +212,10 @@ def _write(log_: GameLog, v: Verdict, write: bool) -> Verdict:
     return v
 
 
-def parse_model_options(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split ``provider/model?key=value&…`` into the model string and backend options.
-
-    Values are read as JSON where they parse (``n_ctx=8192``), else kept as strings (the
-    same spec syntax as agent model strings).
-
-    Raises:
-        ModelSpecError: A malformed query string.
-    """
-    model, _, query = spec.partition("?")
-    options: dict[str, Any] = {}
-    try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
-    except ValueError as err:
-        raise ModelSpecError(f"model: bad options in {spec!r}: {err}") from None
-    for key, value in pairs:
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return model, options
-
-
-def judge_model(spec: str, **options: Any) -> ChatModel:
-    """The judge model for a spec ``provider/model[?options]`` (``options`` override the query).
-
-    Raises:
-        ModelSpecError: Malformed string or unknown provider.
-        ImportError: The backend's optional dependency is missing.
-    """
-    model, opts = parse_model_options(spec)
-    return get_model(model, **{**opts, **options})
-
-
 def resolve_judges(judges: Sequence[ChatModel | str]) -> list[ChatModel]:
-    """Model instances for judges given as models or specs (:func:`judge_model`).
+    """Model instances for judges given as models or specs (:func:`~mafialab.models.get_model`).
 
     Raises:
         ModelSpecError: A malformed or unknown model string.
     """
-    return [judge_model(j) if isinstance(j, str) else j for j in judges]
+    return [get_model(j) if isinstance(j, str) else j for j in judges]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -23,16 +22,13 @@ from mafialab.engine import (
     Vote,
     VoteTally,
 )
+from mafialab.models import CHARS_PER_TOKEN
 from mafialab.record import GameLog
+from mafialab.render import quote
 
 CONDENSE_RULE = "shorten-speech-oldest-first/v1"
 """Name of the condensation rule recorded in verdicts (see ``docs/arena.md``)."""
 
-CHARS_PER_TOKEN = 3.5
-"""Token estimate used when the judge model exposes no tokenizer: ``ceil(chars / 3.5)``.
-
-Conservative for English text under BPE tokenizers (which average about 4 characters per
-token), so an estimate that fits leaves some room."""
 
 SHORT_CHARS = 80
 """Length a speech is cut to in the first condensation pass."""
@@ -64,7 +60,7 @@ class Line:
             return self.prefix
         if self.state == "omitted":
             return f"{self.prefix} [omitted]"
-        body = json.dumps(self.text, ensure_ascii=False)
+        body = quote(self.text)
         if self.state == "shortened":
             body += " [shortened]"
         return f"{self.prefix} {body}"
@@ -99,7 +95,7 @@ class Transcript:
         merged into one line listing every vote in order, oldest stage first (no vote is
         dropped). Tokens are counted with
         ``count_tokens`` when given (the judge's tokenizer, used to calibrate a
-        tokens-per-character ratio on the full text), else ``ceil(chars / 3.5)``.
+        tokens-per-character ratio on the full text), else :func:`~mafialab.models.estimate_tokens`.
 
         Args:
             budget_tokens: Tokens available for the transcript.

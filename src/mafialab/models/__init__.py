@@ -1,10 +1,12 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
-from mafialab.models._json import parse_json
+from mafialab.models._calls import CallRecord, CallSink, CallStatus
+from mafialab.models._json import closed_prefix, parse_json, parse_json_lenient
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
 from mafialab.models._pool import DEFAULT_POOL, InFlightLimit, ModelPool
 from mafialab.models._protocol import (
+    CHARS_PER_TOKEN,
     BackendFactory,
     BackendStatus,
     ChatMessage,
@@ -15,7 +17,9 @@ from mafialab.models._protocol import (
     Usage,
     backend_names,
     backend_status,
+    estimate_tokens,
     get_model,
+    parse_model_spec,
     register_backend,
     resolve_backend,
 )
@@ -36,11 +40,15 @@ register_backend(
 )
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_POOL",
     "LOCAL_MODELS",
     "BackendFactory",
     "BackendStatus",
+    "CallRecord",
+    "CallSink",
+    "CallStatus",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
@@ -56,10 +64,14 @@ __all__ = [
     "Usage",
     "backend_names",
     "backend_status",
+    "closed_prefix",
+    "estimate_tokens",
     "get_model",
     "local_model_available",
     "mock_factory",
     "parse_json",
+    "parse_json_lenient",
+    "parse_model_spec",
     "register_backend",
     "resolve_backend",
     "schema_instance",

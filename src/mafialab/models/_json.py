@@ -1,4 +1,11 @@
-"""Tolerant JSON parsing of model answers (fences, trailing text, truncation)."""
+"""The one lenient JSON parser of model answers (fences, text around the JSON, truncation).
+
+Every reader of model answers uses :func:`parse_json_lenient`: the backends (answers to a
+JSON schema), the probe runner, the judge and the metrics' ``default`` method. Only the
+MafiaScope reference method keeps its own documented rule
+(:func:`mafialab.analysis.repair_json_reference`), because it must reproduce the published
+numbers.
+"""
 
 from __future__ import annotations
 
@@ -6,41 +13,127 @@ import json
 import re
 from typing import Any
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*(?:```\s*)?$", re.DOTALL)
+import json_repair
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+_FAILED = (None, False, False)
 
 
-def parse_json(text: str) -> tuple[Any, bool]:
-    """Parse a model's JSON answer.
+def _strict(text: str) -> tuple[Any, bool]:
+    try:
+        return json.loads(text), True
+    except (ValueError, RecursionError):  # RecursionError: degenerate "[[[[..." output
+        return None, False
 
-    Tries strict JSON first; then strips a Markdown fence and repairs with ``json-repair``
-    (closing a truncated string or object, dropping trailing prose).
+
+def closed_prefix(fragment: str, *, strict_closers: bool = False) -> str | None:
+    """``fragment`` up to its first complete value, or up to its last fully closed element.
+
+    ``fragment`` starts at a ``{`` or ``[``. Brackets inside JSON strings are ignored. When a
+    complete top-level value is found, the text after it is cut. When the text broke off
+    (brackets still open), it is kept up to the last fully closed nested element and the
+    brackets still open are closed, so a half-written item is dropped, never completed.
+
+    Args:
+        fragment: Text starting at the JSON value.
+        strict_closers: What a closing bracket that does not match the innermost open one
+            means: ``True``, the fragment is unrepairable (MafiaScope's rule); ``False``, the
+            answer broke off there.
+
+    Returns:
+        The cut (and closed) text, or ``None`` when nothing complete precedes the break.
+    """
+    stack: list[str] = []
+    in_string = escape = False
+    cut: tuple[int, list[str]] | None = None
+    for i, ch in enumerate(fragment):
+        if in_string:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack[-1] != ch:
+                if strict_closers:
+                    return None
+                break
+            stack.pop()
+            if not stack:
+                return fragment[: i + 1]
+            cut = (i + 1, list(stack))
+    if cut is None:
+        return None
+    pos, still_open = cut
+    return fragment[:pos] + "".join(reversed(still_open))
+
+
+def parse_json_lenient(text: str, *, partial: bool = True) -> tuple[Any, bool, bool]:
+    """Parse a model's JSON answer, repairing what models commonly get wrong.
+
+    Steps: strip white space and parse as it is; else take the inside of the first Markdown
+    code fence (an unterminated fence runs to the end) and parse that; else, from the first
+    ``{`` or ``[`` (text without one is prose, not JSON), repair with ``json-repair``
+    (drops text around the value, closes truncated strings, objects and lists, fixes quotes
+    and commas), accepting only a non-empty object or list.
+
+    With ``partial=False`` a half-written element is never kept: before repair the text is
+    cut to its first complete value, or to its last fully closed element with the open
+    brackets closed (:func:`closed_prefix`); an answer that broke off before any element was
+    complete yields nothing. This keeps, for example, a confidence ``7`` cut from ``75`` out
+    of the metrics.
 
     Args:
         text: The raw answer.
+        partial: Whether a half-written trailing element may be completed by repair.
 
     Returns:
-        ``(value, repaired)``: the parsed value (``None`` when nothing usable was found) and
-        whether repair was needed.
+        ``(value, ok, repaired)``: the value (``None`` when ``ok`` is false; any JSON value,
+        ``null`` included, when the text parsed without repair), whether a usable value was
+        found, and whether repair was needed (a fence stripped, text around the JSON dropped,
+        a truncated answer closed).
     """
     s = text.strip()
     if not s:
-        return None, False
-    try:
-        return json.loads(s), False
-    except ValueError:
-        pass
-    m = _FENCE.match(s)
-    if m:
-        s = m.group(1)
+        return _FAILED
+    value, ok = _strict(s)
+    if ok:
+        return value, True, False
+    m = _FENCE.search(s)
+    if m is not None:
+        s = m.group(1).strip()
+        value, ok = _strict(s)
+        if ok:
+            return value, True, True
     start = min((i for i in (s.find("{"), s.find("[")) if i >= 0), default=-1)
     if start < 0:
-        return None, True
-    import json_repair
-
+        return _FAILED
+    body = s[start:] if partial else closed_prefix(s[start:])
+    if body is None:
+        return _FAILED
     try:
-        value = json_repair.loads(s[start:])
-    except Exception:  # json-repair raises assorted errors on garbage
-        return None, True
-    if value in ("", None):
-        return None, True
-    return value, True
+        value = json_repair.loads(body)
+    except Exception:  # json-repair is defensive, but never let a parser bug lose a record
+        return _FAILED
+    if isinstance(value, dict | list) and value not in ({}, []):
+        return value, True, True
+    return _FAILED
+
+
+def parse_json(text: str) -> tuple[Any, bool]:
+    """:func:`parse_json_lenient` as the backends use it.
+
+    Returns:
+        ``(value, repaired)``: the parsed value (``None`` when nothing usable was found) and
+        whether repair was needed (true for a non-empty answer with nothing usable).
+    """
+    value, ok, repaired = parse_json_lenient(text)
+    if not ok:
+        return None, bool(text.strip())  # a non-empty answer that held nothing usable counts as repaired
+    return value, repaired

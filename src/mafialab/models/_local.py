@@ -186,7 +186,8 @@ class LocalModel:
         ImportError: ``llama-cpp-python`` or the weights package is missing.
     """
 
-    remote = False
+    calls_network = False
+    counts_tokens = True
 
     def __init__(
         self,

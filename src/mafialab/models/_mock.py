@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError
+from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, estimate_tokens
 
 MockOutput = str | dict[str, Any] | list[Any] | ChatResponse | Exception
 """One scripted output: text, a JSON value (serialised), a full response, or an exception
@@ -28,7 +28,8 @@ class MockModel:
             ``f(request) -> output``.
         name: Model name reported in responses.
         context_window: Reported context window.
-        remote: Whether to act like a remote server (so games preflight it).
+        calls_network: Whether to act like a server reached over the network (so games
+            preflight it).
 
     Attributes:
         requests: Every request received, in order (for assertions).
@@ -43,10 +44,10 @@ class MockModel:
         outputs: Iterable[MockOutput] | Mapping[str, Iterable[MockOutput]] | Callable[[ChatRequest], MockOutput],
         name: str = "mock/mock",
         context_window: int | None = 8192,
-        remote: bool = False,
+        calls_network: bool = False,
     ):
         self.name = name
-        self.remote = remote
+        self.calls_network = calls_network
         self.context_window = context_window
         self.requests: list[ChatRequest] = []
         self._fn: Callable[[ChatRequest], MockOutput] | None = None
@@ -63,6 +64,13 @@ class MockModel:
             self._queues = {k: deque(v) for k, v in outputs.items()}
         else:
             self._queues = {"*": deque(outputs)}
+
+    counts_tokens = False
+    """The mock has no tokenizer: :meth:`count_tokens` estimates."""
+
+    def count_tokens(self, text: str) -> int:
+        """Estimated tokens of ``text`` (:func:`~mafialab.models.estimate_tokens`)."""
+        return estimate_tokens(text)
 
     def remaining(self, purpose: str = "*") -> int:
         """Outputs left in a queue."""

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from mafialab.models._json import parse_json
 from mafialab.models._pool import InFlightLimit
-from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
+from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, estimate_tokens, require
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,12 @@ class OpenAIModel:
         ImportError: The ``openai`` package is not installed.
     """
 
-    remote = True
+    calls_network = True
+    counts_tokens = False
+
+    def count_tokens(self, text: str) -> int:
+        """Estimated tokens of ``text`` (the server's tokenizer is not reachable offline)."""
+        return estimate_tokens(text)
 
     def __init__(
         self,

@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field
+
+CHARS_PER_TOKEN = 3.0
+"""Characters per token assumed when a backend has no tokenizer (``counts_tokens`` false).
+
+Conservative for English text under BPE tokenizers, which average about 4 characters per
+token, so an estimate that fits a context window leaves some room."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Token estimate without a tokenizer: ``ceil(len(text) / CHARS_PER_TOKEN)`` (>= 0)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 class ChatMessage(BaseModel):
@@ -91,14 +105,21 @@ class ChatModel(Protocol):
     Attributes:
         name: Model string (``provider/model``).
         context_window: Context size in tokens, or ``None`` if unknown.
-
-    Backends may also define ``remote: bool`` (a server is reached over the network, so a
-    game preflights it) and ``count_tokens(text) -> int`` (exact prompt sizing); callers
-    use :func:`getattr` with defaults for both.
+        calls_network: Whether calls reach a server over the network (a game preflights
+            such a backend with one cheap call before it starts). ``False`` for in-process
+            backends (the embedded model, the mock).
+        counts_tokens: Whether :meth:`count_tokens` uses the model's own tokenizer (exact
+            prompt sizing); ``False`` when it returns :func:`estimate_tokens`.
     """
 
     name: str
     context_window: int | None
+    calls_network: bool
+    counts_tokens: bool
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text``: exact when ``counts_tokens``, else :func:`estimate_tokens`."""
+        ...
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer one request. Errors are returned in ``ChatResponse.error``, not raised."""
@@ -203,13 +224,51 @@ def require(module: str, pip_name: str, backend: str) -> Any:
         raise ImportError(f"the {backend} backend needs {pip_name}: pip install {pip_name}") from err
 
 
-def get_model(spec: str, **options: Any) -> ChatModel:
-    """Build a backend from a ``provider/model`` string.
+def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split a model string ``provider/model?key=value&key=value`` into model and options.
+
+    The one parser of model strings (agents, judges, annotators, the belief-shift bench).
+    Option values are read as JSON where they parse (``max_tokens=64``,
+    ``extra={"a":1}``), else kept as strings (``base_url=http://x``).
+
+    Args:
+        spec: The model string.
+
+    Returns:
+        ``("provider/model", options)``.
 
     Raises:
-        ModelSpecError: Malformed string or unknown provider.
+        ModelSpecError: No ``provider/model`` part, or a malformed query (the message quotes
+            ``spec``).
     """
-    provider, sep, model = spec.partition("/")
-    if not sep or not provider or not model:
+    model, _, query = spec.partition("?")
+    provider, sep, name = model.partition("/")
+    if not sep or not provider or not name:
         raise ModelSpecError(f"model: expected provider/model (e.g. openai/gpt-4o-mini), got {spec!r}")
-    return resolve_backend(provider)(model, **options)
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ModelSpecError(f"model: malformed options in {spec!r} (expected ?key=value&key=value)") from None
+    options: dict[str, Any] = {}
+    for key, value in pairs:
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return model, options
+
+
+def get_model(spec: str, **options: Any) -> ChatModel:
+    """Build a backend from a model string ``provider/model[?key=value&...]``.
+
+    Args:
+        spec: The model string (:func:`parse_model_spec`).
+        **options: Backend options; they override options given in ``spec``.
+
+    Raises:
+        ModelSpecError: Malformed string, unknown provider or option.
+        ImportError: The backend's optional dependency is missing.
+    """
+    model, given = parse_model_spec(spec)
+    provider, _, name = model.partition("/")
+    return resolve_backend(provider)(name, **{**given, **options})

@@ -21,7 +21,7 @@ from mafialab.probes._battery import (
     render_schema,
     resolve_battery,
 )
-from mafialab.probes._parse import ParsedAnswer, check_players, parse_answer, parse_json_tolerant
+from mafialab.probes._parse import ParsedAnswer, check_players, parse_answer
 from mafialab.probes._runner import (
     ProbeableAgent,
     ProbeRunner,
@@ -52,7 +52,6 @@ __all__ = [
     "load_battery",
     "make_probe_observer",
     "parse_answer",
-    "parse_json_tolerant",
     "render_question",
     "render_schema",
     "resolve_battery",

@@ -1,17 +1,14 @@
-"""Tolerant parsing of probe answers: fences, trailing text and truncation are repaired."""
+"""Checking probe answers: parsed by the one lenient parser, then schema and player checks."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import json_repair
 import jsonschema
 
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+from mafialab.models import parse_json_lenient
 
 MAX_ISSUES = 8
 """Most issues kept per answer (the rest are counted)."""
@@ -48,7 +45,8 @@ class ParsedAnswer:
         ok: Whether ``value`` is a usable JSON value (an object or a list after repair;
             any JSON value when the text parsed as it was).
         repaired: Whether parsing needed repair: a markdown fence stripped, text around the
-            JSON dropped, or a truncated answer closed (``json-repair``).
+            JSON dropped, or a truncated answer closed
+            (:func:`~mafialab.models.parse_json_lenient`).
         schema_ok: Whether ``value`` validates against the probe's schema (``None`` when
             there is no schema or nothing parsed).
         issues: Human-readable problems: schema violations (``$[0].confidence: ...``) and
@@ -60,46 +58,6 @@ class ParsedAnswer:
     repaired: bool = False
     schema_ok: bool | None = None
     issues: list[str] = field(default_factory=list)
-
-
-def _strip_fence(text: str) -> tuple[str, bool]:
-    m = _FENCE.search(text)
-    if m is None:
-        return text, False
-    return m.group(1).strip(), True
-
-
-def parse_json_tolerant(text: str) -> tuple[Any, bool, bool]:
-    """Parse ``text`` as JSON, repairing what models commonly get wrong.
-
-    Steps: strip whitespace; take the inside of the first markdown code fence if there is
-    one; ``json.loads``; failing that, ``json_repair.loads`` (drops text around the JSON,
-    closes truncated strings, objects and lists), accepted only if it yields an object or
-    a list and the text contains ``{`` or ``[`` (prose is not JSON).
-
-    Args:
-        text: The raw answer.
-
-    Returns:
-        ``(value, ok, repaired)``; ``value`` is ``None`` when ``ok`` is false.
-    """
-    s = text.strip()
-    if not s:
-        return None, False, False
-    s, fenced = _strip_fence(s)
-    try:
-        return json.loads(s), True, fenced
-    except (ValueError, RecursionError):  # RecursionError: degenerate "[[[[..." output
-        pass
-    if "{" not in s and "[" not in s:
-        return None, False, False
-    try:
-        value = json_repair.loads(s)
-    except Exception:  # json-repair is defensive, but never let a parser bug lose a record
-        return None, False, False
-    if isinstance(value, (dict, list)) and value not in ({}, []):
-        return value, True, True
-    return None, False, False
 
 
 def _named_players(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
@@ -163,7 +121,7 @@ def parse_answer(
     if parsed is not None:
         value, ok, repaired = parsed, True, False
     else:
-        value, ok, repaired = parse_json_tolerant(text)
+        value, ok, repaired = parse_json_lenient(text)
     if ok and _nesting_depth(value) > _MAX_DEPTH:
         return ParsedAnswer(issues=[f"$: nested more than {_MAX_DEPTH} levels deep; not used"])
     res = ParsedAnswer(value=value, ok=ok, repaired=repaired)

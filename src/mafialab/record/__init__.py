@@ -1,5 +1,6 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
+from mafialab.models import CallRecord
 from mafialab.record._import_mafiascope import (
     SNAPSHOTS_FILE,
     GameImport,
@@ -29,7 +30,6 @@ from mafialab.record._schema import (
     PROBES_FILE,
     SCHEMA_VERSION,
     VERDICTS_FILE,
-    CallRecord,
     GameHeader,
     GameStatus,
     JudgeAxis,

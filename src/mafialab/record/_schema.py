@@ -286,60 +286,8 @@ class Verdict(BaseModel):
     ts: float | None = None
 
 
-class CallRecord(BaseModel):
-    """One model call, a line of ``calls.jsonl`` beside ``game.jsonl``.
-
-    Attributes:
-        kind: Always ``"call"``.
-        game_id: Game id.
-        seat: Seat of the calling agent (-1 when none).
-        purpose: ``speak``, ``vote``, ``nominate``, ``runoff_vote``, ``kill``, ``protect``,
-            ``investigate``, ``mafia_chat`` (game decisions), ``probe``, ``judge``,
-            ``preflight`` …
-        model: Model string that answered.
-        decision: Decision id for game decisions, else ``None``.
-        probe_id: Probe id for probe calls, else ``None``.
-        attempt: 1 for the first try, 2 for the retry.
-        status: ``ok`` (usable answer at the first try), ``retried`` (usable at the retry),
-            ``unusable`` (failed or unusable, then retried), ``fallback`` (failed at the last
-            try; the decision fell back to a seeded-random legal action), ``error`` (a failed
-            call that is not a game decision).
-        prompt_tokens: Prompt tokens.
-        completion_tokens: Completion tokens.
-        cached_tokens: Prompt tokens served from a prefix cache, where reported (llama.cpp:
-            tokens reused from the previous prompt; OpenAI-compatible servers:
-            ``prompt_tokens_details.cached_tokens``).
-        latency_ms: Wall-clock milliseconds of the call.
-        error: Transport error or why the answer was unusable (never an API key).
-        cost_usd: Cost from the price table, ``None`` when the model has no price.
-        context: What was done to fit the context window (``{}``: nothing), see
-            ``docs/models.md``.
-        ts: Clock field.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["call"] = "call"
-    game_id: str
-    seat: int = Field(ge=-1)
-    purpose: str
-    model: str
-    decision: int | None = None
-    probe_id: str | None = None
-    attempt: int = Field(default=1, ge=1)
-    status: Literal["ok", "retried", "unusable", "fallback", "error"]
-    prompt_tokens: int = Field(default=0, ge=0)
-    completion_tokens: int = Field(default=0, ge=0)
-    cached_tokens: int | None = None
-    latency_ms: int = Field(default=0, ge=0)
-    error: str | None = None
-    cost_usd: float | None = None
-    context: dict[str, Any] = Field(default_factory=dict)
-    ts: float | None = None
-
-
 class Price(BaseModel):
-    """Price of a model in US dollars per million tokens.
+    """Price of a model in US dollars per million tokens (``--prices`` files, season configs).
 
     Attributes:
         input: Uncached prompt tokens.
@@ -347,11 +295,20 @@ class Price(BaseModel):
         cached_input: Prompt tokens served from a cache (default: ``input``).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int | None = 0) -> float:
+        """US dollars: ``(prompt − cached)·input + cached·cached_input + completion·output``, per 1e6.
+
+        ``cached_tokens`` is clamped to ``0..prompt_tokens``; ``None`` counts as 0.
+        """
+        cached = min(max(cached_tokens or 0, 0), prompt_tokens)
+        cin = self.input if self.cached_input is None else self.cached_input
+        return ((prompt_tokens - cached) * self.input + cached * cin + completion_tokens * self.output) / 1e6
 
 
 class PriceTable(BaseModel):
@@ -383,10 +340,7 @@ class PriceTable(BaseModel):
         p = self.price(model)
         if p is None:
             return None
-        cached = min(cached_tokens or 0, prompt_tokens)
-        cached_price = p.cached_input if p.cached_input is not None else p.input
-        usd = (prompt_tokens - cached) * p.input + cached * cached_price + completion_tokens * p.output
-        return round(usd / 1e6, 8)
+        return round(p.cost(prompt_tokens, completion_tokens, cached_tokens), 8)
 
 
 def load_prices(path: str | Path) -> PriceTable:

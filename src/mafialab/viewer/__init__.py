@@ -3,14 +3,12 @@
 from mafialab.viewer._beliefs import (
     CALIBRATION_EDGES,
     SMALL_BIN,
-    UNKNOWN,
     Belief,
     BeliefTimeline,
     CalibrationCounter,
-    RoleVocabulary,
     attitude_from_assessment,
     normalise_probe,
-    wilson,
+    role_vocabulary,
 )
 from mafialab.viewer._build import STEP_KINDS, SiteSummary, ViewerError, build_game, build_site, file_id, read_probes
 from mafialab.viewer._corpus import corpus_metrics
@@ -21,11 +19,9 @@ __all__ = [
     "HOST",
     "SMALL_BIN",
     "STEP_KINDS",
-    "UNKNOWN",
     "Belief",
     "BeliefTimeline",
     "CalibrationCounter",
-    "RoleVocabulary",
     "SiteServer",
     "SiteSummary",
     "ViewerError",
@@ -36,5 +32,5 @@ __all__ = [
     "file_id",
     "normalise_probe",
     "read_probes",
-    "wilson",
+    "role_vocabulary",
 ]

@@ -31,11 +31,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mafialab.analysis import ATTITUDES, UNKNOWN, RoleVocabulary, wilson
 from mafialab.record import ProbeRecord, SeatInfo
 from mafialab.rules import RuleSet
 
-UNKNOWN = "Unknown"
-ATTITUDES = ("trusts", "neutral", "suspects")
 STRUCTURED_PROBES = ("role_assessment", "suspicion_ranking", "social_map")
 """Probe ids whose answers the viewer reads item by item (MafiaScope shapes); others are shown verbatim."""
 CALIBRATION_EDGES = (0, 20, 40, 60, 80, 100)
@@ -45,46 +44,14 @@ SMALL_BIN = 20
 _GENERIC_TOWN = ("villager", "doctor", "sheriff", "seer", "detective", "angel")
 
 
-class RoleVocabulary:
-    """Maps a free-text role guess onto a role name of the game.
+def role_vocabulary(rules: RuleSet) -> RoleVocabulary:
+    """The viewer's role vocabulary: the rule set's roles, then MafiaScope's generic town words.
 
-    Matching is case-insensitive by substring, first match wins, in this order: hidden-team
-    role names and the words ``mafia`` / the rule set's hidden-team name (all mean the first
-    hidden-team role), town roles without an ability, town roles with an ability, then the
-    generic MafiaScope words (villager, doctor, sheriff, …) kept as themselves. A string with
-    none of these but containing ``unknown`` is :data:`UNKNOWN`; anything else is dropped
-    (``None``). This follows MafiaScope's normalisation (README, "Roles are normalised").
-
-    Args:
-        rules: The game's rule set.
+    :meth:`mafialab.analysis.RoleVocabulary.from_rules` with the generic words (villager,
+    doctor, sheriff, seer, detective, angel) kept as themselves after the game's own roles,
+    so an imported MafiaScope guess such as "Sheriff" is read even in a Werewolf game.
     """
-
-    def __init__(self, rules: RuleSet):
-        mafia = [r for r in rules.roles if r.team == "mafia"]
-        plain = [r for r in rules.roles if r.team == "town" and r.ability is None]
-        able = [r for r in rules.roles if r.team == "town" and r.ability is not None]
-        first_mafia = mafia[0].name
-        order: list[tuple[str, str]] = [(r.name.lower(), r.name) for r in mafia]
-        order += [("mafia", first_mafia), (rules.lexicon.mafia_team.lower(), first_mafia), ("wolf", first_mafia)]
-        order += [(r.name.lower(), r.name) for r in plain + able]
-        known = {k for k, _ in order}
-        order += [(w, w.capitalize()) for w in _GENERIC_TOWN if w not in known]
-        self._order = order
-        self.mafia_roles = frozenset(r.name for r in mafia)
-
-    def normalise(self, text: Any) -> str | None:
-        """The role name a guess means, :data:`UNKNOWN`, or ``None`` if unrecognised."""
-        if not isinstance(text, str):
-            return None
-        low = text.lower()
-        for key, name in self._order:
-            if key and key in low:
-                return name
-        return UNKNOWN if "unknown" in low else None
-
-    def is_mafia(self, role: str | None) -> bool:
-        """Whether a normalised role names the hidden team."""
-        return role in self.mafia_roles
+    return RoleVocabulary.from_rules(rules, extra=[w.capitalize() for w in _GENERIC_TOWN])
 
 
 def _num(x: Any) -> float | None:
@@ -373,24 +340,6 @@ class BeliefTimeline:
             hit += h
             n += k
         return hit / n if n else None
-
-
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval for ``k`` successes in ``n`` trials (95 % by default).
-
-    Returns:
-        ``(low, high)`` in [0, 1]; ``(0.0, 1.0)`` when ``n == 0``.
-
-    Source: E. B. Wilson (1927), "Probable inference, the law of succession, and
-    statistical inference", JASA 22:209-212.
-    """
-    if n <= 0:
-        return (0.0, 1.0)
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 @dataclass

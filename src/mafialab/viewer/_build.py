@@ -35,10 +35,10 @@ from mafialab.viewer._beliefs import (
     Belief,
     BeliefTimeline,
     CalibrationCounter,
-    RoleVocabulary,
     SeatNames,
     attitude_from_assessment,
     normalise_probe,
+    role_vocabulary,
 )
 from mafialab.viewer._corpus import corpus_metrics
 
@@ -217,7 +217,7 @@ def build_game(
     """
     h = glog.header
     rules = h.rules
-    vocab = RoleVocabulary(rules)
+    vocab = role_vocabulary(rules)
     events = glog.events
     names, labels = _seating(events)
     if not names:

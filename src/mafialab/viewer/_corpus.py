@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mafialab.analysis import wilson
 from mafialab.record import LogFormatError, read_game
-from mafialab.viewer._beliefs import SMALL_BIN, wilson
+from mafialab.viewer._beliefs import SMALL_BIN
 
 log = logging.getLogger(__name__)
 
