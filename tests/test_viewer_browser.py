@@ -311,3 +311,31 @@ def test_imported_mafiascope_en_demo(tmp_path: Path, page: tuple[Page, Console],
     assert pg.locator("#transcript li.mafia_chat").count() == 0
     shot(pg, "en-demo-impersonate")
     assert con.errors == []
+
+
+def test_event_lines_come_from_the_exported_templates(site: Path, logs: Path, page: tuple[Page, Console]) -> None:
+    # app.js renders every event with the pack's "viewer" style (data/templates.js), the same
+    # templates the Python renderer reads: lines without player text read exactly alike
+    from mafialab.render import EventRenderer, load_event_templates
+
+    pg, con = page
+    glog = read_game(logs / NATIVE)
+    names = [s.name for s in glog.header.roster]
+    r = EventRenderer(load_event_templates().viewer, glog.header.rules.lexicon, names)
+    expected = {}
+    for ev in glog.events:
+        line = r.render(ev)
+        if ev.kind != "seating" and line is not None and line.player_text is None:
+            expected[ev.seq] = line.text
+    pg.goto(url(site, f"#/game/{NATIVE}/step/{len(glog.events)}"))
+    pg.wait_for_selector("#transcript li")
+    shown = pg.eval_on_selector_all("#transcript li", "els => els.map(e => [+e.dataset.seq, e.textContent])")
+    checked = 0
+    for seq, text in shown:
+        if seq in expected:
+            assert text.endswith(" " + expected[seq]), (seq, text, expected[seq])
+            checked += 1
+    assert checked >= 50 and {"phase_started", "vote_tally", "elimination", "game_end"} <= {
+        ev.kind for ev in glog.events if ev.seq in expected
+    }
+    assert not con.errors

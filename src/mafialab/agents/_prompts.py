@@ -22,34 +22,21 @@ The step taken is recorded with each call (``context.shortened``, ``context.line
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mafialab.engine import (
-    Decision,
-    Elimination,
-    Event,
-    GameEnd,
-    InvestigationResult,
-    KillChosen,
-    MafiaChat,
-    NightAction,
-    NightResult,
-    PhaseStarted,
-    PlayerView,
-    SeatingEvent,
-    Speech,
-    Vote,
-    VoteTally,
-)
+from mafialab.config import ConfigError, load_config
+from mafialab.engine import Decision, PlayerView
 from mafialab.models import ChatMessage
-from mafialab.render import quote
+from mafialab.render import EventRenderer, EventTemplates, RenderedLine, load_event_templates, past_tense, quote
 from mafialab.rules import RuleSet
+
+_OMITTED = "(omitted)"
+"""Kind of the placeholder line that notes how many lines of a round were left out."""
 
 SHORT_CHARS = 80
 """Characters kept of an older player-written line when shortening (then ``…``)."""
@@ -57,7 +44,7 @@ SHORT_CHARS = 80
 Layout = Literal["shared_first", "seat_first"]
 
 
-class PromptPackError(ValueError):
+class PromptPackError(ConfigError):
     """A prompt pack could not be loaded; the message names the file and field."""
 
 
@@ -74,7 +61,10 @@ class PromptPack(BaseModel):
         max_tokens: Default generation caps: ``text`` (speech, chat) and ``target``.
         system, roles, investigate_what, night_rules, day_rules, reveal, identity,
         teammates, no_teammates, persona, persona_traits, public_header, private_header,
-        no_events, private_none, events, decisions, retry: Templates (``str.format``).
+        no_events, private_none, decisions, retry: Templates (``str.format``).
+        events: How events read as text: the name of a built-in event template set
+            (``en``), the path of one, or the styles inline (see :mod:`mafialab.render`);
+            LLM prompts use its ``prompt`` style.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -99,9 +89,14 @@ class PromptPack(BaseModel):
     private_header: str
     no_events: str
     private_none: str
-    events: dict[str, str]
+    events: EventTemplates
     decisions: dict[str, str]
     retry: str
+
+    @field_validator("events", mode="before")
+    @classmethod
+    def _named_templates(cls, v: Any) -> Any:
+        return load_event_templates(v) if isinstance(v, str) else v
 
 
 BUILTIN_PACKS = ("en",)
@@ -128,26 +123,14 @@ def _builtin_pack(key: str) -> PromptPack:
 
 def _parse_pack(key: str) -> PromptPack:
     if key in BUILTIN_PACKS:
-        text = resources.files("mafialab.agents").joinpath("prompts", f"{key}.yaml").read_text(encoding="utf-8")
-        source = f"prompt pack {key}"
-    else:
-        path = Path(key)
-        if not path.is_file():
-            raise PromptPackError(
-                f"pack: unknown prompt pack {key!r} (built in: {', '.join(BUILTIN_PACKS)}; or a YAML path)"
-            )
-        text = path.read_text(encoding="utf-8")
-        source = str(path)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise PromptPackError(f"{source}: malformed YAML: {err}") from None
-    try:
-        return PromptPack.model_validate(data)
-    except ValidationError as err:
-        e = err.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"])
-        raise PromptPackError(f"{source}: {loc}: {e['msg']}") from None
+        res = resources.files("mafialab.agents").joinpath("prompts", f"{key}.yaml")
+        return load_config(res, PromptPack, source=f"prompt pack {key}", error=PromptPackError)
+    path = Path(key)
+    if not path.is_file():
+        raise PromptPackError(
+            f"pack: unknown prompt pack {key!r} (built in: {', '.join(BUILTIN_PACKS)}; or a YAML path)"
+        )
+    return load_config(path, PromptPack, error=PromptPackError)
 
 
 class Persona(BaseModel):
@@ -174,16 +157,6 @@ class Persona(BaseModel):
             if not 0 <= x <= 100:
                 raise ValueError(f"big5.{k}: {x} is outside 0-100")
         return v
-
-
-@dataclass
-class _Line:
-    round: int
-    text: str
-    private: bool
-    player_text: str | None = None  # the model-written part, if any (shortenable)
-    template: str = ""
-    fields: dict[str, Any] | None = None
 
 
 @dataclass
@@ -221,7 +194,7 @@ class Renderer:
             "town": lx.town_team,
             "mafia": lx.mafia_team,
             "kill": lx.kill,
-            "killed": _past(lx.kill),
+            "killed": past_tense(lx.kill),
         }
         self._system_rules = self._rules_text()
 
@@ -271,122 +244,17 @@ class Renderer:
         """Every transcript line of ``view`` (public and private), unshortened, in order."""
         return [ln.text for ln in self._lines(view)]
 
-    def _lines(self, view: PlayerView) -> list[_Line]:
-        e = self.pack.events
-        names = view.names
-
-        def nm(s: int) -> str:
-            return names[s] if 0 <= s < len(names) else f"seat {s}"
-
-        out: list[_Line] = []
-        for ev in view.events:
-            out.extend(self._event_lines(ev, view, e, nm))
-        return out
-
-    def _event_lines(self, ev: Event, view: PlayerView, e: dict[str, str], nm: Any) -> list[_Line]:
-        f = self._fmt
-        rnd = ev.round
-        if isinstance(ev, PhaseStarted):
-            key = {"intro": "phase_intro", "night": "phase_night", "day": "phase_day"}.get(ev.phase)
-            if key is None:
-                return []
-            return [_Line(rnd, f(e[key], round=rnd, alive=", ".join(nm(s) for s in ev.alive)), False)]
-        if isinstance(ev, SeatingEvent):
-            # The public seat-to-label mapping (e.g. which model plays which seat in an arena
-            # season). Labels come from the operator's config: quoted, so they cannot pose
-            # as the moderator. Packs without a ``seating`` template leave it out.
-            if "seating" not in e or not any(ev.labels):
-                return []
-            items = ", ".join(
-                f(e.get("seating_item", "{name} = {label}"), name=nm(s), label=quote(label))
-                for s, label in enumerate(ev.labels)
-                if label
-            )
-            return [_Line(rnd, f(e["seating"], seats=items), False)]
-        if isinstance(ev, Speech):
-            return [self._said(rnd, e["speech"], False, ev.text, speaker=nm(ev.seat))]
-        if isinstance(ev, MafiaChat):
-            return [self._said(rnd, e["mafia_chat"], True, ev.text, speaker=nm(ev.seat), round=rnd)]
-        if isinstance(ev, NightAction):
-            if ev.ability == "kill":
-                return [_Line(rnd, f(e["kill_vote"], speaker=nm(ev.seat), target=nm(ev.target), round=rnd), True)]
-            if ev.seat == view.seat:
-                return [_Line(rnd, f(e[ev.ability], target=nm(ev.target), round=rnd), True)]
-            return []
-        if isinstance(ev, KillChosen):
-            return [_Line(rnd, f(e["kill_chosen"], target=nm(ev.target), round=rnd), True)]
-        if isinstance(ev, InvestigationResult):
-            res = ev.result
-            if res in ("mafia", "town"):
-                res = self.rules.lexicon.team_name(res)  # type: ignore[arg-type]
-            return [_Line(rnd, f(e["investigation_result"], target=nm(ev.target), result=res, round=rnd), True)]
-        if isinstance(ev, NightResult):
-            if ev.killed is not None:
-                return [_Line(rnd, f(e["night_killed"], target=nm(ev.killed), round=rnd), False)]
-            if ev.saved is not None:
-                return [_Line(rnd, f(e["night_saved"], target=nm(ev.saved), round=rnd), False)]
-            return [_Line(rnd, f(e["night_quiet"], round=rnd), False)]
-        if isinstance(ev, Vote):
-            public = ev.visibility.public
-            if ev.stage == "nomination":
-                return [_Line(rnd, f(e["nomination"], speaker=nm(ev.seat), target=nm(ev.target)), not public)]
-            if ev.stage == "runoff":
-                return [_Line(rnd, f(e["runoff_vote"], target=nm(ev.target), round=rnd), True)]
-            if public:
-                if ev.statement:
-                    return [
-                        self._said(
-                            rnd,
-                            e["vote_public_statement"],
-                            False,
-                            ev.statement,
-                            speaker=nm(ev.seat),
-                            target=nm(ev.target),
-                        )
-                    ]
-                return [_Line(rnd, f(e["vote_public"], speaker=nm(ev.seat), target=nm(ev.target)), False)]
-            if ev.statement:
-                return [
-                    self._said(rnd, e["vote_secret_statement"], True, ev.statement, target=nm(ev.target), round=rnd)
-                ]
-            return [_Line(rnd, f(e["vote_secret"], target=nm(ev.target), round=rnd), True)]
-        if isinstance(ev, VoteTally):
-            votes = ", ".join(f(e["vote_item"], voter=nm(v), target=nm(t)) for v, t in sorted(ev.votes.items()))
-            if ev.stage == "nomination":
-                cands = " and ".join(nm(c) for c in ev.candidates)
-                return [_Line(rnd, f(e["tally_nomination"], votes=votes, candidates=cands), False)]
-            line = f(e["tally_runoff" if ev.stage == "runoff" else "tally"], votes=votes)
-            if ev.tie:
-                line += " " + f(e["tally_tie"])
-            return [_Line(rnd, line, False)]
-        if isinstance(ev, Elimination):
-            if ev.cause == "vote":
-                part = f(e["role_part"], target=nm(ev.seat), role=ev.role) if ev.role else ""
-                return [_Line(rnd, f(e["elimination_vote"], target=nm(ev.seat), role_part=part), False)]
-            if ev.role:
-                return [_Line(rnd, f(e["elimination_night_role"], target=nm(ev.seat), role=ev.role), False)]
-            return []
-        if isinstance(ev, GameEnd):
-            return [_Line(rnd, f(e["game_end"], winner=self.rules.lexicon.team_name(ev.winner)), False)]
-        return []  # role_assigned, team_revealed: in the identity block
-
-    def _said(self, rnd: int, template: str, private: bool, text: str, **fields: Any) -> _Line:
-        return _Line(
-            rnd,
-            self._fmt(template, text=quote(text), **fields),
-            private,
-            player_text=text,
-            template=template,
-            fields=fields,
-        )
+    def _lines(self, view: PlayerView) -> list[RenderedLine]:
+        """The view's events rendered with the pack's ``prompt`` style (one shared renderer)."""
+        return EventRenderer(self.pack.events.prompt, self.rules.lexicon, view.names, view.seat).render_all(view.events)
 
     # ------------------------------------------------------------------ assembly
-    def _shorten(self, lines: list[_Line], step: int, current: int) -> tuple[list[_Line], int, int]:
+    def _shorten(self, lines: list[RenderedLine], step: int, current: int) -> tuple[list[RenderedLine], int, int]:
         """Apply shortening ``step`` (0-4, see the module docstring)."""
         if step == 0:
             return lines, 0, 0
         old_cut = current - 1  # rounds < old_cut are "older"; round current-1 is "previous"
-        out: list[_Line] = []
+        out: list[RenderedLine] = []
         cut = dropped = 0
         omitted: dict[int, int] = {}
         for ln in lines:
@@ -400,17 +268,19 @@ class Renderer:
                 dropped += 1
                 if ln.round not in omitted:
                     omitted[ln.round] = 0
-                    out.append(_Line(ln.round, "", ln.private, template="__omitted__"))
+                    out.append(RenderedLine("", ln.round, ln.private, "", kind=_OMITTED))
                 omitted[ln.round] += 1
             elif short and len(ln.player_text) > SHORT_CHARS:
                 cut += 1
                 t = ln.player_text[:SHORT_CHARS].rstrip() + "…"
-                out.append(_Line(ln.round, self._fmt(ln.template, text=quote(t), **(ln.fields or {})), ln.private))
+                out.append(replace(ln, text=ln.with_player_text(quote(t)), player_text=t))
             else:
                 out.append(ln)
-        for ln in out:
-            if ln.template == "__omitted__":
-                ln.text = self._fmt(self.pack.events["shortened"], count=omitted[ln.round], round=ln.round)
+        note = self.pack.events.prompt.notes["shortened"]
+        for i, ln in enumerate(out):
+            if ln.kind == _OMITTED:
+                text = self._fmt(note, count=omitted[ln.round], round=ln.round)
+                out[i] = replace(ln, text=text, prefix=text)
         return out, cut, dropped
 
     def context(self, view: PlayerView, step: int = 0) -> tuple[list[ChatMessage], int, int]:
@@ -473,10 +343,3 @@ def decision_schema(decision: Decision, view: PlayerView, max_chars: int) -> dic
     else:
         props["text"] = {"type": "string", "minLength": 1, "maxLength": max_chars}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
-
-
-def _past(verb: str) -> str:
-    irregular = {"eat": "eaten", "slay": "slain"}
-    if verb in irregular:
-        return irregular[verb]
-    return verb + "d" if verb.endswith("e") else verb + "ed"

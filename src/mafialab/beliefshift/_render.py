@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from mafialab.engine import (
-    Elimination,
-    Event,
-    GameEnd,
-    InvestigationResult,
-    KillChosen,
-    MafiaChat,
-    NightAction,
-    NightResult,
-    PhaseStarted,
-    RoleAssigned,
-    SeatingEvent,
-    Speech,
-    TeamRevealed,
-    Vote,
-    VoteTally,
-    visible_events,
-)
-from mafialab.render import quote
+from mafialab.engine import Event, RoleAssigned, SeatingEvent, TeamRevealed, visible_events
+from mafialab.render import EventRenderer, load_event_templates
 from mafialab.rules import RuleSet
 
 RENDER_VERSION = 1
@@ -52,7 +35,8 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
     """Render what ``seat`` could see in ``events``.
 
     Visibility is decided only by :func:`mafialab.engine.visible_events` (the engine's rule);
-    this function renders what that returns and nothing else.
+    this function renders what that returns and nothing else, with the ``history`` style of
+    the built-in event templates (:func:`mafialab.render.load_event_templates`).
 
     Args:
         events: Events of the game before the message (in order).
@@ -65,90 +49,17 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
         own role, team) rather than game history.
     """
     visible = visible_events(events, seat)
-    lex = rules.lexicon
-    names: list[str] = []
-
-    def nm(s: int | None) -> str:
-        return names[s] if s is not None and 0 <= s < len(names) else f"seat {s}"
-
-    def team_word(t: str) -> str:
-        if t in ("mafia", "town"):
-            return lex.team_name(t)  # type: ignore[arg-type]
-        return t
-
+    names = next((list(ev.names) for ev in visible if isinstance(ev, SeatingEvent)), [])
+    renderer = EventRenderer(load_event_templates().history, rules.lexicon, names, seat)
     lines: list[str] = []
     preamble = 0
     in_preamble = True
     for ev in visible:
-        line = ""
-        if isinstance(ev, SeatingEvent):
-            names = list(ev.names)
-            line = f"Players, in seat order: {', '.join(names)}."
-        elif isinstance(ev, RoleAssigned):
-            if ev.seat == seat:
-                line = f"You are {nm(seat)}. Your role: {ev.role} ({team_word(ev.team)} team)."
-            else:
-                line = f"{nm(ev.seat)}'s role: {ev.role} ({team_word(ev.team)} team)."
-        elif isinstance(ev, TeamRevealed):
-            line = f"Your team ({team_word(ev.team)}): {', '.join(nm(m) for m in ev.members)}."
-        elif isinstance(ev, PhaseStarted):
-            title = {"intro": "Introductions", "night": f"Night {ev.round}", "day": f"Day {ev.round}"}.get(
-                ev.phase, ev.phase
-            )
-            line = f"--- {title} --- (alive: {', '.join(nm(s) for s in ev.alive)})"
-        elif isinstance(ev, Speech):
-            where = "intro" if ev.phase == "intro" else f"day {ev.round}, message {ev.index}"
-            line = f"[{where}] {nm(ev.seat)}: {quote(ev.text)}"
-        elif isinstance(ev, MafiaChat):
-            line = f"[night {ev.round}, {lex.mafia_team} chat] {nm(ev.seat)}: {quote(ev.text)}"
-        elif isinstance(ev, NightAction):
-            verb = {"kill": lex.kill, "protect": "protect", "investigate": "investigate"}[ev.ability]
-            who = "You" if ev.seat == seat else nm(ev.seat)
-            line = f"[night {ev.round}] {who} chose to {verb} {nm(ev.target)}."
-        elif isinstance(ev, InvestigationResult):
-            line = f"[night {ev.round}] Investigation result: {nm(ev.target)} is {team_word(ev.result)}."
-        elif isinstance(ev, KillChosen):
-            line = f"[night {ev.round}] The {lex.mafia_team} chose to {lex.kill} {nm(ev.target)}."
-        elif isinstance(ev, NightResult):
-            if ev.killed is not None:
-                line = f"[night {ev.round}] {nm(ev.killed)} was killed during the night."
-            elif ev.saved is not None:
-                line = f"[night {ev.round}] {nm(ev.saved)} was attacked but saved."
-            else:
-                line = f"[night {ev.round}] Nobody died during the night."
-        elif isinstance(ev, Vote):
-            stage = {"vote": "votes for", "nomination": "nominates", "runoff": "votes in the runoff for"}[ev.stage]
-            line = f"[day {ev.round}] {nm(ev.seat)} {stage} {nm(ev.target)}"
-            line += f": {quote(ev.statement)}" if ev.statement else "."
-        elif isinstance(ev, VoteTally):
-            votes = ", ".join(f"{nm(v)}->{nm(t)}" for v, t in sorted(ev.votes.items()))
-            counts = ", ".join(f"{nm(t)} {c}" for t, c in sorted(ev.tally.items(), key=lambda kv: (-kv[1], kv[0])))
-            outcome = f"{nm(ev.outcome)} is out" if ev.outcome is not None else ("tie" if ev.tie else "no one is out")
-            line = f"[day {ev.round}] {ev.stage.capitalize()} result: {votes} ({counts}); {outcome}."
-        elif isinstance(ev, Elimination):
-            how = "eliminated by the vote" if ev.cause == "vote" else "dead"
-            line = f"[{ev.phase} {ev.round}] {nm(ev.seat)} is {how}" + (f"; role: {ev.role}." if ev.role else ".")
-        elif isinstance(ev, GameEnd):
-            line = f"Game over: the {lex.team_name(ev.winner)} win."
-        elif ev.kind == "imported":  # records an importer kept without an engine event of their own
-            line = _imported_line(ev, nm)
+        line = renderer.render(ev)
         if not isinstance(ev, SeatingEvent | RoleAssigned | TeamRevealed):
             in_preamble = False
-        if line:
-            lines.append(line)
+        if line is not None and line.text:
+            lines.append(line.text)
             if in_preamble:
                 preamble += 1
     return lines, preamble
-
-
-def _imported_line(ev: object, nm: Callable[[int | None], str]) -> str:
-    """One line for an importer's ``imported`` event (a failed turn or a foreign record)."""
-    note = str(getattr(ev, "note", ""))
-    seat = getattr(ev, "seat", None)
-    where = f"[{getattr(ev, 'phase', '')} {getattr(ev, 'round', '')}]"
-    who = nm(seat) if seat is not None else "(game)"
-    if note in ("transport_error", "empty_response"):
-        return f"{where} {who}: (no message: the turn failed)"
-    text = getattr(ev, "text", None)
-    kind = str(getattr(ev, "source_kind", "record"))
-    return f"{where} {who} ({kind}): {quote(text)}" if text else ""

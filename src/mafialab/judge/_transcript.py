@@ -7,24 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mafialab.engine import (
-    Elimination,
-    Event,
-    GameEnd,
-    Imported,
-    InvestigationResult,
-    KillChosen,
-    MafiaChat,
-    NightAction,
-    NightResult,
-    PhaseStarted,
-    Speech,
-    Vote,
-    VoteTally,
-)
 from mafialab.models import CHARS_PER_TOKEN
 from mafialab.record import GameLog
-from mafialab.render import quote
+from mafialab.render import EventRenderer, load_event_templates, quote
 
 CONDENSE_RULE = "shorten-speech-oldest-first/v1"
 """Name of the condensation rule recorded in verdicts (see ``docs/arena.md``)."""
@@ -200,67 +185,13 @@ def build_transcript(log: GameLog) -> Transcript:
     for s in h.roster:
         lines.append(Line(f"- {s.name}: {s.role} (team {lex.team_name(s.team)})"))
     lines.append(Line("EVENTS (N = night, D = day; private = seen only by the actors):"))
+    renderer = EventRenderer(load_event_templates().transcript, lex, names)
     for ev in log.events:
-        lines.extend(_event_lines(ev, names, lex.team_name))
+        rl = renderer.render(ev)
+        if rl is None:
+            continue
+        if rl.player_text is None:
+            lines.append(Line(rl.text, group=rl.group, item=rl.item))
+        else:
+            lines.append(Line(rl.prefix.rstrip(" "), rl.player_text, group=rl.group, item=rl.item))
     return Transcript(lines)
-
-
-def _event_lines(ev: Event, names: list[str], team_name: Callable[[Any], str]) -> list[Line]:
-    def ns(seats: Any) -> str:
-        return ", ".join(names[int(x)] for x in seats) or "nobody"
-
-    n, d = f"N{ev.round}", f"D{ev.round}"
-    if isinstance(ev, PhaseStarted):
-        title = {"night": "NIGHT", "day": "DAY", "intro": "INTRO DAY"}.get(ev.phase, ev.phase.upper())
-        return [Line(f"== {title} {ev.round}; alive: {ns(ev.alive)}")]
-    if isinstance(ev, Speech):
-        fb = " (fallback)" if ev.fallback else ""
-        return [Line(f"[{d}.{ev.discussion} #{ev.index}] {names[ev.seat]}{fb}:", ev.text)]
-    if isinstance(ev, MafiaChat):
-        fb = " (fallback)" if ev.fallback else ""
-        return [Line(f"[{n} mafia chat, private] {names[ev.seat]}{fb}:", ev.text)]
-    if isinstance(ev, NightAction):
-        fb = " (fallback)" if ev.fallback else ""
-        verb = {"kill": "votes to kill", "protect": "protects", "investigate": "investigates"}[ev.ability]
-        line = f"[{n} private] {names[ev.seat]} {verb} {names[ev.target]}{fb}"
-        if ev.ability == "kill":
-            item = f"{names[ev.seat]}→{names[ev.target]}{fb}"
-            return [Line(line, group=f"[{n} private kill votes]", item=item)]
-        return [Line(line)]
-    if isinstance(ev, InvestigationResult):
-        return [Line(f"[{n} private] {names[ev.seat]} learns {names[ev.target]} is {ev.result}")]
-    if isinstance(ev, KillChosen):
-        return [Line(f"[{n} private] mafia kill target: {names[ev.target]}")]
-    if isinstance(ev, NightResult):
-        if ev.killed is not None:
-            return [Line(f"[{n} result] {names[ev.killed]} was killed")]
-        saved = f" ({names[ev.saved]} was saved)" if ev.saved is not None else ""
-        return [Line(f"[{n} result] nobody died{saved}")]
-    if isinstance(ev, Vote):
-        fb = " (fallback)" if ev.fallback else ""
-        idx = f" #{ev.index}" if ev.index is not None else ""
-        prefix = f"[{d} {ev.stage}{idx}] {names[ev.seat]} → {names[ev.target]}{fb}"
-        if ev.statement:
-            return [Line(prefix + ":", ev.statement)]
-        item = f"{names[ev.seat]}→{names[ev.target]}{fb}"
-        return [Line(prefix, group=f"[{d} {ev.stage} votes, in order]", item=item)]
-    if isinstance(ev, VoteTally):
-        tally = ", ".join(f"{names[t]} {c}" for t, c in sorted(ev.tally.items(), key=lambda x: (-x[1], x[0])))
-        extra = f"; candidates {ns(ev.candidates)}" if ev.candidates else ""
-        tie = "; tie" if ev.tie else ""
-        out = f"; outcome {names[ev.outcome]}" if ev.outcome is not None else ""
-        return [Line(f"[{d} {ev.stage} tally] {tally}{extra}{tie}{out}")]
-    if isinstance(ev, Elimination):
-        cause = "killed at night" if ev.cause == "night" else "voted out"
-        return [Line(f"[elimination] {names[ev.seat]} {cause}")]
-    if isinstance(ev, GameEnd):
-        return [
-            Line(
-                f"END: {team_name(ev.winner)} wins ({ev.reason}) after round {ev.rounds}; "
-                f"alive at the end: {ns(ev.alive)}"
-            )
-        ]
-    if isinstance(ev, Imported):
-        who = f" {names[ev.seat]}" if ev.seat is not None and 0 <= ev.seat < len(names) else ""
-        return [Line(f"[R{ev.round} imported {ev.source_kind}, {ev.note}]{who}:", ev.text or "")]
-    return []  # seating, role_assigned, team_revealed: covered by the roster

@@ -10,7 +10,16 @@ from mafialab.viewer._beliefs import (
     normalise_probe,
     role_vocabulary,
 )
-from mafialab.viewer._build import STEP_KINDS, SiteSummary, ViewerError, build_game, build_site, file_id, read_probes
+from mafialab.viewer._build import (
+    STEP_KINDS,
+    SiteSummary,
+    ViewerError,
+    build_game,
+    build_site,
+    file_id,
+    read_probes,
+    viewer_templates,
+)
 from mafialab.viewer._corpus import corpus_metrics
 from mafialab.viewer._serve import HOST, SiteServer
 
@@ -33,4 +42,5 @@ __all__ = [
     "normalise_probe",
     "read_probes",
     "role_vocabulary",
+    "viewer_templates",
 ]

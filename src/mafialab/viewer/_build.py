@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
+from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
     PROBES_FILE,
@@ -30,6 +31,7 @@ from mafialab.record import (
     iter_game_dirs,
     read_game,
 )
+from mafialab.render import field_rules, lexicon_words, load_event_templates
 from mafialab.rules import RuleSet
 from mafialab.viewer._beliefs import (
     Belief,
@@ -124,8 +126,7 @@ def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
                 if first["type"] == "json_invalid":
                     msg = f"{path}:{n}: not valid JSON ({first['msg']})"
                 else:
-                    loc = ".".join(str(x) for x in first["loc"])
-                    msg = f"{path}:{n}: invalid probe record ({loc}: {first['msg']})"
+                    msg = f"{path}:{n}: invalid probe record ({validation_message(err, limit=1)})"
                 log.warning(msg)
                 problems.append(msg)
     return out
@@ -246,6 +247,7 @@ def build_game(
         "rules_id": h.rules_id,
         "game_name": lex.game,
         "teams": {"town": lex.town_team, "mafia": lex.mafia_team},
+        "words": lexicon_words(lex),
         "roles": _roles_json(rules),
         "seed": h.seed,
         "source": h.source,
@@ -369,6 +371,7 @@ def _seat_payload(
         "labels": labels,
         "game_name": lex.game,
         "teams": {"town": lex.town_team, "mafia": lex.mafia_team},
+        "words": lexicon_words(lex),
         "roles": _roles_json(glog.header.rules),
         "events": [ev_json[ev.seq] for ev in vis],
         "steps": vis_steps,
@@ -377,6 +380,19 @@ def _seat_payload(
         "excluded": sorted(both_mafia - {seat}),
         "agree": [agree[step_index[q]] for q in vis_steps],
         "notes": seat_notes,
+    }
+
+
+def viewer_templates() -> dict[str, Any]:
+    """What ``app.js`` renders events with (written to ``data/templates.js``).
+
+    The ``viewer`` style of the built-in event templates and the renderer's field rules
+    (:func:`mafialab.render.field_rules`), so the page renders as
+    :class:`mafialab.render.EventRenderer` does.
+    """
+    return {
+        "style": load_event_templates().viewer.model_dump(mode="json"),
+        "fields": field_rules(),
     }
 
 
@@ -460,7 +476,7 @@ def _run(
         yield t[0], res
 
 
-_SITE_DATA_ENTRIES = frozenset({"index.js", "g", "s"})
+_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s"})
 """What a viewer build writes under ``SITE/data`` (anything else there is not ours)."""
 
 
@@ -502,6 +518,8 @@ def build_site(
     Reads each game directory with :func:`mafialab.record.read_game` and its
     ``probes.jsonl`` (optional). Writes ``out/index.html`` (+ ``app.js``, ``app.css``),
     ``out/data/index.js`` (dashboard rows, corpus metrics, calibration bins),
+    ``out/data/templates.js`` (the event templates the page renders events with,
+    :func:`viewer_templates`),
     ``out/data/g/<file_id>.js`` (the full game without probe answers, for the moderator's
     view) and ``out/data/s/<file_id>/<seat>.js`` (what one seat saw and its own probe
     answers; impersonation loads only this file, the moderator's view loads all). Each data
@@ -598,5 +616,6 @@ def build_site(
         "calibration": groups,
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
+    summary.bytes_written += _write_js(data / "templates.js", "templates", "events", viewer_templates())
     _copy_static(out)
     return summary

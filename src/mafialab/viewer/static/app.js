@@ -118,26 +118,98 @@
     return parts.length ? parts.join(", ") : "moderator only";
   }
 
-  function eventLine(ev, names, g) {
-    const who = (i) => h("b", null, nm(names, i));
-    switch (ev.kind) {
-      case "seating": return ["Seats: ", names.join(", ")];
-      case "role_assigned": return [who(ev.seat), " is ", h("b", null, ev.role), " (" + teamName(g, ev.team) + ")"];
-      case "team_revealed": return [teamName(g, ev.team), " team: ", ev.members.map((m) => nm(names, m)).join(", ")];
-      case "phase_started": return [h("span", { class: "phase" }, "— " + (ev.phase === "night" ? "Night " : ev.phase === "intro" ? "Introductions, round " : "Day ") + ev.round + " —")];
-      case "speech": return [who(ev.seat), ": ", h("span", { class: "msg" }, ev.text), ev.fallback ? h("em", null, " (fallback)") : null];
-      case "mafia_chat": return [h("span", { class: "tag mafia" }, teamName(g, "mafia") + " chat"), " ", who(ev.seat), ": ", h("span", { class: "msg" }, ev.text)];
-      case "night_action": return [who(ev.seat), " → " + ev.ability + " ", who(ev.target), ev.fallback ? h("em", null, " (fallback)") : null];
-      case "investigation_result": return [who(ev.seat), " learns: ", who(ev.target), " is " + ev.result];
-      case "kill_chosen": return [teamName(g, "mafia") + " chose ", who(ev.target)];
-      case "night_result": return ev.killed !== null && ev.killed !== undefined ? ["Night result: ", who(ev.killed), " died"] : ["Night result: nobody died", ev.saved !== null && ev.saved !== undefined ? [" (", who(ev.saved), " was saved)"] : null];
-      case "vote": return [who(ev.seat), " " + (ev.stage === "nomination" ? "nominates" : "votes") + " ", who(ev.target), ev.statement ? [": ", h("span", { class: "msg" }, ev.statement)] : null, ev.fallback ? h("em", null, " (fallback)") : null];
-      case "vote_tally": return ["Tally (" + ev.stage + "): ", Object.entries(ev.tally || {}).map(([t, n]) => nm(names, +t) + " " + n).join(", "), ev.outcome !== null && ev.outcome !== undefined ? [" → ", who(ev.outcome)] : (ev.tie ? " → tie" : "")];
-      case "elimination": return [who(ev.seat), " eliminated (" + ev.cause + ")", ev.role ? [" — was ", h("b", null, ev.role)] : null];
-      case "imported": return [h("span", { class: "tag" }, "imported " + ev.source_kind), " ", ev.seat !== null && ev.seat !== undefined ? [who(ev.seat), ": "] : null, ev.text ? h("span", { class: "msg" }, ev.text) : null, ev.note && ev.note !== "foreign_kind" ? h("em", null, " (" + ev.note.replace(/_/g, " ") + ")") : null];
-      case "game_end": return [h("b", null, "Game over: " + teamName(g, ev.winner) + " wins"), " (" + ev.reason + ", round " + ev.rounds + ")"];
-      default: return [ev.kind];
+  // Event lines come from the event templates (the prompt pack's "viewer" style, written to
+  // data/templates.js at build time by mafialab.render): the same syntax and field rules as
+  // the Python renderer, so a new event kind is added in the templates only.
+  let TPL = null; // {style, fields}
+
+  function parseTemplate(t) {
+    const out = [];
+    let i = 0, lit = "";
+    while (i < t.length) {
+      const c = t[i];
+      if ((c === "{" || c === "}") && t[i + 1] === c) { lit += c; i += 2; continue; }
+      if (c !== "{") { lit += c; i += 1; continue; }
+      let depth = 1, j = i + 1;
+      while (j < t.length && depth) { if (t[j] === "{") depth++; else if (t[j] === "}") depth--; j++; }
+      if (lit) { out.push(["lit", lit]); lit = ""; }
+      const body = t.slice(i + 1, j - 1), q = body.indexOf("?"), p = body.indexOf("|");
+      if (q > 0 && (p < 0 || q < p)) out.push(["if", body.slice(0, q), body.slice(q + 1)]);
+      else if (p > 0) out.push(["field", body.slice(0, p), body.slice(p + 1)]);
+      else out.push(["field", body, ", "]);
+      i = j;
     }
+    if (lit) out.push(["lit", lit]);
+    return out;
+  }
+  function isSet(v) {
+    if (v === null || v === undefined || v === false || v === "") return false;
+    if (Array.isArray(v)) return v.some(isSet);
+    if (typeof v === "object") return Object.keys(v).length > 0;
+    return true;
+  }
+  function holds(when, facts) {
+    for (const [k, want] of Object.entries(when || {})) {
+      const got = facts[k];
+      if (typeof want === "boolean") { if (isSet(got) !== want) return false; }
+      else if (Array.isArray(want)) { if (!want.includes(got)) return false; }
+      else if (got !== want) return false;
+    }
+    return true;
+  }
+  function eventLine(ev, names, g) {
+    if (!TPL) return [ev.kind];
+    const F = TPL.fields, style = TPL.style, words = g.words || {};
+    const has = (list, k) => list.indexOf(k) >= 0;
+    const who = (i) => h("b", null, nm(names, i));
+    const facts = Object.assign({}, ev, { public: !!(ev.visibility && ev.visibility.public), mine: false });
+    function raw(name, f) {
+      if (name in f) return f[name];
+      if (name.endsWith("_raw") && name.slice(0, -4) in f) return f[name.slice(0, -4)];
+      if (name in words) return words[name];
+      return "{" + name + "}";
+    }
+    function fmt(t, f, values) {
+      return parseTemplate(t).map(([kind, name, arg]) => {
+        if (kind === "lit") return name;
+        if (kind === "if") return isSet(raw(name, f)) ? fmt(arg, f, values) : null;
+        return show(name, f, values, arg);
+      });
+    }
+    function show(name, f, values, sep) {
+      const v = raw(name, f);
+      if (name.endsWith("_raw") && !(name in f)) return v === null || v === undefined ? "" : String(v);
+      if (values && values[name] && String(v) in values[name]) return fmt(values[name][String(v)], f, {});
+      if (v === null || v === undefined) return "";
+      if (has(F.quoted, name)) return h("span", { class: "msg" }, String(v));
+      if (has(F.seat, name)) return who(v);
+      if (has(F.team, name) && (v === "mafia" || v === "town")) return teamName(g, v);
+      if (name in F.items) {
+        const [a, b] = F.items[name];
+        let pairs;
+        if (name === "labels") pairs = v.map((x, k) => [k, x]).filter((p) => p[1]);
+        else if (name === "tally") pairs = Object.entries(v).map(([k, c]) => [+k, c]).sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+        else pairs = Object.entries(v).map(([k, c]) => [+k, c]).sort((x, y) => x[0] - y[0]);
+        const out = [];
+        pairs.forEach(([x, y], k) => { if (k) out.push(sep); out.push(fmt(style.items[name] || "", Object.assign({ [a]: x, [b]: y }, words), {})); });
+        return out;
+      }
+      if (has(F.seat_list, name)) {
+        if (!v.length) return style.empty;
+        const out = [];
+        v.forEach((x, k) => { if (k) out.push(sep); out.push(who(x)); });
+        return out;
+      }
+      if (Array.isArray(v)) return v.join(sep);
+      return String(v);
+    }
+    for (const c of style.kinds[ev.kind] || []) {
+      if (!holds(c.when, facts)) continue;
+      if (!c.text) return [];
+      const parts = fmt(c.text, facts, c.values);
+      return c.css ? [h("span", { class: c.css }, parts)] : parts;
+    }
+    return [];
   }
 
   function stepLabel(ev, names, g) {
@@ -175,6 +247,7 @@
     const r = parseHash();
     try {
       const index = await loadIndex();
+      if (!TPL) TPL = await load("templates", "events", "data/templates.js");
       document.getElementById("source").textContent = index.source + " · " + index.software;
       if ((r.view === "game" || r.view === "as") && current && current.id === r.id && current.view === r.view && current.seat === r.seat) {
         current.update(r.step);

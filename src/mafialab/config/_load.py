@@ -1,0 +1,139 @@
+"""Reading YAML/JSON configuration files into pydantic models, with one error format.
+
+Every configuration the project reads (rule sets, probe batteries, season files, prompt
+packs, event templates, price tables, benchmark model lists) goes through
+:func:`load_config`, so a bad file always fails the same way: one line
+``<file>: <field path>: <problem>`` (several problems joined by ``"; "``), where the field
+path names keys with dots and list positions in brackets (``roster[2].agent``) and
+``(top level)`` stands for the document itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_PROBLEMS = 5
+"""Most validation problems named in one message (the rest are counted)."""
+
+
+class ConfigError(ValueError):
+    """A configuration could not be loaded; the message names the file and the field."""
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """A pydantic error location as a field path: ``roster[2].agent`` (``(top level)`` when empty)."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def validation_message(err: ValidationError, prefix: Sequence[int | str] = (), limit: int = MAX_PROBLEMS) -> str:
+    """The problems of ``err`` as ``path: message`` joined by ``"; "``.
+
+    A problem found by a check of the whole model (no location) is its message alone: such
+    checks name the fields they compare.
+
+    Args:
+        err: The pydantic error.
+        prefix: Path of the validated value inside its file (prepended to every location).
+        limit: Most problems named (the rest are counted).
+    """
+    errors = err.errors()
+    parts = []
+    for e in errors[:limit]:
+        msg = str(e["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        loc = (*prefix, *e["loc"])
+        parts.append(f"{field_path(loc)}: {msg}" if loc else msg)  # a model-level check names its fields itself
+    more = len(errors) - limit
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigError, source: str | None = None) -> Any:
+    """Read a YAML or JSON file (JSON when the name ends in ``.json``) into plain data.
+
+    Args:
+        path: The file (a path, or a package resource).
+        error: The exception class to raise (a subclass of :class:`ValueError`).
+        source: How the file is named in messages (default: ``path``).
+
+    Raises:
+        error: Unreadable file, not UTF-8, or malformed YAML/JSON (with the line).
+    """
+    where = source or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise error(f"{where}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise error(f"{where}: cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return parse_config_text(text, where, json_text=path.name.endswith(".json"), error=error)
+
+
+def parse_config_text(text: str, source: str, *, json_text: bool = False, error: type[ValueError] = ConfigError) -> Any:
+    """Parse configuration text (YAML, or JSON with ``json_text``).
+
+    Raises:
+        error: Malformed text; the message names ``source`` and the line.
+    """
+    if json_text:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise error(f"{source}: line {err.lineno}: not valid JSON ({err.msg})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}:" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise error(f"{source}:{line} not valid YAML ({problem})") from None
+
+
+def load_config(
+    data: Any,
+    model: type[M],
+    *,
+    source: str | None = None,
+    error: type[ValueError] = ConfigError,
+    prefix: Sequence[int | str] = (),
+) -> M:
+    """Validate a configuration into ``model``: a file (YAML/JSON) or data already read.
+
+    Args:
+        data: A path or package resource (read with :func:`read_config`), or plain data.
+        model: The pydantic model.
+        source: How the configuration is named in messages (default: the path, else the
+            model's name).
+        error: The exception class to raise (a subclass of :class:`ValueError`).
+        prefix: Path of ``data`` inside its file (for messages).
+
+    Returns:
+        The validated model.
+
+    Raises:
+        error: ``<source>: <field path>: <problem>`` for the first problems found, or a
+            read/parse error from :func:`read_config`.
+    """
+    if isinstance(data, Path | Traversable):
+        source = source or str(data)
+        data = read_config(data, error=error, source=source)
+    where = source or model.__name__
+    if not isinstance(data, dict):
+        raise error(f"{where}: {field_path(prefix)}: expected a mapping, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise error(f"{where}: {validation_message(err, prefix)}") from None
