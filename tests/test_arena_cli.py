@@ -56,7 +56,7 @@ def test_bad_season_file_names_the_field(tmp_path: Path):
     f.write_text("name: x\ngames: 2\nroster:\n  - agent: scripted\n  - agent: wizard\n")
     res = runner.invoke(app, ["season", "run", str(f), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
-    assert "roster.1.agent" in res.output and "Traceback" not in res.output
+    assert "roster[1].agent" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "o").exists()
     f.write_text("name: [unclosed\n")
     res = runner.invoke(app, ["season", "run", str(f), "--out", str(tmp_path / "o")])

@@ -121,7 +121,7 @@ def test_offline_end_to_end_native_games_with_mock(tmp_path, monkeypatch):
         (["run", "bench.jsonl", "--model", "nosuch/x", "--out", "r.jsonl"], "unknown provider"),
         (["run", "bench.jsonl", "--protocol", "sideways", "--out", "r.jsonl"], "--protocol"),
         (["report", "garbage.jsonl"], "garbage.jsonl:1"),
-        (["report", "results.jsonl", "--models", "bad.yaml"], "models.0.params_b"),
+        (["report", "results.jsonl", "--models", "bad.yaml"], "models[0].params_b"),
         (["freeze", "games", "garbage.jsonl", "--out", "b.jsonl"], "garbage.jsonl:1"),
     ],
 )

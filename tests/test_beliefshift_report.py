@@ -219,10 +219,10 @@ def test_example_models_yaml_matches_the_paper():
 def test_models_yaml_errors_name_the_field(tmp_path):
     p = tmp_path / "m.yaml"
     p.write_text(yaml.safe_dump({"models": [{"label": "x", "params_b": "big"}]}))
-    with pytest.raises(ModelsFileError, match=r"models\.0\.params_b"):
+    with pytest.raises(ModelsFileError, match=r"models\[0\]\.params_b"):
         load_models_yaml(p)
     p.write_text(yaml.safe_dump({"models": [{"label": "x", "reasoning": "maybe"}]}))
-    with pytest.raises(ModelsFileError, match=r"models\.0\.reasoning"):
+    with pytest.raises(ModelsFileError, match=r"models\[0\]\.reasoning"):
         load_models_yaml(p)
     p.write_text("models: [{label: x, params_b: 3, reasoning: on, group: frontier}]")
     assert load_models_yaml(p)["x"] == ModelInfo("x", 3.0, "on", "frontier")

@@ -83,7 +83,7 @@ def test_models_yaml_params_b_must_be_finite(tmp_path: Path, value: str) -> None
     # YAML's .nan / .inf passed the "> 0" check (.inf became a >=30B model, .nan a sized one)
     path = tmp_path / "models.yaml"
     path.write_text(f"models:\n  - {{label: a, params_b: {value}}}\n", encoding="utf-8")
-    with pytest.raises(ModelsFileError, match=r"models\.0\.params_b: must be a finite number > 0"):
+    with pytest.raises(ModelsFileError, match=r"models\[0\]\.params_b: must be a finite number > 0"):
         load_models_yaml(path)
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mafialab.agents import AgentSpecError, make_agent
+from mafialab.config import ConfigError, load_config, read_config
 from mafialab.models import ModelSpecError, resolve_backend
 from mafialab.record import Price, PriceTable
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
-class SeasonConfigError(ValueError):
+class SeasonConfigError(ConfigError):
     """A season file is invalid; the message names the file and the field."""
 
 
@@ -194,26 +194,13 @@ class SeasonConfig(BaseModel):
         return self.games if m is None else m
 
 
-def _format(err: ValidationError) -> str:
-    parts = []
-    for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
-        parts.append(f"{loc}: {e['msg'].removeprefix('Value error, ')}")
-    return "; ".join(parts)
-
-
 def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
     """Validate a mapping into a :class:`SeasonConfig`; check rules, agent specs and judge providers.
 
     Raises:
-        SeasonConfigError: The first failing fields, by path (``roster.2.agent: …``).
+        SeasonConfigError: The first failing fields, by path (``roster[2].agent: …``).
     """
-    if not isinstance(data, dict):
-        raise SeasonConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
-    try:
-        cfg = SeasonConfig.model_validate(data)
-    except ValidationError as err:
-        raise SeasonConfigError(f"{source}: {_format(err)}") from None
+    cfg = load_config(data, SeasonConfig, source=source, error=SeasonConfigError)
     try:
         rules = cfg.load_rules()
     except SeasonConfigError as err:
@@ -222,12 +209,12 @@ def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
         try:
             make_agent(e.agent, 0, rules, cfg.seed)
         except (AgentSpecError, ValueError) as err:
-            raise SeasonConfigError(f"{source}: roster.{i}.agent: {err}") from None
+            raise SeasonConfigError(f"{source}: roster[{i}].agent: {err}") from None
     for i, j in enumerate(cfg.judges):
         try:
             resolve_backend(j.model.partition("/")[0])
         except (ModelSpecError, ImportError) as err:
-            raise SeasonConfigError(f"{source}: judges.{i}.model: {err}") from None
+            raise SeasonConfigError(f"{source}: judges[{i}].model: {err}") from None
     return cfg
 
 
@@ -238,14 +225,7 @@ def load_season(path: Path) -> SeasonConfig:
         SeasonConfigError: Unreadable file, bad YAML, or an invalid field (named).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SeasonConfigError(f"{path}: cannot read: {err.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise SeasonConfigError(f"{path}: not valid YAML: {err}") from None
+    data = read_config(path, error=SeasonConfigError)
     if isinstance(data, dict):
         rules = data.get("rules")
         if isinstance(rules, str) and rules.endswith((".yaml", ".yml")) and not Path(rules).is_absolute():

@@ -23,6 +23,7 @@ from mafialab.beliefshift._schema import (
     ResultRecord,
     ResultsHeader,
 )
+from mafialab.config import validation_message
 from mafialab.record import JsonlWriter, LogFormatError, iter_jsonl
 
 H = TypeVar("H", bound=BaseModel)
@@ -84,12 +85,10 @@ def _validate(model: type[R], obj: dict[str, object], path: Path, line: int) -> 
     try:
         return model.model_validate(obj)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
         kind = obj.get("kind", "record")
-        msg = str(first["msg"]).removeprefix("Value error, ")  # a validator's message names its field
-        what = f"{loc}: {msg}" if loc else msg
-        raise BeliefShiftFormatError(f"{path}:{line}: invalid {kind} record ({what})") from None
+        raise BeliefShiftFormatError(
+            f"{path}:{line}: invalid {kind} record ({validation_message(err, limit=1)})"
+        ) from None
 
 
 def _read(

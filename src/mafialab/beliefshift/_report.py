@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
 from mafialab.beliefshift._io import read_results
 from mafialab.beliefshift._schema import SCALE, SHIFT_RANGE_INDEPENDENT, ResultRecord, label_of, trust_bin
 from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift._tables import Cell, Table
+from mafialab.config import ConfigError, load_config
 
 CIMethod = Literal["t", "cluster"]
 """How per-model CIs are computed: Student t over responses, or game-level cluster bootstrap."""
@@ -64,51 +65,68 @@ class ModelInfo:
     group: str | None = None
 
 
-class ModelsFileError(ValueError):
-    """``models.yaml`` is malformed (the message names the field)."""
+class ModelsFileError(ConfigError):
+    """``models.yaml`` is malformed (the message names the file and the field)."""
+
+
+class _ModelEntry(BaseModel):
+    """One entry of ``models.yaml`` (``checkpoint`` and ``note`` are free text, not used)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1)
+    params_b: float | None = None
+    reasoning: Literal["on", "off"] | None = None
+    group: str | None = None
+    checkpoint: str | None = None
+    note: str | None = None
+
+    @field_validator("params_b", mode="before")
+    @classmethod
+    def _number(cls, v: Any) -> Any:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0):
+            raise ValueError(f"must be a finite number > 0, got {v!r}")
+        return v
+
+    @field_validator("reasoning", mode="before")
+    @classmethod
+    def _on_off(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # YAML reads a bare on/off as a boolean
+            return "on" if v else "off"
+        if v is not None and v not in ("on", "off"):
+            raise ValueError(f"must be on or off, got {v!r}")
+        return v
+
+
+class _ModelsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[_ModelEntry]
+
+    @field_validator("models")
+    @classmethod
+    def _unique(cls, v: list[_ModelEntry]) -> list[_ModelEntry]:
+        seen: set[str] = set()
+        for m in v:
+            if m.label in seen:
+                raise ValueError(f"duplicate label {m.label!r}")
+            seen.add(m.label)
+        return v
 
 
 def load_models_yaml(path: Path) -> dict[str, ModelInfo]:
     """Read ``models.yaml``.
 
     Format: ``models:`` followed by a list of mappings with ``label`` (required), ``params_b``
-    (number > 0), ``reasoning`` (``on``/``off``; YAML booleans accepted) and ``group``.
+    (number > 0), ``reasoning`` (``on``/``off``; YAML booleans accepted), ``group``, and the
+    free-text ``checkpoint`` and ``note``.
 
     Raises:
-        ModelsFileError: Unreadable file or invalid field (message names it).
+        ModelsFileError: Unreadable file or invalid field (the message names the file and the
+            field, e.g. ``models.yaml: models[0].params_b: …``).
     """
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        raise ModelsFileError(f"{path}: cannot read: {err}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
-        raise ModelsFileError(f"{path}: models: expected a list under the key 'models'")
-    out: dict[str, ModelInfo] = {}
-    for i, m in enumerate(data["models"]):
-        where = f"{path}: models.{i}"
-        if not isinstance(m, dict):
-            raise ModelsFileError(f"{where}: expected a mapping")
-        unknown = set(m) - {"label", "params_b", "reasoning", "group", "checkpoint", "note"}
-        if unknown:
-            raise ModelsFileError(f"{where}.{sorted(unknown)[0]}: unknown field")
-        label = m.get("label")
-        if not isinstance(label, str) or not label:
-            raise ModelsFileError(f"{where}.label: required string")
-        p = m.get("params_b")
-        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or p <= 0):
-            raise ModelsFileError(f"{where}.params_b: must be a finite number > 0, got {p!r}")
-        r = m.get("reasoning")
-        if isinstance(r, bool):
-            r = "on" if r else "off"
-        if r is not None and r not in ("on", "off"):
-            raise ModelsFileError(f"{where}.reasoning: must be on or off, got {r!r}")
-        g = m.get("group")
-        if g is not None and not isinstance(g, str):
-            raise ModelsFileError(f"{where}.group: must be a string")
-        if label in out:
-            raise ModelsFileError(f"{where}.label: duplicate label {label!r}")
-        out[label] = ModelInfo(label, float(p) if p is not None else None, r, g)
-    return out
+    parsed = load_config(Path(path), _ModelsFile, error=ModelsFileError)
+    return {m.label: ModelInfo(m.label, m.params_b, m.reasoning, m.group) for m in parsed.models}
 
 
 @dataclass

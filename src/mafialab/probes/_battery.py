@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mafialab.config import ConfigError, read_config, validation_message
 
 When = Literal["always", "own_turn", "round_end", "night_action"]
 """When a probe runs (see :class:`ProbeSpec`)."""
@@ -30,7 +31,7 @@ NOT_AVAILABLE = "N/A"
 """Text spliced for a ``{prev_<id>}``/``{last_<id>}`` that has no answer yet (MafiaScope's word)."""
 
 
-class ProbeBatteryError(ValueError):
+class ProbeBatteryError(ConfigError):
     """A probe battery could not be loaded; the message names the source and the field."""
 
 
@@ -119,25 +120,6 @@ class ProbeBattery(BaseModel):
 
 
 # --------------------------------------------------------------------------- loading
-def _loc(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
-
-
-def _pydantic_message(err: ValidationError, prefix: str) -> str:
-    msgs = []
-    for e in err.errors()[:5]:
-        where = _loc(((prefix,) if prefix else ()) + tuple(e["loc"]))
-        msgs.append(f"{where}: {e['msg']}")
-    more = len(err.errors()) - 5
-    return "; ".join(msgs) + (f" (and {more} more)" if more > 0 else "")
-
-
 def _check(battery: ProbeBattery, prefix: str) -> None:
     """Cross-field checks: unique ids, template fields, schemas."""
     pre = f"{prefix}." if prefix else ""
@@ -229,22 +211,12 @@ def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery
     try:
         battery = ProbeBattery.model_validate(data)
     except ValidationError as err:
-        raise ProbeBatteryError(f"{source}: {_pydantic_message(err, prefix)}") from None
+        raise ProbeBatteryError(f"{source}: {validation_message(err, (prefix,) if prefix else ())}") from None
     try:
         _check(battery, prefix)
     except ProbeBatteryError as err:
         raise ProbeBatteryError(f"{source}: {err}") from None
     return battery
-
-
-def _read_yaml(text: str, source: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ProbeBatteryError(f"{source}:{where}: not valid YAML ({problem})") from None
 
 
 def load_battery(spec: str | Path) -> ProbeBattery:
@@ -264,18 +236,16 @@ def load_battery(spec: str | Path) -> ProbeBattery:
     """
     s = str(spec)
     if s in BUILTIN_BATTERIES:
-        text = resources.files("mafialab.probes").joinpath("batteries", f"{s}.yaml").read_text(encoding="utf-8")
-        return battery_from_dict(_read_yaml(text, s), name=s, source=f"built-in battery {s}")
+        res = resources.files("mafialab.probes").joinpath("batteries", f"{s}.yaml")
+        data = read_config(res, error=ProbeBatteryError, source=s)
+        return battery_from_dict(data, name=s, source=f"built-in battery {s}")
     path = Path(s)
     if not path.is_file():
         raise ProbeBatteryError(
             f"probes: {s!r} is neither a built-in battery ({', '.join(BUILTIN_BATTERIES)}, none) nor a YAML file"
         )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ProbeBatteryError(f"{path}: cannot read ({err})") from None
-    return battery_from_dict(_read_yaml(text, str(path)), name=path.stem, source=str(path))
+    data = read_config(path, error=ProbeBatteryError)
+    return battery_from_dict(data, name=path.stem, source=str(path))
 
 
 def resolve_battery(spec: str | Path | ProbeBattery | None) -> ProbeBattery | None:

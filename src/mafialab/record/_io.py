@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
+from mafialab.config import validation_message
 from mafialab.engine import Event
 from mafialab.record._schema import CLOCK_FIELDS, EVENT_ADAPTER, VERDICTS_FILE, GameHeader, GameStatus, Verdict
 
@@ -159,10 +160,7 @@ def read_game(path: Path) -> GameLog:
             else:
                 events.append(EVENT_ADAPTER.validate_python(obj))
         except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"])
-            why = f"{loc}: {first['msg']}" if loc else str(first["msg"]).removeprefix("Value error, ")
-            msg = f"{file}:{n}: invalid {kind or 'record'} record ({why})"
+            msg = f"{file}:{n}: invalid {kind or 'record'} record ({validation_message(err, limit=1)})"
             log.warning(msg)
             problems.append(msg)
     if header is None:
@@ -218,9 +216,7 @@ def read_verdicts(path: Path, problems: list[str] | None = None) -> list[Verdict
         try:
             out.append(Verdict.model_validate(obj))
         except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"])
-            msg = f"{file}:{n}: invalid verdict record ({loc}: {first['msg']})"
+            msg = f"{file}:{n}: invalid verdict record ({validation_message(err, limit=1)})"
             log.warning(msg)
             if problems is not None:
                 problems.append(msg)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, model_validator
 
+from mafialab.config import load_config, read_config
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
 
@@ -343,24 +343,18 @@ class PriceTable(BaseModel):
         return round(p.cost(prompt_tokens, completion_tokens, cached_tokens), 8)
 
 
+class _PriceFile(RootModel[dict[str, Price]]):
+    """A ``--prices`` file: model string → :class:`Price`."""
+
+
 def load_prices(path: str | Path) -> PriceTable:
     """Read a price table from YAML (``{model: {input, output, cached_input}}``), merged over the defaults.
 
     Raises:
-        ValueError: Unreadable file or a bad entry (the message names the model and field).
+        ConfigError: Unreadable file or a bad entry (the message names the file, the model and
+            the field, e.g. ``prices.yaml: openai/gpt-4o.input: …``).
     """
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"prices: cannot read {path}: {err}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"prices: {path}: expected a mapping of model -> price")
-    table = PriceTable()
-    merged = dict(table.prices)
-    for model, entry in data.items():
-        try:
-            merged[str(model)] = Price.model_validate(entry)
-        except ValidationError as err:
-            e = err.errors()[0]
-            raise ValueError(f"prices: {path}: {model}.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
-    return PriceTable(prices=merged)
+    path = Path(path)
+    data = read_config(path)
+    prices = load_config({} if data is None else data, _PriceFile, source=str(path)).root
+    return PriceTable(prices={**PriceTable().prices, **prices})

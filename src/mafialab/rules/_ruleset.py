@@ -6,8 +6,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mafialab.config import ConfigError, load_config, read_config
 
 Team = Literal["town", "mafia"]
 """Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
@@ -15,7 +16,7 @@ Team = Literal["town", "mafia"]
 NightAbility = Literal["kill", "protect", "investigate"]
 
 
-class RuleSetError(ValueError):
+class RuleSetError(ConfigError):
     """A rule set could not be loaded or validated; the message names the field."""
 
 
@@ -288,15 +289,6 @@ ARENA12 = RuleSet(
 BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
 
 
-def _format_error(err: ValidationError) -> str:
-    parts = []
-    for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
-        msg = e["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}")
-    return "; ".join(parts)
-
-
 def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     """Validate a mapping into a :class:`RuleSet`.
 
@@ -307,7 +299,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
         RuleSetError: With the failing field path in the message.
     """
     if not isinstance(data, dict):
-        raise RuleSetError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+        raise RuleSetError(f"{source}: (top level): expected a mapping, got {type(data).__name__}")
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
@@ -325,10 +317,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
             else:
                 merged[key] = value
         data = merged
-    try:
-        rs = RuleSet.model_validate(data)
-    except ValidationError as err:
-        raise RuleSetError(f"{source}: {_format_error(err)}") from None
+    rs = load_config(data, RuleSet, source=source, error=RuleSetError)
     same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
     if same_id is not None and _rules_differ(rs, same_id):
         # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
@@ -364,15 +353,4 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     path = Path(key)
     if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
         raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise RuleSetError(f"rules: cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise RuleSetError(f"rules: cannot read {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        where = str(err).replace('"<unicode string>"', "the file")
-        raise RuleSetError(f"{path}: malformed YAML: {where}") from None
-    return rules_from_dict(data, source=str(path))
+    return rules_from_dict(read_config(path, error=RuleSetError), source=str(path))
