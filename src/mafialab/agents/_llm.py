@@ -137,7 +137,7 @@ class LLMAgent:
         Returns:
             ``(messages, context record)``; the record is ``{}`` unless shortening was needed.
         """
-        window = getattr(self.model, "context_window", None)
+        window = self.model.context_window
         ctx, _, _ = self.renderer.context(view, 0)
         msgs = ctx + tail
         if window is None:
