@@ -12,6 +12,7 @@ from mafialab.agents._llm import (
     make_llm_agent,
     parse_model_spec,
 )
+from mafialab.agents._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
 from mafialab.agents._prompts import (
     BUILTIN_PACKS,
     SHORT_CHARS,
@@ -41,6 +42,7 @@ register_agent_resolver(is_model_spec, llm_factory)
 
 __all__ = [
     "AGENT_OPTIONS",
+    "BUILTIN_LANGUAGES",
     "BUILTIN_PACKS",
     "FALLBACK_TEXT",
     "SHORT_CHARS",
@@ -48,6 +50,8 @@ __all__ = [
     "AgentFactory",
     "AgentSpecError",
     "LLMAgent",
+    "LanguageData",
+    "LanguageDataError",
     "Persona",
     "PromptPack",
     "PromptPackError",
@@ -58,6 +62,7 @@ __all__ = [
     "decision_schema",
     "is_model_spec",
     "llm_factory",
+    "load_language_data",
     "load_prompt_pack",
     "make_agent",
     "make_llm_agent",

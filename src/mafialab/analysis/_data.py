@@ -49,6 +49,32 @@ class Probe:
     repaired: bool = False
 
 
+@dataclass(frozen=True)
+class Message:
+    """One public message of the transcript (an intro, a discussion speech, a vote statement).
+
+    Attributes:
+        round: Round of the message.
+        index: Public message index within the round (the source's per-round ``msg_seq`` for
+            imported games; ``None`` for a vote that is not a public message).
+        seq: ``seq`` of the event in ``game.jsonl``.
+        speaker: Speaker's name.
+        text: Verbatim text (a failed turn keeps its error text, "" when empty).
+        failed: Whether the turn failed in the source game (transport error, empty response,
+            unresolved speaker or vote); such turns are not the agent's words.
+    """
+
+    round: int
+    index: int | None
+    seq: int
+    speaker: str
+    text: str
+    failed: bool = False
+
+
+_SOURCE_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote")
+
+
 @dataclass
 class GameData:
     """A game flattened for the metrics.
@@ -66,6 +92,12 @@ class GameData:
         failed_votes: The same for imported day-vote turns that failed in the source
             (transport error, empty response): the reference counts them as vote events.
         tallies: ``(round, ts, seq, {voter: target})`` per day-vote tally, in event order.
+        vote_index: ``(round, voter) -> public message index`` of the voter's own day vote
+            (``None`` when the vote was not a public message).
+        failed_vote_index: The same for the failed imported day-vote turns of
+            :attr:`failed_votes` (from the source's ``msg_seq``).
+        messages: Public messages (intros, speeches, vote statements, and failed imported
+            turns of those kinds), in event order.
         probes: Probe answers in file order.
         winner: Winning team id, or ``None`` if unfinished.
         family: Game family (``"mafia"``, or the source's ``game_type``).
@@ -83,6 +115,9 @@ class GameData:
     votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
     failed_votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
     tallies: list[tuple[int, float | None, int, dict[str, str]]] = field(default_factory=list)
+    vote_index: dict[tuple[int, str], int | None] = field(default_factory=dict)
+    failed_vote_index: dict[tuple[int, str], int | None] = field(default_factory=dict)
+    messages: list[Message] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
     winner: str | None = None
     family: str = "mafia"
@@ -142,10 +177,23 @@ def game_data(log_: GameLog) -> GameData:
         try:
             if ev.kind == "elimination":
                 g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
+            elif ev.kind == "speech" and ev.visibility.public:
+                g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.text))
             elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
                 g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
-            elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
-                g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+                g.vote_index[(ev.round, by_seat[ev.seat])] = ev.index
+                if ev.statement is not None and ev.visibility.public:
+                    g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.statement))
+            elif ev.kind == "imported" and ev.source_kind in _SOURCE_MESSAGE_KINDS and ev.visibility.public:
+                idx = ev.record.get("msg_seq")
+                idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else None
+                speaker = by_seat[ev.seat] if ev.seat is not None else ev.record.get("player")
+                if isinstance(speaker, str):
+                    g.messages.append(Message(ev.round, idx, ev.seq, speaker, ev.text or "", failed=True))
+                if ev.source_kind == "day_vote" and ev.seat is not None:
+                    key = (ev.round, by_seat[ev.seat])
+                    g.failed_votes[key] = (ev.ts, ev.seq)
+                    g.failed_vote_index[key] = idx
             elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
                 votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
                 g.tallies.append((ev.round, ev.ts, ev.seq, votes))
