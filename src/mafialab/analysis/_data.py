@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
+from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,12 @@ class Probe:
         ts: Timestamp (Unix seconds), if recorded.
         after_seq: ``seq`` of the last game event that existed when probing.
         repaired: Whether the stored parse needed repair (fences, trailing text, truncation).
+        error: The recorded transport or model error (native probes), else ``None``.
+        schema_ok: Whether the stored parse validated against the probe's schema (native
+            probes; ``None``: not checked).
+        prompt_tokens: Recorded prompt tokens (0: not recorded).
+        completion_tokens: Recorded completion tokens (0: not recorded).
+        question_chars: Length of the question text (characters).
     """
 
     line: int
@@ -47,6 +53,11 @@ class Probe:
     ts: float | None
     after_seq: int
     repaired: bool = False
+    error: str | None = None
+    schema_ok: bool | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    question_chars: int = 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,25 @@ class Message:
 
 
 _SOURCE_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote")
+_SOURCE_TURN_KINDS = frozenset({*_SOURCE_MESSAGE_KINDS, "night_mafia", "night_doctor", "night_sheriff"})
+"""Kinds of imported records that were one model call of the source game (an agent's turn)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One line of ``calls.jsonl`` as the instrument section sees it.
+
+    Attributes:
+        purpose: ``speak``, ``vote``, … (game decisions), ``probe``, ``judge``, ``preflight``.
+        prompt_tokens: Prompt tokens (>= 0).
+        completion_tokens: Completion tokens (>= 0).
+        status: The call's status (``ok``, ``retried``, ``unusable``, ``fallback``, ``error``).
+    """
+
+    purpose: str
+    prompt_tokens: int
+    completion_tokens: int
+    status: str
 
 
 @dataclass
@@ -102,6 +132,11 @@ class GameData:
         winner: Winning team id, or ``None`` if unfinished.
         family: Game family (``"mafia"``, or the source's ``game_type``).
         problems: Unreadable lines met while loading.
+        calls: ``calls.jsonl`` lines, or ``None`` when the game has no such file (imported
+            games, games of scripted agents only).
+        agent_turns: Agents' turns in ``game.jsonl``: events answering a decision (speech,
+            vote, night action, hidden-team chat) and imported turns of the source game that
+            were model calls (failed turns and private texts included).
     """
 
     game_id: str
@@ -122,6 +157,8 @@ class GameData:
     winner: str | None = None
     family: str = "mafia"
     problems: list[str] = field(default_factory=list)
+    calls: list[Call] | None = None
+    agent_turns: int = 0
 
     @property
     def skipped(self) -> bool:
@@ -145,7 +182,16 @@ def _probe(line: int, rec: dict[str, Any]) -> Probe:
         ts=float(ts) if isinstance(ts, (int, float)) else None,
         after_seq=int(rec.get("after_seq") or 0),
         repaired=bool(rec.get("repaired", False)),
+        error=str(rec["error"]) if rec.get("error") else None,
+        schema_ok=rec["schema_ok"] if isinstance(rec.get("schema_ok"), bool) else None,
+        prompt_tokens=_count(rec.get("prompt_tokens")),
+        completion_tokens=_count(rec.get("completion_tokens")),
+        question_chars=len(rec["question"]) if isinstance(rec.get("question"), str) else 0,
     )
+
+
+def _count(x: Any) -> int:
+    return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else 0
 
 
 def game_data(log_: GameLog) -> GameData:
@@ -174,6 +220,10 @@ def game_data(log_: GameLog) -> GameData:
         problems=list(log_.problems),
     )
     for ev in log_.events:
+        if getattr(ev, "decision", None) is not None or (
+            ev.kind == "imported" and ev.source_kind in _SOURCE_TURN_KINDS
+        ):
+            g.agent_turns += 1
         try:
             if ev.kind == "elimination":
                 g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
@@ -211,6 +261,23 @@ def game_data(log_: GameLog) -> GameData:
                 g.probes.append(_probe(n, rec))
             except (KeyError, TypeError, ValueError) as err:
                 msg = f"{ppath}:{n}: unusable probe record ({type(err).__name__}: {err})"
+                log.warning(msg)
+                g.problems.append(msg)
+    cpath = log_.path / CALLS_FILE
+    if cpath.is_file():
+        g.calls = []
+        for n, rec in iter_jsonl(cpath, g.problems):
+            try:
+                g.calls.append(
+                    Call(
+                        purpose=str(rec["purpose"]),
+                        prompt_tokens=int(rec.get("prompt_tokens") or 0),
+                        completion_tokens=int(rec.get("completion_tokens") or 0),
+                        status=str(rec.get("status", "")),
+                    )
+                )
+            except (KeyError, TypeError, ValueError) as err:
+                msg = f"{cpath}:{n}: unusable call record ({type(err).__name__}: {err})"
                 log.warning(msg)
                 g.problems.append(msg)
     return g
