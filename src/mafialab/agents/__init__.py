@@ -3,6 +3,7 @@
 An agent sees only the :class:`~mafialab.engine.PlayerView` the engine builds for its seat.
 """
 
+from mafialab.agents._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
 from mafialab.agents._llm import (
     AGENT_OPTIONS,
     FALLBACK_TEXT,
@@ -12,7 +13,6 @@ from mafialab.agents._llm import (
     make_llm_agent,
     parse_model_spec,
 )
-from mafialab.agents._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
 from mafialab.agents._prompts import (
     BUILTIN_PACKS,
     SHORT_CHARS,

@@ -40,7 +40,7 @@ def _cut_off(text: str) -> bool:
     starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
     if not starts:
         return False
-    depth = 0
+    stack: list[str] = []
     in_string = escape = False
     for ch in text[min(starts) :]:
         if in_string:
@@ -53,12 +53,13 @@ def _cut_off(text: str) -> bool:
         elif ch == '"':
             in_string = True
         elif ch in "{[":
-            depth += 1
+            stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
-            depth -= 1
-            if depth <= 0:
-                return False
-    return depth > 0
+            if not stack or stack.pop() != ch:
+                return False  # a closer that does not match: malformed, not cut off
+            if not stack:
+                return False  # a complete value
+    return bool(stack)
 
 
 def probe_fate(p: Probe, method: Method) -> str:

@@ -98,8 +98,10 @@ def compute_report(
         A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
         ``winners``, ``probe_records``, ``parsed``, ``first_order``, ``calibration``,
         ``second_order``, ``vote_coupling`` (with the transcript ``baselines`` and the probe's
-        ``increment`` over them per voter side, see :func:`transcript_baselines`) (plus ``method``, ``resamples``, ``seed``,
-        ``skipped``). Rates whose denominator is 0 are ``null``; intervals that cannot be
+        ``increment`` over them per voter side: :func:`mafialab.analysis.transcript_baselines`),
+        ``instrument`` (calls, tokens and the fate of probe answers, per game and pooled:
+        :func:`mafialab.analysis.instrument`), plus ``method``, ``resamples``, ``seed``,
+        ``skipped``. Rates whose denominator is 0 are ``null``; intervals that cannot be
         computed are ``null``.
 
     Raises:
