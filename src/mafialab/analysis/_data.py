@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ class GameData:
         return self.family in SKIPPED_FAMILIES
 
 
-def _probe(line: int, rec: dict[str, Any]) -> Probe:
+def _probe(line: int, rec: Mapping[str, Any]) -> Probe:
     ts = rec.get("ts", rec.get("timestamp"))
     raw = rec.get("answer_raw")
     return Probe(
@@ -194,11 +195,13 @@ def _count(x: Any) -> int:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else 0
 
 
-def game_data(log_: GameLog) -> GameData:
+def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) -> GameData:
     """Flatten a read game log (and the ``probes.jsonl`` beside it) for the metrics.
 
     Args:
         log_: A game log from :func:`mafialab.record.read_game`.
+        probes: Probe records already read (``probes.jsonl`` lines as mappings, in file
+            order); when given, ``probes.jsonl`` is not read again (the viewer's build).
 
     Returns:
         The flattened game; unreadable probe lines, and events naming a seat that is not in
@@ -255,8 +258,9 @@ def game_data(log_: GameLog) -> GameData:
             log.warning(msg)
             g.problems.append(msg)
     ppath = log_.path / PROBES_FILE
-    if ppath.is_file():
-        for n, rec in iter_jsonl(ppath, g.problems):
+    if probes is not None or ppath.is_file():
+        records = enumerate(probes, start=1) if probes is not None else iter_jsonl(ppath, g.problems)
+        for n, rec in records:
             try:
                 g.probes.append(_probe(n, rec))
             except (KeyError, TypeError, ValueError) as err:
