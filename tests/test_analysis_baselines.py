@@ -240,3 +240,13 @@ def test_mcnemar_exact(b: int, c: int, p: float) -> None:
 
 def test_mcnemar_without_discordant_pairs_is_none() -> None:
     assert mcnemar_exact(0, 0) is None
+
+
+def test_failed_turns_are_text_for_the_reference_only() -> None:
+    g = talk_game()
+    # a turn that failed in the source game (its error string kept as the message text)
+    g.messages.insert(1, Message(1, 1, 11, "Dana", "ERROR: Alex Alex timed out", failed=True))
+    # reference: the error text is read, Alex 2 beats Bailey 1 and Casey 1 before Gray's vote
+    assert _preds(g, MAFIASCOPE)["1:Gray"][0] == "Alex"
+    # default: a failed turn is not the transcript; the Bailey/Casey tie goes to Bailey as before
+    assert _preds(g, DEFAULT)["1:Gray"][0] == "Bailey"
