@@ -185,8 +185,18 @@ def transcript_predictions(game: GameData, method: Method) -> list[tuple[VoteUni
                 winners = [t for t, v in cnt.items() if v == top]
                 target = winners[0] if len(winners) == 1 else None
             prev_of[seq] = target
+    # each message is read once, for every seat name; a unit keeps its own candidates
+    seen: dict[int, tuple[list[tuple[int, str]], list[tuple[int, str]]]] = {}
+    names = list(game.names)
+
+    def read(m: Message) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        if id(m) not in seen:
+            seen[id(m)] = (reader.mentions(m.text, names), reader.accusations(m.text, names))
+        return seen[id(m)]
+
     out: list[tuple[VoteUnit, TranscriptPrediction]] = []
     for u in units:
+        cands = set(u.others)
         msgs = [m for m in game.messages if _before_vote(m, u, reference)]
         mention_counts: Counter[str] = Counter()
         accuse_counts: Counter[str] = Counter()
@@ -194,18 +204,19 @@ def transcript_predictions(game: GameData, method: Method) -> list[tuple[VoteUni
         if reference:
             msgs.sort(key=lambda m: (m.index if m.index is not None else -1, m.speaker, m.text))
             for m in msgs:
-                ment = Counter(n for _, n in reader.mentions(m.text, u.others))
+                found, accused = read(m)
+                ment = Counter(n for _, n in found if n in cands)
                 mention_counts.update(ment)
-                accuse_counts.update(n for _, n in reader.accusations(m.text, u.others))
+                accuse_counts.update(n for _, n in accused if n in cands)
                 order.extend(n for n in u.others if ment.get(n))
         else:
             for m in msgs:
                 if m.failed:
                     continue
-                found = reader.mentions(m.text, u.others)
-                mention_counts.update(n for _, n in found)
-                accuse_counts.update(n for _, n in reader.accusations(m.text, u.others))
-                order.extend(n for _, n in found)
+                found, accused = read(m)
+                mention_counts.update(n for _, n in found if n in cands)
+                accuse_counts.update(n for _, n in accused if n in cands)
+                order.extend(n for _, n in found if n in cands)
         prev = prev_of.get(u.tally_seq)
         if not reference and prev not in u.others:
             prev = None

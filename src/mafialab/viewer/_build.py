@@ -213,7 +213,7 @@ def vote_predictions(glog: GameLog, probes: Sequence[ProbeRecord]) -> list[dict[
         assessment labels hidden team), ``mentioned``, ``accused``, ``previous``.
     """
     seat = {s.name: s.seat for s in glog.header.roster}
-    gd = game_data(glog, [p.model_dump() for p in probes])
+    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
     if gd.skipped:
         return []
 
