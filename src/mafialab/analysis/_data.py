@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
+from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_log_records, read_game
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -259,7 +259,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
             g.problems.append(msg)
     ppath = log_.path / PROBES_FILE
     if probes is not None or ppath.is_file():
-        records = enumerate(probes, start=1) if probes is not None else iter_jsonl(ppath, g.problems)
+        records = enumerate(probes, start=1) if probes is not None else iter_log_records(ppath, g.problems)
         for n, rec in records:
             try:
                 g.probes.append(_probe(n, rec))
@@ -270,7 +270,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     cpath = log_.path / CALLS_FILE
     if cpath.is_file():
         g.calls = []
-        for n, rec in iter_jsonl(cpath, g.problems):
+        for n, rec in iter_log_records(cpath, g.problems):
             try:
                 g.calls.append(
                     Call(
