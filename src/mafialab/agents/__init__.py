@@ -3,6 +3,7 @@
 An agent sees only the :class:`~mafialab.engine.PlayerView` the engine builds for its seat.
 """
 
+from mafialab.agents._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
 from mafialab.agents._llm import (
     AGENT_OPTIONS,
     FALLBACK_TEXT,
@@ -39,6 +40,7 @@ register_agent_resolver(is_model_spec, llm_factory)
 
 __all__ = [
     "AGENT_OPTIONS",
+    "BUILTIN_LANGUAGES",
     "BUILTIN_PACKS",
     "FALLBACK_TEXT",
     "SHORT_CHARS",
@@ -46,6 +48,8 @@ __all__ = [
     "AgentFactory",
     "AgentSpecError",
     "LLMAgent",
+    "LanguageData",
+    "LanguageDataError",
     "Persona",
     "PromptPack",
     "PromptPackError",
@@ -56,6 +60,7 @@ __all__ = [
     "decision_schema",
     "is_model_spec",
     "llm_factory",
+    "load_language_data",
     "load_prompt_pack",
     "make_agent",
     "make_llm_agent",
