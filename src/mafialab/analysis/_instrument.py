@@ -16,6 +16,7 @@ from typing import Any
 
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
+from mafialab.models import is_cut_off
 
 LOSS_CAUSES = ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")
 """Why a probe answer was unusable, in the order the checks are made (first match wins)."""
@@ -33,33 +34,6 @@ def _shape_ok(p: Probe, value: Any) -> bool:
     if p.probe_id == "social_map":
         return isinstance(value, dict) and isinstance(value.get("toward_me"), list)
     return p.schema_ok is not False
-
-
-def _cut_off(text: str) -> bool:
-    """Whether ``text`` opens a JSON value that is still open at the end (cut at the token cap)."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
-    if not starts:
-        return False
-    stack: list[str] = []
-    in_string = escape = False
-    for ch in text[min(starts) :]:
-        if in_string:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]":
-            if not stack or stack.pop() != ch:
-                return False  # a closer that does not match: malformed, not cut off
-            if not stack:
-                return False  # a complete value
-    return bool(stack)
 
 
 def probe_fate(p: Probe, method: Method) -> str:
@@ -89,7 +63,7 @@ def probe_fate(p: Probe, method: Method) -> str:
         return "empty"
     if value is not None:
         return "wrong_shape"
-    if (p.error is not None and "(length)" in p.error) or _cut_off(text):
+    if (p.error is not None and "(length)" in p.error) or is_cut_off(text):
         return "truncated"
     return "unparseable"
 

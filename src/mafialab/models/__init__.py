@@ -1,7 +1,7 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
 from mafialab.models._calls import CallRecord, CallSink, CallStatus
-from mafialab.models._json import closed_prefix, parse_json, parse_json_lenient
+from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
 from mafialab.models._pool import DEFAULT_POOL, InFlightLimit, ModelPool
@@ -67,6 +67,7 @@ __all__ = [
     "closed_prefix",
     "estimate_tokens",
     "get_model",
+    "is_cut_off",
     "local_model_available",
     "mock_factory",
     "parse_json",

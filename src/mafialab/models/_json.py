@@ -26,22 +26,14 @@ def _strict(text: str) -> tuple[Any, bool]:
         return None, False
 
 
-def closed_prefix(fragment: str, *, strict_closers: bool = False) -> str | None:
-    """``fragment`` up to its first complete value, or up to its last fully closed element.
-
-    ``fragment`` starts at a ``{`` or ``[``. Brackets inside JSON strings are ignored. When a
-    complete top-level value is found, the text after it is cut. When the text broke off
-    (brackets still open), it is kept up to the last fully closed nested element and the
-    brackets still open are closed, so a half-written item is dropped, never completed.
-
-    Args:
-        fragment: Text starting at the JSON value.
-        strict_closers: What a closing bracket that does not match the innermost open one
-            means: ``True``, the fragment is unrepairable (MafiaScope's rule); ``False``, the
-            answer broke off there.
+def _scan(fragment: str) -> tuple[str, int, list[str], tuple[int, list[str]] | None]:
+    """Walk the brackets of ``fragment`` (those inside JSON strings ignored).
 
     Returns:
-        The cut (and closed) text, or ``None`` when nothing complete precedes the break.
+        ``(end, i, open, cut)``: ``end`` is ``"complete"`` (the first value closes at ``i``),
+        ``"mismatch"`` (the closer at ``i`` does not match the innermost open bracket) or
+        ``"open"`` (the text ends with brackets ``open`` still open); ``cut`` is the end and the
+        open brackets after the last fully closed nested element, or ``None``.
     """
     stack: list[str] = []
     in_string = escape = False
@@ -61,17 +53,48 @@ def closed_prefix(fragment: str, *, strict_closers: bool = False) -> str | None:
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if not stack or stack[-1] != ch:
-                if strict_closers:
-                    return None
-                break
+                return "mismatch", i, stack, cut
             stack.pop()
             if not stack:
-                return fragment[: i + 1]
+                return "complete", i, stack, cut
             cut = (i + 1, list(stack))
-    if cut is None:
+    return "open", len(fragment), stack, cut
+
+
+def closed_prefix(fragment: str, *, strict_closers: bool = False) -> str | None:
+    """``fragment`` up to its first complete value, or up to its last fully closed element.
+
+    ``fragment`` starts at a ``{`` or ``[``. Brackets inside JSON strings are ignored. When a
+    complete top-level value is found, the text after it is cut. When the text broke off
+    (brackets still open), it is kept up to the last fully closed nested element and the
+    brackets still open are closed, so a half-written item is dropped, never completed.
+
+    Args:
+        fragment: Text starting at the JSON value.
+        strict_closers: What a closing bracket that does not match the innermost open one
+            means: ``True``, the fragment is unrepairable (MafiaScope's rule); ``False``, the
+            answer broke off there.
+
+    Returns:
+        The cut (and closed) text, or ``None`` when nothing complete precedes the break.
+    """
+    end, i, _, cut = _scan(fragment)
+    if end == "complete":
+        return fragment[: i + 1]
+    if (end == "mismatch" and strict_closers) or cut is None:
         return None
     pos, still_open = cut
     return fragment[:pos] + "".join(reversed(still_open))
+
+
+def is_cut_off(text: str) -> bool:
+    """Whether ``text`` opens a JSON value (from its first ``{`` or ``[``) that is still open at its end.
+
+    A value that closes, or a closing bracket that does not match, is not cut off (the latter
+    is malformed). Used to tell an answer cut at the token cap from other unparseable text.
+    """
+    starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
+    return bool(starts) and _scan(text[min(starts) :])[0] == "open"
 
 
 def parse_json_lenient(text: str, *, partial: bool = True) -> tuple[Any, bool, bool]:
