@@ -6,6 +6,16 @@ all with game-level cluster-bootstrap intervals. Definitions: MafiaScope's F1-F4
 (``shared/data/mafiascope/README.md``); methods and differences: ``docs/metrics.md``.
 """
 
+from mafialab.analysis._bifurcation import (
+    BLOCK_FIELDS,
+    POINT_FIELDS,
+    bifurcation_report,
+    blocks_csv_rows,
+    fmt_rate,
+    modal_concentration,
+    report_bifurcation,
+    valid_target,
+)
 from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
 from mafialab.analysis._export import EVENT_COLUMNS, TGN_COLUMNS, belief_edges, export_parquet, log_tables
@@ -34,6 +44,14 @@ from mafialab.analysis._plots import write_plots
 from mafialab.analysis._report import compute_report, report
 
 __all__ = [
+    "BLOCK_FIELDS",
+    "POINT_FIELDS",
+    "bifurcation_report",
+    "blocks_csv_rows",
+    "fmt_rate",
+    "modal_concentration",
+    "report_bifurcation",
+    "valid_target",
     "ATTITUDES",
     "DEFAULT",
     "EVENT_COLUMNS",
