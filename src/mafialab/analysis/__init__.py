@@ -18,6 +18,15 @@ from mafialab.analysis._bifurcation import (
 )
 from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
+from mafialab.analysis._dynamics import (
+    SuspicionVector,
+    belief_dynamics,
+    l1_common_support,
+    retest_floor,
+    suspicion_series,
+    suspicion_vector,
+    vector_from_answer,
+)
 from mafialab.analysis._export import EVENT_COLUMNS, TGN_COLUMNS, belief_edges, export_parquet, log_tables
 from mafialab.analysis._metrics import (
     DEFAULT,
@@ -41,9 +50,22 @@ from mafialab.analysis._parse import (
     repair_json_reference,
 )
 from mafialab.analysis._plots import write_plots
-from mafialab.analysis._report import compute_report, report
+from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_of, vote_quadrants
+from mafialab.analysis._report import compute_report, find_retests, report
 
 __all__ = [
+    "QUADRANT_NAMES",
+    "SuspicionVector",
+    "VoteQuadrant",
+    "belief_dynamics",
+    "find_retests",
+    "l1_common_support",
+    "quadrant_of",
+    "retest_floor",
+    "suspicion_series",
+    "suspicion_vector",
+    "vector_from_answer",
+    "vote_quadrants",
     "BLOCK_FIELDS",
     "POINT_FIELDS",
     "bifurcation_report",

@@ -70,6 +70,7 @@ class GameData:
         winner: Winning team id, or ``None`` if unfinished.
         family: Game family (``"mafia"``, or the source's ``game_type``).
         problems: Unreadable lines met while loading.
+        agents: Agent spec or model label per name (the roster's ``agent``).
     """
 
     game_id: str
@@ -87,6 +88,7 @@ class GameData:
     winner: str | None = None
     family: str = "mafia"
     problems: list[str] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)
 
     @property
     def skipped(self) -> bool:
@@ -137,6 +139,7 @@ def game_data(log_: GameLog) -> GameData:
         winner=log_.winner,
         family=str(h.meta.get("game_type") or "mafia"),
         problems=list(log_.problems),
+        agents={s.name: s.agent for s in h.roster},
     )
     for ev in log_.events:
         try:

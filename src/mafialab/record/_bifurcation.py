@@ -397,3 +397,64 @@ def write_header(path: Path, header: BifurcationHeader) -> None:
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     (path / BIFURCATION_FILE).write_text(header.model_dump_json(indent=1) + "\n", encoding="utf-8")
+
+
+RETEST_FILE = "retest.jsonl"
+"""Test-retest answers (:class:`RetestRecord` lines), written by ``mafialab retest``."""
+
+
+class RetestRecord(BaseModel):
+    """One repeat of one probe on a frozen context (``mafialab retest``).
+
+    The same question on the same frozen context, asked ``repeats`` times; differences
+    between repeats are sampling noise (MafiaScope §7, test-retest floor).
+
+    Attributes:
+        kind: Always ``"retest"``.
+        game_id: Game the context comes from.
+        point: Index of the frozen point within the retest run.
+        round: Round of the frozen point.
+        msg_index: Public message index of the frozen point (-1: round end).
+        after_seq: ``seq`` of the last game event in the frozen context.
+        player: Probed player's name.
+        alive: Players alive at the point (the player included).
+        probe_id: Probe id.
+        repeat: Repeat number (0-based).
+        answer_raw: The raw answer text.
+        answer_parsed: The parsed answer (``None`` if unparseable).
+        parse_ok: Whether parsing succeeded.
+        model: The probed agent's label.
+        error: Transport error of the call, if any.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["retest"] = "retest"
+    game_id: str
+    point: int = Field(ge=0)
+    round: int = Field(ge=0)
+    msg_index: int
+    after_seq: int = Field(ge=0)
+    player: str
+    alive: list[str]
+    probe_id: str
+    repeat: int = Field(ge=0)
+    answer_raw: str = ""
+    answer_parsed: Any = None
+    parse_ok: bool = False
+    model: str = ""
+    error: str | None = None
+
+
+def read_retests(paths: Iterable[Path], problems: list[str] | None = None) -> list[RetestRecord]:
+    """Read ``retest.jsonl`` files (unusable lines reported to ``problems`` and skipped)."""
+    out: list[RetestRecord] = []
+    for path in paths:
+        for n, rec in iter_jsonl(Path(path), problems):
+            try:
+                out.append(RetestRecord.model_validate(rec))
+            except ValidationError as err:
+                if problems is not None:
+                    e = err.errors()[0]
+                    problems.append(f"{path}:{n}: unusable retest record ({e['loc']}: {e['msg']})")
+    return out
