@@ -122,7 +122,7 @@ def test_retest_floor_hand_computed() -> None:
     ]
     floor = retest_floor(recs, {"1": 30, "2": 10})
     assert floor is not None
-    assert (floor["points"], floor["pairs"], floor["flips"]) == (2, 3, 2)
+    assert (floor["contexts"], floor["pairs"], floor["flips"]) == (2, 3, 2)
     assert floor["by_round"] == {
         "1": {"pairs": 2, "flips": 2, "flip_rate": 1.0},
         "2": {"pairs": 1, "flips": 0, "flip_rate": 0.0},

@@ -215,7 +215,7 @@ def retest_floor(
             (rounds without retest pairs are left out of the weights).
 
     Returns:
-        ``points``, ``pairs``, ``flips``, ``flip_rate``, ``volatility``,
+        ``contexts`` (frozen (point, player) pairs), ``pairs``, ``flips``, ``flip_rate``, ``volatility``,
         ``flip_rate_reweighted`` and ``by_round`` (round -> ``{pairs, flips, flip_rate}``);
         ``None`` when there is no retest pair.
     """
@@ -249,7 +249,7 @@ def retest_floor(
         if total > 0:
             reweighted = sum(w[r] * rounds[r]["flip_rate"] for r in rounds) / total
     return {
-        "points": len(groups),
+        "contexts": len(groups),
         "pairs": pairs,
         "flips": flips,
         "flip_rate": flips / pairs,

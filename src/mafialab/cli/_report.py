@@ -83,7 +83,7 @@ def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
             for k in ("volatility", "volatility_pairs", "flip_rate", "flip_pairs", "flips", "return_rate", "returns"):
                 add("dynamics", group, k, v[k], v["ci95"].get(k))
         if dyn["retest"] is not None:
-            for k in ("points", "pairs", "flips", "flip_rate", "volatility", "flip_rate_reweighted"):
+            for k in ("contexts", "pairs", "flips", "flip_rate", "volatility", "flip_rate_reweighted"):
                 add("dynamics", "retest floor", k, dyn["retest"][k])
     quad = rep.get("quadrants")
     if quad is not None:
@@ -205,7 +205,7 @@ def report(
     seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
     retest: list[Path] | None = typer.Option(
-        None, "--retest", help="A `mafialab retest` output (directory or retest.jsonl) outside DIRECTORY; repeatable."
+        None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."
     ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
