@@ -35,6 +35,9 @@ SAMPLES_DIR = "samples"
 FORK_GAMES_DIR = "forks"
 """Fork game directories, ``forks/<fork id>/``."""
 
+BIFURCATION_SCHEMA_VERSION = 1
+"""Version of the bifurcation-directory format written by this mafialab."""
+
 NO_VOTE = "(no vote)"
 """Key of ``target_counts`` for samples that cast no valid vote (no name, a dead player,
 the voter itself)."""
@@ -63,7 +66,7 @@ class BifurcationHeader(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["bifurcation"] = "bifurcation"
-    schema_version: int = 1
+    schema_version: int = BIFURCATION_SCHEMA_VERSION
     experiment: str = ""
     source: str = "mafialab"
     parameters: dict[str, Any] = Field(default_factory=dict)
@@ -328,6 +331,11 @@ def _read_native(path: Path) -> Bifurcation:
         first = err.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
         raise ValueError(f"{path / BIFURCATION_FILE}: field {loc!r}: {first['msg']}") from None
+    if header.schema_version > BIFURCATION_SCHEMA_VERSION:
+        raise ValueError(
+            f"{path / BIFURCATION_FILE}: schema_version {header.schema_version} is newer than this mafialab "
+            f"reads ({BIFURCATION_SCHEMA_VERSION}); upgrade mafialab"
+        )
     points: list[BifurcationPoint] = []
     seen: set[str] = set()
     ppath = path / POINTS_FILE

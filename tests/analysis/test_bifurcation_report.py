@@ -187,6 +187,15 @@ def test_bad_inputs_name_file_and_field(experiment: Path, tmp_path: Path) -> Non
     assert res.exit_code == 2 and "not a bifurcation directory" in " ".join(res.stderr.split())
 
 
+def test_newer_bifurcation_schema_is_refused(experiment: Path, tmp_path: Path) -> None:
+    out = tmp_path / "native"
+    import_mafiascope(experiment, out)
+    header = json.loads((out / "bifurcation.json").read_text())
+    (out / "bifurcation.json").write_text(json.dumps({**header, "schema_version": 99}))
+    with pytest.raises(ValueError, match="schema_version 99 is newer"):
+        read_bifurcation(out)
+
+
 def test_torn_line_is_reported_and_skipped(experiment: Path) -> None:
     with (experiment / "fork_results.jsonl").open("a") as fh:
         fh.write('{"point_id": "p1", "variant_i')
