@@ -9,13 +9,12 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from mafialab import __version__
 from mafialab.beliefshift._annotate import player_ref
 from mafialab.beliefshift._io import AnnotationSet, content_id, sha256_file, write_jsonl
 from mafialab.beliefshift._render import RENDER_VERSION, render_history, setting_text
 from mafialab.beliefshift._schema import BenchHeader, BenchItem, ObserverContext
+from mafialab.config import ConfigError, parse_config_text
 from mafialab.engine import Elimination, Speech, derive_seed
 from mafialab.record import GameLog
 from mafialab.render import quote
@@ -41,12 +40,12 @@ def load_prompts_text(text: str, source: str) -> dict[str, str]:
     Raises:
         ValueError: Not a mapping, or a key missing / not a string (message names it).
     """
-    data = yaml.safe_load(text)
+    data = parse_config_text(text, source)
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: a prompt pack must be a YAML mapping")
+        raise ConfigError(f"{source}: (top level): a prompt pack must be a YAML mapping")
     for k in PROMPT_KEYS:
         if not isinstance(data.get(k), str):
-            raise ValueError(f"{source}: {k}: missing or not a string")
+            raise ConfigError(f"{source}: {k}: missing or not a string")
     return {k: str(data[k]) for k in PROMPT_KEYS}
 
 
