@@ -1,8 +1,8 @@
 from typer.testing import CliRunner
 
 from mafialab.cli import app
-from mafialab.models import OpenAIStub
 from mafialab.record import CALLS_FILE, iter_game_dirs, iter_jsonl, read_game
+from mafialab.testing import OpenAIStub
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 

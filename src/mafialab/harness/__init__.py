@@ -13,7 +13,6 @@ from mafialab.harness._calls import (
     preflight,
     unreachable,
 )
-from mafialab.harness._conformance import ConformanceReport, check_events, check_rules
 from mafialab.harness._play import (
     GameObserver,
     GameResult,
@@ -34,9 +33,6 @@ __all__ = [
     "ping",
     "preflight",
     "unreachable",
-    "ConformanceReport",
-    "check_events",
-    "check_rules",
     "GameObserver",
     "GameResult",
     "ReplayMismatch",

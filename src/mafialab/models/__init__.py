@@ -19,7 +19,6 @@ from mafialab.models._protocol import (
     register_backend,
     resolve_backend,
 )
-from mafialab.models._stub import OpenAIStub, schema_instance
 
 register_backend("mock", mock_factory, description="replays scripted outputs (tests)")
 register_backend(
@@ -52,7 +51,6 @@ __all__ = [
     "MockOutput",
     "ModelPool",
     "ModelSpecError",
-    "OpenAIStub",
     "Usage",
     "backend_names",
     "backend_status",
@@ -62,5 +60,4 @@ __all__ = [
     "parse_json",
     "register_backend",
     "resolve_backend",
-    "schema_instance",
 ]
