@@ -27,7 +27,7 @@ from mafialab.beliefshift import (
     build_report,
     day_messages,
     freeze,
-    load_games,
+    load_logs,
     load_models_yaml,
     load_prompts_text,
     read_all_results,
@@ -87,7 +87,7 @@ def annotate_cmd(
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
     _out_file(out)
     try:
-        games = load_games(logs)
+        games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
     if annotator == "rules":
@@ -153,7 +153,7 @@ def freeze_cmd(
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     _out_file(out)
     try:
-        games = load_games([logs])
+        games = load_logs([logs])
         ann = read_annotations(annotations)
         pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)

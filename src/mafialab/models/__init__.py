@@ -1,5 +1,6 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
+from mafialab.models._calls import CallInfo, CallSink, CallStatus
 from mafialab.models._json import parse_json
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
@@ -35,6 +36,9 @@ register_backend(
 )
 
 __all__ = [
+    "CallInfo",
+    "CallSink",
+    "CallStatus",
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_POOL",
     "LOCAL_MODELS",
