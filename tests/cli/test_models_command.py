@@ -54,8 +54,7 @@ def test_play_bad_model_option_is_clear(tmp_path):
 
 
 def test_with_model_options():
-    from mafialab.agents import parse_model_spec
-    from mafialab.cli._play import with_model_options
+    from mafialab.agents import parse_model_spec, with_model_options
 
     opts = {"base_url": "http://h:1/v1", "api_key_env": "K", "max_tokens": 9}
     assert with_model_options("scripted", opts) == "scripted"

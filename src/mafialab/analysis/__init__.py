@@ -31,7 +31,7 @@ from mafialab.analysis._parse import (
     repair_json_reference,
 )
 from mafialab.analysis._plots import write_plots
-from mafialab.analysis._report import compute_report, report
+from mafialab.analysis._report import compute_report, report, report_rows
 
 __all__ = [
     "ATTITUDES",
@@ -52,6 +52,7 @@ __all__ = [
     "bootstrap_weights",
     "cluster_bootstrap_ci",
     "compute_report",
+    "report_rows",
     "export_parquet",
     "first_order",
     "game_data",

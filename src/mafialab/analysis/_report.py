@@ -218,3 +218,51 @@ def report(root: Path, method: Method | str = "default", *, resamples: int = 100
         ValueError: On an unknown method name.
     """
     return compute_report(load_games(root), method, resamples=resamples, seed=seed)
+
+
+def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flatten a :func:`compute_report` result into rows (the ``mafialab report --format csv`` layout).
+
+    Returns:
+        One dict per number: ``section`` (``summary``, ``first_order``, ``calibration``,
+        ``second_order``, ``vote_coupling``), ``group`` (round, side, bin; may be empty),
+        ``name``, ``value``, and ``ci_lo``/``ci_hi`` (the 95 % interval, ``None`` when the
+        number has none).
+    """
+    rows: list[dict[str, Any]] = []
+
+    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
+        rows.append(
+            {
+                "section": section,
+                "group": group,
+                "name": name,
+                "value": value,
+                "ci_lo": None if ci is None else ci[0],
+                "ci_hi": None if ci is None else ci[1],
+            }
+        )
+
+    for k in ("games", "probe_records", "parsed"):
+        add("summary", "", k, rep[k])
+    for w, n in rep["winners"].items():
+        add("summary", "winners", w, n)
+    for r, v in rep["first_order"].items():
+        for k, x in v.items():
+            if k != "ci95":
+                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
+    cal = rep["calibration"]
+    for k in ("n", "ece", "brier"):
+        add("calibration", "", k, cal[k], cal["ci95"].get(k))
+    for b in cal["bins"]:
+        for k in ("n", "accuracy", "mean_confidence"):
+            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
+    for side, v in rep["second_order"].items():
+        for k, x in v.items():
+            if k != "ci95":
+                add("second_order", side, k, x, v["ci95"].get(k))
+    for side, v in rep["vote_coupling"].items():
+        for metric, x in v.items():
+            for k in ("hits", "n", "rate", "chance"):
+                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
+    return rows

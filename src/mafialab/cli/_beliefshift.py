@@ -38,7 +38,7 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import app, console, fail, progress_bar
+from mafialab.cli._app import console, fail, progress_bar
 from mafialab.models import ChatModel, ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -46,7 +46,6 @@ bs_app = typer.Typer(
     help="The Werewolf belief-shift benchmark: annotate accusations, freeze, elicit priors and shifts, report tables.",
     no_args_is_help=True,
 )
-app.add_typer(bs_app, name="beliefshift")
 
 
 def model_from_spec(spec: str) -> ChatModel:

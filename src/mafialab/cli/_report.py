@@ -12,8 +12,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import compute_report, load_games
-from mafialab.cli._app import app, console, err_console, fail
+from mafialab.analysis import compute_report, load_games, report_rows
+from mafialab.cli._app import console, err_console, fail
 from mafialab.record import LogFormatError
 
 
@@ -34,47 +34,6 @@ def _f(x: Any, digits: int = 4) -> str:
 
 def _ci(ci: list[float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report as rows ``section, group, name, value, ci_lo, ci_hi`` (the CSV format)."""
-    rows: list[dict[str, Any]] = []
-
-    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
-        rows.append(
-            {
-                "section": section,
-                "group": group,
-                "name": name,
-                "value": value,
-                "ci_lo": None if ci is None else ci[0],
-                "ci_hi": None if ci is None else ci[1],
-            }
-        )
-
-    for k in ("games", "probe_records", "parsed"):
-        add("summary", "", k, rep[k])
-    for w, n in rep["winners"].items():
-        add("summary", "winners", w, n)
-    for r, v in rep["first_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
-    cal = rep["calibration"]
-    for k in ("n", "ece", "brier"):
-        add("calibration", "", k, cal[k], cal["ci95"].get(k))
-    for b in cal["bins"]:
-        for k in ("n", "accuracy", "mean_confidence"):
-            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
-    for side, v in rep["second_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("second_order", side, k, x, v["ci95"].get(k))
-    for side, v in rep["vote_coupling"].items():
-        for metric, x in v.items():
-            for k in ("hits", "n", "rate", "chance"):
-                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
-    return rows
 
 
 def _print_tables(rep: dict[str, Any]) -> None:
@@ -129,7 +88,6 @@ def _print_tables(rep: dict[str, Any]) -> None:
     console.print(t)
 
 
-@app.command()
 def report(
     directory: Path = typer.Argument(..., help="Directory of game logs (searched recursively for game.jsonl)."),
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
@@ -149,7 +107,7 @@ def report(
     elif fmt is _Fmt.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()
-        w.writerows(flat_rows(rep))
+        w.writerows(report_rows(rep))
     else:
         _print_tables(rep)
     if plots is not None:

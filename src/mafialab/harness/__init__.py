@@ -3,6 +3,7 @@
 Sits between ``record`` and ``analysis`` in the layer order.
 """
 
+from mafialab.harness._batch import ObserverFactory, play_games
 from mafialab.harness._calls import (
     DECISION_PURPOSES,
     GATE_THRESHOLD,
@@ -25,6 +26,8 @@ from mafialab.harness._play import (
 from mafialab.harness._replay import ReplayMismatch, recorded_actions, replay, resume
 
 __all__ = [
+    "ObserverFactory",
+    "play_games",
     "DECISION_PURPOSES",
     "GATE_THRESHOLD",
     "CallRecorder",
