@@ -2,7 +2,19 @@
 
 import sys
 
-from mafialab.cli import _beliefshift, _export, _import, _judge, _models, _play, _report, _rules, _season, _view
+from mafialab.cli import (
+    _beliefshift,
+    _bifurcate,
+    _export,
+    _import,
+    _judge,
+    _models,
+    _play,
+    _report,
+    _rules,
+    _season,
+    _view,
+)
 from mafialab.cli._app import app, err_console
 
 # The command tree, registered here and nowhere else, in the order `mafialab --help` lists it.
@@ -17,6 +29,7 @@ app.add_typer(_import.import_app, name="import")
 app.command("judge")(_judge.judge)
 app.add_typer(_season.season_app, name="season")
 app.add_typer(_beliefshift.bs_app, name="beliefshift")
+app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
 
 
 def main() -> None:
