@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mafialab.agents import Renderer, load_prompt_pack, make_agent
-from mafialab.beliefshift import render_history
+from mafialab.beliefshift._render import render_history
 from mafialab.config import ConfigError
 from mafialab.engine import PUBLIC, Elimination, Imported, Speech, Vote, VoteTally, player_view
 from mafialab.harness import play_game

@@ -16,6 +16,8 @@ from mafialab.agents._prompts import (
 from mafialab.engine import Action, Decision, PlayerView, derive_seed, stream
 from mafialab.models import (
     DEFAULT_POOL,
+    CallRecord,
+    CallSink,
     ChatMessage,
     ChatModel,
     ChatRequest,
@@ -26,7 +28,6 @@ from mafialab.models import (
     backend_names,
     parse_model_spec,
 )
-from mafialab.models._calls import CallRecord, CallSink
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)

