@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 Team = Literal["town", "mafia"]
 """Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
@@ -80,6 +88,11 @@ class DayRules(_Frozen):
         vote_statement: Whether a vote carries a short public statement.
         self_vote: Whether a player may vote for (or nominate) itself.
         tie: ``"no_elimination"`` or ``"seeded"`` (drawn from the ``tie_break`` stream).
+        no_vote: Whether a day vote may end in **no vote**: an answer that names nobody
+            (target ``None``) casts no vote and is left out of the tally. MafiaScope's engine
+            does this, and also counts a vote naming a dead player or the voter as no vote
+            (agents map such answers to ``None`` when this is set). ``False``: every vote
+            names a legal target (an unusable answer is retried, then a logged fallback).
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
@@ -88,6 +101,15 @@ class DayRules(_Frozen):
     vote_statement: bool = False
     self_vote: bool = False
     tie: Literal["no_elimination", "seeded"] = "no_elimination"
+    no_vote: bool = False
+
+    @model_serializer(mode="wrap")
+    def _drop_default_no_vote(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # written only when set, so rule sets (and log headers) from before the field are unchanged
+        data: dict[str, Any] = handler(self)
+        if data.get("no_vote") is False:
+            del data["no_vote"]
+        return data
 
 
 class Lexicon(_Frozen):
@@ -225,6 +247,16 @@ MAFIASCOPE7 = RuleSet(
     lexicon=Lexicon(game="Mafia", town_team="Villagers", mafia_team="Mafia", kill="kill"),
 )
 
+MAFIASCOPE7_V2 = MAFIASCOPE7.model_copy(
+    update={
+        "version": 2,
+        "description": "MafiaScope protocol as their engine plays it: v1, but a vote naming nobody, a dead "
+        "player or the voter counts as no vote",
+        "day": MAFIASCOPE7.day.model_copy(update={"self_vote": False, "no_vote": True}),
+    }
+)
+"""``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
+
 WEREWOLF7 = RuleSet(
     name="werewolf7",
     description="Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers",
@@ -286,6 +318,10 @@ ARENA12 = RuleSet(
 )
 
 BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
+"""The default version of each built-in rule set, by name."""
+
+BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, ARENA12)}
+"""Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
 
 
 def _format_error(err: ValidationError) -> str:
@@ -311,7 +347,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
-        by_id = {r.id: r for r in BUILTIN.values()}
+        by_id = dict(BUILTIN_VERSIONS)
         parent = (BUILTIN.get(base) or by_id.get(base)) if isinstance(base, str) else None
         if parent is None:
             raise RuleSetError(
@@ -329,7 +365,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
         rs = RuleSet.model_validate(data)
     except ValidationError as err:
         raise RuleSetError(f"{source}: {_format_error(err)}") from None
-    same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
+    same_id = BUILTIN_VERSIONS.get(rs.id)
     if same_id is not None and _rules_differ(rs, same_id):
         # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
         raise RuleSetError(
@@ -358,9 +394,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     key = str(name_or_path)
     if key in BUILTIN:
         return BUILTIN[key]
-    for r in BUILTIN.values():
-        if key == r.id:
-            return r
+    if key in BUILTIN_VERSIONS:
+        return BUILTIN_VERSIONS[key]
     path = Path(key)
     if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
         raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
