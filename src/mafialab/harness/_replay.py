@@ -161,12 +161,13 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
 
 
 def _outcomes(events: Sequence[Event]) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = []
-    for ev in events:
-        if ev.kind == "elimination":
-            out.append(("elimination", ev.round, ev.seat, ev.cause))
-        elif ev.kind == "game_end":
-            out.append(("game_end", ev.winner))
+    # deaths in order, then the winner (an importer may write a last unannounced death after the end)
+    out: list[tuple[Any, ...]] = [
+        ("elimination", ev.round, ev.seat, ev.cause)  # type: ignore[union-attr]
+        for ev in events
+        if ev.kind == "elimination"
+    ]
+    out += [("game_end", ev.winner) for ev in events if ev.kind == "game_end"]  # type: ignore[union-attr]
     return out
 
 
@@ -193,7 +194,9 @@ def replay_decisions(
     rules = replay_rules(log)
     parent = getattr(h, "parent", None)
     if parent is not None and parent.prefix == "absent":
-        raise ReplayMismatch(f"{log.path}: an imported branch without its prefix (the source logged none); it cannot replay")
+        raise ReplayMismatch(
+            f"{log.path}: an imported branch without its prefix (the source logged none); it cannot replay"
+        )
     state = initial_state(log, rules)
     done: list[ReplayedDecision] = []
     if h.source == "mafialab":

@@ -93,6 +93,8 @@ class DayRules(_Frozen):
             does this, and also counts a vote naming a dead player or the voter as no vote
             (agents map such answers to ``None`` when this is set). ``False``: every vote
             names a legal target (an unusable answer is retried, then a logged fallback).
+        text_chars: Longest speech the engine accepts (characters).
+        statement_chars: Longest vote statement the engine accepts (characters).
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
@@ -102,13 +104,17 @@ class DayRules(_Frozen):
     self_vote: bool = False
     tie: Literal["no_elimination", "seeded"] = "no_elimination"
     no_vote: bool = False
+    text_chars: int = Field(default=1200, ge=20)
+    statement_chars: int = Field(default=300, ge=20)
 
     @model_serializer(mode="wrap")
-    def _drop_default_no_vote(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # written only when set, so rule sets (and log headers) from before the field are unchanged
+    def _drop_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # fields added with forks are written only when changed, so rule sets (and log headers)
+        # from before them serialise as they did
         data: dict[str, Any] = handler(self)
-        if data.get("no_vote") is False:
-            del data["no_vote"]
+        for key, default in (("no_vote", False), ("text_chars", 1200), ("statement_chars", 300)):
+            if data.get(key) == default:
+                del data[key]
         return data
 
 
@@ -251,8 +257,10 @@ MAFIASCOPE7_V2 = MAFIASCOPE7.model_copy(
     update={
         "version": 2,
         "description": "MafiaScope protocol as their engine plays it: v1, but a vote naming nobody, a dead "
-        "player or the voter counts as no vote",
-        "day": MAFIASCOPE7.day.model_copy(update={"self_vote": False, "no_vote": True}),
+        "player or the voter counts as no vote, and speeches and vote statements may be as long as theirs",
+        "day": MAFIASCOPE7.day.model_copy(
+            update={"self_vote": False, "no_vote": True, "text_chars": 4000, "statement_chars": 4000}
+        ),
     }
 )
 """``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
