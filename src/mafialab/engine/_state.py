@@ -299,9 +299,7 @@ class GameState:
         self._end("mafia" if mafia > town else "town", "round_cap")
 
     def _speak(self, seat: int, discussion: int) -> _Script:
-        d = self._decision(
-            seat, "speak", needs_text=True, discussion=discussion, max_chars=self.rules.day.text_chars
-        )
+        d = self._decision(seat, "speak", needs_text=True, discussion=discussion, max_chars=self.rules.day.text_chars)
         a = (yield [d])[d.id]
         self._emit(
             Speech,
@@ -454,7 +452,12 @@ class GameState:
         if r.vote == "public_sequential":
             for s in self.alive_seats():
                 d = self._decision(
-                    s, "vote", self._vote_options(s), needs_text=r.vote_statement, max_chars=r.statement_chars, no_vote=r.no_vote
+                    s,
+                    "vote",
+                    self._vote_options(s),
+                    needs_text=r.vote_statement,
+                    max_chars=r.statement_chars,
+                    no_vote=r.no_vote,
                 )
                 a = (yield [d])[d.id]
                 assert a.target is not None or r.no_vote
@@ -468,7 +471,12 @@ class GameState:
         else:
             ds = [
                 self._decision(
-                    s, "vote", self._vote_options(s), needs_text=r.vote_statement, max_chars=r.statement_chars, no_vote=r.no_vote
+                    s,
+                    "vote",
+                    self._vote_options(s),
+                    needs_text=r.vote_statement,
+                    max_chars=r.statement_chars,
+                    no_vote=r.no_vote,
                 )
                 for s in self.alive_seats()
             ]
