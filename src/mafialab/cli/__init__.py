@@ -5,6 +5,7 @@ import sys
 from mafialab.cli import (  # noqa: F401  (registers commands)
     _beliefshift,
     _export,
+    _fork,
     _import,
     _judge,
     _models,
