@@ -199,15 +199,18 @@ def replay_decisions(
         )
     state = initial_state(log, rules)
     done: list[ReplayedDecision] = []
+    answer: Callable[[Decision], tuple[Action, int | None]]
     if h.source == "mafialab":
         by_id = {a.decision: a for a in recorded_actions(log.events)}
         cont = parent.step if parent is not None else None
 
-        def answer(d: Decision) -> tuple[Action, int | None]:
+        def native(d: Decision) -> tuple[Action, int | None]:
             a = by_id.get(d.id)
             if a is None:
                 raise ReplayMismatch(f"{_describe(state, d)}: no recorded action")
             return a, None
+
+        answer = native
     else:
         cont = None
         answer = _imported_answers(log, state)

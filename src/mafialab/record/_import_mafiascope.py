@@ -580,7 +580,8 @@ def fork_parent(setup: dict[str, Any]) -> ParentInfo | None:
         batch = hashlib.sha256(key.encode()).hexdigest()[:8]
     replica = setup.get("replica_idx")
     if not isinstance(replica, int):
-        replica = (iv or {}).get("variant_idx") if isinstance((iv or {}).get("variant_idx"), int) else 0
+        variant = (iv or {}).get("variant_idx")
+        replica = variant if isinstance(variant, int) else 0
     return ParentInfo(
         game_id=parent,
         step=None,
