@@ -137,12 +137,18 @@ def report(
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
     seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
+    include_branches: bool = typer.Option(
+        False, "--include-branches", help="Keep forks (branches); the bootstrap then clusters on their root game."
+    ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
-        games = load_games(directory)
+        left_out: list[str] = []
+        games = load_games(directory, include_branches=include_branches, left_out=left_out)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
+    if left_out:
+        err_console.print(f"left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim")
     rep = compute_report(games, method.value, resamples=resamples, seed=seed)
     if fmt is _Fmt.json:
         sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
