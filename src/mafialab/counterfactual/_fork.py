@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from mafialab.agents import Agent, is_model_spec, make_agent, parse_model_spec
+from mafialab.agents import Agent, is_model_spec, make_agent, make_llm_agent, parse_model_spec
 from mafialab.counterfactual._steps import (
     Belief,
     ForkStep,
@@ -27,6 +27,7 @@ from mafialab.counterfactual._steps import (
 )
 from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
 from mafialab.harness import GameObserver, play_game, replay
+from mafialab.models import ModelPool
 from mafialab.record import CALLS_FILE, GAME_FILE, GameLog, ParentInfo, PriceTable, read_game, read_records
 from mafialab.rules import RuleSet, Team
 
@@ -323,7 +324,14 @@ async def run_fork(
     iv: Intervention = intervention if intervention is not None else Resample()
     step = at if isinstance(at, ForkStep) else resolve_step(fork_steps(plog), at)
     specs = branch_specs(plog, agents, seats, temperature)
-    build = build_agent or make_agent
+    pool = ModelPool()  # one backend per model for every branch (shared in-flight limit, one client)
+
+    def default_build(spec: str, seat: int, rules: RuleSet, cseed: int) -> Agent:
+        if is_model_spec(spec):
+            return make_llm_agent(spec, seat, rules, cseed, pool=pool)
+        return make_agent(spec, seat, rules, cseed)
+
+    build = build_agent or default_build
     pid = plog.header.game_id
     batch = batch_id(pid, step.id, iv, seed)
     root = _root(plog)
