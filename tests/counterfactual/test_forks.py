@@ -325,3 +325,26 @@ def test_replica_action_is_legal_after_inject_under_v2() -> None:
     d = next(x for x in state.pending() if x.kind == "vote")
     a = injected_action(state, d, Inject(target=state.names[d.seat], text="me"))
     assert a.target is None
+
+
+def test_probed_branch_keeps_the_parents_prefix_probes(tmp_path: Path) -> None:
+    from mafialab.probes import make_probe_observer
+
+    rules, seed = WEREWOLF7, 4
+    agents = [make_agent("scripted", s, rules, seed) for s in range(rules.n_seats)]
+    obs = make_probe_observer("suspicion", agents, rules, seed, out=tmp_path / "runs")
+    assert obs is not None
+    res = asyncio.run(play_game(rules, agents, seed, out=tmp_path / "runs", observers=[obs]))
+    assert res.path is not None
+    plog = read_game(res.path)
+    step = next(s for s in fork_steps(plog) if s.round == 2 and s.kind == "speak")
+    batch = asyncio.run(run_fork(res.path, step.id, Resample(), probes="suspicion", out=tmp_path / "f"))
+    prefix_len = len(replay(plog, upto=step.id).events)
+    assert batch.branches[0].path is not None
+    parent_probes = [r for r in read_records(res.path / "probes.jsonl") if r["after_seq"] <= prefix_len]
+    branch_probes = read_records(batch.branches[0].path / "probes.jsonl")
+    assert parent_probes and len(branch_probes) > len(parent_probes)
+    head = branch_probes[: len(parent_probes)]
+    assert [r["answer_raw"] for r in head] == [r["answer_raw"] for r in parent_probes]
+    assert {r["game_id"] for r in branch_probes} == {batch.branches[0].game_id}
+    assert all(r["after_seq"] > prefix_len for r in branch_probes[len(parent_probes) :])

@@ -28,7 +28,16 @@ from mafialab.counterfactual._steps import (
 from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
 from mafialab.harness import GameObserver, play_game, replay
 from mafialab.models import ModelPool
-from mafialab.record import CALLS_FILE, GAME_FILE, GameLog, ParentInfo, PriceTable, read_game, read_records
+from mafialab.record import (
+    CALLS_FILE,
+    GAME_FILE,
+    PROBES_FILE,
+    GameLog,
+    ParentInfo,
+    PriceTable,
+    read_game,
+    read_records,
+)
 from mafialab.rules import RuleSet, Team
 
 log = logging.getLogger(__name__)
@@ -156,6 +165,30 @@ def branch_specs(
             raise ValueError(f"--seat: seat {seat} out of range 0..{len(specs) - 1}")
         specs[seat] = spec
     return [_with_temperature(s, temperature) for s in specs]
+
+
+def _copy_prefix_probes(plog: GameLog, path: Path, game_id: str, prefix_len: int) -> int:
+    """Put the parent's probe records of the prefix (``after_seq`` within it) first in the branch's ``probes.jsonl``.
+
+    The belief trajectory of a branch then starts where the parent's did. Returns the
+    number of records copied (0 when the parent was not probed).
+    """
+    src = plog.path / PROBES_FILE
+    if not src.is_file():
+        return 0
+    head = [
+        {**r, "game_id": game_id}
+        for r in read_records(src)
+        if r.get("kind") == "probe" and int(r.get("after_seq") or 0) <= prefix_len
+    ]
+    if not head:
+        return 0
+    dst = path / PROBES_FILE
+    tail = dst.read_text(encoding="utf-8") if dst.is_file() else ""
+    tmp = dst.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in head) + tail, encoding="utf-8")
+    tmp.replace(dst)
+    return len(head)
 
 
 def _root(log_: GameLog) -> str:
@@ -384,6 +417,8 @@ async def run_fork(
                 prefix=prefix,
                 parent=info,
             )
+            if res.path is not None and plog.header.source == "mafialab":
+                _copy_prefix_probes(plog, res.path, gid, len(prefix))
             return Branch(
                 game_id=gid,
                 replica=replica,
