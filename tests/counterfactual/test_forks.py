@@ -348,3 +348,22 @@ def test_probed_branch_keeps_the_parents_prefix_probes(tmp_path: Path) -> None:
     assert [r["answer_raw"] for r in head] == [r["answer_raw"] for r in parent_probes]
     assert {r["game_id"] for r in branch_probes} == {batch.branches[0].game_id}
     assert all(r["after_seq"] > prefix_len for r in branch_probes[len(parent_probes) :])
+
+
+def test_dry_run_estimate_from_the_parents_calls(tmp_path: Path) -> None:
+    from mafialab.counterfactual import estimate_fork
+    from mafialab.record import Price, PriceTable
+    from tests.llm_helpers import llm_agents
+
+    rules = MAFIASCOPE7_V2
+    agents, _ = llm_agents(rules, 5)
+    prices = PriceTable(prices={"mock/*": Price(input=1.0, output=2.0)})
+    res = asyncio.run(play_game(rules, agents, 5, out=tmp_path / "runs", prices=prices))
+    assert res.path is not None
+    calls = read_records(res.path / "calls.jsonl")
+    step = _first_vote(res.path)
+    after = [c for c in calls if c.get("decision") is not None and c["decision"] >= step.id]
+    est = estimate_fork(res.path, step.id, n=4)
+    assert est.calls_per_branch == len(after) > 0 and est.calls == 4 * len(after)
+    priced = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
+    assert est.cost_usd == pytest.approx(sum(priced) / len(priced) * len(after) * 4)

@@ -149,6 +149,7 @@ def run_cmd(
                 f"{iv.type}: {n} branch(es), about {est.calls:.0f} model call(s) "
                 f"({est.calls_per_branch:.1f} per branch), estimated cost {cost}. Basis: {est.basis}.",
                 highlight=False,
+                soft_wrap=True,
             )
             return
         table = load_prices(prices) if prices is not None else PriceTable()
