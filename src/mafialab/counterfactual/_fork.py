@@ -356,6 +356,7 @@ async def run_fork(
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     iv: Intervention = intervention if intervention is not None else Resample()
     step = at if isinstance(at, ForkStep) else resolve_step(fork_steps(plog), at)
+    prepare(plog, step, iv, 0)  # refuse a step that does not replay or a misfit intervention up front
     specs = branch_specs(plog, agents, seats, temperature)
     pool = ModelPool()  # one backend per model for every branch (shared in-flight limit, one client)
 
