@@ -367,3 +367,15 @@ def test_dry_run_estimate_from_the_parents_calls(tmp_path: Path) -> None:
     assert est.calls_per_branch == len(after) > 0 and est.calls == 4 * len(after)
     priced = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
     assert est.cost_usd == pytest.approx(sum(priced) / len(priced) * len(after) * 4)
+
+
+def test_step_after_a_mafiascope_fork_point(tmp_path: Path) -> None:
+    from mafialab.counterfactual import step_after_message
+
+    ilog = read_game(_fixture_game(tmp_path))
+    steps = fork_steps(ilog)
+    vote = next(s for s in steps if s.kind == "vote")
+    assert vote.source_index is not None
+    assert step_after_message(steps, vote.round, vote.source_index - 1, kind="vote") == vote
+    with pytest.raises(ValueError, match="no replayable vote"):
+        step_after_message(steps, 99, 0, kind="vote")

@@ -50,6 +50,7 @@ from mafialab.counterfactual._steps import (
     intervention_from,
     parse_vote_text,
     resolve_step,
+    step_after_message,
 )
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "read_batches",
     "resolve_step",
     "run_fork",
+    "step_after_message",
     "sweep",
     "wilson_interval",
 ]

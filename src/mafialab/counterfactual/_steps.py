@@ -124,6 +124,23 @@ def resolve_step(steps: list[ForkStep], step: str | int) -> ForkStep:
     return found
 
 
+def step_after_message(steps: list[ForkStep], round: int, msg_seq: int, kind: str | None = None) -> ForkStep:
+    """The first step after public message ``msg_seq`` of ``round`` in an imported game.
+
+    MafiaScope names a fork point ``[round, seq of the last public message before it]``; the
+    step forked is the next recorded turn (``source_index > msg_seq``) of that round, of
+    ``kind`` if given (e.g. ``"vote"``).
+
+    Raises:
+        ValueError: No such step (the game is not imported, or does not replay that far).
+    """
+    for s in steps:
+        after = s.round == round and s.source_index is not None and s.source_index > msg_seq
+        if after and (kind is None or s.kind == kind):
+            return s
+    raise ValueError(f"fork point [{round}, {msg_seq}]: no replayable {kind or 'step'} after that message")
+
+
 class _Intervention(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
