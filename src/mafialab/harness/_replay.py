@@ -24,8 +24,9 @@ from mafialab.record import GameLog
 from mafialab.rules import MAFIASCOPE7_V2, RuleSet
 
 _ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote")
-_KILL = re.compile(r"ACTION:\s*\**\s*Kill\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
-_PROTECT = re.compile(r"ACTION:\s*\**\s*Protect\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+# MafiaScope's night action lines, English and Russian prompts (seat names are Latin in both)
+_KILL = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Kill|Убить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+_PROTECT = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Protect|Защитить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
 
 
 class ReplayMismatch(RuntimeError):

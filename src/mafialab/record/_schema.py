@@ -20,7 +20,7 @@ from pydantic import (
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the game-log schema written by this mafialab. Bumped on incompatible change."""
 
 
