@@ -379,3 +379,21 @@ def test_step_after_a_mafiascope_fork_point(tmp_path: Path) -> None:
     assert step_after_message(steps, vote.round, vote.source_index - 1, kind="vote") == vote
     with pytest.raises(ValueError, match="no replayable vote"):
         step_after_message(steps, 99, 0, kind="vote")
+
+
+def test_a_branch_forks_again_and_replays(parent: Path, tmp_path: Path) -> None:
+    step = _first_vote(parent)
+    first = asyncio.run(run_fork(parent, step.id, Resample(), out=tmp_path / "f1"))
+    child = first.branches[0].path
+    assert child is not None
+    later = next(s for s in fork_steps(read_game(child)) if s.id > step.id + 1)
+    second = asyncio.run(run_fork(child, later.id, Resample(), n=2, out=tmp_path / "f2"))
+    for b in second.branches:
+        assert b.path is not None
+        g = read_game(b.path)
+        assert g.game_id.startswith(first.branches[0].game_id + "~")
+        assert g.header.parent is not None and g.header.parent.root == read_game(parent).game_id
+        assert replay(g).winner == b.winner
+        # the grandchild's prefix is the child's events up to the later step
+        n = len(replay(read_game(child), upto=later.id).events)
+        assert _records(b.path)[1 : 1 + n] == _records(child)[1 : 1 + n]
