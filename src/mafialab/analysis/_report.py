@@ -132,14 +132,18 @@ def compute_report(
     tb_games = [transcript_baselines(g, m) for g in used]
     counts = [parse_counts(g, m) for g in used]
 
+    def by_cluster(per_game: np.ndarray) -> np.ndarray:
+        # rows per game -> rows per root game (sums), the unit the bootstrap resamples
+        if len(roots) == per_game.shape[0]:
+            return per_game
+        x = np.zeros((len(roots), *per_game.shape[1:]))
+        np.add.at(x, cluster, per_game)
+        return x
+
     def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
         if n_games == 0:
             return None
-        x = per_game
-        if len(roots) < n_games:
-            x = np.zeros((len(roots), *per_game.shape[1:]))
-            np.add.at(x, cluster, per_game)
-        return _ci(cluster_bootstrap_ci(x, stat, weights=weights))
+        return _ci(cluster_bootstrap_ci(by_cluster(per_game), stat, weights=weights))
 
     # F1
     rounds = sorted({r for pr, _ in f1_games for r in pr})
@@ -247,9 +251,10 @@ def compute_report(
     dyn_games = [belief_dynamics(g, m) for g in used]
 
     def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
-        if per_game.shape[0] < 2:
+        x = by_cluster(per_game)
+        if x.shape[0] < 2:
             return None
-        return _ci(cluster_bootstrap_ci(per_game, _ratio(num, den), weights=weights))
+        return _ci(cluster_bootstrap_ci(x, _ratio(num, den), weights=weights))
 
     def dyn_group(key: tuple[str, str]) -> dict[str, Any]:
         x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
