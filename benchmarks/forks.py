@@ -25,9 +25,10 @@ from pathlib import Path
 from mafialab.agents import make_llm_agent
 from mafialab.counterfactual import Resample, fork_steps, run_fork
 from mafialab.harness import play_game
-from mafialab.models import ModelPool, OpenAIStub
+from mafialab.models import ModelPool
 from mafialab.record import read_game
 from mafialab.rules import load_rules
+from mafialab.testing import OpenAIStub
 
 
 async def main() -> None:

@@ -8,9 +8,9 @@ import pytest
 
 from mafialab.agents import LLMAgent
 from mafialab.engine import Action, GameState, Invalid, Vote, VoteTally
-from mafialab.harness import check_events, check_rules
 from mafialab.models import MockModel
 from mafialab.rules import MAFIASCOPE7, MAFIASCOPE7_V2, load_rules
+from mafialab.testing import check_events, check_rules
 
 
 def _to_first_vote(state: GameState) -> None:

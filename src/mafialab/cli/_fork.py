@@ -11,7 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import console, fail
 from mafialab.counterfactual import (
     Belief,
     Inject,
@@ -29,7 +29,6 @@ from mafialab.harness import PreflightError, ReplayMismatch
 from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
 
 fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
-app.add_typer(fork_app, name="fork")
 
 
 def _seat(text: str, names: list[str], what: str) -> int:

@@ -3,6 +3,7 @@
 Sits between ``record`` and ``analysis`` in the layer order.
 """
 
+from mafialab.harness._batch import ObserverFactory, play_games
 from mafialab.harness._calls import (
     DECISION_PURPOSES,
     GATE_THRESHOLD,
@@ -13,7 +14,6 @@ from mafialab.harness._calls import (
     preflight,
     unreachable,
 )
-from mafialab.harness._conformance import ConformanceReport, check_events, check_rules
 from mafialab.harness._play import (
     GameObserver,
     GameResult,
@@ -35,6 +35,8 @@ from mafialab.harness._replay import (
 )
 
 __all__ = [
+    "ObserverFactory",
+    "play_games",
     "DECISION_PURPOSES",
     "GATE_THRESHOLD",
     "CallRecorder",
@@ -43,9 +45,6 @@ __all__ = [
     "ping",
     "preflight",
     "unreachable",
-    "ConformanceReport",
-    "check_events",
-    "check_rules",
     "GameObserver",
     "GameResult",
     "ReplayMismatch",
