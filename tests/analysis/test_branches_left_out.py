@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mafialab.agents import make_agent
 from mafialab.analysis import compute_report, load_games
-from mafialab.beliefshift import load_games as bs_load_games
+from mafialab.beliefshift import load_logs as bs_load_games
 from mafialab.counterfactual import Resample, fork_steps, run_fork
 from mafialab.harness import play_game
 from mafialab.record import read_game

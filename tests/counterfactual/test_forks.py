@@ -12,9 +12,9 @@ import pytest
 
 from mafialab.agents import LLMAgent, make_agent
 from mafialab.counterfactual import (
-    Belief,
     Inject,
     Night,
+    PrivateBelief,
     Resample,
     compare_batches,
     fork_steps,
@@ -148,7 +148,7 @@ def test_belief_reaches_only_its_seat(parent: Path, tmp_path: Path) -> None:
 
     seat = 2
     batch = asyncio.run(
-        run_fork(parent, step.id, Belief(seat=seat, text=secret), out=tmp_path / "f", build_agent=build)
+        run_fork(parent, step.id, PrivateBelief(seat=seat, text=secret), out=tmp_path / "f", build_agent=build)
     )
     assert model.requests, "the continuation called the model"
     seen = {int(r.meta["seat"]): False for r in model.requests}

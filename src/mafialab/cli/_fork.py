@@ -13,10 +13,10 @@ from rich.table import Table
 
 from mafialab.cli._app import console, fail
 from mafialab.counterfactual import (
-    Belief,
     Inject,
     Intervention,
     Night,
+    PrivateBelief,
     Resample,
     compare_batches,
     estimate_fork,
@@ -68,7 +68,7 @@ def parse_intervention(
         seat, sep, text = belief.partition("=")
         if not sep or not text.strip():
             raise ValueError(f"--belief: expected SEAT=TEXT, got {belief!r}")
-        return Belief(seat=_seat(seat, names, "--belief"), text=text.strip())
+        return PrivateBelief(seat=_seat(seat, names, "--belief"), text=text.strip())
     if night is not None:
         seat, sep, target = night.partition("=")
         if not sep:

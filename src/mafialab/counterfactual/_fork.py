@@ -13,11 +13,11 @@ from urllib.parse import urlencode
 
 from mafialab.agents import Agent, is_model_spec, make_agent, make_llm_agent, parse_model_spec
 from mafialab.counterfactual._steps import (
-    Belief,
     ForkStep,
     Inject,
     Intervention,
     Night,
+    PrivateBelief,
     Resample,
     batch_id,
     branch_id,
@@ -268,7 +268,7 @@ def prepare(parent: GameLog, step: ForkStep, iv: Intervention, cseed: int) -> tu
                 raise ValueError(f"--night: {what} {s} out of range 0..{state.n_seats - 1}")
         if d.seat == iv.seat and d.kind in ("kill", "protect", "investigate") and iv.target not in d.options:
             raise ValueError(f"--night: target {state.names[iv.target]} is not a legal {d.kind} target at step {d.id}")
-    elif isinstance(iv, Belief):
+    elif isinstance(iv, PrivateBelief):
         if not 0 <= iv.seat < state.n_seats:
             raise ValueError(f"--belief: seat {iv.seat} out of range 0..{state.n_seats - 1}")
         state.add_private_note(iv.seat, iv.text)
@@ -323,7 +323,7 @@ async def run_fork(
         parent: The parent game directory (or its log): a native game, a branch, or an
             imported MafiaScope game whose actions replay under ``mafiascope7-v2``.
         at: The fork step: a decision id, ``round:phase:index`` or a :class:`ForkStep`.
-        intervention: :class:`Inject`, :class:`Resample` (default), :class:`Belief` or
+        intervention: :class:`Inject`, :class:`Resample` (default), :class:`PrivateBelief` or
             :class:`Night`.
         n: Number of replicas (>= 1).
         seed: The command's seed (part of the batch id and every continuation seed).

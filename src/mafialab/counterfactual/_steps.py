@@ -172,7 +172,7 @@ class Inject(_Intervention):
     no_vote: bool = False
 
 
-class Belief(_Intervention):
+class PrivateBelief(_Intervention):
     """Add a private line to one seat's context from the fork step on (only that seat sees it).
 
     Attributes:
@@ -198,7 +198,7 @@ class Night(_Intervention):
     target: int = Field(ge=0)
 
 
-Intervention = Annotated[Resample | Inject | Belief | Night, Field(discriminator="type")]
+Intervention = Annotated[Resample | Inject | PrivateBelief | Night, Field(discriminator="type")]
 """One intervention at a fork step, discriminated by ``type``."""
 
 INTERVENTION_ADAPTER: TypeAdapter[Intervention] = TypeAdapter(Intervention)
