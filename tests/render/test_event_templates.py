@@ -198,3 +198,33 @@ if __name__ == "__main__":  # regenerate after a deliberate change of the templa
         encoding="utf-8",
     )
     print(f"wrote {GOLDEN}", file=sys.stderr)
+
+
+def test_no_vote_and_private_note_read_in_every_style() -> None:
+    # added after the renderers became one: templates only (en.yaml), no renderer code
+    from mafialab.engine import PrivateNote
+
+    t = load_event_templates()
+    no_vote = Vote(seq=8, round=2, phase="day", visibility=PUBLIC, stage="vote", seat=1, target=None, decision=3)
+    said = no_vote.model_copy(update={"statement": "pass"})
+    note = PrivateNote(seq=9, round=2, phase="day", visibility={"seats": (1,)}, seat=1, text="B is lying")
+    got = {
+        style: [
+            None
+            if (ln := EventRenderer(getattr(t, style), WEREWOLF7.lexicon, NAMES, 1).render(ev)) is None
+            else ln.text
+            for ev in (no_vote, said, note)
+        ]
+        for style in STYLES
+    }
+    assert got["prompt"] == [
+        "Bailey casts no vote.",
+        'Bailey casts no vote: "pass"',
+        '[private note, round 2] "B is lying"',
+    ]
+    assert got["history"][:2] == [
+        "[day 2] Bailey votes for nobody (no vote).",
+        '[day 2] Bailey votes for nobody (no vote): "pass"',
+    ]
+    assert got["transcript"][:2] == ["[D2 vote] Bailey → no vote", '[D2 vote] Bailey → no vote: "pass"']
+    assert got["viewer"][2] == '[private note for Bailey] "B is lying"'
