@@ -181,7 +181,8 @@ def test_every_style_covers_the_kinds_it_must() -> None:
     t = load_event_templates()
     assert set(STYLES) == {"prompt", "history", "transcript", "viewer"}
     assert set(t.viewer.kinds) == set(EVENT_KINDS)  # the viewer shows every event
-    assert set(EVENT_KINDS) - set(t.transcript.kinds) == {"seating", "role_assigned", "team_revealed"}  # the roster
+    # the judge reads the roster instead of seating/roles, and never a fork's injected private note
+    assert set(EVENT_KINDS) - set(t.transcript.kinds) == {"seating", "role_assigned", "team_revealed", "private_note"}
 
 
 def test_viewer_exports_the_templates() -> None:
