@@ -133,6 +133,7 @@ class GameData:
         winner: Winning team id, or ``None`` if unfinished.
         family: Game family (``"mafia"``, or the source's ``game_type``).
         problems: Unreadable lines met while loading.
+        agents: Agent spec or model label per name (the roster's ``agent``).
         calls: ``calls.jsonl`` lines, or ``None`` when the game has no such file (imported
             games, games of scripted agents only).
         agent_turns: Agents' turns in ``game.jsonl``: events answering a decision (speech,
@@ -158,6 +159,7 @@ class GameData:
     winner: str | None = None
     family: str = "mafia"
     problems: list[str] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)
     calls: list[Call] | None = None
     agent_turns: int = 0
 
@@ -221,6 +223,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         winner=log_.winner,
         family=str(h.meta.get("game_type") or "mafia"),
         problems=list(log_.problems),
+        agents={s.name: s.agent for s in h.roster},
     )
     for ev in log_.events:
         if getattr(ev, "decision", None) is not None or (
