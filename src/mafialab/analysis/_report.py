@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
 from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci
 from mafialab.analysis._data import GameData, load_games
+from mafialab.analysis._instrument import instrument
 from mafialab.analysis._metrics import (
     F1_FIELDS,
     F3_FIELDS,
@@ -66,6 +68,12 @@ def _majority(x: np.ndarray) -> np.ndarray:
     return np.where(n > 0, x[..., 2:5].max(axis=-1) / np.where(n > 0, n, 1), np.nan)
 
 
+def _diff(x: np.ndarray) -> np.ndarray:
+    """Probe top-1 rate minus baseline rate on common votes: (probe_hits - baseline_hits) / n."""
+    n = x[..., 0]
+    return np.where(n > 0, (x[..., 1] - x[..., 2]) / np.where(n > 0, n, 1), np.nan)
+
+
 def compute_report(
     games: Sequence[GameData],
     method: Method | str = "default",
@@ -89,8 +97,11 @@ def compute_report(
     Returns:
         A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
         ``winners``, ``probe_records``, ``parsed``, ``first_order``, ``calibration``,
-        ``second_order``, ``vote_coupling`` (plus ``method``, ``resamples``, ``seed``,
-        ``skipped``). Rates whose denominator is 0 are ``null``; intervals that cannot be
+        ``second_order``, ``vote_coupling`` (with the transcript ``baselines`` and the probe's
+        ``increment`` over them per voter side: :func:`mafialab.analysis.transcript_baselines`),
+        ``instrument`` (calls, tokens and the fate of probe answers, per game and pooled:
+        :func:`mafialab.analysis.instrument`), plus ``method``, ``resamples``, ``seed``,
+        ``skipped``. Rates whose denominator is 0 are ``null``; intervals that cannot be
         computed are ``null``.
 
     Raises:
@@ -105,6 +116,7 @@ def compute_report(
     f1_games = [first_order(g, m) for g in used]
     f3_games = [second_order(g, m) for g in used]
     f4_games = [vote_coupling(g, m) for g in used]
+    tb_games = [transcript_baselines(g, m) for g in used]
     counts = [parse_counts(g, m) for g in used]
 
     def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
@@ -192,6 +204,28 @@ def compute_report(
                 "chance": _val(_ratio(2, 1)(tot)),
                 "ci95": ci(x, rate),
             }
+        baselines: dict[str, Any] = {}
+        increment: dict[str, Any] = {}
+        for pred in PREDICTORS:
+            x = np.array([b[(side, pred)] for b, _ in tb_games]) if tb_games else np.zeros((0, 2))
+            tot = x.sum(axis=0) if n_games else np.zeros(2)
+            rate = _ratio(0, 1)
+            baselines[pred] = {"hits": int(tot[0]), "n": int(tot[1]), "rate": _val(rate(tot)), "ci95": ci(x, rate)}
+            x = np.array([i[(side, pred)] for _, i in tb_games]) if tb_games else np.zeros((0, 5))
+            tot = x.sum(axis=0) if n_games else np.zeros(5)
+            b, c = int(tot[3]), int(tot[4])
+            increment[pred] = {
+                "n": int(tot[0]),
+                "probe_hits": int(tot[1]),
+                "baseline_hits": int(tot[2]),
+                "b": b,
+                "c": c,
+                "mcnemar_p": mcnemar_exact(b, c),
+                "diff": _val(_diff(tot)),
+                "diff_ci95": ci(x, _diff),
+            }
+        coupling[side]["baselines"] = baselines
+        coupling[side]["increment"] = increment
     winners = Counter(g.winner or "unfinished" for g in used)
     return {
         "method": m.name,
@@ -206,6 +240,7 @@ def compute_report(
         "calibration": calibration,
         "second_order": second,
         "vote_coupling": coupling,
+        "instrument": instrument(used, m),
     }
 
 

