@@ -6,10 +6,11 @@ import pytest
 
 from mafialab.agents import make_agent
 from mafialab.harness import PreflightError, play_game
-from mafialab.models import ChatMessage, ChatRequest, ModelSpecError, OpenAIStub, get_model
+from mafialab.models import ChatMessage, ChatRequest, ModelSpecError, get_model
 from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, PROMPT_SCHEMA_NOTE, get_dialect, next_dialect
 from mafialab.record import CALLS_FILE, iter_jsonl, read_game
 from mafialab.rules import WEREWOLF7
+from mafialab.testing import OpenAIStub
 
 SCHEMA = {
     "type": "object",

@@ -13,8 +13,27 @@ from mafialab.analysis._baselines import (
     transcript_baselines,
     transcript_predictions,
 )
+from mafialab.analysis._bifurcation import (
+    BLOCK_FIELDS,
+    POINT_FIELDS,
+    bifurcation_report,
+    blocks_csv_rows,
+    fmt_rate,
+    modal_concentration,
+    report_bifurcation,
+    valid_target,
+)
 from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
+from mafialab.analysis._dynamics import (
+    SuspicionVector,
+    belief_dynamics,
+    l1_common_support,
+    retest_floor,
+    suspicion_series,
+    suspicion_vector,
+    vector_from_answer,
+)
 from mafialab.analysis._export import EVENT_COLUMNS, TGN_COLUMNS, belief_edges, export_parquet, log_tables
 from mafialab.analysis._instrument import LOSS_CAUSES, instrument
 from mafialab.analysis._metrics import (
@@ -41,9 +60,30 @@ from mafialab.analysis._parse import (
     repair_json_reference,
 )
 from mafialab.analysis._plots import write_plots
-from mafialab.analysis._report import compute_report, report
+from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_of, vote_quadrants
+from mafialab.analysis._report import compute_report, find_retests, report, report_rows
 
 __all__ = [
+    "QUADRANT_NAMES",
+    "SuspicionVector",
+    "VoteQuadrant",
+    "belief_dynamics",
+    "find_retests",
+    "l1_common_support",
+    "quadrant_of",
+    "retest_floor",
+    "suspicion_series",
+    "suspicion_vector",
+    "vector_from_answer",
+    "vote_quadrants",
+    "BLOCK_FIELDS",
+    "POINT_FIELDS",
+    "bifurcation_report",
+    "blocks_csv_rows",
+    "fmt_rate",
+    "modal_concentration",
+    "report_bifurcation",
+    "valid_target",
     "ATTITUDES",
     "LOSS_CAUSES",
     "PREDICTORS",
@@ -65,6 +105,7 @@ __all__ = [
     "bootstrap_weights",
     "cluster_bootstrap_ci",
     "compute_report",
+    "report_rows",
     "export_parquet",
     "first_order",
     "game_data",

@@ -27,7 +27,7 @@ from mafialab.beliefshift import (
     build_report,
     day_messages,
     freeze,
-    load_games,
+    load_logs,
     load_models_yaml,
     load_prompts_text,
     read_all_results,
@@ -38,7 +38,7 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import app, console, fail, progress_bar
+from mafialab.cli._app import console, fail, progress_bar
 from mafialab.models import ChatModel, ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -46,7 +46,6 @@ bs_app = typer.Typer(
     help="The Werewolf belief-shift benchmark: annotate accusations, freeze, elicit priors and shifts, report tables.",
     no_args_is_help=True,
 )
-app.add_typer(bs_app, name="beliefshift")
 
 
 def model_from_spec(spec: str) -> ChatModel:
@@ -87,7 +86,7 @@ def annotate_cmd(
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
     _out_file(out)
     try:
-        games = load_games(logs)
+        games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
     if annotator == "rules":
@@ -149,11 +148,12 @@ def freeze_cmd(
     observers: int = typer.Option(2, "--observers", min=1, help="Observers per message (fewer if fewer eligible)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the observer draws (recorded)."),
     prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
+    include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     _out_file(out)
     try:
-        games = load_games([logs])
+        games = load_logs([logs], include_branches=include_branches)
         ann = read_annotations(annotations)
         pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)

@@ -12,9 +12,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import compute_report, load_games
-from mafialab.cli._app import app, console, err_console, fail
-from mafialab.record import LogFormatError
+from mafialab.analysis import compute_report, find_retests, load_games, report_rows
+from mafialab.cli._app import console, err_console, fail
+from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
 
 class _Fmt(StrEnum):
@@ -38,67 +38,6 @@ def _f(x: Any, digits: int = 4) -> str:
 
 def _ci(ci: list[float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report as rows ``section, group, name, value, ci_lo, ci_hi`` (the CSV format)."""
-    rows: list[dict[str, Any]] = []
-
-    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
-        rows.append(
-            {
-                "section": section,
-                "group": group,
-                "name": name,
-                "value": value,
-                "ci_lo": None if ci is None else ci[0],
-                "ci_hi": None if ci is None else ci[1],
-            }
-        )
-
-    for k in ("games", "probe_records", "parsed"):
-        add("summary", "", k, rep[k])
-    for w, n in rep["winners"].items():
-        add("summary", "winners", w, n)
-    for r, v in rep["first_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
-    cal = rep["calibration"]
-    for k in ("n", "ece", "brier"):
-        add("calibration", "", k, cal[k], cal["ci95"].get(k))
-    for b in cal["bins"]:
-        for k in ("n", "accuracy", "mean_confidence"):
-            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
-    for side, v in rep["second_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("second_order", side, k, x, v["ci95"].get(k))
-    for side, v in rep["vote_coupling"].items():
-        for metric, x in v.items():
-            if metric in _F4_EXTRA:
-                continue
-            for k in ("hits", "n", "rate", "chance"):
-                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
-        for pred, x in v.get("baselines", {}).items():
-            for k in ("hits", "n", "rate"):
-                add("vote_coupling", f"{side} baseline {pred}", k, x[k], x["ci95"] if k == "rate" else None)
-        for pred, x in v.get("increment", {}).items():
-            for k in ("n", "probe_hits", "baseline_hits", "b", "c", "mcnemar_p", "diff"):
-                add("vote_coupling", f"{side} increment {pred}", k, x[k], x["diff_ci95"] if k == "diff" else None)
-    ins = rep.get("instrument")
-    if ins:
-        for row in [{"game_id": "pooled", **ins["pooled"]}, *ins["games"]]:
-            for k in ("game_calls", "probe_calls", "multiplier"):
-                add("instrument", row["game_id"], k, row[k])
-            for part, tok in row["tokens"].items():
-                for k in ("prompt", "completion"):
-                    add("instrument", row["game_id"], f"{part}_{k}_tokens", None if tok is None else tok[k])
-            for k, x in row["probe_answers"].items():
-                add("instrument", row["game_id"], f"answers_{k}", x)
-            for k, x in row["lost"].items():
-                add("instrument", row["game_id"], f"lost_{k}", x)
-    return rows
 
 
 def _tok(t: dict[str, int] | None) -> str:
@@ -188,9 +127,57 @@ def _print_tables(rep: dict[str, Any]) -> None:
     console.print(t)
     if rep.get("instrument"):
         _print_instrument(rep["instrument"])
+    _print_dynamics(rep)
 
 
-@app.command()
+def _print_dynamics(rep: dict[str, Any]) -> None:
+    dyn, quad = rep.get("dynamics"), rep.get("quadrants")
+    if dyn is not None and dyn["volatility_pairs"]:
+        floor = dyn["retest"]
+        t = Table("group", "volatility (pairs)", "95% CI", "top-suspect flips (pairs)", "95% CI",
+                  "retest floor", "return rate (flips)", title="Belief dynamics (suspicion rankings)")  # fmt: skip
+        groups = [("all", dyn)]
+        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
+        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
+        for name, v in groups:
+            if name == "all":
+                fl = "-" if floor is None else f"{_f(floor['flip_rate'])} ({floor['pairs']})"
+            elif name.startswith("round ") and floor is not None and name[6:] in floor["by_round"]:
+                r = floor["by_round"][name[6:]]
+                fl = f"{_f(r['flip_rate'])} ({r['pairs']})"
+            else:
+                fl = ""
+            t.add_row(
+                name,
+                f"{_f(v['volatility'])} ({v['volatility_pairs']})",
+                _ci(v["ci95"]["volatility"]),
+                f"{_f(v['flip_rate'])} ({v['flip_pairs']})",
+                _ci(v["ci95"]["flip_rate"]),
+                fl,
+                f"{_f(v['return_rate'])} ({v['flips']})",
+            )
+        console.print(t)
+        if floor is not None and floor["flip_rate_reweighted"] is not None:
+            console.print(
+                f"retest floor reweighted to the observed pairs per round: {_f(floor['flip_rate_reweighted'])} "
+                f"(observed {_f(dyn['flip_rate'])})"
+            )
+    if quad is not None and quad["votes"]:
+        t = Table("voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck",
+                  title="Innocent day votes by quadrant (assessment right? x move good?)")  # fmt: skip
+        for name, v in [("all", quad), *quad["by_model"].items()]:
+            t.add_row(
+                name,
+                str(v["votes"]),
+                str(v["assessed"]),
+                *[
+                    f"{v[q]['n']} ({_f(v[q]['share'], 2)})"
+                    for q in ("correct_good", "policy_gap", "perception_gap", "luck")
+                ],
+            )
+        console.print(t)
+
+
 def report(
     directory: Path = typer.Argument(..., help="Directory of game logs (searched recursively for game.jsonl)."),
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
@@ -198,19 +185,33 @@ def report(
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
     seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
+    retest: list[Path] | None = typer.Option(
+        None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."
+    ),
+    include_branches: bool = typer.Option(
+        False, "--include-branches", help="Keep forks (branches); the bootstrap then clusters on their root game."
+    ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
-        games = load_games(directory)
+        left_out: list[str] = []
+        games = load_games(directory, include_branches=include_branches, left_out=left_out)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
-    rep = compute_report(games, method.value, resamples=resamples, seed=seed)
+    if left_out:
+        err_console.print(f"left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim")
+    retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    problems: list[str] = []
+    retests = read_retests(retest_paths, problems)
+    for why in problems:
+        err_console.print(f"[yellow]skipped:[/] {why}", highlight=False, soft_wrap=True)
+    rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
     if fmt is _Fmt.json:
         sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
     elif fmt is _Fmt.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()
-        w.writerows(flat_rows(rep))
+        w.writerows(report_rows(rep))
     else:
         _print_tables(rep)
     if plots is not None:

@@ -26,6 +26,7 @@ from mafialab.engine._events import (
     NightAction,
     NightResult,
     PhaseStarted,
+    PrivateNote,
     RoleAssigned,
     SeatingEvent,
     Speech,
@@ -41,6 +42,30 @@ from mafialab.engine._view import PlayerView, player_view
 from mafialab.rules import RuleSet, Team
 
 _Script = Generator[list[Decision], dict[int, Action], None]
+
+
+class _SideAbilities:
+    """Night abilities independent of the kill (protect, investigate).
+
+    They are asked together with the first hidden-team decision of the night (so every
+    night decision of a round is one batch where the rules allow), and their events are
+    emitted after the kill votes.
+    """
+
+    def __init__(self, decisions: list[Decision]) -> None:
+        self.decisions = decisions
+        self.answers: dict[int, Action] = {}
+        self.asked = False
+
+    def attach(self, batch: list[Decision]) -> list[Decision]:
+        """``batch`` plus the side decisions, the first time only."""
+        return batch if self.asked else batch + self.decisions
+
+    def take(self, answers: dict[int, Action], own: set[int]) -> None:
+        """Keep the side answers from the first answered batch (all answers not in ``own``)."""
+        if not self.asked:
+            self.answers = {k: v for k, v in answers.items() if k not in own}
+            self.asked = True
 
 
 class _GameOver(Exception):
@@ -61,6 +86,13 @@ class GameState:
         rules: The rule set.
         seed: Game seed (any int); every random choice derives from it.
         labels: Optional public label per seat (e.g. a model name), shown in the seating.
+        roles: A recorded deal: the role name per seat (a permutation of ``rules.deck()``),
+            used instead of dealing from the seed (imported games, which have no seed).
+        names: Recorded seat names (default: the rule set's ``seat_names``).
+
+    Raises:
+        ValueError: ``labels``, ``roles`` or ``names`` of the wrong length, ``roles`` that are
+            not the rule set's deck, or names that are not unique (the message names the field).
 
     Example:
         >>> from mafialab.rules import WEREWOLF7
@@ -69,18 +101,33 @@ class GameState:
         >>> s.apply(Action(decision=d.id, seat=d.seat, target=d.options[0]))  # doctest: +SKIP
     """
 
-    def __init__(self, rules: RuleSet, seed: int, labels: Sequence[str | None] | None = None):
+    def __init__(
+        self,
+        rules: RuleSet,
+        seed: int,
+        labels: Sequence[str | None] | None = None,
+        *,
+        roles: Sequence[str] | None = None,
+        names: Sequence[str] | None = None,
+    ):
         self.rules = rules
         self.seed = int(seed)
         n = rules.n_seats
         self.names: list[str] = list(rules.seat_names[:n])
+        if names is not None:
+            if len(names) != n or len(set(names)) != n:
+                raise ValueError(f"names: expected {n} unique seat names, got {list(names)}")
+            self.names = [str(x) for x in names]
         if labels is not None and len(labels) != n:
             raise ValueError(f"labels: {len(labels)} labels for {n} seats")
+        if roles is not None and sorted(roles) != sorted(rules.deck()):
+            raise ValueError(f"roles: {list(roles)} is not a deal of {rules.id} ({sorted(rules.deck())})")
         self.labels: list[str | None] = list(labels) if labels is not None else []
         self._rng: dict[str, random.Random] = {
             s: stream(self.seed, s) for s in ("speaking_order", "tie_break", "fallback")
         }
-        self.roles: list[str] = deal_roles(rules, self.seed)
+        self.roles: list[str] = list(roles) if roles is not None else deal_roles(rules, self.seed)
+        self.continuation_seed: int | None = None
         self.teams: list[Team] = [rules.role(r).team for r in self.roles]
         self.alive: list[bool] = [True] * n
         self.events: list[Event] = []
@@ -149,6 +196,29 @@ class GameState:
             text=text if needs_text else None,
             fallback=True,
         )
+
+    def reseed(self, seed: int) -> None:
+        """Draw every later engine choice (speaking order, ties, fallbacks) from ``seed``'s streams.
+
+        A fork's continuation calls this at the fork step, so replicas of one fork point
+        differ in their own draws while the prefix stays the parent's. Recorded as
+        :attr:`continuation_seed`.
+        """
+        self.continuation_seed = int(seed)
+        self._rng = {s: stream(int(seed), s) for s in ("speaking_order", "tie_break", "fallback")}
+
+    def add_private_note(self, seat: int, text: str, source: str = "intervention") -> PrivateNote:
+        """Append a :class:`PrivateNote` visible to ``seat`` only (a fork's injected belief).
+
+        Raises:
+            ValueError: ``seat`` out of range, or empty ``text``.
+        """
+        if not 0 <= seat < self.n_seats:
+            raise ValueError(f"seat: {seat} out of range 0..{self.n_seats - 1}")
+        if not text.strip():
+            raise ValueError("text: an injected belief needs text")
+        phase = self.events[-1].phase if self.events else "setup"
+        return self._emit(PrivateNote, only(seat), phase=phase, seat=seat, text=text, source=source)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ internals
     def _advance(self, answers: dict[int, Action] | None) -> None:
@@ -253,7 +323,7 @@ class GameState:
         self._end("mafia" if mafia > town else "town", "round_cap")
 
     def _speak(self, seat: int, discussion: int) -> _Script:
-        d = self._decision(seat, "speak", needs_text=True, discussion=discussion)
+        d = self._decision(seat, "speak", needs_text=True, discussion=discussion, max_chars=self.rules.day.text_chars)
         a = (yield [d])[d.id]
         self._emit(
             Speech,
@@ -281,58 +351,46 @@ class GameState:
         return opts
 
     def _night(self) -> _Script:
-        r = self.rules
-        mafia = self._mafia_alive()
-        kill_options = self._town_alive()
-        # Independent abilities (protect, investigate) are asked together with the first
-        # hidden-team decision; their events are emitted after the kill votes.
+        """One night: the hidden team's chat and kill votes, the independent abilities, the outcome."""
+        side = _SideAbilities(self._side_decisions())
+        if self.rules.night.mafia_chat:
+            yield from self._mafia_chat(side)
+        kill_votes = yield from self._kill_votes(side)
+        target = self._resolve_kill(kill_votes)
+        protected = self._resolve_side_abilities(side)
+        self._announce_night(target, protected)
+
+    def _side_decisions(self) -> list[Decision]:
+        """Protect and investigate decisions of every alive holder, in seat order."""
         side: list[Decision] = []
         for s in self.alive_seats():
-            ability = r.role(self.roles[s]).ability
+            ability = self.rules.role(self.roles[s]).ability
             if ability == "protect":
                 side.append(self._decision(s, "protect", self._protect_options(s)))
             elif ability == "investigate":
                 others = [t for t in self.alive_seats() if t != s]
                 side.append(self._decision(s, "investigate", others))
-        side_answers: dict[int, Action] = {}
-        first = True
+        return side
 
-        def with_side(batch: list[Decision]) -> list[Decision]:
-            return batch + side if first else batch
+    def _mafia_chat(self, side: _SideAbilities) -> _Script:
+        """The hidden team's private chat: one message per member, in seat order."""
+        for s in self._mafia_alive():
+            d = self._decision(s, "mafia_chat", needs_text=True)
+            ans = yield side.attach([d])
+            side.take(ans, {d.id})
+            a = ans[d.id]
+            self._emit(MafiaChat, team("mafia"), seat=s, text=a.text or "", decision=d.id, fallback=a.fallback)
 
-        if r.night.mafia_chat:
-            for s in mafia:
-                d = self._decision(s, "mafia_chat", needs_text=True)
-                ans = yield with_side([d])
-                if first:
-                    side_answers, first = {k: v for k, v in ans.items() if k != d.id}, False
-                a = ans[d.id]
-                self._emit(MafiaChat, team("mafia"), seat=s, text=a.text or "", decision=d.id, fallback=a.fallback)
+    def _kill_votes(self, side: _SideAbilities) -> Generator[list[Decision], dict[int, Action], list[tuple[int, int]]]:
+        """Ask the hidden team for kill targets (sequentially or simultaneously); ``(seat, target)`` pairs."""
+        kill_options = self._town_alive()
         kill_votes: list[tuple[int, int]] = []
-        if r.night.kill_vote == "sequential":
-            for s in mafia:
-                d = self._decision(s, "kill", kill_options)
-                ans = yield with_side([d])
-                if first:
-                    side_answers, first = {k: v for k, v in ans.items() if k != d.id}, False
-                a = ans[d.id]
-                assert a.target is not None
-                kill_votes.append((s, a.target))
-                self._emit(
-                    NightAction,
-                    team("mafia"),
-                    seat=s,
-                    ability="kill",
-                    target=a.target,
-                    decision=d.id,
-                    fallback=a.fallback,
-                )
-        else:
-            ds = [self._decision(s, "kill", kill_options) for s in mafia]
-            ans = yield with_side(ds)
-            if first:
-                ids = {d.id for d in ds}
-                side_answers, first = {k: v for k, v in ans.items() if k not in ids}, False
+        mafia = self._mafia_alive()
+        groups = [[s] for s in mafia] if self.rules.night.kill_vote == "sequential" else [mafia]
+        for seats in groups:
+            ds = [self._decision(s, "kill", kill_options) for s in seats]
+            ans = yield side.attach(ds)
+            side.take(ans, {d.id for d in ds})
             for d in ds:
                 a = ans[d.id]
                 assert a.target is not None
@@ -346,18 +404,25 @@ class GameState:
                     decision=d.id,
                     fallback=a.fallback,
                 )
-        # resolve the kill target
+        return kill_votes
+
+    def _resolve_kill(self, kill_votes: list[tuple[int, int]]) -> int:
+        """The night's target: the most-named seat; a tie by the rule set's ``kill_tie``."""
         counts = Counter(t for _, t in kill_votes)
         top = max(counts.values())
         tied = [t for t in counts if counts[t] == top]
-        if len(tied) == 1 or r.night.kill_tie == "first_named":
+        if len(tied) == 1 or self.rules.night.kill_tie == "first_named":
             target = next(t for _, t in kill_votes if t in tied)
         else:
             target = self._rng["tie_break"].choice(sorted(tied))
         self._emit(KillChosen, team("mafia"), target=target, votes={s: t for s, t in kill_votes})
+        return target
+
+    def _resolve_side_abilities(self, side: _SideAbilities) -> int | None:
+        """Emit the protect/investigate actions and results; returns the protected seat, if any."""
         protected: int | None = None
-        for d in side:
-            a = side_answers[d.id]
+        for d in side.decisions:
+            a = side.answers[d.id]
             assert a.target is not None
             self._emit(
                 NightAction,
@@ -373,12 +438,16 @@ class GameState:
                 self._last_protect = a.target
             else:
                 t = a.target
-                result = self.teams[t] if r.night.investigate_result == "team" else self.roles[t]
+                result = self.teams[t] if self.rules.night.investigate_result == "team" else self.roles[t]
                 self._emit(InvestigationResult, only(d.seat), seat=d.seat, target=t, result=result)
-        if not any(d.kind == "protect" for d in side):
+        if not any(d.kind == "protect" for d in side.decisions):
             self._last_protect = None
+        return protected
+
+    def _announce_night(self, target: int, protected: int | None) -> None:
+        """The public night result: a save (announced or not) or the kill."""
         if protected == target:
-            self._emit(NightResult, PUBLIC, killed=None, saved=target if r.night.announce_save else None)
+            self._emit(NightResult, PUBLIC, killed=None, saved=target if self.rules.night.announce_save else None)
         else:
             self._emit(NightResult, PUBLIC, killed=target, saved=None)
             self._kill(target, "night")
@@ -405,10 +474,18 @@ class GameState:
         votes: dict[int, int] = {}
         if r.vote == "public_sequential":
             for s in self.alive_seats():
-                d = self._decision(s, "vote", self._vote_options(s), needs_text=r.vote_statement, max_chars=300)
+                d = self._decision(
+                    s,
+                    "vote",
+                    self._vote_options(s),
+                    needs_text=r.vote_statement,
+                    max_chars=r.statement_chars,
+                    no_vote=r.no_vote,
+                )
                 a = (yield [d])[d.id]
-                assert a.target is not None
-                votes[s] = a.target
+                assert a.target is not None or r.no_vote
+                if a.target is not None:
+                    votes[s] = a.target
                 self._emit(
                     Vote, PUBLIC, stage="vote", seat=s, target=a.target,
                     statement=a.text if r.vote_statement else None,
@@ -416,14 +493,22 @@ class GameState:
                 )  # fmt: skip
         else:
             ds = [
-                self._decision(s, "vote", self._vote_options(s), needs_text=r.vote_statement, max_chars=300)
+                self._decision(
+                    s,
+                    "vote",
+                    self._vote_options(s),
+                    needs_text=r.vote_statement,
+                    max_chars=r.statement_chars,
+                    no_vote=r.no_vote,
+                )
                 for s in self.alive_seats()
             ]
             ans = yield ds
             for d in ds:
                 a = ans[d.id]
-                assert a.target is not None
-                votes[d.seat] = a.target
+                assert a.target is not None or r.no_vote
+                if a.target is not None:
+                    votes[d.seat] = a.target
                 self._emit(
                     Vote, only(d.seat), stage="vote", seat=d.seat, target=a.target,
                     statement=a.text if r.vote_statement else None, decision=d.id, fallback=a.fallback,

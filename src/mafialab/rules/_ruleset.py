@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter
+from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 Team = Literal["town", "mafia"]
 """Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
@@ -80,6 +89,13 @@ class DayRules(_Frozen):
         vote_statement: Whether a vote carries a short public statement.
         self_vote: Whether a player may vote for (or nominate) itself.
         tie: ``"no_elimination"`` or ``"seeded"`` (drawn from the ``tie_break`` stream).
+        no_vote: Whether a day vote may end in **no vote**: an answer that names nobody
+            (target ``None``) casts no vote and is left out of the tally. MafiaScope's engine
+            does this, and also counts a vote naming a dead player or the voter as no vote
+            (agents map such answers to ``None`` when this is set). ``False``: every vote
+            names a legal target (an unusable answer is retried, then a logged fallback).
+        text_chars: Longest speech the engine accepts (characters).
+        statement_chars: Longest vote statement the engine accepts (characters).
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
@@ -88,6 +104,19 @@ class DayRules(_Frozen):
     vote_statement: bool = False
     self_vote: bool = False
     tie: Literal["no_elimination", "seeded"] = "no_elimination"
+    no_vote: bool = False
+    text_chars: int = Field(default=1200, ge=20)
+    statement_chars: int = Field(default=300, ge=20)
+
+    @model_serializer(mode="wrap")
+    def _drop_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # fields added with forks are written only when changed, so rule sets (and log headers)
+        # from before them serialise as they did
+        data: dict[str, Any] = handler(self)
+        for key, default in (("no_vote", False), ("text_chars", 1200), ("statement_chars", 300)):
+            if data.get(key) == default:
+                del data[key]
+        return data
 
 
 class Lexicon(_Frozen):
@@ -203,91 +232,6 @@ class RuleSet(_Frozen):
         return [r.name for r in self.roles for _ in range(r.count)]
 
 
-MAFIASCOPE7 = RuleSet(
-    name="mafiascope7",
-    description="MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes",
-    roles=(
-        RoleSpec(name="Mafia", count=2, team="mafia", ability="kill"),
-        RoleSpec(name="Doctor", count=1, team="town", ability="protect"),
-        RoleSpec(name="Villager", count=4, team="town"),
-    ),
-    intro_day=True,
-    night=NightRules(kill_vote="sequential", kill_tie="first_named", announce_save=True),
-    day=DayRules(
-        discussion_rounds=1,
-        speaking_order="seat",
-        vote="public_sequential",
-        vote_statement=True,
-        self_vote=True,
-        tie="no_elimination",
-    ),
-    reveal_role_on_death=True,
-    lexicon=Lexicon(game="Mafia", town_team="Villagers", mafia_team="Mafia", kill="kill"),
-)
-
-WEREWOLF7 = RuleSet(
-    name="werewolf7",
-    description="Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers",
-    roles=(
-        RoleSpec(name="Werewolf", count=2, team="mafia", ability="kill"),
-        RoleSpec(name="Seer", count=1, team="town", ability="investigate"),
-        RoleSpec(name="Doctor", count=1, team="town", ability="protect"),
-        RoleSpec(name="Villager", count=3, team="town"),
-    ),
-    intro_day=False,
-    night=NightRules(
-        kill_vote="sequential",
-        kill_tie="seeded",
-        investigate_result="team",
-        announce_save=False,
-    ),
-    day=DayRules(
-        discussion_rounds=1,
-        speaking_order="seeded",
-        vote="secret_simultaneous",
-        vote_statement=False,
-        self_vote=False,
-        tie="seeded",
-    ),
-    reveal_role_on_death=False,
-    lexicon=Lexicon(game="Werewolf", town_team="Village", mafia_team="Werewolves", kill="devour"),
-)
-
-ARENA12 = RuleSet(
-    name="arena12",
-    description="Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff",
-    roles=(
-        RoleSpec(name="Mafia", count=3, team="mafia", ability="kill"),
-        RoleSpec(name="Angel", count=1, team="town", ability="protect"),
-        RoleSpec(name="Sheriff", count=1, team="town", ability="investigate"),
-        RoleSpec(name="Town", count=7, team="town"),
-    ),
-    intro_day=False,
-    night=NightRules(
-        kill_vote="simultaneous",
-        kill_tie="seeded",
-        mafia_chat=True,
-        protect_self=True,
-        protect_self_consecutive=False,
-        protect_repeat=True,
-        investigate_result="role",
-        announce_save=False,
-    ),
-    day=DayRules(
-        discussion_rounds=3,
-        speaking_order="seeded",
-        vote="nomination_runoff",
-        vote_statement=False,
-        self_vote=False,
-        tie="seeded",
-    ),
-    reveal_role_on_death=False,
-    lexicon=Lexicon(game="Mafia", town_team="Town", mafia_team="Mafia", kill="kill"),
-)
-
-BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
-
-
 def _format_error(err: ValidationError) -> str:
     parts = []
     for e in err.errors():
@@ -295,6 +239,41 @@ def _format_error(err: ValidationError) -> str:
         msg = e["msg"].removeprefix("Value error, ")
         parts.append(f"{loc}: {msg}")
     return "; ".join(parts)
+
+
+def _validate(data: object, *, source: str) -> RuleSet:
+    """Validate a complete mapping (no ``extends``) into a :class:`RuleSet`."""
+    try:
+        return RuleSet.model_validate(data)
+    except ValidationError as err:
+        raise RuleSetError(f"{source}: {_format_error(err)}") from None
+
+
+BUILTIN_NAMES = ("mafiascope7", "werewolf7", "arena12")
+"""Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``)."""
+
+
+def _load_builtin(name: str) -> RuleSet:
+    """Read a shipped rule set from package data, validated exactly like a user's YAML file."""
+    text = resources.files("mafialab.rules").joinpath("builtin", f"{name}.yaml").read_text(encoding="utf-8")
+    return _validate(yaml.safe_load(text), source=f"built-in rule set {name}")
+
+
+MAFIASCOPE7 = _load_builtin("mafiascope7")
+"""MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes."""
+WEREWOLF7 = _load_builtin("werewolf7")
+"""Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers."""
+ARENA12 = _load_builtin("arena12")
+"""Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff."""
+
+MAFIASCOPE7_V2 = _load_builtin("mafiascope7-v2")
+"""``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
+
+BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
+"""The default version of each built-in rule set, by name."""
+
+BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, ARENA12)}
+"""Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
 
 
 def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
@@ -311,7 +290,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
-        by_id = {r.id: r for r in BUILTIN.values()}
+        by_id = dict(BUILTIN_VERSIONS)
         parent = (BUILTIN.get(base) or by_id.get(base)) if isinstance(base, str) else None
         if parent is None:
             raise RuleSetError(
@@ -325,11 +304,8 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
             else:
                 merged[key] = value
         data = merged
-    try:
-        rs = RuleSet.model_validate(data)
-    except ValidationError as err:
-        raise RuleSetError(f"{source}: {_format_error(err)}") from None
-    same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
+    rs = _validate(data, source=source)
+    same_id = BUILTIN_VERSIONS.get(rs.id)
     if same_id is not None and _rules_differ(rs, same_id):
         # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
         raise RuleSetError(
@@ -358,9 +334,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     key = str(name_or_path)
     if key in BUILTIN:
         return BUILTIN[key]
-    for r in BUILTIN.values():
-        if key == r.id:
-            return r
+    if key in BUILTIN_VERSIONS:
+        return BUILTIN_VERSIONS[key]
     path = Path(key)
     if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
         raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
