@@ -15,7 +15,7 @@ from mafialab.cli import app
 from mafialab.record import GAME_FILE, import_mafiascope, read_game
 from mafialab.rules import WEREWOLF7, RuleSetError, load_rules
 
-GAME = "0da78714-88e0-4445-b161-f2eaf029184c"
+GAME = "0a7f3c10-1111-4aaa-8aaa-000000000001"  # tests/data/mafiascope/en_demo
 
 
 @pytest.fixture

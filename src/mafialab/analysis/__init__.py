@@ -6,7 +6,14 @@ all with game-level cluster-bootstrap intervals. Definitions: MafiaScope's F1-F4
 (``shared/data/mafiascope/README.md``); methods and differences: ``docs/metrics.md``.
 """
 
-from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
+from mafialab.analysis._bootstrap import (
+    MIN_CLUSTERS,
+    bootstrap_weights,
+    cluster_bootstrap_ci,
+    clusters_with_data,
+    no_interval_reason,
+    percentile_ci,
+)
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
 from mafialab.analysis._export import EVENT_COLUMNS, TGN_COLUMNS, belief_edges, export_parquet, log_tables
 from mafialab.analysis._metrics import (
@@ -39,6 +46,7 @@ __all__ = [
     "EVENT_COLUMNS",
     "MAFIASCOPE",
     "METHODS",
+    "MIN_CLUSTERS",
     "REFERENCE_ROLES",
     "SKIPPED_FAMILIES",
     "TGN_COLUMNS",
@@ -51,12 +59,14 @@ __all__ = [
     "belief_edges",
     "bootstrap_weights",
     "cluster_bootstrap_ci",
+    "clusters_with_data",
     "compute_report",
     "export_parquet",
     "first_order",
     "game_data",
     "get_method",
     "load_games",
+    "no_interval_reason",
     "log_tables",
     "parse_counts",
     "percentile_ci",

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.analysis._bootstrap import MIN_CLUSTERS, bootstrap_weights, cluster_bootstrap_ci, no_interval_reason
 from mafialab.analysis._data import GameData, load_games
 from mafialab.analysis._metrics import (
     F1_FIELDS,
@@ -90,8 +90,10 @@ def compute_report(
         A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
         ``winners``, ``probe_records``, ``parsed``, ``first_order``, ``calibration``,
         ``second_order``, ``vote_coupling`` (plus ``method``, ``resamples``, ``seed``,
-        ``skipped``). Rates whose denominator is 0 are ``null``; intervals that cannot be
-        computed are ``null``.
+        ``skipped``, ``no_interval``). Rates whose denominator is 0 are ``null``; an interval
+        is ``null`` when fewer than :data:`~mafialab.analysis.MIN_CLUSTERS` games contribute
+        to its statistic (a bootstrap over one game has zero width) or it cannot be computed;
+        ``no_interval`` is the reason when the whole report has fewer than two games.
 
     Raises:
         ValueError: On an unknown method name.
@@ -199,6 +201,8 @@ def compute_report(
         "seed": seed,
         "games": n_games,
         "skipped": skipped,
+        "no_interval": no_interval_reason(n_games),
+        "min_games_for_interval": MIN_CLUSTERS,
         "winners": dict(sorted(winners.items())),
         "probe_records": sum(c[0] for c in counts),
         "parsed": sum(c[1] for c in counts),

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import compute_report, load_games
+from mafialab.analysis import MIN_CLUSTERS, compute_report, load_games
 from mafialab.cli._app import app, console, err_console, fail
 from mafialab.record import LogFormatError
 
@@ -32,8 +32,11 @@ def _f(x: Any, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci: list[float] | None) -> str:
-    return "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+def _ci(ci: list[float] | None, value: Any = None) -> str:
+    """An interval, or why there is none (a value without an interval: < 2 games behind it)."""
+    if ci is not None:
+        return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+    return "" if value is None else f"n/a (<{MIN_CLUSTERS} games)"
 
 
 def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
@@ -83,6 +86,11 @@ def _print_tables(rep: dict[str, Any]) -> None:
         f"winners {rep['winners']}; probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
+    if rep.get("no_interval"):
+        console.print(
+            f"[yellow]{rep['no_interval']}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
+            "so every 95% CI below is n/a[/]"
+        )
     if rep["probe_records"] == 0:
         console.print("[yellow]no probe records in these games: the belief metrics are empty[/]")
     t = Table("round", "committed acc (n)", "95% CI", "chance", "Unknown (n)", "recall (n)", "95% CI", "chance",
@@ -91,11 +99,11 @@ def _print_tables(rep: dict[str, Any]) -> None:
         t.add_row(
             r,
             f"{_f(v['committed_accuracy'])} ({v['committed_n']})",
-            _ci(v["ci95"]["committed_accuracy"]),
+            _ci(v["ci95"]["committed_accuracy"], v["committed_accuracy"]),
             _f(v["accuracy_chance"]),
             f"{_f(v['unknown_rate'])} ({v['unknown_n']})",
             f"{_f(v['recall'])} ({v['recall_n']})",
-            _ci(v["ci95"]["recall"]),
+            _ci(v["ci95"]["recall"], v["recall"]),
             _f(v["recall_chance"]),
         )
     console.print(t)
@@ -106,8 +114,8 @@ def _print_tables(rep: dict[str, Any]) -> None:
         t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), _f(b["accuracy"]), _f(b["mean_confidence"], 2))
     console.print(t)
     console.print(
-        f"n={cal['n']}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'])}  "
-        f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'])}"
+        f"n={cal['n']}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
+        f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'], cal['brier'])}"
     )
     t = Table("predictor", "pairs", "over-prediction", "95% CI", "pred/actual suspects", "accuracy", "majority",
               title="F3 second-order")  # fmt: skip
@@ -116,7 +124,7 @@ def _print_tables(rep: dict[str, Any]) -> None:
             side,
             str(v["pairs"]),
             _f(v["overprediction_ratio"]),
-            _ci(v["ci95"]["overprediction_ratio"]),
+            _ci(v["ci95"]["overprediction_ratio"], v["overprediction_ratio"]),
             f"{v['predicted_suspects']}/{v['actual_suspects']}",
             _f(v["accuracy"]),
             _f(v["majority_baseline"]),
@@ -125,7 +133,7 @@ def _print_tables(rep: dict[str, Any]) -> None:
     t = Table("voters", "measure", "hits/n", "rate", "95% CI", "chance", title="F4 vote coupling")
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
-            t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), _f(x["chance"]))
+            t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"]))
     console.print(t)
 
 
