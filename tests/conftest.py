@@ -13,8 +13,6 @@ MAFIASCOPE = SHARED / "data" / "mafiascope"
 FIXTURES = ROOT / "tests" / "data" / "mafiascope"
 """Our own MafiaScope-format games (tests/data/mafiascope/README.md): every record kind and trap."""
 
-_REAL_SKIPPED: list[str] = []
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
@@ -49,12 +47,6 @@ def require_real(path: Path) -> Path:
     pytest.skip(why)
 
 
-def _real(path: Path, request: pytest.FixtureRequest) -> Path:
-    if shared_data_missing(path) is not None:
-        _REAL_SKIPPED.append(request.node.nodeid)
-    return require_real(path)
-
-
 @pytest.fixture(scope="session")
 def mafiascope_dir() -> Path:
     """Our MafiaScope-format fixture corpora (``tests/data/mafiascope``), present in every clone.
@@ -65,26 +57,27 @@ def mafiascope_dir() -> Path:
     return FIXTURES
 
 
-@pytest.fixture
-def mafiascope_real(request: pytest.FixtureRequest) -> Path:
+@pytest.fixture(scope="session")
+def mafiascope_real() -> Path:
     """The real MafiaScope recordings (``$MAFIALAB_SHARED/data/mafiascope`` or ``../shared``).
 
     Reference-parity tests use it: skipped with the reason when the data is absent, a failure
     when ``CI=true``.
     """
-    return _real(MAFIASCOPE, request)
+    return require_real(MAFIASCOPE)
 
 
-@pytest.fixture
-def shared_dir(request: pytest.FixtureRequest) -> Path:
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
     """The shared data folder (``$MAFIALAB_SHARED`` or ``../shared``); same rule as :func:`mafiascope_real`."""
-    return _real(SHARED, request)
+    return require_real(SHARED)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _REAL_SKIPPED:
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "real MafiaScope recordings" in str(r.longrepr)]
+    if skipped:
         terminalreporter.write_sep("-", "reference data")
         terminalreporter.write_line(
-            f"{len(_REAL_SKIPPED)} reference-parity test(s) skipped: no real MafiaScope recordings at {MAFIASCOPE} "
+            f"{len(skipped)} reference-parity test(s) skipped: no real MafiaScope recordings at {MAFIASCOPE} "
             "(set MAFIALAB_SHARED to run them; with CI=true they fail instead)"
         )
