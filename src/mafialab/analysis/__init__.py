@@ -3,7 +3,7 @@
 F1 first-order accuracy, Unknown rate and recall of the hidden team; F2 calibration (ECE,
 Brier, reliability bins); F3 second-order agreement and over-prediction; F4 vote coupling;
 all with game-level cluster-bootstrap intervals. Definitions: MafiaScope's F1-F4
-(``shared/data/mafiascope/README.md``); methods and differences: ``docs/metrics.md``.
+(the MafiaScope recordings' README, karpovilia/mafiascope); methods and differences: ``docs/metrics.md``.
 """
 
 from mafialab.analysis._bootstrap import (
