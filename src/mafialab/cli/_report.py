@@ -12,9 +12,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import MIN_CLUSTERS, compute_report, load_games
-from mafialab.cli._app import app, console, err_console, fail
-from mafialab.record import LogFormatError
+from mafialab.analysis import MIN_CLUSTERS, compute_report, find_retests, load_games, report_rows
+from mafialab.cli._app import console, err_console, fail
+from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
 
 class _Fmt(StrEnum):
@@ -28,6 +28,10 @@ class _Method(StrEnum):
     mafiascope = "mafiascope"
 
 
+_F4_EXTRA = ("baselines", "increment")
+"""Keys of ``vote_coupling.<side>`` that are not F4 measures."""
+
+
 def _f(x: Any, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -39,45 +43,29 @@ def _ci(ci: list[float] | None, value: Any = None) -> str:
     return "" if value is None else f"n/a (<{MIN_CLUSTERS} games)"
 
 
-def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report as rows ``section, group, name, value, ci_lo, ci_hi`` (the CSV format)."""
-    rows: list[dict[str, Any]] = []
+def _tok(t: dict[str, int] | None) -> str:
+    return "-" if t is None else f"{t['prompt']}+{t['completion']}"
 
-    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
-        rows.append(
-            {
-                "section": section,
-                "group": group,
-                "name": name,
-                "value": value,
-                "ci_lo": None if ci is None else ci[0],
-                "ci_hi": None if ci is None else ci[1],
-            }
+
+def _print_instrument(ins: dict[str, Any]) -> None:
+    t = Table("game", "source", "game calls", "probe calls", "x", "tokens game", "tokens probe", "raw", "repaired",
+              "unusable", "lost: transport/empty/cut/unparseable/shape", title="Instrument: cost and loss")  # fmt: skip
+    for row in [{"game_id": "pooled", "calls_source": "", **ins["pooled"]}, *ins["games"]]:
+        a, lost = row["probe_answers"], row["lost"]
+        t.add_row(
+            row["game_id"][:12],
+            row["calls_source"],
+            str(row["game_calls"]),
+            str(row["probe_calls"]),
+            _f(row["multiplier"], 1),
+            _tok(row["tokens"]["game"]),
+            _tok(row["tokens"]["probe"]),
+            str(a["raw"]),
+            str(a["repaired"]),
+            str(a["unusable"]),
+            "/".join(str(lost[k]) for k in ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")),
         )
-
-    for k in ("games", "probe_records", "parsed"):
-        add("summary", "", k, rep[k])
-    for w, n in rep["winners"].items():
-        add("summary", "winners", w, n)
-    for r, v in rep["first_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
-    cal = rep["calibration"]
-    for k in ("n", "ece", "brier"):
-        add("calibration", "", k, cal[k], cal["ci95"].get(k))
-    for b in cal["bins"]:
-        for k in ("n", "accuracy", "mean_confidence"):
-            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
-    for side, v in rep["second_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("second_order", side, k, x, v["ci95"].get(k))
-    for side, v in rep["vote_coupling"].items():
-        for metric, x in v.items():
-            for k in ("hits", "n", "rate", "chance"):
-                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
-    return rows
+    console.print(t)
 
 
 def _print_tables(rep: dict[str, Any]) -> None:
@@ -133,11 +121,75 @@ def _print_tables(rep: dict[str, Any]) -> None:
     t = Table("voters", "measure", "hits/n", "rate", "95% CI", "chance", title="F4 vote coupling")
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
-            t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"]))
+            if metric not in _F4_EXTRA:
+                t.add_row(
+                    side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"])
+                )
+        for pred, x in v.get("baselines", {}).items():
+            t.add_row(
+                side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), ""
+            )
     console.print(t)
+    t = Table("voters", "vs", "n", "probe", "base", "b", "c", "McNemar p", "diff", "95% CI",
+              title="F4 against the transcript: the probe's increment on votes where both predict")  # fmt: skip
+    for side, v in rep["vote_coupling"].items():
+        for pred, x in v.get("increment", {}).items():
+            t.add_row(side, pred, str(x["n"]), str(x["probe_hits"]), str(x["baseline_hits"]), str(x["b"]),
+                      str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"], x["diff"]))  # fmt: skip
+    console.print(t)
+    if rep.get("instrument"):
+        _print_instrument(rep["instrument"])
+    _print_dynamics(rep)
 
 
-@app.command()
+def _print_dynamics(rep: dict[str, Any]) -> None:
+    dyn, quad = rep.get("dynamics"), rep.get("quadrants")
+    if dyn is not None and dyn["volatility_pairs"]:
+        floor = dyn["retest"]
+        t = Table("group", "volatility (pairs)", "95% CI", "top-suspect flips (pairs)", "95% CI",
+                  "retest floor", "return rate (flips)", title="Belief dynamics (suspicion rankings)")  # fmt: skip
+        groups = [("all", dyn)]
+        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
+        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
+        for name, v in groups:
+            if name == "all":
+                fl = "-" if floor is None else f"{_f(floor['flip_rate'])} ({floor['pairs']})"
+            elif name.startswith("round ") and floor is not None and name[6:] in floor["by_round"]:
+                r = floor["by_round"][name[6:]]
+                fl = f"{_f(r['flip_rate'])} ({r['pairs']})"
+            else:
+                fl = ""
+            t.add_row(
+                name,
+                f"{_f(v['volatility'])} ({v['volatility_pairs']})",
+                _ci(v["ci95"]["volatility"], v["volatility"]),
+                f"{_f(v['flip_rate'])} ({v['flip_pairs']})",
+                _ci(v["ci95"]["flip_rate"], v["flip_rate"]),
+                fl,
+                f"{_f(v['return_rate'])} ({v['flips']})",
+            )
+        console.print(t)
+        if floor is not None and floor["flip_rate_reweighted"] is not None:
+            console.print(
+                f"retest floor reweighted to the observed pairs per round: {_f(floor['flip_rate_reweighted'])} "
+                f"(observed {_f(dyn['flip_rate'])})"
+            )
+    if quad is not None and quad["votes"]:
+        t = Table("voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck",
+                  title="Innocent day votes by quadrant (assessment right? x move good?)")  # fmt: skip
+        for name, v in [("all", quad), *quad["by_model"].items()]:
+            t.add_row(
+                name,
+                str(v["votes"]),
+                str(v["assessed"]),
+                *[
+                    f"{v[q]['n']} ({_f(v[q]['share'], 2)})"
+                    for q in ("correct_good", "policy_gap", "perception_gap", "luck")
+                ],
+            )
+        console.print(t)
+
+
 def report(
     directory: Path = typer.Argument(..., help="Directory of game logs (searched recursively for game.jsonl)."),
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
@@ -145,19 +197,27 @@ def report(
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
     seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
+    retest: list[Path] | None = typer.Option(
+        None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."
+    ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
         games = load_games(directory)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
-    rep = compute_report(games, method.value, resamples=resamples, seed=seed)
+    retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    problems: list[str] = []
+    retests = read_retests(retest_paths, problems)
+    for why in problems:
+        err_console.print(f"[yellow]skipped:[/] {why}", highlight=False, soft_wrap=True)
+    rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
     if fmt is _Fmt.json:
         sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
     elif fmt is _Fmt.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()
-        w.writerows(flat_rows(rep))
+        w.writerows(report_rows(rep))
     else:
         _print_tables(rep)
     if plots is not None:
