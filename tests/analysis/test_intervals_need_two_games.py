@@ -18,8 +18,8 @@ from mafialab.analysis import (
     load_games,
     no_interval_reason,
 )
-from mafialab.arena import bootstrap_mean, build_index, run_season, season_from_dict, wilson
-from mafialab.arena._leaderboard import leaderboard_rows, render_markdown
+from mafialab.arena import build_index, run_season, season_from_dict
+from mafialab.arena._leaderboard import bootstrap_mean, leaderboard_rows, render_markdown, wilson
 from mafialab.beliefshift import build_report
 from mafialab.cli import app
 from mafialab.record import import_mafiascope
