@@ -11,6 +11,7 @@ from mafialab.cli import (
     _models,
     _play,
     _report,
+    _retest,
     _rules,
     _season,
     _view,
@@ -30,6 +31,7 @@ app.command("judge")(_judge.judge)
 app.add_typer(_season.season_app, name="season")
 app.add_typer(_beliefshift.bs_app, name="beliefshift")
 app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
+app.command("retest")(_retest.retest)
 
 
 def main() -> None:
