@@ -184,14 +184,19 @@ class LLMAgent:
         text: str | None = None
         if decision.wants_target:
             raw = value.get("target")
-            if not isinstance(raw, str) or not raw.strip():
+            named = isinstance(raw, str) and bool(raw.strip())
+            if not named and not decision.no_vote:
                 return "missing target"
             legal = {view.names[s]: s for s in decision.options}
-            target = legal.get(raw.strip())
-            if target is None:
-                folded = {n.casefold(): s for n, s in legal.items()}
-                target = folded.get(raw.strip().casefold())
-            if target is None:
+            if named:
+                assert isinstance(raw, str)
+                target = legal.get(raw.strip())
+                if target is None:
+                    folded = {n.casefold(): s for n, s in legal.items()}
+                    target = folded.get(raw.strip().casefold())
+            # under rules with day.no_vote, a vote naming nobody, a dead player or the voter
+            # casts no vote (MafiaScope's engine); it is not retried or replaced by a fallback
+            if target is None and not decision.no_vote:
                 return "target is not a legal option"
             if decision.needs_text:
                 st = value.get("statement")

@@ -3,7 +3,9 @@
 from mafialab.rules._ruleset import (
     ARENA12,
     BUILTIN,
+    BUILTIN_VERSIONS,
     MAFIASCOPE7,
+    MAFIASCOPE7_V2,
     WEREWOLF7,
     DayRules,
     Lexicon,
@@ -20,7 +22,9 @@ from mafialab.rules._ruleset import (
 __all__ = [
     "ARENA12",
     "BUILTIN",
+    "BUILTIN_VERSIONS",
     "MAFIASCOPE7",
+    "MAFIASCOPE7_V2",
     "WEREWOLF7",
     "DayRules",
     "Lexicon",

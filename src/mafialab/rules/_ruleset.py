@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 Team = Literal["town", "mafia"]
 """Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
@@ -81,6 +89,13 @@ class DayRules(_Frozen):
         vote_statement: Whether a vote carries a short public statement.
         self_vote: Whether a player may vote for (or nominate) itself.
         tie: ``"no_elimination"`` or ``"seeded"`` (drawn from the ``tie_break`` stream).
+        no_vote: Whether a day vote may end in **no vote**: an answer that names nobody
+            (target ``None``) casts no vote and is left out of the tally. MafiaScope's engine
+            does this, and also counts a vote naming a dead player or the voter as no vote
+            (agents map such answers to ``None`` when this is set). ``False``: every vote
+            names a legal target (an unusable answer is retried, then a logged fallback).
+        text_chars: Longest speech the engine accepts (characters).
+        statement_chars: Longest vote statement the engine accepts (characters).
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
@@ -89,6 +104,19 @@ class DayRules(_Frozen):
     vote_statement: bool = False
     self_vote: bool = False
     tie: Literal["no_elimination", "seeded"] = "no_elimination"
+    no_vote: bool = False
+    text_chars: int = Field(default=1200, ge=20)
+    statement_chars: int = Field(default=300, ge=20)
+
+    @model_serializer(mode="wrap")
+    def _drop_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # fields added with forks are written only when changed, so rule sets (and log headers)
+        # from before them serialise as they did
+        data: dict[str, Any] = handler(self)
+        for key, default in (("no_vote", False), ("text_chars", 1200), ("statement_chars", 300)):
+            if data.get(key) == default:
+                del data[key]
+        return data
 
 
 class Lexicon(_Frozen):
@@ -238,7 +266,14 @@ WEREWOLF7 = _load_builtin("werewolf7")
 ARENA12 = _load_builtin("arena12")
 """Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff."""
 
+MAFIASCOPE7_V2 = _load_builtin("mafiascope7-v2")
+"""``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
+
 BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
+"""The default version of each built-in rule set, by name."""
+
+BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, ARENA12)}
+"""Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
 
 
 def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
@@ -255,7 +290,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
-        by_id = {r.id: r for r in BUILTIN.values()}
+        by_id = dict(BUILTIN_VERSIONS)
         parent = (BUILTIN.get(base) or by_id.get(base)) if isinstance(base, str) else None
         if parent is None:
             raise RuleSetError(
@@ -270,7 +305,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
                 merged[key] = value
         data = merged
     rs = _validate(data, source=source)
-    same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
+    same_id = BUILTIN_VERSIONS.get(rs.id)
     if same_id is not None and _rules_differ(rs, same_id):
         # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
         raise RuleSetError(
@@ -299,9 +334,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     key = str(name_or_path)
     if key in BUILTIN:
         return BUILTIN[key]
-    for r in BUILTIN.values():
-        if key == r.id:
-            return r
+    if key in BUILTIN_VERSIONS:
+        return BUILTIN_VERSIONS[key]
     path = Path(key)
     if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
         raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
