@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.models import CallRecord, ChatMessage, ChatModel, ChatRequest
-from mafialab.models._dialects import DialectChoice
+from mafialab.models import CallRecord, ChatMessage, ChatModel, ChatRequest, DialectChoice
 from mafialab.record import JsonlWriter, PriceTable
 
 log = logging.getLogger(__name__)

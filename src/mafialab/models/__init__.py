@@ -1,6 +1,7 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
 from mafialab.models._calls import CallRecord, CallSink, CallStatus
+from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
 from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
@@ -39,6 +40,10 @@ register_backend(
 )
 
 __all__ = [
+    "DIALECTS",
+    "DIALECT_NAMES",
+    "DialectChoice",
+    "get_dialect",
     "CHARS_PER_TOKEN",
     "CallRecord",
     "CallSink",

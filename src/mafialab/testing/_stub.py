@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, get_dialect
+from mafialab.models import DIALECT_NAMES, DIALECTS, get_dialect
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any] | tuple[int, dict[str, Any]]"]
 """``f(request body) -> answer``: content text, a full completion JSON object, or
