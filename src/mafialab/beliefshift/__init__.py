@@ -7,12 +7,23 @@ and belief shift on the -3..+3 scale from a chat model, and aggregate the result
 paper's tables (see ``docs/beliefshift.md``).
 """
 
-from mafialab.beliefshift._agreement import NONE, AgreementReport, agreement, cohen_kappa
+from mafialab.beliefshift._agreement import (
+    NONE,
+    AgreementReport,
+    Disagreement,
+    LabelledMessage,
+    LabelsFile,
+    agreement,
+    agreement_with_labels,
+    cohen_kappa,
+    is_labels_file,
+    read_labels,
+)
 from mafialab.beliefshift._annotate import (
-    ANNOTATE_SYSTEM,
     AnnotationResult,
     Annotator,
     AnnotatorFailure,
+    AnnotatorPack,
     DayMessage,
     GameContext,
     Label,
@@ -22,6 +33,7 @@ from mafialab.beliefshift._annotate import (
     annotation_schema,
     day_messages,
     game_context,
+    load_annotator_pack,
     load_games,
     player_ref,
     write_annotations,
@@ -107,7 +119,6 @@ from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift._tables import Table, fmt_cell, latex_escape
 
 __all__ = [
-    "ANNOTATE_SYSTEM",
     "ANNOTATION_VERSION",
     "AVG_GROUP",
     "BENCH_VERSION",
@@ -125,6 +136,10 @@ __all__ = [
     "SIZE_GROUPS",
     "TRUST_BINS",
     "AgreementReport",
+    "AnnotatorPack",
+    "Disagreement",
+    "LabelledMessage",
+    "LabelsFile",
     "Annotation",
     "AnnotationHeader",
     "AnnotationResult",
@@ -166,6 +181,10 @@ __all__ = [
     "Table",
     "TrustBin",
     "agreement",
+    "agreement_with_labels",
+    "is_labels_file",
+    "load_annotator_pack",
+    "read_labels",
     "annotate_games",
     "annotation_schema",
     "build_prompts",
