@@ -108,14 +108,19 @@ def test_rules_annotator_survives_degenerate_repetition() -> None:
     assert ("Gray", "suspect") in box[0]
 
 
-def test_sentence_subject_patterns_still_match_at_the_start_only() -> None:
+def test_subject_suspicion_is_found_in_long_sentences() -> None:
     long_tail = " and then everyone argued about it" * 200
     assert _label(
         "Kennedy aside, Casey held back on the vote, which could be a smart Mafia move" + long_tail + "."
     ) == [("Casey", "suspect")]
     assert _label("Dana's vote on day one feels calculated" + long_tail + ".") == [("Dana", "suspect")]
-    # the subject must open the sentence (at most three words before it)
-    assert _label("We all noticed that yesterday Dana's vote felt calculated" + long_tail + ".") == []
+    # the subject of the clause, wherever it stands (the cue annotator reads clauses, not openings)
+    assert _label("We all noticed that yesterday Dana's vote felt calculated" + long_tail + ".") == [
+        ("Dana", "suspect")
+    ]
+    assert _label("We all noticed that Casey voted against Dana, which felt calculated" + long_tail + ".") == [
+        ("Casey", "suspect")
+    ]
 
 
 @pytest.fixture(scope="module")

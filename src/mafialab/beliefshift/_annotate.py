@@ -371,7 +371,7 @@ class RulesAnnotator:
         """The first match of ``rx`` in ``clause`` not negated or made conditional before it."""
         for m in rx.finditer(clause):
             before = clause[: m.start()]
-            if not comp.negation.search(before) and not comp.if_before.search(before):
+            if not comp.negation.search(before[-80:]) and not comp.if_before.search(before):
                 return m
         return None
 
@@ -477,7 +477,8 @@ class RulesAnnotator:
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
-                    if not comp.obj_before.search(clause[: m.start()]) and (said is None or m.start() < said.start())
+                    if not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
+                    and (said is None or m.start() < said.start())
                 ]
                 own = [m.group(1) for m in mentions]
                 inherited = False

@@ -130,11 +130,12 @@ def agreement_cmd(
     target/category); B is joined to it by game, round and speaker name.
     """
     try:
-        b = read_annotations(ann_b)
         if is_labels_file(ann_a):
-            rep = agreement_with_labels(read_labels(ann_a), b)
+            ref = read_labels(ann_a)
+            rep = agreement_with_labels(ref, read_annotations(ann_b))
         else:
-            rep = agreement(read_annotations(ann_a), b)
+            a = read_annotations(ann_a)
+            rep = agreement(a, read_annotations(ann_b))
     except (BeliefShiftFormatError, ValueError) as err:
         fail(str(err))
 
