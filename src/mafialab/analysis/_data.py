@@ -138,16 +138,21 @@ def game_data(log_: GameLog) -> GameData:
         family=str(h.meta.get("game_type") or "mafia"),
         problems=list(log_.problems),
     )
+    cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:
         try:
             if ev.kind == "elimination":
                 g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
             elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
                 g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+                if ev.target is not None:  # the log keeps every vote, also when the tally hides voters
+                    cast.setdefault((ev.round, ev.stage), {})[by_seat[ev.seat]] = by_seat[ev.target]
             elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
                 g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
             elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
                 votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
+                if not votes and ev.tally:  # secret votes kept secret (day.tally_names_voters false)
+                    votes = dict(cast.get((ev.round, ev.stage), {}))
                 g.tallies.append((ev.round, ev.ts, ev.seq, votes))
         except KeyError as err:  # a seat the roster does not have: a damaged log
             msg = (

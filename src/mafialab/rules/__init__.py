@@ -3,8 +3,12 @@
 from mafialab.rules._ruleset import (
     ARENA12,
     BUILTIN,
+    BUILTIN_VERSIONS,
+    COSMETIC_FIELDS,
     MAFIASCOPE7,
+    RULE_SCOPE,
     WEREWOLF7,
+    WEREWOLF7_V2,
     DayRules,
     Lexicon,
     NightAbility,
@@ -14,14 +18,19 @@ from mafialab.rules._ruleset import (
     RuleSetError,
     Team,
     load_rules,
+    rule_fields,
     rules_from_dict,
 )
 
 __all__ = [
     "ARENA12",
     "BUILTIN",
+    "BUILTIN_VERSIONS",
+    "COSMETIC_FIELDS",
     "MAFIASCOPE7",
+    "RULE_SCOPE",
     "WEREWOLF7",
+    "WEREWOLF7_V2",
     "DayRules",
     "Lexicon",
     "NightAbility",
@@ -31,5 +40,6 @@ __all__ = [
     "RuleSetError",
     "Team",
     "load_rules",
+    "rule_fields",
     "rules_from_dict",
 ]

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 Team = Literal["town", "mafia"]
 """Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
@@ -80,6 +88,12 @@ class DayRules(_Frozen):
         vote_statement: Whether a vote carries a short public statement.
         self_vote: Whether a player may vote for (or nominate) itself.
         tie: ``"no_elimination"`` or ``"seeded"`` (drawn from the ``tie_break`` stream).
+        tally_names_voters: Whether the public result of a ``secret_simultaneous`` vote names
+            every voter's target (``True``, as ``werewolf7-v1`` does) or only how many votes
+            each player received (``False``: a vote stays known to its voter alone; the
+            belief-shift benchmark setting, ``werewolf7-v2``). Public votes name their voters
+            anyway; nominations are public in ``nomination_runoff``, its runoff tally follows
+            this field.
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
@@ -88,6 +102,16 @@ class DayRules(_Frozen):
     vote_statement: bool = False
     self_vote: bool = False
     tie: Literal["no_elimination", "seeded"] = "no_elimination"
+    tally_names_voters: bool = True
+
+    @model_serializer(mode="wrap")
+    def _drop_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a field added after version 1 is written only when it differs from its default, so
+        # rule sets (and log headers) from before it serialise byte for byte as they did
+        data: dict[str, Any] = handler(self)
+        if data.get("tally_names_voters") is True:
+            del data["tally_names_voters"]
+        return data
 
 
 class Lexicon(_Frozen):
@@ -285,7 +309,63 @@ ARENA12 = RuleSet(
     lexicon=Lexicon(game="Mafia", town_team="Town", mafia_team="Mafia", kill="kill"),
 )
 
+WEREWOLF7_V2 = WEREWOLF7.model_copy(
+    update={
+        "version": 2,
+        "description": "Belief-shift benchmark setting: werewolf7 with secret votes that stay secret "
+        "(the day's result gives vote counts, not who voted for whom)",
+        "day": WEREWOLF7.day.model_copy(update={"tally_names_voters": False}),
+    }
+)
+"""``werewolf7-v2``: the belief-shift benchmark setting; an observer sees no secret vote but its own."""
+
 BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
+"""The default version of each built-in rule set, by name."""
+
+BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, WEREWOLF7, WEREWOLF7_V2, ARENA12)}
+"""Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
+
+RULE_SCOPE: dict[str, NightAbility] = {
+    "night.kill_vote": "kill",
+    "night.kill_tie": "kill",
+    "night.mafia_chat": "kill",
+    "night.protect_self": "protect",
+    "night.protect_self_consecutive": "protect",
+    "night.protect_repeat": "protect",
+    "night.investigate_result": "investigate",
+}
+"""Rule fields that concern only the roles holding one night ability; every other rule field
+concerns every role. (Which roles' prompts must state a field, see :func:`rule_fields`.)"""
+
+COSMETIC_FIELDS = frozenset({"name", "version", "description", "roles", "lexicon", "seat_names"})
+"""Top-level fields that are not game rules (identity, display words, names) or are stated
+role by role (``roles``)."""
+
+
+def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
+    """Every game rule of ``rules`` as ``(dotted field path, value, affected role names)``.
+
+    Walks the rule set's fields (nested sections one level deep), leaving out
+    :data:`COSMETIC_FIELDS`. A field's affected roles are the roles holding the ability of
+    :data:`RULE_SCOPE` (none when the rule set has no such role), else every role. A new
+    field appears here automatically, so a prompt pack that does not state it fails its test.
+    """
+    out: list[tuple[str, Any, list[str]]] = []
+    everyone = [r.name for r in rules.roles]
+    for key in type(rules).model_fields:
+        if key in COSMETIC_FIELDS:
+            continue
+        value = getattr(rules, key)
+        leaves = (
+            [(f"{key}.{k}", getattr(value, k)) for k in type(value).model_fields]
+            if isinstance(value, BaseModel)
+            else [(key, value)]
+        )
+        for path, v in leaves:
+            ability = RULE_SCOPE.get(path)
+            roles = everyone if ability is None else [r.name for r in rules.roles if r.ability == ability]
+            out.append((path, v, roles))
+    return out
 
 
 def _format_error(err: ValidationError) -> str:
@@ -311,7 +391,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:
-        by_id = {r.id: r for r in BUILTIN.values()}
+        by_id = dict(BUILTIN_VERSIONS)
         parent = (BUILTIN.get(base) or by_id.get(base)) if isinstance(base, str) else None
         if parent is None:
             raise RuleSetError(
@@ -329,7 +409,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
         rs = RuleSet.model_validate(data)
     except ValidationError as err:
         raise RuleSetError(f"{source}: {_format_error(err)}") from None
-    same_id = next((b for b in BUILTIN.values() if b.id == rs.id), None)
+    same_id = BUILTIN_VERSIONS.get(rs.id)
     if same_id is not None and _rules_differ(rs, same_id):
         # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in
         raise RuleSetError(
@@ -349,8 +429,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     """Return a built-in rule set by name, or load one from a YAML file.
 
     Args:
-        name_or_path: ``"mafiascope7"``, ``"werewolf7"``, ``"arena12"``, a versioned id such as
-            ``"werewolf7-v1"``, or the path of a YAML file.
+        name_or_path: ``"mafiascope7"``, ``"werewolf7"``, ``"arena12"`` (the default version), a
+            versioned id such as ``"werewolf7-v1"`` or ``"werewolf7-v2"``, or a YAML file path.
 
     Raises:
         RuleSetError: Unknown name, unreadable or malformed YAML, or an invalid field.
@@ -358,9 +438,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     key = str(name_or_path)
     if key in BUILTIN:
         return BUILTIN[key]
-    for r in BUILTIN.values():
-        if key == r.id:
-            return r
+    if key in BUILTIN_VERSIONS:
+        return BUILTIN_VERSIONS[key]
     path = Path(key)
     if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
         raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
