@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_jsonl, read_game
+from mafialab.record import GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_log_records, read_game
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -163,7 +163,7 @@ def game_data(log_: GameLog) -> GameData:
             g.problems.append(msg)
     ppath = log_.path / PROBES_FILE
     if ppath.is_file():
-        for n, rec in iter_jsonl(ppath, g.problems):
+        for n, rec in iter_log_records(ppath, g.problems):
             try:
                 g.probes.append(_probe(n, rec))
             except (KeyError, TypeError, ValueError) as err:

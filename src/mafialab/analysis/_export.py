@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mafialab.analysis._data import load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
-from mafialab.record import CALLS_FILE, PROBES_FILE, iter_game_dirs, iter_jsonl, read_game
+from mafialab.record import CALLS_FILE, PROBES_FILE, iter_game_dirs, iter_log_records, read_game
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,7 +73,7 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
             )
         for name, bucket in ((PROBES_FILE, probes), (CALLS_FILE, calls)):
             if (d / name).is_file():
-                for _, rec in iter_jsonl(d / name):
+                for _, rec in iter_log_records(d / name):
                     bucket.append({"game_id": gid, **_flat(rec)})
     return {
         "events": pd.DataFrame(events, columns=list(EVENT_COLUMNS)),

@@ -16,7 +16,15 @@ from statsmodels.stats.proportion import proportion_confint
 
 from mafialab.arena._season import GAMES_DIR, _atomic_write, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
-from mafialab.record import CALLS_FILE, JUDGE_AXES, GameLog, iter_jsonl, latest_verdicts, read_game, read_verdicts
+from mafialab.record import (
+    CALLS_FILE,
+    JUDGE_AXES,
+    GameLog,
+    iter_log_records,
+    latest_verdicts,
+    read_game,
+    read_verdicts,
+)
 from mafialab.rules import Team
 
 log = logging.getLogger(__name__)
@@ -217,7 +225,7 @@ def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int, int]]:
     if not path.is_file():
         return []
     out = []
-    for _, rec in iter_jsonl(path):
+    for _, rec in iter_log_records(path):
         meta: dict[str, Any] = rec["meta"] if isinstance(rec.get("meta"), dict) else {}
         if rec.get("purpose", meta.get("purpose")) in ("judge", "preflight"):
             continue

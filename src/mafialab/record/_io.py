@@ -13,15 +13,20 @@ from typing import IO, Any
 from pydantic import BaseModel, ValidationError
 
 from mafialab.engine import Event
-from mafialab.record._schema import CLOCK_FIELDS, EVENT_ADAPTER, VERDICTS_FILE, GameHeader, GameStatus, Verdict
+from mafialab.record._migrate import LogFormatError, check_version, record_version, upgrade
+from mafialab.record._schema import (
+    CLOCK_FIELDS,
+    EVENT_ADAPTER,
+    SCHEMA_VERSION,
+    VERDICTS_FILE,
+    GameHeader,
+    GameStatus,
+    Verdict,
+)
 
 log = logging.getLogger(__name__)
 
 GAME_FILE = "game.jsonl"
-
-
-class LogFormatError(ValueError):
-    """A log could not be read; the message names the file (and line)."""
 
 
 class JsonlWriter:
@@ -111,6 +116,8 @@ class GameLog:
         events: Engine events in order.
         status: The ``game_status`` record if one was written.
         problems: Unreadable lines (``file:line: why``), skipped.
+        schema_version: Log schema version the file was written at (the records above
+            have been migrated to :data:`~mafialab.record.SCHEMA_VERSION`).
     """
 
     path: Path
@@ -118,6 +125,7 @@ class GameLog:
     events: list[Event]
     status: GameStatus | None = None
     problems: list[str] = field(default_factory=list)
+    schema_version: int = SCHEMA_VERSION
 
     @property
     def game_id(self) -> str:
@@ -134,9 +142,14 @@ class GameLog:
 def read_game(path: Path) -> GameLog:
     """Read a game directory (or its ``game.jsonl``).
 
+    Records written at an older schema version are migrated (see ``docs/log-format.md``,
+    "Versions"); :attr:`GameLog.schema_version` keeps the version as written.
+
     Raises:
         LogFormatError: If the file is missing, its first record is not a ``game_start``
             header (a raw MafiaScope log gets a hint to import it), or the header is invalid.
+        LogVersionError: If the log was written at a newer schema version than this mafialab
+            reads (a :class:`LogFormatError`; the message names the file and both versions).
     """
     path = Path(path)
     file = path / GAME_FILE if path.is_dir() else path
@@ -144,6 +157,7 @@ def read_game(path: Path) -> GameLog:
     header: GameHeader | None = None
     status: GameStatus | None = None
     events: list[Event] = []
+    version = SCHEMA_VERSION
     for n, obj in iter_jsonl(file, problems):
         kind = obj.get("kind")
         if header is None and kind != "game_start" and not problems:
@@ -151,6 +165,10 @@ def read_game(path: Path) -> GameLog:
             # log would otherwise yield one error per line)
             hint = " (a raw MafiaScope log: convert it with `mafialab import mafiascope`)" if kind == "setup" else ""
             raise LogFormatError(f"{file}: line {n} is {kind!r}{hint}: no valid game_start header record")
+        if kind == "game_start" and header is None:
+            # before validation: a newer header may hold fields this version does not know
+            version = record_version(obj, f"{file}:{n}")
+        obj = upgrade(obj, version, f"{file}:{n}")
         try:
             if kind == "game_start":
                 header = GameHeader.model_validate(obj)
@@ -169,7 +187,44 @@ def read_game(path: Path) -> GameLog:
         bad = next((p for p in problems if "invalid game_start record" in p), None)
         reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""
         raise LogFormatError(f"{file}: no valid game_start header record{reason}")
-    return GameLog(path=file.parent, header=header, events=events, status=status, problems=problems)
+    return GameLog(
+        path=file.parent, header=header, events=events, status=status, problems=problems, schema_version=version
+    )
+
+
+def log_version(game_dir: Path) -> int:
+    """Schema version of a game directory: its ``game.jsonl`` header's ``schema_version``.
+
+    :data:`~mafialab.record.SCHEMA_VERSION` when the directory has no readable header
+    (a probes or calls file on its own is taken to be current).
+
+    Raises:
+        LogVersionError: The header's ``schema_version`` is not a positive integer.
+    """
+    file = Path(game_dir) / GAME_FILE
+    if not file.is_file():
+        return SCHEMA_VERSION
+    for n, obj in iter_jsonl(file, []):
+        if obj.get("kind") == "game_start":
+            return record_version(obj, f"{file}:{n}")
+        break
+    return SCHEMA_VERSION
+
+
+def iter_log_records(path: Path, problems: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Like :func:`iter_jsonl` for ``probes.jsonl`` / ``calls.jsonl``, migrated to the current schema.
+
+    The file is at the version of the ``game.jsonl`` header beside it (:func:`log_version`).
+
+    Raises:
+        LogVersionError: That version is newer than this mafialab reads.
+        LogFormatError: The file cannot be opened.
+    """
+    path = Path(path)
+    version = log_version(path.parent)
+    check_version(version, str(path))
+    for n, obj in iter_jsonl(path, problems):
+        yield n, upgrade(obj, version, f"{path}:{n}")
 
 
 def iter_game_dirs(root: Path) -> list[Path]:
@@ -206,6 +261,9 @@ def read_verdicts(path: Path, problems: list[str] | None = None) -> list[Verdict
     Returns:
         The verdicts (empty when the file does not exist). A judge may appear more than
         once (re-judged games); :func:`latest_verdicts` keeps the last one per judge.
+
+    Raises:
+        LogVersionError: A verdict was written at a newer schema version.
     """
     path = Path(path)
     file = path / VERDICTS_FILE if path.is_dir() or not path.suffix else path
@@ -215,6 +273,8 @@ def read_verdicts(path: Path, problems: list[str] | None = None) -> list[Verdict
     for n, obj in iter_jsonl(file, problems):
         if obj.get("kind") != "verdict":
             continue
+        # a verdict carries its own version (a judge may run later, with another mafialab)
+        obj = upgrade(obj, record_version(obj, f"{file}:{n}"), f"{file}:{n}")
         try:
             out.append(Verdict.model_validate(obj))
         except ValidationError as err:

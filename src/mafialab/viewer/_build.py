@@ -24,10 +24,13 @@ from mafialab import __version__
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
     PROBES_FILE,
+    SCHEMA_VERSION,
     GameLog,
     LogFormatError,
     ProbeRecord,
     iter_game_dirs,
+    iter_log_records,
+    log_version,
     read_game,
 )
 from mafialab.rules import RuleSet
@@ -100,12 +103,26 @@ def file_id(game_id: str, where: str = "") -> str:
 def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
     """Probe records of a game (``probes.jsonl``; empty list if missing).
 
-    Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped.
+    Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped; records of
+    an older log schema are migrated.
+
+    Raises:
+        mafialab.record.LogVersionError: The game was written at a newer schema version.
     """
     path = Path(game_dir) / PROBES_FILE
     if not path.is_file():
         return []
     out = []
+    if log_version(game_dir) != SCHEMA_VERSION:  # an older (or newer: refused) log goes through the migrations
+        for n, rec in iter_log_records(path, problems):
+            try:
+                out.append(ProbeRecord.model_validate(rec))
+            except ValidationError as err:
+                first = err.errors()[0]
+                msg = f"{path}:{n}: invalid probe record ({'.'.join(str(x) for x in first['loc'])}: {first['msg']})"
+                log.warning(msg)
+                problems.append(msg)
+        return out
     try:
         fh = path.open("rb")
     except OSError as err:
