@@ -65,3 +65,20 @@ def test_names_equal_up_to_case_or_skeleton_are_ambiguous():
 def test_transliteration_table_covers_russian_alphabet():
     assert set("абвгдеёжзийклмнопрстуфхцчшщъыьэюя") <= set(TRANSLITERATION)
     assert transliterate("Щука") == "shchuka"
+
+
+def test_metrics_read_probe_names_with_the_resolver_except_the_reference_reading():
+    from mafialab.analysis import DEFAULT, MAFIASCOPE
+    from mafialab.analysis._data import Probe
+    from mafialab.analysis._metrics import answer
+
+    parsed = [
+        {"player": "**Bailey**", "guessed_role": "Mafia", "confidence": 80},
+        {"player": "casey.", "guessed_role": "Villager", "confidence": 60},
+        {"player": "Bailey or Casey", "guessed_role": "Mafia", "confidence": 10},
+    ]
+    p = Probe(line=1, round=1, msg=1, position=0, player="Alex", probe_id="role_assessment", parsed=parsed,
+              parse_ok=True, raw="", ts=None, after_seq=3)  # fmt: skip
+    got = [x["player"] for x in answer(p, DEFAULT, ROSTER)]
+    assert got == ["Bailey", "Casey", "Bailey or Casey"]  # two names stay unread, never guessed
+    assert [x["player"] for x in answer(p, MAFIASCOPE, ROSTER)] == [x["player"] for x in parsed]
