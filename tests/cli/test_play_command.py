@@ -1,0 +1,158 @@
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.record import iter_game_dirs, read_game
+
+runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def test_play_writes_k_games_and_summary(tmp_path):
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "--rules",
+            "mafiascope7",
+            "--agents",
+            "scripted",
+            "--seed",
+            "5",
+            "--games",
+            "3",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    dirs = iter_game_dirs(tmp_path)
+    assert len(dirs) == 3
+    logs = [read_game(d) for d in dirs]
+    assert sorted(log.header.seed for log in logs) == [5, 6, 7]
+    for log in logs:
+        assert log.winner in ("town", "mafia")
+        assert log.game_id in res.output
+    assert "3 game(s) of mafiascope7-v1" in res.output
+
+
+def test_play_mixed_seats_and_yaml_rules(tmp_path):
+    rules = tmp_path / "ww.yaml"
+    rules.write_text("extends: werewolf7\nname: wwreveal\nreveal_role_on_death: true\n")
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "--rules",
+            str(rules),
+            "--agents",
+            "random",
+            "--seat",
+            "0=scripted",
+            "--seat",
+            "3=scripted",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    log = read_game(iter_game_dirs(tmp_path / "o")[0])
+    assert [s.agent for s in log.header.roster] == [
+        "scripted",
+        "random",
+        "random",
+        "scripted",
+        "random",
+        "random",
+        "random",
+    ]
+    assert log.header.rules.name == "wwreveal"
+    assert any(e.kind == "elimination" and e.role for e in log.events)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rules", "chess"], "unknown rule set 'chess'"),
+        (["--agents", "wizard"], "unknown agent spec 'wizard'"),
+        (["--agents", "nosuch/model"], "unknown model provider 'nosuch'"),
+        (["--seat", "9=scripted"], "seat 9 out of range"),
+        (["--seat", "x"], "expected N=SPEC"),
+        (["--games", "0"], "--games"),
+    ],
+)
+def test_play_bad_input_is_a_clear_error(tmp_path, args, message):
+    res = runner.invoke(app, ["play", "--agents", "scripted", *args, "--out", str(tmp_path)])
+    assert res.exit_code != 0
+    assert message in res.output
+    assert "Traceback" not in res.output
+
+
+def test_bad_yaml_rules_exit_code_no_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "extends: mafiascope7\nroles: [{name: M, count: 3, team: mafia, ability: kill}, {name: V, count: 2, team: town}]\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mafialab", "play", "--rules", str(bad), "--agents", "scripted", "--out", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "roles" in proc.stderr and "parity" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_rules_list_and_show():
+    res = runner.invoke(app, ["rules", "list"])
+    assert res.exit_code == 0
+    for name in ("mafiascope7", "werewolf7", "arena12"):
+        assert name in res.output
+    res = runner.invoke(app, ["rules", "show", "arena12"])
+    assert res.exit_code == 0
+    import yaml
+
+    shown = yaml.safe_load(res.output)
+    assert shown["day"]["vote"] == "nomination_runoff" and shown["roles"][0] == {
+        "name": "Mafia",
+        "count": 3,
+        "team": "mafia",
+        "ability": "kill",
+    }
+    res = runner.invoke(app, ["rules", "show", "nope"])
+    assert res.exit_code == 2 and "unknown rule set" in res.output
+
+
+def test_help_explains_commands():
+    res = runner.invoke(app, ["play", "--help"])
+    assert res.exit_code == 0 and "--rules" in res.output and "--seed" in res.output
+
+
+def test_existing_game_is_refused_before_anything_is_played(tmp_path):
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "3", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    before = sorted(p.name for p in tmp_path.iterdir())
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "2", "--games", "3", "--out", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "already exists (seed 3)" in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # seed 2 was not played
+
+
+def test_cli_bad_max_tokens_no_traceback_no_orphan_log(tmp_path) -> None:
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["play", "--agents", "mock/x?max_tokens=abc", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "max_tokens" in result.output
+    assert not isinstance(result.exception, TypeError)
+    assert not list(out.rglob("game.jsonl"))
+
+
+def test_cli_mock_exhausted_is_a_clear_error(tmp_path) -> None:
+    out = tmp_path / "o"
+    spec = 'mock/x?outputs=[{"target":"Alex"}]'
+    result = CliRunner().invoke(app, ["play", "--agents", spec, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "no scripted output left" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert list(out.rglob("game.jsonl"))  # what was recorded is kept

@@ -1,0 +1,263 @@
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mafialab.engine import Action, GameState, VoteTally, deal_roles, player_view, visible_events
+from mafialab.harness import check_events, check_rules
+from mafialab.rules import ARENA12, BUILTIN, MAFIASCOPE7, WEREWOLF7
+from tests.helpers import drive
+
+RULES = list(BUILTIN.values())
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: r.name)
+@pytest.mark.parametrize("agents", [("random",), ("scripted",), ("scripted", "random")])
+def test_conformance_many_seeds(rules, agents):
+    report = check_rules(rules, range(150), agents)
+    assert report.games == 150
+    assert report.violations == []
+
+
+def test_checker_detects_broken_invariants():
+    state = drive(MAFIASCOPE7, 3)
+    events = list(state.events)
+    assert check_events(MAFIASCOPE7, events, state.roles) == []
+    # a vote by a dead player
+    dead = next(e.seat for e in events if e.kind == "elimination")
+    first_death = next(i for i, e in enumerate(events) if e.kind == "elimination")
+    later_vote = next((i for i, e in enumerate(events) if i > first_death and e.kind == "vote"), None)
+    if later_vote is not None:
+        tampered = [
+            *events[:later_vote],
+            events[later_vote].model_copy(update={"seat": dead}),
+            *events[later_vote + 1 :],
+        ]
+        assert any("dead seat" in v for v in check_events(MAFIASCOPE7, tampered, state.roles))
+    # a wrong winner
+    end = events[-1].model_copy(update={"winner": "town" if events[-1].winner == "mafia" else "mafia"})
+    assert any("winner" in v for v in check_events(MAFIASCOPE7, [*events[:-1], end], state.roles))
+    # a missing end
+    assert any("did not end" in v for v in check_events(MAFIASCOPE7, events[:-1], state.roles))
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: r.name)
+def test_same_seed_same_events(rules):
+    a = drive(rules, 42, rng_seed=7)
+    b = drive(rules, 42, rng_seed=7)
+    assert [e.model_dump() for e in a.events] == [e.model_dump() for e in b.events]
+    c = drive(rules, 43, rng_seed=7)
+    assert [e.model_dump() for e in a.events] != [e.model_dump() for e in c.events]
+
+
+def test_deal_is_seeded_and_complete():
+    for seed in range(50):
+        roles = deal_roles(WEREWOLF7, seed)
+        assert sorted(roles) == sorted(WEREWOLF7.deck())
+    assert len({tuple(deal_roles(WEREWOLF7, s)) for s in range(50)}) > 20
+
+
+def test_illegal_action_is_a_value_and_state_untouched():
+    s = GameState(WEREWOLF7, 1)
+    d = s.pending()[0]
+    before = (list(s.events), s.pending())
+    illegal = next(o for o in range(7) if o not in d.options)
+    for bad in (
+        Action(decision=d.id, seat=d.seat, target=illegal),
+        Action(decision=d.id, seat=(d.seat + 1) % 7, target=d.options[0]),
+        Action(decision=d.id + 99, seat=d.seat, target=d.options[0]),
+        Action(decision=d.id, seat=d.seat, target=None),
+        Action(decision=d.id, seat=d.seat, target=d.options[0], text="x" * 5000),
+    ):
+        res = s.apply(bad)
+        assert res is not None and res.reason
+        assert (list(s.events), s.pending()) == before
+    assert s.apply(Action(decision=d.id, seat=d.seat, target=d.options[0])) is None
+    assert s.apply(Action(decision=d.id, seat=d.seat, target=d.options[0])) is not None  # answered twice
+
+
+def test_speech_needs_text():
+    s = GameState(MAFIASCOPE7, 0)
+    d = s.pending()[0]
+    assert d.kind == "speak" and d.phase == "intro"
+    assert s.apply(Action(decision=d.id, seat=d.seat, text="   ")) is not None
+    assert s.apply(Action(decision=d.id, seat=d.seat, text="hello")) is None
+
+
+# ---------------------------------------------------------------- leak tests
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: r.name)
+@pytest.mark.parametrize("seed", range(5))
+def test_views_never_leak(rules, seed):
+    state = drive(rules, seed)
+    # check every prefix of the game (the view an agent had at each step), not just the end
+    end_seq = next(e.seq for e in state.events if e.kind == "game_end")
+    for cut in range(1, end_seq):
+        events = state.events[:cut]
+        for seat in range(rules.n_seats):
+            view = visible_events(events, seat)
+            my_team = state.teams[seat]
+            for ev in view:
+                if ev.kind == "role_assigned":
+                    assert ev.seat == seat, "saw another seat's role"
+                if ev.kind in ("mafia_chat", "kill_chosen", "team_revealed"):
+                    assert my_team == "mafia", f"town seat saw {ev.kind}"
+                if ev.kind == "night_action":
+                    assert ev.seat == seat or (ev.ability == "kill" and my_team == "mafia")
+                if ev.kind == "investigation_result":
+                    assert ev.seat == seat
+                if ev.kind == "elimination" and not rules.reveal_role_on_death:
+                    assert ev.role is None
+                if ev.kind == "vote" and not ev.visibility.public:
+                    assert ev.seat == seat
+
+
+def test_view_contents_for_town_and_mafia():
+    state = drive(WEREWOLF7, 11)
+    wolves = [s for s in range(7) if state.teams[s] == "mafia"]
+    town = next(s for s in range(7) if state.teams[s] == "town")
+    v = player_view(state.events, wolves[0])
+    assert v.role == "Werewolf" and v.teammates == (wolves[1],)
+    vt = player_view(state.events, town)
+    assert vt.teammates == () and vt.role == state.roles[town]
+    assert len(vt.events) < len(v.events) or any(e.kind == "investigation_result" for e in vt.events)
+
+
+# ---------------------------------------------------------------- properties
+@settings(max_examples=60, deadline=None)
+@given(rules_i=st.integers(0, len(RULES) - 1), seed=st.integers(0, 2**31), choices=st.randoms(use_true_random=False))
+def test_any_legal_action_sequence_terminates_conformant(rules_i, seed, choices):
+    rules = RULES[rules_i]
+    state = GameState(rules, seed)
+    while not state.is_terminal:
+        for d in state.pending():
+            assert d.options or not d.wants_target
+            for o in d.options:
+                assert state.alive[o]
+            target = choices.choice(d.options) if d.wants_target else None
+            assert (
+                state.apply(Action(decision=d.id, seat=d.seat, target=target, text="t" if d.needs_text else None))
+                is None
+            )
+    assert check_events(rules, state.events, state.roles) == []
+    assert state.round <= rules.round_cap
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), garbage=st.lists(st.tuples(st.integers(-2, 20), st.integers(-2, 20)), max_size=30))
+def test_garbage_actions_never_change_state(seed, garbage):
+    state = GameState(ARENA12, seed)
+    d = state.pending()[0]
+    snapshot = [e.model_dump() for e in state.events]
+    for dec, tgt in garbage:
+        a = Action(decision=dec, seat=d.seat, target=tgt)
+        if dec == d.id and tgt in d.options:
+            continue
+        assert state.apply(a) is not None
+    assert [e.model_dump() for e in state.events] == snapshot
+
+
+# ---------------------------------------------------------------- regressions from other projects' bug reports
+def test_game_ends_at_once_when_last_mafia_eliminated():
+    for rules in RULES:
+        for seed in range(40):
+            state = drive(rules, seed)
+            if state.winner != "town":
+                continue
+            last_elim = max(i for i, e in enumerate(state.events) if e.kind == "elimination")
+            assert state.events[last_elim].seat in [s for s in range(rules.n_seats) if state.teams[s] == "mafia"]
+            assert state.events[last_elim + 1].kind == "game_end"
+            assert len(state.events) == last_elim + 2
+
+
+def test_dead_player_cannot_be_voted_targeted_or_eliminated_again():
+    state = GameState(MAFIASCOPE7, 5)
+    rng = random.Random(0)
+    dead: set[int] = set()
+    while not state.is_terminal:
+        for d in state.pending():
+            assert not dead & set(d.options)
+            assert d.seat not in dead
+            if dead and d.wants_target:
+                res = state.apply(Action(decision=d.id, seat=d.seat, target=min(dead)))
+                assert res is not None and "not a legal option" in res.reason
+            a = Action(decision=d.id, seat=d.seat, target=rng.choice(d.options) if d.wants_target else None,
+                       text="x" if d.needs_text else None)  # fmt: skip
+            assert state.apply(a) is None
+        dead = {e.seat for e in state.events if e.kind == "elimination"}
+    elims = [e.seat for e in state.events if e.kind == "elimination"]
+    assert len(elims) == len(set(elims))
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: r.name)
+def test_every_vote_is_recorded_not_only_the_last(rules):
+    state = drive(rules, 9)
+    for tally in (e for e in state.events if isinstance(e, VoteTally)):
+        votes = [e for e in state.events if e.kind == "vote" and e.round == tally.round and e.stage == tally.stage]
+        assert {v.seat: v.target for v in votes} == tally.votes
+        assert sum(tally.tally.values()) == len(votes)
+
+
+def _split_kill(state, d):
+    """Wolves/mafia name different targets so the kill vote ties."""
+    if d.kind == "kill":
+        # each killer names a different target: the k-th living killer names the k-th option
+        killers = [s for s in state.alive_seats() if state.teams[s] == "mafia"]
+        return Action(decision=d.id, seat=d.seat, target=d.options[killers.index(d.seat) % len(d.options)])
+    return None
+
+
+@pytest.mark.parametrize("rules", [MAFIASCOPE7, WEREWOLF7, ARENA12], ids=lambda r: r.name)
+def test_mafia_tie_at_night_resolves_by_the_seeded_rule(rules):
+    outcomes = set()
+    for seed in range(12):
+        state = drive(rules, seed, policy=_split_kill)
+        chosen = [e for e in state.events if e.kind == "kill_chosen"]
+        assert chosen
+        first = chosen[0]
+        named = [
+            e.target
+            for e in state.events
+            if e.kind == "night_action" and e.ability == "kill" and e.round == first.round
+        ]
+        assert len(set(named)) == len(named) > 1  # a real tie
+        if rules.night.kill_tie == "first_named":
+            assert first.target == named[0]
+        else:
+            assert first.target in named
+            outcomes.add(named.index(first.target))
+        again = drive(rules, seed, policy=_split_kill)
+        assert [e.model_dump() for e in again.events] == [e.model_dump() for e in state.events]
+    if rules.night.kill_tie == "seeded":
+        assert len(outcomes) > 1  # the seed, not the order, decides
+
+
+def _protect_the_victim(state, d):
+    if d.kind == "protect":
+        town = [o for o in d.options if state.teams[o] == "town"]
+        return Action(decision=d.id, seat=d.seat, target=min(town))
+    if d.kind == "kill":
+        town = [o for o in d.options if state.teams[o] == "town"]
+        return Action(decision=d.id, seat=d.seat, target=min(town))
+    return None
+
+
+@pytest.mark.parametrize("rules", [MAFIASCOPE7, WEREWOLF7], ids=lambda r: r.name)
+def test_saved_player_stays_alive_in_everyones_view(rules):
+    state = GameState(rules, 3)
+    doctor = next(s for s in range(7) if rules.role(state.roles[s]).ability == "protect")
+    victim = min(s for s in range(7) if state.teams[s] == "town")
+    rng = random.Random(1)
+    while not any(e.kind == "night_result" for e in state.events):
+        for d in state.pending():
+            a = _protect_the_victim(state, d) or Action(
+                decision=d.id, seat=d.seat, target=rng.choice(d.options) if d.wants_target else None,
+                text="hi" if d.needs_text else None,
+            )  # fmt: skip
+            assert state.apply(a) is None
+    result = next(e for e in state.events if e.kind == "night_result")
+    assert result.killed is None
+    assert result.saved == (victim if rules.night.announce_save else None)
+    assert (state.alive[victim] and state.alive[doctor]) or victim == doctor
+    for seat in range(7):
+        assert victim in player_view(state.events, seat).alive

@@ -1,0 +1,190 @@
+import asyncio
+import logging
+
+import pytest
+
+from mafialab.agents import make_llm_agent
+from mafialab.models import (
+    ChatMessage,
+    ChatRequest,
+    ModelPool,
+    ModelSpecError,
+    OpenAIStub,
+    backend_status,
+    get_model,
+    parse_json,
+    schema_instance,
+)
+from mafialab.models._local import locate_weights, merge_same_role
+from mafialab.record import PriceTable, load_prices
+from mafialab.rules import load_rules
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"target": {"type": "string", "enum": ["Alex", "Bailey"]}},
+    "required": ["target"],
+    "additionalProperties": False,
+}
+
+
+def _req(schema=SCHEMA, **kw):
+    return ChatRequest(messages=[ChatMessage(role="user", content="Vote.")], json_schema=schema, **kw)
+
+
+async def test_openai_sends_json_schema_and_parses(monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "sk-secret-123")
+    async with OpenAIStub() as stub:
+        m = get_model("openai/tiny", base_url=stub.base_url, api_key_env="TEST_KEY", max_tokens=7, temperature=0.3,
+                      extra={"reasoning_effort": "low"})  # fmt: skip
+        r = await m.chat(_req(seed=5))
+    assert r.ok and r.parsed in ({"target": "Alex"}, {"target": "Bailey"})
+    body = stub.requests[0]
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == SCHEMA
+    assert body["max_tokens"] == 7 and body["temperature"] == 0.3 and body["seed"] == 5
+    assert body["reasoning_effort"] == "low"  # extra request fields go into the body
+    assert stub.headers[0]["authorization"] == "Bearer sk-secret-123"
+    assert "sk-secret" not in repr(m)
+
+
+async def test_openai_prompt_fallback_when_schema_rejected():
+    async with OpenAIStub(reject_schema=True) as stub:
+        m = get_model("openai/tiny", base_url=stub.base_url)
+        r1 = await m.chat(_req())
+        r2 = await m.chat(_req())
+    assert r1.ok and r1.parsed["target"] in ("Alex", "Bailey") and r2.ok
+    # first try with response_format (rejected), then prompt-only; later calls go prompt-only at once
+    assert "response_format" in stub.requests[0]
+    assert "response_format" not in stub.requests[1] and "JSON schema" in stub.requests[1]["messages"][-1]["content"]
+    assert len(stub.requests) == 3 and "response_format" not in stub.requests[2]
+
+
+async def test_openai_429_retried_with_backoff():
+    async with OpenAIStub(rate_limit_first=2) as stub:
+        m = get_model("openai/tiny", base_url=stub.base_url, backoff_s=0.01)
+        r = await m.chat(_req())
+    assert r.ok and len(stub.requests) == 3
+    async with OpenAIStub(rate_limit_first=10) as stub:
+        m = get_model("openai/tiny", base_url=stub.base_url, rate_limit_retries=1, backoff_s=0.01)
+        r = await m.chat(_req())
+    assert not r.ok and r.error_kind == "rate_limit" and len(stub.requests) == 2
+
+
+async def test_openai_reasoning_kept_apart_and_usage():
+    def responder(body):
+        return {
+            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": '{"target": "Bailey"}', "reasoning_content": "Alex seems town."}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 9, "total_tokens": 109,
+                      "prompt_tokens_details": {"cached_tokens": 64}},
+        }  # fmt: skip
+
+    async with OpenAIStub(responder=responder) as stub:
+        r = await get_model("openai/t", base_url=stub.base_url).chat(_req())
+    assert r.text == '{"target": "Bailey"}' and r.reasoning == "Alex seems town."
+    assert (r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.cached_tokens) == (100, 9, 64)
+
+    async with OpenAIStub(responder=lambda b: '<think>hmm</think>{"target": "Alex"}') as stub:
+        r = await get_model("openai/t", base_url=stub.base_url).chat(_req())
+    assert r.parsed == {"target": "Alex"} and r.reasoning == "hmm" and "think" not in r.text
+
+
+async def test_openai_errors_are_values_and_key_never_logged(monkeypatch, caplog):
+    monkeypatch.setenv("K", "sk-do-not-log")
+    caplog.set_level(logging.DEBUG)
+    m = get_model("openai/t", base_url="http://127.0.0.1:9/v1", api_key_env="K", timeout=2)
+    r = await m.chat(_req())
+    assert not r.ok and r.error_kind == "transport" and r.text == ""
+    async with OpenAIStub(responder=lambda b: (500, {"error": {"message": "boom"}})) as stub:
+        r = await get_model("openai/t", base_url=stub.base_url, api_key_env="K").chat(_req())
+    assert r.error == "HTTP 500: boom"
+    async with OpenAIStub(responder=lambda b: "") as stub:
+        r = await get_model("openai/t", base_url=stub.base_url).chat(_req())
+    assert r.error_kind == "empty"
+    assert "sk-do-not-log" not in caplog.text
+
+
+async def test_openai_in_flight_limit():
+    async with OpenAIStub(latency_s=0.05) as stub:
+        m = get_model("openai/t", base_url=stub.base_url, max_concurrency=3)
+        rs = await asyncio.gather(*(m.chat(_req()) for _ in range(10)))
+    assert all(r.ok for r in rs) and stub.max_in_flight == 3
+
+
+def test_openai_options_checked(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelSpecError, match="OPENAI_API_KEY"):
+        get_model("openai/gpt-4o-mini")
+    with pytest.raises(ModelSpecError, match="unknown option 'bse_url'"):
+        get_model("openai/x", bse_url="http://h/v1")
+    with pytest.raises(ModelSpecError, match="provider/model"):
+        get_model("gpt-4o")
+
+
+def test_pool_shares_instances():
+    pool = ModelPool()
+    a = pool.get("mock/a")
+    assert pool.get("mock/a") is a and pool.get("mock/b") is not a
+
+
+def test_backend_status_lists_all():
+    st = {b.provider: b for b in backend_status()}
+    assert {"mock", "openai", "local"} <= set(st)
+    assert st["mock"].usable
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "repaired"),
+    [
+        ('{"a": 1}', {"a": 1}, False),
+        ('```json\n{"a": 1}\n```', {"a": 1}, True),
+        ('Sure: {"a": "b"} hope that helps', {"a": "b"}, True),
+        ('{"text": "cut off her', {"text": "cut off her"}, True),
+        ("no json here", None, True),
+        ("", None, False),
+    ],
+)
+def test_parse_json(text, value, repaired):
+    assert parse_json(text) == (value, repaired)
+
+
+def test_schema_instance_is_valid():
+    v = schema_instance(
+        {"type": "object", "properties": {"t": {"enum": ["a", "b"]}, "s": {"type": "string", "maxLength": 5}}}
+    )
+    assert v["t"] in ("a", "b") and len(v["s"]) <= 5
+
+
+def test_merge_same_role():
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    assert merge_same_role(msgs) == [{"role": "system", "content": "s"}, {"role": "user", "content": "a\n\nb"}]
+
+
+def test_local_unknown_model_and_option():
+    with pytest.raises(ModelSpecError, match="unknown embedded model 'gpt5'"):
+        locate_weights("gpt5")
+    with pytest.raises(ModelSpecError, match="unknown option 'ctx'"):
+        get_model("local/smollm2", ctx=10)
+
+
+def test_price_table(tmp_path):
+    t = PriceTable()
+    assert t.cost("local/smollm2", 1000, 100, None) == 0.0 and t.cost("openai/x", 1, 1, None) is None
+    f = tmp_path / "p.yaml"
+    f.write_text("openai/gpt-4o-mini: {input: 0.15, output: 0.6, cached_input: 0.075}\n")
+    t = load_prices(f)
+    # (1e6 - 2e5) * 0.15 + 2e5 * 0.075 + 1e5 * 0.6, per million
+    assert t.cost("openai/gpt-4o-mini", 1_000_000, 100_000, 200_000) == pytest.approx(0.12 + 0.015 + 0.06)
+    f.write_text("openai/x: {input: -1, output: 0}\n")
+    with pytest.raises(ValueError, match=r"openai/x\.input"):
+        load_prices(f)
+
+
+RULES = load_rules("werewolf7")
+
+
+def test_mock_outputs_string_refused() -> None:
+    # malformed JSON in the spec stays a string; iterating it would script one character per call
+    with pytest.raises(ModelSpecError, match=r"^outputs: "):
+        make_llm_agent("mock/x?outputs=[1,2", 0, RULES, 1)

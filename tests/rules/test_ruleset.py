@@ -1,0 +1,116 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mafialab.rules import ARENA12, BUILTIN, MAFIASCOPE7, WEREWOLF7, RuleSetError, load_rules, rules_from_dict
+
+
+def test_builtin_role_counts():
+    assert {r.name: r.count for r in MAFIASCOPE7.roles} == {"Mafia": 2, "Doctor": 1, "Villager": 4}
+    assert {r.name: r.count for r in WEREWOLF7.roles} == {"Werewolf": 2, "Seer": 1, "Doctor": 1, "Villager": 3}
+    assert {r.name: r.count for r in ARENA12.roles} == {"Mafia": 3, "Angel": 1, "Sheriff": 1, "Town": 7}
+    assert [r.n_seats for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)] == [7, 7, 12]
+
+
+def test_builtin_flags_follow_the_protocols():
+    assert MAFIASCOPE7.intro_day and MAFIASCOPE7.reveal_role_on_death and MAFIASCOPE7.night.announce_save
+    assert MAFIASCOPE7.day.vote == "public_sequential" and MAFIASCOPE7.day.tie == "no_elimination"
+    assert MAFIASCOPE7.night.kill_tie == "first_named"
+    assert not WEREWOLF7.intro_day and not WEREWOLF7.reveal_role_on_death and not WEREWOLF7.night.announce_save
+    assert WEREWOLF7.day.vote == "secret_simultaneous" and WEREWOLF7.day.speaking_order == "seeded"
+    assert ARENA12.day.discussion_rounds == 3 and ARENA12.day.vote == "nomination_runoff"
+    assert not ARENA12.night.protect_self_consecutive and ARENA12.night.investigate_result == "role"
+    assert all(r.round_cap == 15 for r in BUILTIN.values())
+    assert WEREWOLF7.lexicon.team_name("mafia") == "Werewolves"
+
+
+def test_versioned_ids_resolve():
+    assert load_rules("werewolf7-v1") is WEREWOLF7
+    assert MAFIASCOPE7.id == "mafiascope7-v1"
+
+
+def test_yaml_roundtrip(tmp_path: Path):
+    import yaml
+
+    p = tmp_path / "r.yaml"
+    p.write_text(yaml.safe_dump(ARENA12.model_dump(mode="json")))
+    assert load_rules(p) == ARENA12
+
+
+def test_yaml_extends_overrides_nested(tmp_path: Path):
+    p = tmp_path / "r.yaml"
+    p.write_text("extends: werewolf7\nname: ww-reveal\nreveal_role_on_death: true\nnight: {announce_save: true}\n")
+    r = load_rules(p)
+    assert r.name == "ww-reveal" and r.reveal_role_on_death and r.night.announce_save
+    assert r.night.kill_tie == "seeded" and r.roles == WEREWOLF7.roles
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("extends: werewolf7\nday: {vote: shouting}\n", "day.vote"),
+        (
+            "extends: werewolf7\nroles: [{name: Wolf, count: 4, team: mafia, ability: kill}, {name: V, count: 3, team: town}]\n",
+            "roles",
+        ),
+        ("extends: werewolf7\nround_cap: 0\n", "round_cap"),
+        ("name: x\nroles: [{name: V, count: 3, team: town}]\n", "roles"),
+        (
+            "extends: werewolf7\nroles: [{name: W, count: 0, team: mafia, ability: kill}, {name: V, count: 3, team: town}]\n",
+            "roles.0.count",
+        ),
+        ("extends: nosuch\n", "extends"),
+        ("extends: werewolf7\nbogus_field: 1\n", "bogus_field"),
+    ],
+)
+def test_invalid_yaml_names_the_field(tmp_path: Path, text: str, field: str):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(RuleSetError) as exc:
+        load_rules(p)
+    assert field in str(exc.value)
+
+
+def test_malformed_yaml_and_unknown_name(tmp_path: Path):
+    p = tmp_path / "broken.yaml"
+    p.write_text("name: [unclosed\n")
+    with pytest.raises(RuleSetError, match="malformed YAML"):
+        load_rules(p)
+    with pytest.raises(RuleSetError, match="unknown rule set 'chess'"):
+        load_rules("chess")
+    with pytest.raises(RuleSetError, match="top level"):
+        rules_from_dict([1, 2])
+
+
+def test_rules_file_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_bytes(b"\xff\xfe name: x\n")
+    with pytest.raises(RuleSetError, match=r"bad\.yaml.*UTF-8"):
+        load_rules(p)
+
+
+def test_changed_builtin_must_not_keep_the_builtin_id(tmp_path: Path) -> None:
+    p = tmp_path / "r.yaml"
+    p.write_text("extends: werewolf7\nround_cap: 2\n")
+    with pytest.raises(RuleSetError, match=r"name: 'werewolf7' version 1 .*werewolf7-v1"):
+        load_rules(p)
+    p.write_text("extends: werewolf7\nname: ww-short\nround_cap: 2\n")
+    r = load_rules(p)
+    assert (r.id, r.round_cap) == ("ww-short-v1", 2)
+    # an unchanged copy (what `rules show` prints) and cosmetic seat names stay the built-in
+    p.write_text(yaml.safe_dump(WEREWOLF7.model_dump(mode="json"), sort_keys=False))
+    assert load_rules(p) == WEREWOLF7
+    names = ["P" + str(i) for i in range(WEREWOLF7.n_seats)]
+    p.write_text("extends: werewolf7\nseat_names: [" + ", ".join(names) + "]\n")
+    assert load_rules(p).id == WEREWOLF7.id
+
+
+def test_extends_takes_a_versioned_id_and_rejects_non_names(tmp_path: Path) -> None:
+    p = tmp_path / "r.yaml"
+    p.write_text("extends: werewolf7-v1\nname: wwx\nround_cap: 3\n")
+    r = load_rules(p)
+    assert (r.id, r.round_cap, r.roles) == ("wwx-v1", 3, WEREWOLF7.roles)
+    p.write_text("extends: [1]\n")  # unhashable: used to raise TypeError
+    with pytest.raises(RuleSetError, match="extends"):
+        load_rules(p)

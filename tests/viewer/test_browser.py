@@ -1,0 +1,312 @@
+"""The built site in a real headless browser (Debian chromium driven by Playwright).
+
+No browser is downloaded: Playwright's Python package drives ``/usr/bin/chromium``
+(``scripts/setup.sh`` installs it). Screenshots go to ``test-artifacts/viewer/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mafialab.record import GameStatus, JsonlWriter, read_game
+from mafialab.viewer import SiteServer, build_site
+from tests.conftest import ROOT
+from tests.viewer_games import XSS_IMG, XSS_SCRIPT, copy_game, inject_message, play_probed
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = ROOT / "test-artifacts" / "viewer"
+
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium)", allow_module_level=True)
+if importlib.util.find_spec("playwright") is None:
+    pytest.skip("playwright is not installed: pip install -e '.[test]'", allow_module_level=True)
+
+from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright  # noqa: E402
+
+NATIVE = "arena12-probed-s3"
+XSS_GAME = "mafiascope7-probed-s1"
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("logs")
+
+    async def make() -> None:
+        d = await play_probed(root, 1, "mafiascope7", inject=XSS_IMG)
+        inject_message(d, "hello " + XSS_IMG + " and " + XSS_SCRIPT)
+        await play_probed(root, 3, "arena12")
+
+    asyncio.run(make())
+    src = root / XSS_GAME
+    copy_game(src, root, "empty-game", setup_only=True)
+    copy_game(src, root, "unfinished-game", keep=25)
+    deg = copy_game(src, root, "degraded-game")
+    n = len(read_game(deg).events)
+    with JsonlWriter(deg / "game.jsonl") as w:
+        w.write(GameStatus(seq=n + 1, degraded=True, answered_share=0.5, decisions=40, fallbacks=20))
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    build_site(logs, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+class Console:
+    def __init__(self, page: Page):
+        self.errors: list[str] = []
+        page.on("console", self._on)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+    def _on(self, msg: ConsoleMessage) -> None:
+        if msg.type in ("error", "warning"):
+            self.errors.append(f"{msg.type}: {msg.text}")
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[tuple[Page, Console]]:
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
+    pg = ctx.new_page()
+    con = Console(pg)
+    yield pg, con
+    ctx.close()
+
+
+def url(site: Path, frag: str) -> str:
+    return (site / "index.html").as_uri() + frag
+
+
+def shot(pg: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def rows(pg: Page) -> list[str]:
+    return pg.eval_on_selector_all("#games tbody tr", "els => els.map(e => e.dataset.game)")
+
+
+def visible_transcript(pg: Page) -> list[str]:
+    return pg.eval_on_selector_all("#transcript li:not([hidden])", "els => els.map(e => e.textContent)")
+
+
+def test_dashboard_lists_every_game_and_sorts(site: Path, logs: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    pg.goto(url(site, "#/"))
+    pg.wait_for_selector("#games tbody tr")
+    want = sorted(read_game(d).game_id for d in logs.iterdir())
+    assert sorted(rows(pg)) == want
+    assert rows(pg) == sorted(want)  # default: by game id ascending
+    shot(pg, "dashboard")
+    pg.click("th[data-col=probes] a")
+    pg.wait_for_selector("#games[data-sort='probes:asc']")
+    by_probes = rows(pg)
+    pg.click("th[data-col=probes] a")
+    pg.wait_for_selector("#games[data-sort='probes:desc']")
+    assert rows(pg)[0] == NATIVE  # arena12 has the most probes
+    assert by_probes != rows(pg)
+    deg = pg.text_content("tr[data-game='degraded-game']")
+    assert deg is not None and "yes" in deg
+    # corpus metrics: numbers from the analysis layer, or a clear "unavailable"
+    assert pg.locator("#metrics-unavailable, .corpus-metrics").count() == 1
+    assert pg.locator("svg.calib .bin").count() >= 1
+    assert con.errors == []
+
+
+def test_scrubbing_changes_transcript_and_metrics_strip_seeks(site: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    pg.goto(url(site, f"#/game/{NATIVE}/step/1"))
+    pg.wait_for_selector("#transcript li")
+    first = visible_transcript(pg)
+    label0 = pg.text_content("#steplabel")
+    pg.fill("#scrubber", "40")
+    after = visible_transcript(pg)
+    assert len(after) > len(first)
+    assert after[: len(first)] == first
+    assert pg.text_content("#steplabel") != label0
+    hash40 = pg.evaluate("location.hash")
+    assert hash40.startswith(f"#/game/{NATIVE}/step/") and hash40 != f"#/game/{NATIVE}/step/1"
+    pg.click("#prev")
+    assert len(visible_transcript(pg)) < len(after)
+    # the step fragment is a citable address: reloading it shows the same state
+    pg.goto(url(site, hash40))
+    pg.reload()
+    pg.wait_for_selector("#transcript li")
+    assert visible_transcript(pg) == after
+    shot(pg, "game")
+    # clicking the metrics strip seeks the timeline
+    box = pg.locator("#strip").bounding_box()
+    assert box is not None
+    pg.mouse.click(box["x"] + box["width"] * 0.95, box["y"] + box["height"] / 2)
+    late = pg.evaluate("location.hash")
+    pg.mouse.click(box["x"] + box["width"] * 0.1, box["y"] + box["height"] / 2)
+    early = pg.evaluate("location.hash")
+    assert int(late.rsplit("/", 1)[1]) > int(early.rsplit("/", 1)[1])
+    assert pg.locator("#panels .card").count() == 12
+    assert con.errors == []
+
+
+def _seat_data(game_dir: Path) -> tuple[Any, int, int]:
+    glog = read_game(game_dir)
+    town = next(s for s in glog.header.roster if s.team == "town" and s.role == "Town")
+    # a step after the first mafia chat and a kill, before the end (roles revealed at the end)
+    chat = next(e.seq for e in glog.events if e.kind == "mafia_chat")
+    step = next(e.seq for e in glog.events if e.kind == "speech" and e.seq > chat)
+    return glog, town.seat, step
+
+
+def test_impersonating_town_hides_roles_and_mafia_chat(site: Path, logs: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    glog, seat, step = _seat_data(logs / NATIVE)
+    pg.goto(url(site, f"#/game/{NATIVE}/as/{seat}/step/{step}"))
+    pg.wait_for_selector("#ego-actual")
+    text = pg.text_content("#app") or ""
+    chats = [e.text for e in glog.events if e.kind == "mafia_chat"]
+    assert chats and not any(c in text for c in chats)
+    assert pg.locator("#transcript li.mafia_chat, #transcript li.kill_chosen").count() == 0
+    # no other seat is shown as known: only the impersonated seat's own role
+    subs = pg.eval_on_selector_all("#subjective g.node", "els => els.map(e => [e.dataset.seat, e.textContent])")
+    known = [int(s) for s, t in subs if "(known)" in t]
+    dead_revealed = {e.seat for e in glog.events if e.kind == "elimination" and e.role and e.seq <= step}
+    assert set(known) == {seat} | dead_revealed
+    # the page never loaded the moderator's file
+    loaded = pg.eval_on_selector_all("script[src]", "els => els.map(e => e.src)")
+    assert not any("/data/g/" in x for x in loaded)
+    assert any("/data/s/" in x and x.endswith(f"/{seat}.js") for x in loaded)
+    assert "Second-order agreement" in (pg.text_content("#agreement") or "")
+    shot(pg, "impersonate-town")
+    assert con.errors == []
+
+
+def test_impersonating_mafia_shows_the_chat(site: Path, logs: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    glog = read_game(logs / NATIVE)
+    maf = next(s.seat for s in glog.header.roster if s.team == "mafia")
+    pg.goto(url(site, f"#/game/{NATIVE}/as/{maf}"))
+    pg.wait_for_selector("#transcript li")
+    assert pg.locator("#transcript li.mafia_chat").count() == sum(1 for e in glog.events if e.kind == "mafia_chat")
+    assert con.errors == []
+
+
+def test_injected_markup_is_text_and_never_runs(site: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    pg.goto(url(site, f"#/game/{XSS_GAME}/step/999"))
+    pg.wait_for_selector("#transcript li")
+    pg.wait_for_timeout(300)
+    assert pg.evaluate("window.__xss") is None
+    assert pg.evaluate("window.__xss2") is None
+    assert pg.locator("#app img").count() == 0 and pg.locator("#app script").count() == 0
+    assert XSS_IMG in (pg.text_content("#transcript") or "")
+    # the injected probe reason is kept verbatim as hover text
+    titles = pg.eval_on_selector_all("#panels li.hoverreason", "els => els.map(e => e.title)")
+    assert any(XSS_IMG in t for t in titles)
+    pg.goto(url(site, f"#/game/{XSS_GAME}/as/0/step/999"))
+    pg.wait_for_selector("#ego-actual")
+    assert pg.evaluate("window.__xss") is None
+    shot(pg, "xss-as-text")
+    assert con.errors == []
+
+
+@pytest.mark.parametrize(
+    ("game", "codes"),
+    [
+        ("empty-game", {"empty", "unfinished", "no_probes"}),
+        ("unfinished-game", {"unfinished", "no_probes"}),
+        ("degraded-game", {"degraded", "no_probes"}),
+    ],
+)
+def test_edge_case_games_render_with_an_explanation(
+    site: Path, page: tuple[Page, Console], game: str, codes: set[str]
+) -> None:
+    pg, con = page
+    pg.goto(url(site, f"#/game/{game}"))
+    pg.wait_for_selector(".notes .note")
+    shown = set(pg.eval_on_selector_all(".notes .note", "els => els.map(e => e.dataset.code)"))
+    assert shown == codes
+    assert len(pg.text_content("#app") or "") > 200
+    shot(pg, game)
+    pg.goto(url(site, f"#/game/{game}/as/0"))
+    pg.wait_for_selector(".notes .note")
+    assert con.errors == []
+
+
+def test_calibration_view_and_unknown_game(site: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    pg.goto(url(site, "#/calibration"))
+    pg.wait_for_selector("#calib-table tbody tr")
+    groups = pg.eval_on_selector_all("ul.groups a", "els => els.map(e => e.textContent)")
+    assert any(g.startswith("all:") for g in groups) and any(g.startswith("model: scripted") for g in groups)
+    n_rows = pg.locator("#calib-table tbody tr").count()
+    assert pg.locator("svg.calib .bin").count() == n_rows
+    small = pg.locator("#calib-table tbody tr.small").count()
+    assert pg.locator("svg.calib .bin.small").count() == small
+    shot(pg, "calibration")
+    pg.goto(url(site, "#/game/no-such-game"))
+    pg.wait_for_selector("#error")
+    assert "no-such-game" in (pg.text_content("#error") or "")
+    assert con.errors == []
+
+
+def test_site_over_http_on_loopback(site: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    with SiteServer(site, 0) as srv:
+        pg.goto(srv.url + "#/")
+        pg.wait_for_selector("#games tbody tr")
+        assert len(rows(pg)) == 5
+    assert con.errors == []
+
+
+def test_imported_mafiascope_en_demo(tmp_path: Path, page: tuple[Page, Console], mafiascope_dir: Path) -> None:
+    from mafialab.record import import_mafiascope as importer
+
+    src = mafiascope_dir / "en_demo"
+    importer(src, tmp_path / "logs")
+    build_site(tmp_path / "logs", tmp_path / "site")
+    site = tmp_path / "site"
+    pg, con = page
+    pg.goto(url(site, "#/"))
+    pg.wait_for_selector("#games tbody tr")
+    want = sorted(p.name for p in src.iterdir() if p.is_dir())
+    assert sorted(rows(pg)) == want
+    shot(pg, "en-demo-dashboard")
+    gid = want[0]
+    pg.goto(url(site, f"#/game/{gid}/step/1"))
+    pg.wait_for_selector("#transcript li")
+    n0 = len(visible_transcript(pg))
+    pg.fill("#scrubber", "30")
+    assert len(visible_transcript(pg)) > n0
+    shot(pg, "en-demo-game")
+    glog = read_game(tmp_path / "logs" / gid) if (tmp_path / "logs" / gid).exists() else None
+    if glog is None:
+        glog = read_game(next(p for p in (tmp_path / "logs").rglob("game.jsonl") if gid in str(p)).parent)
+    town = next(s.seat for s in glog.header.roster if s.team == "town")
+    pg.goto(url(site, f"#/game/{gid}/as/{town}/step/30"))
+    pg.wait_for_selector("#ego-actual")
+    assert pg.locator("#transcript li.mafia_chat").count() == 0
+    shot(pg, "en-demo-impersonate")
+    assert con.errors == []

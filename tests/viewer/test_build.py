@@ -1,0 +1,451 @@
+"""The viewer's build step: payloads, visibility of per-seat files, metrics, edge-case games."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.engine import visible_events
+from mafialab.record import GameStatus, JsonlWriter, ProbeRecord, SeatInfo, read_game
+from mafialab.rules import load_rules
+from mafialab.viewer import (
+    STEP_KINDS,
+    BeliefTimeline,
+    CalibrationCounter,
+    RoleVocabulary,
+    SiteServer,
+    ViewerError,
+    build_game,
+    build_site,
+    file_id,
+    normalise_probe,
+    read_probes,
+    wilson,
+)
+from tests.viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
+
+
+def load_js(path: Path) -> tuple[str, str, dict]:
+    """Parse a data file ``MAFIALAB_DATA(kind, key, payload);``."""
+    text = path.read_text(encoding="utf-8")
+    m = re.fullmatch(r'MAFIALAB_DATA\(("[^"]*"),("(?:[^"\\]|\\.)*"),(.*)\);\n', text, re.S)
+    assert m, text[:200]
+    return json.loads(m.group(1)), json.loads(m.group(2)), json.loads(m.group(3))
+
+
+def file_of(site: Path, game_id: str) -> str:
+    """The data-file id the dashboard row of ``game_id`` points to."""
+    _, _, index = load_js(site / "data" / "index.js")
+    return next(r["file"] for r in index["games"] if r["id"] == game_id)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import asyncio
+
+    root = tmp_path_factory.mktemp("logs")
+
+    async def make() -> None:
+        d = await play_probed(root, 1, "mafiascope7", inject=XSS_IMG)
+        inject_message(d, "hi " + XSS_IMG)
+        await play_probed(root, 3, "arena12")
+
+    asyncio.run(make())
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    build_site(logs, out)
+    return out
+
+
+# ---------------------------------------------------------------- small pieces
+
+
+def test_role_vocabulary_follows_mafiascope_order() -> None:
+    v = RoleVocabulary(load_rules("mafiascope7"))
+    assert v.normalise("Villager or Doctor") == "Villager"
+    assert v.normalise("probably MAFIA") == "Mafia"
+    assert v.normalise("Doctor") == "Doctor"
+    assert v.normalise("Sheriff") == "Sheriff"  # MafiaScope vocabulary, not in this rule set
+    assert v.normalise("unknown yet") == "Unknown"
+    assert v.normalise("Commissar") is None
+    assert v.normalise(7) is None
+    w = RoleVocabulary(load_rules("werewolf7"))
+    assert w.normalise("one of the Werewolves") == "Werewolf"
+    assert w.normalise("Seer") == "Seer"
+    assert w.is_mafia("Werewolf") and not w.is_mafia("Seer")
+
+
+def test_wilson_matches_textbook_values() -> None:
+    # Wilson (1927) score interval, 95 %: 5/10 -> [0.2366, 0.7634]; 0/10 -> [0, 0.2775]
+    lo, hi = wilson(5, 10)
+    assert (round(lo, 4), round(hi, 4)) == (0.2366, 0.7634)
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and round(hi, 4) == 0.2775
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_calibration_bins_and_ece() -> None:
+    c = CalibrationCounter()
+    obs = [(10, True), (30, False), (35, True), (100, True), (85, False), (90, True)]
+    for conf, ok in obs:
+        c.add(conf, ok)
+    bins = {b["lo"]: b for b in c.bins()}
+    assert sorted(bins) == [0, 20, 80]
+    assert bins[80]["n"] == 3 and bins[80]["acc"] == pytest.approx(2 / 3)
+    assert bins[80]["conf"] == pytest.approx((100 + 85 + 90) / 3)
+    assert bins[20]["small"] is True
+    ece = (1 / 6) * abs(1 - 0.10) + (2 / 6) * abs(0.5 - 0.325) + (3 / 6) * abs(2 / 3 - 275 / 300)
+    assert c.ece() == pytest.approx(ece)
+    assert bins[80]["ci"] == list(wilson(2, 3))
+
+
+def _roster() -> list[SeatInfo]:
+    roles = ["Mafia", "Villager", "Doctor", "Mafia"]
+    teams = ["mafia", "town", "town", "mafia"]
+    return [SeatInfo(seat=i, name=n, role=roles[i], team=teams[i], agent="m") for i, n in enumerate("ABCD")]  # type: ignore[arg-type]
+
+
+def _ra(seat: int, after: int, guesses: list[tuple[str, str, int]], pid: str = "role_assessment") -> ProbeRecord:
+    ans = [{"player": p, "guessed_role": g, "confidence": c, "reason": "r"} for p, g, c in guesses]
+    return ProbeRecord(
+        game_id="g", round=1, msg_index=after, seat=seat, player="ABCD"[seat], role="?", probe_id=pid,
+        position=0, after_seq=after, question="q", answer_raw=json.dumps(ans), answer_parsed=ans, parse_ok=True,
+    )  # fmt: skip
+
+
+def _sm(seat: int, after: int, att: list[tuple[str, str]]) -> ProbeRecord:
+    ans = {"toward_me": [{"player": p, "attitude": a, "confidence": 70, "reason": "r"} for p, a in att]}
+    return ProbeRecord(
+        game_id="g", round=1, msg_index=after, seat=seat, player="ABCD"[seat], role="?", probe_id="social_map",
+        position=2, after_seq=after, question="q", answer_raw=json.dumps(ans), answer_parsed=ans, parse_ok=True,
+    )  # fmt: skip
+
+
+def test_timeline_metrics_by_hand() -> None:
+    rules = load_rules("mafiascope7")
+    vocab = RoleVocabulary(rules)
+    names = list("ABCD")
+    recs = [
+        # B (town): A Mafia (right), C Mafia (wrong), D Unknown (miss for recall)
+        _ra(1, 10, [("A", "Mafia", 80), ("C", "Mafia", 60), ("D", "Unknown", 0), ("B", "Villager", 100)]),
+        # C (town): A Villager (wrong, miss), D mafia (right)
+        _ra(2, 12, [("A", "Villager", 55), ("D", "mafia!", 90)]),
+        # later B answer: only D as Mafia (right)
+        _ra(1, 20, [("D", "Mafia", 70)]),
+        # A (mafia) thinks B suspects it, C trusts it
+        _sm(0, 12, [("B", "suspects"), ("C", "trusts"), ("D", "neutral")]),
+        # B predicts A neutral, C suspects, D trusts
+        _sm(1, 12, [("A", "neutral"), ("C", "suspects"), ("D", "trusts")]),
+        # an unusable answer
+        ProbeRecord(game_id="g", round=1, msg_index=1, seat=3, player="D", role="?", probe_id="role_assessment",
+                    position=0, after_seq=11, question="q", answer_raw="no idea", answer_parsed=None),
+    ]  # fmt: skip
+    beliefs = [normalise_probe(r, names, vocab) for r in recs]
+    assert beliefs[-1].ok is False and beliefs[-1].raw == "no idea"
+    tl = BeliefTimeline(beliefs, _roster(), vocab)
+    assert tl.accuracy(1, 9) is None
+    assert tl.accuracy(1, 10) == pytest.approx(1 / 2)  # A right, C wrong; D Unknown, self excluded
+    assert tl.accuracy(2, 12) == pytest.approx(1 / 2)
+    assert tl.accuracy(1, 25) == 1.0
+    # recall at 12: B on A (hit), B on D (Unknown: miss), C on A (miss), C on D (hit) -> 2/4
+    assert tl.recall(12) == pytest.approx(0.5)
+    # at 20 B's latest is the D-only answer: B on D hit, C on A miss, C on D hit -> 2/3
+    assert tl.recall(20) == pytest.approx(2 / 3)
+    # ego of A at 12: B's latest about A = Mafia 80 -> suspects (A predicted suspects: agree);
+    # C about A = Villager 55 -> trusts (predicted trusts: agree); D is A's teammate: excluded
+    assert tl.ego_pairs(0, 12) == [(1, "suspects", "suspects"), (2, "trusts", "trusts")]
+    assert tl.agreement(0, 12) == 1.0
+    # at 20 B's latest answer lacks A, so B's latest assessment naming A (seq 10) still counts
+    assert tl.assessment_of(1, 0, 20) == beliefs[0].by_target[0]
+    # ego of B at 12: A about B: none -> excluded; C about B: none -> excluded
+    assert tl.ego_pairs(1, 12) == []
+    assert tl.agreement(None, 12) == 1.0
+
+
+# ---------------------------------------------------------------- the site
+
+
+def test_site_layout_and_dashboard_rows(logs: Path, site: Path) -> None:
+    for name in ("index.html", "app.js", "app.css", "data/index.js"):
+        assert (site / name).is_file(), name
+    kind, key, index = load_js(site / "data" / "index.js")
+    assert (kind, key) == ("index", "index")
+    ids = sorted(r["id"] for r in index["games"])
+    assert ids == sorted(p.name for p in logs.iterdir())
+    for row in index["games"]:
+        d = logs / row["id"]
+        probes = probe_lines(d)
+        assert row["probes"] == len(probes)
+        assert row["parse_rate"] == pytest.approx(sum(p["parse_ok"] for p in probes) / len(probes))
+        glog = read_game(d)
+        assert row["winner"] == glog.winner
+        assert row["steps"] == sum(1 for e in glog.events if e.kind in STEP_KINDS)
+        assert (site / "data" / "g" / f"{row['file']}.js").is_file()
+    cm = index["corpus_metrics"]
+    assert cm["available"] is True, cm.get("reason")
+
+
+def test_corpus_metrics_are_the_analysis_report(logs: Path, site: Path) -> None:
+    from mafialab.analysis import compute_report, game_data
+
+    _, _, index = load_js(site / "data" / "index.js")
+    (name, block), *rest = index["corpus_metrics"]["corpora"].items()
+    assert rest == [] and name == logs.name
+    rep = compute_report([game_data(read_game(d)) for d in sorted(logs.iterdir())], "default", resamples=1000, seed=0)
+    rows = {r["name"]: r for r in block["metrics"]}
+    for rnd, f in rep["first_order"].items():
+        got = rows[f"F1 r{rnd} committed accuracy"]
+        assert got["value"] == f["committed_accuracy"] and got["n"] == f["committed_n"]
+        assert got["ci"] == f["ci95"]["committed_accuracy"]
+    assert rows["F2 ECE"]["value"] == rep["calibration"]["ece"]
+    assert rows["F3 all accuracy"]["value"] == rep["second_order"]["all"]["accuracy"]
+    assert rows["F4 innocents top1"]["n"] == rep["vote_coupling"]["innocents"]["top1"]["n"]
+    assert [b["n"] for b in block["calibration"]["bins"]] == [b["n"] for b in rep["calibration"]["bins"]]
+
+
+def test_metrics_unavailable_without_the_analysis_layer(monkeypatch: pytest.MonkeyPatch, logs: Path) -> None:
+    import importlib
+
+    from mafialab.viewer import corpus_metrics
+
+    real = importlib.import_module
+
+    def fake(name: str, *a: object) -> object:
+        if name == "mafialab.analysis":
+            raise ImportError("no analysis")
+        return real(name, *a)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    got = corpus_metrics({"c": list(logs.iterdir())})
+    assert got["available"] is False and got["reason"].startswith("metrics unavailable")
+
+
+def test_seat_files_hold_exactly_the_engine_view(logs: Path, site: Path) -> None:
+    d = logs / "arena12-probed-s3"
+    glog = read_game(d)
+    fid = file_of(site, glog.game_id)
+    chats = [e for e in glog.events if e.kind == "mafia_chat"]
+    assert chats, "arena12 has a mafia chat"
+    for info in glog.header.roster:
+        _, key, p = load_js(site / "data" / "s" / fid / f"{info.seat}.js")
+        assert key == f"{glog.game_id}/{info.seat}"
+        want = [e.seq for e in visible_events(glog.events, info.seat)]
+        assert [e["seq"] for e in p["events"]] == want
+        assert "roster" not in p and "metrics" not in p
+        kinds = {e["kind"] for e in p["events"]}
+        own = [pr for pr in p["probes"]]
+        assert len(own) == sum(1 for x in probe_lines(d) if x["seat"] == info.seat)
+        assert all(set(a) == {"s", "b", "a", "c"} for a in p["actual"])
+        if info.team == "town":
+            assert "mafia_chat" not in kinds and "kill_chosen" not in kinds
+            assert p["teammates"] == []
+            text = json.dumps(p)
+            for c in chats:
+                assert c.text not in text
+            # the only role this seat learns before the end is its own
+            end = next(e.seq for e in glog.events if e.kind == "game_end")
+            told = {e["seat"] for e in p["events"] if e["kind"] == "role_assigned"}
+            assert told == {info.seat}
+            revealed = {e["seat"] for e in p["events"] if e["kind"] == "elimination" and e.get("role")}
+            assert revealed <= {e.seat for e in glog.events if e.kind == "elimination" and e.seq < end}
+        else:
+            assert "mafia_chat" in kinds
+            mates = sorted(s.seat for s in glog.header.roster if s.team == "mafia" and s.seat != info.seat)
+            assert p["teammates"] == mates and p["excluded"] == mates
+
+
+def test_god_payload_steps_probes_and_metrics(logs: Path, site: Path) -> None:
+    d = logs / "mafiascope7-probed-s1"
+    glog = read_game(d)
+    _, _, g = load_js(site / "data" / "g" / f"{file_of(site, glog.game_id)}.js")
+    assert g["steps"] == [e.seq for e in glog.events if e.kind in STEP_KINDS]
+    assert [r["role"] for r in g["roster"]] == [s.role for s in glog.header.roster]
+    n = len(g["steps"])
+    assert len(g["metrics"]["recall"]) == n and len(g["metrics"]["agree"]) == n
+    assert all(len(v) == n for v in g["metrics"]["acc"].values())
+    assert "probes" not in g  # probe answers ship once, in the per-seat files
+    assert sum(g["probe_counts"].values()) == len(probe_lines(d))
+    # recompute one accuracy value independently from the raw probe lines
+    seat = 1
+    last = g["steps"][-1]
+    ras = [
+        p for p in probe_lines(d) if p["seat"] == seat and p["probe_id"] == "role_assessment" and p["after_seq"] <= last
+    ]
+    latest = max(ras, key=lambda p: (p["after_seq"], p["position"]))
+    roles = {s.name: s.role for s in glog.header.roster}
+    committed = [x for x in latest["answer_parsed"] if x["player"] != roles and x["guessed_role"] != "Unknown"]
+    committed = [x for x in committed if x["player"] != glog.header.roster[seat].name]
+    want = sum(x["guessed_role"] == roles[x["player"]] for x in committed) / len(committed) if committed else None
+    got = g["metrics"]["acc"][str(seat)][-1]
+    assert got == (pytest.approx(want) if want is not None else None)
+    # the injected strings are kept verbatim as data (the front end renders them as text)
+    assert any(XSS_IMG in (e.get("text") or "") for e in g["events"])
+
+
+def _variants(logs: Path, root: Path) -> Path:
+    src = logs / "mafiascope7-probed-s1"
+    copy_game(src, root, "empty-game", setup_only=True)
+    copy_game(src, root, "unfinished-game", keep=25)
+    copy_game(src, root, "no-probes-game")
+    deg = copy_game(src, root, "degraded-game")
+    (deg / "probes.jsonl").write_text((src / "probes.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    n = len(read_game(deg).events)
+    with JsonlWriter(deg / "game.jsonl") as w:
+        w.write(GameStatus(seq=n + 1, degraded=True, answered_share=0.5, decisions=40, fallbacks=20))
+    bad = root / "broken"
+    bad.mkdir()
+    (bad / "game.jsonl").write_text('{"kind": "speech"}\n', encoding="utf-8")
+    return root
+
+
+def test_edge_case_games_are_explained(logs: Path, tmp_path: Path) -> None:
+    root = _variants(logs, tmp_path / "logs")
+    summary = build_site(root, tmp_path / "site")
+    assert sorted(summary.games) == ["degraded-game", "empty-game", "no-probes-game", "unfinished-game"]
+    assert [Path(p).name for p, _ in summary.skipped] == ["broken"]
+    _, _, index = load_js(tmp_path / "site" / "data" / "index.js")
+    notes = {r["id"]: set(r["notes"]) for r in index["games"]}
+    assert notes["empty-game"] >= {"empty", "unfinished", "no_probes"}
+    assert notes["unfinished-game"] >= {"unfinished", "no_probes"}
+    assert notes["no-probes-game"] == {"no_probes"}
+    assert notes["degraded-game"] == {"degraded"}
+    rows = {r["id"]: r for r in index["games"]}
+    assert rows["degraded-game"]["degraded"] is True
+    assert rows["empty-game"]["steps"] == 0
+    # the degraded game is left out of calibration: only it had probes, so nothing is binned
+    assert index["calibration"] == []
+    assert index["skipped"][0]["reason"].endswith("no valid game_start header record")
+
+
+def test_bad_probe_lines_are_reported_not_fatal(logs: Path, tmp_path: Path) -> None:
+    d = copy_game(logs / "mafiascope7-probed-s1", tmp_path, "g")
+    good = (logs / "mafiascope7-probed-s1" / "probes.jsonl").read_text(encoding="utf-8").splitlines()
+    (d / "probes.jsonl").write_text("\n".join([good[0], '{"kind": "probe"}', "{torn"]) + "\n", encoding="utf-8")
+    problems: list[str] = []
+    assert len(read_probes(d, problems)) == 1
+    assert len(problems) == 2 and "invalid probe record" in problems[0] and "not valid JSON" in problems[1]
+    gb = build_game(read_game(d), read_probes(d, []), "c", problems)
+    assert "problems" in {n["code"] for n in gb.game["notes"]}
+
+
+def test_build_errors_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(ViewerError, match=r"no game\.jsonl found"):
+        build_site(tmp_path, tmp_path / "site")
+    with pytest.raises(ViewerError, match="does not exist"):
+        build_site(tmp_path / "nope", tmp_path / "site")
+    r = CliRunner().invoke(app, ["view", str(tmp_path), "--out", str(tmp_path / "site")])
+    assert r.exit_code == 2 and "no game.jsonl found" in " ".join(r.output.split()) and "Traceback" not in r.output
+
+
+def test_raw_mafiascope_logs_get_a_hint(mafiascope_dir: Path, tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["view", str(mafiascope_dir / "ru_clean"), "--out", str(tmp_path / "site")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    text = " ".join(r.output.split())  # rich wraps long lines
+    assert "none of the 2 game" in text and "mafialab import mafiascope" in text
+
+
+def test_parallel_build_writes_the_same_site(logs: Path, site: Path, tmp_path: Path) -> None:
+    roots = [tmp_path / "logs"]
+    for d in logs.iterdir():
+        for i in range(2):  # four games, so the build goes to worker processes
+            copy_game(d, roots[0], f"{d.name}-{i}")
+            (roots[0] / f"{d.name}-{i}" / "probes.jsonl").write_bytes((d / "probes.jsonl").read_bytes())
+    one, two = tmp_path / "one", tmp_path / "two"
+    build_site(roots[0], one, jobs=1)
+    build_site(roots[0], two, jobs=2)
+    files = sorted(p.relative_to(one) for p in one.rglob("*.js"))
+    assert files == sorted(p.relative_to(two) for p in two.rglob("*.js"))
+    assert len(files) > 4
+    for f in files:
+        assert (one / f).read_bytes() == (two / f).read_bytes(), f
+
+
+def test_cli_builds_and_reports(logs: Path, tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "s")])
+    assert r.exit_code == 0, r.output
+    assert "Built 2 game(s)" in r.output
+    assert (tmp_path / "s" / "index.html").is_file()
+
+
+def test_server_binds_loopback_only(site: Path) -> None:
+    with SiteServer(site, 0) as srv:
+        assert srv.url.startswith("http://127.0.0.1:")
+        assert srv._httpd.server_address[0] == "127.0.0.1"
+        with urllib.request.urlopen(srv.url + "data/index.js", timeout=5) as resp:
+            assert resp.status == 200
+            assert resp.read().startswith(b"MAFIALAB_DATA(")
+
+
+def test_cli_serve_prints_a_loopback_url(logs: Path, tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("mafialab")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mafialab"]
+    proc = subprocess.Popen(
+        [*cmd, "view", str(logs), "--out", str(tmp_path / "s"), "--serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        assert proc.stdout is not None
+        found = None
+        for _ in range(20):
+            line = proc.stdout.readline()
+            found = re.search(r"Serving on (http://127\.0\.0\.1:(\d+)/)", line)
+            if found or not line:
+                break
+        assert found, "no URL printed"
+        with urllib.request.urlopen(found.group(1) + "index.html", timeout=5) as resp:
+            assert resp.status == 200 and b"app.js" in resp.read()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_file_id_is_safe_and_distinct() -> None:
+    a, b = file_id("../x y/é"), file_id("../x y/e")
+    assert a != b and re.fullmatch(r"[A-Za-z0-9_-]+", a)
+    assert file_id("g", "corpus1") != file_id("g", "corpus2")
+    assert math.isclose(len(file_id("z" * 500)), 48 + 9)
+
+
+def test_front_end_never_parses_data_as_html() -> None:
+    from importlib import resources
+
+    js = (resources.files("mafialab.viewer") / "static" / "app.js").read_text(encoding="utf-8")
+    code = re.sub(r"/\*.*?\*/", "", js, flags=re.S)
+    code = re.sub(r"^\s*//.*$", "", code, flags=re.M)
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "fetch("):
+        assert sink not in code, sink
+    html = (resources.files("mafialab.viewer") / "static" / "index.html").read_text(encoding="utf-8")
+    assert "script-src 'self'" in html and "http" not in html.replace("http-equiv", "")
+
+
+def test_step_series_equal_a_full_recomputation(logs: Path) -> None:
+    # the build carries values over steps where no answer arrived; recompute every step here
+    for d in sorted(logs.iterdir()):
+        glog, probes = read_game(d), read_probes(d, [])
+        g = build_game(glog, probes, "c").game
+        vocab = RoleVocabulary(glog.header.rules)
+        names = [s.name for s in glog.header.roster]
+        tl = BeliefTimeline([normalise_probe(p, names, vocab) for p in probes], glog.header.roster, vocab)
+        steps = g["steps"]
+        assert g["metrics"]["recall"] == [tl.recall(q) for q in steps]
+        assert g["metrics"]["agree"] == [tl.agreement(None, q) for q in steps]
+        for s in range(len(names)):
+            assert g["metrics"]["acc"][s] == [tl.accuracy(s, q) for q in steps]
+        assert any(v is not None for v in g["metrics"]["agree"])

@@ -1,0 +1,47 @@
+"""Building a site over earlier output: logs kept, foreign data refused, old builds replaced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.record import GAME_FILE
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    dst.mkdir(parents=True)
+    (dst / GAME_FILE).write_bytes((src / GAME_FILE).read_bytes())
+    return dst
+
+
+def test_out_over_logs_in_data_keeps_the_logs(game_dir: Path, tmp_path: Path) -> None:
+    # logs live in runs/data/<game>; `view runs --out runs` used to rmtree runs/data first
+    g = _copy(game_dir, tmp_path / "runs" / "data" / "g1")
+    before = (g / GAME_FILE).read_bytes()
+    res = CliRunner().invoke(app, ["view", str(tmp_path / "runs"), "--out", str(tmp_path / "runs")])
+    assert res.exit_code == 2, res.output
+    assert "--out" in res.output and "Traceback" not in res.output
+    assert (g / GAME_FILE).read_bytes() == before
+
+
+def test_out_with_foreign_data_dir_is_refused(game_dir: Path, tmp_path: Path) -> None:
+    logs = _copy(game_dir, tmp_path / "logs" / "g1").parent
+    keep = tmp_path / "home" / "data" / "thesis.txt"
+    keep.parent.mkdir(parents=True)
+    keep.write_text("precious")
+    res = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "home")])
+    assert res.exit_code == 2, res.output
+    assert "not an earlier viewer build" in res.output
+    assert keep.read_text() == "precious"
+
+
+def test_an_earlier_build_is_still_replaced(game_dir: Path, tmp_path: Path) -> None:
+    logs = _copy(game_dir, tmp_path / "logs" / "g1").parent
+    site = tmp_path / "site"
+    for _ in range(2):
+        res = CliRunner().invoke(app, ["view", str(logs), "--out", str(site), "--jobs", "1"])
+        assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (site / "data").iterdir()) == ["g", "index.js", "s"]
+    assert len(list((site / "data" / "g").iterdir())) == 1
