@@ -27,6 +27,7 @@ Probe records: 3208; parsed (repaired mode): 3184
 Calibration: n=1654, ECE=0.1638, Brier=0.2849; bins: 20-39: acc 0.5672, n 67, mean conf 31.19; 40-59: acc 0.4708, n 497, mean conf 49.72; 60-79: acc 0.4615, n 858, mean conf 66.42; 80-99 (100 folded in): acc 0.5517, n 232, mean conf 83.98
 Second order: pairs=3657, over-prediction ratio=1.4519 (predicted suspects 710 / actual suspects 489), accuracy=0.5327, majority baseline=0.4763; innocents ratio=1.8657 (2625 pairs); Mafia ratio=0.9502 (1032 pairs)
 Vote coupling, innocent voters: top-1 pre-vote 13/20 (chance 0.2342); committed-Mafia-set 19/26 (chance 0.4045); post-vote top-1 24/25. Mafia voters: top-1 pre-vote 6/8 (chance 0.2396); committed-set 3/10 (chance 0.2583).
+Transcript baselines (F4 against the transcript), innocent voters: most-mentioned 16/26, most-accused 16/26; probe vs most-mentioned (n 20, probe 13 vs 10, b 4, c 1, p 0.375); probe vs most-accused (n 20, probe 13 vs 11, b 4, c 2, p 0.6875). Mafia voters: most-mentioned 9/11, most-accused 9/11; probe vs most-mentioned (n 8, probe 6 vs 7, b 0, c 1, p 1); probe vs most-accused (n 8, probe 6 vs 6, b 1, c 1, p 1).
 """,
     "ru_clean": """
 Probe records: 1149; parsed (repaired mode): 1145
@@ -36,6 +37,7 @@ Probe records: 1149; parsed (repaired mode): 1145
 Calibration: n=549, ECE=0.1761, Brier=0.2715; bins: 20-39: acc 0.0714, n 14, mean conf 33.57; 40-59: acc 0.3465, n 202, mean conf 50.28; 60-79: acc 0.4916, n 299, mean conf 66.02; 80-99 (100 folded in): acc 0.5000, n 34, mean conf 82.35
 Second order: pairs=1353, over-prediction ratio=1.4370 (predicted suspects 342 / actual suspects 238), accuracy=0.5373, majority baseline=0.4442; innocents ratio=1.9420 (966 pairs); Mafia ratio=0.7400 (387 pairs)
 Vote coupling, innocent voters: top-1 pre-vote 3/6 (chance 0.2167); committed-Mafia-set 5/7 (chance 0.4714); post-vote top-1 6/6. Mafia voters: top-1 pre-vote 2/2 (chance 0.2000); committed-set 0/2 (chance 0.2000).
+Transcript baselines (F4 against the transcript), innocent voters: most-mentioned 2/7, most-accused 2/7; probe vs most-mentioned (n 6, probe 3 vs 2, b 1, c 0, p 1); probe vs most-accused (n 6, probe 3 vs 2, b 1, c 0, p 1). Mafia voters: most-mentioned 1/2, most-accused 2/2; probe vs most-mentioned (n 2, probe 2 vs 1, b 1, c 0, p 1); probe vs most-accused (n 2, probe 2 vs 2, b 0, c 0, p —).
 """,
     "ablation_demand": """
 Probe records: 1643; parsed (repaired mode): 1633
@@ -46,6 +48,7 @@ Probe records: 1643; parsed (repaired mode): 1633
 Calibration: n=818, ECE=0.2562, Brier=0.3432; bins: 20-39: acc 0.3478, n 23, mean conf 33.04; 40-59: acc 0.4974, n 193, mean conf 49.69; 60-79: acc 0.4099, n 383, mean conf 67.35; 80-99 (100 folded in): acc 0.3653, n 219, mean conf 85.90
 Second order: pairs=1719, over-prediction ratio=1.6399 (predicted suspects 551 / actual suspects 336), accuracy=0.5416, majority baseline=0.4328; innocents ratio=1.8643 (1226 pairs); Mafia ratio=1.3139 (493 pairs)
 Vote coupling, innocent voters: top-1 pre-vote 9/14 (chance 0.2750); committed-Mafia-set 11/14 (chance 0.5071); post-vote top-1 10/13. Mafia voters: top-1 pre-vote 5/7 (chance 0.2929); committed-set 1/6 (chance 0.2167).
+Transcript baselines (F4 against the transcript), innocent voters: most-mentioned 7/14, most-accused 7/14; probe vs most-mentioned (n 14, probe 9 vs 7, b 3, c 1, p 0.625); probe vs most-accused (n 14, probe 9 vs 7, b 2, c 0, p 0.5). Mafia voters: most-mentioned 5/8, most-accused 5/8; probe vs most-mentioned (n 7, probe 5 vs 4, b 2, c 1, p 1); probe vs most-accused (n 7, probe 5 vs 4, b 2, c 1, p 1).
 """,
 }
 
@@ -130,6 +133,28 @@ def expected(text: str) -> dict[str, Any]:
     return out
 
 
+def expected_baselines(text: str) -> dict[str, Any]:
+    """Parse the "Transcript baselines" line into {path: value} (p-values as floats, "—" as None)."""
+    out: dict[str, Any] = {}
+    m = re.search(r"Transcript baselines .*?innocent voters: (.*?)\. Mafia voters: (.*?)\.$", text, re.M)
+    assert m
+    for side, part in (("innocents", m[1]), ("mafia", m[2])):
+        for label, hits, n in re.findall(r"(most-mentioned|most-accused) (\d+)/(\d+)", part):
+            p = f"vote_coupling.{side}.baselines.{label.replace('-', '_')}."
+            out[p + "hits"], out[p + "n"] = int(hits), int(n)
+        incs = re.findall(
+            r"probe vs (most-mentioned|most-accused) \(n (\d+), probe (\d+) vs (\d+), b (\d+), c (\d+), p ([0-9.]+|—)\)",
+            part,
+        )
+        assert len(incs) == 2, part
+        for label, n, ph, bh, b, c, pv in incs:
+            p = f"vote_coupling.{side}.increment.{label.replace('-', '_')}."
+            for k, v in (("n", n), ("probe_hits", ph), ("baseline_hits", bh), ("b", b), ("c", c)):
+                out[p + k] = int(v)
+            out[p + "mcnemar_p"] = None if pv == "—" else float(pv)
+    return out
+
+
 def lookup(rep: dict[str, Any], path: str) -> Any:
     if path == "first_order.rounds":
         return len(rep["first_order"])
@@ -184,6 +209,38 @@ def test_report_reproduces_reference(corpus: str, imported: dict[str, Path]) -> 
         if not ok:
             mismatches.append(f"{path}: got {got}, README {want}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_readme_baseline_lines_parse_completely() -> None:
+    # 2 sides x (2 predictors x 2 counts + 2 increments x 6 values)
+    for text in README_VALUES.values():
+        assert len(expected_baselines(text)) == 32
+    assert expected_baselines(README_VALUES["ru_clean"])["vote_coupling.mafia.increment.most_accused.mcnemar_p"] is None
+
+
+@pytest.mark.parametrize("corpus", list(README_VALUES))
+def test_report_reproduces_transcript_baselines(corpus: str, imported: dict[str, Path]) -> None:
+    res = CliRunner().invoke(
+        app, ["report", str(imported[corpus]), "--method", "mafiascope", "--format", "json", "--resamples", "200"]
+    )
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    mismatches = []
+    for path, want in expected_baselines(README_VALUES[corpus]).items():
+        got = lookup(rep, path)
+        ok = got == want if not isinstance(want, float) else got is not None and round(got, 4) == round(want, 4)
+        if not ok:
+            mismatches.append(f"{path}: got {got}, README {want}")
+    assert not mismatches, "\n".join(mismatches)
+    for side in ("innocents", "mafia"):
+        for pred, inc in rep["vote_coupling"][side]["increment"].items():
+            # the difference is the probe's rate minus the baseline's on the common votes
+            if inc["n"]:
+                assert inc["diff"] == pytest.approx((inc["probe_hits"] - inc["baseline_hits"]) / inc["n"])
+                lo, hi = inc["diff_ci95"]
+                assert lo <= hi
+            base = rep["vote_coupling"][side]["baselines"][pred]
+            assert base["n"] >= inc["n"]
 
 
 @pytest.mark.parametrize("corpus", list(README_VALUES))

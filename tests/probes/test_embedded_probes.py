@@ -46,3 +46,17 @@ def test_embedded_game_with_suspicion_battery_reports(tmp_path: Path):
     report = json.loads(rep.output)
     assert report["games"] == 1 and report["probe_records"] == len(recs) and report["parsed"] == parsed
     assert set(report["vote_coupling"]) == {"innocents", "mafia"}
+    # F4 against the transcript and the instrument are present on an embedded-model game
+    for side in ("innocents", "mafia"):
+        vc = report["vote_coupling"][side]
+        assert set(vc["baselines"]) == set(vc["increment"]) == {"most_mentioned", "most_accused", "previous_target"}
+        for inc in vc["increment"].values():
+            assert inc["b"] + inc["c"] <= inc["n"] and set(inc) >= {"mcnemar_p", "diff", "diff_ci95"}
+    (row,) = report["instrument"]["games"]
+    assert row["calls_source"] == "calls.jsonl"
+    assert row["probe_calls"] == len(recs) and row["game_calls"] > 0
+    assert row["multiplier"] == (row["game_calls"] + row["probe_calls"]) / row["game_calls"]
+    assert row["tokens"]["game"]["prompt"] > 0 and row["tokens"]["probe"]["completion"] > 0
+    answers = row["probe_answers"]
+    assert answers["records"] == len(recs) == answers["raw"] + answers["repaired"] + answers["unusable"]
+    assert sum(row["lost"].values()) == answers["unusable"]

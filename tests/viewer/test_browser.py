@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -252,6 +254,71 @@ def test_edge_case_games_render_with_an_explanation(
     shot(pg, game)
     pg.goto(url(site, f"#/game/{game}/as/0"))
     pg.wait_for_selector(".notes .note")
+    assert con.errors == []
+
+
+def _game_payload(site: Path, game_id: str) -> dict[str, Any]:
+    """The moderator payload of ``game_id`` in a built site (``MAFIALAB_DATA("game", id, payload);``)."""
+    for p in (site / "data" / "g").glob("*.js"):
+        m = re.fullmatch(r'MAFIALAB_DATA\("game",("(?:[^"\\]|\\.)*"),(.*)\);\n', p.read_text(encoding="utf-8"), re.S)
+        if m and json.loads(m.group(1)) == game_id:
+            return json.loads(m.group(2))  # type: ignore[no-any-return]
+    raise AssertionError(f"{game_id} not in {site}")
+
+
+def _first_vote(g: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The units of the first counted tally and the seq of its last vote."""
+    units = g["vote_predictions"]
+    first = sorted((u for u in units if u["tally"] == units[0]["tally"]), key=lambda u: u["vote"])
+    return first, first[-1]["vote"]
+
+
+def test_vote_panel_shows_probe_and_transcript_predictions(site: Path, page: tuple[Page, Console]) -> None:
+    pg, con = page
+    g = _game_payload(site, XSS_GAME)
+    first, last_vote = _first_vote(g)
+    names = [r["name"] for r in g["roster"]]
+    pg.goto(url(site, f"#/game/{XSS_GAME}/step/{last_vote}"))
+    pg.wait_for_selector("#votepanel tbody tr")
+    cells = pg.eval_on_selector_all(
+        "#votepanel tbody tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))"
+    )
+    want = []
+    for u in first:
+        row = [names[u["voter"]], names[u["target"]]]
+        for k in ("probe", "mentioned", "accused", "previous"):
+            p = u[k]
+            row.append("—" if p is None else names[p] + (" ✓" if p == u["target"] else " ✗"))
+        want.append(row)
+    assert cells == want
+    # before the first vote of the game there is nothing to show
+    pg.goto(url(site, f"#/game/{XSS_GAME}/step/1"))
+    pg.wait_for_selector("#votepanel")
+    assert pg.locator("#votepanel tbody tr").count() == 0
+    assert con.errors == []
+
+
+def test_vote_panel_names_are_text(tmp_path: Path, logs: Path, page: tuple[Page, Console]) -> None:
+    evil = 'Al<img src=x onerror="window.__xss3=1">ex'
+    d = copy_game(logs / XSS_GAME, tmp_path / "logs", "evil-names")
+    lines = []
+    for line in (d / "game.jsonl").read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        if obj["kind"] == "game_start":
+            obj["roster"][0]["name"] = evil
+        elif obj["kind"] == "seating":
+            obj["names"][0] = evil
+        lines.append(json.dumps(obj))
+    (d / "game.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    build_site(tmp_path / "logs", tmp_path / "site")
+    _, last_vote = _first_vote(_game_payload(tmp_path / "site", "evil-names"))
+    pg, con = page
+    pg.goto(url(tmp_path / "site", f"#/game/evil-names/step/{last_vote}"))
+    pg.wait_for_selector("#votepanel tbody tr")
+    pg.wait_for_timeout(200)
+    assert pg.evaluate("window.__xss3") is None and pg.locator("#votepanel img").count() == 0
+    assert evil in (pg.text_content("#votepanel") or "")
+    shot(pg, "vote-panel")
     assert con.errors == []
 
 

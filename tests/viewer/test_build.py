@@ -449,3 +449,50 @@ def test_step_series_equal_a_full_recomputation(logs: Path) -> None:
         for s in range(len(names)):
             assert g["metrics"]["acc"][s] == [tl.accuracy(s, q) for q in steps]
         assert any(v is not None for v in g["metrics"]["agree"])
+
+
+def _mentions_by_hand(texts: list[str], others: list[str]) -> str | None:
+    """Most-mentioned by an independent count: whole-word Latin names, ties to the last mention."""
+    count: dict[str, int] = {}
+    last: dict[str, tuple[int, int]] = {}
+    for i, text in enumerate(texts):
+        for name in others:
+            for m in re.finditer(rf"(?<![^\W\d_]){re.escape(name)}(?![^\W\d_])", text):
+                count[name] = count.get(name, 0) + 1
+                last[name] = (i, m.start())
+    if not count:
+        return None
+    best = max(count.values())
+    return max((n for n, c in count.items() if c == best), key=lambda n: last[n])
+
+
+def test_vote_predictions_in_the_god_payload(logs: Path, site: Path) -> None:
+    d = logs / "mafiascope7-probed-s1"
+    glog = read_game(d)
+    _, _, g = load_js(site / "data" / "g" / f"{file_of(site, glog.game_id)}.js")
+    units = g["vote_predictions"]
+    names = [s.name for s in glog.header.roster]
+    tallies = [e for e in glog.events if e.kind == "vote_tally" and e.stage == "vote"]
+    # one unit per vote of every tally (scripted voters never vote for the dead)
+    assert sorted((u["tally"], u["voter"], u["target"]) for u in units) == sorted(
+        (t.seq, v, x) for t in tallies for v, x in t.votes.items()
+    )
+    probes = probe_lines(d)
+    dead_before = {t.seq: {e.seat for e in glog.events if e.kind == "elimination" and e.seq < t.seq} for t in tallies}
+    for u in units:
+        vote = next(e for e in glog.events if e.seq == u["vote"])
+        assert (vote.kind, vote.seat, vote.target) == ("vote", u["voter"], u["target"])
+        others = [names[s] for s in range(len(names)) if s != u["voter"] and s not in dead_before[u["tally"]]]
+        # probe: first alive other of the voter's last suspicion ranking before its vote
+        ranks = [p for p in probes if p["seat"] == u["voter"] and p["probe_id"] == "suspicion_ranking" and p["after_seq"] < u["vote"]]  # fmt: skip
+        top = [x["player"] for x in ranks[-1]["answer_parsed"] if x["player"] in others] if ranks else []
+        assert u["probe"] == (names.index(top[0]) if top else None)
+        # most-mentioned over the round's public messages before the vote
+        texts = [
+            e.text if e.kind == "speech" else e.statement
+            for e in glog.events
+            if e.round == vote.round and e.seq < vote.seq and e.kind in ("speech", "vote") and e.visibility.public
+        ]
+        want = _mentions_by_hand([t for t in texts if t], others)
+        assert u["mentioned"] == (names.index(want) if want else None)
+    assert any(u["mentioned"] is not None for u in units)

@@ -3,6 +3,7 @@
 An agent sees only the :class:`~mafialab.engine.PlayerView` the engine builds for its seat.
 """
 
+from mafialab.agents._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
 from mafialab.agents._llm import (
     AGENT_OPTIONS,
     FALLBACK_TEXT,
@@ -41,6 +42,7 @@ register_agent_resolver(is_model_spec, llm_factory)
 
 __all__ = [
     "AGENT_OPTIONS",
+    "BUILTIN_LANGUAGES",
     "BUILTIN_PACKS",
     "FALLBACK_TEXT",
     "SHORT_CHARS",
@@ -48,6 +50,8 @@ __all__ = [
     "AgentFactory",
     "AgentSpecError",
     "LLMAgent",
+    "LanguageData",
+    "LanguageDataError",
     "Persona",
     "PromptPack",
     "PromptPackError",
@@ -58,6 +62,7 @@ __all__ = [
     "decision_schema",
     "is_model_spec",
     "llm_factory",
+    "load_language_data",
     "load_prompt_pack",
     "make_agent",
     "make_llm_agent",

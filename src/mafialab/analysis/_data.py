@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_log_records, read_game
+from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_log_records, read_game
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,12 @@ class Probe:
         ts: Timestamp (Unix seconds), if recorded.
         after_seq: ``seq`` of the last game event that existed when probing.
         repaired: Whether the stored parse needed repair (fences, trailing text, truncation).
+        error: The recorded transport or model error (native probes), else ``None``.
+        schema_ok: Whether the stored parse validated against the probe's schema (native
+            probes; ``None``: not checked).
+        prompt_tokens: Recorded prompt tokens (0: not recorded).
+        completion_tokens: Recorded completion tokens (0: not recorded).
+        question_chars: Length of the question text (characters).
     """
 
     line: int
@@ -47,6 +54,56 @@ class Probe:
     ts: float | None
     after_seq: int
     repaired: bool = False
+    error: str | None = None
+    schema_ok: bool | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    question_chars: int = 0
+
+
+@dataclass(frozen=True)
+class Message:
+    """One public message of the transcript (an intro, a discussion speech, a vote statement).
+
+    Attributes:
+        round: Round of the message.
+        index: Public message index within the round (the source's per-round ``msg_seq`` for
+            imported games; ``None`` for a vote that is not a public message).
+        seq: ``seq`` of the event in ``game.jsonl``.
+        speaker: Speaker's name.
+        text: Verbatim text (a failed turn keeps its error text, "" when empty).
+        failed: Whether the turn failed in the source game (transport error, empty response,
+            unresolved speaker or vote); such turns are not the agent's words.
+    """
+
+    round: int
+    index: int | None
+    seq: int
+    speaker: str
+    text: str
+    failed: bool = False
+
+
+_SOURCE_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote")
+_SOURCE_TURN_KINDS = frozenset({*_SOURCE_MESSAGE_KINDS, "night_mafia", "night_doctor", "night_sheriff"})
+"""Kinds of imported records that were one model call of the source game (an agent's turn)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One line of ``calls.jsonl`` as the instrument section sees it.
+
+    Attributes:
+        purpose: ``speak``, ``vote``, … (game decisions), ``probe``, ``judge``, ``preflight``.
+        prompt_tokens: Prompt tokens (>= 0).
+        completion_tokens: Completion tokens (>= 0).
+        status: The call's status (``ok``, ``retried``, ``unusable``, ``fallback``, ``error``).
+    """
+
+    purpose: str
+    prompt_tokens: int
+    completion_tokens: int
+    status: str
 
 
 @dataclass
@@ -66,10 +123,22 @@ class GameData:
         failed_votes: The same for imported day-vote turns that failed in the source
             (transport error, empty response): the reference counts them as vote events.
         tallies: ``(round, ts, seq, {voter: target})`` per day-vote tally, in event order.
+        vote_index: ``(round, voter) -> public message index`` of the voter's own day vote
+            (``None`` when the vote was not a public message).
+        failed_vote_index: The same for the failed imported day-vote turns of
+            :attr:`failed_votes` (from the source's ``msg_seq``).
+        messages: Public messages (intros, speeches, vote statements, and failed imported
+            turns of those kinds), in event order.
         probes: Probe answers in file order.
         winner: Winning team id, or ``None`` if unfinished.
         family: Game family (``"mafia"``, or the source's ``game_type``).
         problems: Unreadable lines met while loading.
+        agents: Agent spec or model label per name (the roster's ``agent``).
+        calls: ``calls.jsonl`` lines, or ``None`` when the game has no such file (imported
+            games, games of scripted agents only).
+        agent_turns: Agents' turns in ``game.jsonl``: events answering a decision (speech,
+            vote, night action, hidden-team chat) and imported turns of the source game that
+            were model calls (failed turns and private texts included).
     """
 
     game_id: str
@@ -83,10 +152,16 @@ class GameData:
     votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
     failed_votes: dict[tuple[int, str], tuple[float | None, int]] = field(default_factory=dict)
     tallies: list[tuple[int, float | None, int, dict[str, str]]] = field(default_factory=list)
+    vote_index: dict[tuple[int, str], int | None] = field(default_factory=dict)
+    failed_vote_index: dict[tuple[int, str], int | None] = field(default_factory=dict)
+    messages: list[Message] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
     winner: str | None = None
     family: str = "mafia"
     problems: list[str] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)
+    calls: list[Call] | None = None
+    agent_turns: int = 0
 
     @property
     def skipped(self) -> bool:
@@ -94,7 +169,7 @@ class GameData:
         return self.family in SKIPPED_FAMILIES
 
 
-def _probe(line: int, rec: dict[str, Any]) -> Probe:
+def _probe(line: int, rec: Mapping[str, Any]) -> Probe:
     ts = rec.get("ts", rec.get("timestamp"))
     raw = rec.get("answer_raw")
     return Probe(
@@ -110,14 +185,25 @@ def _probe(line: int, rec: dict[str, Any]) -> Probe:
         ts=float(ts) if isinstance(ts, (int, float)) else None,
         after_seq=int(rec.get("after_seq") or 0),
         repaired=bool(rec.get("repaired", False)),
+        error=str(rec["error"]) if rec.get("error") else None,
+        schema_ok=rec["schema_ok"] if isinstance(rec.get("schema_ok"), bool) else None,
+        prompt_tokens=_count(rec.get("prompt_tokens")),
+        completion_tokens=_count(rec.get("completion_tokens")),
+        question_chars=len(rec["question"]) if isinstance(rec.get("question"), str) else 0,
     )
 
 
-def game_data(log_: GameLog) -> GameData:
+def _count(x: Any) -> int:
+    return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else 0
+
+
+def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) -> GameData:
     """Flatten a read game log (and the ``probes.jsonl`` beside it) for the metrics.
 
     Args:
         log_: A game log from :func:`mafialab.record.read_game`.
+        probes: Probe records already read (``probes.jsonl`` lines as mappings, in file
+            order); when given, ``probes.jsonl`` is not read again (the viewer's build).
 
     Returns:
         The flattened game; unreadable probe lines, and events naming a seat that is not in
@@ -137,18 +223,36 @@ def game_data(log_: GameLog) -> GameData:
         winner=log_.winner,
         family=str(h.meta.get("game_type") or "mafia"),
         problems=list(log_.problems),
+        agents={s.name: s.agent for s in h.roster},
     )
     cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:
+        if getattr(ev, "decision", None) is not None or (
+            ev.kind == "imported" and ev.source_kind in _SOURCE_TURN_KINDS
+        ):
+            g.agent_turns += 1
         try:
             if ev.kind == "elimination":
                 g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
+            elif ev.kind == "speech" and ev.visibility.public:
+                g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.text))
             elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
                 g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
                 if ev.target is not None:  # the log keeps every vote, also when the tally hides voters
                     cast.setdefault((ev.round, ev.stage), {})[by_seat[ev.seat]] = by_seat[ev.target]
-            elif ev.kind == "imported" and ev.source_kind == "day_vote" and ev.seat is not None:
-                g.failed_votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+                g.vote_index[(ev.round, by_seat[ev.seat])] = ev.index
+                if ev.statement is not None and ev.visibility.public:
+                    g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.statement))
+            elif ev.kind == "imported" and ev.source_kind in _SOURCE_MESSAGE_KINDS and ev.visibility.public:
+                idx = ev.record.get("msg_seq")
+                idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else None
+                speaker = by_seat[ev.seat] if ev.seat is not None else ev.record.get("player")
+                if isinstance(speaker, str):
+                    g.messages.append(Message(ev.round, idx, ev.seq, speaker, ev.text or "", failed=True))
+                if ev.source_kind == "day_vote" and ev.seat is not None:
+                    key = (ev.round, by_seat[ev.seat])
+                    g.failed_votes[key] = (ev.ts, ev.seq)
+                    g.failed_vote_index[key] = idx
             elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
                 votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
                 if not votes and ev.tally:  # secret votes kept secret (day.tally_names_voters false)
@@ -162,12 +266,30 @@ def game_data(log_: GameLog) -> GameData:
             log.warning(msg)
             g.problems.append(msg)
     ppath = log_.path / PROBES_FILE
-    if ppath.is_file():
-        for n, rec in iter_log_records(ppath, g.problems):
+    if probes is not None or ppath.is_file():
+        records = enumerate(probes, start=1) if probes is not None else iter_log_records(ppath, g.problems)
+        for n, rec in records:
             try:
                 g.probes.append(_probe(n, rec))
             except (KeyError, TypeError, ValueError) as err:
                 msg = f"{ppath}:{n}: unusable probe record ({type(err).__name__}: {err})"
+                log.warning(msg)
+                g.problems.append(msg)
+    cpath = log_.path / CALLS_FILE
+    if cpath.is_file():
+        g.calls = []
+        for n, rec in iter_log_records(cpath, g.problems):
+            try:
+                g.calls.append(
+                    Call(
+                        purpose=str(rec["purpose"]),
+                        prompt_tokens=int(rec.get("prompt_tokens") or 0),
+                        completion_tokens=int(rec.get("completion_tokens") or 0),
+                        status=str(rec.get("status", "")),
+                    )
+                )
+            except (KeyError, TypeError, ValueError) as err:
+                msg = f"{cpath}:{n}: unusable call record ({type(err).__name__}: {err})"
                 log.warning(msg)
                 g.problems.append(msg)
     return g

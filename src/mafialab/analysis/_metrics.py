@@ -66,6 +66,9 @@ class Method:
             from the raw text with this method's rule (so a library repair that completed a
             cut-off item, e.g. ``json-repair`` turning a cut ``75`` into ``7``, is not used);
             the stored parse is kept when the re-parse fails.
+        f4_transcript: How the transcript-only vote predictors read the public record:
+            ``"reference"`` (MafiaScope's exact choices) or ``"corrected"``
+            (:func:`mafialab.analysis.transcript_predictions` lists both).
         calib_width: Calibration bin width (20).
         f3_threshold: Confidence at or above which a guess implies an attitude (50).
         clock: ``"ts"``: "before"/"at" compare timestamps (the reference); ``"seq"``: compare
@@ -86,6 +89,7 @@ class Method:
     f4_failed_votes: Literal["count", "skip"] = "count"
     names: Literal["exact", "resolved"] = "exact"
     reparse_repaired: bool = False
+    f4_transcript: Literal["reference", "corrected"] = "reference"
     calib_width: int = BIN_WIDTH
     f3_threshold: float = 50.0
     clock: Literal["ts", "seq"] = "ts"
@@ -121,6 +125,7 @@ DEFAULT = Method(
     f4_failed_votes="skip",
     names="resolved",
     reparse_repaired=True,
+    f4_transcript="corrected",
     clock="seq",
 )
 """mafialab's method: the same definitions with the reference's defects corrected
@@ -433,21 +438,46 @@ def _ranked(ans: Any, others: list[str]) -> list[Any]:
     return [x.get("player") for x in ans if isinstance(x, dict) and x.get("player") in others]
 
 
-def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.ndarray]:
-    """F4 vote-coupling statistics of one game.
+@dataclass(frozen=True)
+class VoteUnit:
+    """One F4 unit: a counted day vote and what the probes predicted for it.
 
-    README "F4 vote coupling": one unit per day vote whose target is alive and whose voter's
-    own vote event exists. Top-1: the vote equals the first alive other in the voter's last
-    ``suspicion_ranking`` before its own vote (chance 1/(alive - 1)); committed set: the vote
-    lands among the alive others the voter's last ``role_assessment`` before its vote labels
-    Mafia (an empty set is not counted; chance |set|/(alive - 1)); post-vote top-1: the last
-    ranking before the tally.
+    Attributes:
+        round: Round of the vote.
+        tally_seq: ``seq`` of the tally the vote belongs to.
+        voter: Voter's name.
+        target: Vote target's name.
+        side: ``"innocents"`` or ``"mafia"`` (the voter's true side).
+        others: Alive other players (sorted), the candidates of every predictor.
+        vote_seq: ``seq`` of the voter's own vote event (a failed source turn counts under
+            ``f4_failed_votes="count"``).
+        vote_index: Public message index of the voter's own vote (``None``: not a message).
+        top1: First alive other of the last usable ``suspicion_ranking`` before the vote.
+        committed: Alive others the last usable ``role_assessment`` labels hidden team
+            (``None``: no such answer, or an empty set).
+        post_top1: The same as ``top1`` with the tally as the anchor.
+    """
 
-    Returns:
-        ``{(voter side, metric): [hits, n, chance sum]}``.
+    round: int
+    tally_seq: int
+    voter: str
+    target: str
+    side: str
+    others: tuple[str, ...]
+    vote_seq: int
+    vote_index: int | None
+    top1: str | None
+    committed: frozenset[str] | None
+    post_top1: str | None
+
+
+def vote_units(game: GameData, method: Method) -> list[VoteUnit]:
+    """The F4 units of one game (README "F4 vote coupling"), in tally then voter order.
+
+    One unit per day vote whose target is alive and whose voter's own vote event exists;
+    the probe predictions are filled in where the voter has a usable answer.
     """
     vocab = vocabulary(game, method)
-    out = {(s, m): np.zeros(3) for s in VOTER_SIDES for m in F4_METRICS}
     by_player: dict[str, list[Probe]] = {}
     for p in game.probes:
         by_player.setdefault(p.player, []).append(p)
@@ -469,6 +499,7 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
                     found = a
         return found
 
+    units: list[VoteUnit] = []
     for rnd, tally_ts, tally_seq, votes in sorted(game.tallies, key=lambda t: (t[1] is None, t[1] or 0, t[2])):
         if method.f4_alive == "tally":
             alive = set(votes)
@@ -478,23 +509,22 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
             if target not in alive:
                 continue
             own = game.votes.get((rnd, voter))
+            index = game.vote_index.get((rnd, voter))
             if method.f4_failed_votes == "count" and (rnd, voter) in game.failed_votes:
                 # the reference takes the voter's last day_vote record, failed or not
                 failed = game.failed_votes[(rnd, voter)]
-                own = failed if own is None or failed[1] > own[1] else own
+                if own is None or failed[1] > own[1]:
+                    own, index = failed, game.failed_vote_index.get((rnd, voter))
             if own is None:
                 continue
             vote_ts, vote_seq = own
             others = sorted(alive - {voter})
             if not others:
                 continue
-            side = "mafia" if voter in game.mafia else "innocents"
             sr = last(voter, "suspicion_ranking", vote_ts, vote_seq, others)
             ranked = _ranked(sr, others) if sr is not _NONE and sr else []
-            if ranked:
-                v = out[(side, "top1")]
-                v += (ranked[0] == target, 1, 1 / len(others))
             ra = last(voter, "role_assessment", vote_ts, vote_seq, others)
+            mset: set[Any] | None = None
             if isinstance(ra, list):
                 if method.f4_mafia_label == "exact":
                     mset = {
@@ -510,14 +540,48 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
                         and vocab.is_mafia(vocab.normalise(x.get("guessed_role")))
                         and x.get("player") in others
                     }
-                if mset:
-                    v = out[(side, "committed_set")]
-                    v += (target in mset, 1, len(mset) / len(others))
             post = last(voter, "suspicion_ranking", tally_ts, tally_seq, others)
-            ranked = _ranked(post, others) if post is not _NONE and post else []
-            if ranked:
-                v = out[(side, "post_vote_top1")]
-                v += (ranked[0] == target, 1, 1 / len(others))
+            post_ranked = _ranked(post, others) if post is not _NONE and post else []
+            units.append(
+                VoteUnit(
+                    round=rnd,
+                    tally_seq=tally_seq,
+                    voter=voter,
+                    target=target,
+                    side="mafia" if voter in game.mafia else "innocents",
+                    others=tuple(others),
+                    vote_seq=vote_seq,
+                    vote_index=index,
+                    top1=ranked[0] if ranked else None,
+                    committed=frozenset(mset) if mset else None,
+                    post_top1=post_ranked[0] if post_ranked else None,
+                )
+            )
+    return units
+
+
+def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.ndarray]:
+    """F4 vote-coupling statistics of one game.
+
+    README "F4 vote coupling": one unit per day vote whose target is alive and whose voter's
+    own vote event exists (:func:`vote_units`). Top-1: the vote equals the first alive other
+    in the voter's last ``suspicion_ranking`` before its own vote (chance 1/(alive - 1));
+    committed set: the vote lands among the alive others the voter's last ``role_assessment``
+    before its vote labels Mafia (an empty set is not counted; chance |set|/(alive - 1));
+    post-vote top-1: the last ranking before the tally.
+
+    Returns:
+        ``{(voter side, metric): [hits, n, chance sum]}``.
+    """
+    out = {(s, m): np.zeros(3) for s in VOTER_SIDES for m in F4_METRICS}
+    for u in vote_units(game, method):
+        chance = 1 / len(u.others)
+        if u.top1 is not None:
+            out[(u.side, "top1")] += (u.top1 == u.target, 1, chance)
+        if u.committed:
+            out[(u.side, "committed_set")] += (u.target in u.committed, 1, len(u.committed) / len(u.others))
+        if u.post_top1 is not None:
+            out[(u.side, "post_vote_top1")] += (u.post_top1 == u.target, 1, chance)
     return out
 
 

@@ -10,8 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
 from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci
 from mafialab.analysis._data import GameData, load_games
+from mafialab.analysis._dynamics import DYNAMICS_FIELDS, belief_dynamics, dynamics_block, retest_floor
+from mafialab.analysis._instrument import instrument
 from mafialab.analysis._metrics import (
     F1_FIELDS,
     F3_FIELDS,
@@ -25,6 +28,8 @@ from mafialab.analysis._metrics import (
     second_order,
     vote_coupling,
 )
+from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, vote_quadrants
+from mafialab.record import RETEST_FILE, RetestRecord, read_retests
 
 
 def _ratio(num: int, den: int):  # type: ignore[no-untyped-def]
@@ -66,12 +71,19 @@ def _majority(x: np.ndarray) -> np.ndarray:
     return np.where(n > 0, x[..., 2:5].max(axis=-1) / np.where(n > 0, n, 1), np.nan)
 
 
+def _diff(x: np.ndarray) -> np.ndarray:
+    """Probe top-1 rate minus baseline rate on common votes: (probe_hits - baseline_hits) / n."""
+    n = x[..., 0]
+    return np.where(n > 0, (x[..., 1] - x[..., 2]) / np.where(n > 0, n, 1), np.nan)
+
+
 def compute_report(
     games: Sequence[GameData],
     method: Method | str = "default",
     *,
     resamples: int = 1000,
     seed: int = 0,
+    retests: Sequence[RetestRecord] = (),
 ) -> dict[str, Any]:
     """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
 
@@ -85,13 +97,20 @@ def compute_report(
         method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
         resamples: Bootstrap resamples (1,000 by default).
         seed: Bootstrap seed.
+        retests: Test-retest records (``mafialab retest``); their flip rate is reported as
+            ``dynamics.retest`` beside the observed rate.
 
     Returns:
         A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
         ``winners``, ``probe_records``, ``parsed``, ``first_order``, ``calibration``,
-        ``second_order``, ``vote_coupling`` (plus ``method``, ``resamples``, ``seed``,
-        ``skipped``). Rates whose denominator is 0 are ``null``; intervals that cannot be
-        computed are ``null``.
+        ``second_order``, ``vote_coupling`` (with the transcript ``baselines`` and the probe's
+        ``increment`` over them per voter side: :func:`mafialab.analysis.transcript_baselines`),
+        ``instrument`` (calls, tokens and the fate of probe answers, per game and pooled:
+        :func:`mafialab.analysis.instrument`), ``dynamics`` (belief dynamics, MafiaScope §7),
+        ``quadrants`` (innocent day votes by quadrant, MafiaScope §6), plus ``method``,
+        ``resamples``, ``seed``, ``skipped``. Rates whose denominator is 0 are ``null``;
+        intervals that cannot be computed are ``null``; the dynamics intervals are ``null``
+        with fewer than 2 games.
 
     Raises:
         ValueError: On an unknown method name.
@@ -105,6 +124,7 @@ def compute_report(
     f1_games = [first_order(g, m) for g in used]
     f3_games = [second_order(g, m) for g in used]
     f4_games = [vote_coupling(g, m) for g in used]
+    tb_games = [transcript_baselines(g, m) for g in used]
     counts = [parse_counts(g, m) for g in used]
 
     def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
@@ -192,6 +212,50 @@ def compute_report(
                 "chance": _val(_ratio(2, 1)(tot)),
                 "ci95": ci(x, rate),
             }
+        baselines: dict[str, Any] = {}
+        increment: dict[str, Any] = {}
+        for pred in PREDICTORS:
+            x = np.array([b[(side, pred)] for b, _ in tb_games]) if tb_games else np.zeros((0, 2))
+            tot = x.sum(axis=0) if n_games else np.zeros(2)
+            rate = _ratio(0, 1)
+            baselines[pred] = {"hits": int(tot[0]), "n": int(tot[1]), "rate": _val(rate(tot)), "ci95": ci(x, rate)}
+            x = np.array([i[(side, pred)] for _, i in tb_games]) if tb_games else np.zeros((0, 5))
+            tot = x.sum(axis=0) if n_games else np.zeros(5)
+            b, c = int(tot[3]), int(tot[4])
+            increment[pred] = {
+                "n": int(tot[0]),
+                "probe_hits": int(tot[1]),
+                "baseline_hits": int(tot[2]),
+                "b": b,
+                "c": c,
+                "mcnemar_p": mcnemar_exact(b, c),
+                "diff": _val(_diff(tot)),
+                "diff_ci95": ci(x, _diff),
+            }
+        coupling[side]["baselines"] = baselines
+        coupling[side]["increment"] = increment
+    # belief dynamics (MafiaScope §7)
+    dyn_games = [belief_dynamics(g, m) for g in used]
+
+    def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
+        if per_game.shape[0] < 2:
+            return None
+        return _ci(cluster_bootstrap_ci(per_game, _ratio(num, den), weights=weights))
+
+    def dyn_group(key: tuple[str, str]) -> dict[str, Any]:
+        x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
+        return dynamics_block(x.reshape(len(dyn_games), len(DYNAMICS_FIELDS)), dyn_ci)
+
+    keys = {k for g in dyn_games for k in g}
+    dyn_rounds = sorted((k for k in keys if k[0] == "round"), key=lambda k: int(k[1]))
+    dynamics: dict[str, Any] = {
+        **dyn_group(("all", "")),
+        "by_model": {k[1]: dyn_group(k) for k in sorted(k for k in keys if k[0] == "model")},
+        "by_round": {k[1]: dyn_group(k) for k in dyn_rounds},
+    }
+    observed = {k: v["flip_pairs"] for k, v in dynamics["by_round"].items()}
+    dynamics["retest"] = retest_floor(list(retests), observed) if retests else None
+    quadrants = _quadrant_table([v for g in used for v in vote_quadrants(g, m)])
     winners = Counter(g.winner or "unfinished" for g in used)
     return {
         "method": m.name,
@@ -206,15 +270,43 @@ def compute_report(
         "calibration": calibration,
         "second_order": second,
         "vote_coupling": coupling,
+        "dynamics": dynamics,
+        "quadrants": quadrants,
+        "instrument": instrument(used, m),
     }
+
+
+def _quadrant_counts(votes: Sequence[VoteQuadrant]) -> dict[str, Any]:
+    assessed = [v for v in votes if v.quadrant is not None]
+    out: dict[str, Any] = {"votes": len(votes), "assessed": len(assessed)}
+    for q in QUADRANT_NAMES:
+        n = sum(v.quadrant == q for v in assessed)
+        out[q] = {"n": n, "share": n / len(assessed) if assessed else None}
+    return out
+
+
+def _quadrant_table(votes: Sequence[VoteQuadrant]) -> dict[str, Any]:
+    """Innocent day votes by quadrant, overall and per voter model (MafiaScope §6)."""
+    return {
+        **_quadrant_counts(votes),
+        "by_model": {m: _quadrant_counts([v for v in votes if v.model == m]) for m in sorted({v.model for v in votes})},
+    }
+
+
+def find_retests(root: Path) -> list[Path]:
+    """Every ``retest.jsonl`` under ``root`` (sorted)."""
+    return sorted(Path(root).rglob(RETEST_FILE))
 
 
 def report(root: Path, method: Method | str = "default", *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Load every game under ``root`` and :func:`compute_report` over them.
+
+    Test-retest records found under ``root`` (:func:`find_retests`) are used for the floor.
 
     Raises:
         FileNotFoundError: If ``root`` holds no game.
         mafialab.record.LogFormatError: If a game log has no valid header.
         ValueError: On an unknown method name.
     """
-    return compute_report(load_games(root), method, resamples=resamples, seed=seed)
+    retests = read_retests(find_retests(root))
+    return compute_report(load_games(root), method, resamples=resamples, seed=seed, retests=retests)

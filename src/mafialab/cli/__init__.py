@@ -4,6 +4,7 @@ import sys
 
 from mafialab.cli import (  # noqa: F401  (registers commands)
     _beliefshift,
+    _bifurcate,
     _export,
     _import,
     _judge,

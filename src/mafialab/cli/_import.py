@@ -16,17 +16,22 @@ app.add_typer(import_app, name="import")
 
 @import_app.command("mafiascope")
 def import_mafiascope_cmd(
-    src: Path = typer.Argument(..., help="MafiaScope logs directory, corpus directory or one game directory."),
+    src: Path = typer.Argument(
+        ..., help="MafiaScope logs directory, corpus directory, one game directory, or a bifurcation directory."
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write mafialab game directories into."),
 ) -> None:
     """Convert MafiaScope game directories (game.jsonl, introspection.jsonl, state.jsonl).
+
+    A bifurcation directory (points.json, fork_results.jsonl, optional summary.json,
+    forks/<id>/game.jsonl) becomes a mafialab bifurcation directory for `bifurcate report`.
 
     Unreadable lines are reported as FILE:LINE and skipped; the exit code is 0 when every
     game was written (even with skipped lines) and 1 when a game could not be imported.
     """
     try:
         rep = import_mafiascope(src, out)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         fail(str(err))
     t = Table("game", "rules", "events", "probes", "snapshots", "failed turns", "foreign", "finished")
     for g in rep.games:
@@ -43,6 +48,8 @@ def import_mafiascope_cmd(
     console.print(t)
     for p in rep.problems:
         err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, markup=True, soft_wrap=True)
+    if rep.bifurcation is not None:
+        console.print(f"bifurcation: {rep.points} points, {rep.forks} fork outcomes written to {rep.bifurcation}")
     console.print(f"imported {len(rep.imported)} of {len(rep.games)} games into {out}")
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)

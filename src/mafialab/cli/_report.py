@@ -12,9 +12,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import compute_report, load_games
+from mafialab.analysis import compute_report, find_retests, load_games
 from mafialab.cli._app import app, console, err_console, fail
-from mafialab.record import LogFormatError
+from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
 
 class _Fmt(StrEnum):
@@ -26,6 +26,10 @@ class _Fmt(StrEnum):
 class _Method(StrEnum):
     default = "default"
     mafiascope = "mafiascope"
+
+
+_F4_EXTRA = ("baselines", "increment")
+"""Keys of ``vote_coupling.<side>`` that are not F4 measures."""
 
 
 def _f(x: Any, digits: int = 4) -> str:
@@ -72,9 +76,72 @@ def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
                 add("second_order", side, k, x, v["ci95"].get(k))
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
+            if metric in _F4_EXTRA:
+                continue
             for k in ("hits", "n", "rate", "chance"):
                 add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
+        for pred, x in v.get("baselines", {}).items():
+            for k in ("hits", "n", "rate"):
+                add("vote_coupling", f"{side} baseline {pred}", k, x[k], x["ci95"] if k == "rate" else None)
+        for pred, x in v.get("increment", {}).items():
+            for k in ("n", "probe_hits", "baseline_hits", "b", "c", "mcnemar_p", "diff"):
+                add("vote_coupling", f"{side} increment {pred}", k, x[k], x["diff_ci95"] if k == "diff" else None)
+    ins = rep.get("instrument")
+    if ins:
+        for row in [{"game_id": "pooled", **ins["pooled"]}, *ins["games"]]:
+            for k in ("game_calls", "probe_calls", "multiplier"):
+                add("instrument", row["game_id"], k, row[k])
+            for part, tok in row["tokens"].items():
+                for k in ("prompt", "completion"):
+                    add("instrument", row["game_id"], f"{part}_{k}_tokens", None if tok is None else tok[k])
+            for k, x in row["probe_answers"].items():
+                add("instrument", row["game_id"], f"answers_{k}", x)
+            for k, x in row["lost"].items():
+                add("instrument", row["game_id"], f"lost_{k}", x)
+    dyn = rep.get("dynamics")
+    if dyn is not None:
+        groups = [("all", dyn)]
+        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
+        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
+        for group, v in groups:
+            for k in ("volatility", "volatility_pairs", "flip_rate", "flip_pairs", "flips", "return_rate", "returns"):
+                add("dynamics", group, k, v[k], v["ci95"].get(k))
+        if dyn["retest"] is not None:
+            for k in ("contexts", "pairs", "flips", "flip_rate", "volatility", "flip_rate_reweighted"):
+                add("dynamics", "retest floor", k, dyn["retest"][k])
+    quad = rep.get("quadrants")
+    if quad is not None:
+        for group, v in [("all", quad), *[(f"model {k}", x) for k, x in quad["by_model"].items()]]:
+            add("quadrants", group, "votes", v["votes"])
+            add("quadrants", group, "assessed", v["assessed"])
+            for q in ("correct_good", "policy_gap", "perception_gap", "luck"):
+                add("quadrants", group, q, v[q]["n"])
     return rows
+
+
+def _tok(t: dict[str, int] | None) -> str:
+    return "-" if t is None else f"{t['prompt']}+{t['completion']}"
+
+
+def _print_instrument(ins: dict[str, Any]) -> None:
+    t = Table("game", "source", "game calls", "probe calls", "x", "tokens game", "tokens probe", "raw", "repaired",
+              "unusable", "lost: transport/empty/cut/unparseable/shape", title="Instrument: cost and loss")  # fmt: skip
+    for row in [{"game_id": "pooled", "calls_source": "", **ins["pooled"]}, *ins["games"]]:
+        a, lost = row["probe_answers"], row["lost"]
+        t.add_row(
+            row["game_id"][:12],
+            row["calls_source"],
+            str(row["game_calls"]),
+            str(row["probe_calls"]),
+            _f(row["multiplier"], 1),
+            _tok(row["tokens"]["game"]),
+            _tok(row["tokens"]["probe"]),
+            str(a["raw"]),
+            str(a["repaired"]),
+            str(a["unusable"]),
+            "/".join(str(lost[k]) for k in ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")),
+        )
+    console.print(t)
 
 
 def _print_tables(rep: dict[str, Any]) -> None:
@@ -125,8 +192,69 @@ def _print_tables(rep: dict[str, Any]) -> None:
     t = Table("voters", "measure", "hits/n", "rate", "95% CI", "chance", title="F4 vote coupling")
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
-            t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), _f(x["chance"]))
+            if metric not in _F4_EXTRA:
+                t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), _f(x["chance"]))
+        for pred, x in v.get("baselines", {}).items():
+            t.add_row(side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), "")
     console.print(t)
+    t = Table("voters", "vs", "n", "probe", "base", "b", "c", "McNemar p", "diff", "95% CI",
+              title="F4 against the transcript: the probe's increment on votes where both predict")  # fmt: skip
+    for side, v in rep["vote_coupling"].items():
+        for pred, x in v.get("increment", {}).items():
+            t.add_row(side, pred, str(x["n"]), str(x["probe_hits"]), str(x["baseline_hits"]), str(x["b"]),
+                      str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"]))  # fmt: skip
+    console.print(t)
+    if rep.get("instrument"):
+        _print_instrument(rep["instrument"])
+    _print_dynamics(rep)
+
+
+def _print_dynamics(rep: dict[str, Any]) -> None:
+    dyn, quad = rep.get("dynamics"), rep.get("quadrants")
+    if dyn is not None and dyn["volatility_pairs"]:
+        floor = dyn["retest"]
+        t = Table("group", "volatility (pairs)", "95% CI", "top-suspect flips (pairs)", "95% CI",
+                  "retest floor", "return rate (flips)", title="Belief dynamics (suspicion rankings)")  # fmt: skip
+        groups = [("all", dyn)]
+        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
+        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
+        for name, v in groups:
+            if name == "all":
+                fl = "-" if floor is None else f"{_f(floor['flip_rate'])} ({floor['pairs']})"
+            elif name.startswith("round ") and floor is not None and name[6:] in floor["by_round"]:
+                r = floor["by_round"][name[6:]]
+                fl = f"{_f(r['flip_rate'])} ({r['pairs']})"
+            else:
+                fl = ""
+            t.add_row(
+                name,
+                f"{_f(v['volatility'])} ({v['volatility_pairs']})",
+                _ci(v["ci95"]["volatility"]),
+                f"{_f(v['flip_rate'])} ({v['flip_pairs']})",
+                _ci(v["ci95"]["flip_rate"]),
+                fl,
+                f"{_f(v['return_rate'])} ({v['flips']})",
+            )
+        console.print(t)
+        if floor is not None and floor["flip_rate_reweighted"] is not None:
+            console.print(
+                f"retest floor reweighted to the observed pairs per round: {_f(floor['flip_rate_reweighted'])} "
+                f"(observed {_f(dyn['flip_rate'])})"
+            )
+    if quad is not None and quad["votes"]:
+        t = Table("voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck",
+                  title="Innocent day votes by quadrant (assessment right? x move good?)")  # fmt: skip
+        for name, v in [("all", quad), *quad["by_model"].items()]:
+            t.add_row(
+                name,
+                str(v["votes"]),
+                str(v["assessed"]),
+                *[
+                    f"{v[q]['n']} ({_f(v[q]['share'], 2)})"
+                    for q in ("correct_good", "policy_gap", "perception_gap", "luck")
+                ],
+            )
+        console.print(t)
 
 
 @app.command()
@@ -137,13 +265,21 @@ def report(
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
     seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
+    retest: list[Path] | None = typer.Option(
+        None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."
+    ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
         games = load_games(directory)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
-    rep = compute_report(games, method.value, resamples=resamples, seed=seed)
+    retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    problems: list[str] = []
+    retests = read_retests(retest_paths, problems)
+    for why in problems:
+        err_console.print(f"[yellow]skipped:[/] {why}", highlight=False, soft_wrap=True)
+    rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
     if fmt is _Fmt.json:
         sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
     elif fmt is _Fmt.csv:

@@ -1,11 +1,33 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
+from mafialab.record._bifurcation import (
+    BIFURCATION_FILE,
+    FORK_GAMES_DIR,
+    FORKS_FILE,
+    NO_VOTE,
+    POINTS_FILE,
+    QUADRANTS,
+    RETEST_FILE,
+    SAMPLES_DIR,
+    Bifurcation,
+    BifurcationHeader,
+    BifurcationPoint,
+    ForkOutcome,
+    RetestRecord,
+    is_bifurcation_dir,
+    is_mafiascope_bifurcation,
+    read_bifurcation,
+    read_retests,
+    write_header,
+    write_points,
+)
 from mafialab.record._import_mafiascope import (
     SNAPSHOTS_FILE,
     GameImport,
     ImportReport,
     import_game,
     import_mafiascope,
+    import_mafiascope_bifurcation,
     mafiascope_rules,
 )
 from mafialab.record._io import (
@@ -45,6 +67,26 @@ from mafialab.record._schema import (
 )
 
 __all__ = [
+    "BIFURCATION_FILE",
+    "FORK_GAMES_DIR",
+    "FORKS_FILE",
+    "NO_VOTE",
+    "POINTS_FILE",
+    "QUADRANTS",
+    "RETEST_FILE",
+    "RetestRecord",
+    "read_retests",
+    "SAMPLES_DIR",
+    "Bifurcation",
+    "BifurcationHeader",
+    "BifurcationPoint",
+    "ForkOutcome",
+    "is_bifurcation_dir",
+    "is_mafiascope_bifurcation",
+    "read_bifurcation",
+    "write_header",
+    "write_points",
+    "import_mafiascope_bifurcation",
     "CALLS_FILE",
     "CallRecord",
     "CLOCK_FIELDS",

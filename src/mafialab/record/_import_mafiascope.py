@@ -39,6 +39,14 @@ from mafialab.engine import (
     Vote,
     VoteTally,
 )
+from mafialab.record._bifurcation import (
+    FORK_GAMES_DIR,
+    FORKS_FILE,
+    POINTS_FILE,
+    is_mafiascope_bifurcation,
+    read_bifurcation,
+    write_header,
+)
 from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
 from mafialab.record._schema import PROBES_FILE, GameHeader, ProbeRecord, SeatInfo
 from mafialab.rules import MAFIASCOPE7, Lexicon, RoleSpec, RuleSet
@@ -94,14 +102,22 @@ class ImportReport:
 
     Attributes:
         games: One entry per source game directory found, in sorted order.
+        bifurcation: For a MafiaScope bifurcation directory, the written mafialab
+            bifurcation directory (its fork games are under ``forks/``); else ``None``.
+        points: Points written (bifurcation directories only).
+        forks: Fork outcomes written (bifurcation directories only).
     """
 
     games: list[GameImport] = field(default_factory=list)
+    bifurcation: Path | None = None
+    points: int = 0
+    forks: int = 0
+    bifurcation_problems: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
-        """Every problem of every game (``file:line: why``)."""
-        return [p for g in self.games for p in g.problems]
+        """Every problem of every game, then of the bifurcation files (``file:line: why``)."""
+        return [p for g in self.games for p in g.problems] + self.bifurcation_problems
 
     @property
     def imported(self) -> list[GameImport]:
@@ -677,7 +693,8 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
     ``docs/import-mafiascope.md`` for the mapping of every record kind.
 
     Args:
-        src_dir: A MafiaScope ``logs`` directory, a corpus directory, or one game directory.
+        src_dir: A MafiaScope ``logs`` directory, a corpus directory, one game directory,
+            or a bifurcation directory (handed to :func:`import_mafiascope_bifurcation`).
         out_dir: Where to write (created).
 
     Returns:
@@ -690,6 +707,8 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
     src_dir, out_dir = Path(src_dir), Path(out_dir)
     if not src_dir.is_dir():
         raise FileNotFoundError(f"{src_dir}: no such directory")
+    if is_mafiascope_bifurcation(src_dir):
+        return import_mafiascope_bifurcation(src_dir, out_dir)
     dirs = [src_dir] if (src_dir / "game.jsonl").is_file() else sorted(p.parent for p in src_dir.rglob("game.jsonl"))
     if not dirs:
         raise FileNotFoundError(f"{src_dir}: no game.jsonl found")
@@ -705,4 +724,51 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
             gi = GameImport(game_id=d.name, source=d)
             gi.problems.append(f"{d / 'game.jsonl'}: game not imported ({type(err).__name__}: {first})")
             report.games.append(gi)
+    return report
+
+
+def import_mafiascope_bifurcation(src_dir: Path, out_dir: Path) -> ImportReport:
+    """Convert a MafiaScope bifurcation directory into a mafialab bifurcation directory.
+
+    Reads ``points.json``, ``fork_results.jsonl``, the optional ``summary.json`` (resample
+    target counts, selection stages, diversity) and ``forks/<id>/game.jsonl`` (each imported
+    with :func:`import_game` into ``out_dir/forks/<id>``); parent games are optional and not
+    needed. Writes ``bifurcation.json``, ``points.jsonl`` and ``forks.jsonl``
+    (``docs/counterfactual.md``). An earlier import in ``out_dir`` is replaced.
+
+    Args:
+        src_dir: The MafiaScope bifurcation directory.
+        out_dir: The mafialab bifurcation directory to write (created).
+
+    Returns:
+        An :class:`ImportReport` with one entry per fork game and ``bifurcation`` set.
+
+    Raises:
+        FileNotFoundError: If ``src_dir`` is not a bifurcation directory.
+        ValueError: If ``points.json`` or ``summary.json`` is unreadable (file and field named).
+    """
+    src_dir, out_dir = Path(src_dir), Path(out_dir)
+    if out_dir.resolve() == src_dir.resolve():
+        raise ValueError(f"{out_dir}: is the source directory; choose another --out")
+    exp = read_bifurcation(src_dir)
+    report = ImportReport(bifurcation=out_dir, bifurcation_problems=list(exp.problems))
+    forks_src = src_dir / FORK_GAMES_DIR
+    if forks_src.is_dir():
+        for d in sorted(p for p in forks_src.iterdir() if (p / GAME_FILE).is_file()):
+            try:
+                report.games.append(import_game(d, out_dir / FORK_GAMES_DIR / d.name))
+            except (ValueError, TypeError, KeyError, AttributeError) as err:
+                gi = GameImport(game_id=d.name, source=d)
+                gi.problems.append(f"{d / GAME_FILE}: game not imported ({type(err).__name__}: {err})")
+                report.games.append(gi)
+    write_header(out_dir, exp.header)
+    for name in (POINTS_FILE, FORKS_FILE):
+        (out_dir / name).unlink(missing_ok=True)
+    with JsonlWriter(out_dir / POINTS_FILE, clock=None) as w:
+        for p in exp.points:
+            w.write(p)
+    with JsonlWriter(out_dir / FORKS_FILE, clock=None) as w:
+        for f in exp.forks:
+            w.write(f)
+    report.points, report.forks = len(exp.points), len(exp.forks)
     return report

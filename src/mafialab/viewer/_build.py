@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
+from mafialab.analysis import DEFAULT, game_data, transcript_predictions
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
     PROBES_FILE,
@@ -215,6 +216,45 @@ def _notes(glog: GameLog, steps: int, n_probes: int) -> list[dict[str, str]]:
     return notes
 
 
+def vote_predictions(glog: GameLog, probes: Sequence[ProbeRecord]) -> list[dict[str, Any]]:
+    """At each counted day vote: the vote, the probe's prediction and the transcript predictors'.
+
+    Computed by :func:`mafialab.analysis.transcript_predictions` with the ``default`` method
+    (``docs/metrics.md``, "F4 against the transcript"). Players are seat numbers; a
+    predictor that makes no prediction is ``None``.
+
+    Returns:
+        One dict per F4 unit, in tally then voter order: ``round``, ``tally`` (tally ``seq``),
+        ``vote`` (the vote event's ``seq``), ``voter``, ``target``, ``side``, ``probe`` (top-1
+        of the voter's last usable suspicion ranking), ``committed`` (seats its last role
+        assessment labels hidden team), ``mentioned``, ``accused``, ``previous``.
+    """
+    seat = {s.name: s.seat for s in glog.header.roster}
+    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
+    if gd.skipped:
+        return []
+
+    def at(name: str | None) -> int | None:
+        return None if name is None else seat.get(name)
+
+    return [
+        {
+            "round": u.round,
+            "tally": u.tally_seq,
+            "vote": u.vote_seq,
+            "voter": at(u.voter),
+            "target": at(u.target),
+            "side": u.side,
+            "probe": at(u.top1),
+            "committed": sorted(seat[n] for n in u.committed if n in seat) if u.committed else None,
+            "mentioned": at(pred.most_mentioned),
+            "accused": at(pred.most_accused),
+            "previous": at(pred.previous_target),
+        }
+        for u, pred in transcript_predictions(gd, DEFAULT)
+    ]
+
+
 @dataclass
 class _GameBuild:
     row: dict[str, Any]
@@ -274,6 +314,7 @@ def build_game(
         "steps": steps,
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
+        "vote_predictions": vote_predictions(glog, probes),
         "winner": glog.winner,
         "status": glog.status.model_dump(mode="json", exclude={"ts"}) if glog.status else None,
         "notes": notes,

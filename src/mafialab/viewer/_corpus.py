@@ -64,7 +64,11 @@ def report_rows(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
         )
     for side, measures in rep.get("vote_coupling", {}).items():
         for measure, f in measures.items():
+            if measure in ("baselines", "increment"):
+                continue
             rows.append(_row(f"F4 {side} {measure}", f["rate"], f.get("ci95"), f["n"]))
+        for pred, f in measures.get("baselines", {}).items():
+            rows.append(_row(f"F4 {side} transcript {pred}", f["rate"], f.get("ci95"), f["n"]))
     return rows
 
 

@@ -402,6 +402,28 @@
     return out;
   }
 
+  // the latest counted day vote up to `seq`: each vote cast so far beside the probe's top-1 and
+  // the transcript-only predictors (computed at build time, mafialab.analysis, default method)
+  const VOTE_PREDICTORS = [["probe", "probe top-1"], ["mentioned", "most-mentioned"], ["accused", "most-accused"], ["previous", "previous target"]];
+  function votePanel(g, seq, names) {
+    const units = (g.vote_predictions || []).filter((u) => u.vote <= seq);
+    const box = h("div", { class: "votepanel", id: "votepanel" });
+    if (!units.length) { box.appendChild(h("p", { class: "muted" }, "No counted day vote yet.")); return box; }
+    const latest = units.reduce((a, u) => (u.vote > a.vote ? u : a));
+    const rows = units.filter((u) => u.tally === latest.tally).sort((a, b) => a.vote - b.vote);
+    const cell = (u, k) => {
+      const p = u[k];
+      if (p === null || p === undefined) return h("td", { class: "pred none", title: "no prediction" }, "—");
+      const hit = p === u.target;
+      return h("td", { class: "pred " + (hit ? "hit" : "miss") }, nm(names, p) + (hit ? " ✓" : " ✗"));
+    };
+    box.appendChild(h("table", { class: "votes" },
+      h("caption", null, "Round " + latest.round + " vote: the probe and the transcript"),
+      h("thead", null, h("tr", null, h("th", null, "voter"), h("th", null, "voted"), VOTE_PREDICTORS.map(([, label]) => h("th", null, label)))),
+      h("tbody", null, rows.map((u) => h("tr", { dataset: { voter: u.voter, side: u.side } }, h("td", null, nm(names, u.voter)), h("td", null, nm(names, u.target)), VOTE_PREDICTORS.map(([k]) => cell(u, k)))))));
+    return box;
+  }
+
   function deadAt(events, seq) {
     const dead = new Set();
     for (const ev of events) { if (ev.seq > seq) break; if (ev.kind === "elimination") dead.add(ev.seat); }
@@ -503,8 +525,10 @@
     root.appendChild(strip.el || strip);
     const tr = transcript(g.events, names, g);
     const graphBox = h("div", { class: "graphbox" });
+    const voteBox = h("div", { class: "voteboxwrap" });
     const panels = h("div", { class: "panels", id: "panels" });
     root.appendChild(h("div", { class: "grid" }, h("div", { class: "col-transcript" }, h("h3", null, "Transcript"), tr.el), h("div", { class: "col-graph" }, h("h3", null, "Ground truth"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Agents' beliefs"), panels)));
+    root.appendChild(h("section", { class: "votesection" }, h("h3", null, "Votes: the probe's prediction beside the transcript's"), voteBox));
     const truth = (t) => (g.roster[t] ? g.roster[t].role : null);
     function show(i) {
       const seq = g.steps[i];
@@ -517,6 +541,7 @@
         fill: roleFill(g.roster[k].team, g.roster[k].role, g), dead: dead.has(k), label: names[k], sub: g.roster[k].role + (dead.has(k) ? " †" : ""),
         title: names[k] + ": " + g.roster[k].role + " (" + teamName(g, g.roster[k].team) + "), " + g.roster[k].agent,
       }), voteEdges(g.events, seq), "truth"));
+      clear(voteBox).appendChild(votePanel(g, seq, names));
       clear(panels);
       g.roster.forEach((r) => panels.appendChild(beliefCard(r.seat, names, latestProbes(g.probes[r.seat], seq), { subtitle: r.role + (dead.has(r.seat) ? " †" : "") + " · " + r.agent, truth })));
       seats.querySelectorAll("a.as-link").forEach((a) => { a.href = gameHash(g.id, seq, +a.dataset.seat); });

@@ -1,0 +1,108 @@
+"""``mafialab bifurcate``: the bifurcation experiment (run it, report it)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
+from mafialab.cli._app import app, console, err_console, fail
+
+bifurcate_app = typer.Typer(
+    help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
+    no_args_is_help=True,
+)
+app.add_typer(bifurcate_app, name="bifurcate")
+
+
+class _Fmt(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _print_tables(rep: dict[str, Any]) -> None:
+    blocks = [*rep["by_quadrant"].items(), ("pooled", rep["pooled"])]
+    t = Table("", *[name for name, _ in blocks], title=f"{rep['experiment']} ({rep['source']})")
+
+    def ci(b: dict[str, Any], key: str) -> str:
+        c = b["ci95"].get(key)
+        return "" if c is None else f" [{c[0]:.3f}, {c[1]:.3f}]"
+
+    rows: list[tuple[str, Any]] = [
+        ("points", lambda b: str(b["points"])),
+        ("forks", lambda b: str(b["forks"])),
+        ("flips", lambda b: str(b["flips"])),
+        ("flip share", lambda b: _f(b["flip_share"], 4) + ci(b, "flip_share")),
+        ("mean point flip share", lambda b: _f(b["mean_point_flip_share"], 4)),
+        ("P(town win | vote mafioso)", lambda b: fmt_rate(b["town_win_when_vote_mafia"])),
+        ("P(town win | otherwise)", lambda b: fmt_rate(b["town_win_otherwise"])),
+        ("Fisher exact p (two-sided)", lambda b: _f(b["fisher_p"], 4)),
+        ("flips on a mafioso vote", lambda b: str(b["flips_on_mafia_vote"])),
+        ("modal concentration (mean)", lambda b: _f(b["modal_concentration_mean"])),
+        (
+            "factual target = modal",
+            lambda b: "-" if b["factual_is_modal_points"] is None else f"{b['factual_is_modal_points']}/{b['points']}",
+        ),
+    ]
+    for label, fn in rows:
+        t.add_row(label, *[fn(b) for _, b in blocks])
+    console.print(t)
+    p = Table("point", "quadrant", "voter", "factual", "forks", "flips", "flip share", "modal conc.", "factual modal")
+    for r in rep["points"]:
+        p.add_row(
+            r["point_id"],
+            r["quadrant"] or "-",
+            r["voter"],
+            r["factual_target"] or "(no vote)",
+            str(r["forks"]),
+            str(r["flips"]),
+            _f(r["flip_share"]),
+            _f(r["modal_concentration"]),
+            "-" if r["factual_is_modal"] is None else ("yes" if r["factual_is_modal"] else "no"),
+        )
+    console.print(p)
+    ff = rep["factual_forks"]
+    console.print(f"factual forks (variant 0): {ff['flips']} of {ff['n']} flipped", highlight=False)
+    if rep["unfinished_forks"]:
+        console.print(f"[yellow]{rep['unfinished_forks']} forks without a winner left out[/]")
+
+
+@bifurcate_app.command("report")
+def report_cmd(
+    path: Path = typer.Argument(..., help="Bifurcation directory (mafialab's, or a MafiaScope release)."),
+    fmt: _Fmt = typer.Option(_Fmt.table, "--format", "-f", help="table, json or csv (one row per quadrant)."),
+    resamples: int = typer.Option(1000, "--resamples", min=1, help="Cluster-bootstrap resamples for the ci95."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+) -> None:
+    """Report flip shares, vote-for-a-mafioso effects and lock-in of a bifurcation run.
+
+    Per point, per quadrant and pooled: flip share, P(town win | the variant voted for a
+    mafioso) against otherwise with a two-sided Fisher exact test, modal target concentration.
+    """
+    try:
+        rep = report_bifurcation(path, resamples=resamples, seed=seed)
+    except (FileNotFoundError, ValueError) as err:
+        fail(str(err))
+    for p in rep["problems"]:
+        err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, soft_wrap=True)
+    if fmt is _Fmt.json:
+        sys.stdout.write(json.dumps(rep, indent=1, ensure_ascii=False) + "\n")
+    elif fmt is _Fmt.csv:
+        rows = blocks_csv_rows(rep)
+        w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["block"])
+        w.writeheader()
+        w.writerows(rows)
+    else:
+        _print_tables(rep)
