@@ -19,19 +19,19 @@ from pathlib import Path
 
 from mafialab.agents import make_agent
 from mafialab.beliefshift import (
-    LABELS,
     RulesAnnotator,
     RunOptions,
     annotate_games,
     build_report,
     freeze,
-    load_games,
+    load_logs,
     read_annotations,
     read_results,
     run_bench,
     write_annotations,
     write_report,
 )
+from mafialab.beliefshift._schema import LABELS
 from mafialab.harness import play_game
 from mafialab.models import MockModel
 from mafialab.rules import WEREWOLF7
@@ -54,7 +54,7 @@ async def main(args: argparse.Namespace) -> dict:
             for seed in range(args.games):
                 agents = [make_agent("scripted", s, WEREWOLF7, seed) for s in range(7)]
                 await play_game(WEREWOLF7, agents, seed, out=logs)
-        games = load_games([logs])
+        games = load_logs([logs])
         t = time.perf_counter()
         res = await annotate_games(games, RulesAnnotator())
         out["annotate_s"] = round(time.perf_counter() - t, 3)

@@ -25,8 +25,9 @@ import time
 
 from mafialab.agents import make_llm_agent
 from mafialab.harness import GameResult, play_game
-from mafialab.models import ModelPool, OpenAIStub
+from mafialab.models import ModelPool
 from mafialab.rules import load_rules
+from mafialab.testing import OpenAIStub
 
 
 async def run(rules_name: str, seeds: list[int], base_url: str, concurrency: int, parallel: bool):

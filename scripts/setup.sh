@@ -25,4 +25,5 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[dev]"
+# dev: tests and tooling; embedded: llama-cpp-python and the default embedded model
+.venv/bin/python -m pip install -q -e ".[dev,embedded]"

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from mafialab.agents import make_agent
-from mafialab.beliefshift import PlayerRef, Rating, ResultRecord
+from mafialab.beliefshift._schema import PlayerRef, Rating, ResultRecord
 from mafialab.harness import play_game
 from mafialab.rules import WEREWOLF7, RuleSet
 

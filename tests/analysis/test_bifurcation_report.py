@@ -255,6 +255,16 @@ def test_guided_reference_figures() -> None:
         assert b["factual_is_modal_points"] == ref["fm"]
     assert round(rep["by_quadrant"]["policy_gap"]["fisher_p"], 4) == 0.0025
     assert rep["factual_forks"] == {"flips": 0, "n": 16}
+    # selected variants are more diverse than random draws: 0.929 vs 0.951, 0.933 vs 0.957
+    div = rep["diversity"]
+    assert (half_up(div["policy_gap"]["mean_cos_selected"]), half_up(div["policy_gap"]["mean_cos_random"])) == (
+        0.929,
+        0.951,
+    )
+    assert (half_up(div["perception_gap"]["mean_cos_selected"]), half_up(div["perception_gap"]["mean_cos_random"])) == (
+        0.933,
+        0.957,
+    )
     # the 495-sample point divides by its real total
     p = next(r for r in rep["points"] if sum(r["target_counts"].values()) == 495)
     assert p["modal_concentration"] == pytest.approx(max(p["target_counts"].values()) / 495)

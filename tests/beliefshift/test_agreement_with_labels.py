@@ -12,23 +12,20 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.beliefshift import (
-    NONE,
     BeliefShiftFormatError,
-    DayMessage,
-    GameContext,
     ModelAnnotator,
     RulesAnnotator,
     agreement_with_labels,
     annotate_games,
-    cohen_kappa,
     is_labels_file,
     load_annotator_pack,
-    load_games,
+    load_logs,
     read_annotations,
     read_labels,
     write_annotations,
 )
-from mafialab.beliefshift._agreement import LabelsFile
+from mafialab.beliefshift._agreement import NONE, LabelsFile, cohen_kappa
+from mafialab.beliefshift._annotate import DayMessage, GameContext
 from mafialab.cli import app
 from mafialab.models import MockModel
 from tests.beliefshift_fixtures import play_native
@@ -42,7 +39,7 @@ CORPUS = SHARED / "data" / "mafiascope" / "corpus_v2"
 def annotated(tmp_path_factory):
     out = tmp_path_factory.mktemp("lab_games")
     play_native(out, range(2))
-    res = asyncio.run(annotate_games(load_games([out]), RulesAnnotator()))
+    res = asyncio.run(annotate_games(load_logs([out]), RulesAnnotator()))
     write_annotations(out / "ann.jsonl", res)
     return res, read_annotations(out / "ann.jsonl"), out
 
@@ -246,7 +243,7 @@ def test_rules_annotator_on_the_dev_set(tmp_path):
     for gid in sorted({m.game_id for m in labels.messages}):
         shutil.copytree(CORPUS / gid, src / gid)
     import_mafiascope(src, tmp_path / "logs")
-    res = asyncio.run(annotate_games(load_games([tmp_path / "logs"]), RulesAnnotator()))
+    res = asyncio.run(annotate_games(load_logs([tmp_path / "logs"]), RulesAnnotator()))
     write_annotations(tmp_path / "rules.jsonl", res)
     ann = read_annotations(tmp_path / "rules.jsonl")
     whole = agreement_with_labels(labels, ann)

@@ -11,19 +11,18 @@ from pathlib import Path
 import pytest
 
 from mafialab.beliefshift import (
-    NONE,
-    AnnotationSet,
-    GameContext,
     ModelAnnotator,
     RulesAnnotator,
     agreement,
     annotate_games,
-    cohen_kappa,
     day_messages,
-    load_games,
+    load_logs,
     read_annotations,
     write_annotations,
 )
+from mafialab.beliefshift._agreement import NONE, cohen_kappa
+from mafialab.beliefshift._annotate import GameContext
+from mafialab.beliefshift._io import AnnotationSet
 from mafialab.engine import Speech, Vote
 from mafialab.models import MockModel
 from mafialab.rules import MAFIASCOPE7
@@ -231,7 +230,7 @@ def games(tmp_path_factory):
     out = tmp_path_factory.mktemp("ann_games")
     play_native(out, range(3))
     play_native(out, range(2), rules=MAFIASCOPE7)  # intro day and public vote statements
-    return load_games([out])
+    return load_logs([out])
 
 
 def test_day_messages_exclude_intros_and_vote_statements(games):
@@ -348,7 +347,7 @@ def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_
     for gid in hand.header.games:
         shutil.copytree(mafiascope_dir / "corpus_v2" / gid, src / gid)
     import_mafiascope(src, tmp_path / "logs")
-    res = asyncio.run(annotate_games(load_games([tmp_path / "logs"]), RulesAnnotator()))
+    res = asyncio.run(annotate_games(load_logs([tmp_path / "logs"]), RulesAnnotator()))
     write_annotations(tmp_path / "rules.jsonl", res)
     rep = agreement(hand, read_annotations(tmp_path / "rules.jsonl"))
     assert rep.n_messages == 20 and rep.n_units == sum(len(m.candidates) for m in hand.header.scanned)

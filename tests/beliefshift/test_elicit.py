@@ -6,21 +6,10 @@ import json
 
 import pytest
 
-from mafialab.beliefshift import (
-    LABELS,
-    BenchHeader,
-    BenchItem,
-    ObserverContext,
-    ResultsMismatch,
-    RunOptions,
-    build_prompts,
-    build_report,
-    default_prompts,
-    parse_levels,
-    rating_schema,
-    read_results,
-    run_bench,
-)
+from mafialab.beliefshift import ResultsMismatch, RunOptions, build_report, read_results, run_bench
+from mafialab.beliefshift._elicit import build_prompts, parse_levels, rating_schema
+from mafialab.beliefshift._freeze import default_prompts
+from mafialab.beliefshift._schema import LABELS, BenchHeader, BenchItem, ObserverContext
 from mafialab.models import ChatRequest, ChatResponse, MockModel
 from tests.beliefshift_fixtures import player
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.beliefshift import LABELS, read_bench, read_results
+from mafialab.beliefshift import read_bench, read_results
+from mafialab.beliefshift._schema import LABELS
 from mafialab.cli import app
 from mafialab.models import ChatRequest, MockModel, register_backend
 from tests.beliefshift_fixtures import play_native

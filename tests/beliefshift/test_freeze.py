@@ -15,14 +15,13 @@ from mafialab.beliefshift import (
     RulesAnnotator,
     annotate_games,
     freeze,
-    load_games,
-    quote,
+    load_logs,
     read_annotations,
     read_bench,
-    render_history,
     write_annotations,
     write_bench,
 )
+from mafialab.beliefshift._render import quote, render_history
 from mafialab.engine import (
     PUBLIC,
     Elimination,
@@ -53,7 +52,7 @@ and kill choice, another player's role)."""
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("freeze")
     play_native(root / "games", range(6))
-    games = load_games([root / "games"])
+    games = load_logs([root / "games"])
     res = asyncio.run(annotate_games(games, RulesAnnotator()))
     write_annotations(root / "ann.jsonl", res)
     ann = read_annotations(root / "ann.jsonl")
@@ -167,9 +166,9 @@ def test_bench_file_is_versioned_and_self_contained(setup):
     assert set(h.prompts) >= {"system", "prior", "shift", "posterior", "history"}
     assert h.annotator == "rules" and len(h.annotations_sha256) == 64 and h.seed == 7
     assert items == bench.items
-    again = freeze(load_games([root / "games"]), read_annotations(root / "ann.jsonl"), max_observers=2, seed=7)
+    again = freeze(load_logs([root / "games"]), read_annotations(root / "ann.jsonl"), max_observers=2, seed=7)
     assert again.header.bench_id == h.bench_id  # deterministic
-    other = freeze(load_games([root / "games"]), read_annotations(root / "ann.jsonl"), max_observers=2, seed=8)
+    other = freeze(load_logs([root / "games"]), read_annotations(root / "ann.jsonl"), max_observers=2, seed=8)
     assert other.header.bench_id != h.bench_id
 
 
@@ -195,7 +194,7 @@ def test_imported_corpus_histories_do_not_leak(tmp_path, mafiascope_dir):
     for d in sorted((mafiascope_dir / "corpus_v2").iterdir())[:6]:
         shutil.copytree(d, src / d.name)
     import_mafiascope(src, tmp_path / "logs")
-    games = load_games([tmp_path / "logs"])
+    games = load_logs([tmp_path / "logs"])
     res = asyncio.run(annotate_games(games, RulesAnnotator()))
     write_annotations(tmp_path / "ann.jsonl", res)
     bench = freeze(games, read_annotations(tmp_path / "ann.jsonl"), max_observers=2, seed=1)

@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.beliefshift import (
-    write_jsonl,
-)
+from mafialab.beliefshift._io import write_jsonl
 from mafialab.cli import app
 from tests.beliefshift_fixtures import result
 

@@ -1,8 +1,8 @@
 from typer.testing import CliRunner
 
 from mafialab.cli import app
-from mafialab.models import OpenAIStub
 from mafialab.record import CALLS_FILE, iter_game_dirs, iter_jsonl, read_game
+from mafialab.testing import OpenAIStub
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
@@ -54,8 +54,7 @@ def test_play_bad_model_option_is_clear(tmp_path):
 
 
 def test_with_model_options():
-    from mafialab.agents import parse_model_spec
-    from mafialab.cli._play import with_model_options
+    from mafialab.agents import parse_model_spec, with_model_options
 
     opts = {"base_url": "http://h:1/v1", "api_key_env": "K", "max_tokens": 9}
     assert with_model_options("scripted", opts) == "scripted"

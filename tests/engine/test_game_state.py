@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mafialab.engine import Action, GameState, VoteTally, deal_roles, player_view, visible_events
-from mafialab.harness import check_events, check_rules
 from mafialab.rules import ARENA12, BUILTIN, MAFIASCOPE7, WEREWOLF7
+from mafialab.testing import check_events, check_rules
 from tests.helpers import drive
 
 RULES = list(BUILTIN.values())

@@ -9,15 +9,14 @@ from mafialab.models import (
     ChatRequest,
     ModelPool,
     ModelSpecError,
-    OpenAIStub,
     backend_status,
     get_model,
     parse_json,
-    schema_instance,
 )
 from mafialab.models._local import locate_weights, merge_same_role
 from mafialab.record import PriceTable, load_prices
 from mafialab.rules import load_rules
+from mafialab.testing import OpenAIStub, schema_instance
 
 SCHEMA = {
     "type": "object",

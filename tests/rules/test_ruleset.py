@@ -1,3 +1,4 @@
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,17 @@ def test_extends_takes_a_versioned_id_and_rejects_non_names(tmp_path: Path) -> N
     p.write_text("extends: [1]\n")  # unhashable: used to raise TypeError
     with pytest.raises(RuleSetError, match="extends"):
         load_rules(p)
+
+
+def test_builtin_rule_sets_are_package_yaml_loaded_like_a_users() -> None:
+    shipped = resources.files("mafialab.rules").joinpath("builtin")
+    files = sorted(p.name for p in shipped.iterdir() if p.name.endswith(".yaml"))
+    assert files == sorted(f"{n}.yaml" for n in BUILTIN)
+    for name, builtin in BUILTIN.items():
+        with resources.as_file(shipped.joinpath(f"{name}.yaml")) as path:
+            assert load_rules(path) == builtin
+    # a copied and edited shipped file is a user's rule set: it must take its own name
+    text = shipped.joinpath("werewolf7.yaml").read_text(encoding="utf-8")
+    assert "  discussion_rounds: 1\n" in text
+    with pytest.raises(RuleSetError, match="name: 'werewolf7' version 1 is the id of the built-in"):
+        rules_from_dict(yaml.safe_load(text.replace("  discussion_rounds: 1\n", "  discussion_rounds: 2\n")))

@@ -35,12 +35,16 @@ from mafialab.agents._protocol import (
 )
 from mafialab.agents._random import RandomAgent, random_factory
 from mafialab.agents._scripted import ScriptedAgent, scripted_factory
+from mafialab.agents._specs import parse_seat_overrides, table_specs, with_model_options
 
 register_agent("random", random_factory)
 register_agent("scripted", scripted_factory)
 register_agent_resolver(is_model_spec, llm_factory)
 
 __all__ = [
+    "parse_seat_overrides",
+    "table_specs",
+    "with_model_options",
     "AGENT_OPTIONS",
     "BUILTIN_LANGUAGES",
     "BUILTIN_PACKS",

@@ -16,6 +16,8 @@ from mafialab.agents._prompts import (
 from mafialab.engine import Action, Decision, PlayerView, derive_seed, resolve_name, stream
 from mafialab.models import (
     DEFAULT_POOL,
+    CallInfo,
+    CallSink,
     ChatMessage,
     ChatModel,
     ChatRequest,
@@ -25,7 +27,6 @@ from mafialab.models import (
     ModelSpecError,
     backend_names,
 )
-from mafialab.models._calls import CallInfo, CallSink
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)

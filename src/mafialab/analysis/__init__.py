@@ -61,7 +61,7 @@ from mafialab.analysis._parse import (
 )
 from mafialab.analysis._plots import write_plots
 from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_of, vote_quadrants
-from mafialab.analysis._report import compute_report, find_retests, report
+from mafialab.analysis._report import compute_report, find_retests, report, report_rows
 
 __all__ = [
     "QUADRANT_NAMES",
@@ -105,6 +105,7 @@ __all__ = [
     "bootstrap_weights",
     "cluster_bootstrap_ci",
     "compute_report",
+    "report_rows",
     "export_parquet",
     "first_order",
     "game_data",

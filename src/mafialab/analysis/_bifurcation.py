@@ -220,6 +220,9 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
         with :data:`POINT_FIELDS`), ``by_quadrant`` (quadrant -> block with
         :data:`BLOCK_FIELDS` and ``ci95``), ``pooled`` (the same over every point),
         ``factual_forks`` (``{flips, n}`` of variant 0), ``unfinished_forks``,
+        ``diversity`` (per quadrant and pooled: ``points`` with diversity figures, the mean
+        over them of the kept variants' mean pairwise cosine, ``mean_cos_selected``, and of
+        random draws of as many samples, ``mean_cos_random``; lower = more diverse),
         ``problems``, ``resamples``, ``seed``.
     """
     by_point: dict[str, list[ForkOutcome]] = {}
@@ -248,9 +251,30 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
             "n": len(factual),
         },
         "unfinished_forks": sum(s.unfinished for s in stats),
+        "diversity": {
+            **{q: _diversity([s.point for s in stats if s.point.quadrant == q]) for q in by_quadrant},
+            "pooled": _diversity([s.point for s in stats]),
+        },
         "problems": list(exp.problems),
         "resamples": resamples,
         "seed": seed,
+    }
+
+
+def _diversity(points: Sequence[BifurcationPoint]) -> dict[str, Any]:
+    """Mean pairwise cosine of the kept variants against random draws, averaged over points."""
+    sel, rnd = [], []
+    for p in points:
+        d = p.diversity or {}
+        a = d.get("mean_pairwise_cos_selected")
+        b = d.get("mean_pairwise_cos_random", d.get("mean_pairwise_cos_random20"))
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            sel.append(float(a))
+            rnd.append(float(b))
+    return {
+        "points": len(sel),
+        "mean_cos_selected": float(np.mean(sel)) if sel else None,
+        "mean_cos_random": float(np.mean(rnd)) if rnd else None,
     }
 
 

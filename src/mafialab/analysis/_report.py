@@ -310,3 +310,93 @@ def report(root: Path, method: Method | str = "default", *, resamples: int = 100
     """
     retests = read_retests(find_retests(root))
     return compute_report(load_games(root), method, resamples=resamples, seed=seed, retests=retests)
+
+
+F4_EXTRA = ("baselines", "increment")
+"""Keys of a ``vote_coupling`` side that hold transcript baselines, not probe metrics."""
+
+
+def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flatten a :func:`compute_report` result into rows (the ``mafialab report --format csv`` layout).
+
+    Returns:
+        One dict per number: ``section`` (``summary``, ``first_order``, ``calibration``,
+        ``second_order``, ``vote_coupling``, ``instrument``, ``dynamics``, ``quadrants``),
+        ``group`` (round, side, bin, game, model; may be empty), ``name``, ``value``, and
+        ``ci_lo``/``ci_hi`` (the 95 % interval, ``None`` when the number has none).
+    """
+    rows: list[dict[str, Any]] = []
+
+    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
+        rows.append(
+            {
+                "section": section,
+                "group": group,
+                "name": name,
+                "value": value,
+                "ci_lo": None if ci is None else ci[0],
+                "ci_hi": None if ci is None else ci[1],
+            }
+        )
+
+    for k in ("games", "probe_records", "parsed"):
+        add("summary", "", k, rep[k])
+    for w, n in rep["winners"].items():
+        add("summary", "winners", w, n)
+    for r, v in rep["first_order"].items():
+        for k, x in v.items():
+            if k != "ci95":
+                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
+    cal = rep["calibration"]
+    for k in ("n", "ece", "brier"):
+        add("calibration", "", k, cal[k], cal["ci95"].get(k))
+    for b in cal["bins"]:
+        for k in ("n", "accuracy", "mean_confidence"):
+            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
+    for side, v in rep["second_order"].items():
+        for k, x in v.items():
+            if k != "ci95":
+                add("second_order", side, k, x, v["ci95"].get(k))
+    for side, v in rep["vote_coupling"].items():
+        for metric, x in v.items():
+            if metric in F4_EXTRA:
+                continue
+            for k in ("hits", "n", "rate", "chance"):
+                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
+        for pred, x in v.get("baselines", {}).items():
+            for k in ("hits", "n", "rate"):
+                add("vote_coupling", f"{side} baseline {pred}", k, x[k], x["ci95"] if k == "rate" else None)
+        for pred, x in v.get("increment", {}).items():
+            for k in ("n", "probe_hits", "baseline_hits", "b", "c", "mcnemar_p", "diff"):
+                add("vote_coupling", f"{side} increment {pred}", k, x[k], x["diff_ci95"] if k == "diff" else None)
+    ins = rep.get("instrument")
+    if ins:
+        for row in [{"game_id": "pooled", **ins["pooled"]}, *ins["games"]]:
+            for k in ("game_calls", "probe_calls", "multiplier"):
+                add("instrument", row["game_id"], k, row[k])
+            for part, tok in row["tokens"].items():
+                for k in ("prompt", "completion"):
+                    add("instrument", row["game_id"], f"{part}_{k}_tokens", None if tok is None else tok[k])
+            for k, x in row["probe_answers"].items():
+                add("instrument", row["game_id"], f"answers_{k}", x)
+            for k, x in row["lost"].items():
+                add("instrument", row["game_id"], f"lost_{k}", x)
+    dyn = rep.get("dynamics")
+    if dyn is not None:
+        groups = [("all", dyn)]
+        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
+        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
+        for group, v in groups:
+            for k in ("volatility", "volatility_pairs", "flip_rate", "flip_pairs", "flips", "return_rate", "returns"):
+                add("dynamics", group, k, v[k], v["ci95"].get(k))
+        if dyn["retest"] is not None:
+            for k in ("contexts", "pairs", "flips", "flip_rate", "volatility", "flip_rate_reweighted"):
+                add("dynamics", "retest floor", k, dyn["retest"][k])
+    quad = rep.get("quadrants")
+    if quad is not None:
+        for group, v in [("all", quad), *[(f"model {k}", x) for k, x in quad["by_model"].items()]]:
+            add("quadrants", group, "votes", v["votes"])
+            add("quadrants", group, "assessed", v["assessed"])
+            for q in ("correct_good", "policy_gap", "perception_gap", "luck"):
+                add("quadrants", group, q, v[q]["n"])
+    return rows

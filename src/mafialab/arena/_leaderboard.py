@@ -14,12 +14,14 @@ from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
 from statsmodels.stats.proportion import proportion_confint
 
-from mafialab.arena._season import GAMES_DIR, _atomic_write, load_manifest
+from mafialab.arena._config import SeasonConfig
+from mafialab.arena._season import GAMES_DIR, Slot, _atomic_write, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import (
     CALLS_FILE,
     JUDGE_AXES,
     GameLog,
+    Verdict,
     iter_log_records,
     latest_verdicts,
     read_game,
@@ -243,6 +245,163 @@ def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int, int]]:
     return out
 
 
+class _Tally:
+    """Running totals of a season, per roster entry (index ``e``), filled game by game."""
+
+    def __init__(self, cfg: SeasonConfig) -> None:
+        n = len(cfg.roster)
+        self.cfg = cfg
+        self.model = PlackettLuce()
+        self.ratings = [self.model.rating(name=e.name) for e in cfg.roster]
+        self.games_with: list[set[str]] = [set() for _ in range(n)]
+        self.seats = [0] * n
+        self.wins: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
+        self.tries: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
+        self.scores: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
+        self.spreads: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
+        self.per_judge: list[dict[str, dict[str, list[float]]]] = [
+            defaultdict(lambda: {a: [] for a in JUDGE_AXES}) for _ in range(n)
+        ]
+        self.mvp = [0] * n
+        self.tokens = [[0, 0, 0] for _ in range(n)]
+        self.cost: list[float | None] = [0.0] * n
+        self.judge_tok: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+
+    def add_judge_usage(self, verdicts: list[Verdict]) -> None:
+        """Count each judge's verdicts (ok / missing) and tokens."""
+        for v in verdicts:
+            jt = self.judge_tok[v.judge]
+            jt[0 if v.status == "ok" else 1] += 1
+            jt[2] += v.prompt_tokens
+            jt[3] += v.completion_tokens
+
+    def add_seats(self, slot: Slot, game: GameLog, ens: Ensemble, verdicts: list[Verdict]) -> None:
+        """Wins, tries and judge scores of every seat of a counted game."""
+        by_seat = {p.seat: p for p in ens.players}
+        for s, info in enumerate(game.header.roster):
+            e = slot.seating[s]
+            won = int(info.team == game.winner)
+            self.seats[e] += 1
+            self.games_with[e].add(slot.game_id)
+            for k in ("all", info.team):
+                self.wins[k][e] += won
+                self.tries[k][e] += 1
+            p = by_seat.get(s)
+            if p is not None:
+                for axis in JUDGE_AXES:
+                    stat = getattr(p, axis)
+                    if stat is not None:
+                        self.scores[axis][e].append(stat.mean)
+                        self.spreads[axis][e].append(stat.spread)
+            for v in verdicts:
+                if v.status == "ok" and s < len(v.players):
+                    for axis in JUDGE_AXES:
+                        x = getattr(v.players[s], axis)
+                        if x is not None:
+                            self.per_judge[e][v.judge][axis].append(float(x))
+
+    def add_calls(self, slot: Slot, gdir: Path) -> None:
+        """Tokens, calls and cost of the game's model calls, per entry (``None`` cost once unpriced)."""
+        for seat, call_model, pt, ct, cached in read_calls(gdir):
+            if seat is None or seat >= len(slot.seating):
+                continue
+            e = slot.seating[seat]
+            tok = self.tokens[e]
+            tok[0] += pt
+            tok[1] += ct
+            tok[2] += 1
+            price = self.cfg.price(call_model or self.cfg.roster[e].agent)
+            c = self.cost[e]
+            self.cost[e] = None if price is None or c is None else c + price.cost(pt, ct, cached)
+
+    def rate_match(self, slot: Slot, game: GameLog) -> None:
+        """OpenSkill update for one game: town vs mafia, each seat carrying its entry's rating."""
+        teams_seats: dict[Team, list[int]] = {"town": [], "mafia": []}
+        for s, info in enumerate(game.header.roster):
+            teams_seats[info.team].append(s)
+        order: list[Team] = ["town", "mafia"]
+        match = [[self.ratings[slot.seating[s]] for s in teams_seats[t]] for t in order]
+        ranks: list[float] = [1.0 if t == game.winner else 2.0 for t in order]
+        new = self.model.rate(match, ranks=ranks)
+        upd: dict[int, list[tuple[float, float]]] = defaultdict(list)
+        for t_i, t in enumerate(order):
+            for pos, s in enumerate(teams_seats[t]):
+                upd[slot.seating[s]].append((new[t_i][pos].mu, new[t_i][pos].sigma))
+        for e, vals in upd.items():
+            self.ratings[e] = self.model.rating(
+                mu=sum(v[0] for v in vals) / len(vals),
+                sigma=sum(v[1] for v in vals) / len(vals),
+                name=self.cfg.roster[e].name,
+            )
+
+    def leaderboard(self, rng: np.random.Generator) -> list[EntryStats]:
+        """One row per roster entry, best rating first."""
+        board = []
+        for e, entry in enumerate(self.cfg.roster):
+            r = self.ratings[e]
+            pt, ct, calls = self.tokens[e]
+            board.append(
+                EntryStats(
+                    name=entry.name,
+                    agent=entry.agent,
+                    games=len(self.games_with[e]),
+                    seats=self.seats[e],
+                    overall=wilson(self.wins["all"][e], self.tries["all"][e]),
+                    as_mafia=wilson(self.wins["mafia"][e], self.tries["mafia"][e]),
+                    as_town=wilson(self.wins["town"][e], self.tries["town"][e]),
+                    deception=bootstrap_mean(self.scores["deception"][e], rng),
+                    detection=bootstrap_mean(self.scores["detection"][e], rng),
+                    influence=bootstrap_mean(self.scores["influence"][e], rng),
+                    mvp=self.mvp[e],
+                    judge_spread={
+                        a: (sum(v) / len(v) if v else None) for a, v in ((a, self.spreads[a][e]) for a in JUDGE_AXES)
+                    },
+                    by_judge={
+                        j: {a: (sum(v) / len(v) if v else None) for a, v in axes.items()}
+                        for j, axes in self.per_judge[e].items()
+                    },
+                    rating=Rating(mu=r.mu, sigma=r.sigma, ordinal=r.mu - 3 * r.sigma),
+                    prompt_tokens=pt,
+                    completion_tokens=ct,
+                    calls=calls,
+                    cost_usd=self.cost[e] if calls else None,
+                )
+            )
+        board.sort(key=lambda x: (-x.rating.ordinal, -(x.overall.rate or 0.0), x.name))
+        return board
+
+    def judge_costs(self) -> list[JudgeCost]:
+        """Verdicts, tokens and cost per judge model."""
+        return [
+            JudgeCost(
+                judge=j,
+                verdicts_ok=t[0],
+                verdicts_missing=t[1],
+                prompt_tokens=t[2],
+                completion_tokens=t[3],
+                cost_usd=None if (jp := self.cfg.price(j)) is None else jp.cost(t[2], t[3]),
+            )
+            for j, t in self.judge_tok.items()
+        ]
+
+
+def _game_row(slot: Slot, names: list[str]) -> GameRow:
+    """The index row of a slot before its game is read (not yet counted)."""
+    return GameRow(
+        slot=slot.slot,
+        game_id=slot.game_id,
+        seed=slot.seed,
+        path=f"{GAMES_DIR}/{slot.game_id}",
+        winner=slot.winner,
+        rounds=slot.rounds,
+        degraded=slot.degraded,
+        counted=False,
+        answered_share=slot.answered_share,
+        seats=names,
+        replaces=[a.game_id for a in slot.history if a.outcome == "discarded"],
+    )
+
+
 def build_index(out: Path) -> SeasonIndex:
     """Compute the season index from ``season.json`` and the logs beside it.
 
@@ -259,53 +418,21 @@ def build_index(out: Path) -> SeasonIndex:
     m = load_manifest(out)
     cfg = m.config
     out = Path(out)
-    n = len(cfg.roster)
     rng = np.random.default_rng(cfg.seed)
-    model = PlackettLuce()
-    ratings = [model.rating(name=e.name) for e in cfg.roster]
-    games_with: list[set[str]] = [set() for _ in range(n)]
-    seats = [0] * n
-    wins: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
-    tries: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
-    scores: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
-    spreads: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in JUDGE_AXES}
-    per_judge: list[dict[str, dict[str, list[float]]]] = [
-        defaultdict(lambda: {a: [] for a in JUDGE_AXES}) for _ in range(n)
-    ]
-    mvp = [0] * n
-    tokens = [[0, 0, 0] for _ in range(n)]
-    cost: list[float | None] = [0.0] * n
-    judge_tok: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    tally = _Tally(cfg)
     rows: list[GameRow] = []
     discarded: list[dict[str, Any]] = []
     for slot in m.slots:
         gdir = out / GAMES_DIR / slot.game_id
-        for a in slot.history:
-            discarded.append({"slot": slot.slot, **a.model_dump()})
+        discarded += [{"slot": slot.slot, **a.model_dump()} for a in slot.history]
         names = [cfg.roster[e].name for e in slot.seating]
-        row = GameRow(
-            slot=slot.slot,
-            game_id=slot.game_id,
-            seed=slot.seed,
-            path=f"{GAMES_DIR}/{slot.game_id}",
-            winner=slot.winner,
-            rounds=slot.rounds,
-            degraded=slot.degraded,
-            counted=False,
-            answered_share=slot.answered_share,
-            seats=names,
-            replaces=[a.game_id for a in slot.history if a.outcome == "discarded"],
-        )
+        row = _game_row(slot, names)
         rows.append(row)
         if slot.status == "pending" or not (gdir / "game.jsonl").exists():
             continue
         game: GameLog = read_game(gdir)
         verdicts = latest_verdicts(read_verdicts(gdir))
-        for v in verdicts:
-            jt = judge_tok[v.judge]
-            jt[0 if v.status == "ok" else 1] += 1
-            jt[2] += v.prompt_tokens
-            jt[3] += v.completion_tokens
+        tally.add_judge_usage(verdicts)
         if game.winner is None or slot.degraded:
             continue
         row.counted = True
@@ -315,99 +442,10 @@ def build_index(out: Path) -> SeasonIndex:
         if ens.mvp_seat is not None:
             row.mvp = ens.mvp
             row.mvp_entry = names[ens.mvp_seat]
-            mvp[slot.seating[ens.mvp_seat]] += 1
-        by_seat = {p.seat: p for p in ens.players}
-        for s, info in enumerate(game.header.roster):
-            e = slot.seating[s]
-            won = int(info.team == game.winner)
-            seats[e] += 1
-            games_with[e].add(slot.game_id)
-            for k in ("all", info.team):
-                wins[k][e] += won
-                tries[k][e] += 1
-            p = by_seat.get(s)
-            if p is not None:
-                for axis in JUDGE_AXES:
-                    stat = getattr(p, axis)
-                    if stat is not None:
-                        scores[axis][e].append(stat.mean)
-                        spreads[axis][e].append(stat.spread)
-            for v in verdicts:
-                if v.status == "ok" and s < len(v.players):
-                    for axis in JUDGE_AXES:
-                        x = getattr(v.players[s], axis)
-                        if x is not None:
-                            per_judge[e][v.judge][axis].append(float(x))
-        for seat, call_model, pt, ct, cached in read_calls(gdir):
-            if seat is None or seat >= len(slot.seating):
-                continue
-            e = slot.seating[seat]
-            tok = tokens[e]
-            tok[0] += pt
-            tok[1] += ct
-            tok[2] += 1
-            price = cfg.price(call_model or cfg.roster[e].agent)
-            c = cost[e]
-            cost[e] = None if price is None or c is None else c + price.cost(pt, ct, cached)
-        # OpenSkill: town vs mafia
-        teams_seats: dict[Team, list[int]] = {"town": [], "mafia": []}
-        for s, info in enumerate(game.header.roster):
-            teams_seats[info.team].append(s)
-        order: list[Team] = ["town", "mafia"]
-        match = [[ratings[slot.seating[s]] for s in teams_seats[t]] for t in order]
-        ranks: list[float] = [1.0 if t == game.winner else 2.0 for t in order]
-        new = model.rate(match, ranks=ranks)
-        upd: dict[int, list[tuple[float, float]]] = defaultdict(list)
-        for t_i, t in enumerate(order):
-            for pos, s in enumerate(teams_seats[t]):
-                upd[slot.seating[s]].append((new[t_i][pos].mu, new[t_i][pos].sigma))
-        for e, vals in upd.items():
-            ratings[e] = model.rating(
-                mu=sum(v[0] for v in vals) / len(vals),
-                sigma=sum(v[1] for v in vals) / len(vals),
-                name=cfg.roster[e].name,
-            )
-    board = []
-    for e, entry in enumerate(cfg.roster):
-        r = ratings[e]
-        pt, ct, calls = tokens[e]
-        board.append(
-            EntryStats(
-                name=entry.name,
-                agent=entry.agent,
-                games=len(games_with[e]),
-                seats=seats[e],
-                overall=wilson(wins["all"][e], tries["all"][e]),
-                as_mafia=wilson(wins["mafia"][e], tries["mafia"][e]),
-                as_town=wilson(wins["town"][e], tries["town"][e]),
-                deception=bootstrap_mean(scores["deception"][e], rng),
-                detection=bootstrap_mean(scores["detection"][e], rng),
-                influence=bootstrap_mean(scores["influence"][e], rng),
-                mvp=mvp[e],
-                judge_spread={a: (sum(v) / len(v) if v else None) for a, v in ((a, spreads[a][e]) for a in JUDGE_AXES)},
-                by_judge={
-                    j: {a: (sum(v) / len(v) if v else None) for a, v in axes.items()}
-                    for j, axes in per_judge[e].items()
-                },
-                rating=Rating(mu=r.mu, sigma=r.sigma, ordinal=r.mu - 3 * r.sigma),
-                prompt_tokens=pt,
-                completion_tokens=ct,
-                calls=calls,
-                cost_usd=cost[e] if calls else None,
-            )
-        )
-    board.sort(key=lambda x: (-x.rating.ordinal, -(x.overall.rate or 0.0), x.name))
-    judges = [
-        JudgeCost(
-            judge=j,
-            verdicts_ok=t[0],
-            verdicts_missing=t[1],
-            prompt_tokens=t[2],
-            completion_tokens=t[3],
-            cost_usd=None if (jp := cfg.price(j)) is None else jp.cost(t[2], t[3]),
-        )
-        for j, t in judge_tok.items()
-    ]
+            tally.mvp[slot.seating[ens.mvp_seat]] += 1
+        tally.add_seats(slot, game, ens, verdicts)
+        tally.add_calls(slot, gdir)
+        tally.rate_match(slot, game)
     return SeasonIndex(
         season=cfg.name,
         rules_id=m.rules_id,
@@ -415,10 +453,10 @@ def build_index(out: Path) -> SeasonIndex:
         games_planned=cfg.games,
         games_counted=sum(r.counted for r in rows),
         replacements=m.replacements,
-        leaderboard=board,
+        leaderboard=tally.leaderboard(rng),
         games=rows,
         discarded=discarded,
-        judges=judges,
+        judges=tally.judge_costs(),
         created=round(time.time(), 3),
     )
 

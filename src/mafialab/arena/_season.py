@@ -224,7 +224,7 @@ def _roster_model(config: SeasonConfig, spec: str) -> ChatModel:
     return get_model(spec.partition("?")[0])
 
 
-async def preflight(
+async def preflight_season(
     config: SeasonConfig, judges: Mapping[str, ChatModel] | None = None, timeout_s: float = 120.0
 ) -> dict[str, str]:
     """Integrity gate, part 1: one tiny call to every remote backend before the season starts.
@@ -499,7 +499,7 @@ async def run_season(
 ) -> SeasonManifest:
     """Start a season in ``out`` and play it to the end.
 
-    Passes the integrity gate (:func:`preflight`), writes the plan to ``season.json``, plays
+    Passes the integrity gate (:func:`preflight_season`), writes the plan to ``season.json``, plays
     the games concurrently (``parallelism.games``), replaces degraded games, judges every
     counted game, and writes ``index.json`` and ``leaderboard.md``.
 
@@ -526,7 +526,7 @@ async def run_season(
     judges = _judge_models(config, judges)
     pre: dict[str, str] = {}
     if config.limits.preflight:
-        pre = await preflight(config, judges, preflight_timeout_s)
+        pre = await preflight_season(config, judges, preflight_timeout_s)
     manifest = plan_season(config)
     manifest.preflight = pre
     save_manifest(out, manifest)
@@ -567,7 +567,7 @@ async def resume_season(
             slot.status = "pending"
     judges = _judge_models(manifest.config, judges)
     if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
-        manifest.preflight = await preflight(manifest.config, judges, preflight_timeout_s)
+        manifest.preflight = await preflight_season(manifest.config, judges, preflight_timeout_s)
     runner = _Runner(out, manifest, judges, progress)
     try:
         await runner.run()

@@ -749,7 +749,7 @@ async def annotate_games(
     return AnnotationResult(header, [a for b in batches for a in b])
 
 
-def load_games(paths: Sequence[Path]) -> list[GameLog]:
+def load_logs(paths: Sequence[Path]) -> list[GameLog]:
     """Read every game directory under ``paths`` (see :func:`mafialab.record.iter_game_dirs`).
 
     Raises:

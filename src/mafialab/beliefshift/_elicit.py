@@ -305,14 +305,66 @@ async def run_bench(
         BeliefShiftFormatError: ``out`` is unreadable.
     """
     label = options.label or model.name
+    window = _check_window(options, model)
+    counter: Callable[[str], int] | None = getattr(model, "count_tokens", None)
+    out = Path(out)
+    last = _previous_results(out, header.bench_id, label, options.protocol)
+    has_lines = out.exists() and out.stat().st_size > 0
+    if has_lines:
+        _end_torn_line(out)
+    sem = asyncio.Semaphore(max(1, options.concurrency))
+    summary = RunSummary()
+    writer = JsonlWriter(out, clock=None)
+    if not last and not has_lines:
+        writer.write(_results_header(header, model, label, options, window, counter))
+    elicit = _Elicitor(header, model, options, label, window, counter)
+
+    async def one(item: BenchItem, obs: ObserverContext) -> None:
+        # one observation at a time per slot: its shift call follows its prior call directly,
+        # so a server with a single prefix cache (llama.cpp) reuses the shared history
+        async with sem:
+            rec = await elicit.observe(item, obs)
+        writer.write(rec)
+        last[(item.item_id, obs.seat)] = rec
+        summary.done += 1
+        if on_result is not None:
+            on_result(rec)
+
+    todo = [
+        (it, o)
+        for it in items
+        for o in it.observers
+        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
+    ]
+    try:
+        await asyncio.gather(*(one(it, o) for it, o in todo))
+    finally:
+        writer.close()
+    _tally(summary, items, last)
+    return summary
+
+
+def _check_window(options: RunOptions, model: ChatModel) -> int | None:
+    """The context window in use; refuses one that cannot hold the generation budget."""
     window = options.context_window if options.context_window is not None else model.context_window
     if window is not None and window <= options.max_tokens + RESERVE_TOKENS:
         raise ContextWindowError(
             f"--context-window: {window} tokens cannot hold --max-tokens {options.max_tokens} plus the "
             f"{RESERVE_TOKENS} reserved, let alone a prompt (raise the window or lower --max-tokens)"
         )
-    counter: Callable[[str], int] | None = getattr(model, "count_tokens", None)
-    rh = ResultsHeader(
+    return window
+
+
+def _results_header(
+    header: BenchHeader,
+    model: ChatModel,
+    label: str,
+    options: RunOptions,
+    window: int | None,
+    counter: Callable[[str], int] | None,
+) -> ResultsHeader:
+    """The first line of a new results file: benchmark, model, label, protocol and run options."""
+    return ResultsHeader(
         bench_id=header.bench_id,
         bench_version=header.version,
         model=model.name,
@@ -329,35 +381,81 @@ async def run_bench(
         },
         software=f"mafialab {__version__}",
     )
-    last: dict[tuple[str, int], ResultRecord] = {}
-    out = Path(out)
-    if out.exists() and out.stat().st_size > 0:
-        old_header, old, _ = read_results(out)
-        oh = old_header
-        if oh is not None and (oh.bench_id, oh.label, oh.protocol) != (header.bench_id, label, options.protocol):
-            raise ResultsMismatch(
-                f"{out}: holds results of bench {oh.bench_id}, label {oh.label!r}, protocol {oh.protocol} "
-                f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
-            )
-        for r in old:
-            if (r.bench_id, r.label, r.protocol) != (header.bench_id, label, options.protocol):
-                raise ResultsMismatch(
-                    f"{out}: holds a result of bench {r.bench_id}, label {r.label!r}, protocol {r.protocol} "
-                    f"(this run: {header.bench_id}, {label!r}, {options.protocol}); choose another --out"
-                )
-            last[(r.item_id, r.observer.seat)] = r
-    if out.exists() and out.stat().st_size > 0:
-        with out.open("rb+") as fh:  # a torn last line (crash while writing) must not swallow the next record
-            fh.seek(-1, 2)
-            if fh.read(1) != b"\n":
-                fh.write(b"\n")
-    sem = asyncio.Semaphore(max(1, options.concurrency))
-    summary = RunSummary()
-    writer = JsonlWriter(out, clock=None)
-    if not last and not (out.exists() and out.stat().st_size > 0):
-        writer.write(rh)
 
-    async def ask(req: ChatRequest, stage: str, names: tuple[str, str], key: str) -> tuple[Rating | None, CallRecord]:
+
+def _previous_results(out: Path, bench_id: str, label: str, protocol: str) -> dict[tuple[str, int], ResultRecord]:
+    """The last record per (item, observer seat) already in ``out`` (resume).
+
+    Raises:
+        ResultsMismatch: ``out`` holds results of another benchmark, label or protocol.
+    """
+    last: dict[tuple[str, int], ResultRecord] = {}
+    if not (out.exists() and out.stat().st_size > 0):
+        return last
+    old_header, old, _ = read_results(out)
+    oh = old_header
+    if oh is not None and (oh.bench_id, oh.label, oh.protocol) != (bench_id, label, protocol):
+        raise ResultsMismatch(
+            f"{out}: holds results of bench {oh.bench_id}, label {oh.label!r}, protocol {oh.protocol} "
+            f"(this run: {bench_id}, {label!r}, {protocol}); choose another --out"
+        )
+    for r in old:
+        if (r.bench_id, r.label, r.protocol) != (bench_id, label, protocol):
+            raise ResultsMismatch(
+                f"{out}: holds a result of bench {r.bench_id}, label {r.label!r}, protocol {r.protocol} "
+                f"(this run: {bench_id}, {label!r}, {protocol}); choose another --out"
+            )
+        last[(r.item_id, r.observer.seat)] = r
+    return last
+
+
+def _end_torn_line(out: Path) -> None:
+    """End a torn last line (a crash while writing) so it cannot swallow the next record."""
+    with out.open("rb+") as fh:
+        fh.seek(-1, 2)
+        if fh.read(1) != b"\n":
+            fh.write(b"\n")
+
+
+def _tally(summary: RunSummary, items: Sequence[BenchItem], last: dict[tuple[str, int], ResultRecord]) -> None:
+    """Count every observation of the benchmark by its latest record: ok, failed by cause, shortened."""
+    for it in items:
+        for o in it.observers:
+            summary.total += 1
+            rec = last.get((it.item_id, o.seat))
+            if rec is None:
+                continue
+            if rec.ok:
+                summary.ok += 1
+            else:
+                summary.causes[rec.cause or "unknown"] += 1
+            summary.shortened += rec.history_dropped > 0
+
+
+class _Elicitor:
+    """Asks one model the questions of one observation (shared settings of a run)."""
+
+    def __init__(
+        self,
+        header: BenchHeader,
+        model: ChatModel,
+        options: RunOptions,
+        label: str,
+        window: int | None,
+        counter: Callable[[str], int] | None,
+    ) -> None:
+        self.header = header
+        self.model = model
+        self.options = options
+        self.label = label
+        self.window = window
+        self.counter = counter
+
+    async def ask(
+        self, req: ChatRequest, stage: str, names: tuple[str, str], key: str
+    ) -> tuple[Rating | None, CallRecord]:
+        """One stage's call with retries; the rating, or ``None`` and the failure cause in the call record."""
+        options, model = self.options, self.model
         causes: list[FailureCause] = []
         latency = 0.0
         detail = ""
@@ -412,7 +510,17 @@ async def run_bench(
             ),
         )
 
-    async def observe(item: BenchItem, obs: ObserverContext) -> ResultRecord:
+    async def observe(self, item: BenchItem, obs: ObserverContext) -> ResultRecord:
+        """Prior and shift (anchored) or prior and posterior (independent) of one observer."""
+        header, model, options, label, window, counter = (
+            self.header,
+            self.model,
+            self.options,
+            self.label,
+            self.window,
+            self.counter,
+        )
+        ask = self.ask
         pr = build_prompts(
             header, item, obs, context_window=window, max_tokens=options.max_tokens, count_tokens=counter
         )
@@ -478,37 +586,3 @@ async def run_bench(
             history_dropped=pr.dropped,
             prompt_chars=longest,
         )
-
-    async def one(item: BenchItem, obs: ObserverContext) -> None:
-        # one observation at a time per slot: its shift call follows its prior call directly,
-        # so a server with a single prefix cache (llama.cpp) reuses the shared history
-        async with sem:
-            rec = await observe(item, obs)
-        writer.write(rec)
-        last[(item.item_id, obs.seat)] = rec
-        summary.done += 1
-        if on_result is not None:
-            on_result(rec)
-
-    todo = [
-        (it, o)
-        for it in items
-        for o in it.observers
-        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
-    ]
-    try:
-        await asyncio.gather(*(one(it, o) for it, o in todo))
-    finally:
-        writer.close()
-    for it in items:
-        for o in it.observers:
-            summary.total += 1
-            rec = last.get((it.item_id, o.seat))
-            if rec is None:
-                continue
-            if rec.ok:
-                summary.ok += 1
-            else:
-                summary.causes[rec.cause or "unknown"] += 1
-            summary.shortened += rec.history_dropped > 0
-    return summary

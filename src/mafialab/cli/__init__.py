@@ -2,7 +2,7 @@
 
 import sys
 
-from mafialab.cli import (  # noqa: F401  (registers commands)
+from mafialab.cli import (
     _beliefshift,
     _bifurcate,
     _export,
@@ -16,6 +16,20 @@ from mafialab.cli import (  # noqa: F401  (registers commands)
     _view,
 )
 from mafialab.cli._app import app, err_console
+
+# The command tree, registered here and nowhere else, in the order `mafialab --help` lists it.
+# A command module defines its functions (or its own sub-app) and does no registering.
+app.command("play")(_play.play)
+app.add_typer(_rules.rules_app, name="rules")
+app.add_typer(_models.models_app, name="models")
+app.command("report")(_report.report)
+app.command("view")(_view.view)
+app.add_typer(_export.export_app, name="export")
+app.add_typer(_import.import_app, name="import")
+app.command("judge")(_judge.judge)
+app.add_typer(_season.season_app, name="season")
+app.add_typer(_beliefshift.bs_app, name="beliefshift")
+app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
 
 
 def main() -> None:

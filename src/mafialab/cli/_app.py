@@ -6,6 +6,7 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 app = typer.Typer(
@@ -38,8 +39,12 @@ def _root(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``error: message`` to stderr and exit with ``code`` (no traceback)."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    """Print ``error: message`` to stderr and exit with ``code`` (no traceback).
+
+    ``message`` is plain text: square brackets in it (``mafialab[embedded]``, a path, model
+    text) are printed as they are, never read as Rich markup.
+    """
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 

@@ -30,7 +30,7 @@ from mafialab.beliefshift import (
     day_messages,
     freeze,
     is_labels_file,
-    load_games,
+    load_logs,
     load_models_yaml,
     load_prompts_text,
     read_all_results,
@@ -42,7 +42,7 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import app, console, fail, progress_bar
+from mafialab.cli._app import console, fail, progress_bar
 from mafialab.models import ChatModel, ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -50,7 +50,6 @@ bs_app = typer.Typer(
     help="The Werewolf belief-shift benchmark: annotate accusations, freeze, elicit priors and shifts, report tables.",
     no_args_is_help=True,
 )
-app.add_typer(bs_app, name="beliefshift")
 
 
 def model_from_spec(spec: str) -> ChatModel:
@@ -91,7 +90,7 @@ def annotate_cmd(
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
     _out_file(out)
     try:
-        games = load_games(logs)
+        games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
     if annotator == "rules":
@@ -180,7 +179,7 @@ def freeze_cmd(
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     _out_file(out)
     try:
-        games = load_games([logs])
+        games = load_logs([logs])
         ann = read_annotations(annotations)
         pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)

@@ -13,13 +13,12 @@ import typer
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import app, console, err_console, fail
+from mafialab.cli._app import console, err_console, fail
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
     no_args_is_help=True,
 )
-app.add_typer(bifurcate_app, name="bifurcate")
 
 
 class _Fmt(StrEnum):

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import typer
 
-from mafialab.cli._app import app, err_console, fail
+from mafialab.cli._app import err_console, fail
 from mafialab.record import LogFormatError
 
 export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
                          no_args_is_help=True)  # fmt: skip
-app.add_typer(export_app, name="export")
 
 
 @export_app.command("parquet")

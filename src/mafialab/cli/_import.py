@@ -7,11 +7,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from mafialab.cli._app import app, console, err_console, fail
+from mafialab.cli._app import console, err_console, fail
 from mafialab.record import import_mafiascope
 
 import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
-app.add_typer(import_app, name="import")
 
 
 @import_app.command("mafiascope")

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import console, fail
 from mafialab.harness import unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_model, judge_with_ensemble
 from mafialab.models import ModelSpecError
@@ -41,7 +41,6 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
         )
 
 
-@app.command()
 def judge(
     game_dir: Path = typer.Argument(..., help="A game directory, or a directory of game directories."),
     judges: list[str] = typer.Option(

@@ -5,11 +5,10 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from mafialab.cli._app import app, console
+from mafialab.cli._app import console
 from mafialab.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, backend_status, local_model_available
 
 models_app = typer.Typer(help="Model backends and embedded models.", no_args_is_help=True)
-app.add_typer(models_app, name="models")
 
 
 @models_app.command("list")

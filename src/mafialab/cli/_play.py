@@ -3,57 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import typer
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from mafialab.agents import AgentSpecError, PromptPackError, is_model_spec, make_agent, parse_model_spec
-from mafialab.cli._app import app, console, fail, progress_bar
+from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
+from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_game
+from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.rules import RuleSet, RuleSetError, load_rules
-
-
-def parse_seat_overrides(items: list[str], n_seats: int) -> dict[int, str]:
-    """Parse ``--seat N=SPEC`` options into ``{seat: spec}``.
-
-    Raises:
-        ValueError: Malformed item or seat out of range (message names the item).
-    """
-    out: dict[int, str] = {}
-    for item in items:
-        seat_s, sep, spec = item.partition("=")
-        if not sep or not seat_s.strip().isdigit() or not spec.strip():
-            raise ValueError(f"--seat: expected N=SPEC (e.g. 3=scripted), got {item!r}")
-        seat = int(seat_s)
-        if seat >= n_seats:
-            raise ValueError(f"--seat: seat {seat} out of range 0..{n_seats - 1}")
-        out[seat] = spec.strip()
-    return out
-
-
-def with_model_options(spec: str, options: dict[str, Any]) -> str:
-    """Add CLI model options to a model spec (options already in the spec win)."""
-    if not is_model_spec(spec) or not options:
-        return spec
-    model, given = parse_model_spec(spec)
-    opts = {**options, **given}
-    if not model.startswith("openai/"):
-        for key in ("base_url", "api_key_env"):
-            if key in options:
-                opts.pop(key, None)
-    query = urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in opts.items()})
-    return f"{model}?{query}" if query else model
 
 
 def _advance(progress: Progress, task: TaskID, _record: object) -> None:
@@ -106,39 +73,37 @@ async def _play_many(
     prices: PriceTable,
     battery: ProbeBattery | None = None,
 ) -> list[GameResult]:
+    """:func:`mafialab.harness.play_games` with progress bars (games, probes, phase per game)."""
     games_task = progress.add_task("games", total=len(seeds))
     probe_task = progress.add_task("probes", total=None) if battery is not None else None
     phases = _PhaseProgress(progress, rules, verbose=len(seeds) <= 3)
-    limit = asyncio.Semaphore(parallel)
 
-    async def one(seed: int) -> GameResult:
-        async with limit:
-            agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
-            observers: list[GameObserver] = []
-            if battery is not None and probe_task is not None:
-                tick = partial(_advance, progress, probe_task)
-                obs = make_probe_observer(battery, agents, rules, seed, out=out, on_record=tick)
-                observers = [obs] if obs is not None else []
-            phases.start(seed)
-            try:
-                res = await play_game(
-                    rules,
-                    agents,
-                    seed,
-                    out=out,
-                    observers=observers,
-                    prices=prices,
-                    on_batch=lambda st: phases(seed, st),
-                )
-            finally:
-                phases.done(seed)
+    def probe_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
+        if battery is None or probe_task is None:
+            return []
+        tick = partial(_advance, progress, probe_task)
+        obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
+        return [obs] if obs is not None else []
+
+    def done(seed: int, result: GameResult | None) -> None:
+        phases.done(seed)
+        if result is not None:
             progress.advance(games_task)
-            return res
 
-    return list(await asyncio.gather(*(one(s) for s in seeds)))
+    return await play_games(
+        rules,
+        specs,
+        seeds,
+        out=out,
+        parallel=parallel,
+        prices=prices,
+        observers=probe_observers,
+        on_start=phases.start,
+        on_batch=phases,
+        on_done=done,
+    )
 
 
-@app.command()
 def play(
     rules: str = typer.Option(
         "werewolf7", "--rules", "-r", help="Rule set: mafiascope7, werewolf7, arena12, or a YAML path."
@@ -194,8 +159,7 @@ def play(
         opts["temperature"] = temperature
     try:
         table = load_prices(prices) if prices is not None else PriceTable()
-        overrides = parse_seat_overrides(seat, rs.n_seats)
-        specs = [with_model_options(overrides.get(s, agents), opts) for s in range(rs.n_seats)]
+        specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
         # validate every spec (and load models) before playing
         labels = [make_agent(spec, s, rs, seed).label for s, spec in enumerate(specs)]
     except (ValueError, AgentSpecError, PromptPackError, ImportError) as err:

@@ -12,8 +12,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import compute_report, find_retests, load_games
-from mafialab.cli._app import app, console, err_console, fail
+from mafialab.analysis import compute_report, find_retests, load_games, report_rows
+from mafialab.cli._app import console, err_console, fail
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
 
@@ -38,85 +38,6 @@ def _f(x: Any, digits: int = 4) -> str:
 
 def _ci(ci: list[float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def flat_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report as rows ``section, group, name, value, ci_lo, ci_hi`` (the CSV format)."""
-    rows: list[dict[str, Any]] = []
-
-    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
-        rows.append(
-            {
-                "section": section,
-                "group": group,
-                "name": name,
-                "value": value,
-                "ci_lo": None if ci is None else ci[0],
-                "ci_hi": None if ci is None else ci[1],
-            }
-        )
-
-    for k in ("games", "probe_records", "parsed"):
-        add("summary", "", k, rep[k])
-    for w, n in rep["winners"].items():
-        add("summary", "winners", w, n)
-    for r, v in rep["first_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
-    cal = rep["calibration"]
-    for k in ("n", "ece", "brier"):
-        add("calibration", "", k, cal[k], cal["ci95"].get(k))
-    for b in cal["bins"]:
-        for k in ("n", "accuracy", "mean_confidence"):
-            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
-    for side, v in rep["second_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("second_order", side, k, x, v["ci95"].get(k))
-    for side, v in rep["vote_coupling"].items():
-        for metric, x in v.items():
-            if metric in _F4_EXTRA:
-                continue
-            for k in ("hits", "n", "rate", "chance"):
-                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
-        for pred, x in v.get("baselines", {}).items():
-            for k in ("hits", "n", "rate"):
-                add("vote_coupling", f"{side} baseline {pred}", k, x[k], x["ci95"] if k == "rate" else None)
-        for pred, x in v.get("increment", {}).items():
-            for k in ("n", "probe_hits", "baseline_hits", "b", "c", "mcnemar_p", "diff"):
-                add("vote_coupling", f"{side} increment {pred}", k, x[k], x["diff_ci95"] if k == "diff" else None)
-    ins = rep.get("instrument")
-    if ins:
-        for row in [{"game_id": "pooled", **ins["pooled"]}, *ins["games"]]:
-            for k in ("game_calls", "probe_calls", "multiplier"):
-                add("instrument", row["game_id"], k, row[k])
-            for part, tok in row["tokens"].items():
-                for k in ("prompt", "completion"):
-                    add("instrument", row["game_id"], f"{part}_{k}_tokens", None if tok is None else tok[k])
-            for k, x in row["probe_answers"].items():
-                add("instrument", row["game_id"], f"answers_{k}", x)
-            for k, x in row["lost"].items():
-                add("instrument", row["game_id"], f"lost_{k}", x)
-    dyn = rep.get("dynamics")
-    if dyn is not None:
-        groups = [("all", dyn)]
-        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
-        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
-        for group, v in groups:
-            for k in ("volatility", "volatility_pairs", "flip_rate", "flip_pairs", "flips", "return_rate", "returns"):
-                add("dynamics", group, k, v[k], v["ci95"].get(k))
-        if dyn["retest"] is not None:
-            for k in ("contexts", "pairs", "flips", "flip_rate", "volatility", "flip_rate_reweighted"):
-                add("dynamics", "retest floor", k, dyn["retest"][k])
-    quad = rep.get("quadrants")
-    if quad is not None:
-        for group, v in [("all", quad), *[(f"model {k}", x) for k, x in quad["by_model"].items()]]:
-            add("quadrants", group, "votes", v["votes"])
-            add("quadrants", group, "assessed", v["assessed"])
-            for q in ("correct_good", "policy_gap", "perception_gap", "luck"):
-                add("quadrants", group, q, v[q]["n"])
-    return rows
 
 
 def _tok(t: dict[str, int] | None) -> str:
@@ -257,7 +178,6 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
         console.print(t)
 
 
-@app.command()
 def report(
     directory: Path = typer.Argument(..., help="Directory of game logs (searched recursively for game.jsonl)."),
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
@@ -285,7 +205,7 @@ def report(
     elif fmt is _Fmt.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()
-        w.writerows(flat_rows(rep))
+        w.writerows(report_rows(rep))
     else:
         _print_tables(rep)
     if plots is not None:

@@ -6,11 +6,10 @@ import typer
 import yaml
 from rich.table import Table
 
-from mafialab.cli._app import app, console, fail
+from mafialab.cli._app import console, fail
 from mafialab.rules import BUILTIN, RuleSetError, load_rules
 
 rules_app = typer.Typer(help="List and show rule sets.", no_args_is_help=True)
-app.add_typer(rules_app, name="rules")
 
 
 @rules_app.command("list")

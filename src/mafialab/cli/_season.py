@@ -29,12 +29,11 @@ from mafialab.arena import (
     run_season,
     write_index,
 )
-from mafialab.cli._app import app, console, fail, progress_bar
+from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import deal_roles
 from mafialab.models import ModelSpecError
 
 season_app = typer.Typer(help="Seasons: many games, balanced seating, judges, leaderboards.", no_args_is_help=True)
-app.add_typer(season_app, name="season")
 
 
 def _show_board(out: Path, markdown: bool) -> None:

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import typer
 
-from mafialab.cli._app import app, console, fail, progress_bar
+from mafialab.cli._app import console, fail, progress_bar
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import SiteServer, ViewerError, build_site
 
 
-@app.command()
 def view(
     directory: Path = typer.Argument(..., metavar="DIR", help="Log directory (searched recursively for game.jsonl)."),
     out: Path = typer.Option(Path("site"), "--out", "-o", help="Site directory to write (its data/ is replaced)."),

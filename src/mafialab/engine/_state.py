@@ -43,6 +43,30 @@ from mafialab.rules import RuleSet, Team
 _Script = Generator[list[Decision], dict[int, Action], None]
 
 
+class _SideAbilities:
+    """Night abilities independent of the kill (protect, investigate).
+
+    They are asked together with the first hidden-team decision of the night (so every
+    night decision of a round is one batch where the rules allow), and their events are
+    emitted after the kill votes.
+    """
+
+    def __init__(self, decisions: list[Decision]) -> None:
+        self.decisions = decisions
+        self.answers: dict[int, Action] = {}
+        self.asked = False
+
+    def attach(self, batch: list[Decision]) -> list[Decision]:
+        """``batch`` plus the side decisions, the first time only."""
+        return batch if self.asked else batch + self.decisions
+
+    def take(self, answers: dict[int, Action], own: set[int]) -> None:
+        """Keep the side answers from the first answered batch (all answers not in ``own``)."""
+        if not self.asked:
+            self.answers = {k: v for k, v in answers.items() if k not in own}
+            self.asked = True
+
+
 class _GameOver(Exception):
     pass
 
@@ -281,58 +305,46 @@ class GameState:
         return opts
 
     def _night(self) -> _Script:
-        r = self.rules
-        mafia = self._mafia_alive()
-        kill_options = self._town_alive()
-        # Independent abilities (protect, investigate) are asked together with the first
-        # hidden-team decision; their events are emitted after the kill votes.
+        """One night: the hidden team's chat and kill votes, the independent abilities, the outcome."""
+        side = _SideAbilities(self._side_decisions())
+        if self.rules.night.mafia_chat:
+            yield from self._mafia_chat(side)
+        kill_votes = yield from self._kill_votes(side)
+        target = self._resolve_kill(kill_votes)
+        protected = self._resolve_side_abilities(side)
+        self._announce_night(target, protected)
+
+    def _side_decisions(self) -> list[Decision]:
+        """Protect and investigate decisions of every alive holder, in seat order."""
         side: list[Decision] = []
         for s in self.alive_seats():
-            ability = r.role(self.roles[s]).ability
+            ability = self.rules.role(self.roles[s]).ability
             if ability == "protect":
                 side.append(self._decision(s, "protect", self._protect_options(s)))
             elif ability == "investigate":
                 others = [t for t in self.alive_seats() if t != s]
                 side.append(self._decision(s, "investigate", others))
-        side_answers: dict[int, Action] = {}
-        first = True
+        return side
 
-        def with_side(batch: list[Decision]) -> list[Decision]:
-            return batch + side if first else batch
+    def _mafia_chat(self, side: _SideAbilities) -> _Script:
+        """The hidden team's private chat: one message per member, in seat order."""
+        for s in self._mafia_alive():
+            d = self._decision(s, "mafia_chat", needs_text=True)
+            ans = yield side.attach([d])
+            side.take(ans, {d.id})
+            a = ans[d.id]
+            self._emit(MafiaChat, team("mafia"), seat=s, text=a.text or "", decision=d.id, fallback=a.fallback)
 
-        if r.night.mafia_chat:
-            for s in mafia:
-                d = self._decision(s, "mafia_chat", needs_text=True)
-                ans = yield with_side([d])
-                if first:
-                    side_answers, first = {k: v for k, v in ans.items() if k != d.id}, False
-                a = ans[d.id]
-                self._emit(MafiaChat, team("mafia"), seat=s, text=a.text or "", decision=d.id, fallback=a.fallback)
+    def _kill_votes(self, side: _SideAbilities) -> Generator[list[Decision], dict[int, Action], list[tuple[int, int]]]:
+        """Ask the hidden team for kill targets (sequentially or simultaneously); ``(seat, target)`` pairs."""
+        kill_options = self._town_alive()
         kill_votes: list[tuple[int, int]] = []
-        if r.night.kill_vote == "sequential":
-            for s in mafia:
-                d = self._decision(s, "kill", kill_options)
-                ans = yield with_side([d])
-                if first:
-                    side_answers, first = {k: v for k, v in ans.items() if k != d.id}, False
-                a = ans[d.id]
-                assert a.target is not None
-                kill_votes.append((s, a.target))
-                self._emit(
-                    NightAction,
-                    team("mafia"),
-                    seat=s,
-                    ability="kill",
-                    target=a.target,
-                    decision=d.id,
-                    fallback=a.fallback,
-                )
-        else:
-            ds = [self._decision(s, "kill", kill_options) for s in mafia]
-            ans = yield with_side(ds)
-            if first:
-                ids = {d.id for d in ds}
-                side_answers, first = {k: v for k, v in ans.items() if k not in ids}, False
+        mafia = self._mafia_alive()
+        groups = [[s] for s in mafia] if self.rules.night.kill_vote == "sequential" else [mafia]
+        for seats in groups:
+            ds = [self._decision(s, "kill", kill_options) for s in seats]
+            ans = yield side.attach(ds)
+            side.take(ans, {d.id for d in ds})
             for d in ds:
                 a = ans[d.id]
                 assert a.target is not None
@@ -346,18 +358,25 @@ class GameState:
                     decision=d.id,
                     fallback=a.fallback,
                 )
-        # resolve the kill target
+        return kill_votes
+
+    def _resolve_kill(self, kill_votes: list[tuple[int, int]]) -> int:
+        """The night's target: the most-named seat; a tie by the rule set's ``kill_tie``."""
         counts = Counter(t for _, t in kill_votes)
         top = max(counts.values())
         tied = [t for t in counts if counts[t] == top]
-        if len(tied) == 1 or r.night.kill_tie == "first_named":
+        if len(tied) == 1 or self.rules.night.kill_tie == "first_named":
             target = next(t for _, t in kill_votes if t in tied)
         else:
             target = self._rng["tie_break"].choice(sorted(tied))
         self._emit(KillChosen, team("mafia"), target=target, votes={s: t for s, t in kill_votes})
+        return target
+
+    def _resolve_side_abilities(self, side: _SideAbilities) -> int | None:
+        """Emit the protect/investigate actions and results; returns the protected seat, if any."""
         protected: int | None = None
-        for d in side:
-            a = side_answers[d.id]
+        for d in side.decisions:
+            a = side.answers[d.id]
             assert a.target is not None
             self._emit(
                 NightAction,
@@ -373,12 +392,16 @@ class GameState:
                 self._last_protect = a.target
             else:
                 t = a.target
-                result = self.teams[t] if r.night.investigate_result == "team" else self.roles[t]
+                result = self.teams[t] if self.rules.night.investigate_result == "team" else self.roles[t]
                 self._emit(InvestigationResult, only(d.seat), seat=d.seat, target=t, result=result)
-        if not any(d.kind == "protect" for d in side):
+        if not any(d.kind == "protect" for d in side.decisions):
             self._last_protect = None
+        return protected
+
+    def _announce_night(self, target: int, protected: int | None) -> None:
+        """The public night result: a save (announced or not) or the kill."""
         if protected == target:
-            self._emit(NightResult, PUBLIC, killed=None, saved=target if r.night.announce_save else None)
+            self._emit(NightResult, PUBLIC, killed=None, saved=target if self.rules.night.announce_save else None)
         else:
             self._emit(NightResult, PUBLIC, killed=target, saved=None)
             self._kill(target, "night")

@@ -3,6 +3,7 @@
 Sits between ``record`` and ``analysis`` in the layer order.
 """
 
+from mafialab.harness._batch import ObserverFactory, play_games
 from mafialab.harness._calls import (
     DECISION_PURPOSES,
     GATE_THRESHOLD,
@@ -13,7 +14,6 @@ from mafialab.harness._calls import (
     preflight,
     unreachable,
 )
-from mafialab.harness._conformance import ConformanceReport, check_events, check_rules
 from mafialab.harness._play import (
     GameObserver,
     GameResult,
@@ -26,6 +26,8 @@ from mafialab.harness._play import (
 from mafialab.harness._replay import ReplayMismatch, recorded_actions, replay, resume
 
 __all__ = [
+    "ObserverFactory",
+    "play_games",
     "DECISION_PURPOSES",
     "GATE_THRESHOLD",
     "CallRecorder",
@@ -34,9 +36,6 @@ __all__ = [
     "ping",
     "preflight",
     "unreachable",
-    "ConformanceReport",
-    "check_events",
-    "check_rules",
     "GameObserver",
     "GameResult",
     "ReplayMismatch",

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.models import ChatMessage, ChatModel, ChatRequest
-from mafialab.models._calls import CallInfo
+from mafialab.models import CallInfo, ChatMessage, ChatModel, ChatRequest
 from mafialab.record import CallRecord, JsonlWriter, PriceTable
 
 GATE_THRESHOLD = 0.7

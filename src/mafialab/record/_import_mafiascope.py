@@ -15,6 +15,7 @@ import re
 import shutil
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -254,234 +255,302 @@ _PHASE = {
 }
 
 
-def _convert_events(records: list[tuple[int, dict[str, Any]]], setup: dict[str, Any], gi: GameImport, path: Path):
-    players = setup.get("players") or []
-    names = [str(p.get("name")) for p in players]
-    roles = [str(p.get("role")) for p in players]
-    b = _Builder(names, roles)
-    resistance = setup.get("game_type") == "resistance"
-    mafia_seats = [i for i, r in enumerate(roles) if _team(r) == "mafia"]
-    setup_round = int(setup.get("round") or 0)
-    ts0 = setup.get("ts")
-    labels = [p.get("model") for p in players]
-    b.add(SeatingEvent, round=setup_round, phase="setup", visibility=PUBLIC, ts=ts0, names=names, labels=labels)
-    for i, r in enumerate(roles):
-        b.add(
-            RoleAssigned,
-            round=setup_round,
-            phase="setup",
-            visibility=Visibility(seats=(i,)),
-            ts=ts0,
-            seat=i,
-            role=r,
-            team=_team(r),
-        )
-    if mafia_seats:
-        b.add(
-            TeamRevealed,
-            round=setup_round,
-            phase="setup",
-            visibility=Visibility(teams=("mafia",)),
-            ts=ts0,
-            team="mafia",
-            members=mafia_seats,
-        )
-    # vote targets by (round, voter) from the tallies (the authoritative counted votes)
-    tally_votes: dict[tuple[Any, Any], str] = {}
-    for _, rec in records:
-        if rec.get("kind") == "vote_tally" and isinstance(rec.get("votes"), dict):
-            for voter, target in rec["votes"].items():
-                tally_votes[(rec.get("round"), voter)] = target
-    pending_kill: dict[str, float | None] = {}
-    mafia_vis = Visibility(teams=("mafia",))
+def _convert_events(
+    records: list[tuple[int, dict[str, Any]]], setup: dict[str, Any], gi: GameImport, path: Path
+) -> _Builder:
+    """Convert the records of one MafiaScope game (after its ``setup``) into engine events."""
+    conv = _Converter(setup, records, gi, path)
+    conv.setup_events()
     for n, rec in records:
+        conv.record(n, rec)
+    conv.finish_pending_kills()
+    return conv.b
+
+
+class _Converter:
+    """One game's conversion, one named step per MafiaScope record kind."""
+
+    def __init__(
+        self, setup: dict[str, Any], records: list[tuple[int, dict[str, Any]]], gi: GameImport, path: Path
+    ) -> None:
+        players = setup.get("players") or []
+        self.setup = setup
+        self.names = [str(p.get("name")) for p in players]
+        self.roles = [str(p.get("role")) for p in players]
+        self.labels = [p.get("model") for p in players]
+        self.b = _Builder(self.names, self.roles)
+        self.gi = gi
+        self.path = path
+        self.resistance = setup.get("game_type") == "resistance"
+        self.setup_round = int(setup.get("round") or 0)
+        self.tally_votes = self._tally_votes(records)
+        self.pending_kill: dict[str, float | None] = {}
+        self.mafia_vis = Visibility(teams=("mafia",))
+        self._handlers: dict[str, Callable[[int, dict[str, Any], int, Any, str], None]] = {
+            "vote_tally": self.vote_tally,
+            "day_eliminate": self.day_eliminate,
+            "night_kill": self.night_kill,
+            "night_save": self.night_save,
+            "night_sheriff_result": self.sheriff_result,
+            "night_analysis": self.night_analysis,
+            "game_over": self.game_over,
+        }
+
+    @staticmethod
+    def _tally_votes(records: list[tuple[int, dict[str, Any]]]) -> dict[tuple[Any, Any], str]:
+        """Vote targets by (round, voter) from the tallies (the authoritative counted votes)."""
+        tally_votes: dict[tuple[Any, Any], str] = {}
+        for _, rec in records:
+            if rec.get("kind") == "vote_tally" and isinstance(rec.get("votes"), dict):
+                for voter, target in rec["votes"].items():
+                    tally_votes[(rec.get("round"), voter)] = target
+        return tally_votes
+
+    def setup_events(self) -> None:
+        """Seating, every seat's role, and the hidden team's members."""
+        b, ts0, rnd = self.b, self.setup.get("ts"), self.setup_round
+        b.add(SeatingEvent, round=rnd, phase="setup", visibility=PUBLIC, ts=ts0, names=self.names, labels=self.labels)
+        for i, r in enumerate(self.roles):
+            b.add(
+                RoleAssigned,
+                round=rnd,
+                phase="setup",
+                visibility=Visibility(seats=(i,)),
+                ts=ts0,
+                seat=i,
+                role=r,
+                team=_team(r),
+            )
+        mafia_seats = [i for i, r in enumerate(self.roles) if _team(r) == "mafia"]
+        if mafia_seats:
+            b.add(
+                TeamRevealed,
+                round=rnd,
+                phase="setup",
+                visibility=Visibility(teams=("mafia",)),
+                ts=ts0,
+                team="mafia",
+                members=mafia_seats,
+            )
+
+    def record(self, n: int, rec: dict[str, Any]) -> None:
+        """Convert one record (line ``n``): a phase start if needed, then its kind's step."""
+        b = self.b
         kind = rec.get("kind")
         if kind == "setup":
-            continue
+            return
         rnd = rec.get("round")
         if not isinstance(rnd, int) or rnd < 0:
-            gi.problems.append(f"{path}:{n}: record without a valid round, kept as imported")
-            rnd = max(setup_round, 0)
+            self.gi.problems.append(f"{self.path}:{n}: record without a valid round, kept as imported")
+            rnd = max(self.setup_round, 0)
         ts = rec.get("ts")
         phase = _PHASE.get(str(kind), "day")
-        if resistance or kind not in _PHASE:
+        if self.resistance or kind not in _PHASE:
             public = kind not in ("team_vote",)
             vis = PUBLIC if public else Visibility()
             seat = b.seat.get(rec.get("player") or rec.get("leader"))
             b.imported(rec, rnd, "intro" if kind == "intro" else phase, vis, "foreign_kind", seat)
-            continue
+            return
         if kind != "game_over":
             b.phase_start(phase, rnd, ts)
+        if kind in _MESSAGE_KINDS:
+            self.message(n, rec, rnd, ts, phase)
+        else:
+            self._handlers[str(kind)](n, rec, rnd, ts, phase)
+
+    def message(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """A player's message: speech, public vote, mafia chat, or private night reasoning."""
+        b, kind = self.b, rec.get("kind")
         player = rec.get("player")
         seat = b.seat.get(player) if isinstance(player, str) else None
-        if kind in _MESSAGE_KINDS:
-            vis = {
-                "night_mafia": mafia_vis,
-                "night_doctor": Visibility(seats=(seat,) if seat is not None else ()),
-                "night_sheriff": Visibility(seats=(seat,) if seat is not None else ()),
-            }.get(kind, PUBLIC)
-            failed = _is_failed(rec.get("response"))
-            if seat is None:
-                gi.problems.append(f"{path}:{n}: {kind} by unknown player {player!r}, kept as imported")
-                b.imported(rec, rnd, phase, vis, "unresolved")
-                continue
-            if failed:
-                b.imported(rec, rnd, phase, vis, failed, seat)
-                continue
-            text = rec["response"]
-            idx = rec.get("msg_seq")
-            if kind in ("intro", "day_discuss"):
-                b.add(
-                    Speech,
-                    round=rnd,
-                    phase=phase,
-                    visibility=PUBLIC,
-                    ts=ts,
-                    seat=seat,
-                    text=text,
-                    index=int(idx) if isinstance(idx, int) else 0,
-                    decision=b.next_decision(),
-                )
-            elif kind == "day_vote":
-                target_name = tally_votes.get((rnd, player))
-                if target_name is None:
-                    found = [m for m in _VOTE.findall(text) if m in b.seat]
-                    target_name = found[-1] if found else None
-                if target_name not in b.seat:
-                    b.imported(rec, rnd, phase, PUBLIC, "unresolved", seat)
-                    continue
-                b.add(
-                    Vote,
-                    round=rnd,
-                    phase=phase,
-                    visibility=PUBLIC,
-                    ts=ts,
-                    stage="vote",
-                    seat=seat,
-                    target=b.seat[target_name],
-                    statement=text,
-                    index=int(idx) if isinstance(idx, int) else None,
-                    decision=b.next_decision(),
-                )
-            elif kind == "night_mafia":
-                b.add(
-                    MafiaChat,
-                    round=rnd,
-                    phase=phase,
-                    visibility=mafia_vis,
-                    ts=ts,
-                    seat=seat,
-                    text=text,
-                    decision=b.next_decision(),
-                    index=int(idx) if isinstance(idx, int) else None,
-                )
-            else:  # night_doctor / night_sheriff: reasoning + "ACTION: ..." in free text
-                b.imported(rec, rnd, phase, vis, "private_text", seat)
-        elif kind == "vote_tally":
-            votes_raw: dict[str, Any] = rec["votes"] if isinstance(rec.get("votes"), dict) else {}
-            tally_raw: dict[str, Any] = rec["tally"] if isinstance(rec.get("tally"), dict) else {}
-            unknown = [x for x in [*votes_raw, *votes_raw.values(), *tally_raw] if x not in b.seat]
-            if unknown:
-                gi.problems.append(f"{path}:{n}: vote_tally names unknown players {unknown}, kept as imported")
-                b.imported(rec, rnd, phase, PUBLIC, "unresolved")
-                continue
-            votes = {b.seat[v]: b.seat[t] for v, t in votes_raw.items()}
-            tally = {b.seat[t]: int(c) for t, c in tally_raw.items()}
-            top = max(tally.values(), default=0)
-            cands = [s for s, c in tally.items() if c == top]
+        vis = {
+            "night_mafia": self.mafia_vis,
+            "night_doctor": Visibility(seats=(seat,) if seat is not None else ()),
+            "night_sheriff": Visibility(seats=(seat,) if seat is not None else ()),
+        }.get(str(kind), PUBLIC)
+        failed = _is_failed(rec.get("response"))
+        if seat is None:
+            self.gi.problems.append(f"{self.path}:{n}: {kind} by unknown player {player!r}, kept as imported")
+            b.imported(rec, rnd, phase, vis, "unresolved")
+            return
+        if failed:
+            b.imported(rec, rnd, phase, vis, failed, seat)
+            return
+        text = rec["response"]
+        idx = rec.get("msg_seq")
+        if kind in ("intro", "day_discuss"):
             b.add(
-                VoteTally,
+                Speech,
+                round=rnd,
+                phase=phase,
+                visibility=PUBLIC,
+                ts=ts,
+                seat=seat,
+                text=text,
+                index=int(idx) if isinstance(idx, int) else 0,
+                decision=b.next_decision(),
+            )
+        elif kind == "day_vote":
+            target_name = self.tally_votes.get((rnd, player))
+            if target_name is None:
+                found = [m for m in _VOTE.findall(text) if m in b.seat]
+                target_name = found[-1] if found else None
+            if target_name not in b.seat:
+                b.imported(rec, rnd, phase, PUBLIC, "unresolved", seat)
+                return
+            b.add(
+                Vote,
                 round=rnd,
                 phase=phase,
                 visibility=PUBLIC,
                 ts=ts,
                 stage="vote",
-                votes=votes,
-                tally=tally,
-                candidates=cands,
-                tie=len(cands) > 1,
-                outcome=cands[0] if len(cands) == 1 else None,
+                seat=seat,
+                target=b.seat[target_name],
+                statement=text,
+                index=int(idx) if isinstance(idx, int) else None,
+                decision=b.next_decision(),
             )
-        elif kind == "day_eliminate":
-            s = b.seat.get(rec.get("eliminated"))
-            if s is None:
-                b.imported(rec, rnd, phase, PUBLIC, "unresolved")
-                continue
-            b.die(s)
-            role = rec.get("role")
+        elif kind == "night_mafia":
             b.add(
-                Elimination,
+                MafiaChat,
                 round=rnd,
                 phase=phase,
-                visibility=PUBLIC,
+                visibility=self.mafia_vis,
                 ts=ts,
-                seat=s,
-                cause="vote",
-                role=role if isinstance(role, str) else None,
+                seat=seat,
+                text=text,
+                decision=b.next_decision(),
+                index=int(idx) if isinstance(idx, int) else None,
             )
-        elif kind == "night_kill":
-            s = b.seat.get(rec.get("victim"))
-            if s is None:
-                b.imported(rec, rnd, phase, mafia_vis, "unresolved")
-                continue
-            b.add(KillChosen, round=rnd, phase=phase, visibility=mafia_vis, ts=ts, target=s, votes={})
-            pending_kill[names[s]] = ts
-        elif kind == "night_save":
-            # the save itself is announced by night_analysis; keep the record for the moderator
-            b.imported(rec, rnd, phase, Visibility(), "private_text", b.seat.get(rec.get("saved")))
-        elif kind == "night_sheriff_result":
-            sh, ck = b.seat.get(rec.get("sheriff")), b.seat.get(rec.get("checked"))
-            if sh is None or ck is None:
-                b.imported(rec, rnd, phase, Visibility(), "unresolved")
-                continue
-            result = "mafia" if rec.get("result") == "Mafia" else "town"
-            b.add(
-                InvestigationResult,
-                round=rnd,
-                phase=phase,
-                visibility=Visibility(seats=(sh,)),
-                ts=ts,
-                seat=sh,
-                target=ck,
-                result=result,
-            )
-        elif kind == "night_analysis":
-            text = str(rec.get("night_result") or "").strip()
-            killed = saved = None
-            if m := _KILLED.match(text):
-                killed = b.seat.get(m.group("name"))
-            elif m := _SAVED.match(text):
-                saved = b.seat.get(m.group("name"))
-            b.add(NightResult, round=rnd, phase=phase, visibility=PUBLIC, ts=ts, killed=killed, saved=saved)
-            if killed is not None:
-                b.die(killed)
-                death_ts = pending_kill.pop(names[killed], ts)
-                b.add(Elimination, round=rnd, phase=phase, visibility=PUBLIC, ts=death_ts, seat=killed, cause="night")
-        elif kind == "game_over":
-            winner = _WINNER_TEAM.get(str(rec.get("winner")))
-            if winner is None:
-                b.imported(rec, rnd, "end", PUBLIC, "foreign_kind")
-                continue
-            reason = "mafia_eliminated" if winner == "town" else "parity"
-            b.add(
-                GameEnd,
-                round=rnd,
-                phase="end",
-                visibility=PUBLIC,
-                ts=ts,
-                winner=winner,
-                reason=reason,
-                rounds=rnd,
-                alive=list(b.alive),
-                roles=roles,
-            )
-    # a night_kill never announced (a game cut off after the kill): the death still happened
-    for name, kts in pending_kill.items():
-        s = b.seat[name]
+        else:  # night_doctor / night_sheriff: reasoning + "ACTION: ..." in free text
+            b.imported(rec, rnd, phase, vis, "private_text", seat)
+
+    def vote_tally(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """The counted votes of a day; names outside the roster keep the record as imported."""
+        b = self.b
+        votes_raw: dict[str, Any] = rec["votes"] if isinstance(rec.get("votes"), dict) else {}
+        tally_raw: dict[str, Any] = rec["tally"] if isinstance(rec.get("tally"), dict) else {}
+        unknown = [x for x in [*votes_raw, *votes_raw.values(), *tally_raw] if x not in b.seat]
+        if unknown:
+            self.gi.problems.append(f"{self.path}:{n}: vote_tally names unknown players {unknown}, kept as imported")
+            b.imported(rec, rnd, phase, PUBLIC, "unresolved")
+            return
+        votes = {b.seat[v]: b.seat[t] for v, t in votes_raw.items()}
+        tally = {b.seat[t]: int(c) for t, c in tally_raw.items()}
+        top = max(tally.values(), default=0)
+        cands = [s for s, c in tally.items() if c == top]
+        b.add(
+            VoteTally,
+            round=rnd,
+            phase=phase,
+            visibility=PUBLIC,
+            ts=ts,
+            stage="vote",
+            votes=votes,
+            tally=tally,
+            candidates=cands,
+            tie=len(cands) > 1,
+            outcome=cands[0] if len(cands) == 1 else None,
+        )
+
+    def day_eliminate(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """A day elimination (role revealed when the record gives it)."""
+        b = self.b
+        s = b.seat.get(rec.get("eliminated"))
+        if s is None:
+            b.imported(rec, rnd, phase, PUBLIC, "unresolved")
+            return
         b.die(s)
-        last = b.events[-1]
-        b.add(Elimination, round=last.round, phase="night", visibility=PUBLIC, ts=kts, seat=s, cause="night")
-    return b
+        role = rec.get("role")
+        b.add(
+            Elimination,
+            round=rnd,
+            phase=phase,
+            visibility=PUBLIC,
+            ts=ts,
+            seat=s,
+            cause="vote",
+            role=role if isinstance(role, str) else None,
+        )
+
+    def night_kill(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """The hidden team's chosen victim; the death waits for the night's announcement."""
+        b = self.b
+        s = b.seat.get(rec.get("victim"))
+        if s is None:
+            b.imported(rec, rnd, phase, self.mafia_vis, "unresolved")
+            return
+        b.add(KillChosen, round=rnd, phase=phase, visibility=self.mafia_vis, ts=ts, target=s, votes={})
+        self.pending_kill[self.names[s]] = ts
+
+    def night_save(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """The save itself is announced by night_analysis; keep the record for the moderator."""
+        self.b.imported(rec, rnd, phase, Visibility(), "private_text", self.b.seat.get(rec.get("saved")))
+
+    def sheriff_result(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """What the sheriff learned (the team), shown to the sheriff only."""
+        b = self.b
+        sh, ck = b.seat.get(rec.get("sheriff")), b.seat.get(rec.get("checked"))
+        if sh is None or ck is None:
+            b.imported(rec, rnd, phase, Visibility(), "unresolved")
+            return
+        result = "mafia" if rec.get("result") == "Mafia" else "town"
+        b.add(
+            InvestigationResult,
+            round=rnd,
+            phase=phase,
+            visibility=Visibility(seats=(sh,)),
+            ts=ts,
+            seat=sh,
+            target=ck,
+            result=result,
+        )
+
+    def night_analysis(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """The public night result; a kill becomes the night's elimination."""
+        b = self.b
+        text = str(rec.get("night_result") or "").strip()
+        killed = saved = None
+        if m := _KILLED.match(text):
+            killed = b.seat.get(m.group("name"))
+        elif m := _SAVED.match(text):
+            saved = b.seat.get(m.group("name"))
+        b.add(NightResult, round=rnd, phase=phase, visibility=PUBLIC, ts=ts, killed=killed, saved=saved)
+        if killed is not None:
+            b.die(killed)
+            death_ts = self.pending_kill.pop(self.names[killed], ts)
+            b.add(Elimination, round=rnd, phase=phase, visibility=PUBLIC, ts=death_ts, seat=killed, cause="night")
+
+    def game_over(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
+        """The end of the game, with the winning team and every role."""
+        b = self.b
+        winner = _WINNER_TEAM.get(str(rec.get("winner")))
+        if winner is None:
+            b.imported(rec, rnd, "end", PUBLIC, "foreign_kind")
+            return
+        reason = "mafia_eliminated" if winner == "town" else "parity"
+        b.add(
+            GameEnd,
+            round=rnd,
+            phase="end",
+            visibility=PUBLIC,
+            ts=ts,
+            winner=winner,
+            reason=reason,
+            rounds=rnd,
+            alive=list(b.alive),
+            roles=self.roles,
+        )
+
+    def finish_pending_kills(self) -> None:
+        """A night_kill never announced (a game cut off after the kill): the death still happened."""
+        b = self.b
+        for name, kts in self.pending_kill.items():
+            s = b.seat[name]
+            b.die(s)
+            last = b.events[-1]
+            b.add(Elimination, round=last.round, phase="night", visibility=PUBLIC, ts=kts, seat=s, cause="night")
 
 
 def _probe_records(

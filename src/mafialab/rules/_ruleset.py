@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,104 +228,6 @@ class RuleSet(_Frozen):
         return [r.name for r in self.roles for _ in range(r.count)]
 
 
-MAFIASCOPE7 = RuleSet(
-    name="mafiascope7",
-    description="MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes",
-    roles=(
-        RoleSpec(name="Mafia", count=2, team="mafia", ability="kill"),
-        RoleSpec(name="Doctor", count=1, team="town", ability="protect"),
-        RoleSpec(name="Villager", count=4, team="town"),
-    ),
-    intro_day=True,
-    night=NightRules(kill_vote="sequential", kill_tie="first_named", announce_save=True),
-    day=DayRules(
-        discussion_rounds=1,
-        speaking_order="seat",
-        vote="public_sequential",
-        vote_statement=True,
-        self_vote=True,
-        tie="no_elimination",
-    ),
-    reveal_role_on_death=True,
-    lexicon=Lexicon(game="Mafia", town_team="Villagers", mafia_team="Mafia", kill="kill"),
-)
-
-WEREWOLF7 = RuleSet(
-    name="werewolf7",
-    description="Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers",
-    roles=(
-        RoleSpec(name="Werewolf", count=2, team="mafia", ability="kill"),
-        RoleSpec(name="Seer", count=1, team="town", ability="investigate"),
-        RoleSpec(name="Doctor", count=1, team="town", ability="protect"),
-        RoleSpec(name="Villager", count=3, team="town"),
-    ),
-    intro_day=False,
-    night=NightRules(
-        kill_vote="sequential",
-        kill_tie="seeded",
-        investigate_result="team",
-        announce_save=False,
-    ),
-    day=DayRules(
-        discussion_rounds=1,
-        speaking_order="seeded",
-        vote="secret_simultaneous",
-        vote_statement=False,
-        self_vote=False,
-        tie="seeded",
-    ),
-    reveal_role_on_death=False,
-    lexicon=Lexicon(game="Werewolf", town_team="Village", mafia_team="Werewolves", kill="devour"),
-)
-
-ARENA12 = RuleSet(
-    name="arena12",
-    description="Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff",
-    roles=(
-        RoleSpec(name="Mafia", count=3, team="mafia", ability="kill"),
-        RoleSpec(name="Angel", count=1, team="town", ability="protect"),
-        RoleSpec(name="Sheriff", count=1, team="town", ability="investigate"),
-        RoleSpec(name="Town", count=7, team="town"),
-    ),
-    intro_day=False,
-    night=NightRules(
-        kill_vote="simultaneous",
-        kill_tie="seeded",
-        mafia_chat=True,
-        protect_self=True,
-        protect_self_consecutive=False,
-        protect_repeat=True,
-        investigate_result="role",
-        announce_save=False,
-    ),
-    day=DayRules(
-        discussion_rounds=3,
-        speaking_order="seeded",
-        vote="nomination_runoff",
-        vote_statement=False,
-        self_vote=False,
-        tie="seeded",
-    ),
-    reveal_role_on_death=False,
-    lexicon=Lexicon(game="Mafia", town_team="Town", mafia_team="Mafia", kill="kill"),
-)
-
-WEREWOLF7_V2 = WEREWOLF7.model_copy(
-    update={
-        "version": 2,
-        "description": "Belief-shift benchmark setting: werewolf7 with secret votes that stay secret "
-        "(the day's result gives vote counts, not who voted for whom)",
-        "day": WEREWOLF7.day.model_copy(update={"tally_names_voters": False}),
-    }
-)
-"""``werewolf7-v2``: the belief-shift benchmark setting; an observer sees no secret vote but its own."""
-
-BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
-"""The default version of each built-in rule set, by name."""
-
-BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, WEREWOLF7, WEREWOLF7_V2, ARENA12)}
-"""Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
-
 RULE_SCOPE: dict[str, NightAbility] = {
     "night.kill_vote": "kill",
     "night.kill_tie": "kill",
@@ -377,6 +280,42 @@ def _format_error(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _validate(data: object, *, source: str) -> RuleSet:
+    """Validate a complete mapping (no ``extends``) into a :class:`RuleSet`."""
+    try:
+        return RuleSet.model_validate(data)
+    except ValidationError as err:
+        raise RuleSetError(f"{source}: {_format_error(err)}") from None
+
+
+BUILTIN_NAMES = ("mafiascope7", "werewolf7", "arena12")
+"""Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``; other versions of
+them as ``<name>-v<version>.yaml``)."""
+
+
+def _load_builtin(name: str) -> RuleSet:
+    """Read a shipped rule set from package data, validated exactly like a user's YAML file."""
+    text = resources.files("mafialab.rules").joinpath("builtin", f"{name}.yaml").read_text(encoding="utf-8")
+    return _validate(yaml.safe_load(text), source=f"built-in rule set {name}")
+
+
+MAFIASCOPE7 = _load_builtin("mafiascope7")
+"""MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes."""
+WEREWOLF7 = _load_builtin("werewolf7")
+"""Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers."""
+ARENA12 = _load_builtin("arena12")
+"""Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff."""
+
+WEREWOLF7_V2 = _load_builtin("werewolf7-v2")
+"""``werewolf7-v2``: the belief-shift benchmark setting; an observer sees no secret vote but its own."""
+
+BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
+"""The default version of each built-in rule set, by name."""
+
+BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, WEREWOLF7, WEREWOLF7_V2, ARENA12)}
+"""Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
+
+
 def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     """Validate a mapping into a :class:`RuleSet`.
 
@@ -405,10 +344,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
             else:
                 merged[key] = value
         data = merged
-    try:
-        rs = RuleSet.model_validate(data)
-    except ValidationError as err:
-        raise RuleSetError(f"{source}: {_format_error(err)}") from None
+    rs = _validate(data, source=source)
     same_id = BUILTIN_VERSIONS.get(rs.id)
     if same_id is not None and _rules_differ(rs, same_id):
         # logs, reports and benchmarks key on the id: a changed rule set must not pass as the built-in

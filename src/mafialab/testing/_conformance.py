@@ -1,13 +1,15 @@
-"""A conformance checker for rule sets and engine runs (in the spirit of PettingZoo's api_test)."""
+"""Conformance checks for rule sets, engine runs and agents (in the spirit of PettingZoo's ``api_test``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from mafialab.agents import make_agent
+from mafialab.agents import Agent, make_agent
 from mafialab.engine import (
+    Action,
+    Decision,
     Elimination,
     Event,
     GameEnd,
@@ -17,10 +19,13 @@ from mafialab.engine import (
     MafiaChat,
     NightAction,
     PhaseStarted,
+    PlayerView,
     Speech,
     Vote,
     VoteTally,
+    check_action,
 )
+from mafialab.harness import run_game
 from mafialab.rules import RuleSet
 
 
@@ -158,8 +163,6 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
 
 
 async def _play(rules: RuleSet, specs: Sequence[str], seed: int) -> GameState:
-    from mafialab.harness._play import run_game
-
     state = GameState(rules, seed)
     agents = [make_agent(specs[s % len(specs)], s, rules, seed) for s in range(rules.n_seats)]
     await run_game(state, agents)
@@ -180,6 +183,74 @@ def check_rules(rules: RuleSet, seeds: Sequence[int], agents: Sequence[str] = ("
     report = ConformanceReport(rules_id=rules.id, games=0)
     for seed in seeds:
         state = asyncio.run(_play(rules, agents, seed))
+        report.games += 1
+        report.violations.extend(f"seed {seed}: {v}" for v in check_events(rules, state.events, state.roles))
+    return report
+
+
+AgentMaker = Callable[[int, RuleSet, int], Agent]
+"""``make(seat, rules, seed) -> Agent``: builds the agent under test for one seat of one game."""
+
+
+class _Checked:
+    """Wraps an agent and records every answer the engine would reject."""
+
+    def __init__(self, inner: Agent, seed: int, problems: list[str]) -> None:
+        self.inner = inner
+        self.label = inner.label
+        self.seed = seed
+        self.problems = problems
+
+    async def decide(self, decision: Decision, view: PlayerView) -> Action:
+        if view.seat != decision.seat:
+            self.problems.append(f"seed {self.seed}: seat {decision.seat} was shown seat {view.seat}'s view")
+        answer = await self.inner.decide(decision, view)
+        if not isinstance(answer, Action):
+            self.problems.append(
+                f"seed {self.seed}: seat {decision.seat} decision {decision.id} ({decision.kind}): "
+                f"returned {type(answer).__name__}, not an Action"
+            )
+        else:
+            why = check_action(decision, answer)
+            if why is not None:
+                self.problems.append(
+                    f"seed {self.seed}: seat {decision.seat} decision {decision.id} ({decision.kind}): {why}"
+                )
+        return answer
+
+
+def check_agent(
+    make: AgentMaker, rules: RuleSet, seeds: Sequence[int], *, others: str | None = None
+) -> ConformanceReport:
+    """Play games with your agent and check that every answer it gives is legal.
+
+    With ``others=None`` the agent under test plays every seat; with an agent spec (e.g.
+    ``"scripted"``) it plays one seat, rotating over seats with the seed
+    (``seat = seed % n_seats``), and the spec plays the rest. Each game is also checked
+    with :func:`check_events`.
+
+    Args:
+        make: ``make(seat, rules, seed) -> Agent`` for the agent under test.
+        rules: Rule set to play.
+        seeds: Game seeds, one game each.
+        others: Agent spec for the other seats, or ``None``.
+
+    Returns:
+        A :class:`ConformanceReport`; each violation names the seed, seat, decision and the
+        engine's reason (an illegal answer is replaced by a fallback in a real game, so it
+        would not crash one, but it is a bug in the agent).
+    """
+    report = ConformanceReport(rules_id=rules.id, games=0)
+    for seed in seeds:
+        own = range(rules.n_seats) if others is None else [seed % rules.n_seats]
+        agents: list[Agent] = [
+            _Checked(make(s, rules, seed), seed, report.violations)
+            if s in own
+            else make_agent(others or "", s, rules, seed)
+            for s in range(rules.n_seats)
+        ]
+        state = GameState(rules, seed)
+        asyncio.run(run_game(state, agents))
         report.games += 1
         report.violations.extend(f"seed {seed}: {v}" for v in check_events(rules, state.events, state.roles))
     return report

@@ -1,0 +1,36 @@
+"""Tools for people who write agents, rule sets or backends (layer ``testing``).
+
+In the spirit of PettingZoo's ``pettingzoo.test``: checks anyone can run on their own
+pieces, plus the fakes our own tests use.
+
+- :func:`check_rules` / :func:`check_events`: play a rule set and check the engine's
+  invariants on every game (dead players never act, exactly one winner, ...).
+- :func:`check_agent`: play games with your agent in every seat; every answer it gives must
+  be legal, and the games must stay conformant.
+- :func:`golden_records` / :func:`golden_diff` / :func:`write_golden`: golden playthroughs, a
+  seeded scripted game per rule set compared record by record with a committed copy.
+- :class:`OpenAIStub`: an OpenAI-compatible chat server on 127.0.0.1 answering from the
+  request's JSON schema (no network, no model), for backend and end-to-end tests.
+
+Nothing in the runtime packages imports this one.
+"""
+
+from mafialab.testing._conformance import ConformanceReport, check_agent, check_events, check_rules
+from mafialab.testing._golden import GOLDEN_SEED, golden_diff, golden_name, golden_records, read_golden, write_golden
+from mafialab.testing._stub import OpenAIStub, Responder, schema_instance
+
+__all__ = [
+    "GOLDEN_SEED",
+    "ConformanceReport",
+    "OpenAIStub",
+    "Responder",
+    "check_agent",
+    "check_events",
+    "check_rules",
+    "golden_diff",
+    "golden_name",
+    "golden_records",
+    "read_golden",
+    "schema_instance",
+    "write_golden",
+]
