@@ -4,7 +4,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mafialab.rules import ARENA12, BUILTIN, MAFIASCOPE7, WEREWOLF7, RuleSetError, load_rules, rules_from_dict
+from mafialab.rules import (
+    ARENA12,
+    BUILTIN,
+    BUILTIN_VERSIONS,
+    MAFIASCOPE7,
+    WEREWOLF7,
+    RuleSet,
+    RuleSetError,
+    load_rules,
+    rules_from_dict,
+)
 
 
 def test_builtin_role_counts():
@@ -120,9 +130,14 @@ def test_extends_takes_a_versioned_id_and_rejects_non_names(tmp_path: Path) -> N
 def test_builtin_rule_sets_are_package_yaml_loaded_like_a_users() -> None:
     shipped = resources.files("mafialab.rules").joinpath("builtin")
     files = sorted(p.name for p in shipped.iterdir() if p.name.endswith(".yaml"))
-    assert files == sorted(f"{n}.yaml" for n in BUILTIN)
-    for name, builtin in BUILTIN.items():
-        with resources.as_file(shipped.joinpath(f"{name}.yaml")) as path:
+
+    # the default version as <name>.yaml, other versions as <name>-v<version>.yaml
+    def file_of(r: RuleSet) -> str:
+        return f"{r.name}.yaml" if BUILTIN[r.name] == r else f"{r.id}.yaml"
+
+    assert files == sorted(file_of(r) for r in BUILTIN_VERSIONS.values())
+    for builtin in BUILTIN_VERSIONS.values():
+        with resources.as_file(shipped.joinpath(file_of(builtin))) as path:
             assert load_rules(path) == builtin
     # a copied and edited shipped file is a user's rule set: it must take its own name
     text = shipped.joinpath("werewolf7.yaml").read_text(encoding="utf-8")
