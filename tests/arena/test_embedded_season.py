@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mafialab.arena import GAMES_DIR, load_manifest, run_season, season_from_dict
+from mafialab.arena import load_manifest, run_season, season_from_dict
+from mafialab.arena._season import GAMES_DIR
 from mafialab.models import backend_names
 from mafialab.record import read_game, read_verdicts
 

@@ -13,16 +13,15 @@ from openskill.models import PlackettLuce
 
 from mafialab.agents import ScriptedAgent, register_agent
 from mafialab.arena import (
-    GAMES_DIR,
     SeasonConfigError,
     SeasonError,
-    answered_share,
     build_index,
     load_manifest,
     resume_season,
     run_season,
     season_from_dict,
 )
+from mafialab.arena._season import GAMES_DIR, answered_share
 from mafialab.engine import Action, Decision, PlayerView, deal_roles
 from mafialab.models import ChatRequest, ChatResponse, MockModel, register_backend
 from mafialab.record import read_game, strip_clock

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mafialab.arena import plan_seating, reseat
+from mafialab.arena import plan_seating
+from mafialab.arena._seating import reseat
 from mafialab.engine import deal_roles
 from mafialab.rules import ARENA12, MAFIASCOPE7, WEREWOLF7
 

@@ -74,10 +74,19 @@ async def test_a_changed_event_is_still_a_mismatch(tmp_path: Path) -> None:
         replay(read_game(game))
 
 
-def test_an_imported_game_is_refused_by_name(tmp_path: Path, mafiascope_dir: Path) -> None:
+def test_an_imported_variant_is_refused_by_name(tmp_path: Path, mafiascope_dir: Path) -> None:
     from mafialab.harness import ReplayMismatch, replay
     from mafialab.record import import_mafiascope, read_game
 
-    import_mafiascope(mafiascope_dir / "ru_clean", tmp_path)
-    with pytest.raises(ReplayMismatch, match="imported from mafiascope"):
-        replay(read_game(next(p for p in tmp_path.iterdir() if p.is_dir())))
+    # standard MafiaScope games rebuild under mafiascope7-v2 (RU action lines included) ...
+    rep = import_mafiascope(mafiascope_dir / "ru_clean", tmp_path / "ru")
+    for gi in rep.imported:
+        assert gi.out is not None
+        g = read_game(gi.out)
+        assert replay(g).winner == g.winner
+    # ... a variant the engine has no rule set for is refused, naming its rule set
+    rep = import_mafiascope(mafiascope_dir / "game_family_showcase", tmp_path / "gf")
+    seer = next(gi for gi in rep.imported if gi.rules_id == "mafiascope_werewolf_seer-v1")
+    assert seer.out is not None
+    with pytest.raises(ReplayMismatch, match="imported from mafiascope with rule set mafiascope_werewolf_seer-v1"):
+        replay(read_game(seer.out))

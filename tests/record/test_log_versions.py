@@ -158,9 +158,12 @@ def test_registered_migration_applies_to_every_record(v1_copy: Path, monkeypatch
 
 
 def test_missing_migration_step_refused(v1_copy: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(migrate, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(record_io, "SCHEMA_VERSION", 2)
-    with pytest.raises(LogVersionError, match="no migration from v1 to v2"):
+    # pretend this mafialab writes the next version but nobody registered the step to it
+    nxt = SCHEMA_VERSION + 1
+    monkeypatch.setattr(migrate, "SCHEMA_VERSION", nxt)
+    monkeypatch.setattr(record_io, "SCHEMA_VERSION", nxt)
+    assert SCHEMA_VERSION not in MIGRATIONS
+    with pytest.raises(LogVersionError, match=f"no migration from v{SCHEMA_VERSION} to v{nxt}"):
         read_game(v1_copy)
 
 

@@ -10,7 +10,6 @@ from mafialab.rules import (
     BUILTIN_VERSIONS,
     MAFIASCOPE7,
     WEREWOLF7,
-    RuleSet,
     RuleSetError,
     load_rules,
     rules_from_dict,
@@ -130,14 +129,12 @@ def test_extends_takes_a_versioned_id_and_rejects_non_names(tmp_path: Path) -> N
 def test_builtin_rule_sets_are_package_yaml_loaded_like_a_users() -> None:
     shipped = resources.files("mafialab.rules").joinpath("builtin")
     files = sorted(p.name for p in shipped.iterdir() if p.name.endswith(".yaml"))
-
-    # the default version as <name>.yaml, other versions as <name>-v<version>.yaml
-    def file_of(r: RuleSet) -> str:
-        return f"{r.name}.yaml" if BUILTIN[r.name] == r else f"{r.id}.yaml"
-
-    assert files == sorted(file_of(r) for r in BUILTIN_VERSIONS.values())
-    for builtin in BUILTIN_VERSIONS.values():
-        with resources.as_file(shipped.joinpath(file_of(builtin))) as path:
+    # the default version of each rule set as <name>.yaml, other versions as <id>.yaml
+    expected = {f"{n}.yaml": r for n, r in BUILTIN.items()}
+    expected |= {f"{r.id}.yaml": r for r in BUILTIN_VERSIONS.values() if BUILTIN[r.name] is not r}
+    assert files == sorted(expected)
+    for fname, builtin in expected.items():
+        with resources.as_file(shipped.joinpath(fname)) as path:
             assert load_rules(path) == builtin
     # a copied and edited shipped file is a user's rule set: it must take its own name
     text = shipped.joinpath("werewolf7.yaml").read_text(encoding="utf-8")

@@ -187,17 +187,26 @@ class LLMAgent:
         text: str | None = None
         if decision.wants_target:
             raw = value.get("target")
-            if not isinstance(raw, str) or not raw.strip():
+            named = isinstance(raw, str) and bool(raw.strip())
+            if not named and not decision.no_vote:
                 return "missing target"
             legal = {view.names[s]: s for s in decision.options}
-            match = resolve_name(raw, list(legal))
-            if match.name is None:
-                return f"target is not a legal option ({match.cause})"
-            if match.how not in ("exact", "normalised"):
-                log.info(
-                    "seat %d decision %d: target %r read as %s (%s)", self.seat, decision.id, raw, match.name, match.how
-                )
-            target = legal[match.name]
+            match = resolve_name(raw, list(legal)) if named else None
+            if match is not None and match.name is not None:
+                if match.how not in ("exact", "normalised"):
+                    log.info(
+                        "seat %d decision %d: target %r read as %s (%s)",
+                        self.seat,
+                        decision.id,
+                        raw,
+                        match.name,
+                        match.how,
+                    )
+                target = legal[match.name]
+            # under rules with day.no_vote, a vote naming nobody, a dead player or the voter
+            # casts no vote (MafiaScope's engine); it is not retried or replaced by a fallback
+            if target is None and not decision.no_vote:
+                return f"target is not a legal option ({match.cause if match else 'missing'})"
             if decision.needs_text:
                 st = value.get("statement")
                 if not isinstance(st, str) or not st.strip():

@@ -43,6 +43,7 @@ from mafialab.engine import (
     NightResult,
     PhaseStarted,
     PlayerView,
+    PrivateNote,
     SeatingEvent,
     Speech,
     Vote,
@@ -365,6 +366,11 @@ class Renderer:
                 return [_Line(rnd, f(e["nomination"], speaker=nm(ev.seat), target=nm(ev.target)), not public)]
             if ev.stage == "runoff":
                 return [_Line(rnd, f(e["runoff_vote"], target=nm(ev.target), round=rnd), True)]
+            if ev.target is None:  # no vote (rules with day.no_vote)
+                if ev.statement:
+                    tmpl = e.get("vote_none_statement", "{speaker} casts no vote: {text}")
+                    return [self._said(rnd, tmpl, not public, ev.statement, speaker=nm(ev.seat))]
+                return [_Line(rnd, f(e.get("vote_none", "{speaker} casts no vote."), speaker=nm(ev.seat)), not public)]
             if public:
                 if ev.statement:
                     return [
@@ -403,6 +409,9 @@ class Renderer:
             if ev.role:
                 return [_Line(rnd, f(e["elimination_night_role"], target=nm(ev.seat), role=ev.role), False)]
             return []
+        if isinstance(ev, PrivateNote):
+            tmpl = e.get("private_note", "[private note, round {round}] {text}")
+            return [self._said(rnd, tmpl, True, ev.text, round=rnd)]
         if isinstance(ev, GameEnd):
             return [_Line(rnd, f(e["game_end"], winner=self.rules.lexicon.team_name(ev.winner)), False)]
         return []  # role_assigned, team_revealed: in the identity block

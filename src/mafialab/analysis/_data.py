@@ -139,6 +139,9 @@ class GameData:
         agent_turns: Agents' turns in ``game.jsonl``: events answering a decision (speech,
             vote, night action, hidden-team chat) and imported turns of the source game that
             were model calls (failed turns and private texts included).
+        root: Id of the root game: the game itself, or for a branch (a fork) its first
+            ancestor that is not a branch; the bootstrap clusters on it.
+        branch: Whether the game is a branch (its header has a ``parent`` block).
     """
 
     game_id: str
@@ -162,6 +165,8 @@ class GameData:
     agents: dict[str, str] = field(default_factory=dict)
     calls: list[Call] | None = None
     agent_turns: int = 0
+    root: str = ""
+    branch: bool = False
 
     @property
     def skipped(self) -> bool:
@@ -224,6 +229,8 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         family=str(h.meta.get("game_type") or "mafia"),
         problems=list(log_.problems),
         agents={s.name: s.agent for s in h.roster},
+        root=h.parent.root if h.parent is not None else h.game_id,
+        branch=h.parent is not None,
     )
     cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:
@@ -295,8 +302,17 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     return g
 
 
-def load_games(root: Path) -> list[GameData]:
+def load_games(root: Path, include_branches: bool = False, left_out: list[str] | None = None) -> list[GameData]:
     """Read every game directory under ``root`` (see :func:`mafialab.record.iter_game_dirs`).
+
+    Branches (forks of a recorded game, see ``docs/counterfactual.md``) are not independent
+    games: they are left out unless ``include_branches`` (then the report's bootstrap
+    clusters on their root game).
+
+    Args:
+        root: Directory searched recursively for ``game.jsonl``.
+        include_branches: Keep branches.
+        left_out: Receives the ids of the branches left out.
 
     Raises:
         mafialab.record.LogFormatError: If a ``game.jsonl`` has no valid header.
@@ -305,4 +321,9 @@ def load_games(root: Path) -> list[GameData]:
     dirs = iter_game_dirs(Path(root))
     if not dirs:
         raise FileNotFoundError(f"{root}: no game.jsonl found")
-    return [game_data(read_game(d)) for d in dirs]
+    games = [game_data(read_game(d)) for d in dirs]
+    if not include_branches:
+        if left_out is not None:
+            left_out.extend(g.game_id for g in games if g.branch)
+        games = [g for g in games if not g.branch]
+    return games

@@ -88,7 +88,9 @@ def compute_report(
     """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
 
     Games of a skipped family (the Resistance variant) are counted under ``skipped`` and left
-    out of everything else. Point estimates pool numerators and denominators over games; each
+    out of everything else. Games sharing a root (branches of one game, when included) form
+    one bootstrap cluster: their per-game sums are added before resampling. Point estimates
+    pool numerators and denominators over games; each
     ``ci95`` is the 2.5-97.5 percentile interval over ``resamples`` game-level resamples drawn
     once (seeded) and shared by every statistic.
 
@@ -119,7 +121,10 @@ def compute_report(
     used = [g for g in games if not g.skipped]
     skipped = [g.game_id for g in games if g.skipped]
     n_games = len(used)
-    weights = bootstrap_weights(max(n_games, 1), resamples, seed)
+    # branches of one root game are one cluster (they share the root's prefix)
+    roots = sorted({g.root or g.game_id for g in used})
+    cluster = np.array([roots.index(g.root or g.game_id) for g in used], dtype=int)
+    weights = bootstrap_weights(max(len(roots), 1), resamples, seed)
     nb = 100 // m.calib_width
     f1_games = [first_order(g, m) for g in used]
     f3_games = [second_order(g, m) for g in used]
@@ -127,10 +132,18 @@ def compute_report(
     tb_games = [transcript_baselines(g, m) for g in used]
     counts = [parse_counts(g, m) for g in used]
 
+    def by_cluster(per_game: np.ndarray) -> np.ndarray:
+        # rows per game -> rows per root game (sums), the unit the bootstrap resamples
+        if len(roots) == per_game.shape[0]:
+            return per_game
+        x = np.zeros((len(roots), *per_game.shape[1:]))
+        np.add.at(x, cluster, per_game)
+        return x
+
     def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
         if n_games == 0:
             return None
-        return _ci(cluster_bootstrap_ci(per_game, stat, weights=weights))
+        return _ci(cluster_bootstrap_ci(by_cluster(per_game), stat, weights=weights))
 
     # F1
     rounds = sorted({r for pr, _ in f1_games for r in pr})
@@ -238,9 +251,10 @@ def compute_report(
     dyn_games = [belief_dynamics(g, m) for g in used]
 
     def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
-        if per_game.shape[0] < 2:
+        x = by_cluster(per_game)
+        if x.shape[0] < 2:
             return None
-        return _ci(cluster_bootstrap_ci(per_game, _ratio(num, den), weights=weights))
+        return _ci(cluster_bootstrap_ci(x, _ratio(num, den), weights=weights))
 
     def dyn_group(key: tuple[str, str]) -> dict[str, Any]:
         x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])

@@ -749,8 +749,11 @@ async def annotate_games(
     return AnnotationResult(header, [a for b in batches for a in b])
 
 
-def load_logs(paths: Sequence[Path]) -> list[GameLog]:
+def load_logs(paths: Sequence[Path], include_branches: bool = True) -> list[GameLog]:
     """Read every game directory under ``paths`` (see :func:`mafialab.record.iter_game_dirs`).
+
+    With ``include_branches=False`` branches (forks, whose header has a ``parent`` block) are
+    left out: they are not independent games (``beliefshift freeze`` leaves them out).
 
     Raises:
         mafialab.record.LogFormatError: A game without a valid header.
@@ -767,6 +770,8 @@ def load_logs(paths: Sequence[Path]) -> list[GameLog]:
         if not dirs:
             raise FileNotFoundError(f"{p}: no game.jsonl found under it")
         games.extend(read_game(d) for d in dirs)
+    if not include_branches:
+        games = [g for g in games if g.header.parent is None]
     return games
 
 

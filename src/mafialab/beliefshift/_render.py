@@ -127,7 +127,8 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
                 line = f"[night {ev.round}] Nobody died during the night."
         elif isinstance(ev, Vote):
             stage = {"vote": "votes for", "nomination": "nominates", "runoff": "votes in the runoff for"}[ev.stage]
-            line = f"[day {ev.round}] {nm(ev.seat)} {stage} {nm(ev.target)}"
+            whom = nm(ev.target) if ev.target is not None else "nobody (no vote)"
+            line = f"[day {ev.round}] {nm(ev.seat)} {stage} {whom}"
             line += f": {quote(ev.statement)}" if ev.statement else "."
         elif isinstance(ev, VoteTally):
             votes = ", ".join(f"{nm(v)}->{nm(t)}" for v, t in sorted(ev.votes.items()))

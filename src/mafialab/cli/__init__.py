@@ -6,6 +6,7 @@ from mafialab.cli import (
     _beliefshift,
     _bifurcate,
     _export,
+    _fork,
     _import,
     _judge,
     _models,
@@ -29,6 +30,7 @@ app.add_typer(_import.import_app, name="import")
 app.command("judge")(_judge.judge)
 app.add_typer(_season.season_app, name="season")
 app.add_typer(_beliefshift.bs_app, name="beliefshift")
+app.add_typer(_fork.fork_app, name="fork")
 app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
 
 

@@ -175,11 +175,12 @@ def freeze_cmd(
     observers: int = typer.Option(2, "--observers", min=1, help="Observers per message (fewer if fewer eligible)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the observer draws (recorded)."),
     prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
+    include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     _out_file(out)
     try:
-        games = load_logs([logs])
+        games = load_logs([logs], include_branches=include_branches)
         ann = read_annotations(annotations)
         pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)

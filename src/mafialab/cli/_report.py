@@ -188,12 +188,18 @@ def report(
     retest: list[Path] | None = typer.Option(
         None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."
     ),
+    include_branches: bool = typer.Option(
+        False, "--include-branches", help="Keep forks (branches); the bootstrap then clusters on their root game."
+    ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
-        games = load_games(directory)
+        left_out: list[str] = []
+        games = load_games(directory, include_branches=include_branches, left_out=left_out)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
+    if left_out:
+        err_console.print(f"left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim")
     retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)

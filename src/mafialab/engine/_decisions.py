@@ -30,6 +30,8 @@ class Decision(BaseModel):
         needs_text: Whether the action must carry free text (speech, chat, vote statement).
         max_chars: Longest accepted text.
         discussion: Discussion round within the day (1-based) for ``speak``.
+        no_vote: Whether the answer may name no target (a ``vote`` under rules with
+            ``day.no_vote``): the seat then casts no vote.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -43,6 +45,7 @@ class Decision(BaseModel):
     needs_text: bool = False
     max_chars: int = MAX_TEXT_CHARS
     discussion: int = 1
+    no_vote: bool = False
 
     @property
     def wants_target(self) -> bool:
@@ -93,8 +96,9 @@ def check_action(decision: Decision, action: Action) -> str | None:
         return f"seat {action.seat} acted on seat {decision.seat}'s decision"
     if decision.wants_target:
         if action.target is None:
-            return "missing target"
-        if action.target not in decision.options:
+            if not decision.no_vote:
+                return "missing target"
+        elif action.target not in decision.options:
             return f"target {action.target} is not a legal option {decision.options}"
     elif action.target is not None:
         return "this decision takes no target"

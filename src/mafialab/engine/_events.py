@@ -183,12 +183,14 @@ class Vote(_Event):
         stage: ``vote`` (plurality vote), ``nomination`` or ``runoff``.
         index: Public message index when the vote is a public message, else ``None``.
         statement: The short public statement accompanying a vote, if the rules ask for one.
+        target: The seat voted for, or ``None`` when the seat cast **no vote** (rules with
+            ``day.no_vote``; the vote is left out of the tally).
     """
 
     kind: Literal["vote"] = "vote"
     stage: Literal["vote", "nomination", "runoff"]
     seat: int
-    target: int
+    target: int | None
     statement: str | None = None
     index: int | None = None
     decision: int
@@ -240,6 +242,24 @@ class GameEnd(_Event):
     roles: list[str]
 
 
+class PrivateNote(_Event):
+    """A line added to one seat's context by an intervention (a fork's injected belief).
+
+    Visible to that seat only; the engine itself never emits it (see
+    :meth:`GameState.add_private_note`).
+
+    Attributes:
+        seat: The seat whose context gets the line.
+        text: The line (untrusted text; quoted where rendered).
+        source: What added it (``"intervention"``).
+    """
+
+    kind: Literal["private_note"] = "private_note"
+    seat: int
+    text: str
+    source: str = "intervention"
+
+
 class Imported(_Event):
     """A record of an imported log that has no engine event of its own.
 
@@ -280,6 +300,7 @@ Event = Annotated[
     | VoteTally
     | Elimination
     | GameEnd
+    | PrivateNote
     | Imported,
     Field(discriminator="kind"),
 ]

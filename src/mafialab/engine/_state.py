@@ -26,6 +26,7 @@ from mafialab.engine._events import (
     NightAction,
     NightResult,
     PhaseStarted,
+    PrivateNote,
     RoleAssigned,
     SeatingEvent,
     Speech,
@@ -85,6 +86,13 @@ class GameState:
         rules: The rule set.
         seed: Game seed (any int); every random choice derives from it.
         labels: Optional public label per seat (e.g. a model name), shown in the seating.
+        roles: A recorded deal: the role name per seat (a permutation of ``rules.deck()``),
+            used instead of dealing from the seed (imported games, which have no seed).
+        names: Recorded seat names (default: the rule set's ``seat_names``).
+
+    Raises:
+        ValueError: ``labels``, ``roles`` or ``names`` of the wrong length, ``roles`` that are
+            not the rule set's deck, or names that are not unique (the message names the field).
 
     Example:
         >>> from mafialab.rules import WEREWOLF7
@@ -93,18 +101,33 @@ class GameState:
         >>> s.apply(Action(decision=d.id, seat=d.seat, target=d.options[0]))  # doctest: +SKIP
     """
 
-    def __init__(self, rules: RuleSet, seed: int, labels: Sequence[str | None] | None = None):
+    def __init__(
+        self,
+        rules: RuleSet,
+        seed: int,
+        labels: Sequence[str | None] | None = None,
+        *,
+        roles: Sequence[str] | None = None,
+        names: Sequence[str] | None = None,
+    ):
         self.rules = rules
         self.seed = int(seed)
         n = rules.n_seats
         self.names: list[str] = list(rules.seat_names[:n])
+        if names is not None:
+            if len(names) != n or len(set(names)) != n:
+                raise ValueError(f"names: expected {n} unique seat names, got {list(names)}")
+            self.names = [str(x) for x in names]
         if labels is not None and len(labels) != n:
             raise ValueError(f"labels: {len(labels)} labels for {n} seats")
+        if roles is not None and sorted(roles) != sorted(rules.deck()):
+            raise ValueError(f"roles: {list(roles)} is not a deal of {rules.id} ({sorted(rules.deck())})")
         self.labels: list[str | None] = list(labels) if labels is not None else []
         self._rng: dict[str, random.Random] = {
             s: stream(self.seed, s) for s in ("speaking_order", "tie_break", "fallback")
         }
-        self.roles: list[str] = deal_roles(rules, self.seed)
+        self.roles: list[str] = list(roles) if roles is not None else deal_roles(rules, self.seed)
+        self.continuation_seed: int | None = None
         self.teams: list[Team] = [rules.role(r).team for r in self.roles]
         self.alive: list[bool] = [True] * n
         self.events: list[Event] = []
@@ -173,6 +196,29 @@ class GameState:
             text=text if needs_text else None,
             fallback=True,
         )
+
+    def reseed(self, seed: int) -> None:
+        """Draw every later engine choice (speaking order, ties, fallbacks) from ``seed``'s streams.
+
+        A fork's continuation calls this at the fork step, so replicas of one fork point
+        differ in their own draws while the prefix stays the parent's. Recorded as
+        :attr:`continuation_seed`.
+        """
+        self.continuation_seed = int(seed)
+        self._rng = {s: stream(int(seed), s) for s in ("speaking_order", "tie_break", "fallback")}
+
+    def add_private_note(self, seat: int, text: str, source: str = "intervention") -> PrivateNote:
+        """Append a :class:`PrivateNote` visible to ``seat`` only (a fork's injected belief).
+
+        Raises:
+            ValueError: ``seat`` out of range, or empty ``text``.
+        """
+        if not 0 <= seat < self.n_seats:
+            raise ValueError(f"seat: {seat} out of range 0..{self.n_seats - 1}")
+        if not text.strip():
+            raise ValueError("text: an injected belief needs text")
+        phase = self.events[-1].phase if self.events else "setup"
+        return self._emit(PrivateNote, only(seat), phase=phase, seat=seat, text=text, source=source)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ internals
     def _advance(self, answers: dict[int, Action] | None) -> None:
@@ -277,7 +323,7 @@ class GameState:
         self._end("mafia" if mafia > town else "town", "round_cap")
 
     def _speak(self, seat: int, discussion: int) -> _Script:
-        d = self._decision(seat, "speak", needs_text=True, discussion=discussion)
+        d = self._decision(seat, "speak", needs_text=True, discussion=discussion, max_chars=self.rules.day.text_chars)
         a = (yield [d])[d.id]
         self._emit(
             Speech,
@@ -428,10 +474,18 @@ class GameState:
         votes: dict[int, int] = {}
         if r.vote == "public_sequential":
             for s in self.alive_seats():
-                d = self._decision(s, "vote", self._vote_options(s), needs_text=r.vote_statement, max_chars=300)
+                d = self._decision(
+                    s,
+                    "vote",
+                    self._vote_options(s),
+                    needs_text=r.vote_statement,
+                    max_chars=r.statement_chars,
+                    no_vote=r.no_vote,
+                )
                 a = (yield [d])[d.id]
-                assert a.target is not None
-                votes[s] = a.target
+                assert a.target is not None or r.no_vote
+                if a.target is not None:
+                    votes[s] = a.target
                 self._emit(
                     Vote, PUBLIC, stage="vote", seat=s, target=a.target,
                     statement=a.text if r.vote_statement else None,
@@ -439,14 +493,22 @@ class GameState:
                 )  # fmt: skip
         else:
             ds = [
-                self._decision(s, "vote", self._vote_options(s), needs_text=r.vote_statement, max_chars=300)
+                self._decision(
+                    s,
+                    "vote",
+                    self._vote_options(s),
+                    needs_text=r.vote_statement,
+                    max_chars=r.statement_chars,
+                    no_vote=r.no_vote,
+                )
                 for s in self.alive_seats()
             ]
             ans = yield ds
             for d in ds:
                 a = ans[d.id]
-                assert a.target is not None
-                votes[d.seat] = a.target
+                assert a.target is not None or r.no_vote
+                if a.target is not None:
+                    votes[d.seat] = a.target
                 self._emit(
                     Vote, only(d.seat), stage="vote", seat=d.seat, target=a.target,
                     statement=a.text if r.vote_statement else None, decision=d.id, fallback=a.fallback,

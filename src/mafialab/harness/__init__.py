@@ -23,7 +23,16 @@ from mafialab.harness._play import (
     run_game,
     summarize,
 )
-from mafialab.harness._replay import ReplayMismatch, recorded_actions, replay, resume
+from mafialab.harness._replay import (
+    ReplayedDecision,
+    ReplayMismatch,
+    initial_state,
+    recorded_actions,
+    replay,
+    replay_decisions,
+    replay_rules,
+    resume,
+)
 
 __all__ = [
     "ObserverFactory",
@@ -39,6 +48,10 @@ __all__ = [
     "GameObserver",
     "GameResult",
     "ReplayMismatch",
+    "ReplayedDecision",
+    "initial_state",
+    "replay_decisions",
+    "replay_rules",
     "default_game_id",
     "make_header",
     "play_game",

@@ -22,6 +22,7 @@ from mafialab.record import (
     GameHeader,
     GameStatus,
     JsonlWriter,
+    ParentInfo,
     PriceTable,
     SeatInfo,
 )
@@ -185,6 +186,9 @@ async def play_game(
     prices: PriceTable | None = None,
     check_remote: bool = True,
     gate_threshold: float = GATE_THRESHOLD,
+    state: GameState | None = None,
+    prefix: Sequence[Event] = (),
+    parent: ParentInfo | None = None,
 ) -> GameResult:
     """Play one game and (if ``out`` is given) log it to ``out/<game_id>/game.jsonl``.
 
@@ -208,6 +212,11 @@ async def play_game(
         prices: Price table for the calls' ``cost_usd`` (default: embedded and mock free).
         check_remote: Preflight remote models before starting (default on).
         gate_threshold: Integrity-gate threshold (share of model decisions answered, 0-1).
+        state: Play on from this state instead of a fresh deal (a fork's continuation); its
+            first ``len(prefix)`` events are the prefix.
+        prefix: Events of ``state`` already played (written to the log as they are, e.g.
+            with the parent's clock fields; observers do not see them).
+        parent: The ``parent`` block of a branch's header.
 
     Raises:
         ValueError: Wrong number of agents, or the game directory already holds a log file
@@ -218,7 +227,8 @@ async def play_game(
         raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
     agent_labels = [a.label for a in agents]
     game_id = game_id or default_game_id(rules, seed, agent_labels)
-    state = GameState(rules, seed, labels=labels)
+    if state is None:
+        state = GameState(rules, seed, labels=labels)
     writer = None
     path = None
     if out is not None:
@@ -244,9 +254,16 @@ async def play_game(
             personas = [p.model_dump(exclude_none=True) if p is not None else None for p in found]
     if path is not None:
         writer = JsonlWriter(path / GAME_FILE)
-        writer.write(make_header(state, game_id, agent_labels, meta, personas))
+        header = make_header(state, game_id, agent_labels, meta, personas)
+        if parent is not None:
+            header = header.model_copy(update={"parent": parent})
+        writer.write(header)
+        for ev in prefix:
+            writer.write(ev)
     try:
-        decisions, fallbacks = await run_game(state, agents, writer=writer, observers=observers, on_batch=on_batch)
+        decisions, fallbacks = await run_game(
+            state, agents, writer=writer, observers=observers, on_batch=on_batch, written=len(prefix)
+        )
         gate = recorder.gate(gate_threshold)
         share = gate["answered_share"]
         if share is None:

@@ -1,18 +1,52 @@
-"""Replaying a recorded game without agents, and resuming it from a step with live agents."""
+"""Replaying a recorded game without agents, and resuming it from a step with live agents.
+
+Native logs replay by re-applying their recorded actions by decision id. A branch (a fork,
+see :mod:`mafialab.counterfactual`) replays its prefix from the parent's seed, switches the
+engine's streams to its continuation seed at the fork step, then applies the rest. Imported
+MafiaScope games have no seed and no decision ids: they rebuild from their recorded deal
+(roles and seat names of the roster) under ``mafiascope7-v2`` (MafiaScope's vote rule), each
+decision answered from the recorded turn of that seat in that round; a turn that cannot be
+read (a failed source turn, an unreadable night action) or an outcome the engine does not
+reproduce stops the rebuild with a :class:`ReplayMismatch` naming the step.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from mafialab.agents import Agent
-from mafialab.engine import Action, Event, GameState
+from mafialab.engine import Action, Decision, Event, GameState
 from mafialab.record import GameLog
+from mafialab.rules import MAFIASCOPE7_V2, RuleSet
 
 _ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote")
+# MafiaScope's night action lines, English and Russian prompts (seat names are Latin in both)
+_KILL = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Kill|Убить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
+_PROTECT = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Protect|Защитить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
 
 
 class ReplayMismatch(RuntimeError):
     """The log's events differ from what the engine produces from its recorded actions."""
+
+
+@dataclass(frozen=True)
+class ReplayedDecision:
+    """One decision answered during a replay, with the recorded answer.
+
+    Attributes:
+        decision: The engine's decision (id, seat, kind, round, phase, options).
+        action: The recorded answer applied.
+        source_index: Imported games only: the source's per-round public message counter
+            of the recorded turn (MafiaScope ``msg_seq``), else ``None``.
+    """
+
+    decision: Decision
+    action: Action
+    source_index: int | None = None
 
 
 def recorded_actions(events: Sequence[Event]) -> list[Action]:
@@ -27,47 +61,219 @@ def recorded_actions(events: Sequence[Event]) -> list[Action]:
     return sorted(acts, key=lambda a: a.decision)
 
 
-def replay(log: GameLog, upto: int | None = None, check: bool = True) -> GameState:
-    """Rebuild the engine state from a log by re-applying its recorded actions; no agent is called.
-
-    Args:
-        log: The game log.
-        upto: Apply only actions of decisions with id < ``upto`` (a step to fork from);
-            ``None`` replays everything.
-        check: Verify that the rebuilt events equal the logged ones (clock fields aside). A
-            log cut short (a crash, Ctrl-C) is a prefix of the rebuilt events and passes.
+def replay_rules(log: GameLog) -> RuleSet:
+    """The rule set a log replays under: its own, or ``mafiascope7-v2`` for an imported MafiaScope game.
 
     Raises:
-        ReplayMismatch: If the log was imported from another tool, an action is rejected,
-            or the events differ.
+        ReplayMismatch: An imported game whose rule set is not the standard ``mafiascope7``
+            (a Sheriff or Resistance variant) or that comes from an unknown importer.
     """
     h = log.header
-    if h.source != "mafialab":
-        raise ReplayMismatch(f"{log.path}: imported from {h.source}; only games played by mafialab replay")
-    labels = None
-    state = GameState(h.rules, h.seed, labels=labels)
+    if h.source == "mafialab":
+        return h.rules
+    if h.source == "mafiascope" and h.rules.name == "mafiascope7":
+        return MAFIASCOPE7_V2.model_copy(update={"seat_names": h.rules.seat_names})
+    raise ReplayMismatch(
+        f"{log.path}: imported from {h.source} with rule set {h.rules.id}; only games played by mafialab "
+        "and standard MafiaScope games (mafiascope7) replay"
+    )
+
+
+def initial_state(log: GameLog, rules: RuleSet | None = None) -> GameState:
+    """A fresh engine state with the log's deal: its seed, roster roles, seat names and labels."""
+    h = log.header
     seating = next((e for e in log.events if e.kind == "seating"), None)
-    if seating is not None and seating.labels:  # type: ignore[union-attr]
-        state = GameState(h.rules, h.seed, labels=seating.labels)  # type: ignore[union-attr]
-    for a in recorded_actions(log.events):
-        if upto is not None and a.decision >= upto:
+    labels = seating.labels if seating is not None and seating.labels else None  # type: ignore[union-attr]
+    roster = sorted(h.roster, key=lambda s: s.seat)
+    return GameState(
+        rules or replay_rules(log),
+        h.seed,
+        labels=labels,
+        roles=[s.role for s in roster],
+        names=[s.name for s in roster],
+    )
+
+
+def _describe(state: GameState, d: Decision) -> str:
+    return f"step {d.id} (round {d.round} {d.phase}, {state.names[d.seat]} {d.kind})"
+
+
+def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tuple[Action, int | None]]:
+    """An answer function for an imported MafiaScope game: each decision from the recorded turn."""
+    names = {n: i for i, n in enumerate(state.names)}
+    turns: dict[tuple[str, int, int], deque[tuple[Any, ...]]] = {}
+    victims: dict[int, int] = {}
+    failed: dict[tuple[str, int, int], str] = {}
+
+    def put(kind: str, rnd: int, seat: int, item: tuple[Any, ...]) -> None:
+        turns.setdefault((kind, rnd, seat), deque()).append(item)
+
+    for ev in log.events:
+        if ev.kind == "speech":
+            put("speak", ev.round, ev.seat, (ev.text, ev.index))
+        elif ev.kind == "vote":
+            put("vote", ev.round, ev.seat, (ev.target, ev.statement, ev.index))
+        elif ev.kind == "mafia_chat":
+            put("kill", ev.round, ev.seat, (ev.text, ev.index))
+        elif ev.kind == "kill_chosen":
+            victims[ev.round] = ev.target
+        elif ev.kind == "imported" and ev.seat is not None:
+            rec = ev.record or {}
+            idx = rec.get("msg_seq") if isinstance(rec.get("msg_seq"), int) else None
+            kind = {"day_vote": "vote", "intro": "speak", "day_discuss": "speak", "night_mafia": "kill"}.get(
+                ev.source_kind, "protect" if ev.source_kind == "night_doctor" else None
+            )
+            if kind is None:
+                continue
+            if ev.note in ("transport_error", "empty_response"):
+                failed[(kind, ev.round, ev.seat)] = ev.note
+                put(kind, ev.round, ev.seat, ("__failed__", ev.note))
+            elif kind == "vote":  # a vote naming no valid target: no vote
+                put("vote", ev.round, ev.seat, (None, ev.text, idx))
+            elif kind == "protect":
+                put("protect", ev.round, ev.seat, (ev.text, idx))
+
+    def answer(d: Decision) -> tuple[Action, int | None]:
+        key = {"speak": "speak", "vote": "vote", "kill": "kill", "protect": "protect"}.get(d.kind)
+        q = turns.get((key, d.round, d.seat)) if key is not None else None
+        if not q:
+            raise ReplayMismatch(f"{_describe(state, d)}: no recorded turn in the imported game")
+        item = q.popleft()
+        if item[0] == "__failed__":
+            raise ReplayMismatch(f"{_describe(state, d)}: the source turn failed ({item[1]}); it cannot be replayed")
+        if d.kind == "speak":
+            return Action(decision=d.id, seat=d.seat, text=item[0]), item[1]
+        if d.kind == "vote":
+            target, statement, idx = item
+            if target is not None and target not in d.options:
+                target = None  # a dead player or the voter: no vote under mafiascope7-v2
+            return Action(decision=d.id, seat=d.seat, target=target, text=statement or "(no statement)"), idx
+        text, idx = item
+        pattern = _KILL if d.kind == "kill" else _PROTECT
+        found = [names[m] for m in pattern.findall(text or "") if m in names]
+        target = found[-1] if found and found[-1] in d.options else None
+        if target is None and d.kind == "kill" and victims.get(d.round) in d.options:
+            target = victims[d.round]  # the team's recorded victim when this member named none
+        if target is None:
+            raise ReplayMismatch(f"{_describe(state, d)}: the recorded {d.kind} target cannot be read")
+        return Action(decision=d.id, seat=d.seat, target=target), idx
+
+    return answer
+
+
+def _outcomes(events: Sequence[Event]) -> list[tuple[Any, ...]]:
+    # deaths in order, then the winner (an importer may write a last unannounced death after the end)
+    out: list[tuple[Any, ...]] = [
+        ("elimination", ev.round, ev.seat, ev.cause)  # type: ignore[union-attr]
+        for ev in events
+        if ev.kind == "elimination"
+    ]
+    out += [("game_end", ev.winner) for ev in events if ev.kind == "game_end"]  # type: ignore[union-attr]
+    return out
+
+
+def replay_decisions(
+    log: GameLog, upto: int | None = None, check: bool = True
+) -> tuple[GameState, list[ReplayedDecision]]:
+    """Rebuild the engine state from a log and list every decision answered on the way.
+
+    Args:
+        log: A native log, a branch with its prefix, or an imported MafiaScope game.
+        upto: Stop before decision id ``upto`` (the fork step); ``None`` replays everything.
+        check: Native logs: the rebuilt events must equal the logged ones (clock fields
+            aside; a log cut short passes). Imported logs: the rebuilt eliminations and winner
+            must equal the recorded ones.
+
+    Returns:
+        ``(state, decisions)``.
+
+    Raises:
+        ReplayMismatch: The log cannot be rebuilt; the message names the first step that
+            cannot be reproduced.
+    """
+    h = log.header
+    rules = replay_rules(log)
+    parent = getattr(h, "parent", None)
+    if parent is not None and parent.prefix == "absent":
+        raise ReplayMismatch(
+            f"{log.path}: an imported branch without its prefix (the source logged none); it cannot replay"
+        )
+    state = initial_state(log, rules)
+    done: list[ReplayedDecision] = []
+    answer: Callable[[Decision], tuple[Action, int | None]]
+    if h.source == "mafialab":
+        by_id = {a.decision: a for a in recorded_actions(log.events)}
+        cont = parent.step if parent is not None else None
+
+        def native(d: Decision) -> tuple[Action, int | None]:
+            a = by_id.get(d.id)
+            if a is None:
+                raise ReplayMismatch(f"{_describe(state, d)}: no recorded action")
+            return a, None
+
+        answer = native
+    else:
+        cont = None
+        answer = _imported_answers(log, state)
+    recorded = _outcomes(log.events)
+    while not state.is_terminal:
+        batch = sorted(state.pending(), key=lambda d: d.id)
+        if not batch:
             break
-        if state.is_terminal:
-            raise ReplayMismatch(f"action for decision {a.decision} after the game ended")
-        res = state.apply(a)
-        if res is not None:
-            raise ReplayMismatch(f"decision {a.decision}: {res.reason}")
-    if check:
+        stop = False
+        for d in batch:
+            if upto is not None and d.id >= upto:
+                stop = True
+                break
+            if cont is not None and d.id >= cont and state.continuation_seed is None:
+                state.reseed(parent.continuation_seed)  # type: ignore[union-attr]
+            if h.source == "mafialab" and d.id not in by_id:
+                stop = True  # a log cut short
+                break
+            a, idx = answer(d)
+            res = state.apply(a)
+            if res is not None:
+                raise ReplayMismatch(f"{_describe(state, d)}: {res.reason}")
+            done.append(ReplayedDecision(d, a, idx))
+            if h.source != "mafialab" and check:
+                mine = _outcomes(state.events)
+                if mine != recorded[: len(mine)]:
+                    raise ReplayMismatch(
+                        f"{_describe(state, d)}: the engine's outcome {mine[-1]} differs from the recorded "
+                        f"{recorded[len(mine) - 1] if len(recorded) >= len(mine) else 'end'}"
+                    )
+        if stop:
+            break
+    if check and h.source == "mafialab":
         n = len(state.events)
-        mine = [e.model_dump(exclude={"ts"}) for e in state.events]
+        mine_d = [e.model_dump(exclude={"ts"}) for e in state.events]
         theirs = [e.model_dump(exclude={"ts"}) for e in log.events[:n]]
-        if mine != theirs:
-            i = next((i for i, (x, y) in enumerate(zip(mine, theirs, strict=False)) if x != y), None)
+        if mine_d != theirs:
+            i = next((i for i, (x, y) in enumerate(zip(mine_d, theirs, strict=False)) if x != y), None)
             # i is None: the log is a prefix of the rebuilt events, i.e. it was cut short (a crash
             # or Ctrl-C before the engine's own events after the last action were written)
             if i is not None:
                 raise ReplayMismatch(f"event {i + 1} differs from the log")
-    return state
+    if cont is not None and upto is not None and upto >= cont and state.continuation_seed is None:
+        state.reseed(parent.continuation_seed)  # type: ignore[union-attr]
+    return state, done
+
+
+def replay(log: GameLog, upto: int | None = None, check: bool = True) -> GameState:
+    """Rebuild the engine state from a log by re-applying its recorded actions; no agent is called.
+
+    Args:
+        log: The game log: a game played by mafialab, a branch, or an imported MafiaScope
+            game whose recorded actions replay under ``mafiascope7-v2``.
+        upto: Apply only actions of decisions with id < ``upto`` (a step to fork from);
+            ``None`` replays everything.
+        check: Verify the rebuild (see :func:`replay_decisions`).
+
+    Raises:
+        ReplayMismatch: If the log was imported from a game the engine cannot rebuild, an
+            action is rejected, or the events differ (the message names the step).
+    """
+    return replay_decisions(log, upto=upto, check=check)[0]
 
 
 async def resume(log: GameLog, step: int, agents: Sequence[Agent]) -> GameState:

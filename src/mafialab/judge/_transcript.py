@@ -243,10 +243,11 @@ def _event_lines(ev: Event, names: list[str], team_name: Callable[[Any], str]) -
     if isinstance(ev, Vote):
         fb = " (fallback)" if ev.fallback else ""
         idx = f" #{ev.index}" if ev.index is not None else ""
-        prefix = f"[{d} {ev.stage}{idx}] {names[ev.seat]} → {names[ev.target]}{fb}"
+        whom = names[ev.target] if ev.target is not None else "no vote"
+        prefix = f"[{d} {ev.stage}{idx}] {names[ev.seat]} → {whom}{fb}"
         if ev.statement:
             return [Line(prefix + ":", ev.statement)]
-        item = f"{names[ev.seat]}→{names[ev.target]}{fb}"
+        item = f"{names[ev.seat]}→{whom}{fb}"
         return [Line(prefix, group=f"[{d} {ev.stage} votes, in order]", item=item)]
     if isinstance(ev, VoteTally):
         tally = ", ".join(f"{names[t]} {c}" for t, c in sorted(ev.tally.items(), key=lambda x: (-x[1], x[0])))

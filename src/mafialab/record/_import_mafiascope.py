@@ -10,6 +10,7 @@ reported with file and line number and skipped; nothing else is dropped.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -49,7 +50,7 @@ from mafialab.record._bifurcation import (
     write_header,
 )
 from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
-from mafialab.record._schema import PROBES_FILE, GameHeader, ProbeRecord, SeatInfo
+from mafialab.record._schema import PROBES_FILE, GameHeader, ParentInfo, ProbeRecord, SeatInfo
 from mafialab.rules import MAFIASCOPE7, Lexicon, RoleSpec, RuleSet
 
 SNAPSHOTS_FILE = "snapshots.mafiascope.jsonl"
@@ -643,6 +644,42 @@ def _probe_records(
     return out
 
 
+def fork_parent(setup: dict[str, Any]) -> ParentInfo | None:
+    """The ``parent`` block of a MafiaScope fork log (a ``setup`` with ``forked_from``), else ``None``.
+
+    MafiaScope's fork logs start at the fork (no prefix), so the branch is marked
+    ``prefix="absent"``; ``step`` is unknown (their ``fork_point`` ``[round, msg_seq]`` is kept).
+    Batch: their ``fork_batch_id`` when set (replay forks), else the first 8 hex digits of
+    SHA-256 over (parent, fork point, injected player, experiment) for bifurcation forks, whose
+    variants of one point form one batch; replica: ``replica_idx``, else the ``variant_idx``.
+    """
+    parent = setup.get("forked_from")
+    if not isinstance(parent, str) or not parent:
+        return None
+    iv = setup.get("intervention") if isinstance(setup.get("intervention"), dict) else None
+    point = setup.get("fork_point")
+    fork_point = [int(x) for x in point] if isinstance(point, list) and all(isinstance(x, int) for x in point) else None
+    batch = setup.get("fork_batch_id")
+    if not isinstance(batch, str) or not batch:
+        key = json.dumps([parent, fork_point, (iv or {}).get("player"), (iv or {}).get("experiment")])
+        batch = hashlib.sha256(key.encode()).hexdigest()[:8]
+    replica = setup.get("replica_idx")
+    if not isinstance(replica, int):
+        variant = (iv or {}).get("variant_idx")
+        replica = variant if isinstance(variant, int) else 0
+    return ParentInfo(
+        game_id=parent,
+        step=None,
+        intervention=iv if iv is not None else {"type": "replay"},
+        batch=batch,
+        replica=max(0, int(replica)),
+        continuation_seed=None,
+        root=parent,
+        prefix="absent",
+        fork_point=fork_point,
+    )
+
+
 def _destination_problem(src: Path, dst: Path) -> str | None:
     """Why writing the import of ``src`` into ``dst`` would destroy recorded data, else ``None``.
 
@@ -703,6 +740,7 @@ def import_game(src: Path, dst: Path) -> GameImport:
         for i, p in enumerate(setup["players"])
     ]
     meta: dict[str, Any] = {k: v for k, v in setup.items() if k not in ("players", "kind", "game_id", "ts", "round")}
+    # a MafiaScope fork log becomes a branch: its fork fields go to the header's parent block
     meta.update(
         source_dir=src.name,
         setup_round=setup.get("round", 0),
@@ -713,6 +751,7 @@ def import_game(src: Path, dst: Path) -> GameImport:
     if over is not None:
         meta["game_over"] = {k: v for k, v in over.items() if k not in ("kind", "game_id")}
     header = GameHeader(
+        parent=fork_parent(setup),
         game_id=game_id,
         rules_id=rules.id,
         rules=rules,

@@ -128,3 +128,17 @@ def upgrade(record: dict[str, Any], version: int, where: str) -> dict[str, Any]:
     if "schema_version" in record or record.get("kind") in ("game_start", "verdict"):
         record["schema_version"] = SCHEMA_VERSION
     return record
+
+
+@migration(1)
+def _v1_to_v2(record: dict[str, Any]) -> dict[str, Any]:
+    """v1 -> v2 (forks): nothing v1 wrote changes; the record is returned as it is.
+
+    v2 adds the header's optional ``parent``
+    block (left out for a game that is not a fork), ``vote`` events with ``target: null`` (no
+    vote, rules with ``day.no_vote``), the ``private_note`` event, and the rule fields
+    ``day.no_vote`` / ``day.text_chars`` / ``day.statement_chars`` (written only when not the
+    default). A v1 record is therefore a valid v2 record as it stands; a mafialab that reads
+    only v1 refuses v2 logs instead of misreading them.
+    """
+    return record

@@ -6,12 +6,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the game-log schema written by this mafialab. Bumped on incompatible change."""
 
 
@@ -37,6 +46,45 @@ class SeatInfo(BaseModel):
     persona: dict[str, Any] | None = None
 
 
+class ParentInfo(BaseModel):
+    """Where a branch (a fork of a recorded game) comes from: the ``parent`` block of its header.
+
+    A branch is the parent's prefix (every event before the fork step, equal to the parent's
+    clock fields aside) followed by a continuation played from ``continuation_seed``. Its
+    ``game_id`` is ``<parent game id>~<batch>-<replica>``; see ``docs/counterfactual.md``.
+
+    Attributes:
+        game_id: The parent game's id.
+        step: Decision id of the fork step in the parent (``None`` for an imported fork
+            whose source gave only a message position).
+        intervention: What was changed at the step (``{"type": "inject" | "resample" |
+            "belief" | "night", ...}``; imported forks keep the source's object).
+        batch: Batch id: a hash of (parent id, step, intervention, ``--seed``); the
+            replicas of one fork command share it.
+        replica: Replica number within the batch (0-based).
+        continuation_seed: Seed of the continuation's engine streams and agents, derived from
+            (parent seed, step, intervention, ``--seed``, replica).
+        seed: The ``--seed`` given to the fork command.
+        root: Id of the root game (the first non-branch ancestor); bootstrap clusters.
+        prefix: ``"replayed"`` (the log holds the parent's prefix) or ``"absent"`` (an
+            imported fork log that starts at the fork, as MafiaScope wrote them).
+        fork_point: The source's fork position, if any (MafiaScope: ``[round, msg_seq]``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    game_id: str
+    step: int | None = Field(default=None, ge=0)
+    intervention: dict[str, Any] = Field(default_factory=dict)
+    batch: str
+    replica: int = Field(default=0, ge=0)
+    continuation_seed: int | None = None
+    seed: int = 0
+    root: str
+    prefix: Literal["replayed", "absent"] = "replayed"
+    fork_point: list[int] | None = None
+
+
 class GameHeader(BaseModel):
     """First record of ``game.jsonl``.
 
@@ -51,7 +99,9 @@ class GameHeader(BaseModel):
         roster: Every seat with role, team and agent.
         software: ``mafialab <version>``.
         source: Where the game came from: ``"mafialab"`` or an importer (``"mafiascope"``).
-        meta: Free-form extras (importer provenance, fork origin, run options).
+        meta: Free-form extras (importer provenance, run options).
+        parent: Set on branches (forks): the parent game, fork step and intervention
+            (:class:`ParentInfo`); ``None`` for a root game.
         ts: Wall-clock creation time (a clock field).
 
     Raises:
@@ -72,7 +122,16 @@ class GameHeader(BaseModel):
     software: str
     source: str = "mafialab"
     meta: dict[str, Any] = Field(default_factory=dict)
+    parent: ParentInfo | None = None
     ts: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_parent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # root games carry no parent block, so their headers stay as they were
+        data: dict[str, Any] = handler(self)
+        if data.get("parent", 0) is None:
+            del data["parent"]
+        return data
 
     @model_validator(mode="after")
     def _check_roster(self) -> GameHeader:

@@ -89,6 +89,13 @@ class DayRules(_Frozen):
         vote_statement: Whether a vote carries a short public statement.
         self_vote: Whether a player may vote for (or nominate) itself.
         tie: ``"no_elimination"`` or ``"seeded"`` (drawn from the ``tie_break`` stream).
+        no_vote: Whether a day vote may end in **no vote**: an answer that names nobody
+            (target ``None``) casts no vote and is left out of the tally. MafiaScope's engine
+            does this, and also counts a vote naming a dead player or the voter as no vote
+            (agents map such answers to ``None`` when this is set). ``False``: every vote
+            names a legal target (an unusable answer is retried, then a logged fallback).
+        text_chars: Longest speech the engine accepts (characters).
+        statement_chars: Longest vote statement the engine accepts (characters).
         tally_names_voters: Whether the public result of a ``secret_simultaneous`` vote names
             every voter's target (``True``, as ``werewolf7-v1`` does) or only how many votes
             each player received (``False``: a vote stays known to its voter alone; the
@@ -103,15 +110,24 @@ class DayRules(_Frozen):
     vote_statement: bool = False
     self_vote: bool = False
     tie: Literal["no_elimination", "seeded"] = "no_elimination"
+    no_vote: bool = False
+    text_chars: int = Field(default=1200, ge=20)
+    statement_chars: int = Field(default=300, ge=20)
     tally_names_voters: bool = True
 
     @model_serializer(mode="wrap")
     def _drop_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # a field added after version 1 is written only when it differs from its default, so
-        # rule sets (and log headers) from before it serialise byte for byte as they did
+        # fields added after version 1 are written only when changed, so rule sets (and log
+        # headers) from before them serialise byte for byte as they did
         data: dict[str, Any] = handler(self)
-        if data.get("tally_names_voters") is True:
-            del data["tally_names_voters"]
+        for key, default in (
+            ("no_vote", False),
+            ("text_chars", 1200),
+            ("statement_chars", 300),
+            ("tally_names_voters", True),
+        ):
+            if data.get(key) == default:
+                del data[key]
         return data
 
 
@@ -306,13 +322,18 @@ WEREWOLF7 = _load_builtin("werewolf7")
 ARENA12 = _load_builtin("arena12")
 """Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff."""
 
+MAFIASCOPE7_V2 = _load_builtin("mafiascope7-v2")
+"""``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
+
 WEREWOLF7_V2 = _load_builtin("werewolf7-v2")
 """``werewolf7-v2``: the belief-shift benchmark setting; an observer sees no secret vote but its own."""
 
 BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
 """The default version of each built-in rule set, by name."""
 
-BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, WEREWOLF7, WEREWOLF7_V2, ARENA12)}
+BUILTIN_VERSIONS: dict[str, RuleSet] = {
+    r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, WEREWOLF7_V2, ARENA12)
+}
 """Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
 
 

@@ -74,12 +74,13 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
     night_round = -1
     votes: dict[tuple[int, str], set[int]] = {}
     elim_by_vote: dict[int, int] = {}
+    no_votes: dict[tuple[int, str], set[int]] = {}
     runoff_candidates: dict[int, list[int]] = {}
     end: GameEnd | None = None
     for ev in events:
         if isinstance(ev, Speech | MafiaChat | NightAction | Vote) and not alive[ev.seat]:
             out.append(f"event {ev.seq}: dead seat {ev.seat} acted ({ev.kind})")
-        if isinstance(ev, NightAction | Vote | KillChosen) and not alive[ev.target]:
+        if isinstance(ev, NightAction | Vote | KillChosen) and ev.target is not None and not alive[ev.target]:
             out.append(f"event {ev.seq}: dead seat {ev.target} targeted ({ev.kind})")
         if isinstance(ev, PhaseStarted) and ev.phase == "night":
             if night_round >= 0:
@@ -105,6 +106,8 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
             if ev.seat in votes.setdefault(key, set()):
                 out.append(f"event {ev.seq}: seat {ev.seat} voted twice in {key}")
             votes[key].add(ev.seat)
+            if ev.target is None:
+                no_votes.setdefault(key, set()).add(ev.seat)
         elif isinstance(ev, VoteTally):
             key = (ev.round, ev.stage)
             expected = {s for s, a in enumerate(alive) if a}
@@ -119,11 +122,11 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
             if hidden and not rules.day.tally_names_voters:
                 if ev.votes:  # secret votes must stay secret: the public result names no voter
                     out.append(f"round {ev.round} {ev.stage}: tally names voters {sorted(ev.votes)}")
-                if sum(ev.tally.values()) != len(got):
+                if sum(ev.tally.values()) != len(got - no_votes.get(key, set())):
                     out.append(
                         f"round {ev.round} {ev.stage}: tally counts {sum(ev.tally.values())} votes of {len(got)}"
                     )
-            elif set(ev.votes) != got:
+            elif set(ev.votes) != got - no_votes.get(key, set()):
                 out.append(
                     f"round {ev.round} {ev.stage}: tally lists {sorted(ev.votes)}, votes came from {sorted(got)}"
                 )

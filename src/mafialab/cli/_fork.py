@@ -1,0 +1,249 @@
+"""``mafialab fork``: fork a recorded game at a step, intervene, replay N times; compare; sweep."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from mafialab.cli._app import console, fail
+from mafialab.counterfactual import (
+    Inject,
+    Intervention,
+    Night,
+    PrivateBelief,
+    Resample,
+    compare_batches,
+    estimate_fork,
+    fork_steps,
+    resolve_step,
+    run_fork,
+    sweep,
+)
+from mafialab.harness import PreflightError, ReplayMismatch
+from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
+
+fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
+
+
+def _seat(text: str, names: list[str], what: str) -> int:
+    t = text.strip()
+    if t.isdigit() and int(t) < len(names):
+        return int(t)
+    if t in names:
+        return names.index(t)
+    raise ValueError(f"{what}: unknown seat {t!r} (a seat number 0..{len(names) - 1} or a name: {', '.join(names)})")
+
+
+def parse_intervention(
+    names: list[str], inject: str | None, resample: bool, belief: str | None, night: str | None
+) -> Intervention:
+    """The intervention given by the ``fork run`` options (at most one; default resample).
+
+    Raises:
+        ValueError: More than one given, or a malformed value (the message names the option).
+    """
+    given = [x for x in (inject, belief, night) if x is not None] + ([True] if resample else [])
+    if len(given) > 1:
+        raise ValueError("give one of --inject, --resample, --belief, --night")
+    if inject is not None:
+        try:
+            data = json.loads(inject)
+        except json.JSONDecodeError as err:
+            example = '{"target": "Casey", "text": "..."}'
+            raise ValueError(f"--inject: not JSON ({err.msg}); e.g. '{example}'") from None
+        if not isinstance(data, dict):
+            raise ValueError("--inject: expected a JSON object with target and/or text")
+        try:
+            return Inject.model_validate({"no_vote": data.get("target") is None and "target" in data, **data})
+        except ValidationError as err:
+            e = err.errors()[0]
+            raise ValueError(f"--inject: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    if belief is not None:
+        seat, sep, text = belief.partition("=")
+        if not sep or not text.strip():
+            raise ValueError(f"--belief: expected SEAT=TEXT, got {belief!r}")
+        return PrivateBelief(seat=_seat(seat, names, "--belief"), text=text.strip())
+    if night is not None:
+        seat, sep, target = night.partition("=")
+        if not sep:
+            raise ValueError(f"--night: expected SEAT=TARGET, got {night!r}")
+        return Night(seat=_seat(seat, names, "--night"), target=_seat(target, names, "--night"))
+    return Resample()
+
+
+def _seats(items: list[str], n: int) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for item in items:
+        seat, sep, spec = item.partition("=")
+        if not sep or not seat.strip().isdigit() or not spec.strip():
+            raise ValueError(f"--seat: expected N=SPEC (e.g. 3=scripted), got {item!r}")
+        if int(seat) >= n:
+            raise ValueError(f"--seat: seat {seat} out of range 0..{n - 1}")
+        out[int(seat)] = spec.strip()
+    return out
+
+
+def _fmt_rate(r: dict[str, Any]) -> str:
+    if r["p"] is None:
+        return "-"
+    return f"{r['p']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({r['k']}/{r['n']})"
+
+
+@fork_app.command("steps")
+def steps_cmd(
+    game: Path = typer.Argument(..., help="Game directory (mafialab game, branch, or imported MafiaScope game)."),
+    fmt: str = typer.Option("table", "--format", help="table or json."),
+) -> None:
+    """List the forkable steps of GAME: id, round, phase, seat, kind and what was done."""
+    try:
+        steps = fork_steps(read_game(game))
+    except (LogFormatError, ReplayMismatch) as err:
+        fail(str(err))
+    if fmt == "json":
+        rows = [{**s.__dict__, "label": s.label} for s in steps]
+        console.print_json(json.dumps(rows, ensure_ascii=False))
+        return
+    t = Table("id", "step", "round", "phase", "seat", "kind", "done")
+    for s in steps:
+        t.add_row(str(s.id), s.label, str(s.round), s.phase, f"{s.seat} {s.name}", s.kind, s.done)
+    console.print(t)
+
+
+@fork_app.command("run")
+def run_cmd(
+    game: Path = typer.Argument(..., help="Parent game directory."),
+    at: str = typer.Option(..., "--at", help="Fork step: a decision id or round:phase:index (see `fork steps`)."),
+    inject: str | None = typer.Option(None, "--inject", help='Replace the answer: JSON {"target": NAME, "text": ...}.'),
+    resample: bool = typer.Option(False, "--resample", help="Ask the seat again from its frozen context (default)."),
+    belief: str | None = typer.Option(None, "--belief", help="SEAT=TEXT: a private line in one seat's context."),
+    night: str | None = typer.Option(None, "--night", help="SEAT=TARGET: override the seat's next night action."),
+    n: int = typer.Option(1, "-n", min=1, help="Replicas of the fork."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the batch (with the replica: each branch's seed)."),
+    agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
+    seat: list[str] = typer.Option([], "--seat", help="Per-seat agent N=SPEC; repeatable."),
+    temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
+    probes: str = typer.Option("none", "--probes", "-p", help="Probe battery for the continuation."),
+    parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Branches played at the same time."),
+    prices: Path | None = typer.Option(None, "--prices", help="YAML price table."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and cost estimate; play nothing."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
+) -> None:
+    """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
+    try:
+        log = read_game(game)
+        names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
+        iv = parse_intervention(names, inject, resample, belief, night)
+        step = resolve_step(fork_steps(log), at)
+        if dry_run:
+            est = estimate_fork(log, step, n, probes=probes != "none")
+            cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
+            console.print(
+                f"fork of {log.game_id} at step {step.id} ({step.label}, {step.name} {step.kind}), "
+                f"{iv.type}: {n} branch(es), about {est.calls:.0f} model call(s) "
+                f"({est.calls_per_branch:.1f} per branch), estimated cost {cost}. Basis: {est.basis}.",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return
+        table = load_prices(prices) if prices is not None else PriceTable()
+        batch = asyncio.run(
+            run_fork(
+                log,
+                step,
+                iv,
+                n=n,
+                seed=seed,
+                agents=agents,
+                seats=_seats(seat, len(names)),
+                temperature=temperature,
+                probes=probes,
+                parallel=parallel,
+                out=out,
+                prices=table,
+            )
+        )
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
+        fail(str(err))
+    t = Table("branch", "replica", "winner", "fallbacks")
+    for b in batch.branches:
+        t.add_row(b.game_id, str(b.replica), b.winner or "-", f"{b.fallbacks}/{b.decisions}")
+    console.print(t)
+    console.print(
+        f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
+        f"town won {batch.wins('town')}, mafia {batch.wins('mafia')}. Logs in {out}/",
+        highlight=False,
+    )
+
+
+@fork_app.command("compare")
+def compare_cmd(
+    dir_a: Path = typer.Argument(..., help="Branches of batch A."),
+    dir_b: Path = typer.Argument(..., help="Branches of batch B."),
+    batch_a: str | None = typer.Option(None, "--batch-a", help="Batch id in DIR_A when it holds several."),
+    batch_b: str | None = typer.Option(None, "--batch-b", help="Batch id in DIR_B when it holds several."),
+    fmt: str = typer.Option("table", "--format", help="table or json."),
+) -> None:
+    """P(each team wins) per batch (Wilson 95 %), the difference (Newcombe 95 %), Fisher exact p, n."""
+    try:
+        res = compare_batches(dir_a, dir_b, batch_a, batch_b)
+    except (LogFormatError, ValueError) as err:
+        fail(str(err))
+    if fmt == "json":
+        console.print_json(json.dumps(res))
+        return
+    t = Table("", "batch", "step", "intervention", "n", "P(town wins)", "P(mafia wins)")
+    for k in ("a", "b"):
+        s = res[k]
+        t.add_row(
+            k.upper(), s["batch"], str(s["step"]), s["intervention"].get("type", "?"), str(s["n"]),
+            _fmt_rate(s["town"]), _fmt_rate(s["mafia"]),
+        )  # fmt: skip
+    console.print(t)
+    for team in ("town", "mafia"):
+        d = res["difference"][team]
+        if d["diff"] is None:
+            continue
+        console.print(
+            f"{team}: A - B = {d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] (Newcombe 95 %), "
+            f"Fisher exact p = {d['fisher_p']:.4g} (two-sided), n = {res['a']['n']} vs {res['b']['n']}",
+            highlight=False,
+        )
+
+
+@fork_app.command("sweep")
+def sweep_cmd(
+    game: Path = typer.Argument(..., help="Parent game directory."),
+    n: int = typer.Option(..., "-n", min=1, help="Replicas per step."),
+    steps: list[str] = typer.Option([], "--steps", help="Steps to fork (default: every public step); repeatable."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the sweep."),
+    agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
+    parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Branches played at the same time."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
+    fmt: str = typer.Option("table", "--format", help="table or json."),
+) -> None:
+    """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
+    chosen = [x for s in steps for x in s.split(",") if x.strip()]
+    try:
+        rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
+        fail(str(err))
+    if fmt == "json":
+        data = [
+            {"step": r.step.id, "label": r.step.label, "seat": r.step.seat, "kind": r.step.kind, "batch": r.batch.batch,
+             "n": r.n, "town": r.town, "mafia": r.mafia}
+            for r in rows
+        ]  # fmt: skip
+        console.print_json(json.dumps(data))
+        return
+    t = Table("step", "round:phase:index", "seat", "kind", "n", "P(town wins)", "P(mafia wins)")
+    for r in rows:
+        t.add_row(
+            str(r.step.id), r.step.label, r.step.name, r.step.kind, str(r.n), _fmt_rate(r.town), _fmt_rate(r.mafia)
+        )
+    console.print(t)

@@ -1,0 +1,91 @@
+"""Counterfactual replay (layer ``counterfactual``): fork a recorded game at a step and intervene.
+
+A fork replays the parent up to a decision (the fork step), changes one thing there (an
+answer, a fresh draw, a private belief, a night action) and plays the continuation N times;
+each replica is a branch, an ordinary game log with a ``parent`` header block. Builds on
+``harness``. See ``docs/counterfactual.md``.
+
+Example:
+    >>> import asyncio
+    >>> from mafialab.counterfactual import Inject, fork_steps, run_fork  # doctest: +SKIP
+    >>> batch = asyncio.run(run_fork("runs/g1", at=12, intervention=Inject(target="Casey", text="..."),
+    ...                              n=20, agents="scripted", out="forks"))  # doctest: +SKIP
+"""
+
+from mafialab.counterfactual._compare import (
+    BatchSummary,
+    compare_batches,
+    fisher_exact_p,
+    newcombe_interval,
+    rate,
+    read_batches,
+    wilson_interval,
+)
+from mafialab.counterfactual._fork import (
+    Branch,
+    ForkBatch,
+    ForkEstimate,
+    SweepRow,
+    branch_specs,
+    estimate_fork,
+    injected_action,
+    prepare,
+    run_fork,
+    sweep,
+)
+from mafialab.counterfactual._steps import (
+    INTERVENTION_ADAPTER,
+    PUBLIC_KINDS,
+    ForkStep,
+    Inject,
+    Intervention,
+    Night,
+    PrivateBelief,
+    Resample,
+    batch_id,
+    branch_id,
+    continuation_seed,
+    fork_steps,
+    inject_vote_text,
+    intervention_from,
+    parse_vote_text,
+    resolve_step,
+    step_after_message,
+)
+
+__all__ = [
+    "INTERVENTION_ADAPTER",
+    "PUBLIC_KINDS",
+    "BatchSummary",
+    "PrivateBelief",
+    "Branch",
+    "ForkBatch",
+    "ForkEstimate",
+    "ForkStep",
+    "Inject",
+    "Intervention",
+    "Night",
+    "Resample",
+    "SweepRow",
+    "batch_id",
+    "branch_id",
+    "branch_specs",
+    "compare_batches",
+    "continuation_seed",
+    "estimate_fork",
+    "fisher_exact_p",
+    "fork_steps",
+    "inject_vote_text",
+    "injected_action",
+    "intervention_from",
+    "newcombe_interval",
+    "parse_vote_text",
+    "prepare",
+    "rate",
+    "read_batches",
+    "resolve_step",
+    "run_fork",
+    "step_after_message",
+    "sweep",
+    "wilson_interval",
+]

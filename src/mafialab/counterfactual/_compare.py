@@ -1,0 +1,157 @@
+"""Reading batches of branches back, comparing two batches, and the sensitivity sweep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mafialab.record import GameLog, iter_game_dirs, read_game
+from mafialab.rules import Team
+
+TEAMS: tuple[Team, ...] = ("town", "mafia")
+
+
+def wilson_interval(k: int, n: int) -> tuple[float | None, float | None]:
+    """95 % Wilson score interval for ``k`` successes in ``n`` trials (statsmodels).
+
+    Source: Wilson (1927), JASA 22:209-212. ``(None, None)`` when ``n`` is 0.
+    """
+    if n <= 0:
+        return None, None
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return float(lo), float(hi)
+
+
+def newcombe_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[float | None, float | None]:
+    """95 % interval of ``k1/n1 - k2/n2`` by Newcombe's hybrid score method (statsmodels ``newcomb``).
+
+    Source: Newcombe (1998), Statistics in Medicine 17:873-890, method 10 (built from the two
+    Wilson intervals). ``(None, None)`` when either ``n`` is 0.
+    """
+    if n1 <= 0 or n2 <= 0:
+        return None, None
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=0.05)
+    return float(lo), float(hi)
+
+
+def fisher_exact_p(k1: int, n1: int, k2: int, n2: int) -> float | None:
+    """Two-sided Fisher exact test p-value of the 2x2 table ``[[k1, n1-k1], [k2, n2-k2]]`` (SciPy)."""
+    if n1 <= 0 or n2 <= 0:
+        return None
+    from scipy.stats import fisher_exact
+
+    return float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative="two-sided").pvalue)
+
+
+@dataclass
+class BatchSummary:
+    """Outcomes of one batch of branches read from disk.
+
+    Attributes:
+        batch: Batch id.
+        parent_id: Parent game id.
+        root_id: Root game id.
+        step: Fork step (decision id), ``None`` for imported forks.
+        intervention: The intervention record.
+        games: Branch game ids.
+        winners: Winner per branch (``None`` for an unfinished branch).
+    """
+
+    batch: str
+    parent_id: str
+    root_id: str
+    step: int | None
+    intervention: dict[str, Any]
+    games: list[str] = field(default_factory=list)
+    winners: list[str | None] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Finished branches (those with a winner): the n behind every rate."""
+        return sum(1 for w in self.winners if w is not None)
+
+    def wins(self, team: str) -> int:
+        """Finished branches won by ``team``."""
+        return sum(1 for w in self.winners if w == team)
+
+
+def read_batches(path: Path) -> list[BatchSummary]:
+    """Every batch of branches under ``path`` (branch directories, found recursively), by batch id.
+
+    Root games (no ``parent`` header block) are skipped.
+    """
+    out: dict[str, BatchSummary] = {}
+    for d in iter_game_dirs(Path(path)):
+        g: GameLog = read_game(d)
+        p = g.header.parent
+        if p is None:
+            continue
+        b = out.setdefault(
+            p.batch,
+            BatchSummary(batch=p.batch, parent_id=p.game_id, root_id=p.root, step=p.step, intervention=p.intervention),
+        )
+        b.games.append(g.game_id)
+        b.winners.append(g.winner)
+    return sorted(out.values(), key=lambda b: (b.parent_id, b.step if b.step is not None else -1, b.batch))
+
+
+def _one_batch(path: Path, batch: str | None) -> BatchSummary:
+    found = read_batches(path)
+    if batch is not None:
+        found = [b for b in found if b.batch == batch]
+    if not found:
+        raise ValueError(f"{path}: no branches" + (f" of batch {batch}" if batch else ""))
+    if len(found) > 1:
+        ids = ", ".join(f"{b.batch} (step {b.step}, n={b.n})" for b in found)
+        raise ValueError(f"{path}: holds {len(found)} batches ({ids}); name one with --batch-a/--batch-b")
+    return found[0]
+
+
+def rate(k: int, n: int) -> dict[str, Any]:
+    """``{"k", "n", "p", "lo", "hi"}``: a proportion with its Wilson interval (``p`` None when n is 0)."""
+    lo, hi = wilson_interval(k, n)
+    return {"k": k, "n": n, "p": k / n if n else None, "lo": lo, "hi": hi}
+
+
+def compare_batches(
+    a: Path | BatchSummary, b: Path | BatchSummary, batch_a: str | None = None, batch_b: str | None = None
+) -> dict[str, Any]:
+    """Compare the outcomes of two batches (``fork compare``).
+
+    Per batch: P(each team wins) over finished branches with a Wilson interval; per team the
+    difference A - B with a Newcombe interval and a two-sided Fisher exact p-value, and the
+    n behind them.
+
+    Returns:
+        ``{"a": {batch, parent, step, intervention, n, unfinished, town: rate, mafia: rate},
+        "b": {...}, "difference": {team: {"diff", "lo", "hi", "fisher_p"}}}``.
+
+    Raises:
+        ValueError: A directory holds no branch, or several batches and none was named.
+    """
+    sa = a if isinstance(a, BatchSummary) else _one_batch(Path(a), batch_a)
+    sb = b if isinstance(b, BatchSummary) else _one_batch(Path(b), batch_b)
+
+    def side(s: BatchSummary) -> dict[str, Any]:
+        return {
+            "batch": s.batch,
+            "parent": s.parent_id,
+            "step": s.step,
+            "intervention": s.intervention,
+            "n": s.n,
+            "unfinished": len(s.winners) - s.n,
+            **{t: rate(s.wins(t), s.n) for t in TEAMS},
+        }
+
+    diff: dict[str, Any] = {}
+    for t in TEAMS:
+        k1, k2 = sa.wins(t), sb.wins(t)
+        lo, hi = newcombe_interval(k1, sa.n, k2, sb.n)
+        d = (k1 / sa.n - k2 / sb.n) if sa.n and sb.n else None
+        diff[t] = {"diff": d, "lo": lo, "hi": hi, "fisher_p": fisher_exact_p(k1, sa.n, k2, sb.n)}
+    return {"a": side(sa), "b": side(sb), "difference": diff}

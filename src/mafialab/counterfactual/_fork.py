@@ -1,0 +1,531 @@
+"""Forking a recorded game at a step: replay the prefix, intervene, play the continuation N times."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from mafialab.agents import Agent, is_model_spec, make_agent, make_llm_agent, parse_model_spec
+from mafialab.counterfactual._steps import (
+    ForkStep,
+    Inject,
+    Intervention,
+    Night,
+    PrivateBelief,
+    Resample,
+    batch_id,
+    branch_id,
+    continuation_seed,
+    fork_steps,
+    resolve_step,
+)
+from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
+from mafialab.harness import GameObserver, play_game, replay
+from mafialab.models import ModelPool
+from mafialab.record import (
+    CALLS_FILE,
+    GAME_FILE,
+    PROBES_FILE,
+    GameLog,
+    ParentInfo,
+    PriceTable,
+    read_game,
+    read_records,
+)
+from mafialab.rules import RuleSet, Team
+
+log = logging.getLogger(__name__)
+
+AgentBuilder = Callable[[str, int, RuleSet, int], Agent]
+"""``build(spec, seat, rules, continuation_seed) -> Agent`` (default :func:`mafialab.agents.make_agent`)."""
+
+
+@dataclass
+class Branch:
+    """One replica of a fork.
+
+    Attributes:
+        game_id: ``<parent>~<batch>-<replica>``.
+        replica: Replica number (0-based).
+        continuation_seed: Seed of the continuation.
+        winner: Winning team, or ``None`` if the branch did not finish.
+        path: The branch's game directory (``None`` when not written).
+        decisions: Decisions played in the continuation.
+        fallbacks: Continuation decisions settled by a fallback.
+        degraded: Whether the integrity gate marked the branch degraded.
+    """
+
+    game_id: str
+    replica: int
+    continuation_seed: int
+    winner: Team | None
+    path: Path | None = None
+    decisions: int = 0
+    fallbacks: int = 0
+    degraded: bool = False
+
+
+@dataclass
+class ForkBatch:
+    """The N replicas of one fork command.
+
+    Attributes:
+        parent_id: Parent game id.
+        root_id: Root game id (the first ancestor that is not a branch).
+        step: The fork step.
+        intervention: What was changed.
+        seed: The ``--seed`` of the command.
+        batch: Batch id.
+        branches: One per replica, in replica order.
+    """
+
+    parent_id: str
+    root_id: str
+    step: ForkStep
+    intervention: Intervention
+    seed: int
+    batch: str
+    branches: list[Branch] = field(default_factory=list)
+
+    def wins(self, team: Team) -> int:
+        """Branches won by ``team``."""
+        return sum(1 for b in self.branches if b.winner == team)
+
+    @property
+    def finished(self) -> int:
+        """Branches that reached a winner."""
+        return sum(1 for b in self.branches if b.winner is not None)
+
+
+@dataclass
+class ForkEstimate:
+    """What a fork command would cost, from the parent's ``calls.jsonl``.
+
+    Attributes:
+        branches: Replicas to play.
+        calls_per_branch: Estimated model calls per branch (game decisions after the step,
+            plus probe calls at the parent's probe rate when probing).
+        calls: ``calls_per_branch * branches``.
+        cost_usd: Estimated cost (the parent's cost per call times the calls), ``None``
+            when the parent's calls carry no price.
+        basis: How the estimate was made, in words.
+    """
+
+    branches: int
+    calls_per_branch: float
+    calls: float
+    cost_usd: float | None
+    basis: str
+
+
+class _Answering:
+    """Wraps an agent: answers chosen decisions with fixed actions, delegates the rest."""
+
+    def __init__(self, inner: Agent, pick: Callable[[Decision], Action | None]):
+        self.inner = inner
+        self.label = inner.label
+        self._pick = pick
+
+    async def decide(self, decision: Decision, view: PlayerView) -> Action:
+        a = self._pick(decision)
+        if a is not None:
+            return a
+        return await self.inner.decide(decision, view)
+
+    def __getattr__(self, name: str) -> Any:  # probe, set_call_sink, describe, persona …
+        return getattr(self.inner, name)
+
+
+def _with_temperature(spec: str, temperature: float | None) -> str:
+    if temperature is None or not is_model_spec(spec):
+        return spec
+    model, given = parse_model_spec(spec)
+    opts = {"temperature": temperature, **given}
+    return f"{model}?{urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in opts.items()})}"
+
+
+def branch_specs(
+    parent: GameLog, agents: str | None = None, seats: dict[int, str] | None = None, temperature: float | None = None
+) -> list[str]:
+    """Agent spec per seat for the continuation: ``seats`` over ``agents`` over the parent's roster.
+
+    Raises:
+        ValueError: A seat override out of range.
+    """
+    roster = sorted(parent.header.roster, key=lambda s: s.seat)
+    specs = [agents or s.agent for s in roster]
+    for seat, spec in (seats or {}).items():
+        if not 0 <= seat < len(specs):
+            raise ValueError(f"--seat: seat {seat} out of range 0..{len(specs) - 1}")
+        specs[seat] = spec
+    return [_with_temperature(s, temperature) for s in specs]
+
+
+def _copy_prefix_probes(plog: GameLog, path: Path, game_id: str, prefix_len: int) -> int:
+    """Put the parent's probe records of the prefix (``after_seq`` within it) first in the branch's ``probes.jsonl``.
+
+    The belief trajectory of a branch then starts where the parent's did. Returns the
+    number of records copied (0 when the parent was not probed).
+    """
+    src = plog.path / PROBES_FILE
+    if not src.is_file():
+        return 0
+    head = [
+        {**r, "game_id": game_id}
+        for r in read_records(src)
+        if r.get("kind") == "probe" and int(r.get("after_seq") or 0) <= prefix_len
+    ]
+    if not head:
+        return 0
+    dst = path / PROBES_FILE
+    tail = dst.read_text(encoding="utf-8") if dst.is_file() else ""
+    tmp = dst.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in head) + tail, encoding="utf-8")
+    tmp.replace(dst)
+    return len(head)
+
+
+def _root(log_: GameLog) -> str:
+    p = log_.header.parent
+    return p.root if p is not None else log_.header.game_id
+
+
+def _pending(state: GameState, step: ForkStep) -> Decision:
+    d = next((x for x in state.pending() if x.id == step.id), None)
+    if d is None:  # pragma: no cover - replay(upto=step) always leaves the step pending
+        raise ValueError(f"--at: decision {step.id} is not pending after the replay")
+    return d
+
+
+def injected_action(state: GameState, decision: Decision, iv: Inject) -> Action:
+    """The action ``iv`` stands for at ``decision``, checked against the rules.
+
+    A target that is unknown, dead or the voter casts no vote where the decision allows
+    one (``day.no_vote``), as MafiaScope's engine counts it.
+
+    Raises:
+        ValueError: The answer does not fit the decision (the message says why).
+    """
+    target: int | None = None
+    if decision.wants_target:
+        if iv.target is not None and not iv.no_vote:
+            seat = state.names.index(iv.target) if iv.target in state.names else None
+            if seat is not None and seat in decision.options:
+                target = seat
+            elif not decision.no_vote:
+                raise ValueError(
+                    f"--inject: target {iv.target!r} is not a legal option of decision {decision.id} "
+                    f"({', '.join(state.names[s] for s in decision.options)})"
+                )
+        elif not decision.no_vote:
+            raise ValueError(
+                f"--inject: decision {decision.id} ({decision.kind}) needs a target; {state.rules.id} has no no-vote"
+            )
+    elif iv.target is not None:
+        raise ValueError(f"--inject: decision {decision.id} ({decision.kind}) takes text, not a target")
+    text = iv.text
+    if text is not None:
+        text = text[: decision.max_chars]
+    if not decision.needs_text and decision.kind != "vote":
+        text = None
+    a = Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+    why = check_action(decision, a)
+    if why is not None:
+        raise ValueError(f"--inject: decision {decision.id} ({decision.kind}): {why}")
+    return a
+
+
+def prepare(parent: GameLog, step: ForkStep, iv: Intervention, cseed: int) -> tuple[GameState, list[Event]]:
+    """The state at ``step`` (prefix replayed, streams reseeded, a belief note added) and the prefix.
+
+    Returns:
+        ``(state, prefix)``: the prefix events carry the parent's clock fields where the
+        parent is a native log.
+
+    Raises:
+        ReplayMismatch: The parent does not replay up to the step.
+        ValueError: The intervention does not fit the step or the game.
+    """
+    state = replay(parent, upto=step.id)
+    n = len(state.events)
+    if parent.header.source == "mafialab":
+        prefix = [ev.model_copy(update={"ts": p.ts}) for ev, p in zip(state.events, parent.events[:n], strict=True)]
+    else:
+        prefix = list(state.events)
+    state.reseed(cseed)
+    d = _pending(state, step)
+    if isinstance(iv, Inject):
+        injected_action(state, d, iv)
+    elif isinstance(iv, Night):
+        for s, what in ((iv.seat, "seat"), (iv.target, "target")):
+            if not 0 <= s < state.n_seats:
+                raise ValueError(f"--night: {what} {s} out of range 0..{state.n_seats - 1}")
+        if d.seat == iv.seat and d.kind in ("kill", "protect", "investigate") and iv.target not in d.options:
+            raise ValueError(f"--night: target {state.names[iv.target]} is not a legal {d.kind} target at step {d.id}")
+    elif isinstance(iv, PrivateBelief):
+        if not 0 <= iv.seat < state.n_seats:
+            raise ValueError(f"--belief: seat {iv.seat} out of range 0..{state.n_seats - 1}")
+        state.add_private_note(iv.seat, iv.text)
+    return state, prefix
+
+
+def _wrap(agents: list[Agent], step: ForkStep, iv: Intervention, state: GameState) -> list[Agent]:
+    out = list(agents)
+    if isinstance(iv, Inject):
+        action = injected_action(state, _pending(state, step), iv)
+        out[step.seat] = _Answering(agents[step.seat], lambda d: action if d.id == step.id else None)
+    elif isinstance(iv, Night):
+        used: list[int] = []
+
+        def pick(d: Decision) -> Action | None:
+            if used or d.id < step.id or d.kind not in ("kill", "protect", "investigate"):
+                return None
+            used.append(d.id)
+            return Action(decision=d.id, seat=d.seat, target=iv.target)
+
+        out[iv.seat] = _Answering(agents[iv.seat], pick)
+    return out
+
+
+async def run_fork(
+    parent: Path | GameLog,
+    at: int | str | ForkStep,
+    intervention: Intervention | None = None,
+    *,
+    n: int = 1,
+    seed: int = 0,
+    agents: str | None = None,
+    seats: dict[int, str] | None = None,
+    temperature: float | None = None,
+    probes: str | None = None,
+    parallel: int = 1,
+    out: Path | None = None,
+    prices: PriceTable | None = None,
+    build_agent: AgentBuilder | None = None,
+    check_remote: bool = True,
+    replicas: Sequence[int] | None = None,
+) -> ForkBatch:
+    """Fork ``parent`` at step ``at``, apply ``intervention`` and play the continuation ``n`` times.
+
+    Each replica is a branch ``<parent>~<batch>-<replica>`` written to ``out/<branch id>/``
+    (``game.jsonl`` with the parent's prefix and a ``parent`` header block, ``calls.jsonl``,
+    ``probes.jsonl`` when probing). Its continuation draws from its own seed
+    (:func:`continuation_seed`); with deterministic agents the same call gives identical
+    branches.
+
+    Args:
+        parent: The parent game directory (or its log): a native game, a branch, or an
+            imported MafiaScope game whose actions replay under ``mafiascope7-v2``.
+        at: The fork step: a decision id, ``round:phase:index`` or a :class:`ForkStep`.
+        intervention: :class:`Inject`, :class:`Resample` (default), :class:`PrivateBelief` or
+            :class:`Night`.
+        n: Number of replicas (>= 1).
+        seed: The command's seed (part of the batch id and every continuation seed).
+        agents: Agent spec for every seat (default: the parent's roster specs).
+        seats: Per-seat agent specs over ``agents``.
+        temperature: Sampling temperature added to model specs.
+        probes: Probe battery for the continuation (``None``/``"none"``: no probes).
+        parallel: Branches played at the same time.
+        out: Directory for the branches (``None``: nothing written).
+        prices: Price table for ``calls.jsonl``.
+        build_agent: Agent factory ``(spec, seat, rules, continuation_seed)``.
+        check_remote: Preflight remote models once before the first branch.
+        replicas: Replica numbers to play (default ``range(n)``; a resumed batch passes the
+            missing ones).
+
+    Returns:
+        The :class:`ForkBatch` (branches in replica order).
+
+    Raises:
+        ValueError: ``n`` < 1, an unknown step, an intervention that does not fit the step,
+            an agent spec that cannot be built, or a branch directory that already exists.
+        ReplayMismatch: The parent does not replay up to the step (the message names the
+            first step that cannot be reproduced).
+    """
+    from mafialab.harness import preflight
+    from mafialab.probes import make_probe_observer
+
+    if n < 1:
+        raise ValueError(f"-n: at least 1 replica, got {n}")
+    plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
+    iv: Intervention = intervention if intervention is not None else Resample()
+    step = at if isinstance(at, ForkStep) else resolve_step(fork_steps(plog), at)
+    prepare(plog, step, iv, 0)  # refuse a step that does not replay or a misfit intervention up front
+    specs = branch_specs(plog, agents, seats, temperature)
+    pool = ModelPool()  # one backend per model for every branch (shared in-flight limit, one client)
+
+    def default_build(spec: str, seat: int, rules: RuleSet, cseed: int) -> Agent:
+        if is_model_spec(spec):
+            return make_llm_agent(spec, seat, rules, cseed, pool=pool)
+        return make_agent(spec, seat, rules, cseed)
+
+    build = build_agent or default_build
+    pid = plog.header.game_id
+    batch = batch_id(pid, step.id, iv, seed)
+    root = _root(plog)
+    base = dict(plog.header.meta)
+    meta = {k: base[k] for k in ("agents",) if k in base}
+    try:
+        probe_agents = [build(s, i, plog.header.rules, seed) for i, s in enumerate(specs)]
+    except Exception as err:
+        raise ValueError(
+            f"agents: cannot build the continuation's agents ({err}); the parent was played by "
+            f"{sorted({s.agent for s in plog.header.roster})}: give --agents or --seat"
+        ) from None
+    if check_remote:
+        await preflight(probe_agents)
+    limit = asyncio.Semaphore(max(1, parallel))
+
+    async def one(replica: int) -> Branch:
+        async with limit:
+            cseed = continuation_seed(plog.header.seed, step.id, iv, seed, replica)
+            state, prefix = prepare(plog, step, iv, cseed)
+            seat_agents = [build(specs[s], s, state.rules, cseed) for s in range(state.n_seats)]
+            wrapped = _wrap(seat_agents, step, iv, state)
+            gid = branch_id(pid, batch, replica)
+            observers: list[GameObserver] = []
+            if probes not in (None, "none") and out is not None:
+                obs = make_probe_observer(probes, wrapped, state.rules, cseed, out=out, game_id=gid)
+                observers = [obs] if obs is not None else []
+            info = ParentInfo(
+                game_id=pid,
+                step=step.id,
+                intervention=iv.model_dump(),
+                batch=batch,
+                replica=replica,
+                continuation_seed=cseed,
+                seed=seed,
+                root=root,
+                prefix="replayed",
+            )
+            res = await play_game(
+                state.rules,
+                wrapped,
+                plog.header.seed,
+                out=out,
+                game_id=gid,
+                observers=observers,
+                meta={**meta, "fork": {"at": step.label, "kind": step.kind, "seat": step.seat}},
+                prices=prices,
+                check_remote=False,
+                state=state,
+                prefix=prefix,
+                parent=info,
+            )
+            if res.path is not None and plog.header.source == "mafialab":
+                _copy_prefix_probes(plog, res.path, gid, len(prefix))
+            return Branch(
+                game_id=gid,
+                replica=replica,
+                continuation_seed=cseed,
+                winner=res.winner,
+                path=res.path,
+                decisions=res.decisions,
+                fallbacks=res.fallbacks,
+                degraded=res.degraded,
+            )
+
+    todo = list(replicas) if replicas is not None else list(range(n))
+    if out is not None:
+        for r in todo:
+            existing = Path(out) / branch_id(pid, batch, r) / GAME_FILE
+            if existing.exists():
+                raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
+    branches = list(await asyncio.gather(*(one(r) for r in todo)))
+    return ForkBatch(parent_id=pid, root_id=root, step=step, intervention=iv, seed=seed, batch=batch, branches=branches)
+
+
+def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, probes: bool = False) -> ForkEstimate:
+    """Estimate the model calls and cost of a fork from the parent's ``calls.jsonl`` (``--dry-run``).
+
+    The parent's game-decision calls at or after the step estimate one branch's decision
+    calls (a continuation plays about as long as the rest of the parent); with ``probes``,
+    the parent's probe calls are scaled by the share of its decisions after the step. Cost:
+    the parent's mean cost per priced call times the calls.
+
+    Raises:
+        ValueError: ``n`` < 1 or an unknown step.
+    """
+    if n < 1:
+        raise ValueError(f"-n: at least 1 replica, got {n}")
+    plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
+    steps = fork_steps(plog)
+    step = at if isinstance(at, ForkStep) else resolve_step(steps, at)
+    after = sum(1 for s in steps if s.id >= step.id)
+    share = after / len(steps) if steps else 0.0
+    calls = read_records(plog.path / CALLS_FILE) if (plog.path / CALLS_FILE).is_file() else []
+    dec = [c for c in calls if c.get("decision") is not None and int(c["decision"]) >= step.id]
+    probe_calls = [c for c in calls if c.get("purpose") == "probe"]
+    per = len(dec) + (len(probe_calls) * share if probes else 0.0)
+    used = dec + (probe_calls if probes else [])
+    priced = [float(c["cost_usd"]) for c in calls if c.get("cost_usd") is not None]
+    cost = None
+    if priced:
+        cost = (sum(priced) / len(priced)) * per * n
+    if not calls:
+        basis = "the parent has no calls.jsonl (scripted or imported seats make no model calls)"
+    else:
+        basis = (
+            f"{len(dec)} game-decision call(s) of the parent at or after step {step.id}"
+            + (f" + {len(probe_calls)} probe call(s) x {share:.2f} of the decisions" if probes else "")
+            + (f"; mean ${sum(priced) / len(priced):.6f} per priced call" if priced else "; calls unpriced")
+        )
+    del used
+    return ForkEstimate(branches=n, calls_per_branch=per, calls=per * n, cost_usd=cost, basis=basis)
+
+
+@dataclass
+class SweepRow:
+    """One step of a sensitivity sweep: P(each team wins) over the step's replicas.
+
+    Attributes:
+        step: The fork step.
+        batch: The step's fork batch.
+        n: Finished branches.
+        town: ``{"k", "n", "p", "lo", "hi"}`` (Wilson interval).
+        mafia: The same for the hidden team.
+    """
+
+    step: ForkStep
+    batch: ForkBatch
+    n: int
+    town: dict[str, Any]
+    mafia: dict[str, Any]
+
+
+async def sweep(
+    parent: Path | GameLog,
+    n: int,
+    *,
+    steps: Sequence[int | str] | None = None,
+    seed: int = 0,
+    out: Path | None = None,
+    **fork_options: Any,
+) -> list[SweepRow]:
+    """Fork at every public step (or the given ``steps``) with :class:`Resample`, ``n`` replicas each.
+
+    The "sensitivity map": P(each team wins) per step, with Wilson intervals. Branches go to
+    ``out`` as for :func:`run_fork`; ``fork_options`` are passed on (agents, seats,
+    temperature, parallel, build_agent …).
+
+    Raises:
+        ValueError: ``n`` < 1 or an unknown step.
+    """
+    from mafialab.counterfactual._compare import rate
+
+    plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
+    all_steps = fork_steps(plog)
+    chosen = [resolve_step(all_steps, s) for s in steps] if steps else [s for s in all_steps if s.public]
+    rows = []
+    for st in chosen:
+        b = await run_fork(plog, st, Resample(), n=n, seed=seed, out=out, **fork_options)
+        fin = b.finished
+        rows.append(SweepRow(step=st, batch=b, n=fin, town=rate(b.wins("town"), fin), mafia=rate(b.wins("mafia"), fin)))
+        fork_options["check_remote"] = False
+    return rows

@@ -1,0 +1,77 @@
+"""The ``mafialab fork`` commands: steps, run (and --dry-run), compare, sweep, and their errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.record import read_game
+
+runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def _parent(tmp_path: Path) -> Path:
+    res = runner.invoke(
+        app, ["play", "--rules", "mafiascope7-v2", "--agents", "scripted", "--seed", "4", "--out", str(tmp_path / "r")]
+    )
+    assert res.exit_code == 0, res.output
+    return next((tmp_path / "r").iterdir())
+
+
+def test_steps_run_compare(tmp_path: Path) -> None:
+    g = _parent(tmp_path)
+    res = runner.invoke(app, ["fork", "steps", str(g), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    steps = json.loads(res.output)
+    speech = next(s for s in steps if s["kind"] == "speak" and s["round"] == 1)
+    assert speech["label"] == f"1:day:{speech['index']}"
+    at = speech["label"]
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", at, "--inject", '{"text": "Casey is Mafia."}', "-n", "4", "--out",
+              str(tmp_path / "a")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert len(list((tmp_path / "a").iterdir())) == 4
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", str(speech["id"]), "-n", "3", "--out", str(tmp_path / "b")]
+    )
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["fork", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    cmp = json.loads(res.output)
+    assert cmp["a"]["n"] == 4 and cmp["b"]["n"] == 3
+    assert cmp["a"]["intervention"]["type"] == "inject" and cmp["b"]["intervention"]["type"] == "resample"
+    branch = next((tmp_path / "a").iterdir())
+    assert read_game(branch).header.parent.step == speech["id"]  # type: ignore[union-attr]
+
+
+def test_dry_run_plays_nothing_and_errors_name_the_option(tmp_path: Path) -> None:
+    g = _parent(tmp_path)
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", "12", "-n", "5", "--dry-run", "--out", str(tmp_path / "x")]
+    )
+    assert res.exit_code == 0, res.output
+    assert "5 branch(es)" in res.output and "no calls.jsonl" in res.output
+    assert not (tmp_path / "x").exists()
+    res = runner.invoke(app, ["fork", "run", str(g), "--at", "999", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--at: no forkable step '999'" in res.output
+    res = runner.invoke(app, ["fork", "run", str(g), "--at", "12", "--inject", "{bad", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--inject: not JSON" in res.output
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", "12", "--resample", "--belief", "0=x", "--out", str(tmp_path / "x")]
+    )
+    assert res.exit_code == 2 and "give one of" in res.output
+
+
+def test_sweep_prints_a_row_per_step(tmp_path: Path) -> None:
+    g = _parent(tmp_path)
+    res = runner.invoke(
+        app, ["fork", "sweep", str(g), "-n", "2", "--steps", "10,16", "--out", str(tmp_path / "s"), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert [r["step"] for r in rows] == [10, 16]
+    assert all(r["n"] == 2 and r["town"]["k"] + r["mafia"]["k"] == 2 for r in rows)
