@@ -116,8 +116,9 @@ class TranscriptReader:
         return sorted(out)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)
 def _reader(names: tuple[str, ...], reference: bool) -> TranscriptReader:
+    """A reader per seat-name list (games of one rule set share it: patterns compile once)."""
     return TranscriptReader(names, reference=reference)
 
 
