@@ -10,6 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MAFIALAB_SHARED", ROOT.parent / "shared"))
 MAFIASCOPE = SHARED / "data" / "mafiascope"
+FIXTURES = ROOT / "tests" / "data" / "mafiascope"
+"""Our own MafiaScope-format games (tests/data/mafiascope/README.md): every record kind and trap."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,9 +27,57 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def shared_data_missing(path: Path) -> str | None:
+    """Why the real recordings at ``path`` cannot be used (``None``: they can)."""
+    if path.is_dir() and any(path.iterdir()):
+        return None
+    return (
+        f"real MafiaScope recordings not found at {path} (set MAFIALAB_SHARED, or place shared/ beside the "
+        "checkout); reference-parity test skipped"
+    )
+
+
+def require_real(path: Path) -> Path:
+    """``path`` when the real recordings are there; else skip, or fail when ``CI=true``."""
+    why = shared_data_missing(path)
+    if why is None:
+        return path
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        pytest.fail(f"CI=true: {why.replace('; reference-parity test skipped', '')}; CI must run the reference tests")
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def mafiascope_dir() -> Path:
-    """The shared MafiaScope recordings (``../shared/data/mafiascope``)."""
-    if not MAFIASCOPE.is_dir():
-        pytest.fail(f"shared data not found at {MAFIASCOPE}; set MAFIALAB_SHARED")
-    return MAFIASCOPE
+    """Our MafiaScope-format fixture corpora (``tests/data/mafiascope``), present in every clone.
+
+    Same layout as the public recordings: ``en_demo``, ``ru_clean``, ``corpus_v2``,
+    ``game_family_showcase``, ``traps`` (game directories) and ``configs`` (probe batteries).
+    """
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def mafiascope_real() -> Path:
+    """The real MafiaScope recordings (``$MAFIALAB_SHARED/data/mafiascope`` or ``../shared``).
+
+    Reference-parity tests use it: skipped with the reason when the data is absent, a failure
+    when ``CI=true``.
+    """
+    return require_real(MAFIASCOPE)
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The shared data folder (``$MAFIALAB_SHARED`` or ``../shared``); same rule as :func:`mafiascope_real`."""
+    return require_real(SHARED)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "real MafiaScope recordings" in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_sep("-", "reference data")
+        terminalreporter.write_line(
+            f"{len(skipped)} reference-parity test(s) skipped: no real MafiaScope recordings at {MAFIASCOPE} "
+            "(set MAFIALAB_SHARED to run them; with CI=true they fail instead)"
+        )

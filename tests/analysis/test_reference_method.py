@@ -1,6 +1,6 @@
 """Acceptance: `mafialab report --method mafiascope` reproduces every MafiaScope reference value.
 
-The expected values below are transcribed from ``shared/data/mafiascope/README.md``
+The expected values below are transcribed from the README of the real recordings (``$MAFIALAB_SHARED/data/mafiascope``)
 ("Reference values computed by MafiaScope's own analysis code on these games") and parsed
 here; they are not computed by mafialab. Counts must match exactly, rates to 4 decimals
 (mean confidences to the 2 decimals the README gives).
@@ -171,12 +171,12 @@ def lookup(rep: dict[str, Any], path: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory, mafiascope_dir: Path) -> dict[str, Path]:
+def imported(tmp_path_factory: pytest.TempPathFactory, mafiascope_real: Path) -> dict[str, Path]:
     runner = CliRunner()
     out = {}
     for corpus in README_VALUES:
         dst = tmp_path_factory.mktemp(corpus)
-        res = runner.invoke(app, ["import", "mafiascope", str(mafiascope_dir / corpus), "--out", str(dst)])
+        res = runner.invoke(app, ["import", "mafiascope", str(mafiascope_real / corpus), "--out", str(dst)])
         assert res.exit_code == 0, res.output
         out[corpus] = dst
     return out

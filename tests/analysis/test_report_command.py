@@ -71,8 +71,9 @@ def test_export_parquet(ru: Path, tmp_path: Path) -> None:
     assert speech.public and isinstance(speech.text, str) and speech.text
     chat = events[events.kind == "mafia_chat"].iloc[0]
     assert not chat.public and chat.teams == "mafia"
-    first = json.loads((games[0] / PROBES_FILE).read_text().splitlines()[0])
-    row = probes.iloc[0]
+    lines = [json.loads(x) for x in (games[0] / PROBES_FILE).read_text().splitlines()]
+    i, first = next((i, r) for i, r in enumerate(lines) if r["answer_parsed"] is not None)
+    row = probes.iloc[i]
     assert json.loads(row.answer_parsed) == first["answer_parsed"] and row.answer_raw == first["answer_raw"]
     res = CliRunner().invoke(app, ["export", "parquet", str(ru), "--out", str(tmp_path / "one.parquet")])
     one = pd.read_parquet(tmp_path / "one.parquet")

@@ -100,6 +100,7 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
 
     # ---- recompute everything from the raw files
     stats = {n: defaultdict(int) for n in names}
+    team_games = {n: defaultdict(set) for n in names}  # games in which the entry held a seat of that team
     axis_vals = {n: defaultdict(list) for n in names}
     mvp = defaultdict(int)
     tokens = defaultdict(lambda: [0, 0])
@@ -121,6 +122,7 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
             stats[n]["wins"] += won
             stats[n][s["team"] + "_n"] += 1
             stats[n][s["team"] + "_w"] += won
+            team_games[n][s["team"]].add(slot["game_id"])
             # the mock judge's raw scores, with role-inappropriate axes dropped by hand
             k = header["seed"]
             i = s["seat"]
@@ -151,16 +153,22 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
         assert e.overall.rate == pytest.approx(st["wins"] / st["seats"])
         lo, hi = wilson(st["wins"], st["seats"])
         assert (e.overall.low, e.overall.high) == (pytest.approx(lo), pytest.approx(hi))
-        if st["mafia_n"]:
+        if st["mafia_n"] and len(team_games[n]["mafia"]) >= 2:
             lo, hi = wilson(st["mafia_w"], st["mafia_n"])
             assert (e.as_mafia.low, e.as_mafia.high) == (pytest.approx(lo), pytest.approx(hi))
+        elif st["mafia_n"]:  # mafia seats in one game only: no interval, and the reason
+            assert e.as_mafia.low is None and e.as_mafia.no_interval == "no interval: 1 game"
         for axis in ("deception", "detection", "influence"):
             vals = axis_vals[n][axis]
             m = getattr(e, axis)
             assert m.n == len(vals)
             if vals:
                 assert m.mean == pytest.approx(sum(vals) / len(vals))
-                assert min(vals) <= m.low <= m.mean <= m.high <= max(vals)
+                team = {"deception": ["mafia"], "detection": ["town"], "influence": ["mafia", "town"]}[axis]
+                if len(set().union(*(team_games[n][t] for t in team))) >= 2:
+                    assert min(vals) <= m.low <= m.mean <= m.high <= max(vals)
+                else:  # scores from one game only: no interval, and the reason
+                    assert m.low is None and m.no_interval == "no interval: 1 game"
         assert e.mvp == mvp[n]
         pt, ct = tokens[n]
         assert (e.prompt_tokens, e.completion_tokens) == (pt, ct)

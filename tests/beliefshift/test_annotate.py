@@ -333,7 +333,7 @@ async def test_agreement_counts_unlabelled_units(games, tmp_path):
     assert rep2.notes and rep2.n_messages == len({x.message_id for x in res.annotations[:3]})
 
 
-def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_dir):
+def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_real):
     """20 random corpus_v2 day messages labelled by hand before any annotator saw them
     (``tests/data/beliefshift_hand_corpus_v2.jsonl``): the rules annotator finds most of
     the implicit suspicion too."""
@@ -345,7 +345,7 @@ def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_
     assert hand.header is not None and len(hand.header.scanned) == 20
     src = tmp_path / "src"
     for gid in hand.header.games:
-        shutil.copytree(mafiascope_dir / "corpus_v2" / gid, src / gid)
+        shutil.copytree(mafiascope_real / "corpus_v2" / gid, src / gid)
     import_mafiascope(src, tmp_path / "logs")
     res = asyncio.run(annotate_games(load_logs([tmp_path / "logs"]), RulesAnnotator()))
     write_annotations(tmp_path / "rules.jsonl", res)

@@ -181,9 +181,9 @@ def test_end_to_end_corpus_v2_slice_with_embedded_model(tmp_path, mafiascope_dir
         app, ["beliefshift", "freeze", str(logs), "ann.jsonl", "--out", "bench.jsonl", "--observers", "1"]
     )
     assert r.exit_code == 0, r.output
-    # a 1024-token window: prompts stay short on a CPU, and the history shortening is exercised
+    # a 640-token window: prompts stay short on a CPU, and the history shortening is exercised
     r = runner.invoke(app, ["beliefshift", "run", "bench.jsonl", "--out", "res.jsonl", "--limit", "2", "--max-tokens",
-                            "48", "--concurrency", "1", "--retries", "1", "--context-window", "1024"])  # fmt: skip
+                            "48", "--concurrency", "1", "--retries", "1", "--context-window", "640"])  # fmt: skip
     assert r.exit_code == 0, r.output
     header, recs, _ = read_results(tmp_path / "res.jsonl")
     assert header is not None and header.model == DEFAULT_LOCAL_MODEL and len(recs) == 2

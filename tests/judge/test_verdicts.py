@@ -79,7 +79,24 @@ def test_coerce_score_numbers(raw, expected):
     assert coerce_score(raw)[0] == expected
 
 
-@pytest.mark.parametrize("raw", ["high", "", [3], {"v": 2}, True, float("nan")])
+@pytest.mark.parametrize("number", [9.2e124, 1e3, -1e9, 4.5, 6.4, 1e-400, 7.0, 3, -7, 10**30, 1e308, float("inf")])
+def test_numeric_strings_are_treated_as_the_number(number):
+    # the string a model writes for a number ("9.2e+124") gets the number's treatment: clamped,
+    # rounded or nulled exactly as the JSON number itself would be
+    texts = [json.dumps(number)]
+    if isinstance(number, float) and math.isfinite(number):
+        texts.append(repr(number))
+    expect = coerce_score(number)[0]
+    for text in texts:
+        assert coerce_score(text)[0] == expect, text[:30]
+    assert coerce_score("9.2e+124") == (10, "'9.2e+124' clamped to 10")
+    value, why = coerce_score("1" * 100_000)  # a 100 kB "number": clamped, quoted short
+    assert value == 10 and why is not None and len(why) < 80
+    value, why = coerce_score(-(10**5000))  # an integer with no float form and no str() either
+    assert value == 0 and why is not None and "5001 digits" in why
+
+
+@pytest.mark.parametrize("raw", ["high", "", [3], {"v": 2}, True, float("nan"), "NaN", "Infinity", "0x10", "e5", "."])
 def test_coerce_score_rejects_non_numbers(raw):
     value, why = coerce_score(raw)
     assert value is None

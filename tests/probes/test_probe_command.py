@@ -77,7 +77,7 @@ def test_mafiascope_config_battery_runs(tmp_path: Path, mafiascope_dir: Path):
     recs = read_records(game / PROBES_FILE)
     assert {r["probe_id"] for r in recs} == {p.id for p in load_battery(cfg).probes}
     first = next(r for r in recs if r["probe_id"] == "role_assessment")
-    assert first["question"].startswith(f"You are {first['player']}. Here is what you thought")
+    assert first["question"].startswith(f"You are {first['player']}. Your last role guesses were:")
     assert "N/A" in first["question"]
 
 

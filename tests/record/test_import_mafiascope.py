@@ -15,9 +15,11 @@ from mafialab.cli import app
 from mafialab.engine import visible_events
 from mafialab.record import PROBES_FILE, SNAPSHOTS_FILE, import_game, import_mafiascope, read_game
 
-EN_GAME = "36594b66-05d1-434c-be65-13360eafca9e"
-SHERIFF_GAMES = ("0e44d021-b276-4f23-943b-58adcfb4abdc", "6fa0d7e8-818c-4098-bae6-e80a33576e57")
-RESISTANCE = "4a9a8dc9-0ea4-4469-bb47-426a2226e79e"
+# games of our MafiaScope-format fixtures (tests/data/mafiascope/README.md)
+EN_GAME = "0a7f3c10-1111-4aaa-8aaa-000000000001"
+SHERIFF_GAMES = ("2b7f3c10-6666-4fff-8fff-000000000006", "2c7f3c10-7777-4aaa-9aaa-000000000007")
+RESISTANCE = "3c7f3c10-dddd-4aaa-aaaa-00000000000d"
+FAILED_TURNS_GAME = "2a7f3c10-5555-4eee-8eee-000000000005"
 
 
 def source(path: Path) -> list[dict]:
@@ -129,7 +131,7 @@ def test_russian_game_text_kept(tmp_path: Path, mafiascope_dir: Path) -> None:
 
 
 def test_transport_errors_and_empty_turns_are_marked_not_played(tmp_path: Path, mafiascope_dir: Path) -> None:
-    src = find_game(mafiascope_dir, "corpus_v2", "b9930c90")
+    src = find_game(mafiascope_dir, "corpus_v2", FAILED_TURNS_GAME)
     recs = source(src / "game.jsonl")
     failed = [r for r in recs if isinstance(r.get("response"), str) and r["kind"] != "setup"
               and (r["response"] == "" or r["response"].startswith("ERROR"))]  # fmt: skip
@@ -248,9 +250,9 @@ def test_cli_import_reports_problems(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "Traceback" not in res.output
 
 
-def test_whole_corpus_v2(tmp_path: Path, mafiascope_dir: Path) -> None:
-    """All 147 transcript-only games: no problem, failed turns marked, votes equal the tallies."""
-    rep = import_mafiascope(mafiascope_dir / "corpus_v2", tmp_path)
+def test_whole_corpus_v2(tmp_path: Path, mafiascope_real: Path) -> None:
+    """Reference: all 147 real transcript-only games: no problem, failed turns marked, votes equal the tallies."""
+    rep = import_mafiascope(mafiascope_real / "corpus_v2", tmp_path)
     assert len(rep.imported) == len(rep.games) == 147 and not rep.problems
     failed_total = 0
     for gi in rep.imported:

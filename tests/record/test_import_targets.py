@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from mafialab.cli import app
 from mafialab.record import GAME_FILE, import_mafiascope, read_game
 
-GAME = "0da78714-88e0-4445-b161-f2eaf029184c"
+GAME = "0a7f3c10-1111-4aaa-8aaa-000000000001"  # tests/data/mafiascope/en_demo
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ F1 first-order accuracy, Unknown rate and recall of the hidden team; F2 calibrat
 Brier, reliability bins); F3 second-order agreement and over-prediction; F4 vote coupling,
 with transcript-only baselines and the probe's McNemar increment over them; the
 instrument's own cost and loss; all rates with game-level cluster-bootstrap intervals. Definitions: MafiaScope's F1-F4
-(``shared/data/mafiascope/README.md``); methods and differences: ``docs/metrics.md``.
+(the MafiaScope recordings' README, karpovilia/mafiascope); methods and differences: ``docs/metrics.md``.
 """
 
 from mafialab.analysis._baselines import (
@@ -23,7 +23,14 @@ from mafialab.analysis._bifurcation import (
     report_bifurcation,
     valid_target,
 )
-from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
+from mafialab.analysis._bootstrap import (
+    MIN_CLUSTERS,
+    bootstrap_weights,
+    cluster_bootstrap_ci,
+    clusters_with_data,
+    no_interval_reason,
+    percentile_ci,
+)
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
 from mafialab.analysis._dynamics import (
     SuspicionVector,
@@ -91,6 +98,7 @@ __all__ = [
     "EVENT_COLUMNS",
     "MAFIASCOPE",
     "METHODS",
+    "MIN_CLUSTERS",
     "REFERENCE_ROLES",
     "SKIPPED_FAMILIES",
     "TGN_COLUMNS",
@@ -104,6 +112,7 @@ __all__ = [
     "belief_edges",
     "bootstrap_weights",
     "cluster_bootstrap_ci",
+    "clusters_with_data",
     "compute_report",
     "report_rows",
     "export_parquet",
@@ -112,6 +121,7 @@ __all__ = [
     "get_method",
     "instrument",
     "load_games",
+    "no_interval_reason",
     "log_tables",
     "mcnemar_exact",
     "parse_counts",

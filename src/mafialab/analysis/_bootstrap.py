@@ -6,6 +6,43 @@ from collections.abc import Callable
 
 import numpy as np
 
+MIN_CLUSTERS = 2
+"""Fewest clusters (games) an interval is given for. A resampling interval over one cluster has
+zero width whatever the data (every resample is that cluster), which would claim certainty;
+with fewer clusters every interval in mafialab is null and its table says why
+(:func:`no_interval_reason`)."""
+
+
+def clusters_with_data(per_game: np.ndarray) -> int:
+    """Number of clusters (rows of ``per_game``) that hold any non-zero sufficient statistic.
+
+    A game that never reached a round, or has no record for a statistic, contributes a row
+    of zeros and does not count.
+    """
+    x = np.asarray(per_game, dtype=float)
+    if x.ndim == 1:
+        x = x[:, None]
+    return int(np.count_nonzero(np.any(x != 0, axis=1))) if x.size else 0
+
+
+def no_interval_reason(n_clusters: int, unit: str = "game") -> str | None:
+    """Why no interval is given for a statistic drawn from ``n_clusters`` clusters.
+
+    The one rule for every interval mafialab prints (report, beliefshift, leaderboard,
+    bifurcation): with fewer than :data:`MIN_CLUSTERS` clusters the interval is null.
+
+    Args:
+        n_clusters: Clusters (games) that contribute to the statistic (>= 0).
+        unit: Name of a cluster, singular (``"game"``).
+
+    Returns:
+        ``None`` when an interval can be given, else a short reason such as
+        ``"no interval: 1 game"``.
+    """
+    if n_clusters >= MIN_CLUSTERS:
+        return None
+    return f"no interval: {n_clusters} {unit}{'' if n_clusters == 1 else 's'}"
+
 
 def bootstrap_weights(n_games: int, resamples: int = 1000, seed: int = 0) -> np.ndarray:
     """How often each game is drawn in each resample.
@@ -73,10 +110,11 @@ def cluster_bootstrap_ci(
         level: Coverage of the interval (0.95).
 
     Returns:
-        ``(lo, hi)``, or ``None`` if there is no game or the statistic is never defined.
+        ``(lo, hi)``, or ``None`` if fewer than :data:`MIN_CLUSTERS` games contribute to the
+        statistic (:func:`clusters_with_data`) or it is never defined.
     """
     x = np.asarray(per_game, dtype=float)
-    if x.shape[0] == 0:
+    if x.shape[0] == 0 or clusters_with_data(x) < MIN_CLUSTERS:
         return None
     w = bootstrap_weights(x.shape[0], resamples, seed) if weights is None else weights
     pooled = w @ x

@@ -1,6 +1,6 @@
 """Belief metrics F1-F4 (MafiaScope definitions) as per-game sufficient statistics.
 
-Definitions: ``shared/data/mafiascope/README.md`` ("Metric definitions (MafiaScope F1-F4)"
+Definitions: the README of the MafiaScope recordings ("Metric definitions (MafiaScope F1-F4)"
 and "Exact readings of the reference method"), which documents the analysis code of
 MafiaScope (karpovilia/mafiascope, ``src/metrics_lib.py`` and
 ``src/bifurcation/coupling_lib.py``). Every statistic is a sum over observations, so games

@@ -87,7 +87,7 @@ def _extract(text: str, *, tolerant: bool) -> tuple[Any, bool]:
 def repair_json_reference(text: str) -> tuple[Any, bool]:
     """Parse a model answer with MafiaScope's repair rule (``IntrospectionEngine._extract_json``).
 
-    Steps (``shared/data/mafiascope/README.md``, "Parse mode repaired" and exact reading 1):
+    Steps (the MafiaScope recordings' README (karpovilia/mafiascope), "Parse mode repaired" and exact reading 1):
     strip markdown fences; try the whole text (cleaned, then as given); otherwise from the
     first ``{`` or ``[`` keep everything up to the last fully closed nested element and close
     the brackets still open (an item cut off mid-way is dropped; a closing bracket that does

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
-from mafialab.analysis._bootstrap import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.analysis._bootstrap import MIN_CLUSTERS, bootstrap_weights, cluster_bootstrap_ci, no_interval_reason
 from mafialab.analysis._data import GameData, load_games
 from mafialab.analysis._dynamics import DYNAMICS_FIELDS, belief_dynamics, dynamics_block, retest_floor
 from mafialab.analysis._instrument import instrument
@@ -110,9 +110,11 @@ def compute_report(
         ``instrument`` (calls, tokens and the fate of probe answers, per game and pooled:
         :func:`mafialab.analysis.instrument`), ``dynamics`` (belief dynamics, MafiaScope §7),
         ``quadrants`` (innocent day votes by quadrant, MafiaScope §6), plus ``method``,
-        ``resamples``, ``seed``, ``skipped``. Rates whose denominator is 0 are ``null``;
-        intervals that cannot be computed are ``null``; the dynamics intervals are ``null``
-        with fewer than 2 games.
+        ``resamples``, ``seed``, ``skipped``, ``no_interval``. Rates whose denominator is 0
+        are ``null``; an interval is ``null`` when fewer than
+        :data:`~mafialab.analysis.MIN_CLUSTERS` games contribute to its statistic (a bootstrap
+        over one game has zero width) or it cannot be computed; ``no_interval`` is the reason
+        when the whole report has fewer than two games.
 
     Raises:
         ValueError: On an unknown method name.
@@ -277,6 +279,8 @@ def compute_report(
         "seed": seed,
         "games": n_games,
         "skipped": skipped,
+        "no_interval": no_interval_reason(n_games),
+        "min_games_for_interval": MIN_CLUSTERS,
         "winners": dict(sorted(winners.items())),
         "probe_records": sum(c[0] for c in counts),
         "parsed": sum(c[1] for c in counts),

@@ -14,6 +14,7 @@ from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
 from statsmodels.stats.proportion import proportion_confint
 
+from mafialab.analysis import no_interval_reason
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._season import GAMES_DIR, Slot, _atomic_write, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
@@ -41,6 +42,8 @@ class Rate(BaseModel):
     """A win rate with its 95 % Wilson score interval (``None`` fields when ``n == 0``).
 
     Source: Wilson (1927), via ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    ``low``/``high`` are ``None`` and ``no_interval`` says why when the seat-games come from
+    fewer than two games (:func:`mafialab.analysis.no_interval_reason`).
     """
 
     wins: int
@@ -48,19 +51,25 @@ class Rate(BaseModel):
     rate: float | None = None
     low: float | None = None
     high: float | None = None
+    games: int | None = None
+    no_interval: str | None = None
 
 
 class Mean(BaseModel):
     """A mean judge score (0-10) with a 95 % percentile bootstrap interval over seat-games.
 
     ``None`` fields when ``n == 0``. The bootstrap resamples the entry's scored seat-games
-    with replacement (:data:`BOOTSTRAP_RESAMPLES` times, seeded by the season seed).
+    with replacement (:data:`BOOTSTRAP_RESAMPLES` times, seeded by the season seed). No
+    interval (``low``/``high`` ``None``, ``no_interval`` the reason) when the seat-games come
+    from fewer than two games.
     """
 
     n: int
     mean: float | None = None
     low: float | None = None
     high: float | None = None
+    games: int | None = None
+    no_interval: str | None = None
 
 
 class Rating(BaseModel):
@@ -161,7 +170,8 @@ class SeasonIndex(BaseModel):
         games_planned: ``K``.
         games_counted: Finished, non-degraded games used in the leaderboard.
         replacements: Replacement games played.
-        leaderboard: Entries ordered by rating ordinal (then overall win rate).
+        leaderboard: Entries ordered by rating ordinal (then overall win rate); entries without
+            a counted game come last.
         games: Every slot's current game.
         discarded: Discarded and incomplete attempts (not counted).
         judges: Judge tokens and cost.
@@ -186,23 +196,46 @@ def _avg(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def wilson(wins: int, n: int) -> Rate:
-    """Win rate with its 95 % Wilson interval."""
+def wilson(wins: int, n: int, games: int | None = None) -> Rate:
+    """Win rate with its 95 % Wilson interval.
+
+    Args:
+        wins: Seat-games won (0..n).
+        n: Seat-games played.
+        games: Games those seat-games come from; with fewer than two there is no interval
+            (:func:`mafialab.analysis.no_interval_reason`). ``None``: treat the seat-games as
+            independent games (``games = n``).
+    """
     if n == 0:
-        return Rate(wins=0, n=0)
+        return Rate(wins=0, n=0, games=0 if games is None else games)
+    g = n if games is None else games
+    why = no_interval_reason(g)
+    if why is not None:
+        return Rate(wins=wins, n=n, rate=wins / n, games=g, no_interval=why)
     low, high = proportion_confint(wins, n, alpha=1 - CONFIDENCE, method="wilson")
-    return Rate(wins=wins, n=n, rate=wins / n, low=float(low), high=float(high))
+    return Rate(wins=wins, n=n, rate=wins / n, low=float(low), high=float(high), games=g)
 
 
-def bootstrap_mean(values: list[float], rng: np.random.Generator) -> Mean:
-    """Mean with a 95 % percentile bootstrap interval (``BOOTSTRAP_RESAMPLES`` resamples)."""
+def bootstrap_mean(values: list[float], rng: np.random.Generator, games: int | None = None) -> Mean:
+    """Mean with a 95 % percentile bootstrap interval (``BOOTSTRAP_RESAMPLES`` resamples).
+
+    ``games``: games the values come from (``None``: one each); fewer than two: no interval.
+    """
     if not values:
-        return Mean(n=0)
+        return Mean(n=0, games=0 if games is None else games)
     arr = np.asarray(values, dtype=float)
+    g = len(arr) if games is None else games
+    why = no_interval_reason(g)
+    if why is not None:
+        return Mean(n=len(arr), mean=float(arr.mean()), games=g, no_interval=why)
     means = arr[rng.integers(0, len(arr), size=(BOOTSTRAP_RESAMPLES, len(arr)))].mean(axis=1)
     a = (1 - CONFIDENCE) / 2
     return Mean(
-        n=len(arr), mean=float(arr.mean()), low=float(np.quantile(means, a)), high=float(np.quantile(means, 1 - a))
+        n=len(arr),
+        mean=float(arr.mean()),
+        low=float(np.quantile(means, a)),
+        high=float(np.quantile(means, 1 - a)),
+        games=g,
     )
 
 
@@ -254,6 +287,8 @@ class _Tally:
         self.model = PlackettLuce()
         self.ratings = [self.model.rating(name=e.name) for e in cfg.roster]
         self.games_with: list[set[str]] = [set() for _ in range(n)]
+        self.games_as: dict[str, list[set[str]]] = {k: [set() for _ in range(n)] for k in ("all", "mafia", "town")}
+        self.scored_in: dict[str, list[set[str]]] = {a: [set() for _ in range(n)] for a in JUDGE_AXES}
         self.seats = [0] * n
         self.wins: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
         self.tries: dict[str, list[int]] = {k: [0] * n for k in ("all", "mafia", "town")}
@@ -286,12 +321,14 @@ class _Tally:
             for k in ("all", info.team):
                 self.wins[k][e] += won
                 self.tries[k][e] += 1
+                self.games_as[k][e].add(slot.game_id)
             p = by_seat.get(s)
             if p is not None:
                 for axis in JUDGE_AXES:
                     stat = getattr(p, axis)
                     if stat is not None:
                         self.scores[axis][e].append(stat.mean)
+                        self.scored_in[axis][e].add(slot.game_id)
                         self.spreads[axis][e].append(stat.spread)
             for v in verdicts:
                 if v.status == "ok" and s < len(v.players):
@@ -346,12 +383,12 @@ class _Tally:
                     agent=entry.agent,
                     games=len(self.games_with[e]),
                     seats=self.seats[e],
-                    overall=wilson(self.wins["all"][e], self.tries["all"][e]),
-                    as_mafia=wilson(self.wins["mafia"][e], self.tries["mafia"][e]),
-                    as_town=wilson(self.wins["town"][e], self.tries["town"][e]),
-                    deception=bootstrap_mean(self.scores["deception"][e], rng),
-                    detection=bootstrap_mean(self.scores["detection"][e], rng),
-                    influence=bootstrap_mean(self.scores["influence"][e], rng),
+                    overall=wilson(self.wins["all"][e], self.tries["all"][e], len(self.games_as["all"][e])),
+                    as_mafia=wilson(self.wins["mafia"][e], self.tries["mafia"][e], len(self.games_as["mafia"][e])),
+                    as_town=wilson(self.wins["town"][e], self.tries["town"][e], len(self.games_as["town"][e])),
+                    deception=bootstrap_mean(self.scores["deception"][e], rng, len(self.scored_in["deception"][e])),
+                    detection=bootstrap_mean(self.scores["detection"][e], rng, len(self.scored_in["detection"][e])),
+                    influence=bootstrap_mean(self.scores["influence"][e], rng, len(self.scored_in["influence"][e])),
                     mvp=self.mvp[e],
                     judge_spread={
                         a: (sum(v) / len(v) if v else None) for a, v in ((a, self.spreads[a][e]) for a in JUDGE_AXES)
@@ -367,7 +404,9 @@ class _Tally:
                     cost_usd=self.cost[e] if calls else None,
                 )
             )
-        board.sort(key=lambda x: (-x.rating.ordinal, -(x.overall.rate or 0.0), x.name))
+        # an entry that played no counted game keeps its prior rating, which can exceed the rating
+        # of entries that lost games: it is listed after every entry that played
+        board.sort(key=lambda x: (x.games == 0, -x.rating.ordinal, -(x.overall.rate or 0.0), x.name))
         return board
 
     def judge_costs(self) -> list[JudgeCost]:
@@ -464,12 +503,16 @@ def build_index(out: Path) -> SeasonIndex:
 def _fmt_rate(r: Rate) -> str:
     if r.rate is None:
         return "–"
+    if r.low is None or r.high is None:
+        return f"{r.rate:.0%} ({r.wins}/{r.n}; {r.no_interval or 'no interval'})"
     return f"{r.rate:.0%} [{r.low:.0%}, {r.high:.0%}] ({r.wins}/{r.n})"
 
 
 def _fmt_mean(x: Mean) -> str:
     if x.mean is None:
         return "–"
+    if x.low is None or x.high is None:
+        return f"{x.mean:.1f} ({x.no_interval or 'no interval'})"
     return f"{x.mean:.1f} [{x.low:.1f}, {x.high:.1f}]"
 
 
@@ -494,7 +537,7 @@ def leaderboard_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
     for i, e in enumerate(index.leaderboard, start=1):
         rows.append(
             [
-                str(i),
+                str(i) if e.games else "–",  # unplayed entries are listed last, unranked
                 e.name,
                 f"{e.games} ({e.seats} seats)" if e.seats != e.games else str(e.games),
                 _fmt_rate(e.overall),
@@ -550,7 +593,8 @@ def render_markdown(index: SeasonIndex) -> str:
         "",
         f"Rules `{index.rules_id}`, seed {index.seed}: {index.games_counted} of {index.games_planned} games counted, "
         f"{index.replacements} replacement(s). Rates are per seat-game with 95 % Wilson intervals; judge scores "
-        "(0–10) are means with 95 % bootstrap intervals; rating is OpenSkill Plackett–Luce.",
+        "(0–10) are means with 95 % bootstrap intervals (no interval from fewer than 2 games); rating is "
+        "OpenSkill Plackett–Luce; entries without a counted game are listed last, unranked (–).",
         "",
         "## Leaderboard",
         "",

@@ -67,6 +67,8 @@ def split_answer(resp: ChatResponse) -> Answer:
         obj = json.loads(body)
     except ValueError as err:
         return Answer(None, "non_json", f"not JSON: {err}", text, reasoning)
+    except RecursionError:  # degenerate deeply nested output
+        return Answer(None, "non_json", "not JSON: nested too deeply", text, reasoning)
     if not isinstance(obj, dict):
         return Answer(None, "schema", f"expected a JSON object, got {type(obj).__name__}", text, reasoning)
     return Answer(obj, None, "", text, reasoning)

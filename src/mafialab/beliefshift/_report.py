@@ -200,6 +200,9 @@ def model_quantities(
         ci: ``"t"``: Student-t over responses treated as independent (:func:`mean_ci`; Welch
             for the separation); ``"cluster"``: game-level cluster bootstrap (1,000 resamples,
             percentile interval, reported as the larger distance from the mean to a bound).
+            Either way fewer than two clusters give no interval (half-width ``nan``), as
+            everywhere in mafialab: fewer than two responses (``t``), or values from fewer
+            than two games (``cluster``; see :func:`mafialab.analysis.no_interval_reason`).
         seed: Seed of the bootstrap resamples.
     """
     q: dict[str, Stat] = {}
@@ -363,7 +366,12 @@ def build_report(
     how = "Student t over responses" if ci == "t" else "game-level cluster bootstrap, 1,000 resamples"
     note_ci = (
         f"Model rows: mean ± 95 % CI ({how}). Group rows: unweighted average of the "
-        "models' means ± CI propagated from the models' CIs (models fixed); n = models."
+        "models' means ± CI propagated from the models' CIs (models fixed); n = models. "
+        + (
+            "A mean without ± has no interval: fewer than 2 responses."
+            if ci == "t"
+            else "A mean without ± has no interval: its responses come from fewer than 2 games."
+        )
     )
     tables: dict[str, Table] = {}
     tables["completion"] = _completion_table(configs, note_p)

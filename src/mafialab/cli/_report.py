@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mafialab.analysis import compute_report, find_retests, load_games, report_rows
+from mafialab.analysis import MIN_CLUSTERS, compute_report, find_retests, load_games, report_rows
 from mafialab.cli._app import console, err_console, fail
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
@@ -36,8 +36,11 @@ def _f(x: Any, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci: list[float] | None) -> str:
-    return "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+def _ci(ci: list[float] | None, value: Any = None) -> str:
+    """An interval, or why there is none (a value without an interval: < 2 games behind it)."""
+    if ci is not None:
+        return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+    return "" if value is None else f"n/a (<{MIN_CLUSTERS} games)"
 
 
 def _tok(t: dict[str, int] | None) -> str:
@@ -71,6 +74,11 @@ def _print_tables(rep: dict[str, Any]) -> None:
         f"winners {rep['winners']}; probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
+    if rep.get("no_interval"):
+        console.print(
+            f"[yellow]{rep['no_interval']}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
+            "so every 95% CI below is n/a[/]"
+        )
     if rep["probe_records"] == 0:
         console.print("[yellow]no probe records in these games: the belief metrics are empty[/]")
     t = Table("round", "committed acc (n)", "95% CI", "chance", "Unknown (n)", "recall (n)", "95% CI", "chance",
@@ -79,11 +87,11 @@ def _print_tables(rep: dict[str, Any]) -> None:
         t.add_row(
             r,
             f"{_f(v['committed_accuracy'])} ({v['committed_n']})",
-            _ci(v["ci95"]["committed_accuracy"]),
+            _ci(v["ci95"]["committed_accuracy"], v["committed_accuracy"]),
             _f(v["accuracy_chance"]),
             f"{_f(v['unknown_rate'])} ({v['unknown_n']})",
             f"{_f(v['recall'])} ({v['recall_n']})",
-            _ci(v["ci95"]["recall"]),
+            _ci(v["ci95"]["recall"], v["recall"]),
             _f(v["recall_chance"]),
         )
     console.print(t)
@@ -94,8 +102,8 @@ def _print_tables(rep: dict[str, Any]) -> None:
         t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), _f(b["accuracy"]), _f(b["mean_confidence"], 2))
     console.print(t)
     console.print(
-        f"n={cal['n']}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'])}  "
-        f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'])}"
+        f"n={cal['n']}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
+        f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'], cal['brier'])}"
     )
     t = Table("predictor", "pairs", "over-prediction", "95% CI", "pred/actual suspects", "accuracy", "majority",
               title="F3 second-order")  # fmt: skip
@@ -104,7 +112,7 @@ def _print_tables(rep: dict[str, Any]) -> None:
             side,
             str(v["pairs"]),
             _f(v["overprediction_ratio"]),
-            _ci(v["ci95"]["overprediction_ratio"]),
+            _ci(v["ci95"]["overprediction_ratio"], v["overprediction_ratio"]),
             f"{v['predicted_suspects']}/{v['actual_suspects']}",
             _f(v["accuracy"]),
             _f(v["majority_baseline"]),
@@ -114,16 +122,20 @@ def _print_tables(rep: dict[str, Any]) -> None:
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
             if metric not in _F4_EXTRA:
-                t.add_row(side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), _f(x["chance"]))
+                t.add_row(
+                    side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"])
+                )
         for pred, x in v.get("baselines", {}).items():
-            t.add_row(side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"]), "")
+            t.add_row(
+                side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), ""
+            )
     console.print(t)
     t = Table("voters", "vs", "n", "probe", "base", "b", "c", "McNemar p", "diff", "95% CI",
               title="F4 against the transcript: the probe's increment on votes where both predict")  # fmt: skip
     for side, v in rep["vote_coupling"].items():
         for pred, x in v.get("increment", {}).items():
             t.add_row(side, pred, str(x["n"]), str(x["probe_hits"]), str(x["baseline_hits"]), str(x["b"]),
-                      str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"]))  # fmt: skip
+                      str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"], x["diff"]))  # fmt: skip
     console.print(t)
     if rep.get("instrument"):
         _print_instrument(rep["instrument"])
@@ -150,9 +162,9 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
             t.add_row(
                 name,
                 f"{_f(v['volatility'])} ({v['volatility_pairs']})",
-                _ci(v["ci95"]["volatility"]),
+                _ci(v["ci95"]["volatility"], v["volatility"]),
                 f"{_f(v['flip_rate'])} ({v['flip_pairs']})",
-                _ci(v["ci95"]["flip_rate"]),
+                _ci(v["ci95"]["flip_rate"], v["flip_rate"]),
                 fl,
                 f"{_f(v['return_rate'])} ({v['flips']})",
             )

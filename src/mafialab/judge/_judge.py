@@ -92,9 +92,12 @@ def _parse(resp: ChatResponse) -> Any:
         raise UnusableVerdict("empty answer")
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: degenerate deeply nested output
         pass
-    repaired = json_repair.loads(text)
+    try:
+        repaired = json_repair.loads(text)
+    except Exception:  # json-repair raises assorted errors on garbage: an unusable answer, not a crash
+        raise UnusableVerdict("answer is not JSON") from None
     if not isinstance(repaired, dict) or not repaired:
         raise UnusableVerdict("answer is not JSON")
     return repaired

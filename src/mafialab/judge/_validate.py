@@ -14,7 +14,9 @@ HEADLINE_CHARS = 200
 RECAP_CHARS = 4000
 NOTE_CHARS = 1000
 
-_NUM = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*(?:/\s*10)?\s*$")
+_NUM = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?:/\s*10)?\s*$")
+"""A number written as text: JSON number syntax (exponent included) plus ``+``, ``7.``,
+``.5`` and an optional ``/10``, so ``"9.2e+124"`` reads as the number ``9.2e124`` does."""
 
 
 class UnusableVerdict(ValueError):
@@ -85,15 +87,22 @@ def coerce_score(value: Any) -> tuple[int | None, str | None]:
     """Turn a judge's score into an integer 0-10.
 
     Integers are clamped to 0-10; floats are rounded half up then clamped; strings holding
-    a number (``"7"``, ``"7.5"``, ``"7/10"``) are parsed the same way; anything else
-    (words, booleans, lists, NaN) becomes ``None``.
+    a number (``"7"``, ``"7.5"``, ``"7/10"``, ``"9.2e+124"``) are read as that number and
+    treated exactly like it (``"9.2e+124"`` clamps to 10 as ``9.2e124`` does; ``"1e400"``
+    overflows to infinity and is nulled as an infinite number is); anything else (words,
+    booleans, lists, NaN, infinities) becomes ``None``.
 
     Returns:
         ``(score, problem)``: ``problem`` says what was changed, or is ``None``.
     """
     if value is None:
         return None, None
-    raw = value
+    raw: Any = value
+    if isinstance(raw, str) and len(raw) > 40:
+        raw = raw[:40] + "…"  # problems quote the answer; a 100 kB "number" is cut
+    elif isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) > 10**12:
+        # quoted by size: a huge integer has no float form, and str() refuses > 4300 digits
+        raw = f"{'-' if raw < 0 else ''}<integer of {int(raw.bit_length() * 0.30103) + 1} digits>"
     if isinstance(value, bool):
         return None, f"not a number ({raw!r}); nulled"
     note = None
@@ -101,7 +110,12 @@ def coerce_score(value: Any) -> tuple[int | None, str | None]:
         m = _NUM.match(value)
         if m is None:
             return None, f"not a number ({raw!r}); nulled"
-        value = float(m.group(1))
+        num = m.group(1)
+        if re.fullmatch(r"[+-]?\d+", num):  # an integer, read as one (a float would overflow to inf)
+            digits = num.lstrip("+-").lstrip("0") or "0"
+            value = int(num) if len(digits) < 4000 else (-1 if num.startswith("-") else 1) * 10**20
+        else:
+            value = float(num)
         note = f"parsed from string {raw!r}"
     if isinstance(value, float):
         if not math.isfinite(value):

@@ -20,14 +20,15 @@ def parse_json(text: str) -> tuple[Any, bool]:
 
     Returns:
         ``(value, repaired)``: the parsed value (``None`` when nothing usable was found) and
-        whether repair was needed.
+        whether repair was needed. Never raises on any text (deep nesting, huge or
+        non-finite numbers, control characters give ``None`` or the repaired value).
     """
     s = text.strip()
     if not s:
         return None, False
     try:
         return json.loads(s), False
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: degenerate deeply nested "{{{{..." output
         pass
     m = _FENCE.match(s)
     if m:

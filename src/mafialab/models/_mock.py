@@ -93,7 +93,7 @@ def _to_response(out: MockOutput, name: str, request: ChatRequest) -> ChatRespon
     if request.json_schema is not None:
         try:
             parsed = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # as a real backend: unparsable text is left to the agent
             parsed = None
     return ChatResponse(text=text, parsed=parsed, model=name)
 

@@ -1,7 +1,7 @@
 """Importer for MafiaScope logs (``game.jsonl``, ``introspection.jsonl``, ``state.jsonl``).
 
-The source format is described in ``shared/data/mafiascope/SCHEMA.md`` (a survey of the
-public MafiaScope recordings, karpovilia/mafiascope@2177db7). Every source record becomes
+The source format is that of the public MafiaScope recordings (karpovilia/mafiascope@2177db7;
+``docs/import-mafiascope.md`` maps every record kind). Every source record becomes
 either an engine event with the right visibility, a :class:`~mafialab.engine.Imported`
 event (foreign kinds, failed turns, private texts without an engine event), a probe record,
 or, for ``state.jsonl``, a verbatim line of :data:`SNAPSHOTS_FILE`. Unreadable lines are
@@ -125,6 +125,24 @@ class ImportReport:
     def imported(self) -> list[GameImport]:
         """Games that were written."""
         return [g for g in self.games if g.out is not None]
+
+
+_LFS = b"version https://git-lfs.github.com/spec/"
+
+
+def _lfs_pointer(path: Path, problems: list[str]) -> bool:
+    """Whether ``path`` is a Git LFS pointer instead of its data (reported once to ``problems``)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(200)
+    except OSError:
+        return False
+    if not head.startswith(_LFS):
+        return False
+    size = re.search(rb"\nsize (\d+)", head)
+    what = f" of {int(size.group(1)):,} bytes" if size else ""
+    problems.append(f"{path}: a Git LFS pointer{what}, not the data (fetch it with `git lfs pull`); file skipped")
+    return True
 
 
 def _is_failed(text: Any) -> str | None:
@@ -716,6 +734,8 @@ def import_game(src: Path, dst: Path) -> GameImport:
     src, dst = Path(src), Path(dst)
     gi = GameImport(game_id=src.name, source=src)
     gpath = src / "game.jsonl"
+    if _lfs_pointer(gpath, gi.problems):
+        return gi
     records = list(iter_jsonl(gpath, gi.problems))
     setup = next((r for _, r in records if r.get("kind") == "setup"), None)
     if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
@@ -776,14 +796,14 @@ def import_game(src: Path, dst: Path) -> GameImport:
     gi.events = len(b.events)
     gi.failed_turns, gi.foreign = b.failed, b.foreign
     ipath = src / "introspection.jsonl"
-    if ipath.is_file():
+    if ipath.is_file() and not _lfs_pointer(ipath, gi.problems):
         probes = _probe_records(ipath, game_id, names, roles, b.events, gi)
         with JsonlWriter(dst / PROBES_FILE, clock=None) as w:
             for p in probes:
                 w.write(p)
         gi.probes = len(probes)
     spath = src / "state.jsonl"
-    if spath.is_file():
+    if spath.is_file() and not _lfs_pointer(spath, gi.problems):
         good = list(iter_jsonl(spath, gi.problems))
         shutil.copyfile(spath, dst / SNAPSHOTS_FILE)
         gi.snapshots = len(good)

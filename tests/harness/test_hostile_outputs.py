@@ -1,0 +1,70 @@
+"""Hostile model output: games whose every answer is adversarial end cleanly, lose nothing, leak nothing.
+
+A small run of ``benchmarks/fuzz.py`` (the benchmark plays thousands of games).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mafialab.judge import UnusableVerdict
+from mafialab.judge._judge import _parse as parse_verdict
+from mafialab.models import ChatResponse, parse_json
+from mafialab.probes import parse_json_tolerant
+from mafialab.rules import BUILTIN
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import fuzz
+
+NASTY = [
+    "{" + '"target": {' * 100_000,  # deeper than the JSON decoder's recursion limit
+    "[" * 50_000 + "]" * 50_000,
+    '{"target": ' + "9" * 5000 + "}",  # more digits than int() accepts
+    '{"target": 1e999, "text": NaN}',
+    "\ufeff{\x00}",
+    "{" * 3 + "}" * 7,
+]
+
+
+@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
+def test_parsers_of_model_text_never_raise(text: str):
+    value, _ = parse_json(text)  # agents' answers
+    assert value is None or isinstance(value, (dict, list, str, int, float))
+    parse_json_tolerant(text)  # probe answers
+    with contextlib.suppress(UnusableVerdict):
+        parse_verdict(ChatResponse(text=text))  # judge answers
+
+
+@pytest.mark.parametrize("rules", list(BUILTIN.values()), ids=lambda r: r.name)
+def test_hostile_games_end_cleanly_and_keep_every_record(rules, tmp_path: Path):
+    for seed in (1, 2):
+        check, rec = asyncio.run(fuzz.play_one(rules, seed, tmp_path, "suspicion"))
+        assert check.crashed is None, check.crashed
+        assert check.problems == []
+        assert check.decisions > 10 and check.probes > 0 and check.fallbacks > 0
+        assert check.kinds["fallback"] == check.fallbacks and check.kinds["unusable"] > 0
+        statuses = [
+            json.loads(x)["status"] for x in (tmp_path / check.game_id / "calls.jsonl").read_text().splitlines()
+        ]
+        assert len(statuses) == check.calls == rec.n
+
+
+def test_the_leak_check_catches_a_leak(tmp_path: Path):
+    rules = BUILTIN["mafiascope7"]  # has a mafia chat
+    check, rec = asyncio.run(fuzz.play_one(rules, 3, tmp_path, "suspicion"))
+    assert check.problems == []
+    log_ = fuzz.read_game(tmp_path / check.game_id)
+    town = next(s.seat for s in log_.header.roster if s.team == "town")
+    mafioso = next(s.seat for s in log_.header.roster if s.team == "mafia")
+    marker = f"<MCHAT-{mafioso}-99999>"
+    rec.seen.append((town, "vote", f"...{marker}..."))  # a town seat's prompt holding mafia chat
+    rec.seen.append((town, "speak", "<PROBE-0-1>"))  # a probe answer in a decision prompt
+    again = fuzz.check_game(tmp_path / check.game_id, rec, fuzz.GameCheck(check.game_id, check.rules_id))
+    assert any(f"{marker} in a vote request of seat {town}" in p for p in again.problems)
+    assert any("probe answer of seat 0 in a speak request" in p for p in again.problems)
