@@ -12,6 +12,7 @@ from mafialab.cli import (
     _models,
     _play,
     _report,
+    _retest,
     _rules,
     _season,
     _view,
@@ -32,6 +33,7 @@ app.add_typer(_season.season_app, name="season")
 app.add_typer(_beliefshift.bs_app, name="beliefshift")
 app.add_typer(_fork.fork_app, name="fork")
 app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
+app.command("retest")(_retest.retest)
 
 
 def main() -> None:

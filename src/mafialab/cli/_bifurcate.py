@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import sys
@@ -13,7 +14,7 @@ import typer
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import console, err_console, fail
+from mafialab.cli._app import console, err_console, fail, progress_bar
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
@@ -105,3 +106,81 @@ def report_cmd(
         w.writerows(rows)
     else:
         _print_tables(rep)
+
+
+@bifurcate_app.command("run")
+def run_cmd(
+    game: Path = typer.Argument(..., help="Parent game directory (it must replay; see `fork steps`)."),
+    points: str = typer.Option(
+        ..., "--points", help="Decision ids (12,40), innocent-votes, or random:N (a seeded control draw)."
+    ),
+    per_quadrant: int | None = typer.Option(
+        None, "--per-quadrant", min=1, help="With innocent-votes: N policy-gap and N perception-gap votes, drawn."
+    ),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the draws, the resamples and the forks."),
+    resamples: int = typer.Option(500, "--resamples", "-K", min=1, help="Samples of the voter's answer per point."),
+    keep: int = typer.Option(20, "--keep", "-M", min=1, help="Variants kept and forked per point (factual included)."),
+    temperature: float = typer.Option(1.2, "--temperature", "-T", min=0.0, help="Temperature of the resamples."),
+    embed: str = typer.Option("tfidf", "--embed", help="tfidf (offline) or openai/<model>?base_url=... (embeddings)."),
+    sampler: str | None = typer.Option(
+        None, "--sampler", help="Agent spec that resamples the voter (default: its own)."
+    ),
+    agents: str | None = typer.Option(
+        None, "--agents", "-a", help="Agent spec of the continuation (default: parent's)."
+    ),
+    parallel: int = typer.Option(8, "--parallel", "-j", min=1, help="Resample calls and forks in flight at once."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the number of calls and the cost estimate; run nothing."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Bifurcation directory (an interrupted run resumes here)."),
+) -> None:
+    """Resample a vote K times, keep M diverse variants, fork each once (MafiaScope §6).
+
+    Writes samples/, points.jsonl, forks.jsonl and the fork games under forks/ as it goes; run
+    the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
+    """
+    from mafialab.counterfactual import estimate_bifurcation, run_bifurcation
+    from mafialab.harness import PreflightError, ReplayMismatch
+    from mafialab.record import LogFormatError, read_game
+
+    try:
+        log = read_game(game)
+        if dry_run:
+            est = estimate_bifurcation(
+                log, points, per_quadrant=per_quadrant, seed=seed, resamples=resamples, keep=keep, out=out
+            )
+            cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
+            console.print(
+                f"{est.points} point(s): {est.resample_calls} resample call(s), {est.forks} fork(s) of about "
+                f"{est.fork_calls:.0f} call(s); {est.calls:.0f} calls in all; forks' estimated cost {cost}",
+                highlight=False,
+            )
+            return
+        with progress_bar() as bar:
+            task = bar.add_task("samples and forks", total=None)
+            res = asyncio.run(
+                run_bifurcation(
+                    log,
+                    points,
+                    out,
+                    per_quadrant=per_quadrant,
+                    seed=seed,
+                    resamples=resamples,
+                    keep=keep,
+                    temperature=temperature,
+                    embed=embed,
+                    sampler=sampler,
+                    agents=agents,
+                    parallel=parallel,
+                    progress=lambda kind, n: bar.advance(task, n),
+                )
+            )
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, RuntimeError) as err:
+        fail(str(err))
+    for e in res.errors:
+        err_console.print(f"[yellow]fork not played:[/] {e}", highlight=False, soft_wrap=True)
+    console.print(
+        f"{len(res.points)} point(s); {res.samples} new sample(s), {res.forks} new fork(s) in {out}. "
+        f"Report: mafialab bifurcate report {out}",
+        highlight=False,
+    )

@@ -3,7 +3,7 @@
 A fork replays the parent up to a decision (the fork step), changes one thing there (an
 answer, a fresh draw, a private belief, a night action) and plays the continuation N times;
 each replica is a branch, an ordinary game log with a ``parent`` header block. Builds on
-``harness``. See ``docs/counterfactual.md``.
+``harness``. The bifurcation experiment (:func:`run_bifurcation`) builds on forks. See ``docs/counterfactual.md``.
 
 Example:
     >>> import asyncio
@@ -12,6 +12,16 @@ Example:
     ...                              n=20, agents="scripted", out="forks"))  # doctest: +SKIP
 """
 
+from mafialab.counterfactual._bifurcate import (
+    BifurcationEstimate,
+    BifurcationRun,
+    PlannedPoint,
+    Sample,
+    estimate_bifurcation,
+    plan_points,
+    run_bifurcation,
+    select_variants,
+)
 from mafialab.counterfactual._compare import (
     BatchSummary,
     compare_batches,
@@ -20,6 +30,14 @@ from mafialab.counterfactual._compare import (
     rate,
     read_batches,
     wilson_interval,
+)
+from mafialab.counterfactual._embed import (
+    Embedder,
+    OpenAIEmbedder,
+    TfidfEmbedder,
+    farthest_point,
+    make_embedder,
+    mean_pairwise_cosine,
 )
 from mafialab.counterfactual._fork import (
     Branch,
@@ -54,6 +72,20 @@ from mafialab.counterfactual._steps import (
 )
 
 __all__ = [
+    "BifurcationEstimate",
+    "BifurcationRun",
+    "Embedder",
+    "OpenAIEmbedder",
+    "PlannedPoint",
+    "Sample",
+    "TfidfEmbedder",
+    "estimate_bifurcation",
+    "farthest_point",
+    "make_embedder",
+    "mean_pairwise_cosine",
+    "plan_points",
+    "run_bifurcation",
+    "select_variants",
     "INTERVENTION_ADAPTER",
     "PUBLIC_KINDS",
     "BatchSummary",

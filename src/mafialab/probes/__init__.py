@@ -2,7 +2,8 @@
 
 A probe is a private question put to an agent on a copy of its own context after a game
 event (a public message, its own night action, the end of a round); the answer goes to
-``probes.jsonl`` and never into any game-facing call. See ``docs/probes.md``.
+``probes.jsonl`` and never into any game-facing call. :func:`run_retest` re-asks a battery on
+frozen contexts of a recorded game (the test-retest floor). See ``docs/probes.md``.
 """
 
 from mafialab.probes._battery import (
@@ -22,6 +23,7 @@ from mafialab.probes._battery import (
     resolve_battery,
 )
 from mafialab.probes._parse import ParsedAnswer, check_players, parse_answer, parse_json_tolerant
+from mafialab.probes._retest import RetestPoint, probe_points, run_retest
 from mafialab.probes._runner import (
     ProbeableAgent,
     ProbeRunner,
@@ -42,6 +44,7 @@ __all__ = [
     "ProbeRunner",
     "ProbeSpec",
     "ProbeableAgent",
+    "RetestPoint",
     "Trigger",
     "When",
     "applies",
@@ -53,7 +56,9 @@ __all__ = [
     "make_probe_observer",
     "parse_answer",
     "parse_json_tolerant",
+    "probe_points",
     "render_question",
     "render_schema",
     "resolve_battery",
+    "run_retest",
 ]

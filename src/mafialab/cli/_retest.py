@@ -1,0 +1,50 @@
+"""``mafialab retest``: re-ask a probe battery on frozen contexts (the test-retest floor)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+
+from mafialab.cli._app import console, fail
+
+
+def retest(
+    game: Path = typer.Argument(..., help="A probed game directory that replays."),
+    points: int = typer.Option(40, "--points", "-K", min=1, help="Frozen probe points, drawn (seeded)."),
+    repeats: int = typer.Option(5, "--repeats", "-R", min=2, help="Repeats of the battery per point."),
+    battery: str = typer.Option("suspicion", "--battery", "-b", help="Probe battery (name or YAML path)."),
+    agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: the game's)."),
+    temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the draw and of the repeats."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for retest.jsonl."),
+) -> None:
+    """Re-ask a probe battery on frozen contexts: the test-retest floor of top-suspect flips.
+
+    `mafialab report` prints the floor beside the observed flip rate (--retest OUT, or put
+    OUT under the report's directory).
+    """
+    from mafialab.analysis import retest_floor
+    from mafialab.harness import PreflightError, ReplayMismatch
+    from mafialab.probes import run_retest
+    from mafialab.record import RETEST_FILE, LogFormatError, read_retests
+
+    try:
+        n = asyncio.run(
+            run_retest(
+                game,
+                out,
+                points=points,
+                repeats=repeats,
+                battery=battery,
+                agents=agents,
+                temperature=temperature,
+                seed=seed,
+            )
+        )
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
+        fail(str(err))
+    floor = retest_floor(read_retests([out / RETEST_FILE]))
+    rate = "-" if floor is None else f"{floor['flip_rate']:.3f} over {floor['pairs']} repeat pairs"
+    console.print(f"{n} answers written to {out / RETEST_FILE}; top-suspect flip rate between repeats {rate}")

@@ -1,0 +1,547 @@
+"""The bifurcation experiment (MafiaScope §6): resample a vote, keep diverse variants, fork each.
+
+For each point (a recorded day vote): draw the voter's answer K times from its frozen
+context at temperature T; keep the factual answer, one variant per distinct vote target not
+yet covered (no valid vote included), then farthest-point selection by cosine distance up to
+M; inject each kept variant and play the game out once. Everything is written as it is
+produced (``samples/``, ``points.jsonl``, ``forks.jsonl``, ``forks/``), so an interrupted run
+resumes without redoing finished samples or forks. Layout and statistics:
+``docs/counterfactual.md``; the report is :func:`mafialab.analysis.bifurcation_report`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import random
+import shutil
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mafialab.analysis import game_data, vote_quadrants
+from mafialab.analysis import get_method as get_analysis_method
+from mafialab.counterfactual._embed import Embedder, farthest_point, make_embedder, mean_pairwise_cosine
+from mafialab.counterfactual._fork import AgentBuilder, branch_specs, estimate_fork, prepare, run_fork
+from mafialab.counterfactual._steps import ForkStep, Inject, Resample, batch_id, branch_id, fork_steps, resolve_step
+from mafialab.engine import derive_seed
+from mafialab.harness import replay_decisions
+from mafialab.record import (
+    FORK_GAMES_DIR,
+    FORKS_FILE,
+    NO_VOTE,
+    POINTS_FILE,
+    SAMPLES_DIR,
+    BifurcationHeader,
+    BifurcationPoint,
+    ForkOutcome,
+    GameLog,
+    JsonlWriter,
+    is_bifurcation_dir,
+    iter_jsonl,
+    read_bifurcation,
+    read_game,
+    write_header,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RESAMPLES = 500
+DEFAULT_KEEP = 20
+DEFAULT_TEMPERATURE = 1.2
+RANDOM_DRAWS = 200
+"""Random draws of ``keep`` samples for the diversity baseline (MafiaScope: 200)."""
+
+
+@dataclass
+class PlannedPoint:
+    """A fork point chosen by ``--points``.
+
+    Attributes:
+        point_id: ``<quadrant or "point">_<game id>_d<decision>_<voter>``.
+        step: The vote's fork step.
+        quadrant: Its quadrant (``random`` for a control draw; ``None`` unknown).
+        factual_target: The parent's vote target (``None``: no vote).
+        factual_text: The parent's vote statement.
+        alive: Names alive at the vote.
+    """
+
+    point_id: str
+    step: ForkStep
+    quadrant: str | None
+    factual_target: str | None
+    factual_text: str
+    alive: list[str]
+
+
+@dataclass
+class Sample:
+    """One resample of a point's vote answer.
+
+    Attributes:
+        sample_idx: Index among the point's samples.
+        text: The statement.
+        target: Vote target name, ``None`` for no valid vote.
+        fallback: The agent fell back (no usable answer): left out of counts and selection.
+    """
+
+    sample_idx: int
+    text: str
+    target: str | None
+    fallback: bool = False
+
+
+@dataclass
+class BifurcationEstimate:
+    """What a run would cost (``--dry-run``).
+
+    Attributes:
+        points: Points planned.
+        resample_calls: Resample calls still to make.
+        forks: Forks still to play.
+        fork_calls: Estimated model calls of those forks.
+        cost_usd: Estimated cost of the forks (the parent's cost per call), ``None`` if unpriced.
+    """
+
+    points: int
+    resample_calls: int
+    forks: int
+    fork_calls: float
+    cost_usd: float | None
+
+    @property
+    def calls(self) -> float:
+        """All calls: resamples plus the forks' estimate."""
+        return self.resample_calls + self.fork_calls
+
+
+@dataclass
+class BifurcationRun:
+    """Result of :func:`run_bifurcation`.
+
+    Attributes:
+        out: The bifurcation directory.
+        points: Points of the run.
+        samples: Samples drawn in this call (resumed samples excluded).
+        forks: Forks played in this call.
+        errors: Forks that could not be played (``point:variant: why``).
+    """
+
+    out: Path
+    points: list[str] = field(default_factory=list)
+    samples: int = 0
+    forks: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _vote_steps(plog: GameLog) -> tuple[list[ForkStep], dict[int, tuple[int | None, str]]]:
+    steps = [s for s in fork_steps(plog) if s.kind == "vote" and s.phase == "day"]
+    _, done = replay_decisions(plog, check=False)
+    actions = {r.decision.id: (r.action.target, r.action.text or "") for r in done}
+    return steps, actions
+
+
+def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, seed: int = 0) -> list[PlannedPoint]:
+    """The points ``--points spec`` names in ``plog``.
+
+    Args:
+        plog: The parent game.
+        spec: Comma-separated decision ids (or ``round:phase:index``), ``innocent-votes``
+            or ``random:N``.
+        per_quadrant: With ``innocent-votes``: draw this many policy-gap and this many
+            perception-gap votes by a shuffle seeded with ``seed``.
+        seed: Seed of the draws.
+
+    Returns:
+        The points, in decision order (draws keep the drawn order).
+
+    Raises:
+        ValueError: A bad spec, an unknown step, a step that is not a day vote, or
+            ``random:N`` with N < 1 (the message names ``--points``).
+    """
+    steps, actions = _vote_steps(plog)
+    by_id = {s.id: s for s in steps}
+    state_names = [s.name for s in sorted(plog.header.roster, key=lambda r: r.seat)]
+    spec = spec.strip()
+    quadrant_of: dict[int, str | None] = {}
+    innocent: list[int] = []
+    gd = game_data(plog)
+    vote_decision = {ev.seq: getattr(ev, "decision", None) for ev in plog.events if ev.kind == "vote"}
+    for v in vote_quadrants(gd, get_analysis_method("default")):
+        d = vote_decision.get(v.vote_seq)
+        if d in by_id:
+            quadrant_of[d] = v.quadrant
+            innocent.append(d)
+    mafia = {s.name for s in plog.header.roster if s.team == "mafia"}
+    # innocent votes that have no F4 unit (e.g. an unprobed game still has votes)
+    for s in steps:
+        if s.name not in mafia and s.id not in quadrant_of:
+            quadrant_of[s.id] = None
+            innocent.append(s.id)
+    innocent.sort()
+    chosen: list[tuple[int, str | None]]
+    if spec == "innocent-votes":
+        chosen = [(d, quadrant_of[d]) for d in innocent]
+        if per_quadrant is not None:
+            rng = random.Random(seed)
+            picked: list[tuple[int, str | None]] = []
+            for q in ("policy_gap", "perception_gap"):
+                pool = [d for d in innocent if quadrant_of[d] == q]
+                rng.shuffle(pool)
+                picked += [(d, q) for d in pool[:per_quadrant]]
+            chosen = picked
+    elif spec.startswith("random:"):
+        try:
+            n = int(spec.split(":", 1)[1])
+        except ValueError:
+            raise ValueError(f"--points: random:N needs an integer N, got {spec!r}") from None
+        if n < 1:
+            raise ValueError(f"--points: random:N needs N >= 1, got {n}")
+        pool = list(innocent)
+        random.Random(seed).shuffle(pool)
+        chosen = [(d, "random") for d in pool[:n]]
+    else:
+        chosen = []
+        for part in (p for p in spec.split(",") if p.strip()):
+            step = resolve_step(fork_steps(plog), part.strip())
+            if step.id not in by_id:
+                raise ValueError(f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote")
+            chosen.append((step.id, quadrant_of.get(step.id)))
+        if not chosen:
+            raise ValueError("--points: no decision ids given (or use innocent-votes, random:N)")
+    gid = plog.header.game_id
+    out = []
+    for d, quad in chosen:
+        step = by_id[d]
+        target, said = actions.get(d, (None, ""))
+        state, _ = prepare(plog, step, Resample(), 0)
+        out.append(
+            PlannedPoint(
+                point_id=f"{quad or 'point'}_{gid}_d{d}_{step.name}",
+                step=step,
+                quadrant=quad,
+                factual_target=state_names[target] if target is not None else None,
+                factual_text=said or "",
+                alive=[state.names[s] for s in state.alive_seats()],
+            )
+        )
+    return out
+
+
+def select_variants(
+    emb: np.ndarray, factual_target: str | None, samples: Sequence[Sample], keep: int
+) -> list[tuple[int, str]]:
+    """Choose the kept variants of a point (MafiaScope §6, step 2).
+
+    Args:
+        emb: Unit rows: row 0 the factual text, row ``1 + i`` the ``i``-th of ``samples``.
+        factual_target: The factual vote target (``None``: no vote).
+        samples: Usable samples (fallbacks removed), in sample order.
+        keep: Variants to keep in all, the factual one included (>= 1).
+
+    Returns:
+        ``(row, stage)`` per kept variant in order: ``(0, "factual")``, then one
+        ``target_coverage`` row per vote target not yet covered (the first sample with it;
+        no valid vote counts as a target), then ``farthest`` rows by max-min cosine distance.
+    """
+    kept: list[tuple[int, str]] = [(0, "factual")]
+    covered = {factual_target if factual_target is not None else NO_VOTE}
+    for i, s in enumerate(samples):
+        key = s.target if s.target is not None else NO_VOTE
+        if key not in covered and len(kept) < keep:
+            covered.add(key)
+            kept.append((1 + i, "target_coverage"))
+    rows = {r for r, _ in kept}
+    cands = [1 + i for i in range(len(samples)) if 1 + i not in rows]
+    for r in farthest_point(emb, [r for r, _ in kept], cands, keep - len(kept)):
+        kept.append((r, "farthest"))
+    return kept
+
+
+def _diversity(emb: np.ndarray, kept: Sequence[int], n_samples: int, seed: int, embed_name: str) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    pool = np.arange(1, n_samples + 1)
+    k = min(len(kept), len(pool))
+    draws = [mean_pairwise_cosine(emb, list(rng.choice(pool, size=k, replace=False))) for _ in range(RANDOM_DRAWS)]
+    vals = [d for d in draws if d is not None]
+    return {
+        "mean_pairwise_cos_selected": mean_pairwise_cosine(emb, kept),
+        "mean_pairwise_cos_random": float(np.mean(vals)) if vals else None,
+        "random_std": float(np.std(vals)) if vals else None,
+        "n_random_draws": len(vals),
+        "embed": embed_name,
+    }
+
+
+def _read_samples(path: Path) -> dict[int, Sample]:
+    got: dict[int, Sample] = {}
+    if path.is_file():
+        for _, rec in iter_jsonl(path):
+            try:
+                s = Sample(
+                    int(rec["sample_idx"]), str(rec.get("text") or ""), rec.get("target"), bool(rec.get("fallback"))
+                )
+            except (KeyError, TypeError, ValueError):
+                continue
+            got[s.sample_idx] = s
+    return got
+
+
+def _params(
+    parent: str, points: str, per_quadrant: int | None, seed: int, resamples: int, keep: int, temperature: float,
+    embed: str, sampler: str | None, agents: str | None,
+) -> dict[str, Any]:  # fmt: skip
+    return {
+        "parent": parent,
+        "points": points,
+        "per_quadrant": per_quadrant,
+        "seed": seed,
+        "resamples": resamples,
+        "keep": keep,
+        "temperature": temperature,
+        "embed": embed,
+        "sampler": sampler,
+        "agents": agents,
+    }
+
+
+def estimate_bifurcation(
+    parent: Path | GameLog,
+    points: str,
+    *,
+    per_quadrant: int | None = None,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    keep: int = DEFAULT_KEEP,
+    out: Path | None = None,
+) -> BifurcationEstimate:
+    """Calls (and cost) a run would make, minus what ``out`` already holds (``--dry-run``)."""
+    plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
+    planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
+    done_forks: set[tuple[str, int]] = set()
+    if out is not None and is_bifurcation_dir(out):
+        done_forks = {(f.point_id, f.variant_idx) for f in read_bifurcation(out).forks}
+    resample_calls = forks = 0
+    fork_calls = 0.0
+    cost: float | None = 0.0
+    for p in planned:
+        have = len(_read_samples(Path(out) / SAMPLES_DIR / f"{p.point_id}.jsonl")) if out is not None else 0
+        resample_calls += max(0, resamples - have)
+        todo = sum(1 for v in range(keep) if (p.point_id, v) not in done_forks)
+        forks += todo
+        if todo:
+            est = estimate_fork(plog, p.step, n=todo)
+            fork_calls += est.calls
+            cost = None if cost is None or est.cost_usd is None else cost + est.cost_usd
+    return BifurcationEstimate(len(planned), resample_calls, forks, fork_calls, cost)
+
+
+async def _draw(agent: Any, decision: Any, view: Any, names: Sequence[str], seed: int, idx: int) -> Sample:
+    a = copy.copy(agent)  # shares the model backend; its own seed for this draw
+    if hasattr(a, "seed"):
+        a.seed = derive_seed(seed, f"bifurcate:sample:{idx}")
+    if hasattr(a, "set_call_sink"):
+        a.set_call_sink(None)
+    action = await a.decide(decision, view)
+    target = names[action.target] if action.target is not None else None
+    return Sample(idx, action.text or "", target, bool(getattr(action, "fallback", False)))
+
+
+async def run_bifurcation(
+    parent: Path | GameLog,
+    points: str,
+    out: Path,
+    *,
+    per_quadrant: int | None = None,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    keep: int = DEFAULT_KEEP,
+    temperature: float = DEFAULT_TEMPERATURE,
+    embed: str | Embedder = "tfidf",
+    sampler: str | None = None,
+    agents: str | None = None,
+    parallel: int = 8,
+    build_agent: AgentBuilder | None = None,
+    check_remote: bool = True,
+    progress: Callable[[str, int], None] | None = None,
+) -> BifurcationRun:
+    """Run (or resume) the bifurcation experiment on one parent game.
+
+    Args:
+        parent: Parent game directory or log (native, branch, or imported MafiaScope game
+            whose actions replay).
+        points: ``--points`` (see :func:`plan_points`).
+        out: The bifurcation directory (created; an existing run with the same parameters
+            is resumed).
+        per_quadrant: ``--per-quadrant`` for ``innocent-votes``.
+        seed: Seed of point draws, of every resample and of the forks (``--seed``).
+        resamples: Samples per point, K >= 1 (MafiaScope: 500).
+        keep: Kept variants per point, M >= 1, the factual one included (MafiaScope: 20).
+        temperature: Sampling temperature of the resamples (MafiaScope: 1.2).
+        embed: ``tfidf``, ``openai/<model>?base_url=...`` or an :class:`Embedder`.
+        sampler: Agent spec that resamples the voter (default: the voter's roster spec), at
+            ``temperature``.
+        agents: Agent spec of the forks' continuation (default: the parent's roster).
+        parallel: Resample calls, and forks, in flight at once.
+        build_agent: Agent factory (tests).
+        check_remote: Preflight remote models before the first call.
+        progress: Called with ``("sample" | "fork", count)`` as work finishes.
+
+    Returns:
+        What this call did.
+
+    Raises:
+        ValueError: Bad parameters, a bad ``--points``, or ``out`` holding a run with other
+            parameters (the message names them).
+        mafialab.harness.ReplayMismatch: The parent does not replay up to a point.
+    """
+    from mafialab.agents import make_agent
+    from mafialab.harness import preflight
+
+    if resamples < 1 or keep < 1:
+        raise ValueError(f"--resamples and --keep must be >= 1 (got {resamples}, {keep})")
+    if temperature < 0:
+        raise ValueError(f"--temperature must be >= 0, got {temperature}")
+    out = Path(out)
+    plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
+    embedder = make_embedder(embed) if isinstance(embed, str) else embed
+    params = _params(plog.header.game_id, points, per_quadrant, seed, resamples, keep, temperature,
+                     embedder.name, sampler, agents)  # fmt: skip
+    if is_bifurcation_dir(out):
+        old = read_bifurcation(out).header.parameters
+        diff = sorted(k for k in params if old.get(k) != params[k])
+        if diff:
+            raise ValueError(
+                f"{out}: holds a bifurcation run with other parameters ({', '.join(diff)}); "
+                "resume with the same command or choose another --out"
+            )
+    planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
+    if not planned:
+        raise ValueError(f"--points: {points!r} names no day vote of {plog.header.game_id}")
+    write_header(out, BifurcationHeader(experiment=f"bifurcation of {plog.header.game_id}", parameters=params))
+    run = BifurcationRun(out=out, points=[p.point_id for p in planned])
+    build = build_agent or make_agent
+    mafia = sorted(s.name for s in plog.header.roster if s.team == "mafia")
+    winner = plog.winner
+    parent_winner = winner if winner in ("town", "mafia") else None
+    done = {(f.point_id, f.variant_idx): f for f in read_bifurcation(out).forks} if (out / FORKS_FILE).exists() else {}
+    limit = asyncio.Semaphore(max(1, parallel))
+    checked = not check_remote
+    forks_dir = out / FORK_GAMES_DIR
+    for p in planned:
+        # 1. resample (resuming what samples/<point>.jsonl already holds)
+        spath = out / SAMPLES_DIR / f"{p.point_id}.jsonl"
+        have = _read_samples(spath)
+        missing = [i for i in range(resamples) if i not in have]
+        if missing:
+            spec = branch_specs(plog, agents=sampler, temperature=temperature)[p.step.seat]
+            state, _ = prepare(plog, p.step, Resample(), 0)
+            decision = next(d for d in state.pending() if d.id == p.step.id)
+            view = state.view(p.step.seat)
+            agent = build(spec, p.step.seat, state.rules, seed)
+            if not checked:
+                await preflight([agent])
+                checked = True
+            psed = derive_seed(seed, f"bifurcate:{p.point_id}")
+
+            async def one(
+                i: int, agent: Any = agent, decision: Any = decision, view: Any = view, psed: int = psed,
+                names: tuple[str, ...] = tuple(state.names),
+            ) -> Sample:  # fmt: skip
+                async with limit:
+                    return await _draw(agent, decision, view, names, psed, i)
+
+            with JsonlWriter(spath, clock=None) as w:
+                for fut in asyncio.as_completed([one(i) for i in missing]):
+                    s = await fut
+                    w.write({"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback})
+                    have[s.sample_idx] = s
+                    run.samples += 1
+                    if progress is not None:
+                        progress("sample", 1)
+        samples = [have[i] for i in sorted(have) if i < resamples and not have[i].fallback]
+        counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
+        # 2. select
+        emb = await embedder.embed([p.factual_text, *[s.text for s in samples]])
+        kept = select_variants(emb, p.factual_target, samples, keep)
+        diversity = _diversity(emb, [r for r, _ in kept], len(samples), seed, embedder.name)
+        point = BifurcationPoint(
+            point_id=p.point_id,
+            game_id=plog.header.game_id,
+            decision=p.step.id,
+            round=p.step.round,
+            voter=p.step.name,
+            quadrant=p.quadrant,
+            factual_target=p.factual_target,
+            parent_winner=parent_winner,  # type: ignore[arg-type]
+            mafia=mafia,
+            alive=p.alive,
+            target_counts=dict(counts),
+            diversity=diversity,
+            extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
+        )
+        with JsonlWriter(out / POINTS_FILE, clock=None) as w:
+            w.write(point)
+        # 3. fork each kept variant once
+        variants = []
+        for v, (row, stage) in enumerate(kept):
+            if row == 0:
+                text, target, sidx, source = p.factual_text, p.factual_target, None, "factual"
+            else:
+                s = samples[row - 1]
+                text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
+            variants.append((v, stage, sidx, source, text, target))
+
+        async def fork_one(
+            v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, p: PlannedPoint = p
+        ) -> None:
+            iv = Inject(target=target, text=text, no_vote=target is None)
+            bid = branch_id(plog.header.game_id, batch_id(plog.header.game_id, p.step.id, iv, seed), 0)
+            bdir = forks_dir / bid
+            outcome = ForkOutcome(
+                point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
+                text=text, vote_target=target, fork_id=bid,
+            )  # fmt: skip
+            async with limit:
+                if bdir.exists():
+                    old = read_game(bdir)
+                    if old.winner is not None:  # finished before an interruption: keep it
+                        outcome.winner, outcome.rounds = old.winner, _rounds(old)  # type: ignore[assignment]
+                        _append(out, outcome)
+                        return
+                    log.info("%s: unfinished fork from an interrupted run, played again", bdir)
+                    shutil.rmtree(bdir)
+                try:
+                    batch = await run_fork(
+                        plog, p.step, iv, n=1, seed=seed, agents=agents, out=forks_dir,
+                        build_agent=build_agent, check_remote=False,
+                    )  # fmt: skip
+                except ValueError as err:
+                    outcome.error = str(err)
+                    run.errors.append(f"{p.point_id}:{v}: {err}")
+                else:
+                    b = batch.branches[0]
+                    outcome.winner = b.winner
+                    outcome.rounds = _rounds(read_game(b.path)) if b.path is not None else None
+                    run.forks += 1
+                _append(out, outcome)
+                if progress is not None:
+                    progress("fork", 1)
+
+        await asyncio.gather(*(fork_one(*v) for v in variants if (p.point_id, v[0]) not in done))
+    return run
+
+
+def _rounds(glog: GameLog) -> int | None:
+    end = next((e for e in reversed(glog.events) if e.kind == "game_end"), None)
+    return getattr(end, "rounds", None) if end is not None else None
+
+
+def _append(out: Path, outcome: ForkOutcome) -> None:
+    with JsonlWriter(out / FORKS_FILE, clock=None) as w:
+        w.write(outcome)

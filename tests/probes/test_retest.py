@@ -1,0 +1,78 @@
+"""Test-retest on frozen contexts: repeats of a battery, the floor, and the report beside it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.agents import make_agent
+from mafialab.analysis import retest_floor
+from mafialab.cli import app
+from mafialab.harness import play_game
+from mafialab.probes import make_probe_observer, probe_points, run_retest
+from mafialab.record import RETEST_FILE, read_game, read_retests
+from mafialab.rules import load_rules
+from mafialab.testing import OpenAIStub, schema_instance
+
+
+@pytest.fixture(scope="module")
+def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A probed mafiascope7 game played by scripted agents (seed 3)."""
+    out = tmp_path_factory.mktemp("parents")
+    rules = load_rules("mafiascope7")
+    agents = [make_agent("scripted", s, rules, 3) for s in range(rules.n_seats)]
+    obs = make_probe_observer("default", agents, rules, 3, out=out, game_id="parent")
+    asyncio.run(play_game(rules, agents, 3, out=out, game_id="parent", observers=[obs] if obs else []))
+    return out / "parent"
+
+
+def seeded_responder(body: dict[str, Any]) -> str:
+    """Schema-valid answers that differ with the request's seed (so repeats differ)."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    if schema is None:
+        return "I have nothing to add."
+    return json.dumps(schema_instance(schema, json.dumps(body["messages"][-1:]) + str(body.get("seed"))))
+
+
+def test_probe_points_are_the_probed_positions(parent: Path) -> None:
+    pts = probe_points(read_game(parent))
+    assert pts and [p.after_seq for p in pts] == sorted({p.after_seq for p in pts})
+    assert {p.kind for p in pts} <= {"message", "round_end"}
+
+
+async def test_scripted_repeats_agree_and_the_report_prints_the_floor(parent: Path, tmp_path: Path) -> None:
+    out = tmp_path / "scripted"
+    n = await run_retest(parent, out, points=2, repeats=3, battery="suspicion", agents="scripted")
+    recs = read_retests([out / RETEST_FILE])
+    assert n == len(recs) > 0 and {r.repeat for r in recs} == {0, 1, 2} and len({r.point for r in recs}) == 2
+    floor = retest_floor(recs)
+    assert floor is not None and floor["pairs"] == 2 * floor["contexts"]  # 3 repeats: 2 pairs each
+    assert floor["flip_rate"] == 0.0  # scripted agents answer the same context the same way
+    res = CliRunner().invoke(app, ["report", str(parent), "-f", "json", "--resamples", "20", "--retest", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["dynamics"]["retest"]["flip_rate"] == 0.0
+
+
+async def test_model_repeats_use_their_own_seeds(parent: Path, tmp_path: Path) -> None:
+    async with OpenAIStub(responder=seeded_responder) as stub:
+        spec = f"openai/stub?base_url={stub.base_url}"
+        await run_retest(parent, tmp_path / "stub", points=1, repeats=4, battery="suspicion", agents=spec)
+        seeds = {b.get("seed") for b in stub.requests if b.get("seed") is not None}
+    recs = read_retests([tmp_path / "stub" / RETEST_FILE])
+    assert {r.repeat for r in recs} == {0, 1, 2, 3}
+    assert len(seeds) >= 4  # every repeat asks with its own seed
+
+
+async def test_too_few_repeats_are_refused(parent: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="--repeats"):
+        await run_retest(parent, tmp_path / "bad", repeats=1)
+
+
+def test_cli_refuses_an_unknown_battery(parent: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["retest", str(parent), "--battery", "nope", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "nope" in res.stderr
