@@ -27,11 +27,13 @@ def test_play_against_openai_compatible_server(tmp_path):
     dirs = iter_game_dirs(tmp_path)
     assert len(dirs) == 2
     calls = [c for d in dirs for _, c in iter_jsonl(d / CALLS_FILE)]
-    # one preflight per game plus one call per model decision
-    assert n_requests == len(calls) + 2
+    # one preflight probe for the run (the dialect is chosen once) plus one call per model decision
+    assert n_requests == len(calls) + 1
+    assert "structured output as json_schema" in res.output
     assert {c["status"] for c in calls} == {"ok"} and {c["model"] for c in calls} == {"openai/stub-model"}
     assert all(c["seat"] != 0 for c in calls)
-    game_bodies = [b for b in bodies if b.get("response_format")]
+    game_bodies = bodies[1:]
+    assert all(b["response_format"]["type"] == "json_schema" for b in game_bodies)
     assert all(b["max_tokens"] == 40 and b["temperature"] == 0.5 for b in game_bodies)
     log = read_game(dirs[0])
     assert [s.agent for s in log.header.roster][:2] == ["scripted", "openai/stub-model"]
@@ -62,3 +64,24 @@ def test_with_model_options():
     assert model == "openai/m" and o == {"base_url": "http://h:1/v1", "api_key_env": "K", "max_tokens": 3}
     model, o = parse_model_spec(with_model_options("local/smollm2", opts))
     assert o == {"max_tokens": 9}
+
+
+def test_play_prints_the_dialect_and_refuses_a_server_usable_in_none(tmp_path):
+    with OpenAIStub(server="llama-cpp-python").in_thread() as stub:
+        res = runner.invoke(
+            app, ["play", "--agents", "openai/m", "--base-url", stub.base_url, "--seed", "2", "--out", str(tmp_path)]
+        )
+    assert res.exit_code == 0, res.output
+    assert "openai/m: structured output as json_object (tried json_schema: HTTP 500" in " ".join(res.output.split())
+    with OpenAIStub(responder=lambda b: "no JSON here").in_thread() as stub:
+        res = runner.invoke(
+            app, ["play", "--agents", "openai/m", "--base-url", stub.base_url, "--out", str(tmp_path / "b")]
+        )
+        assert res.exit_code == 2 and "no schema-valid answer" in res.output and "--allow-degraded" in res.output
+        assert not (tmp_path / "b").exists() or not iter_game_dirs(tmp_path / "b")
+        res = runner.invoke(
+            app,
+            ["play", "--agents", "openai/m", "--base-url", stub.base_url, "--allow-degraded", "--out", str(tmp_path / "b")],
+        )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "warning:" in res.output and "DEGRADED" in res.output

@@ -46,18 +46,6 @@ async def test_openai_sends_json_schema_and_parses(monkeypatch):
     assert "sk-secret" not in repr(m)
 
 
-async def test_openai_prompt_fallback_when_schema_rejected():
-    async with OpenAIStub(reject_schema=True) as stub:
-        m = get_model("openai/tiny", base_url=stub.base_url)
-        r1 = await m.chat(_req())
-        r2 = await m.chat(_req())
-    assert r1.ok and r1.parsed["target"] in ("Alex", "Bailey") and r2.ok
-    # first try with response_format (rejected), then prompt-only; later calls go prompt-only at once
-    assert "response_format" in stub.requests[0]
-    assert "response_format" not in stub.requests[1] and "JSON schema" in stub.requests[1]["messages"][-1]["content"]
-    assert len(stub.requests) == 3 and "response_format" not in stub.requests[2]
-
-
 async def test_openai_429_retried_with_backoff():
     async with OpenAIStub(rate_limit_first=2) as stub:
         m = get_model("openai/tiny", base_url=stub.base_url, backoff_s=0.01)

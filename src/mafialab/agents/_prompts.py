@@ -50,7 +50,7 @@ from mafialab.engine import (
     VoteTally,
 )
 from mafialab.models import ChatMessage
-from mafialab.rules import RuleSet
+from mafialab.rules import RuleSet, rule_fields
 
 SHORT_CHARS = 80
 """Characters kept of an older player-written line when shortening (then ``…``)."""
@@ -73,6 +73,9 @@ class PromptPack(BaseModel):
             system prompt, one interleaved transcript).
         max_text_chars: Cap on free text the agent asks for (also capped by the decision).
         max_tokens: Default generation caps: ``text`` (speech, chat) and ``target``.
+        rule_text: One sentence per rule field and value (``"*"`` for any value, as
+            ``{value}``), keyed by dotted field path (``night.protect_self``): the rules text
+            is generated from the rule set's fields (see :meth:`Renderer.rule_statements`).
         system, roles, investigate_what, night_rules, day_rules, reveal, identity,
         teammates, no_teammates, persona, persona_traits, public_header, private_header,
         no_events, private_none, events, decisions, retry: Templates (``str.format``).
@@ -91,6 +94,7 @@ class PromptPack(BaseModel):
     night_rules: dict[str, str]
     day_rules: dict[str, str]
     reveal: dict[str, str]
+    rule_text: dict[str, dict[str, str]] = Field(default_factory=dict)
     identity: str
     teammates: str
     no_teammates: str
@@ -248,6 +252,7 @@ class Renderer:
         tie = self._fmt(p.day_rules[f"tie_{r.day.tie}"])
         day = self._fmt(p.day_rules[r.day.vote], rounds=r.day.discussion_rounds, statement=stmt, tie=tie)
         reveal = self._fmt(p.reveal[str(r.reveal_role_on_death).lower()])
+        rule_lines = "\n".join(f"- {text}" for text in self.rule_statements().values())
         return self._fmt(
             p.system,
             n=r.n_seats,
@@ -256,7 +261,30 @@ class Renderer:
             night_rules=night,
             day_rules=day,
             reveal_rule=reveal,
+            rule_lines=rule_lines,
         )
+
+    def rule_statements(self) -> dict[str, str]:
+        """The sentence stating each rule field of the rule set, by dotted field path.
+
+        Generated from :func:`mafialab.rules.rule_fields` and the pack's ``rule_text``; a
+        field that concerns no role of this rule set (a protect rule without a protector) is
+        left out, and so is a field the pack has no sentence for (a custom pack may not
+        state every rule; the built-in packs must, which their tests check).
+        """
+        r = self.rules
+        prot, inv = r.role_with("protect"), r.role_with("investigate")
+        words = {"protector": prot.name if prot else "", "investigator": inv.name if inv else ""}
+        out: dict[str, str] = {}
+        for path, value, roles in rule_fields(r):
+            texts = self.pack.rule_text.get(path)
+            if not roles or texts is None:
+                continue
+            key = str(value).lower() if isinstance(value, bool) else str(value)
+            template = texts.get(key, texts.get("*"))
+            if template:
+                out[path] = self._fmt(template, value=value, **words)
+        return out
 
     def identity(self, view: PlayerView) -> str:
         """Identity, team knowledge and persona of the seat."""
@@ -363,6 +391,10 @@ class Renderer:
             return [_Line(rnd, f(e["vote_secret"], target=nm(ev.target), round=rnd), True)]
         if isinstance(ev, VoteTally):
             votes = ", ".join(f(e["vote_item"], voter=nm(v), target=nm(t)) for v, t in sorted(ev.votes.items()))
+            if not ev.votes and ev.tally:  # secret votes kept secret: counts only
+                counts = sorted(ev.tally.items(), key=lambda kv: (-kv[1], kv[0]))
+                item = e.get("count_item", "{target} {count}")
+                votes = ", ".join(f(item, target=nm(t), count=c) for t, c in counts)
             if ev.stage == "nomination":
                 cands = " and ".join(nm(c) for c in ev.candidates)
                 return [_Line(rnd, f(e["tally_nomination"], votes=votes, candidates=cands), False)]

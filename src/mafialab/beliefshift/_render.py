@@ -134,7 +134,8 @@ def render_history(events: Sequence[Event], seat: int, rules: RuleSet) -> tuple[
             votes = ", ".join(f"{nm(v)}->{nm(t)}" for v, t in sorted(ev.votes.items()))
             counts = ", ".join(f"{nm(t)} {c}" for t, c in sorted(ev.tally.items(), key=lambda kv: (-kv[1], kv[0])))
             outcome = f"{nm(ev.outcome)} is out" if ev.outcome is not None else ("tie" if ev.tie else "no one is out")
-            line = f"[day {ev.round}] {ev.stage.capitalize()} result: {votes} ({counts}); {outcome}."
+            shown = f"{votes} ({counts})" if votes else f"votes received: {counts}"
+            line = f"[day {ev.round}] {ev.stage.capitalize()} result: {shown}; {outcome}."
         elif isinstance(ev, Elimination):
             how = "eliminated by the vote" if ev.cause == "vote" else "dead"
             line = f"[{ev.phase} {ev.round}] {nm(ev.seat)} is {how}" + (f"; role: {ev.role}." if ev.role else ".")

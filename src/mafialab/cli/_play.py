@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games
+from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games, preflight
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
@@ -72,6 +73,7 @@ async def _play_many(
     parallel: int,
     prices: PriceTable,
     battery: ProbeBattery | None = None,
+    allow_degraded: bool = False,
 ) -> list[GameResult]:
     """:func:`mafialab.harness.play_games` with progress bars (games, probes, phase per game)."""
     games_task = progress.add_task("games", total=len(seeds))
@@ -101,6 +103,7 @@ async def _play_many(
         on_start=phases.start,
         on_batch=phases,
         on_done=done,
+        allow_degraded=allow_degraded,
     )
 
 
@@ -130,6 +133,12 @@ def play(
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
     prices: Path | None = typer.Option(
         None, "--prices", help="YAML price table: MODEL: {input: USD/M tokens, output: USD/M tokens}."
+    ),
+    allow_degraded: bool = typer.Option(
+        False,
+        "--allow-degraded",
+        help="Play even when an openai/ server gives no schema-valid answer in any structured-output "
+        "dialect at preflight (expect fallbacks).",
     ),
     probes: str = typer.Option(
         "none",
@@ -177,9 +186,17 @@ def play(
         if mute:
             console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
     seeds = list(range(seed, seed + games))
+    try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
+        choices = asyncio.run(
+            preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
+        )
+    except PreflightError as err:
+        fail(str(err))
+    for c in choices:
+        console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
     with progress_bar() as progress:
         try:
-            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table, battery))
+            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded))
         except PreflightError as err:
             fail(str(err))
         except ValueError as err:

@@ -28,6 +28,7 @@ async def play_games(
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int, GameState], None] | None = None,
     on_done: Callable[[int, GameResult | None], None] | None = None,
+    allow_degraded: bool = False,
 ) -> list[GameResult]:
     """Play one game per seed with the same agent specs, at most ``parallel`` at a time.
 
@@ -45,6 +46,8 @@ async def play_games(
         on_start: Called with the seed when a game starts.
         on_batch: Called with the seed and state after every batch of decisions.
         on_done: Called with the seed and result when a game ends (``None`` when it raised).
+        allow_degraded: Play even when a remote server answers no preflight probe usably in
+            any structured-output dialect (see :func:`play_game`).
 
     Returns:
         The results in the order of ``seeds``.
@@ -76,6 +79,7 @@ async def play_games(
                     observers=obs,
                     prices=prices,
                     on_batch=None if on_batch is None else (lambda st: on_batch(seed, st)),
+                    allow_degraded=allow_degraded,
                 )
             finally:
                 if on_done is not None:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mafialab.models import CallInfo, ChatMessage, ChatModel, ChatRequest
+from mafialab.models._dialects import DialectChoice
 from mafialab.record import CallRecord, JsonlWriter, PriceTable
+
+log = logging.getLogger(__name__)
+
+PREFLIGHT_MAX_TOKENS = 32
+"""Generation cap of a preflight probe when no agent gives one (a prompt pack's default for a vote)."""
 
 GATE_THRESHOLD = 0.7
 """Integrity gate: a game whose model-played decisions were answered by the model (first
@@ -103,24 +110,33 @@ def agent_models(agents: Sequence[Any]) -> list[ChatModel]:
     return list(seen.values())
 
 
-async def ping(model: ChatModel, timeout_s: float | None = None) -> str | None:
-    """One tiny call to ``model`` ("Reply with the word OK.", at most 8 tokens).
+async def ping(model: ChatModel, timeout_s: float | None = None, max_tokens: int = PREFLIGHT_MAX_TOKENS) -> str | None:
+    """One tiny call to ``model``; for a backend with dialects, its dialect probe.
+
+    A backend with a ``negotiate(max_tokens)`` method (the ``openai`` backend) chooses its
+    structured-output dialect here (:meth:`~mafialab.models._openai.OpenAIModel.negotiate`);
+    any other gets "Reply with the word OK." (at most 8 tokens).
 
     Args:
         model: The backend to check.
         timeout_s: Seconds to wait, or ``None`` for the backend's own timeout.
+        max_tokens: Generation cap of a dialect probe.
 
     Returns:
-        ``None`` when the model answered, else the error text (a backend that raises
-        instead of returning an error is caught and described).
+        ``None`` when the model gave a usable answer, else the error text (a backend that
+        raises instead of returning an error is caught and described).
     """
-    req = ChatRequest(
-        messages=[ChatMessage(role="user", content="Reply with the word OK.")],
-        max_tokens=8,
-        temperature=0.0,
-        purpose="preflight",
-    )
+    negotiate = getattr(model, "negotiate", None)
     try:
+        if negotiate is not None:
+            choice: DialectChoice = await asyncio.wait_for(negotiate(max_tokens), timeout_s)
+            return None if choice.usable else choice.line()
+        req = ChatRequest(
+            messages=[ChatMessage(role="user", content="Reply with the word OK.")],
+            max_tokens=8,
+            temperature=0.0,
+            purpose="preflight",
+        )
         resp = await asyncio.wait_for(model.chat(req), timeout_s)
     except Exception as err:
         return f"{type(err).__name__}: {err}"
@@ -134,16 +150,73 @@ async def unreachable(models: Sequence[ChatModel]) -> list[tuple[str, str]]:
     return [(m.name, e) for m, e in zip(remote, errors, strict=True) if e is not None]
 
 
-async def preflight(agents: Sequence[Any]) -> None:
-    """One cheap call (:func:`ping`) to every remote model behind ``agents`` (``remote = True``).
+def run_max_tokens(agents: Sequence[Any], model: ChatModel) -> int:
+    """The smallest generation cap of a targeted decision among ``agents`` played by ``model``.
+
+    An agent's ``max_tokens`` when set, else its prompt pack's cap for a target
+    (``pack.max_tokens["target"]``), else :data:`PREFLIGHT_MAX_TOKENS`.
+    """
+    caps = []
+    for a in agents:
+        if getattr(a, "model", None) is model:
+            cap = getattr(a, "max_tokens", None)
+            if cap is None:
+                pack = getattr(a, "pack", None)
+                cap = getattr(pack, "max_tokens", {}).get("target") if pack is not None else None
+            caps.append(int(cap) if cap else PREFLIGHT_MAX_TOKENS)
+    return min(caps) if caps else PREFLIGHT_MAX_TOKENS
+
+
+async def preflight(agents: Sequence[Any], *, allow_degraded: bool = False) -> list[DialectChoice]:
+    """Check every remote model behind ``agents`` (``remote = True``) before a game.
+
+    A backend with dialects (``negotiate``) is probed with a two-name vote at the run's cap
+    (:func:`run_max_tokens`) in each structured-output dialect until one answers
+    schema-valid JSON (done once per backend: later games reuse the choice); any other
+    remote backend gets one cheap call (:func:`ping`).
+
+    Args:
+        agents: The seats' agents.
+        allow_degraded: Play even when a reachable server gives no usable answer in any
+            dialect (it keeps the first dialect it accepted; expect fallbacks).
+
+    Returns:
+        The dialect choice of every backend with dialects.
 
     Raises:
-        PreflightError: A model did not answer; the message names it and the error.
+        PreflightError: A model did not answer, or (unless ``allow_degraded``) answered no
+            probe usably; the one-line message names the model and what was tried.
     """
-    bad = await unreachable(agent_models(agents))
+    models = [m for m in agent_models(agents) if getattr(m, "remote", False)]
+    plain = [m for m in models if getattr(m, "negotiate", None) is None]
+    bad = await unreachable(plain)
     if bad:
         name, err = bad[0]
         raise PreflightError(
             f"preflight: {name} did not answer a test call ({err}); not starting a game that would only "
             "play fallbacks. Check --base-url, the server and the API key variable."
         )
+    dialectal = [m for m in models if getattr(m, "negotiate", None) is not None]
+    choices: list[DialectChoice] = list(
+        await asyncio.gather(*(m.negotiate(run_max_tokens(agents, m)) for m in dialectal))  # type: ignore[attr-defined]
+    )
+    for c in choices:
+        if not c.reachable:
+            raise PreflightError(
+                f"preflight: {c.line()}; not starting a game that would only play fallbacks. "
+                "Check --base-url, the server and the API key variable."
+            )
+        if not c.usable:
+            if not allow_degraded:
+                raise PreflightError(f"preflight: {c.line()}; not starting (override: --allow-degraded)")
+            log.warning("preflight: %s; playing anyway (allow_degraded)", c.line())
+    return choices
+
+
+def dialects_in_use(agents: Sequence[Any]) -> dict[str, str]:
+    """``{model string: structured-output dialect}`` of the backends behind ``agents`` that have one."""
+    return {
+        m.name: str(m.dialect)  # type: ignore[attr-defined]
+        for m in agent_models(agents)
+        if isinstance(getattr(m, "dialect", None), str)
+    }

@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 from mafialab import __version__
 from mafialab.agents import Agent
 from mafialab.engine import Action, Event, GameState, Invalid
-from mafialab.harness._calls import GATE_THRESHOLD, CallRecorder, preflight
+from mafialab.harness._calls import GATE_THRESHOLD, CallRecorder, dialects_in_use, preflight
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
@@ -186,6 +186,7 @@ async def play_game(
     prices: PriceTable | None = None,
     check_remote: bool = True,
     gate_threshold: float = GATE_THRESHOLD,
+    allow_degraded: bool = False,
     state: GameState | None = None,
     prefix: Sequence[Event] = (),
     parent: ParentInfo | None = None,
@@ -196,7 +197,8 @@ async def play_game(
     go to ``out/<game_id>/calls.jsonl``. Integrity gate: when the model answered (first try
     or retry) less than ``gate_threshold`` of the decisions played by models, a
     ``game_status`` record with ``degraded=True`` closes the log. Before the game, every
-    remote model is preflighted with one cheap call.
+    remote model is preflighted (:func:`~mafialab.harness.preflight`: its structured-output
+    dialect is chosen there).
 
     Args:
         rules: Rule set.
@@ -212,6 +214,8 @@ async def play_game(
         prices: Price table for the calls' ``cost_usd`` (default: embedded and mock free).
         check_remote: Preflight remote models before starting (default on).
         gate_threshold: Integrity-gate threshold (share of model decisions answered, 0-1).
+        allow_degraded: Play even when a remote server answers no preflight probe usably
+            in any structured-output dialect.
         state: Play on from this state instead of a fresh deal (a fork's continuation); its
             first ``len(prefix)`` events are the prefix.
         prefix: Events of ``state`` already played (written to the log as they are, e.g.
@@ -221,7 +225,8 @@ async def play_game(
     Raises:
         ValueError: Wrong number of agents, or the game directory already holds a log file
             (``game.jsonl``, ``probes.jsonl``, ``calls.jsonl`` or ``verdicts.jsonl``).
-        PreflightError: A remote model did not answer the preflight call (nothing written).
+        PreflightError: A remote model did not answer the preflight call, or answered no
+            dialect probe usably (unless ``allow_degraded``); nothing written.
     """
     if len(agents) != rules.n_seats:
         raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
@@ -238,7 +243,7 @@ async def play_game(
             if (path / name).exists():
                 raise ValueError(f"out: {path / name} already exists; choose another --out or seed")
     if check_remote:
-        await preflight(agents)
+        await preflight(agents, allow_degraded=allow_degraded)
     calls_writer = JsonlWriter(path / CALLS_FILE) if path is not None else None
     recorder = CallRecorder(game_id, calls_writer, prices or PriceTable())
     for a in agents:
@@ -248,6 +253,9 @@ async def play_game(
     described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
     if described:
         meta = {**(meta or {}), "agents": described}
+    dialects = dialects_in_use(agents)
+    if dialects:  # the structured-output dialect of each OpenAI-compatible backend, as the game starts
+        meta = {**(meta or {}), "structured_output": dialects}
     if personas is None:
         found = [getattr(a, "persona", None) for a in agents]
         if any(p is not None for p in found):
@@ -265,6 +273,8 @@ async def play_game(
             state, agents, writer=writer, observers=observers, on_batch=on_batch, written=len(prefix)
         )
         gate = recorder.gate(gate_threshold)
+        if dialects:  # as the game ends (a dialect error may have switched it)
+            gate["structured_output"] = dialects_in_use(agents)
         share = gate["answered_share"]
         if share is None:
             share = (decisions - fallbacks) / decisions if decisions else 1.0

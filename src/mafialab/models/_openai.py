@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
 import time
 import weakref
-from typing import Any, Literal
+from typing import Any
 
+from mafialab.models._dialects import (
+    DIALECT_NAMES,
+    DIALECTS,
+    DialectChoice,
+    answer_problem,
+    get_dialect,
+    next_dialect,
+    probe_request,
+)
 from mafialab.models._json import parse_json
 from mafialab.models._pool import InFlightLimit
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
@@ -18,9 +26,6 @@ from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError,
 log = logging.getLogger(__name__)
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
-
-PROMPT_SCHEMA_NOTE = "Reply with only a JSON object (no prose, no code fence) that follows this JSON schema:\n{schema}"
-"""Appended to the last user message when the server does not accept ``response_format``."""
 
 _OPTIONS = {
     "base_url",
@@ -41,13 +46,16 @@ _OPTIONS = {
 class OpenAIModel:
     """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
-    JSON schemas are sent as ``response_format={"type": "json_schema", ...}``; if the server
-    rejects that (HTTP 400/422), the schema is put into the prompt instead and the backend
-    remembers to do so for later calls (``json_mode="prompt"``). Reasoning text returned
-    apart (``reasoning_content`` or ``reasoning`` fields, or a leading ``<think>`` block) is
-    kept in :attr:`ChatResponse.reasoning`, never in ``text``. A rate limit (HTTP 429) is
-    retried with exponential backoff (``Retry-After`` honoured). The API key is read from the
-    environment variable ``api_key_env`` and never logged or recorded.
+    JSON schemas travel in a structured-output *dialect* (:data:`~mafialab.models._dialects.DIALECTS`:
+    ``json_schema``, ``json_object``, ``structured_outputs``, ``guided_json``, ``format``,
+    ``prompt``). With ``json_mode="auto"`` the preflight (:meth:`negotiate`) tries them in
+    that order with one tiny game-shaped request each and keeps the first that returns
+    schema-valid JSON; a later call whose error names the dialect's field (HTTP 4xx/5xx,
+    e.g. ``response_format``) moves to the next dialect once and is retried. Reasoning text
+    returned apart (``reasoning_content`` or ``reasoning`` fields, or a leading ``<think>``
+    block) is kept in :attr:`ChatResponse.reasoning`, never in ``text``. A rate limit (HTTP
+    429) is retried with exponential backoff (``Retry-After`` honoured). The API key is read
+    from the environment variable ``api_key_env`` and never logged or recorded.
 
     Args:
         model: Model name sent to the server (``gpt-4o-mini``, ``Qwen/Qwen3-8B``).
@@ -61,14 +69,21 @@ class OpenAIModel:
         max_concurrency: Calls in flight at once (>= 1).
         timeout: Seconds before a call fails as a transport error.
         context_window: Context size in tokens, if known (used to shorten prompts).
-        json_mode: ``auto`` (try ``response_format``, fall back to the prompt), ``schema`` or
-            ``prompt``.
+        json_mode: ``auto`` (probe at preflight, switch on a dialect error) or a dialect
+            name (``json_schema``, ``json_object``, ``structured_outputs``, ``guided_json``,
+            ``format``, ``prompt``; ``schema`` means ``json_schema``), used as given.
         rate_limit_retries: Retries of a 429 answer before giving up.
         backoff_s: First backoff in seconds (doubled on each retry).
         http_client: An ``httpx.AsyncClient`` to use (tests); default the SDK's own.
 
+    Attributes:
+        dialect: The dialect the next call uses (for ``auto``: ``json_schema`` until the
+            preflight or a dialect error says otherwise).
+        choice: The preflight's :class:`DialectChoice`, once :meth:`negotiate` ran.
+
     Raises:
-        ModelSpecError: Missing API key for the default (remote) endpoint, or a bad option.
+        ModelSpecError: Missing API key for the default (remote) endpoint, or a bad option
+            (an unknown ``json_mode`` is named with the known ones).
         ImportError: The ``openai`` package is not installed.
     """
 
@@ -86,7 +101,7 @@ class OpenAIModel:
         max_concurrency: int = 16,
         timeout: float = 120.0,
         context_window: int | None = None,
-        json_mode: Literal["auto", "schema", "prompt"] = "auto",
+        json_mode: str = "auto",
         rate_limit_retries: int = 5,
         backoff_s: float = 1.0,
         http_client: Any = None,
@@ -102,9 +117,9 @@ class OpenAIModel:
                 raise ModelSpecError(f"api_key_env: environment variable {api_key_env} is not set")
             key = "EMPTY"
         self._key = key
-        if json_mode not in ("auto", "schema", "prompt"):
-            raise ModelSpecError(f"json_mode: expected auto, schema or prompt, got {json_mode!r}")
-        self.json_mode = json_mode
+        self.json_mode = "auto" if json_mode == "auto" else get_dialect(json_mode).name
+        self.dialect = DIALECTS[0].name if self.json_mode == "auto" else self.json_mode
+        self.choice: DialectChoice | None = None
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.extra = dict(extra or {})
@@ -112,6 +127,7 @@ class OpenAIModel:
         self.rate_limit_retries = int(rate_limit_retries)
         self.backoff_s = float(backoff_s)
         self._limit = InFlightLimit(int(max_concurrency))
+        self._negotiating = InFlightLimit(1)
         self._http_client = http_client
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
@@ -132,9 +148,8 @@ class OpenAIModel:
             self._clients[loop] = client
         return client
 
-    def _payload(self, request: ChatRequest, schema_mode: str) -> dict[str, Any]:
-        messages = [m.model_dump() for m in request.messages]
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
+    def _payload(self, request: ChatRequest, dialect: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": [m.model_dump() for m in request.messages]}
         max_tokens = request.max_tokens or self.max_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
@@ -143,52 +158,102 @@ class OpenAIModel:
             body["temperature"] = temperature
         if request.seed is not None:
             body["seed"] = request.seed
-        if request.json_schema is not None:
-            if schema_mode == "schema":
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {"name": "answer", "schema": request.json_schema, "strict": True},
-                }
-            else:
-                note = PROMPT_SCHEMA_NOTE.format(schema=json.dumps(request.json_schema, ensure_ascii=False))
-                last = next(i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] != "assistant")
-                messages[last] = {**messages[last], "content": messages[last]["content"] + "\n\n" + note}
         if self.extra:
-            body["extra_body"] = self.extra
+            body["extra_body"] = dict(self.extra)
+        if request.json_schema is not None:
+            body = get_dialect(dialect).apply(body, request.json_schema)
         return body
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        """Send one request; errors come back in :attr:`ChatResponse.error`, never raised."""
+        """Send one request; errors come back in :attr:`ChatResponse.error`, never raised.
+
+        With ``json_mode="auto"``, an HTTP error whose message names the current dialect's
+        field switches the backend to the next dialect and retries this call once.
+        """
+        resp, _ = await self._send(request, self.dialect, switch=self.json_mode == "auto")
+        return resp
+
+    async def _send(self, request: ChatRequest, dialect: str, *, switch: bool) -> tuple[ChatResponse, int | None]:
+        """One call in ``dialect``; returns the response and the HTTP status of a failed call."""
         oa = self._openai
         t0 = time.perf_counter()
-        schema_mode = "prompt" if self.json_mode == "prompt" else "schema"
         attempt = 0
         async with self._limit():
             while True:
                 try:
-                    completion = await self._client().chat.completions.create(**self._payload(request, schema_mode))
+                    completion = await self._client().chat.completions.create(**self._payload(request, dialect))
                 except oa.RateLimitError as err:
                     if attempt >= self.rate_limit_retries:
-                        return self._error(f"rate limited (HTTP 429) after {attempt} retries", "rate_limit", t0)
+                        return self._error(f"rate limited (HTTP 429) after {attempt} retries", "rate_limit", t0), 429
                     await asyncio.sleep(self._retry_after(err, attempt))
                     attempt += 1
                     continue
-                except (oa.BadRequestError, oa.UnprocessableEntityError) as err:
-                    if request.json_schema is not None and schema_mode == "schema" and self.json_mode == "auto":
-                        log.info(
-                            "%s: server rejected response_format (%s); schema goes into the prompt", self.name, err
-                        )
-                        schema_mode = "prompt"
-                        self.json_mode = "prompt"
-                        continue
-                    return self._error(f"HTTP {err.status_code}: {_message(err)}", "http", t0)
                 except oa.APIStatusError as err:
-                    return self._error(f"HTTP {err.status_code}: {_message(err)}", "http", t0)
+                    message = _message(err)
+                    nxt = next_dialect(dialect)
+                    if switch and request.json_schema is not None and nxt and get_dialect(dialect).blamed_by(message):
+                        log.warning(
+                            "%s: the server refused structured-output dialect %s (HTTP %s: %s); switching to %s",
+                            self.name, dialect, err.status_code, message[:120], nxt.name,
+                        )  # fmt: skip
+                        if self.dialect == dialect:
+                            self.dialect = nxt.name
+                        dialect = self.dialect
+                        switch = False  # once per call
+                        continue
+                    return self._error(f"HTTP {err.status_code}: {message}", "http", t0), err.status_code
                 except (oa.APIConnectionError, oa.APITimeoutError) as err:
-                    return self._error(f"{type(err).__name__}: {err}", "transport", t0)
+                    return self._error(f"{type(err).__name__}: {err}", "transport", t0), None
                 except oa.OpenAIError as err:  # response validation and the like
-                    return self._error(f"{type(err).__name__}: {err}", "transport", t0)
-                return self._response(completion, request, t0)
+                    return self._error(f"{type(err).__name__}: {err}", "transport", t0), None
+                return self._response(completion, request, t0), None
+
+    async def negotiate(self, max_tokens: int | None = None) -> DialectChoice:
+        """Choose the structured-output dialect (the preflight; once per backend).
+
+        Sends :func:`~mafialab.models._dialects.probe_request` (a two-name vote schema at
+        ``max_tokens``) in each dialect of the ``auto`` order, or only in the configured
+        one, until an answer validates against the schema; the first such dialect is used
+        for every later call. Stops at once when the server does not answer at all
+        (transport error, HTTP 401/403/404, rate limit). The result is cached: later calls
+        (other games of the run) reuse it without a request.
+
+        Args:
+            max_tokens: The run's generation cap for a targeted decision (``None``: the
+                backend's default).
+
+        Returns:
+            The :class:`DialectChoice` (``dialect is None`` when no dialect gave a usable
+            answer; the backend then keeps the first dialect the server accepted).
+        """
+        async with self._negotiating():
+            if self.choice is not None:
+                return self.choice
+            request = probe_request(max_tokens)
+            schema = request.json_schema or {}
+            names = DIALECT_NAMES if self.json_mode == "auto" else (self.json_mode,)
+            tried: list[tuple[str, str]] = []
+            accepted: str | None = None
+            chosen: str | None = None
+            reachable = True
+            for name in names:
+                resp, status = await self._send(request, name, switch=False)
+                problem = answer_problem(resp, schema)
+                tried.append((name, problem or "ok"))
+                if problem is None:
+                    chosen = name
+                    break
+                if resp.error_kind in ("transport", "rate_limit") or status in (401, 403, 404):
+                    reachable = False
+                    break
+                if accepted is None and resp.error_kind != "http":
+                    accepted = name
+            choice = DialectChoice(self.name, chosen, tuple(tried), reachable, max_tokens)
+            self.dialect = chosen or accepted or self.dialect
+            if reachable:
+                self.choice = choice
+            log.info("%s", choice.line())
+            return choice
 
     def _retry_after(self, err: Any, attempt: int) -> float:
         try:

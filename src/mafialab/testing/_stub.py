@@ -7,8 +7,11 @@ import contextlib
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, get_dialect
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any] | tuple[int, dict[str, Any]]"]
 """``f(request body) -> answer``: content text, a full completion JSON object, or
@@ -41,21 +44,60 @@ def schema_instance(schema: dict[str, Any], salt: str = "") -> Any:
     return None
 
 
-def default_responder(body: dict[str, Any]) -> str:
-    """Answer a valid instance of the request's JSON schema (prompt text as salt), or a line."""
-    messages = body.get("messages", [])
-    salt = json.dumps(messages, sort_keys=True)
-    rf = body.get("response_format") or {}
-    schema = (rf.get("json_schema") or {}).get("schema")
-    if schema is None and messages:  # prompt-only JSON mode: the schema is in the prompt
-        last = str(messages[-1].get("content", ""))
-        marker = "follows this JSON schema:\n"
-        if marker in last:
-            with contextlib.suppress(ValueError):
-                schema = json.loads(last.rsplit(marker, 1)[1])
-    if schema is None:
-        return "I have nothing to add."
-    return json.dumps(schema_instance(schema, salt))
+def default_responder(body: dict[str, Any], honours: Sequence[str] = DIALECT_NAMES) -> str:
+    """Answer a valid instance of the request's JSON schema (prompt text as salt), or a line.
+
+    The schema is looked for where each dialect in ``honours`` puts it (see
+    :data:`~mafialab.models._dialects.DIALECTS`); a request whose schema sits anywhere else
+    gets free text, as from a server that ignores an unknown field.
+    """
+    salt = json.dumps(body.get("messages", []), sort_keys=True)
+    for dialect in DIALECTS:
+        if dialect.name in honours:
+            schema = dialect.schema_in(body)
+            if isinstance(schema, dict):
+                return json.dumps(schema_instance(schema, salt))
+    return "I have nothing to add."
+
+
+@dataclass(frozen=True)
+class ServerEmulation:
+    """How an emulated server treats each structured-output dialect.
+
+    Attributes:
+        honours: Dialects whose schema constrains the answer.
+        rejects: Dialects answered with an HTTP error: ``{dialect: (status, message)}``.
+            Fields of other dialects are ignored (free-text answer), as real servers do.
+    """
+
+    honours: tuple[str, ...]
+    rejects: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+
+LLAMA_CPP_PYTHON_REJECTS_JSON_SCHEMA = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
+"""What llama-cpp-python 0.3's server answers (HTTP 500) to ``response_format.type: json_schema``."""
+
+SERVERS: dict[str, ServerEmulation] = {
+    "openai": ServerEmulation(("json_schema", "prompt")),
+    "vllm": ServerEmulation(("json_schema", "structured_outputs", "prompt")),
+    "vllm-0.6": ServerEmulation(("json_schema", "guided_json", "prompt")),
+    "sglang": ServerEmulation(("json_schema", "prompt")),
+    "llama-server": ServerEmulation(("json_schema", "json_object", "prompt")),
+    "llama-cpp-python": ServerEmulation(
+        ("json_object",), {"json_schema": (500, LLAMA_CPP_PYTHON_REJECTS_JSON_SCHEMA)}
+    ),  # a small model: the schema in the prompt alone does not give valid JSON
+    "ollama": ServerEmulation(("json_schema", "prompt")),
+    "ollama-native-proxy": ServerEmulation(("format", "prompt")),
+    "prompt-only": ServerEmulation(
+        ("prompt",),
+        {d: (400, "response_format is not supported") for d in ("json_schema", "json_object")},
+    ),
+}
+"""Emulated servers for tests (``OpenAIStub(server=NAME)``), after each server's documented
+request format (see ``docs/models.md``) and, for llama-cpp-python, recorded answers."""
 
 
 class OpenAIStub:
@@ -67,6 +109,8 @@ class OpenAIStub:
         responder: Builds each answer (default :func:`default_responder`).
         reject_schema: Answer HTTP 400 to any request with ``response_format`` (a server
             without JSON-schema support).
+        server: Emulate a server's dialects (a key of :data:`SERVERS`: ``llama-cpp-python``,
+            ``vllm``, ``ollama``, …); default: every dialect is honoured.
         rate_limit_first: Answer HTTP 429 to this many requests first.
         usage_cached: ``cached_tokens`` to report in ``prompt_tokens_details``.
 
@@ -84,9 +128,13 @@ class OpenAIStub:
         reject_schema: bool = False,
         rate_limit_first: int = 0,
         usage_cached: int | None = None,
+        server: str | None = None,
     ):
         self.latency_s = latency_s
-        self.responder = responder or default_responder
+        if server is not None and server not in SERVERS:
+            raise ValueError(f"server: expected one of {', '.join(SERVERS)}, got {server!r}")
+        self.emulation = SERVERS[server] if server is not None else ServerEmulation(DIALECT_NAMES)
+        self.responder = responder or (lambda body: default_responder(body, self.emulation.honours))
         self.reject_schema = reject_schema
         self.rate_limit_left = rate_limit_first
         self.usage_cached = usage_cached
@@ -193,6 +241,9 @@ class OpenAIStub:
                 return 429, {"error": {"message": "rate limited", "type": "rate_limit"}}
             if self.reject_schema and body.get("response_format"):
                 return 400, {"error": {"message": "response_format is not supported", "type": "invalid_request"}}
+            for name, (status, message) in self.emulation.rejects.items():
+                if get_dialect(name).schema_in(body) is not None:
+                    return status, {"error": {"message": message, "type": "invalid_request"}}
             out = self.responder(body)
         finally:
             self.in_flight -= 1
