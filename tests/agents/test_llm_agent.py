@@ -375,3 +375,24 @@ async def test_header_records_agent_settings_and_personas(tmp_path):
     }  # fmt: skip
     assert h.roster[2].persona == {"table_name": "Ann", "big5": {"O": 1, "C": 2, "E": 3, "A": 4, "N": 5}}
     assert h.roster[0].persona is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["VOTE: **{n}**", {"target": "**{n}**"}, {"target": '"{n}."'}, "I have thought about it.\nTARGET: {n}"],
+)
+async def test_names_with_emphasis_quotes_or_vote_lines_resolve(answer):
+    st, d = await _state_at_vote()
+    name = st.names[d.options[1]]
+    out = {"target": answer["target"].format(n=name)} if isinstance(answer, dict) else answer.format(n=name)
+    _, _d2, _, _, action, calls = await _decide([out])
+    assert action.target == d.options[1] and not action.fallback and calls[0].status == "ok"
+
+
+async def test_two_names_fall_back_with_the_cause_logged():
+    st, d = await _state_at_vote()
+    a, b = st.names[d.options[0]], st.names[d.options[1]]
+    _, _d2, _, _, action, calls = await _decide([{"target": f"{a} or {b}"}, {"target": f"{b} or {a}"}])
+    assert action.fallback
+    assert [c.status for c in calls] == ["unusable", "fallback"]
+    assert all("ambiguous" in (c.error or "") for c in calls)

@@ -160,7 +160,7 @@ CORPUS = [
         "Ellis",
         "Gray jumped on Casey hard and fast, and now Gray's trying to shift suspicion onto me and even hinting "
         "Dana's connection error is fishy.",
-        {},
+        {"Gray": "suspect"},  # a hidden motive (shifting suspicion) is suspect by the definitions
     ),
     (
         "Logan",
@@ -335,8 +335,8 @@ async def test_agreement_counts_unlabelled_units(games, tmp_path):
 
 def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_real):
     """20 random corpus_v2 day messages labelled by hand before any annotator saw them
-    (``tests/data/beliefshift_hand_corpus_v2.jsonl``): the rules annotator is precise but
-    misses implicit suspicion, so recall and kappa are modest."""
+    (``tests/data/beliefshift_hand_corpus_v2.jsonl``): the rules annotator finds most of
+    the implicit suspicion too."""
     import shutil
 
     from mafialab.record import import_mafiascope
@@ -352,12 +352,11 @@ def test_rules_against_hand_labels_of_real_corpus_messages(tmp_path, mafiascope_
     rep = agreement(hand, read_annotations(tmp_path / "rules.jsonl"))
     assert rep.n_messages == 20 and rep.n_units == sum(len(m.candidates) for m in hand.header.scanned)
     labelled_by_rules = {k: v for k, v in rep.confusion.items() if k[1] != NONE}
-    wrong = {k: v for k, v in labelled_by_rules.items() if k[0] != k[1]}
-    assert not wrong  # every unit the rules label carries the hand label (precision 1 here)
     hits = sum(v for k, v in labelled_by_rules.items() if k[0] == k[1])
     gold = sum(v for k, v in rep.confusion.items() if k[0] != NONE)
-    assert hits >= 15 and gold == 35  # recall 15/35 when written
-    assert rep.kappa > 0.45
+    # the cue-lexicon annotator: 29 of 35 found (15 with the earlier pattern list), 4 extra
+    assert hits >= 28 and gold == 35
+    assert rep.precision >= 0.85 and rep.recall >= 0.8 and rep.kappa > 0.7
 
 
 SEVEN = ("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray")
@@ -381,11 +380,16 @@ def test_rules_annotator_survives_degenerate_repetition() -> None:
     assert ("Gray", "suspect") in box[0]
 
 
-def test_sentence_subject_patterns_still_match_at_the_start_only() -> None:
+def test_subject_suspicion_is_found_in_long_sentences() -> None:
     long_tail = " and then everyone argued about it" * 200
     assert _label(
         "Kennedy aside, Casey held back on the vote, which could be a smart Mafia move" + long_tail + "."
     ) == [("Casey", "suspect")]
     assert _label("Dana's vote on day one feels calculated" + long_tail + ".") == [("Dana", "suspect")]
-    # the subject must open the sentence (at most three words before it)
-    assert _label("We all noticed that yesterday Dana's vote felt calculated" + long_tail + ".") == []
+    # the subject of the clause, wherever it stands (the cue annotator reads clauses, not openings)
+    assert _label("We all noticed that yesterday Dana's vote felt calculated" + long_tail + ".") == [
+        ("Dana", "suspect")
+    ]
+    assert _label("We all noticed that Casey voted against Dana, which felt calculated" + long_tail + ".") == [
+        ("Casey", "suspect")
+    ]

@@ -8,8 +8,8 @@ from mafialab.agents import make_agent
 from mafialab.engine import GameState
 from mafialab.harness import ReplayMismatch, play_game, recorded_actions, replay, resume
 from mafialab.record import GAME_FILE, SCHEMA_VERSION, JsonlWriter, LogFormatError, read_game, read_records, strip_clock
-from mafialab.rules import BUILTIN, MAFIASCOPE7, WEREWOLF7
-from mafialab.testing import golden_diff, golden_records, read_golden
+from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, MAFIASCOPE7, WEREWOLF7
+from mafialab.testing import golden_diff, golden_name, golden_records, read_golden
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
@@ -41,9 +41,9 @@ def test_same_seed_identical_logs_clock_aside(tmp_path, rules):
     assert ra == rb and len(ra) > 10
 
 
-@pytest.mark.parametrize("rules", list(BUILTIN.values()), ids=lambda r: r.name)
+@pytest.mark.parametrize("rules", list(BUILTIN_VERSIONS.values()), ids=lambda r: r.id)
 def test_golden_playthrough(tmp_path, rules):
-    golden = read_golden(GOLDEN / f"{rules.name}.jsonl")
+    golden = read_golden(GOLDEN / golden_name(rules))
     fresh = asyncio.run(golden_records(rules, tmp_path))
     fresh = json.loads(json.dumps(fresh))  # same JSON normalisation as the file
     diff = golden_diff(golden, fresh)

@@ -13,7 +13,7 @@ from mafialab.agents._prompts import (
     decision_schema,
     load_prompt_pack,
 )
-from mafialab.engine import Action, Decision, PlayerView, derive_seed, stream
+from mafialab.engine import Action, Decision, PlayerView, derive_seed, resolve_name, stream
 from mafialab.models import (
     DEFAULT_POOL,
     CallRecord,
@@ -175,6 +175,9 @@ class LLMAgent:
             from mafialab.models import parse_json
 
             value, _ = parse_json(resp.text)
+        if not isinstance(value, dict) and decision.wants_target and not decision.needs_text and resp.text.strip():
+            # a prompt-only answer ("VOTE: **Finley**"): read the name as a person would
+            value = {"target": resp.text}
         if not isinstance(value, dict):
             return "answer is not a JSON object" if resp.text.strip() else "empty answer"
         cap = self._text_cap(decision)
@@ -186,16 +189,22 @@ class LLMAgent:
             if not named and not decision.no_vote:
                 return "missing target"
             legal = {view.names[s]: s for s in decision.options}
-            if named:
-                assert isinstance(raw, str)
-                target = legal.get(raw.strip())
-                if target is None:
-                    folded = {n.casefold(): s for n, s in legal.items()}
-                    target = folded.get(raw.strip().casefold())
+            match = resolve_name(raw, list(legal)) if named else None
+            if match is not None and match.name is not None:
+                if match.how not in ("exact", "normalised"):
+                    log.info(
+                        "seat %d decision %d: target %r read as %s (%s)",
+                        self.seat,
+                        decision.id,
+                        raw,
+                        match.name,
+                        match.how,
+                    )
+                target = legal[match.name]
             # under rules with day.no_vote, a vote naming nobody, a dead player or the voter
             # casts no vote (MafiaScope's engine); it is not retried or replaced by a fallback
             if target is None and not decision.no_vote:
-                return "target is not a legal option"
+                return f"target is not a legal option ({match.cause if match else 'missing'})"
             if decision.needs_text:
                 st = value.get("statement")
                 if not isinstance(st, str) or not st.strip():

@@ -33,7 +33,7 @@ from mafialab.config import ConfigError, load_config
 from mafialab.engine import Decision, PlayerView
 from mafialab.models import ChatMessage
 from mafialab.render import EventRenderer, EventTemplates, RenderedLine, load_event_templates, past_tense, quote
-from mafialab.rules import RuleSet
+from mafialab.rules import RuleSet, rule_fields
 
 _OMITTED = "(omitted)"
 """Kind of the placeholder line that notes how many lines of a round were left out."""
@@ -59,6 +59,9 @@ class PromptPack(BaseModel):
             system prompt, one interleaved transcript).
         max_text_chars: Cap on free text the agent asks for (also capped by the decision).
         max_tokens: Default generation caps: ``text`` (speech, chat) and ``target``.
+        rule_text: One sentence per rule field and value (``"*"`` for any value, as
+            ``{value}``), keyed by dotted field path (``night.protect_self``): the rules text
+            is generated from the rule set's fields (see :meth:`Renderer.rule_statements`).
         system, roles, investigate_what, night_rules, day_rules, reveal, identity,
         teammates, no_teammates, persona, persona_traits, public_header, private_header,
         no_events, private_none, decisions, retry: Templates (``str.format``).
@@ -80,6 +83,7 @@ class PromptPack(BaseModel):
     night_rules: dict[str, str]
     day_rules: dict[str, str]
     reveal: dict[str, str]
+    rule_text: dict[str, dict[str, str]] = Field(default_factory=dict)
     identity: str
     teammates: str
     no_teammates: str
@@ -215,6 +219,7 @@ class Renderer:
         tie = self._fmt(p.day_rules[f"tie_{r.day.tie}"])
         day = self._fmt(p.day_rules[r.day.vote], rounds=r.day.discussion_rounds, statement=stmt, tie=tie)
         reveal = self._fmt(p.reveal[str(r.reveal_role_on_death).lower()])
+        rule_lines = "\n".join(f"- {text}" for text in self.rule_statements().values())
         return self._fmt(
             p.system,
             n=r.n_seats,
@@ -223,7 +228,30 @@ class Renderer:
             night_rules=night,
             day_rules=day,
             reveal_rule=reveal,
+            rule_lines=rule_lines,
         )
+
+    def rule_statements(self) -> dict[str, str]:
+        """The sentence stating each rule field of the rule set, by dotted field path.
+
+        Generated from :func:`mafialab.rules.rule_fields` and the pack's ``rule_text``; a
+        field that concerns no role of this rule set (a protect rule without a protector) is
+        left out, and so is a field the pack has no sentence for (a custom pack may not
+        state every rule; the built-in packs must, which their tests check).
+        """
+        r = self.rules
+        prot, inv = r.role_with("protect"), r.role_with("investigate")
+        words = {"protector": prot.name if prot else "", "investigator": inv.name if inv else ""}
+        out: dict[str, str] = {}
+        for path, value, roles in rule_fields(r):
+            texts = self.pack.rule_text.get(path)
+            if not roles or texts is None:
+                continue
+            key = str(value).lower() if isinstance(value, bool) else str(value)
+            template = texts.get(key, texts.get("*"))
+            if template:
+                out[path] = self._fmt(template, value=value, **words)
+        return out
 
     def identity(self, view: PlayerView) -> str:
         """Identity, team knowledge and persona of the seat."""

@@ -232,6 +232,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         root=h.parent.root if h.parent is not None else h.game_id,
         branch=h.parent is not None,
     )
+    cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:
         if getattr(ev, "decision", None) is not None or (
             ev.kind == "imported" and ev.source_kind in _SOURCE_TURN_KINDS
@@ -244,6 +245,8 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
                 g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.text))
             elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
                 g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+                if ev.target is not None:  # the log keeps every vote, also when the tally hides voters
+                    cast.setdefault((ev.round, ev.stage), {})[by_seat[ev.seat]] = by_seat[ev.target]
                 g.vote_index[(ev.round, by_seat[ev.seat])] = ev.index
                 if ev.statement is not None and ev.visibility.public:
                     g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.statement))
@@ -259,6 +262,8 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
                     g.failed_vote_index[key] = idx
             elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
                 votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
+                if not votes and ev.tally:  # secret votes kept secret (day.tally_names_voters false)
+                    votes = dict(cast.get((ev.round, ev.stage), {}))
                 g.tallies.append((ev.round, ev.ts, ev.seq, votes))
         except KeyError as err:  # a seat the roster does not have: a damaged log
             msg = (

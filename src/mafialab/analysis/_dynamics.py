@@ -66,7 +66,7 @@ def suspicion_vector(game: GameData, p: Probe, method: Method) -> SuspicionVecto
         a player listed twice counts once (first entry).
     """
     alive = _alive_at(game, p, method)
-    return vector_from_answer(answer(p, method), p.player, alive, (p.round, p.msg, p.position))
+    return vector_from_answer(answer(p, method, game.names), p.player, alive, (p.round, p.msg, p.position))
 
 
 def vector_from_answer(

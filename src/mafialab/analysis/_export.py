@@ -138,7 +138,7 @@ def belief_edges(root: Path, method: Method = DEFAULT) -> pd.DataFrame:
     for g in load_games(root):
         vocab = vocabulary(g, method)
         for p in g.probes:
-            ans = answer(p, method)
+            ans = answer(p, method, g.names)
             base = {
                 "source": p.player,
                 "time": p.ts if p.ts is not None else float(p.after_seq),

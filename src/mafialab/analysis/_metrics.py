@@ -9,6 +9,7 @@ pool by adding their arrays and the cluster bootstrap re-weights games.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from mafialab.analysis._parse import (
     repair_json_reference,
     to_float,
 )
+from mafialab.engine import resolve_name
 
 N_BINS = 5
 BIN_WIDTH = 20
@@ -45,6 +47,10 @@ class Method:
             records without one), at or before A's probe.
         f3_attitude: ``"exact"``: attitude strings as stored; ``"folded"``: lower-cased and
             stripped first.
+        names: ``"exact"``: a ``player`` in an answer counts only when spelled exactly as in
+            the roster (the reference); ``"resolved"``: read with
+            :func:`mafialab.engine.resolve_name` (emphasis, quotes, case, other scripts; never a
+            guess between two names), the one resolver used wherever answers name players.
         f4_alive: ``"tally"``: the keys of the tally's ``votes`` (reading 5); ``"events"``:
             players alive at the tally from the game's eliminations.
         f4_answers: ``"stored"``: the last record with a stored parse, used as stored, no
@@ -81,6 +87,7 @@ class Method:
     f4_answers: Literal["stored", "usable"]
     f4_mafia_label: Literal["exact", "normalised"]
     f4_failed_votes: Literal["count", "skip"] = "count"
+    names: Literal["exact", "resolved"] = "exact"
     reparse_repaired: bool = False
     f4_transcript: Literal["reference", "corrected"] = "reference"
     calib_width: int = BIN_WIDTH
@@ -116,6 +123,7 @@ DEFAULT = Method(
     f4_answers="usable",
     f4_mafia_label="normalised",
     f4_failed_votes="skip",
+    names="resolved",
     reparse_repaired=True,
     f4_transcript="corrected",
     clock="seq",
@@ -141,21 +149,47 @@ def get_method(name: str) -> Method:
 # ── answers ────────────────────────────────────────────────────────────────────
 
 
-def answer(p: Probe, method: Method) -> Any:
+def answer(p: Probe, method: Method, names: Sequence[str] = ()) -> Any:
     """The answer the metrics use: the stored parse, else the raw text re-parsed (or ``None``).
 
     With ``method.reparse_repaired`` a stored parse that needed repair is replaced by the
-    method's own re-parse of the raw text when that succeeds.
+    method's own re-parse of the raw text when that succeeds. With ``method.names ==
+    "resolved"`` and the roster ``names`` given, every ``player`` field of the answer's items
+    (and of ``toward_me`` items) is replaced by the roster name it resolves to (unchanged
+    when it resolves to none).
     """
     fn = repair_json_reference if method.repair == "reference" else repair_json
+    value: Any
     if p.parsed is not None:
+        value = p.parsed
         if method.reparse_repaired and p.repaired:
-            value, ok = fn(p.raw)
-            if ok and value is not None:
-                return value
-        return p.parsed
-    value, ok = fn(p.raw)
-    return value if ok else None
+            again, ok = fn(p.raw)
+            if ok and again is not None:
+                value = again
+    else:
+        value, ok = fn(p.raw)
+        if not ok:
+            return None
+    if method.names == "resolved" and names:
+        value = _resolve_players(value, list(names))
+    return value
+
+
+def _resolve_players(value: Any, names: list[str]) -> Any:
+    def fix(items: Any) -> Any:
+        if not isinstance(items, list):
+            return items
+        out = []
+        for x in items:
+            if isinstance(x, dict) and isinstance(x.get("player"), str) and x["player"] not in names:
+                hit = resolve_name(x["player"], names).name
+                x = {**x, "player": hit} if hit else x
+            out.append(x)
+        return out
+
+    if isinstance(value, dict) and isinstance(value.get("toward_me"), list):
+        return {**value, "toward_me": fix(value["toward_me"])}
+    return fix(value)
 
 
 def vocabulary(game: GameData, method: Method) -> RoleVocabulary:
@@ -230,7 +264,7 @@ def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], 
     for p in game.probes:
         if p.probe_id != "role_assessment":
             continue
-        ans = answer(p, method)
+        ans = answer(p, method, game.names)
         if not isinstance(ans, list):
             continue
         obs = p.player
@@ -323,7 +357,7 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
     for p in game.probes:
         if p.probe_id != "role_assessment":
             continue
-        ans = answer(p, method)
+        ans = answer(p, method, game.names)
         if not isinstance(ans, list):
             continue
         beliefs: dict[str, tuple[str, float]] = {}
@@ -340,7 +374,7 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
     for p in game.probes:
         if p.probe_id != "social_map":
             continue
-        ans = answer(p, method)
+        ans = answer(p, method, game.names)
         if not isinstance(ans, dict) or not isinstance(ans.get("toward_me"), list):
             continue
         a = p.player
@@ -451,7 +485,7 @@ def vote_units(game: GameData, method: Method) -> list[VoteUnit]:
     def usable(p: Probe, probe_id: str, others: list[str]) -> Any:
         if method.f4_answers == "stored":
             return p.parsed if p.parse_ok else _NONE
-        ans = answer(p, method)
+        ans = answer(p, method, game.names)
         if probe_id == "suspicion_ranking":
             return ans if _ranked(ans, others) else _NONE
         return ans if isinstance(ans, list) else _NONE
@@ -559,4 +593,4 @@ _NONE: Any = object()
 
 def parse_counts(game: GameData, method: Method) -> tuple[int, int]:
     """``(probe records, parsed)``: records whose answer (stored or re-parsed) is not null."""
-    return len(game.probes), sum(1 for p in game.probes if answer(p, method) is not None)
+    return len(game.probes), sum(1 for p in game.probes if answer(p, method, game.names) is not None)

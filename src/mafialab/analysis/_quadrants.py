@@ -80,7 +80,7 @@ def vote_quadrants(game: GameData, method: Method) -> list[VoteQuadrant]:
             if method.f4_answers == "stored":
                 a = p.parsed if p.parse_ok else _NONE
             else:
-                a = answer(p, method)
+                a = answer(p, method, game.names)
                 a = a if isinstance(a, list) else _NONE
             if a is not _NONE:
                 found = a

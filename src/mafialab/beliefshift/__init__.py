@@ -9,12 +9,16 @@ paper's tables (see ``docs/beliefshift.md``).
 
 from mafialab.beliefshift._agreement import (
     agreement,
+    agreement_with_labels,
+    is_labels_file,
+    read_labels,
 )
 from mafialab.beliefshift._annotate import (
     ModelAnnotator,
     RulesAnnotator,
     annotate_games,
     day_messages,
+    load_annotator_pack,
     load_logs,
     write_annotations,
 )
@@ -56,16 +60,20 @@ __all__ = [
     "RulesAnnotator",
     "RunOptions",
     "agreement",
+    "agreement_with_labels",
     "annotate_games",
     "build_report",
     "day_messages",
     "freeze",
+    "is_labels_file",
+    "load_annotator_pack",
     "load_logs",
     "load_models_yaml",
     "load_prompts_text",
     "read_all_results",
     "read_annotations",
     "read_bench",
+    "read_labels",
     "read_results",
     "run_bench",
     "write_annotations",

@@ -15,8 +15,11 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
+
+import yaml
 
 from mafialab import __version__
 from mafialab.beliefshift._answer import split_answer
@@ -30,7 +33,7 @@ from mafialab.beliefshift._schema import (
     ScannedMessage,
     message_id,
 )
-from mafialab.engine import Elimination, Speech
+from mafialab.engine import Elimination, Speech, resolve_name
 from mafialab.models import ChatMessage, ChatModel, ChatRequest
 from mafialab.record import GameLog, read_game
 
@@ -95,11 +98,13 @@ class Label:
         target: Target seat.
         category: ``suspect`` or ``accuse``.
         evidence: Span of the message that carries it.
+        rule: Which rule or cue produced it (``rules`` annotator; for error review), else ``""``.
     """
 
     target: int
     category: Category
     evidence: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -150,221 +155,255 @@ def _strongest(labels: Iterable[Label]) -> list[Label]:
     return [best[t] for t in sorted(best)]
 
 
-# --------------------------------------------------------------------------- rules annotator
-_WOLF_WORDS = (
-    "mafia",
-    "mafioso",
-    "mafiosi",
-    "werewolf",
-    "werewolves",
-    "wolf",
-    "wolves",
-    "scum",
-    "evil",
-    "killer",
-    "killers",
-    "traitor",
-    "traitors",
-)
-_NEG_PREFIX = re.compile(
-    r"\b(?:not|no|never|nor|n't|cannot|hardly|doubt|if|unless|whether|why|instead\s+of|rather\s+than)\b|n't\b",
-    re.IGNORECASE,
-)
-_NEG_INSIDE = re.compile(r"\b(?:not|never|no|hardly|less|nothing)\b|n't\b", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(
-    r"[,;:\u2014\u2013()]|\s-\s|\b(?:but|however|although|though|while|whereas)\b", re.IGNORECASE
-)
-_HEDGE = re.compile(
-    r"\b(?:either|or|if|unless|maybe|perhaps|possibly|might|could|may|probably|likely|wonder|suspect|guess|mean|means)\b",
-    re.IGNORECASE,
-)
-_REPORTED = re.compile(
-    r"\b(?:says?|said|saying|claims?|claimed|claiming|theory|theories|hint(?:s|ed|ing)?|suggest(?:s|ed|ing)?|impl(?:y|ies|ied|ying)|"
-    r"insist(?:s|ed|ing)?|argu(?:e|es|ed|ing)|call(?:s|ed|ing)|accus(?:e|es|ed|ing)|(?:he|she|they|who)\s+thinks?|"
-    r"(?:he|she|they|who)\s+believes?|wants?\s+us\s+to\s+think)\b",
-    re.IGNORECASE,
-)
-_OBJECT_OF = re.compile(
-    r"\b(?:of|about|for|with|on|to|against|by|from|at|defend(?:s|ed|ing)?|accus(?:e|es|ed|ing)|than|like)\s*$",
-    re.IGNORECASE,
-)
-_SENTENCE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|\n+")
-
-
+# --------------------------------------------------------------------------- language data
 @dataclass(frozen=True)
-class _Pattern:
-    category: Category
-    regex: str
-    negation_inside_ok: bool = False
-    sentence_subject: bool = False  # the names must open the sentence (after at most 3 words)
+class AnnotatorPack:
+    """Language data of the annotators (``beliefshift/annotator_<lang>.yaml``).
+
+    Attributes:
+        id: Pack id (recorded in annotation headers).
+        language: Language code.
+        cues: Cue lexicon of the ``rules`` annotator: lists of regular-expression fragments
+            under ``wolf_words``, ``clause_breaks``, ``object_markers``, ``directed``,
+            ``suspicion``, ``clearing``, ``negation``, ``conditional``, ``reported``,
+            ``hedges``, ``accuse``, ``lists``, ``alternatives`` and ``accuse_said_of``.
+        system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
+        user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
+    """
+
+    id: str
+    language: str
+    cues: dict[str, tuple[str, ...]]
+    system: str
+    user: str
 
 
-_PATTERNS: tuple[_Pattern, ...] = (
-    # --- accuse: states directly that the target is on the wolf team
-    _Pattern(
-        "accuse",
-        r"{NL}\s+(?:is|are|'s|’s|must\s+be|has\s+to\s+be|have\s+to\s+be|has\s+got\s+to\s+be)\s+"
-        r"(?:(?:definitely|clearly|obviously|certainly|surely|absolutely|100%|confirmed|totally|for\s+sure|"
-        r"almost\s+certainly|without\s+a\s+doubt)\s+)*"
-        r"(?:(?:a|an|the|one\s+of\s+the|on\s+the|part\s+of\s+the|with\s+the|in\s+the)\s+)?{W}\b",
-    ),
-    _Pattern("accuse", r"\b(?:I\s+(?:checked|investigated)\s+){NL}\W+(?:and\s+)?(?:they|he|she)\s+(?:is|are)\s+{W}\b"),
-    # --- suspect: raises the possibility / expresses suspicion
-    _Pattern(
-        "suspect",
-        r"{NL}\s+(?:is|are|'s|’s)\s+(?:probably|likely|possibly|maybe|perhaps|potentially|most\s+likely|"
-        r"quite\s+possibly|very\s+likely)\s+(?:(?:a|an|the|one\s+of\s+the|on\s+the|part\s+of\s+the)\s+)?{W}\b",
-    ),
-    _Pattern(
-        "suspect",
-        r"{NL}\s+(?:might|may|could|can)\s+(?:well\s+|very\s+well\s+|possibly\s+|also\s+|easily\s+|actually\s+)?"
-        r"be\s+(?:(?:a|an|the|one\s+of\s+the|on\s+the|part\s+of\s+the)\s+)?{W}\b",
-    ),
-    _Pattern("suspect", r"\b(?:could|might|can)\s+{NL}\s+be\s+(?:(?:a|an|the|one\s+of\s+the|on\s+the)\s+)?{W}\b"),
-    _Pattern(
-        "suspect", r"\bI\s+have\s+(?:some\s+|serious\s+|real\s+|my\s+|a\s+few\s+|strong\s+)?doubts\s+about\s+{NL}"
-    ),
-    _Pattern(
-        "suspect",
-        r"\bI(?:'m|’m|\s+am|\s+feel|\s+remain|\s+grow|'m\s+getting|\s+am\s+getting|'m\s+growing|\s+am\s+growing)\s+"
-        r"(?:(?:a\s+bit|a\s+little|a\s+little\s+bit|very|quite|really|pretty|more|most|increasingly|still|also|"
-        r"somewhat|slightly|highly|deeply|now|getting|growing)\s+)*"
-        r"(?:suspicious|wary|skeptical|sceptical|doubtful|leery)\s+(?:of|about|towards?|regarding)\s+{NL}",
-    ),
-    _Pattern(
-        "suspect",
-        r"\bI\s+(?:(?:also|still|now|really|kind\s+of|do|already|strongly|somewhat|slightly)\s+)*"
-        r"(?:suspect|distrust|mistrust)\s+{NL}",
-    ),
-    _Pattern(
-        "suspect",
-        r"{NL}\s+(?:is|are|seems?|looks?|feels?|sounds?|appears?|has\s+been|have\s+been|was|were|'s|’s|"
-        r"is\s+acting|are\s+acting|is\s+being|seems?\s+to\s+be|looks?\s+to\s+be)\s+"
-        r"(?:\w+\s+){0,2}?(?:suspicious|suspect|sus|shady|sketchy|fishy|dodgy|evasive|deflecting|calculated|"
-        r"too\s+convenient)\b(?!\s+(?:of|about|towards?|regarding)\b)",
-    ),
-    _Pattern(
-        "suspect",
-        r"{NL}(?:'s|’s)\s+(?:\w+\s+){0,4}?(?:is|was|seems?|looks?|feels?|are|were)\s+(?:\w+\s+){0,3}?"
-        r"(?:suspicious|shady|sketchy|fishy|off|calculated|a\s+red\s+flag|(?:too\s+|very\s+|pretty\s+|really\s+)?convenient)\b",
-    ),
-    _Pattern(
-        "suspect",
-        r"\b(?:keep(?:ing)?|have|having|got|put(?:ting)?)\s+(?:a\s+|an\s+|my\s+|our\s+)?"
-        r"(?:close\s+|careful\s+|sharp\s+|wary\s+|watchful\s+)?eyes?\s+on\s+{NL}",
-    ),
-    _Pattern("suspect", r"\bI\s+(?:don't|do\s+not|can't|cannot|can\s+not)\s+(?:fully\s+|really\s+)?trust\s+{NL}", True),
-    _Pattern(
-        "suspect",
-        r"\bI(?:'m|’m|\s+am|'ll\s+be|\s+will\s+be)\s+(?:(?:also|still|especially|really|closely|now|going\s+to\s+keep)\s+)*"
-        r"watching\s+{NL}",
-    ),
-    _Pattern(
-        "suspect",
-        r"\b(?:something|a\s+lot|much)\s+(?:is\s+|seems\s+|feels\s+)?(?:off|fishy|suspicious|weird|strange)\s+"
-        r"(?:about|with)\s+{NL}",
-    ),
-    _Pattern(
-        "suspect",
-        r"\b(?:my|our|the)\s+(?:main\s+|biggest\s+|strongest\s+|top\s+|growing\s+)?"
-        r"(?:suspicions?|doubts|concerns|suspect|suspicion)\s+(?:is\s+|are\s+|falls?\s+|lies\s+)?"
-        r"(?:on|about|toward|towards|of|with|at|is)\s+{NL}",
-    ),
-    _Pattern(
-        "suspect",
-        r"{NL}\s+(?:is|are|remains?)\s+(?:still\s+)?(?:my|our|the)\s+(?:top|main|prime|biggest|primary|number\s+one|#1|"
-        r"first|leading|strongest)\s+(?:suspect|suspicion|pick|read|concern)",
-    ),
-    # the sentence's subject, then (in the same clause) a hedged wolf possibility or a suspicion
-    # word: "Kennedy held back, which could be a smart Mafia move", "Alex jumped on the vote
-    # quickly, which feels a bit convenient"
-    _Pattern(
-        "suspect",
-        r"{NL}(?:'s|’s)?\b(?:(?!\b(?:but|however|although|though|while|whereas|unlike)\b)[^.;:!?\u2014\u2013])*?"
-        r"\b(?:could|might|may)\s+(?:also\s+|well\s+|easily\s+|just\s+)?be\s+(?:\w+\s+){0,4}?{W}\b",
-        sentence_subject=True,
-    ),
-    _Pattern(
-        "suspect",
-        r"{NL}(?:'s|’s)?\b(?:(?!\b(?:but|however|although|though|while|whereas|unlike)\b)[^.;:!?\u2014\u2013])*?"
-        r"\b(?:suspicious|calculated|too\s+convenient|a\s+bit\s+convenient|convenient\s+timing|red\s+flag|"
-        r"like\s+a\s+(?:Mafia|wolf|werewolf)\s+(?:move|strategy|play|tactic))\b(?!\s+(?:of|about|towards?)\b)",
-        sentence_subject=True,
-    ),
+_CUE_KEYS = (
+    "wolf_words",
+    "clause_breaks",
+    "object_markers",
+    "directed",
+    "suspicion",
+    "clearing",
+    "negation",
+    "conditional",
+    "reported",
+    "hedges",
+    "accuse",
+    "lists",
+    "alternatives",
+    "accuse_said_of",
 )
 
 
-def _subject_starts(sentence: str) -> list[int]:
-    """Word starts within a sentence's first four words (where a sentence subject may begin)."""
-    out = []
-    for m in re.finditer(r"\b\w", sentence):
-        if len(sentence[: m.start()].split()) > 3:
-            break
-        out.append(m.start())
-    return out
+def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
+    """Load annotator language data: a built-in pack (``"en"``) or a YAML file of the same shape.
 
-
-def _next_match(rx: re.Pattern[str], sentence: str, pos: int, starts: list[int] | None) -> re.Match[str] | None:
-    """The leftmost match starting at or after ``pos``; only at ``starts`` when given.
-
-    A sentence-subject pattern scans to the end of its clause from every start, so searching a
-    long sentence everywhere is quadratic; its match must begin in the first words anyway.
+    Raises:
+        ValueError: Unknown pack, malformed YAML, or a missing/invalid field (named), or a cue
+            fragment that is not a valid regular expression.
     """
-    if starts is None:
-        return rx.search(sentence, pos)
-    for p in starts:
-        if p >= pos and (m := rx.match(sentence, p)) is not None:
-            return m
-    return None
+    key = str(name_or_path)
+    if Path(key).suffix in {".yaml", ".yml"}:
+        text, src = Path(key).read_text(encoding="utf-8"), key
+    else:
+        try:
+            text = resources.files("mafialab.beliefshift").joinpath(f"annotator_{key}.yaml").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ValueError(f"annotator pack: unknown pack {key!r} (built in: en; or a YAML path)") from None
+        src = f"annotator_{key}.yaml"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ValueError(f"{src}: malformed YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{src}: expected a mapping at the top level")
+    cues_raw = data.get("cues")
+    model = data.get("model")
+    if not isinstance(cues_raw, dict):
+        raise ValueError(f"{src}: cues: missing or not a mapping")
+    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("system", "user")):
+        raise ValueError(f"{src}: model: needs 'system' and 'user' strings")
+    cues: dict[str, tuple[str, ...]] = {}
+    for k in _CUE_KEYS:
+        v = cues_raw.get(k)
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
+        for x in v:
+            try:
+                re.compile(x.replace("{N}", "N").replace("{W}", "W"))
+            except re.error as err:
+                raise ValueError(f"{src}: cues.{k}: {x!r} is not a valid pattern ({err})") from None
+        cues[k] = tuple(v)
+    return AnnotatorPack(
+        id=str(data.get("id", key)),
+        language=str(data.get("language", "")),
+        cues=cues,
+        system=model["system"],
+        user=model["user"],
+    )
+
+
+# --------------------------------------------------------------------------- rules annotator
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
+_MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
+
+
+def _alt(fragments: Iterable[str]) -> str:
+    return "(?:" + "|".join(f"(?:{f})" for f in fragments) + ")"
+
+
+@dataclass
+class _Compiled:
+    name: re.Pattern[str]
+    names: re.Pattern[str]
+    breaks: re.Pattern[str]
+    obj_before: re.Pattern[str]
+    directed: re.Pattern[str]
+    suspicion: re.Pattern[str]
+    clearing: re.Pattern[str]
+    negation: re.Pattern[str]
+    conditional: re.Pattern[str]
+    reported: re.Pattern[str]
+    hedges: re.Pattern[str]
+    accuse: list[re.Pattern[str]]
+    alternatives: re.Pattern[str]
+    accuse_said_of: re.Pattern[str]
+    lists: list[re.Pattern[str]]
+    negation_any: re.Pattern[str]
+    if_before: re.Pattern[str]
+    generic: re.Pattern[str]
+    list_gap: re.Pattern[str]
+    pronoun: re.Pattern[str]
 
 
 class RulesAnnotator:
-    """Offline baseline annotator: regular patterns over English text, no model.
+    """Offline annotator: cue lexicons (language data) applied clause by clause, no model.
 
-    Recognised (``{N}`` is a living player's name, or a list "A and B", "A, B or C";
-    ``{W}`` a wolf-team word: mafia, werewolf, wolf, scum, evil, the rule set's team name):
+    For each sentence of the message, split into clauses (``cues.clause_breaks``):
 
-    * accuse: ``{N} is/are/must be/has to be [definitely|clearly|...] [a|the|one of the] {W}``,
-      ``I checked {N}: {N} is {W}``;
-    * suspect: ``{N} is probably/likely/possibly {W}``, ``{N} might/could be {W}``,
-      ``I have doubts about {N}``, ``I'm (a bit) suspicious of/wary of {N}``, ``I suspect {N}``,
-      ``{N} seems/looks/is suspicious|shady|fishy|sketchy``, ``{N}'s ... is suspicious``,
-      ``keeping an eye on {N}``, ``I'm watching {N}``, ``I don't trust {N}``, ``something is off
-      about {N}``, ``my suspicion is on {N}``, ``{N} is my top suspect``; with ``{N}`` opening
-      the sentence: ``{N} ..., which could be a ... {W} move``, ``{N}'s ... feels calculated /
-      too convenient / like a {W} tactic / is a red flag``.
+    * **accuse** where an identity statement names the player (``cues.accuse``: "X is
+      Mafia", "I'm convinced X is", "the Mafia pair is X and Y", "I checked X: Mafia"),
+      unless a hedge (``cues.hedges``: could, probably, leaning ...) precedes it in the clause
+      (then suspect);
+    * **suspect** every player of a candidate list (``cues.lists``: "the Mafia is among A, B,
+      C", "either A or B"), every player a directed cue points at (``cues.directed``:
+      "suspicious of X", "keeping an eye on X", "leaning toward X"), and every player who is
+      the subject of a clause holding a suspicion cue (``cues.suspicion``: calculated,
+      deflecting, too convenient, a Mafia tactic ...) and no clearing cue (``cues.clearing``:
+      innocent, trust, genuine ...). A clause without a name takes the subjects of the clause
+      before it in the sentence ("X voted late — feels calculated"), or of the sentence before
+      when it opens with a pronoun. A name right after an object marker ("voted against X",
+      "pointing at X") is not a subject.
 
-    A match is dropped when the clause before it, or the match itself, contains a negation
-    or condition ("not suspicious", "I don't think {N} is mafia", "if {N} were mafia"), when
-    the name is the speaker's, or when the name's capitalisation differs ("gray" is not Gray).
-    English only.
+    A cue preceded in its clause by a negation ("not suspicious"), inside a clause that opens
+    with a condition ("if X were Mafia"), or after reported speech ("Bailey says X is Mafia")
+    does not count. Names are matched case-sensitively as whole words (``gray`` is not Gray);
+    the speaker is never labelled. Results per message keep the strongest label per target.
 
     Args:
-        extra_wolf_words: More words meaning "on the wolf team".
+        extra_wolf_words: More words meaning "on the hidden team".
+        pack: Language data (default: the built-in English pack).
     """
 
     name = "rules"
 
-    def __init__(self, extra_wolf_words: Sequence[str] = ()):
-        self._extra = tuple(extra_wolf_words)
-        self._cache: dict[tuple[tuple[str, ...], str], list[tuple[_Pattern, re.Pattern[str]]]] = {}
+    def __init__(self, extra_wolf_words: Sequence[str] = (), pack: AnnotatorPack | None = None):
+        self.pack = pack or load_annotator_pack("en")
+        self._extra = tuple(re.escape(w) for w in extra_wolf_words)
+        self._cache: dict[tuple[tuple[str, ...], str], _Compiled] = {}
 
-    def _compiled(self, names: tuple[str, ...], mafia_team: str) -> list[tuple[_Pattern, re.Pattern[str]]]:
+    def _compiled(self, names: tuple[str, ...], mafia_team: str) -> _Compiled:
         key = (names, mafia_team)
-        if key not in self._cache:
-            words = sorted({*_WOLF_WORDS, *self._extra, mafia_team.lower()}, key=len, reverse=True)
-            w = r"(?:" + "|".join(re.escape(x) for x in words) + r")(?:\s+(?:team|member|side|player))?"
-            name = r"(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")"
-            # a list names each player at most once: bounding its length keeps a degenerate text
-            # ("Bailey, Bailey, Bailey, ...") linear instead of cubic (8 kB took minutes)
-            nl = (
-                rf"\b(?P<names>{name}(?:\s*(?:,|&|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name})"
-                rf"{{0,{max(len(names) - 1, 0)}}})\b"
-            )
-            self._cache[key] = [
-                (p, re.compile(p.regex.replace("{NL}", nl).replace("{W}", w), re.IGNORECASE)) for p in _PATTERNS
-            ]
-        return self._cache[key]
+        if key in self._cache:
+            return self._cache[key]
+        c = self.pack.cues
+        team = [re.escape(w) for w in {mafia_team.lower(), mafia_team.lower().rstrip("s")} if w]
+        w = _alt([*c["wolf_words"], *self._extra, *team]) + r"(?:[\s-]+(?:team|member|side|player|partner)s?)?"
+        name = r"(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")"
+        # a list names each player at most once: the bound keeps a degenerate text linear
+        nl = (
+            rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
+            rf"{{0,{max(len(names) - 1, 0)}}}(?:\s+and\s+(?:I|me|myself))?)\b"
+        )
+        i = re.IGNORECASE
+
+        def sub(frag: str) -> str:
+            return frag.replace("{N}", nl).replace("{W}", w)
+
+        comp = _Compiled(
+            name=re.compile(rf"\b({name})(?:'s)?\b"),
+            names=re.compile(nl),
+            breaks=re.compile(_alt(c["clause_breaks"]), i),
+            obj_before=re.compile(
+                rf"\b{_alt(c['object_markers'])}\s+(?:(?:the|both|and|or|{name}(?:'s)?)\s*,?\s*)*$", i
+            ),
+            directed=re.compile(
+                rf"\b{_alt(sub(x) for x in c['directed'])}\s+"
+                rf"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
+                rf"on|at|at\s+both)\s+)*{nl}",
+                i,
+            ),
+            suspicion=re.compile(rf"\b{_alt(sub(x) for x in c['suspicion'])}\b", i),
+            clearing=re.compile(rf"\b{_alt(sub(x) for x in c['clearing'])}\b", i),
+            negation=re.compile(rf"\b{_alt(c['negation'])}(?:\W+\w+){{0,4}}?\W*$", i),
+            conditional=re.compile(rf"^\W*(?:and\s+|so\s+|but\s+)?{_alt(c['conditional'])}\b", i),
+            reported=re.compile(rf"\b{_alt(c['reported'])}\b", i),
+            hedges=re.compile(rf"\b{_alt(c['hedges'])}\b", i),
+            accuse=[re.compile(r"\b" + sub(x), i) for x in c["accuse"]],
+            lists=[re.compile(r"\b" + sub(x), i) for x in c["lists"]],
+            alternatives=re.compile(rf"\b{_alt(sub(x) for x in c['alternatives'])}", i),
+            accuse_said_of=re.compile(rf"\b{_alt(sub(x) for x in c['accuse_said_of'])}", i),
+            negation_any=re.compile(rf"\b{_alt(c['negation'])}\b", i),
+            if_before=re.compile(r"\b(?:if|unless|whether)\b", i),
+            generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
+            list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
+            pronoun=re.compile(r"^\W*(?:and\s+|so\s+)?(?:he|she|they|their|his|her|them|that|this|which|it)\b", i),
+        )
+        self._cache[key] = comp
+        return comp
+
+    @staticmethod
+    def _names_in(group: str, comp: _Compiled) -> list[str]:
+        return [m.group(1) for m in comp.name.finditer(group)]
+
+    def _clause_cue(self, clause: str, rx: re.Pattern[str], comp: _Compiled) -> re.Match[str] | None:
+        """The first match of ``rx`` in ``clause`` not negated or made conditional before it."""
+        for m in rx.finditer(clause):
+            before = clause[: m.start()]
+            if not comp.negation.search(before[-80:]) and not comp.if_before.search(before):
+                return m
+        return None
+
+    @staticmethod
+    def _subject_group(clause: str, mentions: list[re.Match[str]], cue: int, comp: _Compiled) -> list[str]:
+        """The names the cue at ``cue`` is said of.
+
+        The last group of subject names before it ("A, B and C" joined by list words), else the
+        first group after it.
+        """
+        before = [m for m in mentions if m.start() < cue]
+        pick = before[-1:] if before else mentions[:1]
+        if not pick:
+            return []
+        group = [pick[0]]
+        pool = [m for m in mentions if m is not pick[0]]
+        for direction in (-1, 1):
+            cur = pick[0]
+            while True:
+                nxt = None
+                for m in pool:
+                    gap = clause[m.end() : cur.start()] if direction < 0 else clause[cur.end() : m.start()]
+                    if (
+                        m.end() <= cur.start() if direction < 0 else m.start() >= cur.end()
+                    ) and comp.list_gap.fullmatch(gap):
+                        nxt = m
+                        break
+                if nxt is None or nxt in group:
+                    break
+                group.append(nxt)
+                cur = nxt
+        return [m.group(1) for m in group]
 
     def label_text(self, text: str, speaker: str, candidates: dict[str, int], ctx: GameContext) -> list[Label]:
         """Label one text.
@@ -379,39 +418,99 @@ class RulesAnnotator:
             At most one label per target, the strongest found.
         """
         names = tuple(n for n in ctx.names if n != speaker)
-        compiled = self._compiled(names, ctx.mafia_team)
+        comp = self._compiled(names, ctx.mafia_team)
         found: list[Label] = []
-        for sentence in _SENTENCE.split(text):
+        clean = text.translate(_MARKUP)
+        prev_subjects: list[str] = []
+
+        def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
+            for nm in nms:
+                if nm in candidates:
+                    found.append(Label(candidates[nm], category, evidence[:300], rule))
+
+        for sentence in _SENTENCE.split(clean):
             sentence = sentence.strip()
             if not sentence:
                 continue
-            starts: list[int] | None = None
-            for pat, rx in compiled:
-                pos = 0
-                if pat.sentence_subject and starts is None:
-                    starts = _subject_starts(sentence)
-                while (m := _next_match(rx, sentence, pos, starts if pat.sentence_subject else None)) is not None:
-                    # a rejected match is retried one character later, so a shorter match inside it
-                    # ("wary of Alex, and Finley is a wolf" -> "Finley is a wolf") is still found
-                    pos = m.start() + 1
-                    if not pat.negation_inside_ok and _NEG_INSIDE.search(m.group(0)):
+            # identity statements and candidate lists, on the whole sentence
+            kinds: tuple[tuple[list[re.Pattern[str]], Category], ...] = (
+                (comp.accuse, "accuse"),
+                (comp.lists, "suspect"),
+            )
+            for rx_list, kind in kinds:
+                for rx in rx_list:
+                    pos = 0
+                    while (m := rx.search(sentence, pos)) is not None:
+                        pos = m.start() + 1  # a rejected match is retried one character later
+                        before = sentence[: m.start()]
+                        clause = comp.breaks.split(before)[-1]
+                        if comp.negation.search(clause) or comp.conditional.search(clause):
+                            continue
+                        if comp.reported.search(clause):
+                            continue
+                        if m.group(0)[:1].isupper() and comp.obj_before.search(before):
+                            continue  # "wary of Alex, and Finley is ..." is about Finley only
+                        cat: Category = kind
+                        if cat == "accuse" and (comp.hedges.search(clause) or comp.hedges.search(m.group(0))):
+                            cat = "suspect"
+                        nms = (
+                            self._names_in(m.group("names"), comp)
+                            if "names" in m.groupdict() and m.group("names")
+                            else prev_subjects
+                        )
+                        add(nms, cat, sentence, f"{kind}:{m.group(0)}")
+                        pos = m.end()
+            # clause by clause: directed cues and suspicion of the clause's subject
+            subjects: list[str] = []
+            first = True
+            for clause in comp.breaks.split(sentence):
+                if not clause or not clause.strip():
+                    continue
+                hypothetical = bool(comp.conditional.search(clause))
+                if not hypothetical:
+                    for m in comp.directed.finditer(clause):
+                        pre = clause[: m.start()]
+                        if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
+                            continue
+                        add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
+                said = comp.reported.search(clause)  # names after "says", "claims" are someone else's words
+                mentions = [
+                    m
+                    for m in comp.name.finditer(clause)
+                    if not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
+                    and (said is None or m.start() < said.start())
+                ]
+                own = [m.group(1) for m in mentions]
+                inherited = False
+                if not comp.name.search(clause) and not comp.generic.search(clause):
+                    if not first:
+                        own, inherited = subjects, True
+                    elif comp.pronoun.search(clause):
+                        own, inherited = prev_subjects, True
+                if own:
+                    subjects = own
+                first = False
+                if hypothetical or not own:
+                    continue
+                category: Category = "suspect"
+                cue_m = self._clause_cue(clause, comp.accuse_said_of, comp)
+                if cue_m is not None:
+                    category = "accuse"
+                else:
+                    cue_m = self._clause_cue(clause, comp.alternatives, comp)
+                if cue_m is None:
+                    cue_m = self._clause_cue(clause, comp.suspicion, comp)
+                    if cue_m is None or self._clause_cue(clause, comp.clearing, comp) is not None:
                         continue
-                    before = sentence[: m.start()]
-                    if pat.regex.startswith("{NL}") and _OBJECT_OF.search(before):
-                        continue  # the name is the object of something else ("X's defense of Y is ...")
-                    if pat.sentence_subject and len(before.split()) > 3:
+                if inherited:
+                    if comp.negation_any.search(clause):
                         continue
-                    clause = _CLAUSE_BREAK.split(before)[-1]
-                    if _NEG_PREFIX.search(clause) or _REPORTED.search(clause):
-                        continue  # negated, conditional, or someone else's words ("Bailey says X is mafia")
-                    pos = m.end()
-                    category = pat.category
-                    if category == "accuse" and _HEDGE.search(before):
-                        category = "suspect"  # "either A is mafia or ...", "that could mean A is mafia"
-                    for nm in re.findall(r"[A-Za-z][\w'-]*", m.group("names")):
-                        nm = re.sub(r"(?:'s|’s)$", "", nm)
-                        if nm in candidates:
-                            found.append(Label(candidates[nm], category, sentence[:300]))
+                    targets = own
+                else:
+                    targets = self._subject_group(clause, mentions, cue_m.start(), comp)
+                add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
+            if subjects:
+                prev_subjects = subjects
         return _strongest(found)
 
     async def label(self, msg: DayMessage, ctx: GameContext) -> list[Label]:
@@ -421,18 +520,6 @@ class RulesAnnotator:
 
 
 # --------------------------------------------------------------------------- model annotator
-ANNOTATE_SYSTEM = (
-    "You annotate messages from recorded games of {game}. The {mafia} are the hidden team; the "
-    "{town} is everyone else.\n"
-    "For the message you are given, list every player the speaker SUSPECTS or ACCUSES:\n"
-    "- suspect: the speaker expresses uncertainty about whether the player may be on the {mafia} "
-    "team, or raises that possibility;\n"
-    "- accuse: the speaker states directly that the player is on the {mafia} team.\n"
-    "Do not label players the speaker defends, clears, or only mentions. Copy the words that carry "
-    'each label into "evidence". Answer only with JSON: {{"labels": [...]}} (an empty list if none).'
-)
-
-
 def annotation_schema(targets: Sequence[str]) -> dict[str, Any]:
     """JSON schema of a model annotator's answer for a message with the given target names."""
     return {
@@ -464,14 +551,31 @@ class ModelAnnotator:
     A failed call is retried ``retries`` times, then reported as :class:`AnnotatorFailure`
     (the message is recorded as failed in the annotation header, never as "no label").
 
+    The prompt comes from the annotator pack (``model.system``/``model.user``): the
+    definitions with examples, the players that may be labelled, and the JSON answer form,
+    short enough for a 7-8B instruction model. The answer is read leniently, since a server may
+    ignore the schema: ``{"labels": [...]}`` or a bare list, category in any case, a target
+    written with emphasis, quotes or other case (resolved through
+    :func:`mafialab.engine.resolve_name`); a label for the speaker, a dead player, or an
+    ambiguous or unknown name makes the answer unusable (retried, then a failure), never a guess.
+
     Args:
         model: The chat model.
         retries: Extra attempts after a failure.
         max_tokens: Generation cap.
         temperature: Sampling temperature (``0`` by default for a stable annotation).
+        pack: Annotator language data (default: the built-in English pack).
     """
 
-    def __init__(self, model: ChatModel, retries: int = 2, max_tokens: int = 512, temperature: float | None = 0.0):
+    def __init__(
+        self,
+        model: ChatModel,
+        retries: int = 2,
+        max_tokens: int = 512,
+        temperature: float | None = 0.0,
+        pack: AnnotatorPack | None = None,
+    ):
+        self.pack = pack or load_annotator_pack("en")
         self.model = model
         self.name = model.name
         self.retries = retries
@@ -481,12 +585,13 @@ class ModelAnnotator:
     def request(self, msg: DayMessage, ctx: GameContext) -> ChatRequest:
         """The chat request for ``msg``."""
         targets = [ctx.names[s] for s in msg.candidates]
-        user = (
-            f"Players: {', '.join(ctx.names)}.\n"
-            f"Speaker: {ctx.names[msg.seat]}. Players still in the game besides the speaker: {', '.join(targets)}.\n"
-            f"Message (JSON-quoted): {json.dumps(msg.text, ensure_ascii=False)}"
+        user = self.pack.user.format(
+            players=", ".join(ctx.names),
+            speaker=ctx.names[msg.seat],
+            targets=", ".join(targets) or "(none)",
+            message=json.dumps(msg.text, ensure_ascii=False),
         )
-        system = ANNOTATE_SYSTEM.format(game=ctx.game, mafia=ctx.mafia_team, town=ctx.town_team)
+        system = self.pack.system.format(game=ctx.game, mafia=ctx.mafia_team, town=ctx.town_team)
         return ChatRequest(
             messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
             json_schema=annotation_schema(targets),
@@ -496,8 +601,13 @@ class ModelAnnotator:
             meta={"message_id": msg.message_id},
         )
 
-    def _parse(self, obj: dict[str, Any], msg: DayMessage, ctx: GameContext) -> list[Label]:
-        labels = obj.get("labels")
+    def parse(self, obj: Any, msg: DayMessage, ctx: GameContext) -> list[Label]:
+        """The labels in a parsed answer.
+
+        Raises:
+            AnnotatorFailure: ``schema`` cause, naming the field, for an unusable answer.
+        """
+        labels = obj.get("labels") if isinstance(obj, dict) else obj
         if not isinstance(labels, list):
             raise AnnotatorFailure("schema", "labels: missing or not a list")
         by_name = {ctx.names[s]: s for s in msg.candidates}
@@ -506,14 +616,19 @@ class ModelAnnotator:
             if not isinstance(lab, dict):
                 raise AnnotatorFailure("schema", f"labels.{i}: not an object")
             tgt, cat = lab.get("target"), lab.get("category")
-            if tgt not in by_name:
+            res = resolve_name(tgt, list(by_name)) if isinstance(tgt, str) else None
+            if res is None or res.name is None:
+                why = res.cause if res is not None else "not a string"
                 raise AnnotatorFailure(
-                    "schema", f"labels.{i}.target: {tgt!r} is not a living player other than the speaker"
+                    "schema", f"labels.{i}.target: {tgt!r} is not a living player other than the speaker ({why})"
                 )
+            cat = cat.strip().lower() if isinstance(cat, str) else cat
             if cat not in ("suspect", "accuse"):
                 raise AnnotatorFailure("schema", f"labels.{i}.category: {cat!r} is not suspect|accuse")
             ev = lab.get("evidence")
-            out.append(Label(by_name[tgt], cat, str(ev)[:300] if ev else ""))
+            out.append(
+                Label(by_name[res.name], "accuse" if cat == "accuse" else "suspect", str(ev)[:300] if ev else "")
+            )
         return _strongest(out)
 
     async def label(self, msg: DayMessage, ctx: GameContext) -> list[Label]:
@@ -535,7 +650,7 @@ class ModelAnnotator:
                 fail = AnnotatorFailure(ans.cause or "schema", ans.detail)
                 continue
             try:
-                return self._parse(ans.obj, msg, ctx)
+                return self.parse(ans.obj, msg, ctx)
             except AnnotatorFailure as err:
                 fail = err
         raise fail
@@ -588,6 +703,7 @@ async def annotate_games(
     for g in games:
         header.games.append(g.game_id)
         ctx = game_context(g)
+        header.rosters[g.game_id] = list(ctx.names)
         for m in day_messages(g):
             header.scanned.append(
                 ScannedMessage(

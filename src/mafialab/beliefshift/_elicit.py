@@ -30,7 +30,7 @@ from mafialab.beliefshift._schema import (
     StageCall,
     label_of,
 )
-from mafialab.engine import derive_seed
+from mafialab.engine import derive_seed, resolve_name
 from mafialab.models import CHARS_PER_TOKEN, ChatMessage, ChatModel, ChatRequest, estimate_tokens
 from mafialab.record import JsonlWriter
 
@@ -76,6 +76,7 @@ class RunOptions:
 def parse_levels(obj: dict[str, Any], accuser: str, target: str) -> tuple[Rating | None, FailureCause | None, str]:
     """Read the two labels of an answer ``{"<accuser>": label, "<target>": label}``.
 
+    Keys are player names, read with :func:`mafialab.engine.resolve_name` when not exact.
     A label is one of :data:`LABELS` (``"-3"`` ... ``"+3"``); an integer on the scale, or a
     string of one (``"2"``), is read as the same level. Anything else is a failure, never 0.
 
@@ -85,9 +86,13 @@ def parse_levels(obj: dict[str, Any], accuser: str, target: str) -> tuple[Rating
     """
     vals: list[int] = []
     for key in (accuser, target):
-        if key not in obj:
-            return None, "schema", f"{key}: missing"
-        v = obj[key]
+        if key in obj:
+            v = obj[key]
+        else:  # "**Alex**", "alex": read as a person would (one resolver), never a guess
+            hits = [k for k in obj if isinstance(k, str) and resolve_name(k, [accuser, target]).name == key]
+            if len(hits) != 1:
+                return None, "schema", f"{key}: missing" if not hits else f"{key}: given twice ({hits})"
+            v = obj[hits[0]]
         level: int | None = None
         if isinstance(v, bool):
             level = None

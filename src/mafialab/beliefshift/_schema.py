@@ -133,6 +133,8 @@ class AnnotationHeader(_Record):
         games: Game ids scanned.
         scanned: Every message looked at, so agreement can count "no label" as a label.
         failed: Messages the annotator failed on (with cause).
+        rosters: Seat names of every scanned game, by game id (seat ``i`` is ``rosters[g][i]``),
+            so a labels file that names players can be joined (empty in older files).
         meta: Free-form extras.
     """
 
@@ -143,6 +145,7 @@ class AnnotationHeader(_Record):
     games: list[str] = Field(default_factory=list)
     scanned: list[ScannedMessage] = Field(default_factory=list)
     failed: list[FailedMessage] = Field(default_factory=list)
+    rosters: dict[str, list[str]] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from mafialab.beliefshift import (
     DEFAULT_MODEL,
@@ -20,16 +21,19 @@ from mafialab.beliefshift import (
     RulesAnnotator,
     RunOptions,
     agreement,
+    agreement_with_labels,
     annotate_games,
     build_report,
     day_messages,
     freeze,
+    is_labels_file,
     load_logs,
     load_models_yaml,
     load_prompts_text,
     read_all_results,
     read_annotations,
     read_bench,
+    read_labels,
     run_bench,
     write_annotations,
     write_bench,
@@ -89,31 +93,54 @@ def annotate_cmd(
 
 @bs_app.command("agreement")
 def agreement_cmd(
-    ann_a: Path = typer.Argument(..., help="Annotation file A (e.g. a hand-labelled set)."),
-    ann_b: Path = typer.Argument(..., help="Annotation file B."),
+    ann_a: Path = typer.Argument(
+        ..., help="Reference: a labels file (game_id/round/speaker/labels lines) or ANN.jsonl."
+    ),
+    ann_b: Path = typer.Argument(..., help="Annotation file to score (ANN.jsonl)."),
+    errors: bool = typer.Option(False, "--errors", help="List every disagreeing (message, target) unit."),
 ) -> None:
-    """Agreement and Cohen's kappa between two annotations of the same messages."""
+    """Score annotation B against A: precision, recall, Cohen's kappa, messages fully right.
+
+    A may be a labels file (one line per message: game_id, round, speaker, labels of
+    target/category); B is joined to it by game, round and speaker name.
+    """
     try:
-        a, b = read_annotations(ann_a), read_annotations(ann_b)
-        rep = agreement(a, b)
+        if is_labels_file(ann_a):
+            ref = read_labels(ann_a)
+            rep = agreement_with_labels(ref, read_annotations(ann_b))
+        else:
+            a = read_annotations(ann_a)
+            rep = agreement(a, read_annotations(ann_b))
     except (BeliefShiftFormatError, ValueError) as err:
         fail(str(err))
-    t = RichTable("measure", "value", title=f"{rep.annotator_a} vs {rep.annotator_b}")
+
+    def num(x: float) -> str:
+        return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+    t = RichTable("measure", "value", title=f"{rep.annotator_b} scored against {rep.annotator_a}")
     t.add_row("messages", str(rep.n_messages))
-    t.add_row("(message, target) units", str(rep.n_units))
-    t.add_row("agreement (suspect/accuse/none)", f"{rep.agreement:.3f}")
-    t.add_row("Cohen's kappa", "n/a" if math.isnan(rep.kappa) else f"{rep.kappa:.3f}")
-    t.add_row("agreement (labelled vs none)", f"{rep.detect_agreement:.3f}")
-    t.add_row("Cohen's kappa (labelled vs none)", "n/a" if math.isnan(rep.detect_kappa) else f"{rep.detect_kappa:.3f}")
-    t.add_row("messages with identical labels", f"{rep.message_agreement:.3f}")
+    t.add_row("(message, living other player) units", str(rep.n_units))
+    t.add_row("precision (labelled vs none)", num(rep.precision))
+    t.add_row("recall (labelled vs none)", num(rep.recall))
+    t.add_row("precision (same category)", num(rep.exact_precision))
+    t.add_row("recall (same category)", num(rep.exact_recall))
+    t.add_row("Cohen's kappa (none/suspect/accuse)", num(rep.kappa))
+    t.add_row("Cohen's kappa (labelled vs none)", num(rep.detect_kappa))
+    t.add_row("agreement (none/suspect/accuse)", num(rep.agreement))
+    t.add_row("messages fully right", num(rep.message_agreement))
     console.print(t)
     labels = ("suspect", "accuse", "none")
     c = RichTable("A \\ B", *labels, title="confusion (units)")
     for la in labels:
         c.add_row(la, *(str(rep.confusion.get((la, lb), 0)) for lb in labels))
     console.print(c)
+    if errors:
+        e = RichTable("kind", "message", "target", "A", "B", "note", title="disagreements")
+        for d in sorted(rep.disagreements, key=lambda d: (d.kind, d.message_id, d.target)):
+            e.add_row(*(Text(x) for x in (d.kind, d.message_id, d.target, d.label_a, d.label_b, d.note)))
+        console.print(e)
     for n in rep.notes:
-        console.print(f"note: {n}")
+        console.print(f"note: {n}", markup=False)
 
 
 @bs_app.command("freeze")

@@ -501,7 +501,9 @@ async def run_bifurcation(
             v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, p: PlannedPoint = p
         ) -> None:
             iv = Inject(target=target, text=text, no_vote=target is None)
-            bid = branch_id(plog.header.game_id, batch_id(plog.header.game_id, p.step.id, iv, seed), 0)
+            # each kept variant forks with its own seed, so two identical variants are two forks
+            fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
+            bid = branch_id(plog.header.game_id, batch_id(plog.header.game_id, p.step.id, iv, fseed), 0)
             bdir = forks_dir / bid
             outcome = ForkOutcome(
                 point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
@@ -518,7 +520,7 @@ async def run_bifurcation(
                     shutil.rmtree(bdir)
                 try:
                     batch = await run_fork(
-                        plog, p.step, iv, n=1, seed=seed, agents=agents, out=forks_dir,
+                        plog, p.step, iv, n=1, seed=fseed, agents=agents, out=forks_dir,
                         build_agent=build_agent, check_remote=False,
                     )  # fmt: skip
                 except ValueError as err:

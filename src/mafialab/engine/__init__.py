@@ -31,6 +31,7 @@ from mafialab.engine._events import (
     Vote,
     VoteTally,
 )
+from mafialab.engine._names import TRANSLITERATION, NameMatch, resolve_name, transliterate
 from mafialab.engine._rng import STREAMS, derive_seed, stream
 from mafialab.engine._state import GameState, deal_roles
 from mafialab.engine._view import PlayerView, can_see, player_view, team_of, visible_events
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "PUBLIC",
     "STREAMS",
+    "TRANSLITERATION",
     "Action",
     "Decision",
     "DecisionKind",
@@ -51,6 +53,7 @@ __all__ = [
     "Invalid",
     "InvestigationResult",
     "KillChosen",
+    "NameMatch",
     "MafiaChat",
     "NightAction",
     "NightResult",
@@ -70,7 +73,9 @@ __all__ = [
     "deal_roles",
     "derive_seed",
     "player_view",
+    "resolve_name",
     "stream",
     "team_of",
+    "transliterate",
     "visible_events",
 ]

@@ -198,7 +198,12 @@ class Vote(_Event):
 
 
 class VoteTally(_Event):
-    """Public result of a vote stage: every vote (voter seat -> target seat) and counts."""
+    """Public result of a vote stage: counts per target and, when published, every vote.
+
+    ``votes`` (voter seat -> target seat) is filled for public votes and nominations, and for
+    secret votes when the rules say so (``day.tally_names_voters``); otherwise it is empty and
+    each secret vote stays known to its voter alone.
+    """
 
     kind: Literal["vote_tally"] = "vote_tally"
     stage: Literal["vote", "nomination", "runoff"]

@@ -525,8 +525,11 @@ class GameState:
                 tie = True
                 if r.tie == "seeded":
                     outcome = self._rng["tie_break"].choice(tied)
+        # public votes name their voters anyway; a secret vote's result names them only when the
+        # rules say so (day.tally_names_voters), else each vote stays known to its voter alone
+        shown = votes if r.vote == "public_sequential" or r.tally_names_voters else {}
         self._emit(
-            VoteTally, PUBLIC, stage="vote", votes=votes, tally=dict(sorted(tally.items())),
+            VoteTally, PUBLIC, stage="vote", votes=shown, tally=dict(sorted(tally.items())),
             tie=tie, outcome=outcome,
         )  # fmt: skip
         if outcome is not None:
@@ -576,7 +579,8 @@ class GameState:
         else:
             outcome = candidates[0] if a_votes > b_votes else candidates[1]
         self._emit(
-            VoteTally, PUBLIC, stage="runoff", votes=runoff, tally=dict(sorted(tally.items())),
+            VoteTally, PUBLIC, stage="runoff", votes=runoff if self.rules.day.tally_names_voters else {},
+            tally=dict(sorted(tally.items())),
             candidates=candidates, tie=tie, outcome=outcome,
         )  # fmt: skip
         self._kill(outcome, "vote")

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mafialab.engine import resolve_name
 from mafialab.record import JUDGE_AXES, PlayerScore, SeatInfo
 
 HEADLINE_CHARS = 200
@@ -166,7 +167,11 @@ def validate_verdict(data: Any, roster: list[SeatInfo]) -> ValidVerdict:
         players_raw = [{"name": k, **v} if isinstance(v, dict) else {"name": k} for k, v in players_raw.items()]
     if not isinstance(players_raw, list):
         raise UnusableVerdict("answer has no 'players' list")
-    by_name = {s.name.casefold(): s for s in roster}
+    seat_of = {s.name: s for s in roster}
+
+    def lookup(name: object) -> Any:
+        return seat_of.get(resolve_name(name, list(seat_of)).name or "")
+
     problems: list[str] = []
     scores: dict[int, PlayerScore] = {}
     for i, entry in enumerate(players_raw):
@@ -174,7 +179,7 @@ def validate_verdict(data: Any, roster: list[SeatInfo]) -> ValidVerdict:
             problems.append(f"players[{i}]: not an object; dropped")
             continue
         name = entry.get("name")
-        seat = by_name.get(name.strip().casefold()) if isinstance(name, str) else None
+        seat = lookup(name)
         if seat is None:
             problems.append(f"players[{i}]: unknown player {name!r}; dropped")
             continue
@@ -209,7 +214,7 @@ def validate_verdict(data: Any, roster: list[SeatInfo]) -> ValidVerdict:
         else:
             players.append(scores[s.seat])
     mvp_raw = data.get("mvp")
-    mvp = by_name.get(mvp_raw.strip().casefold()) if isinstance(mvp_raw, str) else None
+    mvp = lookup(mvp_raw)
     if mvp is None:
         problems.append("no MVP named" if mvp_raw in (None, "") else f"mvp: unknown player {mvp_raw!r}; none recorded")
     headline = _text(data.get("headline"), HEADLINE_CHARS)

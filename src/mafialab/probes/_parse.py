@@ -8,6 +8,7 @@ from typing import Any
 
 import jsonschema
 
+from mafialab.engine import resolve_name
 from mafialab.models import parse_json_lenient
 
 MAX_ISSUES = 8
@@ -84,12 +85,12 @@ def check_players(value: Any, names: Collection[str], alive: Collection[str]) ->
 
     Returns:
         Issues such as ``"$[2].player: 'Zed' is not a player"`` or
-        ``"$[0].player: 'Alex' is dead"`` (names compared exactly, then case-insensitively).
+        ``"$[0].player: 'Alex' is dead"`` (names read with :func:`mafialab.engine.resolve_name`:
+        emphasis, quotes, case and other scripts as a person would read them, never a guess).
     """
-    lower = {n.lower(): n for n in names}
     out = []
     for path, name in _named_players(value):
-        canon = name if name in names else lower.get(name.strip().lower())
+        canon = resolve_name(name, list(names)).name
         if canon is None:
             out.append(f"{path}: {name!r} is not a player")
         elif canon not in alive:

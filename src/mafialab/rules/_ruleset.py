@@ -96,6 +96,12 @@ class DayRules(_Frozen):
             names a legal target (an unusable answer is retried, then a logged fallback).
         text_chars: Longest speech the engine accepts (characters).
         statement_chars: Longest vote statement the engine accepts (characters).
+        tally_names_voters: Whether the public result of a ``secret_simultaneous`` vote names
+            every voter's target (``True``, as ``werewolf7-v1`` does) or only how many votes
+            each player received (``False``: a vote stays known to its voter alone; the
+            belief-shift benchmark setting, ``werewolf7-v2``). Public votes name their voters
+            anyway; nominations are public in ``nomination_runoff``, its runoff tally follows
+            this field.
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
@@ -107,13 +113,19 @@ class DayRules(_Frozen):
     no_vote: bool = False
     text_chars: int = Field(default=1200, ge=20)
     statement_chars: int = Field(default=300, ge=20)
+    tally_names_voters: bool = True
 
     @model_serializer(mode="wrap")
     def _drop_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # fields added with forks are written only when changed, so rule sets (and log headers)
-        # from before them serialise as they did
+        # fields added after version 1 are written only when changed, so rule sets (and log
+        # headers) from before them serialise byte for byte as they did
         data: dict[str, Any] = handler(self)
-        for key, default in (("no_vote", False), ("text_chars", 1200), ("statement_chars", 300)):
+        for key, default in (
+            ("no_vote", False),
+            ("text_chars", 1200),
+            ("statement_chars", 300),
+            ("tally_names_voters", True),
+        ):
             if data.get(key) == default:
                 del data[key]
         return data
@@ -232,13 +244,57 @@ class RuleSet(_Frozen):
         return [r.name for r in self.roles for _ in range(r.count)]
 
 
+RULE_SCOPE: dict[str, NightAbility] = {
+    "night.kill_vote": "kill",
+    "night.kill_tie": "kill",
+    "night.mafia_chat": "kill",
+    "night.protect_self": "protect",
+    "night.protect_self_consecutive": "protect",
+    "night.protect_repeat": "protect",
+    "night.investigate_result": "investigate",
+}
+"""Rule fields that concern only the roles holding one night ability; every other rule field
+concerns every role. (Which roles' prompts must state a field, see :func:`rule_fields`.)"""
+
+COSMETIC_FIELDS = frozenset({"name", "version", "description", "roles", "lexicon", "seat_names"})
+"""Top-level fields that are not game rules (identity, display words, names) or are stated
+role by role (``roles``)."""
+
+
+def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
+    """Every game rule of ``rules`` as ``(dotted field path, value, affected role names)``.
+
+    Walks the rule set's fields (nested sections one level deep), leaving out
+    :data:`COSMETIC_FIELDS`. A field's affected roles are the roles holding the ability of
+    :data:`RULE_SCOPE` (none when the rule set has no such role), else every role. A new
+    field appears here automatically, so a prompt pack that does not state it fails its test.
+    """
+    out: list[tuple[str, Any, list[str]]] = []
+    everyone = [r.name for r in rules.roles]
+    for key in type(rules).model_fields:
+        if key in COSMETIC_FIELDS:
+            continue
+        value = getattr(rules, key)
+        leaves = (
+            [(f"{key}.{k}", getattr(value, k)) for k in type(value).model_fields]
+            if isinstance(value, BaseModel)
+            else [(key, value)]
+        )
+        for path, v in leaves:
+            ability = RULE_SCOPE.get(path)
+            roles = everyone if ability is None else [r.name for r in rules.roles if r.ability == ability]
+            out.append((path, v, roles))
+    return out
+
+
 def _validate(data: object, *, source: str) -> RuleSet:
     """Validate a complete mapping (no ``extends``) into a :class:`RuleSet`."""
     return load_config(data, RuleSet, source=source, error=RuleSetError)
 
 
 BUILTIN_NAMES = ("mafiascope7", "werewolf7", "arena12")
-"""Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``)."""
+"""Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``; other versions of
+them as ``<name>-v<version>.yaml``)."""
 
 
 def _load_builtin(name: str) -> RuleSet:
@@ -259,10 +315,15 @@ ARENA12 = _load_builtin("arena12")
 MAFIASCOPE7_V2 = _load_builtin("mafiascope7-v2")
 """``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
 
+WEREWOLF7_V2 = _load_builtin("werewolf7-v2")
+"""``werewolf7-v2``: the belief-shift benchmark setting; an observer sees no secret vote but its own."""
+
 BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
 """The default version of each built-in rule set, by name."""
 
-BUILTIN_VERSIONS: dict[str, RuleSet] = {r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, ARENA12)}
+BUILTIN_VERSIONS: dict[str, RuleSet] = {
+    r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, WEREWOLF7_V2, ARENA12)
+}
 """Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
 
 
@@ -315,8 +376,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
     """Return a built-in rule set by name, or load one from a YAML file.
 
     Args:
-        name_or_path: ``"mafiascope7"``, ``"werewolf7"``, ``"arena12"``, a versioned id such as
-            ``"werewolf7-v1"``, or the path of a YAML file.
+        name_or_path: ``"mafiascope7"``, ``"werewolf7"``, ``"arena12"`` (the default version), a
+            versioned id such as ``"werewolf7-v1"`` or ``"werewolf7-v2"``, or a YAML file path.
 
     Raises:
         RuleSetError: Unknown name, unreadable or malformed YAML, or an invalid field.

@@ -16,7 +16,7 @@ Nothing in the runtime packages imports this one.
 """
 
 from mafialab.testing._conformance import ConformanceReport, check_agent, check_events, check_rules
-from mafialab.testing._golden import GOLDEN_SEED, golden_diff, golden_records, read_golden, write_golden
+from mafialab.testing._golden import GOLDEN_SEED, golden_diff, golden_name, golden_records, read_golden, write_golden
 from mafialab.testing._stub import OpenAIStub, Responder, schema_instance
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "check_events",
     "check_rules",
     "golden_diff",
+    "golden_name",
     "golden_records",
     "read_golden",
     "schema_instance",

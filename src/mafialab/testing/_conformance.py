@@ -118,7 +118,15 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
             got = votes.get(key, set())
             if got != expected:
                 out.append(f"round {ev.round} {ev.stage}: voters {sorted(got)} != legal voters {sorted(expected)}")
-            if set(ev.votes) != got - no_votes.get(key, set()):
+            hidden = ev.stage != "nomination" and rules.day.vote != "public_sequential"
+            if hidden and not rules.day.tally_names_voters:
+                if ev.votes:  # secret votes must stay secret: the public result names no voter
+                    out.append(f"round {ev.round} {ev.stage}: tally names voters {sorted(ev.votes)}")
+                if sum(ev.tally.values()) != len(got - no_votes.get(key, set())):
+                    out.append(
+                        f"round {ev.round} {ev.stage}: tally counts {sum(ev.tally.values())} votes of {len(got)}"
+                    )
+            elif set(ev.votes) != got - no_votes.get(key, set()):
                 out.append(
                     f"round {ev.round} {ev.stage}: tally lists {sorted(ev.votes)}, votes came from {sorted(got)}"
                 )

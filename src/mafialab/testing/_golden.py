@@ -16,7 +16,7 @@ from typing import Any
 from mafialab.agents import make_agent
 from mafialab.harness import play_game
 from mafialab.record import GAME_FILE, read_records, strip_clock
-from mafialab.rules import BUILTIN, RuleSet
+from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, RuleSet
 
 GOLDEN_SEED = 1
 """Seed of every golden playthrough."""
@@ -74,21 +74,30 @@ def golden_diff(expected: Sequence[dict[str, Any]], fresh: Sequence[dict[str, An
     return None
 
 
+def golden_name(rules: RuleSet) -> str:
+    """File name of a rule set's golden playthrough.
+
+    ``<name>.jsonl`` for the default version of a built-in (so the files of existing rule
+    sets never move when a version is added), ``<id>.jsonl`` (``werewolf7-v2.jsonl``) otherwise.
+    """
+    return f"{rules.name}.jsonl" if BUILTIN.get(rules.name) == rules else f"{rules.id}.jsonl"
+
+
 async def write_golden(directory: Path, rule_sets: Iterable[RuleSet] | None = None) -> list[Path]:
-    """Regenerate golden playthroughs as ``<directory>/<rules.name>.jsonl``.
+    """Regenerate golden playthroughs as ``<directory>/<golden_name(rules)>``.
 
     Args:
         directory: Where to write (created if missing).
-        rule_sets: Rule sets to play; every built-in rule set when ``None``.
+        rule_sets: Rule sets to play; every built-in rule set version when ``None``.
 
     Returns:
         The files written.
     """
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for rules in BUILTIN.values() if rule_sets is None else rule_sets:
+    for rules in BUILTIN_VERSIONS.values() if rule_sets is None else rule_sets:
         recs = await golden_records(rules)
-        path = directory / f"{rules.name}.jsonl"
+        path = directory / golden_name(rules)
         path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs), encoding="utf-8")
         written.append(path)
     return written
