@@ -104,8 +104,9 @@ async def test_v2_prompt_shows_counts_not_voters():
     tally = VoteTally(
         seq=99, round=1, phase="day", visibility=PUBLIC, stage="vote", votes={}, tally={1: 4, 2: 2}, outcome=1
     )
-    text = "\n".join(
-        x.text for x in agent.renderer._event_lines(tally, st.view(seat), agent.pack.events, lambda s: st.names[s])
-    )
+    from mafialab.render import EventRenderer
+
+    line = EventRenderer(agent.pack.events.prompt, WEREWOLF7_V2.lexicon, st.names, seat).render(tally)
+    text = line.text if line is not None else ""
     assert text == f"[GAME] Votes: {st.names[1]} 4, {st.names[2]} 2."
     assert "->" not in text
