@@ -19,7 +19,7 @@ from mafialab.analysis import (
     no_interval_reason,
 )
 from mafialab.arena import build_index, run_season, season_from_dict
-from mafialab.arena._leaderboard import bootstrap_mean, leaderboard_rows, render_markdown, wilson
+from mafialab.arena._leaderboard import bootstrap_mean, leaderboard_rows, render_markdown, win_rate
 from mafialab.beliefshift import build_report
 from mafialab.cli import app
 from mafialab.record import import_mafiascope
@@ -98,9 +98,9 @@ def test_beliefshift_cluster_interval_needs_two_games():
 
 
 def test_leaderboard_interval_needs_two_games():
-    r = wilson(1, 2, games=1)  # an entry with two seats in one game
+    r = win_rate(1, 2, games=1)  # an entry with two seats in one game
     assert r.rate == 0.5 and r.low is None and r.high is None and r.no_interval == "no interval: 1 game"
-    r2 = wilson(1, 2, games=2)
+    r2 = win_rate(1, 2, games=2)
     assert r2.low is not None and r2.low < 0.5 < r2.high
     m = bootstrap_mean([3.0, 7.0], np.random.default_rng(0), games=1)
     assert m.mean == 5.0 and m.low is None and m.no_interval == "no interval: 1 game"
