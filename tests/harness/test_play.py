@@ -74,17 +74,36 @@ async def test_a_changed_event_is_still_a_mismatch(tmp_path: Path) -> None:
         replay(read_game(game))
 
 
-def test_an_imported_variant_is_refused_by_name(tmp_path: Path, mafiascope_dir: Path) -> None:
-    from mafialab.harness import ReplayMismatch, replay
+def test_real_russian_games_rebuild_under_mafiascope7_v2(tmp_path: Path, mafiascope_real: Path) -> None:
+    from mafialab.harness import replay
     from mafialab.record import import_mafiascope, read_game
 
-    # standard MafiaScope games rebuild under mafiascope7-v2 (RU action lines included) ...
-    rep = import_mafiascope(mafiascope_dir / "ru_clean", tmp_path / "ru")
+    # standard MafiaScope games rebuild under mafiascope7-v2 (RU action lines included)
+    rep = import_mafiascope(mafiascope_real / "ru_clean", tmp_path / "ru")
+    assert rep.imported
     for gi in rep.imported:
         assert gi.out is not None
         g = read_game(gi.out)
         assert replay(g).winner == g.winner
-    # ... a variant the engine has no rule set for is refused, naming its rule set
+
+
+def test_an_imported_game_without_action_lines_is_refused_at_its_step(tmp_path: Path, mafiascope_dir: Path) -> None:
+    from mafialab.harness import ReplayMismatch, replay
+    from mafialab.record import import_mafiascope, read_game
+
+    # our fixture's doctor speaks freely ("I protect Gray") with no ACTION: line: refused, naming the step
+    rep = import_mafiascope(mafiascope_dir / "ru_clean", tmp_path / "ru")
+    gi = next(gi for gi in rep.imported if gi.out is not None and "000000000003" in str(gi.out))
+    assert gi.out is not None
+    with pytest.raises(ReplayMismatch, match=r"^step 7 \(round 1 night, Dana protect\): the recorded protect target"):
+        replay(read_game(gi.out))
+
+
+def test_an_imported_variant_is_refused_by_name(tmp_path: Path, mafiascope_dir: Path) -> None:
+    from mafialab.harness import ReplayMismatch, replay
+    from mafialab.record import import_mafiascope, read_game
+
+    # a variant the engine has no rule set for is refused, naming its rule set
     rep = import_mafiascope(mafiascope_dir / "game_family_showcase", tmp_path / "gf")
     seer = next(gi for gi in rep.imported if gi.rules_id == "mafiascope_werewolf_seer-v1")
     assert seer.out is not None
