@@ -86,7 +86,7 @@ async def test_game_through_llama_cpp_python_server_matches_the_embedded_backend
     assert read_game(served.path).header.meta["structured_output"] == {"openai/smollm2": "json_object"}
     lost = [c["error"] for c in calls if c["error"] and ("HTTP" in c["error"] or "response_format" in c["error"])]
     assert not lost  # no call lost to a dialect (or any HTTP) error
-    assert 20 <= len(calls) <= 80  # a few dozen calls
+    assert 10 <= len(calls) <= 80  # a short game: one to a few dozen calls (how many depends on who dies when)
 
     embedded = await play_game(
         RULES, [make_agent(f"local/smollm2?{OPTIONS}", s, RULES, SEED) for s in range(RULES.n_seats)], SEED,
