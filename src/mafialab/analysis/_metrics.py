@@ -9,7 +9,7 @@ pool by adding their arrays and the cluster bootstrap re-weights games.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -471,6 +471,79 @@ class VoteUnit:
     post_top1: str | None
 
 
+@dataclass(frozen=True)
+class CountedVote:
+    """One counted day vote for a living player whose voter's own vote event exists.
+
+    Attributes:
+        round: Round of the vote.
+        tally_ts: Clock time of the tally (``None`` when the log has none).
+        tally_seq: ``seq`` of the tally event.
+        voter: Voter's name.
+        target: Counted target's name (alive at the tally).
+        alive: Players alive at the tally, the voter included (``method.f4_alive`` decides).
+        vote_ts: Clock time of the voter's own vote event (``None`` when the log has none).
+        vote_seq: ``seq`` of that event (a failed source turn under ``f4_failed_votes="count"``).
+        vote_index: Public message index of the vote (``None``: not a message).
+    """
+
+    round: int
+    tally_ts: float | None
+    tally_seq: int
+    voter: str
+    target: str
+    alive: frozenset[str]
+    vote_ts: float | None
+    vote_seq: int
+    vote_index: int | None
+
+
+def counted_votes(game: GameData, method: Method) -> Iterator[CountedVote]:
+    """The day votes F4 vote coupling and the quadrant table count, in tally then voter order.
+
+    README "F4 vote coupling": a vote counts when its target is alive at the tally and the
+    voter's own vote event exists; under ``f4_failed_votes="count"`` the voter's last vote
+    record counts even when its source turn failed (as the reference does).
+    """
+    for rnd, tally_ts, tally_seq, votes in sorted(game.tallies, key=lambda t: (t[1] is None, t[1] or 0, t[2])):
+        if method.f4_alive == "tally":
+            alive = frozenset(votes)
+        else:
+            alive = frozenset(game.names) - {n for _, seq, n in game.deaths if seq < tally_seq}
+        for voter, target in sorted(votes.items()):
+            if target not in alive:
+                continue
+            own = game.votes.get((rnd, voter))
+            index = game.vote_index.get((rnd, voter))
+            if method.f4_failed_votes == "count" and (rnd, voter) in game.failed_votes:
+                failed = game.failed_votes[(rnd, voter)]
+                if own is None or failed[1] > own[1]:
+                    own, index = failed, game.failed_vote_index.get((rnd, voter))
+            if own is None:
+                continue
+            yield CountedVote(rnd, tally_ts, tally_seq, voter, target, alive, own[0], own[1], index)
+
+
+def committed_set(ra: Any, method: Method, vocab: RoleVocabulary, others: set[str]) -> frozenset[str] | None:
+    """The alive others a ``role_assessment`` answer labels hidden team (F4 "committed set").
+
+    ``method.f4_mafia_label == "exact"`` takes the literal ``"Mafia"`` (the reference);
+    otherwise any role the rule set's vocabulary puts on the hidden team. Returns ``None``
+    when ``ra`` is not a list of assessments; an empty set when it labels nobody alive.
+    """
+    if not isinstance(ra, list):
+        return None
+    if method.f4_mafia_label == "exact":
+        label = {x.get("player") for x in ra if isinstance(x, dict) and x.get("guessed_role") == "Mafia"}
+    else:
+        label = {
+            x.get("player")
+            for x in ra
+            if isinstance(x, dict) and vocab.is_mafia(vocab.normalise(x.get("guessed_role")))
+        }
+    return frozenset(n for n in label if n in others)
+
+
 def vote_units(game: GameData, method: Method) -> list[VoteUnit]:
     """The F4 units of one game (README "F4 vote coupling"), in tally then voter order.
 
@@ -500,63 +573,31 @@ def vote_units(game: GameData, method: Method) -> list[VoteUnit]:
         return found
 
     units: list[VoteUnit] = []
-    for rnd, tally_ts, tally_seq, votes in sorted(game.tallies, key=lambda t: (t[1] is None, t[1] or 0, t[2])):
-        if method.f4_alive == "tally":
-            alive = set(votes)
-        else:
-            alive = set(game.names) - {n for ts, seq, n in game.deaths if seq < tally_seq}
-        for voter, target in sorted(votes.items()):
-            if target not in alive:
-                continue
-            own = game.votes.get((rnd, voter))
-            index = game.vote_index.get((rnd, voter))
-            if method.f4_failed_votes == "count" and (rnd, voter) in game.failed_votes:
-                # the reference takes the voter's last day_vote record, failed or not
-                failed = game.failed_votes[(rnd, voter)]
-                if own is None or failed[1] > own[1]:
-                    own, index = failed, game.failed_vote_index.get((rnd, voter))
-            if own is None:
-                continue
-            vote_ts, vote_seq = own
-            others = sorted(alive - {voter})
-            if not others:
-                continue
-            sr = last(voter, "suspicion_ranking", vote_ts, vote_seq, others)
-            ranked = _ranked(sr, others) if sr is not _NONE and sr else []
-            ra = last(voter, "role_assessment", vote_ts, vote_seq, others)
-            mset: set[Any] | None = None
-            if isinstance(ra, list):
-                if method.f4_mafia_label == "exact":
-                    mset = {
-                        x.get("player")
-                        for x in ra
-                        if isinstance(x, dict) and x.get("guessed_role") == "Mafia" and x.get("player") in others
-                    }
-                else:
-                    mset = {
-                        x.get("player")
-                        for x in ra
-                        if isinstance(x, dict)
-                        and vocab.is_mafia(vocab.normalise(x.get("guessed_role")))
-                        and x.get("player") in others
-                    }
-            post = last(voter, "suspicion_ranking", tally_ts, tally_seq, others)
-            post_ranked = _ranked(post, others) if post is not _NONE and post else []
-            units.append(
-                VoteUnit(
-                    round=rnd,
-                    tally_seq=tally_seq,
-                    voter=voter,
-                    target=target,
-                    side="mafia" if voter in game.mafia else "innocents",
-                    others=tuple(others),
-                    vote_seq=vote_seq,
-                    vote_index=index,
-                    top1=ranked[0] if ranked else None,
-                    committed=frozenset(mset) if mset else None,
-                    post_top1=post_ranked[0] if post_ranked else None,
-                )
+    for v in counted_votes(game, method):
+        others = sorted(v.alive - {v.voter})
+        if not others:
+            continue
+        sr = last(v.voter, "suspicion_ranking", v.vote_ts, v.vote_seq, others)
+        ranked = _ranked(sr, others) if sr is not _NONE and sr else []
+        ra = last(v.voter, "role_assessment", v.vote_ts, v.vote_seq, others)
+        mset = committed_set(ra, method, vocab, set(others))
+        post = last(v.voter, "suspicion_ranking", v.tally_ts, v.tally_seq, others)
+        post_ranked = _ranked(post, others) if post is not _NONE and post else []
+        units.append(
+            VoteUnit(
+                round=v.round,
+                tally_seq=v.tally_seq,
+                voter=v.voter,
+                target=v.target,
+                side="mafia" if v.voter in game.mafia else "innocents",
+                others=tuple(others),
+                vote_seq=v.vote_seq,
+                vote_index=v.vote_index,
+                top1=ranked[0] if ranked else None,
+                committed=mset or None,
+                post_top1=post_ranked[0] if post_ranked else None,
             )
+        )
     return units
 
 

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from mafialab.analysis._data import GameData, Probe
-from mafialab.analysis._metrics import _NONE, Method, _before, _use_seq, answer, vocabulary
+from mafialab.analysis._metrics import (
+    _NONE,
+    Method,
+    _before,
+    _use_seq,
+    answer,
+    committed_set,
+    counted_votes,
+    vocabulary,
+)
 
 QUADRANT_NAMES = ("correct_good", "policy_gap", "perception_gap", "luck")
 """Quadrant names in table order (right&good, right&bad, wrong&bad, wrong&good)."""
@@ -87,46 +96,25 @@ def vote_quadrants(game: GameData, method: Method) -> list[VoteQuadrant]:
         return found
 
     out: list[VoteQuadrant] = []
-    for rnd, _tally_ts, tally_seq, votes in sorted(game.tallies, key=lambda t: (t[1] is None, t[1] or 0, t[2])):
-        if method.f4_alive == "tally":
-            alive = set(votes)
-        else:
-            alive = set(game.names) - {n for _, seq, n in game.deaths if seq < tally_seq}
-        for voter, target in sorted(votes.items()):
-            if voter in game.mafia or target not in alive:
-                continue
-            own = game.votes.get((rnd, voter))
-            if method.f4_failed_votes == "count" and (rnd, voter) in game.failed_votes:
-                failed = game.failed_votes[(rnd, voter)]
-                own = failed if own is None or failed[1] > own[1] else own
-            if own is None:
-                continue
-            others = alive - {voter}
-            ra = last_assessment(voter, own[0], own[1])
-            committed: frozenset[str] | None = None
-            if isinstance(ra, list):
-                if method.f4_mafia_label == "exact":
-                    label = {x.get("player") for x in ra if isinstance(x, dict) and x.get("guessed_role") == "Mafia"}
-                else:
-                    label = {
-                        x.get("player")
-                        for x in ra
-                        if isinstance(x, dict) and vocab.is_mafia(vocab.normalise(x.get("guessed_role")))
-                    }
-                committed = frozenset(n for n in label if n in others)
-            good = target in game.mafia
-            quadrant = None if committed is None else quadrant_of(bool(committed & game.mafia), good)
-            out.append(
-                VoteQuadrant(
-                    round=rnd,
-                    voter=voter,
-                    target=target,
-                    vote_seq=own[1],
-                    alive=tuple(sorted(alive)),
-                    committed=committed,
-                    move_good=good,
-                    quadrant=quadrant,
-                    model=game.agents.get(voter, "unknown"),
-                )
+    for v in counted_votes(game, method):
+        if v.voter in game.mafia:
+            continue
+        target, alive = v.target, v.alive
+        ra = last_assessment(v.voter, v.vote_ts, v.vote_seq)
+        committed = committed_set(ra, method, vocab, set(alive - {v.voter}))
+        good = target in game.mafia
+        quadrant = None if committed is None else quadrant_of(bool(committed & game.mafia), good)
+        out.append(
+            VoteQuadrant(
+                round=v.round,
+                voter=v.voter,
+                target=target,
+                vote_seq=v.vote_seq,
+                alive=tuple(sorted(alive)),
+                committed=committed,
+                move_good=good,
+                quadrant=quadrant,
+                model=game.agents.get(v.voter, "unknown"),
             )
+        )
     return out
