@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.record import GAME_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MAFIALAB_SHARED", ROOT.parent / "shared"))
@@ -81,3 +86,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{len(skipped)} reference-parity test(s) skipped: no real MafiaScope recordings at {MAFIASCOPE} "
             "(set MAFIALAB_SHARED to run them; with CI=true they fail instead)"
         )
+
+
+@pytest.fixture(scope="module")
+def game_lines(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """The records of one native scripted mafiascope7 game (seed 2, no probes)."""
+    out = tmp_path_factory.mktemp("g")
+    res = CliRunner().invoke(app, ["play", "-r", "mafiascope7", "-a", "scripted", "-s", "2", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    path = next(out.glob(f"*/{GAME_FILE}"))
+    return [json.loads(line) for line in path.read_text().splitlines()]

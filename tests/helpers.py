@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
+from pathlib import Path
 
 from mafialab.engine import Action, Decision, GameState
+from mafialab.record import GAME_FILE
 from mafialab.rules import RuleSet
 
 Policy = Callable[[GameState, Decision], Action | None]
@@ -33,3 +36,11 @@ def drive(
             res = state.apply(a)
             assert res is None, res
     raise AssertionError("game did not terminate")
+
+
+def write_game_dir(root: Path, records: list[dict]) -> Path:
+    """Write ``records`` as ``root/g1/game.jsonl`` and return the game directory."""
+    d = root / "g1"
+    d.mkdir(parents=True)
+    (d / GAME_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return d

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from mafialab.analysis import TGN_COLUMNS
 from mafialab.cli import app
 from mafialab.record import GAME_FILE, PROBES_FILE, import_mafiascope, read_game
+from tests.helpers import write_game_dir
 
 
 @pytest.fixture(scope="module")
@@ -115,32 +116,15 @@ def test_probed_play_game_produces_a_report(tmp_path: Path, rules: str) -> None:
         assert top1["n"] > 0 and top1["rate"] == 1.0
 
 
-@pytest.fixture(scope="module")
-def game_lines(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    """The records of one native scripted mafiascope7 game probed with the default battery."""
-    out = tmp_path_factory.mktemp("g")
-    res = CliRunner().invoke(app, ["play", "-r", "mafiascope7", "-a", "scripted", "-s", "2", "-o", str(out)])
-    assert res.exit_code == 0, res.output
-    path = next(out.glob(f"*/{GAME_FILE}"))
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def _write(root: Path, records: list[dict]) -> Path:
-    d = root / "g1"
-    d.mkdir(parents=True)
-    (d / GAME_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
-    return d
-
-
 def test_report_accepts_the_game_jsonl_file_itself(game_lines: list[dict], tmp_path: Path):
-    d = _write(tmp_path, game_lines)
+    d = write_game_dir(tmp_path, game_lines)
     res = CliRunner().invoke(app, ["report", str(d / GAME_FILE), "-f", "json", "--resamples", "5"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["games"] == 1
 
 
 def test_report_rejects_a_negative_bootstrap_seed(game_lines: list[dict], tmp_path: Path):
-    d = _write(tmp_path, game_lines)
+    d = write_game_dir(tmp_path, game_lines)
     res = CliRunner().invoke(app, ["report", str(d), "--seed", "-1", "--resamples", "5"])
     assert res.exit_code == 2
     assert "--seed" in res.output

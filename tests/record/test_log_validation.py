@@ -10,31 +10,15 @@ from typer.testing import CliRunner
 
 from mafialab.analysis import compute_report, load_games
 from mafialab.cli import app
-from mafialab.record import GAME_FILE, LogFormatError, read_game
-
-
-@pytest.fixture(scope="module")
-def game_lines(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    """The records of one native scripted mafiascope7 game probed with the default battery."""
-    out = tmp_path_factory.mktemp("g")
-    res = CliRunner().invoke(app, ["play", "-r", "mafiascope7", "-a", "scripted", "-s", "2", "-o", str(out)])
-    assert res.exit_code == 0, res.output
-    path = next(out.glob(f"*/{GAME_FILE}"))
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def _write(root: Path, records: list[dict]) -> Path:
-    d = root / "g1"
-    d.mkdir(parents=True)
-    (d / GAME_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
-    return d
+from mafialab.record import LogFormatError, read_game
+from tests.helpers import write_game_dir
 
 
 def test_event_naming_a_seat_outside_the_roster_is_skipped_and_reported(game_lines: list[dict], tmp_path: Path):
     records = json.loads(json.dumps(game_lines))
     elim = next(r for r in records if r["kind"] == "elimination")
     elim["seat"] = 42
-    _write(tmp_path, records)
+    write_game_dir(tmp_path, records)
     (g,) = load_games(tmp_path)
     assert any("seat 42" in p and f"seq {elim['seq']}" in p for p in g.problems)
     # every other elimination is still there
@@ -58,7 +42,7 @@ def test_header_whose_roster_does_not_fit_its_rules_is_a_clear_error(
 ):
     records = json.loads(json.dumps(game_lines))
     change(records[0])
-    d = _write(tmp_path, records)
+    d = write_game_dir(tmp_path, records)
     with pytest.raises(LogFormatError, match="no valid game_start header"):
         read_game(d)
     res = CliRunner().invoke(app, ["report", str(tmp_path), "--resamples", "5"])
@@ -67,7 +51,7 @@ def test_header_whose_roster_does_not_fit_its_rules_is_a_clear_error(
 
 
 def test_untouched_header_still_reads(game_lines: list[dict], tmp_path: Path):
-    d = _write(tmp_path, game_lines)
+    d = write_game_dir(tmp_path, game_lines)
     log = read_game(d)
     assert len(log.header.roster) == log.header.rules.n_seats == 7
     assert log.problems == []
