@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mafialab.engine import Action, Decision, GameState
 from mafialab.record import GAME_FILE
@@ -44,3 +46,27 @@ def write_game_dir(root: Path, records: list[dict]) -> Path:
     d.mkdir(parents=True)
     (d / GAME_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
     return d
+
+
+def play_probed_parent(out: Path, seed: int = 3) -> Path:
+    """Play a mafiascope7 game of scripted agents probed with the default battery; its directory."""
+    from mafialab.agents import make_agent
+    from mafialab.harness import play_game
+    from mafialab.probes import make_probe_observer
+    from mafialab.rules import load_rules
+
+    rules = load_rules("mafiascope7")
+    agents = [make_agent("scripted", s, rules, seed) for s in range(rules.n_seats)]
+    obs = make_probe_observer("default", agents, rules, seed, out=out, game_id="parent")
+    asyncio.run(play_game(rules, agents, seed, out=out, game_id="parent", observers=[obs] if obs else []))
+    return out / "parent"
+
+
+def seeded_responder(body: dict[str, Any]) -> str:
+    """Stub-server answers: schema-valid JSON that differs with the request's seed (so repeats differ)."""
+    from mafialab.testing import schema_instance
+
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    if schema is None:
+        return "I have nothing to add."
+    return json.dumps(schema_instance(schema, json.dumps(body["messages"][-1:]) + str(body.get("seed"))))

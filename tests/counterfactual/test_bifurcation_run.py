@@ -3,7 +3,6 @@ and a small offline run on the embedded model (smoke)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,6 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.agents import make_agent
 from mafialab.analysis import BLOCK_FIELDS, POINT_FIELDS, report_bifurcation
 from mafialab.cli import app
 from mafialab.counterfactual import (
@@ -22,33 +20,16 @@ from mafialab.counterfactual import (
     run_bifurcation,
     select_variants,
 )
-from mafialab.harness import play_game
 from mafialab.models import backend_names
-from mafialab.probes import make_probe_observer
 from mafialab.record import FORKS_FILE, NO_VOTE, POINTS_FILE, read_bifurcation, read_game
-from mafialab.rules import load_rules
-from mafialab.testing import OpenAIStub, schema_instance
+from mafialab.testing import OpenAIStub
+from tests.helpers import play_probed_parent, seeded_responder
 
 
 @pytest.fixture(scope="module")
 def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A probed mafiascope7 game played by scripted agents (seed 3)."""
-    import asyncio
-
-    out = tmp_path_factory.mktemp("parents")
-    rules = load_rules("mafiascope7")
-    agents = [make_agent("scripted", s, rules, 3) for s in range(rules.n_seats)]
-    obs = make_probe_observer("default", agents, rules, 3, out=out, game_id="parent")
-    asyncio.run(play_game(rules, agents, 3, out=out, game_id="parent", observers=[obs] if obs else []))
-    return out / "parent"
-
-
-def seeded_responder(body: dict[str, Any]) -> str:
-    """Schema-valid answers that differ with the request's seed (so resamples differ)."""
-    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
-    if schema is None:
-        return "I have nothing to add."
-    return json.dumps(schema_instance(schema, json.dumps(body["messages"][-1:]) + str(body.get("seed"))))
+    return play_probed_parent(tmp_path_factory.mktemp("parents"))
 
 
 def test_plan_points(parent: Path) -> None:

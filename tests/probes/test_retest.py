@@ -2,41 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.agents import make_agent
 from mafialab.analysis import retest_floor
 from mafialab.cli import app
-from mafialab.harness import play_game
-from mafialab.probes import make_probe_observer, probe_points, run_retest
+from mafialab.probes import probe_points, run_retest
 from mafialab.record import RETEST_FILE, read_game, read_retests
-from mafialab.rules import load_rules
-from mafialab.testing import OpenAIStub, schema_instance
+from mafialab.testing import OpenAIStub
+from tests.helpers import play_probed_parent, seeded_responder
 
 
 @pytest.fixture(scope="module")
 def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A probed mafiascope7 game played by scripted agents (seed 3)."""
-    out = tmp_path_factory.mktemp("parents")
-    rules = load_rules("mafiascope7")
-    agents = [make_agent("scripted", s, rules, 3) for s in range(rules.n_seats)]
-    obs = make_probe_observer("default", agents, rules, 3, out=out, game_id="parent")
-    asyncio.run(play_game(rules, agents, 3, out=out, game_id="parent", observers=[obs] if obs else []))
-    return out / "parent"
-
-
-def seeded_responder(body: dict[str, Any]) -> str:
-    """Schema-valid answers that differ with the request's seed (so repeats differ)."""
-    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
-    if schema is None:
-        return "I have nothing to add."
-    return json.dumps(schema_instance(schema, json.dumps(body["messages"][-1:]) + str(body.get("seed"))))
+    return play_probed_parent(tmp_path_factory.mktemp("parents"))
 
 
 def test_probe_points_are_the_probed_positions(parent: Path) -> None:
