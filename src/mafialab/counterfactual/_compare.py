@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mafialab.analysis import wilson
 from mafialab.record import GameLog, iter_game_dirs, read_game
 from mafialab.rules import Team
 
@@ -13,16 +14,14 @@ TEAMS: tuple[Team, ...] = ("town", "mafia")
 
 
 def wilson_interval(k: int, n: int) -> tuple[float | None, float | None]:
-    """95 % Wilson score interval for ``k`` successes in ``n`` trials (statsmodels).
+    """95 % Wilson score interval for ``k`` successes in ``n`` trials (:func:`mafialab.analysis.wilson`).
 
-    Source: Wilson (1927), JASA 22:209-212. ``(None, None)`` when ``n`` is 0.
+    Source: Wilson (1927), JASA 22:209-212. ``(None, None)`` when ``n`` is 0 (no interval
+    rather than the uninformative ``[0, 1]``).
     """
     if n <= 0:
         return None, None
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
+    return wilson(k, n)
 
 
 def newcombe_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[float | None, float | None]:
