@@ -224,15 +224,20 @@ def inject_vote_text(text: str, names: list[str] | tuple[str, ...]) -> Inject:
     return Inject(target=target, text=text, no_vote=target is None)
 
 
+def _key(intervention: BaseModel) -> str:
+    """The intervention's canonical text in ids and seeds."""
+    return intervention.key() if isinstance(intervention, _Intervention) else json.dumps(intervention.model_dump())
+
+
 def batch_id(parent_id: str, step: int, intervention: BaseModel, seed: int) -> str:
     """Batch id: the first 8 hex digits of SHA-256 over (parent id, step, intervention, ``--seed``)."""
-    key = intervention.key() if isinstance(intervention, _Intervention) else json.dumps(intervention.model_dump())
+    key = _key(intervention)
     return hashlib.sha256(f"{parent_id}|{step}|{key}|{seed}".encode()).hexdigest()[:8]
 
 
 def continuation_seed(parent_seed: int, step: int, intervention: BaseModel, seed: int, replica: int) -> int:
     """A branch's continuation seed: 63 bits of SHA-256 over (parent seed, step, intervention, ``--seed``, replica)."""
-    key = intervention.key() if isinstance(intervention, _Intervention) else json.dumps(intervention.model_dump())
+    key = _key(intervention)
     digest = hashlib.sha256(f"mafialab-fork|{parent_seed}|{step}|{key}|{seed}|{replica}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
