@@ -17,7 +17,15 @@ from rich.table import Table
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games, preflight
+from mafialab.harness import (
+    GameObserver,
+    GameResult,
+    PreflightError,
+    default_game_id,
+    play_games,
+    preflight,
+    run_config,
+)
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
@@ -107,6 +115,41 @@ async def _play_many(
     )
 
 
+def _game_dirs(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> list[Path]:
+    """The game directories this run would write under ``out`` (ids as ``play_game`` makes them)."""
+    dirs = []
+    for sd in seeds:
+        agents = [make_agent(sp, s, rules, sd) for s, sp in enumerate(specs)]
+        cfg = run_config(agents)
+        if battery is not None:
+            cfg["probes"] = battery.fingerprint()
+        dirs.append(out / default_game_id(rules, sd, [a.label for a in agents], cfg))
+    return dirs
+
+
+def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> Path:
+    """``out``, or the first ``OUT-2``, ``OUT-3``, … holding none of this run's games (said so).
+
+    A recorded game is never overwritten nor appended to: a second run of the same seeds and
+    line-up goes to a new directory before anything is played.
+    """
+    taken = [d for d in _game_dirs(out, rules, specs, seeds, battery) if (d / GAME_FILE).exists()]
+    if not taken:
+        return out
+    k = 2
+    while True:
+        alt = out.with_name(f"{out.name}-{k}")
+        if not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
+            break
+        k += 1
+    console.print(
+        f"[yellow]note:[/] {escape(str(taken[0]))} already holds this game"
+        + (f" (and {len(taken) - 1} more of this run)" if len(taken) > 1 else "")
+        + f"; it is kept, and this run writes to {escape(str(alt))}/"
+    )
+    return alt
+
+
 def play(
     rules: str = typer.Option(
         "werewolf7", "--rules", "-r", help="Rule set: mafiascope7, werewolf7, arena12, or a YAML path."
@@ -170,17 +213,15 @@ def play(
         table = load_prices(prices) if prices is not None else PriceTable()
         specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
         # validate every spec (and load models) before playing
-        labels = [make_agent(spec, s, rs, seed).label for s, spec in enumerate(specs)]
+        for s, spec in enumerate(specs):
+            make_agent(spec, s, rs, seed)
     except (ValueError, AgentSpecError, PromptPackError, ImportError) as err:
         fail(str(err))
-    for sd in range(seed, seed + games):  # refuse before playing anything, not half-way through
-        existing = out / default_game_id(rs, sd, labels) / GAME_FILE
-        if existing.exists():
-            fail(f"out: {existing} already exists (seed {sd}); choose another --out or seed")
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
         fail(str(err))
+    out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
         mute = _unprobed_specs(specs, rs, seed)
         if mute:
@@ -232,3 +273,8 @@ def play(
             + (f", cost ${sum(cost):.4f}" if cost else "")
             + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
         )
+    site = out.with_name(f"{out.name}-site")
+    console.print(
+        f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
+        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+    )
