@@ -194,6 +194,8 @@ _CUE_KEYS = (
     "alternatives",
     "accuse_said_of",
 )
+# added in annotator-en-v3; a pack without them reads them as empty
+_OPTIONAL_CUE_KEYS = ("motive_frames", "object_pronouns", "pronoun_subjects")
 
 
 def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
@@ -227,6 +229,16 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
     cues: dict[str, tuple[str, ...]] = {}
     for k in _CUE_KEYS:
         v = cues_raw.get(k)
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
+        for x in v:
+            try:
+                re.compile(x.replace("{N}", "N").replace("{W}", "W"))
+            except re.error as err:
+                raise ValueError(f"{src}: cues.{k}: {x!r} is not a valid pattern ({err})") from None
+        cues[k] = tuple(v)
+    for k in _OPTIONAL_CUE_KEYS:
+        v = cues_raw.get(k, [])
         if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
             raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
         for x in v:
@@ -275,6 +287,11 @@ class _Compiled:
     generic: re.Pattern[str]
     list_gap: re.Pattern[str]
     pronoun: re.Pattern[str]
+    motive: re.Pattern[str] | None
+    directed_pronoun: re.Pattern[str] | None
+    accuse_pronoun: list[re.Pattern[str]]
+    and_on: re.Pattern[str]
+    pronoun_subject: re.Pattern[str]
 
 
 class RulesAnnotator:
@@ -323,7 +340,7 @@ class RulesAnnotator:
         name = r"(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")"
         # a list names each player at most once: the bound keeps a degenerate text linear
         nl = (
-            rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
+            rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
             rf"{{0,{max(len(names) - 1, 0)}}}(?:\s+and\s+(?:I|me|myself))?)\b"
         )
         i = re.IGNORECASE
@@ -331,6 +348,12 @@ class RulesAnnotator:
         def sub(frag: str) -> str:
             return frag.replace("{N}", nl).replace("{W}", w)
 
+        fillers = (
+            r"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
+            r"on|at|at\s+both)\s+)*"
+        )
+        pron = _alt(c["pronoun_subjects"]) if c.get("pronoun_subjects") else None
+        objp = _alt(c["object_pronouns"]) if c.get("object_pronouns") else None
         comp = _Compiled(
             name=re.compile(rf"\b({name})(?:'s)?\b"),
             names=re.compile(nl),
@@ -338,12 +361,7 @@ class RulesAnnotator:
             obj_before=re.compile(
                 rf"\b{_alt(c['object_markers'])}\s+(?:(?:the|both|and|or|{name}(?:'s)?)\s*,?\s*)*$", i
             ),
-            directed=re.compile(
-                rf"\b{_alt(sub(x) for x in c['directed'])}\s+"
-                rf"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
-                rf"on|at|at\s+both)\s+)*{nl}",
-                i,
-            ),
+            directed=re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}{nl}", i),
             suspicion=re.compile(rf"\b{_alt(sub(x) for x in c['suspicion'])}\b", i),
             clearing=re.compile(rf"\b{_alt(sub(x) for x in c['clearing'])}\b", i),
             negation=re.compile(rf"\b{_alt(c['negation'])}(?:\W+\w+){{0,4}}?\W*$", i),
@@ -355,10 +373,29 @@ class RulesAnnotator:
             alternatives=re.compile(rf"\b{_alt(sub(x) for x in c['alternatives'])}", i),
             accuse_said_of=re.compile(rf"\b{_alt(sub(x) for x in c['accuse_said_of'])}", i),
             negation_any=re.compile(rf"\b{_alt(c['negation'])}\b", i),
-            if_before=re.compile(r"\b(?:if|unless|whether)\b", i),
+            if_before=re.compile(r"\b(?:if(?! (?:I|we) (?:had|have|were|must) to\b)|unless|whether)\b", i),
             generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
             list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
             pronoun=re.compile(r"^\W*(?:and\s+|so\s+)?(?:he|she|they|their|his|her|them|that|this|which|it)\b", i),
+            motive=re.compile(rf"\b{_alt(c['motive_frames'])}\s+(?:\w+\s+){{0,2}}$", i)
+            if c.get("motive_frames")
+            else None,
+            directed_pronoun=(
+                re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?P<pron>{objp})\b", i)
+                if objp
+                else None
+            ),
+            accuse_pronoun=(
+                [
+                    re.compile(r"\b" + x.replace("{N}", rf"(?P<pron>{pron})").replace("{W}", w), i)
+                    for x in c["accuse"]
+                    if x.startswith("{N}") or "{N}(?:" in x
+                ]
+                if pron
+                else []
+            ),
+            pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
+            and_on=re.compile(rf"^[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
         )
         self._cache[key] = comp
         return comp
@@ -367,13 +404,37 @@ class RulesAnnotator:
     def _names_in(group: str, comp: _Compiled) -> list[str]:
         return [m.group(1) for m in comp.name.finditer(group)]
 
-    def _clause_cue(self, clause: str, rx: re.Pattern[str], comp: _Compiled) -> re.Match[str] | None:
-        """The first match of ``rx`` in ``clause`` not negated or made conditional before it."""
+    def _clause_cue(
+        self, clause: str, rx: re.Pattern[str], comp: _Compiled, motive: bool = False
+    ) -> re.Match[str] | None:
+        """The first match of ``rx`` in ``clause`` not negated or made conditional before it.
+
+        With ``motive``, a match right after a motive frame ("trying to look innocent", "to
+        earn trust") does not count either: it names an aim, not the speaker's read.
+        """
         for m in rx.finditer(clause):
             before = clause[: m.start()]
-            if not comp.negation.search(before[-80:]) and not comp.if_before.search(before):
-                return m
+            if comp.negation.search(before[-80:]) or comp.if_before.search(before):
+                continue
+            if motive and comp.motive is not None and comp.motive.search(before[-60:]):
+                continue
+            return m
         return None
+
+    @staticmethod
+    def _pronoun_refs(pron: str, antecedents: list[str], candidates: dict[str, int]) -> list[str]:
+        """The players a pronoun stands for.
+
+        "you" (two, both) is every candidate when only two are alive besides the speaker;
+        a singular pronoun (he, she, him, her) needs exactly one antecedent; a plural one takes
+        the antecedents as they are. Anything else resolves to no one (never a guess).
+        """
+        p = pron.lower()
+        if "you" in p:
+            return list(candidates) if len(candidates) == 2 else []
+        if re.search(r"\b(?:he|she|him|her)\b", p):
+            return antecedents if len(antecedents) == 1 else []
+        return antecedents
 
     @staticmethod
     def _subject_group(clause: str, mentions: list[re.Match[str]], cue: int, comp: _Compiled) -> list[str]:
@@ -460,6 +521,15 @@ class RulesAnnotator:
                         )
                         add(nms, cat, sentence, f"{kind}:{m.group(0)}")
                         pos = m.end()
+            # "I'm confident she's the last Mafia": a pronoun stands for the last subjects named
+            for rx in comp.accuse_pronoun:
+                for m in rx.finditer(sentence):
+                    clause = comp.breaks.split(sentence[: m.start()])[-1]
+                    if comp.negation.search(clause) or comp.conditional.search(clause) or comp.reported.search(clause):
+                        continue
+                    refs = self._pronoun_refs(m.group("pron"), prev_subjects, candidates)
+                    cat = "suspect" if comp.hedges.search(clause) or comp.hedges.search(m.group(0)) else "accuse"
+                    add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
             first = True
@@ -473,6 +543,20 @@ class RulesAnnotator:
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
+                        more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
+                        if more is not None:
+                            add(
+                                self._names_in(more.group("names"), comp),
+                                "suspect",
+                                sentence,
+                                f"directed:{more.group(0)}",
+                            )
+                    if comp.directed_pronoun is not None:
+                        for m in comp.directed_pronoun.finditer(clause):
+                            if comp.negation.search(clause[: m.start()]):
+                                continue
+                            refs = self._pronoun_refs(m.group("pron"), subjects or prev_subjects, candidates)
+                            add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
                 said = comp.reported.search(clause)  # names after "says", "claims" are someone else's words
                 mentions = [
                     m
@@ -487,6 +571,10 @@ class RulesAnnotator:
                         own, inherited = subjects, True
                     elif comp.pronoun.search(clause):
                         own, inherited = prev_subjects, True
+                elif not own and comp.pronoun_subject.search(clause):
+                    # "... but now they're pushing at Finley": every name is an object, the
+                    # pronoun subject is the player of the clause before
+                    own, inherited = (subjects if not first else prev_subjects), True
                 if own:
                     subjects = own
                 first = False
@@ -500,7 +588,7 @@ class RulesAnnotator:
                     cue_m = self._clause_cue(clause, comp.alternatives, comp)
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
-                    if cue_m is None or self._clause_cue(clause, comp.clearing, comp) is not None:
+                    if cue_m is None or self._clause_cue(clause, comp.clearing, comp, motive=True) is not None:
                         continue
                 if inherited:
                     if comp.negation_any.search(clause):
