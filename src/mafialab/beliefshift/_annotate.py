@@ -195,7 +195,7 @@ _CUE_KEYS = (
     "accuse_said_of",
 )
 # added in annotator-en-v3; a pack without them reads them as empty
-_OPTIONAL_CUE_KEYS = ("motive_frames", "object_pronouns", "pronoun_subjects")
+_OPTIONAL_CUE_KEYS = ("motive_frames", "object_pronouns", "pronoun_subjects", "first_person", "self_subject")
 
 
 def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
@@ -258,6 +258,9 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 
 # --------------------------------------------------------------------------- rules annotator
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
+_WHETHER = re.compile(r"\W*(?:(?:and|so|but|especially|also)\s+)*whether\b", re.IGNORECASE)
+_LEAD = re.compile(r"\W*(?:(?:and|so|now|also|especially|then|plus|meanwhile)\W+)?", re.IGNORECASE)
+_QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
 
 
@@ -292,6 +295,8 @@ class _Compiled:
     accuse_pronoun: list[re.Pattern[str]]
     and_on: re.Pattern[str]
     pronoun_subject: re.Pattern[str]
+    first_person: re.Pattern[str] | None
+    self_subject: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -394,6 +399,10 @@ class RulesAnnotator:
                 if pron
                 else []
             ),
+            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+)?$", i)
+            if c.get("first_person")
+            else None,
+            self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
             pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
             and_on=re.compile(rf"^[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
         )
@@ -405,7 +414,7 @@ class RulesAnnotator:
         return [m.group(1) for m in comp.name.finditer(group)]
 
     def _clause_cue(
-        self, clause: str, rx: re.Pattern[str], comp: _Compiled, motive: bool = False
+        self, clause: str, rx: re.Pattern[str], comp: _Compiled, motive: bool = False, allow_whether: bool = False
     ) -> re.Match[str] | None:
         """The first match of ``rx`` in ``clause`` not negated or made conditional before it.
 
@@ -414,11 +423,25 @@ class RulesAnnotator:
         """
         for m in rx.finditer(clause):
             before = clause[: m.start()]
-            if comp.negation.search(before[-80:]) or comp.if_before.search(before):
+            if comp.negation.search(before[-80:]):
+                continue
+            cond = comp.if_before.search(before)
+            if cond is not None and not (allow_whether and cond.group(0).lower() == "whether"):
                 continue
             if motive and comp.motive is not None and comp.motive.search(before[-60:]):
                 continue
             return m
+        return None
+
+    @staticmethod
+    def _reported(clause: str, comp: _Compiled) -> re.Match[str] | None:
+        """The first reported-speech cue of ``clause`` that is someone else's ("Bailey says").
+
+        A cue right after a first-person subject ("I say", "I think") is the speaker's own view.
+        """
+        for m in comp.reported.finditer(clause):
+            if comp.first_person is None or not comp.first_person.search(clause[: m.start()]):
+                return m
         return None
 
     @staticmethod
@@ -445,6 +468,10 @@ class RulesAnnotator:
         """
         before = [m for m in mentions if m.start() < cue]
         pick = before[-1:] if before else mentions[:1]
+        # "Casey's quickness to back Ellis ... stands out": the possessive that opens the
+        # clause is its subject; names after it belong to its noun phrase or predicate
+        if before and before[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: before[0].start()]):
+            return [before[0].group(1)]
         if not pick:
             return []
         group = [pick[0]]
@@ -483,6 +510,7 @@ class RulesAnnotator:
         found: list[Label] = []
         clean = text.translate(_MARKUP)
         prev_subjects: list[str] = []
+        cleared: set[str] = set()
 
         def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
             for nm in nms:
@@ -507,7 +535,7 @@ class RulesAnnotator:
                         clause = comp.breaks.split(before)[-1]
                         if comp.negation.search(clause) or comp.conditional.search(clause):
                             continue
-                        if comp.reported.search(clause):
+                        if self._reported(clause, comp) is not None:
                             continue
                         if m.group(0)[:1].isupper() and comp.obj_before.search(before):
                             continue  # "wary of Alex, and Finley is ..." is about Finley only
@@ -519,13 +547,13 @@ class RulesAnnotator:
                             if "names" in m.groupdict() and m.group("names")
                             else prev_subjects
                         )
-                        add(nms, cat, sentence, f"{kind}:{m.group(0)}")
+                        add(nms, cat, sentence, f"{'list' if rx_list is comp.lists else kind}:{m.group(0)}")
                         pos = m.end()
             # "I'm confident she's the last Mafia": a pronoun stands for the last subjects named
             for rx in comp.accuse_pronoun:
                 for m in rx.finditer(sentence):
                     clause = comp.breaks.split(sentence[: m.start()])[-1]
-                    if comp.negation.search(clause) or comp.conditional.search(clause) or comp.reported.search(clause):
+                    if comp.negation.search(clause) or comp.conditional.search(clause) or self._reported(clause, comp):
                         continue
                     refs = self._pronoun_refs(m.group("pron"), prev_subjects, candidates)
                     cat = "suspect" if comp.hedges.search(clause) or comp.hedges.search(m.group(0)) else "accuse"
@@ -557,7 +585,7 @@ class RulesAnnotator:
                                 continue
                             refs = self._pronoun_refs(m.group("pron"), subjects or prev_subjects, candidates)
                             add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
-                said = comp.reported.search(clause)  # names after "says", "claims" are someone else's words
+                said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
@@ -578,28 +606,50 @@ class RulesAnnotator:
                 if own:
                     subjects = own
                 first = False
-                if hypothetical or not own:
+                if not own:
                     continue
                 category: Category = "suspect"
-                cue_m = self._clause_cue(clause, comp.accuse_said_of, comp)
-                if cue_m is not None:
-                    category = "accuse"
+                if hypothetical:
+                    # "whether X is genuine or Mafia" raises the possibility; other conditions do not
+                    if not _WHETHER.match(clause):
+                        continue
+                    cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
+                    if cue_m is None:
+                        continue
                 else:
-                    cue_m = self._clause_cue(clause, comp.alternatives, comp)
+                    cue_m = self._clause_cue(clause, comp.accuse_said_of, comp)
+                    if cue_m is not None:
+                        category = "accuse"
+                    else:
+                        cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
-                    if cue_m is None or self._clause_cue(clause, comp.clearing, comp, motive=True) is not None:
+                    unquoted = _QUOTED.sub(lambda q: " " * len(q.group(0)), clause)
+                    clear_m = self._clause_cue(unquoted, comp.clearing, comp, motive=True)
+                    if clear_m is not None and cue_m is None and not inherited:
+                        cleared.update(self._subject_group(clause, mentions, clear_m.start(), comp))
+                    if cue_m is None or clear_m is not None:
                         continue
                 if inherited:
                     if comp.negation_any.search(clause):
                         continue
                     targets = own
                 else:
+                    near = [m for m in mentions if m.end() <= cue_m.start()]
+                    between = clause[near[-1].end() : cue_m.start()] if near else ""
+                    if comp.self_subject is not None and comp.self_subject.search(between):
+                        continue  # "I hear what X says, and I see why I look suspicious"
                     targets = self._subject_group(clause, mentions, cue_m.start(), comp)
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
             if subjects:
                 prev_subjects = subjects
-        return _strongest(found)
+        # a candidate list member the speaker then clears explicitly is not suspected
+        # (definitions: "unless the speaker then clears that player")
+        list_only = {
+            lab.target for lab in found if all(x.rule.startswith("list:") for x in found if x.target == lab.target)
+        }
+        drop = {t for t in list_only if any(candidates.get(n) == t for n in cleared)}
+        return _strongest(lab for lab in found if lab.target not in drop)
 
     async def label(self, msg: DayMessage, ctx: GameContext) -> list[Label]:
         """Labels of a day message (see :meth:`label_text`)."""
