@@ -13,9 +13,7 @@ install line; the rest of mafialab never imports it.
 try:
     import inspect_ai  # noqa: F401
 except ImportError as _err:  # pragma: no cover - exercised without the extra only
-    raise ImportError(
-        "mafialab.inspect needs Inspect AI, an optional extra: pip install 'mafialab[inspect]'"
-    ) from _err
+    raise ImportError("mafialab.inspect needs Inspect AI, an optional extra: pip install 'mafialab[inspect]'") from _err
 
 from mafialab.inspect._beliefshift import (
     beliefshift,

@@ -124,7 +124,9 @@ def game_metrics() -> Metric:
         out: dict[str, float | None] = {"win": sum(wins) / len(wins)}
         fo = rep["first_order"].values()
         n = sum(r["committed_n"] for r in fo)
-        out["first_order_accuracy"] = sum((r["committed_accuracy"] or 0.0) * r["committed_n"] for r in fo) / n if n else None
+        out["first_order_accuracy"] = (
+            sum((r["committed_accuracy"] or 0.0) * r["committed_n"] for r in fo) / n if n else None
+        )
         out["ece"] = rep["calibration"]["ece"]
         vc = rep["vote_coupling"]
         tn = sum(vc[side]["top1"]["n"] for side in vc)

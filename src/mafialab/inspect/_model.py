@@ -6,6 +6,7 @@ import logging
 import time
 from typing import Any
 
+from inspect_ai.model import ChatMessage as InspectMessage
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
@@ -16,7 +17,6 @@ from inspect_ai.model import (
     ModelOutput,
     ResponseSchema,
 )
-from inspect_ai.model import ChatMessage as InspectMessage
 from inspect_ai.util import JSONSchema
 
 from mafialab.models import ChatMessage, ChatRequest, ChatResponse, Usage, estimate_tokens, parse_json
@@ -122,6 +122,8 @@ def _response(out: ModelOutput, request: ChatRequest, name: str, latency: float)
     if request.json_schema is not None:
         parsed, _ = parse_json(out.completion)
         if parsed is None and out.stop_reason in ("max_tokens", "model_length"):
-            return resp.model_copy(update={"error": "generation cap hit before the answer closed", "error_kind": "length"})
+            return resp.model_copy(
+                update={"error": "generation cap hit before the answer closed", "error_kind": "length"}
+            )
         resp = resp.model_copy(update={"parsed": parsed})
     return resp
