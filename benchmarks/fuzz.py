@@ -1,6 +1,7 @@
 """Hostile model output at scale: every seat's model answers come from a seeded generator of bad outputs.
 
 Usage: python benchmarks/fuzz.py [--games 300] [--seed 0] [--out DIR] [--battery default]
+       [--workers N] [--checkpoint FILE.jsonl] [--max-seconds S] [--progress]
 
 Plays games on every built-in rule set, probes on, through the real ``LLMAgent`` path with a
 callable mock backend whose answers are drawn from :func:`hostile_output`: truncated and
@@ -20,13 +21,17 @@ impersonation, 100 kB speeches, names of dead or unknown players, backend except
   and each probe answer never appears in a request of a seat that may not see it; probe
   answers never reach any decision prompt).
 
-Prints a JSON summary. The issue's target is 10,000 games with zero failures.
+Prints a JSON summary (crashes, torn or lost records, leaks, fallbacks by cause, games/s).
+With ``--checkpoint`` each finished game's summary is appended to a JSONL file and a rerun
+skips the games already there, so an interrupted run keeps its counts. The issue's target is
+10,000 games with zero failures.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures as cf
 import json
 import random
 import re
@@ -179,6 +184,7 @@ class GameCheck:
     calls: int = 0
     probes: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
+    causes: Counter[str] = field(default_factory=Counter)
 
 
 class Recorder:
@@ -218,12 +224,24 @@ async def play_one(rules: RuleSet, seed: int, out: Path, battery: str) -> tuple[
     return check, rec
 
 
+def _read_all(path: Path, torn: list[str]) -> list[dict[str, Any]]:
+    """Every record of a JSONL file (each line decoded once); unreadable lines go to ``torn``."""
+    return [r for _, r in iter_jsonl(path, torn)] if path.is_file() else []
+
+
+def cause_of(error: str) -> str:
+    """The cause bucket of a fallback's ``error`` (backend failures pooled, digits folded)."""
+    if error.startswith("call failed"):
+        return "call failed"
+    return re.sub(r"\d+", "#", error.split("\n", 1)[0])[:60]
+
+
 def check_game(gdir: Path, rec: Recorder, check: GameCheck) -> GameCheck:
     """Check one played game (see the module docstring); problems go to ``check.problems``."""
     torn: list[str] = []
-    for name in (GAME_FILE, CALLS_FILE, PROBES_FILE):
-        if (gdir / name).is_file():
-            list(iter_jsonl(gdir / name, torn))
+    list(iter_jsonl(gdir / GAME_FILE, torn)) if (gdir / GAME_FILE).is_file() else None
+    calls = _read_all(gdir / CALLS_FILE, torn)
+    probes = _read_all(gdir / PROBES_FILE, torn)
     check.problems += [f"torn: {t}" for t in torn]
     log = read_game(gdir)
     check.problems += [f"unreadable: {p}" for p in log.problems]
@@ -233,8 +251,6 @@ def check_game(gdir: Path, rec: Recorder, check: GameCheck) -> GameCheck:
         replay(log)
     except Exception as err:
         check.problems.append(f"replay: {type(err).__name__}: {str(err)[:200]}")
-    calls = [r for _, r in iter_jsonl(gdir / CALLS_FILE)] if (gdir / CALLS_FILE).is_file() else []
-    probes = [r for _, r in iter_jsonl(gdir / PROBES_FILE)] if (gdir / PROBES_FILE).is_file() else []
     check.calls, check.probes = len(calls), len(probes)
     actions = [e for e in log.events if getattr(e, "decision", None) is not None]
     check.decisions = len(actions)
@@ -245,6 +261,8 @@ def check_game(gdir: Path, rec: Recorder, check: GameCheck) -> GameCheck:
             by_decision.setdefault(c["decision"], []).append(c)
         if c["status"] in ("unusable", "fallback", "error") and not c.get("error"):
             check.problems.append(f"call without cause: {c}")
+        if c["status"] == "fallback" and c.get("error"):
+            check.causes[cause_of(c["error"])] += 1
     for e in actions:
         cs = by_decision.get(e.decision, [])  # type: ignore[attr-defined]
         last = [c for c in cs if c["status"] in ("ok", "retried", "fallback")]
@@ -289,48 +307,179 @@ def _check_private(log: Any, rec: Recorder, check: GameCheck) -> None:
                 check.problems.append(f"leak: {m.group(0)} in a {purpose} request of seat {seat}")
 
 
-async def run(games: int, seed: int, out: Path, battery: str) -> dict[str, Any]:
-    """Play ``games`` games round-robin over the built-in rule sets and sum the checks."""
-    rule_sets = list(BUILTIN.values())
-    checks: list[GameCheck] = []
-    calls = 0
+def play_index(i: int, seed: int, battery: str, out: Path | None) -> dict[str, Any]:
+    """Play and check game number ``i`` of a run; the per-game summary (one checkpoint line).
+
+    The game is written under ``out`` (kept) or a temporary folder (deleted once checked: a
+    game with 100 kB answers in every probe record holds tens of MB of logs).
+    """
+    rules = RULE_SETS[i % len(RULE_SETS)]
     t0 = time.perf_counter()
-    for i in range(games):
-        rules = rule_sets[i % len(rule_sets)]
-        check, rec = await play_one(rules, seed + i, out, battery)
-        calls += rec.n
-        checks.append(check)
-    wall = time.perf_counter() - t0
-    kinds: Counter[str] = Counter()
-    for c in checks:
-        kinds.update(c.kinds)
-    bad = [c for c in checks if c.crashed or c.problems]
+    with tempfile.TemporaryDirectory(prefix="mafialab-fuzz-") as tmp:
+        check, rec = asyncio.run(play_one(rules, seed + i, out or Path(tmp), battery))
     return {
-        "games": games,
-        "rule_sets": sorted({c.rules_id for c in checks}),
-        "battery": battery,
-        "crashes": sum(1 for c in checks if c.crashed),
-        "games_with_problems": len(bad),
-        "problems": [(c.game_id, c.crashed or c.problems[:3]) for c in bad[:20]],
-        "decisions": sum(c.decisions for c in checks),
-        "fallbacks": sum(c.fallbacks for c in checks),
-        "model_calls": calls,
-        "call_status": dict(sorted(kinds.items())),
-        "probe_records": sum(c.probes for c in checks),
-        "wall_s": round(wall, 1),
-        "games_per_s": round(games / wall, 2) if wall else None,
+        "i": i,
+        "game_id": check.game_id,
+        "rules_id": check.rules_id,
+        "crashed": check.crashed,
+        "problems": check.problems[:5],
+        "n_problems": len(check.problems),
+        "torn_or_lost": sum(1 for p in check.problems if _is_record_problem(p)),
+        "leaks": sum(1 for p in check.problems if p.startswith("leak")),
+        "decisions": check.decisions,
+        "fallbacks": check.fallbacks,
+        "causes": dict(check.causes),
+        "calls": check.calls,
+        "model_calls": rec.n,
+        "probes": check.probes,
+        "call_status": dict(check.kinds),
+        "wall_s": round(time.perf_counter() - t0, 3),
     }
+
+
+RULE_SETS: list[RuleSet] = list(BUILTIN.values())
+
+
+def _is_record_problem(problem: str) -> bool:
+    """Whether a check problem means a lost or torn record (not a leak or a cause-less fallback)."""
+    return problem.startswith(("torn", "unreadable", "no game_end", "replay")) or any(
+        k in problem
+        for k in ("terminal call records", " probe records", "decisions in calls.jsonl", "game_status counts")
+    )
+
+
+def read_checkpoint(path: Path | None) -> dict[int, dict[str, Any]]:
+    """Finished games of an earlier (interrupted) run, by index; a torn last line is dropped (replayed)."""
+    if path is None or not path.is_file():
+        return {}
+    return {r["i"]: r for _, r in iter_jsonl(path, [])}
+
+
+def summarise(rows: list[dict[str, Any]], battery: str, wall: float, played: int) -> dict[str, Any]:
+    """Sum per-game summaries into the run's report."""
+    status: Counter[str] = Counter()
+    causes: Counter[str] = Counter()
+    for r in rows:
+        status.update(r["call_status"])
+        causes.update(r["causes"])
+    bad = [r for r in rows if r["crashed"] or r["n_problems"]]
+    game_s = sum(r["wall_s"] for r in rows)
+    return {
+        "games": len(rows),
+        "rule_sets": sorted({r["rules_id"] for r in rows}),
+        "battery": battery,
+        "crashes": sum(1 for r in rows if r["crashed"]),
+        "games_with_problems": len(bad),
+        "torn_or_lost": sum(r["torn_or_lost"] for r in rows),
+        "leaks": sum(r["leaks"] for r in rows),
+        "problems": [(r["game_id"], r["crashed"] or r["problems"][:3]) for r in bad[:20]],
+        "decisions": sum(r["decisions"] for r in rows),
+        "fallbacks": sum(r["fallbacks"] for r in rows),
+        "fallbacks_by_cause": dict(causes.most_common()),
+        "fallbacks_without_cause": sum(r["fallbacks"] for r in rows) - sum(causes.values()),
+        "model_calls": sum(r["model_calls"] for r in rows),
+        "call_status": dict(sorted(status.items())),
+        "probe_records": sum(r["probes"] for r in rows),
+        "played_now": played,
+        "wall_s": round(wall, 1),
+        "games_per_s": round(played / wall, 3) if wall and played else None,
+        "game_s_mean": round(game_s / len(rows), 3) if rows else None,
+    }
+
+
+def run(
+    games: int,
+    seed: int,
+    battery: str,
+    *,
+    out: Path | None = None,
+    workers: int = 1,
+    checkpoint: Path | None = None,
+    max_seconds: float | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Play games ``0..games-1`` round-robin over the built-in rule sets and sum the checks.
+
+    Args:
+        games: Games in the run (game ``i`` uses rule set ``i mod 3`` and seed ``seed + i``).
+        seed: Base seed.
+        battery: Probe battery.
+        out: Keep every game's logs here (default: each game in a temporary folder, deleted).
+        workers: Processes playing games (1: in this process).
+        checkpoint: JSONL file of per-game summaries; games already in it are not replayed,
+            so an interrupted run resumes and its counts are kept.
+        max_seconds: Stop starting games after this long (the summary covers what finished).
+        progress: Print a line to stderr every 50 games.
+    """
+    done = read_checkpoint(checkpoint)
+    todo = [i for i in range(games) if i not in done]
+    sink = checkpoint.open("a", encoding="utf-8") if checkpoint is not None else None
+    t0 = time.perf_counter()
+    played = 0
+
+    def keep(row: dict[str, Any]) -> None:
+        nonlocal played
+        done[row["i"]] = row
+        played += 1
+        if sink is not None:
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()
+        if progress and played % 50 == 0:
+            el = time.perf_counter() - t0
+            print(f"{len(done)}/{games} games, {played / el:.3f} games/s", file=sys.stderr, flush=True)
+
+    def over() -> bool:
+        return max_seconds is not None and time.perf_counter() - t0 > max_seconds
+
+    try:
+        if workers <= 1:
+            for i in todo:
+                if over():
+                    break
+                keep(play_index(i, seed, battery, out))
+        else:
+            with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+                pending: set[cf.Future[dict[str, Any]]] = set()
+                it = iter(todo)
+                while True:
+                    while len(pending) < 2 * workers and not over():
+                        i = next(it, None)
+                        if i is None:
+                            break
+                        pending.add(pool.submit(play_index, i, seed, battery, out))
+                    if not pending:
+                        break
+                    finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    for f in finished:
+                        keep(f.result())
+    finally:
+        if sink is not None:
+            sink.close()
+    rows = [done[i] for i in sorted(done) if i < games]
+    return summarise(rows, battery, time.perf_counter() - t0, played)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None, help="keep the logs here (default: a temporary folder)")
+    p.add_argument("--out", type=Path, default=None, help="keep the logs here (default: deleted after each check)")
     p.add_argument("--battery", default="default", help="probe battery (default, suspicion, none or a YAML path)")
+    p.add_argument("--workers", type=int, default=1, help="processes playing games (default 1: this one)")
+    p.add_argument("--checkpoint", type=Path, default=None, help="per-game JSONL; a rerun resumes from it")
+    p.add_argument("--max-seconds", type=float, default=None, help="stop starting games after this long")
+    p.add_argument("--progress", action="store_true", help="a line to stderr every 50 games")
     a = p.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        res = asyncio.run(run(a.games, a.seed, a.out or Path(tmp), a.battery))
+    res = run(
+        a.games,
+        a.seed,
+        a.battery,
+        out=a.out,
+        workers=a.workers,
+        checkpoint=a.checkpoint,
+        max_seconds=a.max_seconds,
+        progress=a.progress,
+    )
     print(json.dumps(res, indent=2, ensure_ascii=False))
     return 0 if res["crashes"] == 0 and res["games_with_problems"] == 0 else 1
 

@@ -177,6 +177,10 @@ class Rendered:
     context: dict[str, Any]
 
 
+_LINE_CACHE_MAX = 20_000
+"""Rendered lines one :class:`Renderer` keeps before starting over (a long-lived agent across games)."""
+
+
 class Renderer:
     """Renders views and decisions of one seat with a prompt pack.
 
@@ -201,6 +205,7 @@ class Renderer:
             "killed": past_tense(lx.kill),
         }
         self._system_rules = self._rules_text()
+        self._line_cache: dict[int, tuple[Any, int, tuple[str, ...], RenderedLine | None]] = {}
 
     # ------------------------------------------------------------------ text pieces
     def _fmt(self, template: str, **fields: Any) -> str:
@@ -273,8 +278,31 @@ class Renderer:
         return [ln.text for ln in self._lines(view)]
 
     def _lines(self, view: PlayerView) -> list[RenderedLine]:
-        """The view's events rendered with the pack's ``prompt`` style (one shared renderer)."""
-        return EventRenderer(self.pack.events.prompt, self.rules.lexicon, view.names, view.seat).render_all(view.events)
+        """The view's events rendered with the pack's ``prompt`` style (one shared renderer).
+
+        A line depends only on the event, the reader and the seat names, and every context
+        of a seat re-renders the whole history (each decision and each probe question), so
+        lines are kept per event object (the engine never changes an event once emitted;
+        the cache holds the event, so an id is never reused while cached). Without the
+        cache a game's prompts cost O(events²) renders.
+        """
+        cache = self._line_cache
+        if len(cache) > _LINE_CACHE_MAX:
+            cache.clear()
+        renderer: EventRenderer | None = None
+        out: list[RenderedLine] = []
+        for ev in view.events:
+            hit = cache.get(id(ev))
+            if hit is not None and hit[0] is ev and hit[1] == view.seat and hit[2] == view.names:
+                line = hit[3]
+            else:
+                if renderer is None:
+                    renderer = EventRenderer(self.pack.events.prompt, self.rules.lexicon, view.names, view.seat)
+                line = renderer.render(ev)
+                cache[id(ev)] = (ev, view.seat, view.names, line)
+            if line is not None:
+                out.append(line)
+        return out
 
     # ------------------------------------------------------------------ assembly
     def _shorten(self, lines: list[RenderedLine], step: int, current: int) -> tuple[list[RenderedLine], int, int]:

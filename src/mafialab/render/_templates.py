@@ -219,8 +219,9 @@ def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
 _Piece = tuple[str, str, str]  # (kind, name, arg): ("lit", text, ""), ("field", name, sep|None), ("if", name, snippet)
 
 
-def _parse(template: str) -> list[_Piece]:
-    """Split a template into literal text and placeholders.
+@functools.lru_cache(maxsize=4096)
+def _parse(template: str) -> tuple[_Piece, ...]:
+    """Split a template into literal text and placeholders (cached: templates are few, renders many).
 
     Raises:
         TemplateError: Unbalanced braces.
@@ -263,7 +264,7 @@ def _parse(template: str) -> list[_Piece]:
         i = j
     if lit:
         out.append(("lit", "".join(lit), ""))
-    return out
+    return tuple(out)
 
 
 def is_set(value: Any) -> bool:
