@@ -51,8 +51,9 @@ def test_a_wolf_seat_has_no_first_order_figures_and_a_town_seat_counts_only_its_
     wolf_values, _ = seat_figures(game, [wolf])
     assert "first_order_accuracy" not in wolf_values and "ece" not in wolf_values  # F1/F2 are about the town side
     town_values, rep = seat_figures(game, [town])
-    all_values, all_rep = seat_figures(game, range(7))
+    _, all_rep = seat_figures(game, range(7))
     assert 0 < rep["calibration"]["n"] < all_rep["calibration"]["n"]
+    assert 0.0 <= town_values["first_order_accuracy"] <= 1.0 and 0.0 <= town_values["ece"] <= 1.0
     mine = [p for p in game.probes if p.player == game.names[town] and p.probe_id == "role_assessment"]
     assert mine and rep["calibration"]["n"] <= sum(len(p.parsed or []) for p in mine)
 
