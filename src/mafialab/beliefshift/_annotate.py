@@ -194,6 +194,8 @@ _CUE_KEYS = (
     "alternatives",
     "accuse_said_of",
 )
+# added in annotator-en-v3; a pack without them reads them as empty
+_OPTIONAL_CUE_KEYS = ("motive_frames", "object_pronouns", "pronoun_subjects", "first_person", "self_subject")
 
 
 def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
@@ -235,6 +237,16 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
             except re.error as err:
                 raise ValueError(f"{src}: cues.{k}: {x!r} is not a valid pattern ({err})") from None
         cues[k] = tuple(v)
+    for k in _OPTIONAL_CUE_KEYS:
+        v = cues_raw.get(k, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
+        for x in v:
+            try:
+                re.compile(x.replace("{N}", "N").replace("{W}", "W"))
+            except re.error as err:
+                raise ValueError(f"{src}: cues.{k}: {x!r} is not a valid pattern ({err})") from None
+        cues[k] = tuple(v)
     return AnnotatorPack(
         id=str(data.get("id", key)),
         language=str(data.get("language", "")),
@@ -246,6 +258,9 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 
 # --------------------------------------------------------------------------- rules annotator
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
+_WHETHER = re.compile(r"\W*(?:(?:and|so|but|especially|also)\s+)*whether\b", re.IGNORECASE)
+_LEAD = re.compile(r"\W*(?:(?:and|so|now|also|especially|then|plus|meanwhile)\W+)?", re.IGNORECASE)
+_QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
 
 
@@ -275,6 +290,13 @@ class _Compiled:
     generic: re.Pattern[str]
     list_gap: re.Pattern[str]
     pronoun: re.Pattern[str]
+    motive: re.Pattern[str] | None
+    directed_pronoun: re.Pattern[str] | None
+    accuse_pronoun: list[re.Pattern[str]]
+    and_on: re.Pattern[str]
+    pronoun_subject: re.Pattern[str]
+    first_person: re.Pattern[str] | None
+    self_subject: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -323,7 +345,7 @@ class RulesAnnotator:
         name = r"(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")"
         # a list names each player at most once: the bound keeps a degenerate text linear
         nl = (
-            rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
+            rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
             rf"{{0,{max(len(names) - 1, 0)}}}(?:\s+and\s+(?:I|me|myself))?)\b"
         )
         i = re.IGNORECASE
@@ -331,6 +353,12 @@ class RulesAnnotator:
         def sub(frag: str) -> str:
             return frag.replace("{N}", nl).replace("{W}", w)
 
+        fillers = (
+            r"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
+            r"on|at|at\s+both)\s+)*"
+        )
+        pron = _alt(c["pronoun_subjects"]) if c.get("pronoun_subjects") else None
+        objp = _alt(c["object_pronouns"]) if c.get("object_pronouns") else None
         comp = _Compiled(
             name=re.compile(rf"\b({name})(?:'s)?\b"),
             names=re.compile(nl),
@@ -338,12 +366,7 @@ class RulesAnnotator:
             obj_before=re.compile(
                 rf"\b{_alt(c['object_markers'])}\s+(?:(?:the|both|and|or|{name}(?:'s)?)\s*,?\s*)*$", i
             ),
-            directed=re.compile(
-                rf"\b{_alt(sub(x) for x in c['directed'])}\s+"
-                rf"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
-                rf"on|at|at\s+both)\s+)*{nl}",
-                i,
-            ),
+            directed=re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}{nl}", i),
             suspicion=re.compile(rf"\b{_alt(sub(x) for x in c['suspicion'])}\b", i),
             clearing=re.compile(rf"\b{_alt(sub(x) for x in c['clearing'])}\b", i),
             negation=re.compile(rf"\b{_alt(c['negation'])}(?:\W+\w+){{0,4}}?\W*$", i),
@@ -355,10 +378,33 @@ class RulesAnnotator:
             alternatives=re.compile(rf"\b{_alt(sub(x) for x in c['alternatives'])}", i),
             accuse_said_of=re.compile(rf"\b{_alt(sub(x) for x in c['accuse_said_of'])}", i),
             negation_any=re.compile(rf"\b{_alt(c['negation'])}\b", i),
-            if_before=re.compile(r"\b(?:if|unless|whether)\b", i),
+            if_before=re.compile(r"\b(?:if(?! (?:I|we) (?:had|have|were|must) to\b)|unless|whether)\b", i),
             generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
             list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
             pronoun=re.compile(r"^\W*(?:and\s+|so\s+)?(?:he|she|they|their|his|her|them|that|this|which|it)\b", i),
+            motive=re.compile(rf"\b{_alt(c['motive_frames'])}\s+(?:\w+\s+){{0,2}}$", i)
+            if c.get("motive_frames")
+            else None,
+            directed_pronoun=(
+                re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?P<pron>{objp})\b", i)
+                if objp
+                else None
+            ),
+            accuse_pronoun=(
+                [
+                    re.compile(r"\b" + x.replace("{N}", rf"(?P<pron>{pron})").replace("{W}", w), i)
+                    for x in c["accuse"]
+                    if x.startswith("{N}") or "{N}(?:" in x
+                ]
+                if pron
+                else []
+            ),
+            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+)?$", i)
+            if c.get("first_person")
+            else None,
+            self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
+            pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
+            and_on=re.compile(rf"^[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
         )
         self._cache[key] = comp
         return comp
@@ -367,13 +413,51 @@ class RulesAnnotator:
     def _names_in(group: str, comp: _Compiled) -> list[str]:
         return [m.group(1) for m in comp.name.finditer(group)]
 
-    def _clause_cue(self, clause: str, rx: re.Pattern[str], comp: _Compiled) -> re.Match[str] | None:
-        """The first match of ``rx`` in ``clause`` not negated or made conditional before it."""
+    def _clause_cue(
+        self, clause: str, rx: re.Pattern[str], comp: _Compiled, motive: bool = False, allow_whether: bool = False
+    ) -> re.Match[str] | None:
+        """The first match of ``rx`` in ``clause`` not negated or made conditional before it.
+
+        With ``motive``, a match right after a motive frame ("trying to look innocent", "to
+        earn trust") does not count either: it names an aim, not the speaker's read.
+        """
         for m in rx.finditer(clause):
             before = clause[: m.start()]
-            if not comp.negation.search(before[-80:]) and not comp.if_before.search(before):
+            if comp.negation.search(before[-80:]):
+                continue
+            cond = comp.if_before.search(before)
+            if cond is not None and not (allow_whether and cond.group(0).lower() == "whether"):
+                continue
+            if motive and comp.motive is not None and comp.motive.search(before[-60:]):
+                continue
+            return m
+        return None
+
+    @staticmethod
+    def _reported(clause: str, comp: _Compiled) -> re.Match[str] | None:
+        """The first reported-speech cue of ``clause`` that is someone else's ("Bailey says").
+
+        A cue right after a first-person subject ("I say", "I think") is the speaker's own view.
+        """
+        for m in comp.reported.finditer(clause):
+            if comp.first_person is None or not comp.first_person.search(clause[: m.start()]):
                 return m
         return None
+
+    @staticmethod
+    def _pronoun_refs(pron: str, antecedents: list[str], candidates: dict[str, int]) -> list[str]:
+        """The players a pronoun stands for.
+
+        "you" (two, both) is every candidate when only two are alive besides the speaker;
+        a singular pronoun (he, she, him, her) needs exactly one antecedent; a plural one takes
+        the antecedents as they are. Anything else resolves to no one (never a guess).
+        """
+        p = pron.lower()
+        if "you" in p:
+            return list(candidates) if len(candidates) == 2 else []
+        if re.search(r"\b(?:he|she|him|her)\b", p):
+            return antecedents if len(antecedents) == 1 else []
+        return antecedents
 
     @staticmethod
     def _subject_group(clause: str, mentions: list[re.Match[str]], cue: int, comp: _Compiled) -> list[str]:
@@ -384,6 +468,10 @@ class RulesAnnotator:
         """
         before = [m for m in mentions if m.start() < cue]
         pick = before[-1:] if before else mentions[:1]
+        # "Casey's quickness to back Ellis ... stands out": the possessive that opens the
+        # clause is its subject; names after it belong to its noun phrase or predicate
+        if before and before[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: before[0].start()]):
+            return [before[0].group(1)]
         if not pick:
             return []
         group = [pick[0]]
@@ -422,6 +510,7 @@ class RulesAnnotator:
         found: list[Label] = []
         clean = text.translate(_MARKUP)
         prev_subjects: list[str] = []
+        cleared: set[str] = set()
 
         def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
             for nm in nms:
@@ -446,7 +535,7 @@ class RulesAnnotator:
                         clause = comp.breaks.split(before)[-1]
                         if comp.negation.search(clause) or comp.conditional.search(clause):
                             continue
-                        if comp.reported.search(clause):
+                        if self._reported(clause, comp) is not None:
                             continue
                         if m.group(0)[:1].isupper() and comp.obj_before.search(before):
                             continue  # "wary of Alex, and Finley is ..." is about Finley only
@@ -458,8 +547,17 @@ class RulesAnnotator:
                             if "names" in m.groupdict() and m.group("names")
                             else prev_subjects
                         )
-                        add(nms, cat, sentence, f"{kind}:{m.group(0)}")
+                        add(nms, cat, sentence, f"{'list' if rx_list is comp.lists else kind}:{m.group(0)}")
                         pos = m.end()
+            # "I'm confident she's the last Mafia": a pronoun stands for the last subjects named
+            for rx in comp.accuse_pronoun:
+                for m in rx.finditer(sentence):
+                    clause = comp.breaks.split(sentence[: m.start()])[-1]
+                    if comp.negation.search(clause) or comp.conditional.search(clause) or self._reported(clause, comp):
+                        continue
+                    refs = self._pronoun_refs(m.group("pron"), prev_subjects, candidates)
+                    cat = "suspect" if comp.hedges.search(clause) or comp.hedges.search(m.group(0)) else "accuse"
+                    add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
             first = True
@@ -473,7 +571,21 @@ class RulesAnnotator:
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
-                said = comp.reported.search(clause)  # names after "says", "claims" are someone else's words
+                        more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
+                        if more is not None:
+                            add(
+                                self._names_in(more.group("names"), comp),
+                                "suspect",
+                                sentence,
+                                f"directed:{more.group(0)}",
+                            )
+                    if comp.directed_pronoun is not None:
+                        for m in comp.directed_pronoun.finditer(clause):
+                            if comp.negation.search(clause[: m.start()]):
+                                continue
+                            refs = self._pronoun_refs(m.group("pron"), subjects or prev_subjects, candidates)
+                            add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
+                said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
@@ -487,31 +599,57 @@ class RulesAnnotator:
                         own, inherited = subjects, True
                     elif comp.pronoun.search(clause):
                         own, inherited = prev_subjects, True
+                elif not own and comp.pronoun_subject.search(clause):
+                    # "... but now they're pushing at Finley": every name is an object, the
+                    # pronoun subject is the player of the clause before
+                    own, inherited = (subjects if not first else prev_subjects), True
                 if own:
                     subjects = own
                 first = False
-                if hypothetical or not own:
+                if not own:
                     continue
                 category: Category = "suspect"
-                cue_m = self._clause_cue(clause, comp.accuse_said_of, comp)
-                if cue_m is not None:
-                    category = "accuse"
+                if hypothetical:
+                    # "whether X is genuine or Mafia" raises the possibility; other conditions do not
+                    if not _WHETHER.match(clause):
+                        continue
+                    cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
+                    if cue_m is None:
+                        continue
                 else:
-                    cue_m = self._clause_cue(clause, comp.alternatives, comp)
+                    cue_m = self._clause_cue(clause, comp.accuse_said_of, comp)
+                    if cue_m is not None:
+                        category = "accuse"
+                    else:
+                        cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
-                    if cue_m is None or self._clause_cue(clause, comp.clearing, comp) is not None:
+                    unquoted = _QUOTED.sub(lambda q: " " * len(q.group(0)), clause)
+                    clear_m = self._clause_cue(unquoted, comp.clearing, comp, motive=True)
+                    if clear_m is not None and cue_m is None and not inherited:
+                        cleared.update(self._subject_group(clause, mentions, clear_m.start(), comp))
+                    if cue_m is None or clear_m is not None:
                         continue
                 if inherited:
                     if comp.negation_any.search(clause):
                         continue
                     targets = own
                 else:
+                    near = [m for m in mentions if m.end() <= cue_m.start()]
+                    between = clause[near[-1].end() : cue_m.start()] if near else ""
+                    if comp.self_subject is not None and comp.self_subject.search(between):
+                        continue  # "I hear what X says, and I see why I look suspicious"
                     targets = self._subject_group(clause, mentions, cue_m.start(), comp)
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
             if subjects:
                 prev_subjects = subjects
-        return _strongest(found)
+        # a candidate list member the speaker then clears explicitly is not suspected
+        # (definitions: "unless the speaker then clears that player")
+        list_only = {
+            lab.target for lab in found if all(x.rule.startswith("list:") for x in found if x.target == lab.target)
+        }
+        drop = {t for t in list_only if any(candidates.get(n) == t for n in cleared)}
+        return _strongest(lab for lab in found if lab.target not in drop)
 
     async def label(self, msg: DayMessage, ctx: GameContext) -> list[Label]:
         """Labels of a day message (see :meth:`label_text`)."""

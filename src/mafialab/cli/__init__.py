@@ -5,6 +5,7 @@ import sys
 from mafialab.cli import (
     _beliefshift,
     _bifurcate,
+    _bus,
     _export,
     _fork,
     _import,
@@ -34,6 +35,7 @@ app.add_typer(_beliefshift.bs_app, name="beliefshift")
 app.add_typer(_fork.fork_app, name="fork")
 app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
 app.command("retest")(_retest.retest)
+app.add_typer(_bus.bus_app, name="bus")
 
 
 def main() -> None:

@@ -37,6 +37,11 @@ register_backend(
     description="any OpenAI-compatible server (OpenAI, vLLM, SGLang, Ollama, llama.cpp server, DeepSeek, OpenRouter)",
 )
 register_backend(
+    "bus",
+    "mafialab.models._bus:bus_factory",
+    description="a worker behind a model-bus hub (mafialab bus serve): bus/KEY?base_url=http://HOST:8766",
+)
+register_backend(
     "local",
     "mafialab.models._local:local_factory",
     requires=(("llama_cpp", "'mafialab[embedded]'"),),

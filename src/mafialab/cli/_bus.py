@@ -1,0 +1,73 @@
+"""``mafialab bus``: the model-bus hub and a worker that serves any model through it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import typer
+import uvicorn
+
+from mafialab.cli._app import console, fail
+from mafialab.models import ModelSpecError
+from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs
+
+bus_app = typer.Typer(
+    help="The model bus (MafiaScope-compatible): a hub routing seats' chat calls to workers.", no_args_is_help=True
+)
+
+
+def _token(token_env: str | None) -> str | None:
+    if token_env is None:
+        return None
+    token = os.environ.get(token_env)
+    if not token:
+        fail(f"--token-env: environment variable {token_env} is not set")
+    return token
+
+
+@bus_app.command("serve")
+def bus_serve(
+    host: str = typer.Option(LOOPBACK, "--host", help="Interface to bind (other than loopback only with a token)."),
+    port: int = typer.Option(8766, "--port", min=0, max=65535, help="TCP port (the viewer uses 8765)."),
+    token_env: str | None = typer.Option(
+        None, "--token-env", help="Environment variable holding a shared bearer token required on every request."
+    ),
+    timeout: float = typer.Option(
+        120.0, "--timeout", min=0.1, help="Seconds a call waits for a worker when it names no timeout."
+    ),
+) -> None:
+    """Run the hub: workers register and long-poll for jobs; games post calls to it (bus/KEY?base_url=...)."""
+    token = _token(token_env)
+    try:
+        check_bind(host, token, "the bus hub")
+    except ValueError as err:
+        fail(str(err))
+    app = create_bus_app(BusHub(token=token), default_timeout=timeout)
+    console.print(f"bus hub on http://{host}:{port} (status: /status; seats use bus/KEY?base_url=http://{host}:{port})")
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+@bus_app.command("worker")
+def bus_worker(
+    hub: str = typer.Option("http://127.0.0.1:8766", "--hub", help="The hub's URL."),
+    key: list[str] = typer.Option(["*"], "--key", help="Routing key served (repeatable; * serves every key)."),
+    model: str = typer.Option(..., "--model", "-m", help="Model string answering the jobs (e.g. local/smollm2)."),
+    token_env: str | None = typer.Option(None, "--token-env", help="Environment variable holding the hub's token."),
+    worker_id: str | None = typer.Option(None, "--id", help="Worker id (default HOST-PID)."),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, help="Jobs answered at once."),
+    max_jobs: int | None = typer.Option(None, "--max-jobs", min=1, help="Exit after this many jobs."),
+) -> None:
+    """Serve MODEL to games through HUB under routing keys KEY (until Ctrl-C)."""
+    token = _token(token_env)
+    console.print(f"bus worker for {', '.join(key)} on {hub} with {model}")
+    try:
+        n = asyncio.run(
+            serve_jobs(hub, key, model, worker_id=worker_id, token=token, concurrency=concurrency, max_jobs=max_jobs)
+        )
+    except (ModelSpecError, ValueError, ImportError) as err:
+        fail(str(err))
+    except KeyboardInterrupt:
+        console.print("worker stopped")
+        return
+    console.print(f"{n} job(s) answered")

@@ -1,0 +1,334 @@
+"""The model-bus hub: a stateless router between games (engine side) and workers.
+
+Compatible with MafiaScope's bus protocol, so a worker written for it works unchanged:
+
+* worker side: ``POST /register`` ``{"worker", "models", "meta"}`` → ``{"worker", "poll"}``;
+  ``GET /work?worker=ID&wait=S`` long-polls (S <= 55 s): 204 nothing yet, 200 a job
+  ``{"request_id", "model", "messages", "max_tokens", "kind"}``, 409 unknown worker (the hub
+  restarted: register again); ``POST /result`` ``{"request_id", "text"}``: 410 when the
+  engine already gave up on the request.
+* engine side: ``POST /generate`` ``{"model", "messages", "max_tokens", "kind", "timeout"}``
+  → ``{"text"}``; 503 when no live worker serves the routing key or the wait timed out.
+* ``GET /status``: live workers, queue depth, calls in flight.
+
+Dispatch is at most once (a job a worker took and never answered is not re-queued: the
+engine times out and the seat's turn degrades like after any model error). A worker is live
+while it keeps polling (time to live 60 s). One optional shared bearer token guards every
+request. The hub keeps no game state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import secrets
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+WORKER_TTL_S = 60.0
+"""Seconds a worker stays live after its last poll (the reference protocol's time to live)."""
+
+MAX_WAIT_S = 55.0
+"""Longest long-poll a worker may ask for (seconds)."""
+
+DEFAULT_JOB_TIMEOUT_S = 120.0
+"""Seconds the engine side waits for a worker when its request names no ``timeout``."""
+
+GONE_MEMORY = 10_000
+"""Request ids of given-up jobs remembered (so a late result gets 410, not 404)."""
+
+
+class RegisterBody(BaseModel):
+    """``POST /register``: a worker and the routing keys it serves (``["*"]``: every key)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    worker: str = Field(min_length=1, max_length=200)
+    models: list[str] = Field(default_factory=lambda: ["*"])
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResultBody(BaseModel):
+    """``POST /result``: the text answering ``request_id`` (``error``: the worker's model failed)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    request_id: str
+    text: str = ""
+    error: str | None = None
+
+
+class GenerateBody(BaseModel):
+    """``POST /generate`` (engine side): one chat call for the worker serving ``model``.
+
+    Attributes:
+        model: The routing key.
+        messages: Chat messages ``{"role", "content"}``: the seat's full private context.
+        max_tokens: Generation cap, or ``None``.
+        kind: ``generate`` (a game move) or ``probe`` (a belief question; a stateful worker
+            must keep it from changing later game answers).
+        timeout: Seconds to wait for a worker (default :data:`DEFAULT_JOB_TIMEOUT_S`).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1)
+    messages: list[dict[str, Any]]
+    max_tokens: int | None = None
+    kind: Literal["generate", "probe"] = "generate"
+    timeout: float | None = Field(default=None, gt=0, le=3600)
+
+
+@dataclass
+class _Worker:
+    worker: str
+    models: list[str]
+    meta: dict[str, Any]
+    last_seen: float
+    polling: int = 0
+    served: int = 0
+
+    def serves(self, key: str) -> bool:
+        return "*" in self.models or key in self.models
+
+
+@dataclass
+class _Job:
+    request_id: str
+    body: GenerateBody
+    future: asyncio.Future[ResultBody]
+    created: float
+    worker: str | None = None
+    taken: float | None = None
+
+    def wire(self) -> dict[str, Any]:
+        b = self.body
+        return {
+            "request_id": self.request_id,
+            "model": b.model,
+            "messages": b.messages,
+            "max_tokens": b.max_tokens,
+            "kind": b.kind,
+        }
+
+
+@dataclass
+class BusHub:
+    """The hub's state (in memory; one per served app).
+
+    Args:
+        token: Shared bearer token required on every request, or ``None`` (no check).
+        ttl_s: Seconds a worker stays live after its last poll.
+        clock: Monotonic clock (seconds), replaceable in tests.
+    """
+
+    token: str | None = None
+    ttl_s: float = WORKER_TTL_S
+    clock: Any = time.monotonic
+    workers: dict[str, _Worker] = field(default_factory=dict)
+    queue: deque[_Job] = field(default_factory=deque)
+    in_flight: dict[str, _Job] = field(default_factory=dict)
+    gone: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    answered: int = 0
+    timed_out: int = 0
+    _ids: Any = field(default_factory=itertools.count)
+    _cond: asyncio.Condition | None = None
+
+    @property
+    def cond(self) -> asyncio.Condition:
+        """The condition workers wait on (created in the serving loop)."""
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    def live(self, key: str | None = None) -> list[_Worker]:
+        """Live workers (polling now or polled within ``ttl_s``), serving ``key`` if given."""
+        now = self.clock()
+        out = [w for w in self.workers.values() if w.polling > 0 or now - w.last_seen <= self.ttl_s]
+        return [w for w in out if key is None or w.serves(key)]
+
+    def _forget(self, job: _Job) -> None:
+        with contextlib.suppress(ValueError):
+            self.queue.remove(job)
+        self.in_flight.pop(job.request_id, None)
+        self.gone[job.request_id] = None
+        while len(self.gone) > GONE_MEMORY:
+            self.gone.popitem(last=False)
+
+    def _take(self, worker: _Worker) -> _Job | None:
+        for job in self.queue:
+            if worker.serves(job.body.model):
+                self.queue.remove(job)
+                job.worker = worker.worker
+                job.taken = self.clock()
+                self.in_flight[job.request_id] = job
+                return job
+        return None
+
+    def status(self) -> dict[str, Any]:
+        """``{"workers": [...], "queue_depth", "in_flight", "answered", "timed_out"}``."""
+        now = self.clock()
+        return {
+            "workers": [
+                {
+                    "worker": w.worker,
+                    "models": w.models,
+                    "meta": w.meta,
+                    "polling": w.polling > 0,
+                    "last_seen_s": round(now - w.last_seen, 3),
+                    "served": w.served,
+                }
+                for w in self.live()
+            ],
+            "queue_depth": len(self.queue),
+            "in_flight": len(self.in_flight),
+            "answered": self.answered,
+            "timed_out": self.timed_out,
+        }
+
+    # ------------------------------------------------------------------ operations
+    def register(self, body: RegisterBody) -> dict[str, str]:
+        """Add or refresh a worker; returns ``{"worker", "poll"}``."""
+        models = [str(m) for m in body.models] or ["*"]
+        old = self.workers.get(body.worker)
+        self.workers[body.worker] = _Worker(
+            body.worker, models, body.meta, self.clock(), polling=old.polling if old else 0
+        )
+        return {"worker": body.worker, "poll": f"/work?worker={body.worker}"}
+
+    async def work(self, worker_id: str, wait: float) -> dict[str, Any] | None:
+        """Long-poll for a job for ``worker_id`` (``None`` when none came within ``wait`` s).
+
+        Raises:
+            KeyError: The worker is not registered (the hub restarted).
+        """
+        worker = self.workers.get(worker_id)
+        if worker is None:
+            raise KeyError(worker_id)
+        worker.polling += 1
+        worker.last_seen = self.clock()
+        got: list[_Job] = []
+
+        def ready() -> bool:
+            job = self._take(worker)
+            if job is not None:
+                got.append(job)
+            return job is not None
+
+        try:
+            async with self.cond:
+                if not ready() and wait > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.cond.wait_for(ready), wait)
+        finally:
+            worker.polling -= 1
+            worker.last_seen = self.clock()
+        if not got:
+            return None
+        worker.served += 1
+        return got[0].wire()
+
+    def result(self, body: ResultBody) -> bool:
+        """Deliver a worker's answer; ``False`` when the engine already gave up (410)."""
+        job = self.in_flight.pop(body.request_id, None)
+        if job is None or job.future.done():
+            return False
+        job.future.set_result(body)
+        self.answered += 1
+        return True
+
+    async def generate(self, body: GenerateBody, default_timeout: float) -> ResultBody | str:
+        """Queue a call and wait for a worker's answer; a reason string on failure (503)."""
+        if not self.live(body.model):
+            return f"no live worker serves model {body.model!r}"
+        loop = asyncio.get_running_loop()
+        job = _Job(f"r{next(self._ids)}-{secrets.token_hex(6)}", body, loop.create_future(), self.clock())
+        timeout = body.timeout or default_timeout
+        async with self.cond:
+            self.queue.append(job)
+            self.cond.notify_all()
+        try:
+            return await asyncio.wait_for(asyncio.shield(job.future), timeout)
+        except TimeoutError:
+            self.timed_out += 1
+            where = f"worker {job.worker}" if job.worker else "no worker took it"
+            return f"timed out after {timeout:g} s ({where})"
+        finally:  # also when the engine disconnected: a late result then gets 410
+            if not job.future.done():
+                job.future.cancel()
+            self._forget(job)
+
+
+def create_bus_app(hub: BusHub | None = None, *, default_timeout: float = DEFAULT_JOB_TIMEOUT_S) -> FastAPI:
+    """The hub as a FastAPI app (serve it with uvicorn; ``mafialab bus serve`` does).
+
+    Args:
+        hub: The state (default: a fresh :class:`BusHub` without a token).
+        default_timeout: Seconds a ``/generate`` waits when the body names no ``timeout``.
+
+    Returns:
+        The app; its ``state.hub`` is the :class:`BusHub`.
+    """
+    hub = hub or BusHub()
+    app = FastAPI(
+        title="mafialab model bus",
+        description="A MafiaScope-compatible model bus: workers long-poll for seats' chat calls.",
+        version="1",
+    )
+    app.state.hub = hub
+
+    @app.middleware("http")
+    async def bearer(request: Request, call_next: Any) -> Any:
+        if hub.token is not None and request.url.path not in ("/docs", "/openapi.json"):
+            given = request.headers.get("authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {hub.token}".encode()):
+                return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
+        return await call_next(request)
+
+    @app.post("/register")
+    async def register(body: RegisterBody) -> dict[str, str]:
+        """Register a worker for routing keys (``["*"]``: all)."""
+        return hub.register(body)
+
+    @app.get("/work", responses={204: {"description": "no job within the wait"}, 409: {"description": "register"}})
+    async def work(worker: str = Query(...), wait: float = Query(25.0, ge=0)) -> Response:
+        """Long-poll for a job (``wait`` capped at 55 s)."""
+        try:
+            job = await hub.work(worker, min(wait, MAX_WAIT_S))
+        except KeyError:
+            raise HTTPException(409, f"unknown worker {worker!r}: register again") from None
+        if job is None:
+            return Response(status_code=204)
+        return JSONResponse(job)
+
+    @app.post("/result", responses={410: {"description": "the engine gave up on this request"}})
+    async def result(body: ResultBody) -> dict[str, bool]:
+        """Deliver the text answering a job."""
+        if not hub.result(body):
+            raise HTTPException(410, f"request {body.request_id!r} is gone (timed out or unknown)")
+        return {"ok": True}
+
+    @app.post("/generate", responses={503: {"description": "no live worker, or timed out"}})
+    async def generate(body: GenerateBody) -> dict[str, Any]:
+        """Engine side: one chat call, answered by a worker serving ``model``."""
+        got = await hub.generate(body, default_timeout)
+        if isinstance(got, str):
+            raise HTTPException(503, got)
+        if got.error:
+            raise HTTPException(502, f"worker error: {got.error[:500]}")
+        return {"text": got.text}
+
+    @app.get("/status")
+    async def status() -> dict[str, Any]:
+        """Live workers, queue depth and calls in flight."""
+        return hub.status()
+
+    return app

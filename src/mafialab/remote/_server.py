@@ -1,0 +1,76 @@
+"""Running an ASGI app with uvicorn: blocking (the CLI) or in a background thread (tests, games)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+LOOPBACK = "127.0.0.1"
+"""The interface servers bind to unless told otherwise."""
+
+
+def check_bind(host: str, token: str | None, what: str) -> None:
+    """Refuse to bind a non-loopback interface without a token.
+
+    Raises:
+        ValueError: ``host`` is not loopback and ``token`` is empty (the message names ``--host``).
+    """
+    if host not in (LOOPBACK, "localhost", "::1") and not token:
+        raise ValueError(f"--host: {what} binds {host} only with a token (set --token-env); default {LOOPBACK}")
+
+
+class BackgroundServer:
+    """A uvicorn server in a daemon thread (port 0 picks a free port).
+
+    Args:
+        app: The ASGI app.
+        host: Interface to bind.
+        port: TCP port (0: a free one).
+        log_level: uvicorn's log level.
+
+    Raises:
+        RuntimeError: From :meth:`start` when the server did not start within the timeout.
+    """
+
+    def __init__(self, app: Any, host: str = LOOPBACK, port: int = 0, log_level: str = "warning"):
+        config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.host = host
+        self._thread = threading.Thread(target=self.server.run, name="mafialab-server", daemon=True)
+
+    @property
+    def port(self) -> int:
+        """The bound port (after :meth:`start`)."""
+        for s in self.server.servers:
+            for sock in s.sockets:
+                return int(sock.getsockname()[1])
+        raise RuntimeError("server not started")
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT`` (no trailing slash)."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout_s: float = 10.0) -> BackgroundServer:
+        """Start serving and wait until the socket is bound; returns ``self``."""
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"server on {self.host} did not start (port taken?)")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Ask the server to exit and wait for its thread (at most ``timeout_s``)."""
+        self.server.should_exit = True
+        self._thread.join(timeout_s)
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
