@@ -21,19 +21,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
-from mafialab.analysis import DEFAULT, game_data, transcript_predictions
+from mafialab.analysis import DEFAULT, GameData, game_data, transcript_predictions
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
+    BIFURCATION_FILE,
     PROBES_FILE,
+    RETEST_FILE,
     SCHEMA_VERSION,
     GameLog,
     LogFormatError,
     ProbeRecord,
+    RetestRecord,
     iter_game_dirs,
     iter_log_records,
     log_version,
     read_game,
+    read_retests,
 )
 from mafialab.render import field_rules, lexicon_words, load_event_templates
 from mafialab.rules import RuleSet
@@ -45,6 +49,14 @@ from mafialab.viewer._beliefs import (
     attitude_from_assessment,
     normalise_probe,
     role_vocabulary,
+)
+from mafialab.viewer._branches import batches as batches_of
+from mafialab.viewer._branches import (
+    bifurcation_payloads,
+    branch_row_info,
+    decision_seqs,
+    dynamics_payload,
+    parent_files,
 )
 from mafialab.viewer._corpus import corpus_metrics
 
@@ -68,7 +80,7 @@ STEP_KINDS = frozenset(
 )
 """Event kinds that are timeline steps (every public message and every night step)."""
 
-STATIC_FILES = ("index.html", "app.js", "app.css")
+STATIC_FILES = ("index.html", "app.js", "branches.js", "app.css")
 MAX_JOBS = 4
 """Default cap on build worker processes (one more process scores the corpus metrics)."""
 
@@ -230,8 +242,11 @@ def vote_predictions(glog: GameLog, probes: Sequence[ProbeRecord]) -> list[dict[
         of the voter's last usable suspicion ranking), ``committed`` (seats its last role
         assessment labels hidden team), ``mentioned``, ``accused``, ``previous``.
     """
+    return _vote_predictions(glog, game_data(glog, [p.__dict__ for p in probes]))  # the records' fields, no copy
+
+
+def _vote_predictions(glog: GameLog, gd: GameData) -> list[dict[str, Any]]:
     seat = {s.name: s.seat for s in glog.header.roster}
-    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
     if gd.skipped:
         return []
 
@@ -265,9 +280,18 @@ class _GameBuild:
 
 
 def build_game(
-    glog: GameLog, probes: Sequence[ProbeRecord], corpus: str, probe_problems: Sequence[str] = ()
+    glog: GameLog,
+    probes: Sequence[ProbeRecord],
+    corpus: str,
+    probe_problems: Sequence[str] = (),
+    retests: Sequence[RetestRecord] = (),
 ) -> _GameBuild:
     """Everything the site needs for one game: dashboard row, god view, one file per seat.
+
+    A branch's row carries a ``parent`` block (:func:`mafialab.viewer._branches.branch_row_info`);
+    the god view carries ``decision_seq`` (decision id -> first event seq) and ``dynamics``
+    (belief volatility and top-suspect flip rate per round, with the retest floor of
+    ``retests`` when given).
 
     Per-seat payloads hold only what :func:`mafialab.engine.visible_events` lets that seat
     see, its own probe answers, and others' assessments of it reduced to an attitude
@@ -289,6 +313,7 @@ def build_game(
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
 
+    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
     metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
     step_index = {q: i for i, q in enumerate(steps)}
     ev_json = {ev.seq: _event_json(ev) for ev in events}
@@ -316,7 +341,10 @@ def build_game(
         "steps": steps,
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
-        "vote_predictions": vote_predictions(glog, probes),
+        "vote_predictions": _vote_predictions(glog, gd),
+        "decision_seq": decision_seqs(events),
+        "dynamics": dynamics_payload(gd, [r for r in retests if r.game_id == h.game_id]),
+        "parent": branch_row_info(glog),
         "winner": glog.winner,
         "status": glog.status.model_dump(mode="json", exclude={"ts"}) if glog.status else None,
         "notes": notes,
@@ -348,6 +376,7 @@ def build_game(
         "seats": n_seats,
         "source": h.source,
         "notes": [n["code"] for n in notes],
+        "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
 
@@ -491,16 +520,17 @@ class _DirResult:
     bytes_written: int
 
 
-def _build_dir(task: tuple[Path, str, Path]) -> _DirResult | str:
+def _build_dir(task: tuple[Path, str, Path, tuple[Path, ...]]) -> _DirResult | str:
     """Read one game directory and write its data files; a string is the reason it was skipped."""
-    d, corpus, data = task
+    d, corpus, data, retest_files = task
     try:
         glog = read_game(d)
     except LogFormatError as err:
         return str(err)
     problems: list[str] = []
     probes = read_probes(d, problems)
-    gb = build_game(glog, probes, corpus, problems)
+    retests = read_retests(retest_files, problems) if retest_files else []
+    gb = build_game(glog, probes, corpus, problems, retests)
     gid = glog.header.game_id
     fid = file_id(gid, corpus)
     gb.row["file"] = fid
@@ -516,7 +546,9 @@ def _workers(jobs: int | None, n_tasks: int) -> int:
 
 
 def _run(
-    tasks: list[tuple[Path, str, Path]], pool: ProcessPoolExecutor | None, on_game: Callable[[str], None] | None
+    tasks: list[tuple[Path, str, Path, tuple[Path, ...]]],
+    pool: ProcessPoolExecutor | None,
+    on_game: Callable[[str], None] | None,
 ) -> Iterator[tuple[Path, _DirResult | str]]:
     """Results of :func:`_build_dir` in task order, computed in ``pool`` (or here if ``None``)."""
     if pool is None:
@@ -534,7 +566,7 @@ def _run(
         yield t[0], res
 
 
-_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s"})
+_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s", "b"})
 """What a viewer build writes under ``SITE/data`` (anything else there is not ours)."""
 
 
@@ -562,6 +594,27 @@ def _check_replaceable(data: Path, dirs: Sequence[Path]) -> None:
             f"--out: {data} exists and is not an earlier viewer build (it holds {', '.join(foreign[:3])}); "
             "a build replaces it, so choose another output directory"
         )
+
+
+def write_branch_files(data: Path, rows: list[dict[str, Any]], bifs: Sequence[dict[str, Any]]) -> int:
+    """Write ``data/b/<file>.js`` for every game with branches or bifurcation points; sets ``row["branches"]``.
+
+    The file's payload is :func:`mafialab.viewer._branches.parent_files`'s entry of that
+    game. Returns the bytes written.
+    """
+    files = parent_files(rows, bifs)
+    n = 0
+    for row in rows:
+        entry = files.get(row["id"])
+        row["branches"] = None
+        if entry is None:
+            continue
+        row["branches"] = {
+            "batches": len(entry["batches"]),
+            "bifurcation_points": sum(len(b["points"]) for b in entry["bifurcations"]),
+        }
+        n += _write_js(data / "b" / f"{row['file']}.js", "branches", row["id"], entry)
+    return n
 
 
 def build_site(
@@ -625,9 +678,11 @@ def build_site(
     rows: list[dict[str, Any]] = []
     calib: dict[tuple[str, str], CalibrationCounter] = {}
     seen: set[str] = set()
-    tasks = [(d, _corpus_of(root, d), data) for d in dirs]
+    searched = root.is_dir() and isinstance(src, Path | str)
+    retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
+    tasks = [(d, _corpus_of(root, d), data, retest_files) for d in dirs]
     corpora: dict[str, list[Path]] = {}
-    for d, corpus, _ in tasks:
+    for d, corpus, _, _ in tasks:
         corpora.setdefault(corpus, []).append(d)
     n_workers = _workers(jobs, len(tasks))
     with ExitStack() as stack:
@@ -665,6 +720,8 @@ def build_site(
             calib.items(), key=lambda kv: ({"all": 0, "corpus": 1, "model": 2}[kv[0][0]], kv[0][1])
         )
     ]
+    bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
+    summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
     index = {
         "software": f"mafialab {__version__}",
         "source": root.resolve().name,
@@ -672,6 +729,7 @@ def build_site(
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "corpus_metrics": metrics,
         "calibration": groups,
+        "batches": batches_of(rows),
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
     summary.bytes_written += _write_js(data / "templates.js", "templates", "events", viewer_templates())
