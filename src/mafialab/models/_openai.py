@@ -20,7 +20,7 @@ from mafialab.models._dialects import (
     probe_request,
 )
 from mafialab.models._json import parse_json
-from mafialab.models._pool import InFlightLimit
+from mafialab.models._pool import DEFAULT_OPENAI_CONCURRENCY, InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, estimate_tokens, require
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,10 @@ class OpenAIModel:
         temperature: Default temperature for requests that give none.
         extra: Extra request fields sent as-is (``{"reasoning_effort": "low"}``,
             ``{"chat_template_kwargs": {"enable_thinking": False}}``).
-        max_concurrency: Calls in flight at once (>= 1).
+        max_concurrency: Calls in flight at once (>= 1; default
+            :data:`DEFAULT_OPENAI_CONCURRENCY`, sized for a batching server such as vLLM or
+            SGLang). Waiting calls are admitted game calls first, probe calls after
+            (:class:`~mafialab.models.InFlightLimit`).
         timeout: Seconds before a call fails as a transport error.
         context_window: Context size in tokens, if known (used to shorten prompts).
         json_mode: ``auto`` (probe at preflight, switch on a dialect error) or a dialect
@@ -77,6 +80,7 @@ class OpenAIModel:
         http_client: An ``httpx.AsyncClient`` to use (tests); default the SDK's own.
 
     Attributes:
+        max_concurrency: The in-flight limit in use.
         dialect: The dialect the next call uses (for ``auto``: ``json_schema`` until the
             preflight or a dialect error says otherwise).
         choice: The preflight's :class:`DialectChoice`, once :meth:`negotiate` ran.
@@ -103,7 +107,7 @@ class OpenAIModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
         extra: dict[str, Any] | None = None,
-        max_concurrency: int = 16,
+        max_concurrency: int = DEFAULT_OPENAI_CONCURRENCY,
         timeout: float = 120.0,
         context_window: int | None = None,
         json_mode: str = "auto",
@@ -132,6 +136,7 @@ class OpenAIModel:
         self.rate_limit_retries = int(rate_limit_retries)
         self.backoff_s = float(backoff_s)
         self._limit = InFlightLimit(int(max_concurrency))
+        self.max_concurrency = self._limit.limit
         self._negotiating = InFlightLimit(1)
         self._http_client = http_client
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -183,7 +188,7 @@ class OpenAIModel:
         oa = self._openai
         t0 = time.perf_counter()
         attempt = 0
-        async with self._limit():
+        async with self._limit(call_priority(request)):
             while True:
                 try:
                     completion = await self._client().chat.completions.create(**self._payload(request, dialect))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field
+
+log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3.0
 """Characters per token assumed when a backend has no tokenizer (``counts_tokens`` false).
@@ -136,6 +139,7 @@ BackendFactory = Callable[..., ChatModel]
 _BACKENDS: dict[str, str | BackendFactory] = {}
 _REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
+_CONCURRENCY: dict[str, tuple[int | None, bool]] = {}
 
 
 def register_backend(
@@ -144,6 +148,8 @@ def register_backend(
     *,
     requires: Sequence[tuple[str, str]] = (),
     description: str = "",
+    max_concurrency: int | None = None,
+    concurrency_option: bool = False,
 ) -> None:
     """Register a backend for ``provider``.
 
@@ -154,8 +160,12 @@ def register_backend(
         requires: ``(import name, pip requirement)`` pairs the backend needs; checked by
             :func:`backend_status` without importing them.
         description: One line for ``mafialab models list``.
+        max_concurrency: The backend's default limit of calls in flight (``None``: no limit).
+        concurrency_option: Whether the backend takes a ``max_concurrency`` option (so a
+            caller's concurrency setting can raise its limit, see :func:`get_model`).
     """
     _BACKENDS[provider] = factory
+    _CONCURRENCY[provider] = (max_concurrency, concurrency_option)
     _REQUIRES[provider] = tuple(requires)
     _DESCRIPTIONS[provider] = description
 
@@ -169,12 +179,16 @@ class BackendStatus:
         usable: Whether its requirements are importable.
         detail: What is installed, or the ``pip install`` line that is missing.
         description: One-line description given at registration.
+        max_concurrency: Default limit of calls in flight (``None``: unlimited).
+        concurrency_option: Whether model strings may set ``max_concurrency``.
     """
 
     provider: str
     usable: bool
     detail: str
     description: str
+    max_concurrency: int | None = None
+    concurrency_option: bool = False
 
 
 def backend_status() -> list[BackendStatus]:
@@ -186,7 +200,8 @@ def backend_status() -> list[BackendStatus]:
             detail = "missing: pip install " + " ".join(missing)
         else:
             detail = ", ".join(mod for mod, _ in _REQUIRES.get(provider, ())) or "built in"
-        out.append(BackendStatus(provider, not missing, detail, _DESCRIPTIONS.get(provider, "")))
+        cap, option = _CONCURRENCY.get(provider, (None, False))
+        out.append(BackendStatus(provider, not missing, detail, _DESCRIPTIONS.get(provider, ""), cap, option))
     return out
 
 
@@ -258,11 +273,17 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return model, options
 
 
-def get_model(spec: str, **options: Any) -> ChatModel:
+def get_model(spec: str, *, concurrency: int | None = None, **options: Any) -> ChatModel:
     """Build a backend from a model string ``provider/model[?key=value&...]``.
 
     Args:
         spec: The model string (:func:`parse_model_spec`).
+        concurrency: Calls the caller means to keep in flight (a ``--concurrency`` or
+            ``--parallel`` option), so that option is the real limit: a backend that takes
+            ``max_concurrency`` gets at least this many slots. When ``spec`` or ``options``
+            set ``max_concurrency`` explicitly, that cap holds (a smaller one is logged as a
+            warning). Backends without the option (the embedded model: one call at a
+            time; the mock: unlimited) are unchanged.
         **options: Backend options; they override options given in ``spec``.
 
     Raises:
@@ -271,4 +292,16 @@ def get_model(spec: str, **options: Any) -> ChatModel:
     """
     model, given = parse_model_spec(spec)
     provider, _, name = model.partition("/")
-    return resolve_backend(provider)(name, **{**given, **options})
+    merged = {**given, **options}
+    factory = resolve_backend(provider)
+    cap, option = _CONCURRENCY.get(provider, (None, False))
+    if concurrency is not None and option:
+        explicit = merged.get("max_concurrency")
+        if explicit is None:
+            merged["max_concurrency"] = max(int(concurrency), cap or 1)
+        elif isinstance(explicit, int) and explicit < concurrency:
+            log.warning(
+                "%s: max_concurrency=%d in the model string caps the %d calls in flight asked for",
+                model, explicit, concurrency,
+            )  # fmt: skip
+    return factory(name, **merged)

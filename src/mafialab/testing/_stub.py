@@ -148,7 +148,7 @@ class OpenAIStub:
 
     async def start(self) -> str:
         """Listen on a free port of 127.0.0.1; returns :attr:`base_url`."""
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024)
         port = self._server.sockets[0].getsockname()[1]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         return self.base_url
