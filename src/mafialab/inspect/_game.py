@@ -15,7 +15,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from mafialab.agents import Agent, LLMAgent, make_agent
 from mafialab.analysis import GameData, compute_report, game_data
-from mafialab.harness import default_game_id, play_game
+from mafialab.harness import play_game
 from mafialab.inspect._model import InspectChatModel
 from mafialab.probes import make_probe_observer, resolve_battery
 from mafialab.record import read_game
@@ -203,11 +203,9 @@ def play_seats(
             LLMAgent(s, rules, seed, model, **options) if s in seats else _other_agent(others, s, rules, seed, options)
             for s in range(rules.n_seats)
         ]
-        game_id = default_game_id(rules, seed, [a.label for a in agents])
-        observer = make_probe_observer(probes, agents, rules, seed, out=out, game_id=game_id)
-        result = await play_game(
-            rules, agents, seed, out=out, game_id=game_id, observers=[observer] if observer is not None else []
-        )
+        # game id: play_game's default, which the probe observer assumes too (as `mafialab play`)
+        observer = make_probe_observer(probes, agents, rules, seed, out=out)
+        result = await play_game(rules, agents, seed, out=out, observers=[observer] if observer is not None else [])
         state.store.set(GAME_KEY, str(result.path))
         state.metadata[GAME_KEY] = str(result.path)
         state.metadata["game_id"] = result.game_id
