@@ -203,7 +203,7 @@ def play_seats(
             LLMAgent(s, rules, seed, model, **options) if s in seats else _other_agent(others, s, rules, seed, options)
             for s in range(rules.n_seats)
         ]
-        # game id: play_game's default, which the probe observer assumes too (as `mafialab play`)
+        # the default id (rules, seed, labels, agent settings, battery): the runner and the game agree on it
         observer = make_probe_observer(probes, agents, rules, seed, out=out)
         result = await play_game(rules, agents, seed, out=out, observers=[observer] if observer is not None else [])
         state.store.set(GAME_KEY, str(result.path))
