@@ -102,6 +102,10 @@ def test_scores_carry_per_observation_values(both: dict[str, Path]) -> None:
         if rec["ok"]:
             assert score.value["shift_target"] == rec["shift"]["target"]  # type: ignore[index]
             assert score.value["prior_accuser"] == rec["prior"]["accuser"]  # type: ignore[index]
+            # the transcript is the shift conversation: system, history + prior question, the
+            # model's prior, the message + shift question, the shift answer
+            assert [m.role for m in s.messages] == ["system", "user", "assistant", "user", "assistant"]
+            assert s.messages[-1].text == rec["calls"][-1]["text"]
         else:
             assert "non_json" in score.explanation  # type: ignore[operator]
 
