@@ -73,7 +73,7 @@ def annotate_cmd(
         ann = RulesAnnotator()
     else:
         try:
-            ann = ModelAnnotator(get_model(annotator), retries=retries)  # type: ignore[assignment]
+            ann = ModelAnnotator(get_model(annotator, concurrency=concurrency), retries=retries)  # type: ignore[assignment]
         except (ModelSpecError, ImportError) as err:
             fail(f"--annotator: {err}")
     total = len(games)
@@ -203,7 +203,7 @@ def run_cmd(
     if limit is not None:
         items = items[:limit]
     try:
-        chat = get_model(model)
+        chat = get_model(model, concurrency=concurrency)
     except (ModelSpecError, ImportError) as err:
         fail(f"--model: {err}")
     opts = RunOptions(
