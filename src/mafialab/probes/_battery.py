@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import string
 from collections.abc import Mapping, Sequence
@@ -106,6 +107,15 @@ class ProbeBattery(BaseModel):
     def night_actions(self) -> bool:
         """Whether night actions trigger probes (resolving the ``None`` default)."""
         return self.after_each_message if self.after_night_action is None else self.after_night_action
+
+    def fingerprint(self) -> str:
+        """``<name>:<8 hex>``: the battery's name and sha256 of its content.
+
+        The hash covers the JSON of every field but the description, so two batteries that
+        ask anything differently differ. Recorded in a probed game's header (``meta.probes``) and part of its game id.
+        """
+        body = self.model_dump_json(exclude={"description"}, by_alias=True)
+        return f"{self.name}:{hashlib.sha256(body.encode()).hexdigest()[:8]}"
 
     def probe(self, probe_id: str) -> ProbeSpec:
         """The probe with id ``probe_id``.

@@ -350,7 +350,7 @@ class ForkService:
         from mafialab.viewer._build import _build_dir, _corpus_of, _write_js, write_branch_files
 
         retests = tuple(sorted(self.logs.rglob(RETEST_FILE)))
-        res = _build_dir((game_dir, _corpus_of(self.logs, game_dir), self.data, retests))
+        res = _build_dir((game_dir, _corpus_of(self.logs, game_dir), self.data, retests, None))
         if isinstance(res, str):
             raise ValueError(f"{game_dir}: {res}")
         with self._lock:

@@ -26,6 +26,7 @@ from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
     BIFURCATION_FILE,
+    GAME_FILE,
     PROBES_FILE,
     RETEST_FILE,
     SCHEMA_VERSION,
@@ -98,11 +99,14 @@ class SiteSummary:
         games: Game ids built, in dashboard order.
         skipped: ``(game directory, reason)`` for directories that could not be read.
         bytes_written: Total size of the data files.
+        warnings: Things the reader should know, e.g. one game id found in two
+            directories (both are built, each under ``<id>@<directory>``).
     """
 
     out: Path
     games: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     bytes_written: int = 0
 
 
@@ -520,9 +524,60 @@ class _DirResult:
     bytes_written: int
 
 
-def _build_dir(task: tuple[Path, str, Path, tuple[Path, ...]]) -> _DirResult | str:
-    """Read one game directory and write its data files; a string is the reason it was skipped."""
-    d, corpus, data, retest_files = task
+_Task = tuple[Path, str, Path, tuple[Path, ...], str | None]
+"""A build task: game directory, corpus, site data directory, retest files, site key
+(``None``: the game id)."""
+
+
+def _header_id(game_dir: Path) -> str | None:
+    """The ``game_id`` of a game's first record, or ``None`` when it cannot be read (cheap)."""
+    try:
+        with (game_dir / GAME_FILE).open(encoding="utf-8", errors="replace") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError, RecursionError):
+        return None
+    gid = first.get("game_id") if isinstance(first, dict) else None
+    return gid if isinstance(gid, str) else None
+
+
+def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Path, str]:
+    """Site keys for game directories sharing a game id: ``<id>@<directory under root>``.
+
+    A game id names one recorded game, but copies or older logs can share one; both are
+    built (never one dropped), each under its own key, with a warning naming both paths.
+    """
+    by_id: dict[str, list[Path]] = {}
+    for d in dirs:
+        gid = _header_id(d)
+        if gid is not None:
+            by_id.setdefault(gid, []).append(d)
+    keys: dict[Path, str] = {}
+    for gid, same in by_id.items():
+        if len(same) < 2:
+            continue
+        rels = []
+        for d in same:
+            try:
+                rel = d.relative_to(root).as_posix()
+            except ValueError:
+                rel = d.as_posix()
+            keys[d] = f"{gid}@{rel or d.name}"
+            rels.append(str(d))
+        msg = (
+            f"game id {gid!r} is in {len(same)} directories ({', '.join(rels)}); "
+            "all are shown, each as <id>@<directory>"
+        )
+        log.warning(msg)
+        warnings.append(msg)
+    return keys
+
+
+def _build_dir(task: _Task) -> _DirResult | str:
+    """Read one game directory and write its data files; a string is the reason it was skipped.
+
+    The task's last item is the site key when the game id is shared with another directory.
+    """
+    d, corpus, data, retest_files, key = task
     try:
         glog = read_game(d)
     except LogFormatError as err:
@@ -532,6 +587,12 @@ def _build_dir(task: tuple[Path, str, Path, tuple[Path, ...]]) -> _DirResult | s
     retests = read_retests(retest_files, problems) if retest_files else []
     gb = build_game(glog, probes, corpus, problems, retests)
     gid = glog.header.game_id
+    if key is not None:  # shown under its own key beside the other copies of this id
+        gid = key
+        gb.row["id"] = gb.game["id"] = key
+        gb.row["game_id"] = glog.header.game_id
+        for sp in gb.seats:
+            sp["id"] = key
     fid = file_id(gid, corpus)
     gb.row["file"] = fid
     n = _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
@@ -546,7 +607,7 @@ def _workers(jobs: int | None, n_tasks: int) -> int:
 
 
 def _run(
-    tasks: list[tuple[Path, str, Path, tuple[Path, ...]]],
+    tasks: list[_Task],
     pool: ProcessPoolExecutor | None,
     on_game: Callable[[str], None] | None,
 ) -> Iterator[tuple[Path, _DirResult | str]]:
@@ -677,12 +738,12 @@ def build_site(
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
     calib: dict[tuple[str, str], CalibrationCounter] = {}
-    seen: set[str] = set()
+    keys = _site_keys(root, dirs, summary.warnings)
     searched = root.is_dir() and isinstance(src, Path | str)
     retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
-    tasks = [(d, _corpus_of(root, d), data, retest_files) for d in dirs]
+    tasks: list[_Task] = [(d, _corpus_of(root, d), data, retest_files, keys.get(d)) for d in dirs]
     corpora: dict[str, list[Path]] = {}
-    for d, corpus, _, _ in tasks:
+    for d, corpus, *_ in tasks:
         corpora.setdefault(corpus, []).append(d)
     n_workers = _workers(jobs, len(tasks))
     with ExitStack() as stack:
@@ -695,10 +756,6 @@ def build_site(
                 continue
             summary.bytes_written += res.bytes_written
             gid = res.row["id"]
-            if gid in seen:
-                summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
-                continue
-            seen.add(gid)
             rows.append(res.row)
             summary.games.append(gid)
             if not res.row["degraded"]:
@@ -727,6 +784,7 @@ def build_site(
         "source": root.resolve().name,
         "games": rows,
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
+        "warnings": summary.warnings,
         "corpus_metrics": metrics,
         "calibration": groups,
         "batches": batches_of(rows),

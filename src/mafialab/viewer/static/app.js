@@ -324,6 +324,9 @@
     const sortKey = r.sort || "id", dir = r.dir === "desc" ? -1 : 1;
     games.sort((a, b) => dir * cmp(a[sortKey], b[sortKey]));
     root.appendChild(h("h1", null, "Games (" + games.length + ")"));
+    if (index.warnings && index.warnings.length) {
+      root.appendChild(notesBox(index.warnings.map((w) => ({ level: "warn", code: "warning", text: w }))));
+    }
     if (index.skipped && index.skipped.length) {
       root.appendChild(notesBox(index.skipped.map((x) => ({ level: "warn", code: "skipped", text: "Skipped " + x.path + ": " + x.reason }))));
     }
