@@ -195,7 +195,15 @@ _CUE_KEYS = (
     "accuse_said_of",
 )
 # added in annotator-en-v3; a pack without them reads them as empty
-_OPTIONAL_CUE_KEYS = ("motive_frames", "object_pronouns", "pronoun_subjects", "first_person", "self_subject")
+_OPTIONAL_CUE_KEYS = (
+    "motive_frames",
+    "object_pronouns",
+    "pronoun_subjects",
+    "first_person",
+    "self_subject",
+    "possibility",
+    "descriptions",
+)
 
 
 def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
@@ -259,6 +267,11 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 # --------------------------------------------------------------------------- rules annotator
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
 _WHETHER = re.compile(r"\W*(?:(?:and|so|but|especially|also)\s+)*whether\b", re.IGNORECASE)
+_ELIDED = re.compile(
+    r"\W*(?:(?:also|then|now|and|still|even|only|just|later|since)\s+)*"
+    r"(?:\w+ed|has|had|keeps|kept|went|got|made|took|gave|threw|began|led|voted|votes)\b",
+    re.IGNORECASE,
+)
 _LEAD = re.compile(r"\W*(?:(?:and|so|now|also|especially|then|plus|meanwhile)\W+)?", re.IGNORECASE)
 _QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
@@ -295,6 +308,8 @@ class _Compiled:
     accuse_pronoun: list[re.Pattern[str]]
     and_on: re.Pattern[str]
     pronoun_subject: re.Pattern[str]
+    possibility: list[re.Pattern[str]]
+    described: list[re.Pattern[str]]
     first_person: re.Pattern[str] | None
     self_subject: re.Pattern[str] | None
 
@@ -403,6 +418,16 @@ class RulesAnnotator:
             if c.get("first_person")
             else None,
             self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
+            possibility=[re.compile(r"\b" + sub(x), i) for x in c.get("possibility", ())],
+            described=[
+                re.compile(
+                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})\b"
+                    rf"[^.;!?]{{0,100}}?(?:[—–:]|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
+                    i,
+                )
+            ]
+            if c.get("descriptions")
+            else [],
             pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
             and_on=re.compile(rf"^[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
         )
@@ -508,7 +533,8 @@ class RulesAnnotator:
         names = tuple(n for n in ctx.names if n != speaker)
         comp = self._compiled(names, ctx.mafia_team)
         found: list[Label] = []
-        clean = text.translate(_MARKUP)
+        # quoted words are someone else's ("the 'Mafia held back' theory"): blanked, same length
+        clean = _QUOTED.sub(lambda q: " " * len(q.group(0)), text.translate(_MARKUP))
         prev_subjects: list[str] = []
         cleared: set[str] = set()
 
@@ -525,6 +551,8 @@ class RulesAnnotator:
             kinds: tuple[tuple[list[re.Pattern[str]], Category], ...] = (
                 (comp.accuse, "accuse"),
                 (comp.lists, "suspect"),
+                (comp.possibility, "suspect"),
+                (comp.described, "suspect"),
             )
             for rx_list, kind in kinds:
                 for rx in rx_list:
@@ -593,15 +621,19 @@ class RulesAnnotator:
                     and (said is None or m.start() < said.start())
                 ]
                 own = [m.group(1) for m in mentions]
+                if mentions and mentions[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: mentions[0].start()]):
+                    own = [mentions[0].group(1)]  # "Casey's quickness to back Ellis": Casey
+                prior = subjects or prev_subjects
                 inherited = False
+                elided = not first and bool(_ELIDED.match(clause))
                 if not comp.name.search(clause) and not comp.generic.search(clause):
                     if not first:
                         own, inherited = subjects, True
                     elif comp.pronoun.search(clause):
                         own, inherited = prev_subjects, True
-                elif not own and comp.pronoun_subject.search(clause):
-                    # "... but now they're pushing at Finley": every name is an object, the
-                    # pronoun subject is the player of the clause before
+                elif elided or (not own and comp.pronoun_subject.search(clause)):
+                    # "... but now they're pushing at Finley", "..., but also voted for Dana":
+                    # the names are objects, the subject is the player of the clause before
                     own, inherited = (subjects if not first else prev_subjects), True
                 if own:
                     subjects = own
@@ -624,8 +656,7 @@ class RulesAnnotator:
                         cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
-                    unquoted = _QUOTED.sub(lambda q: " " * len(q.group(0)), clause)
-                    clear_m = self._clause_cue(unquoted, comp.clearing, comp, motive=True)
+                    clear_m = self._clause_cue(clause, comp.clearing, comp, motive=True)
                     if clear_m is not None and cue_m is None and not inherited:
                         cleared.update(self._subject_group(clause, mentions, clear_m.start(), comp))
                     if cue_m is None or clear_m is not None:
@@ -639,7 +670,10 @@ class RulesAnnotator:
                     between = clause[near[-1].end() : cue_m.start()] if near else ""
                     if comp.self_subject is not None and comp.self_subject.search(between):
                         continue  # "I hear what X says, and I see why I look suspicious"
-                    targets = self._subject_group(clause, mentions, cue_m.start(), comp)
+                    if not near and prior and comp.pronoun.search(clause):
+                        targets = prior  # "..., but it could also be a Mafia coasting while X ..."
+                    else:
+                        targets = self._subject_group(clause, mentions, cue_m.start(), comp)
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
             if subjects:
                 prev_subjects = subjects
