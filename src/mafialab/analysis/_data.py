@@ -302,7 +302,42 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     return g
 
 
-def load_games(root: Path, include_branches: bool = False, left_out: list[str] | None = None) -> list[GameData]:
+def same_id(games: Iterable[GameData]) -> list[str]:
+    """Warn about game directories that share a game id; keep them all, as separate games.
+
+    A game id names one recorded game (the harness hashes the run configuration into it),
+    but copies, older logs or hand-made directories can still share one. Nothing is
+    dropped: each later copy gets its directory appended to :attr:`GameData.root`
+    (``<id>@<path>``) so the bootstrap resamples the copies as separate games.
+
+    Args:
+        games: Games read from disk (changed in place).
+
+    Returns:
+        One warning per repeated id: ``game id X is in both A and B; both kept as separate
+        games`` (also logged).
+    """
+    first: dict[str, GameData] = {}
+    warnings = []
+    for g in games:
+        seen = first.setdefault(g.game_id, g)
+        if seen is g:
+            continue
+        msg = f"game id {g.game_id!r} is in both {seen.path} and {g.path}; both kept as separate games"
+        log.warning(msg)
+        warnings.append(msg)
+        g.problems.append(msg)
+        if not g.branch:
+            g.root = f"{g.game_id}@{g.path}"
+    return warnings
+
+
+def load_games(
+    root: Path,
+    include_branches: bool = False,
+    left_out: list[str] | None = None,
+    warnings: list[str] | None = None,
+) -> list[GameData]:
     """Read every game directory under ``root`` (see :func:`mafialab.record.iter_game_dirs`).
 
     Branches (forks of a recorded game, see ``docs/counterfactual.md``) are not independent
@@ -313,6 +348,10 @@ def load_games(root: Path, include_branches: bool = False, left_out: list[str] |
         root: Directory searched recursively for ``game.jsonl``.
         include_branches: Keep branches.
         left_out: Receives the ids of the branches left out.
+        warnings: Receives one line per game id found in more than one directory.
+
+    Two directories holding the same game id are both kept, with a warning naming both
+    paths (:func:`same_id`); the bootstrap treats them as two games.
 
     Raises:
         mafialab.record.LogFormatError: If a ``game.jsonl`` has no valid header.
@@ -322,6 +361,9 @@ def load_games(root: Path, include_branches: bool = False, left_out: list[str] |
     if not dirs:
         raise FileNotFoundError(f"{root}: no game.jsonl found")
     games = [game_data(read_game(d)) for d in dirs]
+    dups = same_id(games)
+    if warnings is not None:
+        warnings.extend(dups)
     if not include_branches:
         if left_out is not None:
             left_out.extend(g.game_id for g in games if g.branch)

@@ -73,7 +73,7 @@ def annotate_cmd(
         ann = RulesAnnotator()
     else:
         try:
-            ann = ModelAnnotator(get_model(annotator), retries=retries)  # type: ignore[assignment]
+            ann = ModelAnnotator(get_model(annotator, concurrency=concurrency), retries=retries)  # type: ignore[assignment]
         except (ModelSpecError, ImportError) as err:
             fail(f"--annotator: {err}")
     total = len(games)
@@ -203,7 +203,7 @@ def run_cmd(
     if limit is not None:
         items = items[:limit]
     try:
-        chat = get_model(model)
+        chat = get_model(model, concurrency=concurrency)
     except (ModelSpecError, ImportError) as err:
         fail(f"--model: {err}")
     opts = RunOptions(
@@ -233,7 +233,9 @@ def run_cmd(
 
 @bs_app.command("report")
 def report_cmd(
-    results: list[Path] = typer.Argument(..., help="Results files (RESULTS.jsonl), one or more models."),
+    results: list[Path] = typer.Argument(
+        ..., help="Results files (RESULTS.jsonl) or Inspect logs of mafialab/beliefshift (.eval, .json)."
+    ),
     models: Path | None = typer.Option(None, "--models", help="models.yaml: params_b, reasoning, group per label."),
     out: Path = typer.Option(Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."),
     ci: str = typer.Option(
@@ -248,7 +250,7 @@ def report_cmd(
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)
-    except (ModelsFileError, BeliefShiftFormatError) as err:
+    except (ModelsFileError, BeliefShiftFormatError, ImportError) as err:
         fail(str(err))
     for p in problems:
         console.print(f"[yellow]skipped:[/] {p}")

@@ -6,18 +6,27 @@ import typer
 from rich.table import Table
 
 from mafialab.cli._app import console
-from mafialab.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, backend_status, local_model_available
+from mafialab.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, BackendStatus, backend_status, local_model_available
 
 models_app = typer.Typer(help="Model backends and embedded models.", no_args_is_help=True)
+
+
+def _in_flight(b: BackendStatus) -> str:
+    """The backend's default limit of calls in flight, and how to change it."""
+    if b.max_concurrency is None:
+        return "unlimited"
+    if b.concurrency_option:
+        return f"{b.max_concurrency} (?max_concurrency=N)"
+    return f"{b.max_concurrency} (fixed)"
 
 
 @models_app.command("list")
 def models_list() -> None:
     """List registered backends (provider prefixes) and the embedded models, with availability."""
-    t = Table("provider", "usable", "detail", "description")
+    t = Table("provider", "usable", "detail", "in flight", "description")
     statuses = {b.provider: b for b in backend_status()}
     for b in statuses.values():
-        t.add_row(b.provider, "yes" if b.usable else "no", b.detail, b.description)
+        t.add_row(b.provider, "yes" if b.usable else "no", b.detail, _in_flight(b), b.description)
     console.print(t)
     e = Table("embedded model", "usable", "package", "context", "description")
     local_ok = statuses.get("local") is not None and statuses["local"].usable

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 import typer
 from rich.markup import escape
@@ -17,11 +18,31 @@ from rich.table import Table
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games, preflight
+from mafialab.harness import (
+    GameObserver,
+    GameResult,
+    PreflightError,
+    default_game_id,
+    play_games,
+    preflight,
+    run_config,
+)
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
+from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules
+
+
+def _seat_options(spec: str, timeout: float, probe: bool) -> str:
+    """``spec`` with ``timeout``/``probe`` added when it is a remote or human seat (options given win)."""
+    if not is_seat_spec(spec):
+        return spec
+    head, _, query = spec.partition("?")
+    given = dict(parse_qsl(query, keep_blank_values=True))
+    terminal = parse_seat_spec(spec).kind == "human"  # a terminal seat answers no probes
+    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe and not terminal else {}), **given}
+    return f"{head}?{urlencode(opts)}"
 
 
 def _advance(progress: Progress, task: TaskID, _record: object) -> None:
@@ -74,18 +95,58 @@ async def _play_many(
     prices: PriceTable,
     battery: ProbeBattery | None = None,
     allow_degraded: bool = False,
+    seats: SeatServer | None = None,
 ) -> list[GameResult]:
-    """:func:`mafialab.harness.play_games` with progress bars (games, probes, phase per game)."""
+    """:func:`mafialab.harness.play_games` with progress bars (games, probes, phase per game).
+
+    With ``seats``, the agent API serves the games' remote and human-web seats: it starts
+    before the first game and stops after the last; each game's seat tokens are printed once.
+    """
+    if seats is not None:
+        await seats.start()
+        progress.console.print(f"agent API on {seats.url} (OpenAPI schema: {seats.url}/openapi.json)")
+    try:
+        return await _play_all(rules, specs, seeds, out, progress, parallel, prices, battery, allow_degraded, seats)
+    finally:
+        if seats is not None:
+            await seats.stop()
+
+
+def _print_ticket(progress: Progress, t: SeatTicket) -> None:
+    where = f" (also in {t.token_file})" if t.token_file else ""
+    progress.console.print(f"game {t.game_id} seat {t.seat} ({t.kind}): token {t.token}{where}", highlight=False)
+    if t.kind == "human-web":
+        progress.console.print(f"  open {t.page}", highlight=False)
+
+
+async def _play_all(
+    rules: RuleSet,
+    specs: list[str],
+    seeds: list[int],
+    out: Path,
+    progress: Progress,
+    parallel: int,
+    prices: PriceTable,
+    battery: ProbeBattery | None,
+    allow_degraded: bool,
+    seats: SeatServer | None,
+) -> list[GameResult]:
     games_task = progress.add_task("games", total=len(seeds))
     probe_task = progress.add_task("probes", total=None) if battery is not None else None
     phases = _PhaseProgress(progress, rules, verbose=len(seeds) <= 3)
 
-    def probe_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
+    def game_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
+        found: list[GameObserver] = []
+        if seats is not None:  # the seats' views first: a probe of a remote seat reads them
+            game_id = _game_id(rules, seed, agents, battery)
+            for t in seats.open_game(game_id, agents, out / game_id):
+                _print_ticket(progress, t)
+            found.append(seats.observer(game_id))
         if battery is None or probe_task is None:
-            return []
+            return found
         tick = partial(_advance, progress, probe_task)
         obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
-        return [obs] if obs is not None else []
+        return [*found, obs] if obs is not None else found
 
     def done(seed: int, result: GameResult | None) -> None:
         phases.done(seed)
@@ -99,12 +160,50 @@ async def _play_many(
         out=out,
         parallel=parallel,
         prices=prices,
-        observers=probe_observers,
+        observers=game_observers,
         on_start=phases.start,
         on_batch=phases,
         on_done=done,
         allow_degraded=allow_degraded,
     )
+
+
+def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
+    """The id ``play_game`` gives this game (its run configuration includes the battery)."""
+    cfg = run_config(agents)
+    if battery is not None:
+        cfg["probes"] = battery.fingerprint()
+    return default_game_id(rules, seed, [a.label for a in agents], cfg)
+
+
+def _game_dirs(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> list[Path]:
+    """The game directories this run would write under ``out`` (ids as ``play_game`` makes them)."""
+    return [
+        out / _game_id(rules, sd, [make_agent(sp, s, rules, sd) for s, sp in enumerate(specs)], battery) for sd in seeds
+    ]
+
+
+def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> Path:
+    """``out``, or the first ``OUT-2``, ``OUT-3``, … holding none of this run's games (said so).
+
+    A recorded game is never overwritten nor appended to: a second run of the same seeds and
+    line-up goes to a new directory before anything is played.
+    """
+    taken = [d for d in _game_dirs(out, rules, specs, seeds, battery) if (d / GAME_FILE).exists()]
+    if not taken:
+        return out
+    k = 2
+    while True:
+        alt = out.with_name(f"{out.name}-{k}")
+        if not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
+            break
+        k += 1
+    console.print(
+        f"[yellow]note:[/] {escape(str(taken[0]))} already holds this game"
+        + (f" (and {len(taken) - 1} more of this run)" if len(taken) > 1 else "")
+        + f"; it is kept, and this run writes to {escape(str(alt))}/"
+    )
+    return alt
 
 
 def play(
@@ -148,6 +247,21 @@ def play(
         "or a battery YAML (a MafiaScope config with an introspection: block works too). "
         "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md.",
     ),
+    remote_port: int = typer.Option(
+        8767, "--remote-port", min=0, max=65535, help="Port of the agent API for remote and human-web seats."
+    ),
+    remote_host: str = typer.Option(
+        "127.0.0.1", "--remote-host", help="Interface of the agent API (each seat has its own token)."
+    ),
+    remote_timeout: float = typer.Option(
+        120.0,
+        "--remote-timeout",
+        min=0.1,
+        help="Seconds a remote or human seat has per decision; then a logged fallback plays for it.",
+    ),
+    probe_remote: bool = typer.Option(
+        False, "--probe-remote", help="With --probes, also probe remote and human seats (synchronously)."
+    ),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
 
@@ -169,18 +283,20 @@ def play(
     try:
         table = load_prices(prices) if prices is not None else PriceTable()
         specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
+        specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
         # validate every spec (and load models) before playing
-        labels = [make_agent(spec, s, rs, seed).label for s, spec in enumerate(specs)]
-    except (ValueError, AgentSpecError, PromptPackError, ImportError) as err:
+        for s, spec in enumerate(specs):
+            make_agent(spec, s, rs, seed)
+    except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
         fail(str(err))
-    for sd in range(seed, seed + games):  # refuse before playing anything, not half-way through
-        existing = out / default_game_id(rs, sd, labels) / GAME_FILE
-        if existing.exists():
-            fail(f"out: {existing} already exists (seed {sd}); choose another --out or seed")
+    external = [sp for sp in specs if is_seat_spec(sp)]
+    served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
+    seats = SeatServer(remote_host, remote_port) if served else None
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
         fail(str(err))
+    out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
         mute = _unprobed_specs(specs, rs, seed)
         if mute:
@@ -194,12 +310,16 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    with progress_bar() as progress:
+    bar = progress_bar()
+    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+    with bar as progress:
         try:
-            results = asyncio.run(_play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded))
+            results = asyncio.run(
+                _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
+            )
         except PreflightError as err:
             fail(str(err))
-        except ValueError as err:
+        except (ValueError, OSError) as err:
             fail(str(err))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")
@@ -232,3 +352,8 @@ def play(
             + (f", cost ${sum(cost):.4f}" if cost else "")
             + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
         )
+    site = out.with_name(f"{out.name}-site")
+    console.print(
+        f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
+        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+    )

@@ -207,9 +207,12 @@ def report(
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
         left_out: list[str] = []
-        games = load_games(directory, include_branches=include_branches, left_out=left_out)
+        dups: list[str] = []
+        games = load_games(directory, include_branches=include_branches, left_out=left_out, warnings=dups)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
+    for why in dups:
+        err_console.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
     if left_out:
         err_console.print(f"left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim")
     retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]

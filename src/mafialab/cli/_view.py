@@ -33,6 +33,8 @@ def view(
     dt = time.perf_counter() - t0
     for path, reason in summary.skipped:
         console.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
+    for why in summary.warnings:
+        console.print(f"[yellow]warning:[/] {why}", highlight=False)
     console.print(
         f"Built {len(summary.games)} game(s) into {out}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",

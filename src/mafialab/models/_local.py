@@ -12,12 +12,12 @@ import json
 import os
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mafialab.models._json import parse_json
+from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
 
 
@@ -172,9 +172,11 @@ class LocalModel:
     """An embedded model run in process by llama.cpp (``llama-cpp-python``).
 
     Output is constrained by the request's JSON schema through llama.cpp's grammar support
-    (``LlamaGrammar.from_json_schema``). Calls to one loaded model are serialized (an
-    ``asyncio.Lock`` per event loop, and a thread lock around the model) and run in a worker
-    thread (``asyncio.to_thread``), so game orchestration stays async. ``usage.cached_tokens``
+    (``LlamaGrammar.from_json_schema``). Calls to one loaded model run one at a time (an
+    :class:`~mafialab.models.InFlightLimit` of 1, which admits waiting game calls before
+    waiting probe calls, and a thread lock around the model) in a worker thread
+    (``asyncio.to_thread``), so game orchestration stays async and probes fill the gaps
+    between game calls. ``usage.cached_tokens``
     reports the prompt tokens llama.cpp reused from the previous call (its prefix cache:
     the common prefix of the two prompts' tokens).
 
@@ -194,6 +196,8 @@ class LocalModel:
 
     calls_network = False
     counts_tokens = True
+    max_concurrency = 1
+    """llama.cpp serves one call at a time."""
 
     def __init__(
         self,
@@ -219,7 +223,7 @@ class LocalModel:
         self.repeat_penalty = float(repeat_penalty)
         self._llm, self._tlock = _load(self.path, n_ctx, int(n_threads or os.cpu_count() or 1))
         self._grammars: dict[str, Any] = {}
-        self._alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._queue = InFlightLimit(1)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's tokenizer."""
@@ -238,12 +242,8 @@ class LocalModel:
         return g
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        """Answer one request (serialized with other calls to the same loaded model)."""
-        loop = asyncio.get_running_loop()
-        lock = self._alocks.get(loop)
-        if lock is None:
-            lock = self._alocks[loop] = asyncio.Lock()
-        async with lock:
+        """Answer one request (one call at a time per loaded model; waiting game calls go first)."""
+        async with self._queue(call_priority(request)):
             return await asyncio.to_thread(self._chat_sync, request)
 
     def _chat_sync(self, request: ChatRequest) -> ChatResponse:

@@ -1,22 +1,58 @@
-"""Sharing backends between agents, and limiting calls in flight per backend."""
+"""Sharing backends between agents, and the per-backend call scheduler (limit and priorities)."""
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.models._protocol import ChatModel, get_model
+from mafialab.models._protocol import ChatModel, ChatRequest, get_model
+
+DEFAULT_OPENAI_CONCURRENCY = 128
+"""Default ``max_concurrency`` of the ``openai`` backend: calls in flight at once per backend.
+
+A batching server (vLLM, SGLang) serves hundreds of requests at once; a hosted API answers
+a burst over its rate limit with HTTP 429, which is retried with backoff."""
+
+PRIORITY_GAME = 0
+"""Scheduling priority of game-facing calls (decisions, preflight, judge, benchmark calls)."""
+PRIORITY_PROBE = 1
+"""Scheduling priority of probe calls: admitted only when no game call is waiting."""
+
+LOW_PRIORITY_PURPOSES = frozenset({"probe", "retest"})
+"""Request purposes scheduled at :data:`PRIORITY_PROBE`; every other purpose is a game call."""
+
+
+def call_priority(request: ChatRequest) -> int:
+    """Scheduling priority of ``request``: :data:`PRIORITY_PROBE` for probe purposes, else game."""
+    return PRIORITY_PROBE if request.purpose in LOW_PRIORITY_PURPOSES else PRIORITY_GAME
+
+
+@dataclass
+class _LoopSlots:
+    in_use: int = 0
+    waiting: dict[int, deque[asyncio.Future[None]]] = field(default_factory=dict)
+    peak: int = 0
 
 
 class InFlightLimit:
-    """At most ``limit`` calls in flight, per event loop (an ``asyncio.Semaphore`` per loop).
+    """The call scheduler of one backend: at most ``limit`` calls in flight, by priority.
 
-    A backend object may outlive one ``asyncio.run`` (tests, notebooks); a semaphore is bound
-    to the loop that first waits on it, so one is kept per running loop.
+    A call waits for a slot with ``async with limit(priority):``. When every slot is busy,
+    waiting calls are admitted lowest ``priority`` value first (:data:`PRIORITY_GAME` before
+    :data:`PRIORITY_PROBE`), first come first served within one priority; a freed slot goes
+    straight to the next waiter. State is kept per event loop, since a backend object may
+    outlive one ``asyncio.run`` (tests, notebooks).
 
     Args:
         limit: Calls allowed in flight at once (>= 1).
+
+    Attributes:
+        limit: The limit.
 
     Raises:
         ValueError: If ``limit`` < 1.
@@ -25,18 +61,66 @@ class InFlightLimit:
     def __init__(self, limit: int):
         if limit < 1:
             raise ValueError(f"max_concurrency: must be >= 1, got {limit}")
-        self.limit = limit
-        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.limit = int(limit)
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSlots] = weakref.WeakKeyDictionary()
 
-    def __call__(self) -> asyncio.Semaphore:
-        """The semaphore of the running loop."""
+    def _state(self) -> _LoopSlots:
         loop = asyncio.get_running_loop()
-        sem = self._sems.get(loop)
-        if sem is None:
-            sem = self._sems[loop] = asyncio.Semaphore(self.limit)
-        return sem
+        st = self._slots.get(loop)
+        if st is None:
+            st = self._slots[loop] = _LoopSlots()
+        return st
+
+    def in_flight(self) -> int:
+        """Calls holding a slot now, in the running loop."""
+        return self._state().in_use
+
+    def peak(self) -> int:
+        """Most calls that held a slot at once so far, in the running loop."""
+        return self._state().peak
+
+    def waiting(self, priority: int | None = None) -> int:
+        """Calls waiting for a slot now (of one ``priority``, or all), in the running loop."""
+        st = self._state()
+        queues = st.waiting.values() if priority is None else [st.waiting.get(priority, deque())]
+        return sum(sum(1 for f in q if not f.done()) for q in queues)
+
+    def _wake(self, st: _LoopSlots) -> None:
+        """Hand the freed slot to the first waiter of the best priority, else free it."""
+        for prio in sorted(st.waiting):
+            q = st.waiting[prio]
+            while q:
+                fut = q.popleft()
+                if not fut.done():
+                    fut.set_result(None)  # the slot passes on: in_use is unchanged
+                    return
+        st.in_use -= 1
+
+    @asynccontextmanager
+    async def __call__(self, priority: int = PRIORITY_GAME) -> AsyncIterator[None]:
+        """Hold one slot for the ``async with`` block (waits while all are busy)."""
+        st = self._state()
+        if st.in_use < self.limit and not any(not f.done() for q in st.waiting.values() for f in q):
+            st.in_use += 1
+        else:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            st.waiting.setdefault(priority, deque()).append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut.done() and not fut.cancelled():
+                    self._wake(st)  # granted just as we were cancelled: pass it on
+                else:
+                    fut.cancel()
+                    q = st.waiting.get(priority)
+                    if q is not None and fut in q:
+                        q.remove(fut)
+                raise
+        st.peak = max(st.peak, st.in_use)
+        try:
+            yield
+        finally:
+            self._wake(st)
 
 
 class ModelPool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import importlib
 import importlib.util
 import json
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,6 +15,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field
+
+log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3.0
 """Characters per token assumed when a backend has no tokenizer (``counts_tokens`` false).
@@ -110,6 +115,11 @@ class ChatModel(Protocol):
             backends (the embedded model, the mock).
         counts_tokens: Whether :meth:`count_tokens` uses the model's own tokenizer (exact
             prompt sizing); ``False`` when it returns :func:`estimate_tokens`.
+
+    Several answers to one request (resamples) go through :func:`complete_n`: a backend
+    may add ``async chat_n(request, n) -> list[ChatResponse]`` and ``max_n`` (answers per
+    request) to draw them in one request; without them the answers are concurrent
+    :meth:`chat` calls.
     """
 
     name: str
@@ -126,6 +136,83 @@ class ChatModel(Protocol):
         ...
 
 
+def sample_seed(seed: int | None, index: int) -> int | None:
+    """The seed of sample ``index`` of a request drawn ``n`` times (:func:`complete_n`).
+
+    Sample 0 keeps the request's seed (so ``n = 1`` is the plain call); sample ``i > 0`` gets
+    ``sha256("<seed>:<i>")`` folded to ``0 .. 2**31 - 1``. ``None`` (no seed) stays ``None``.
+    """
+    if seed is None or index == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:4], "big") % (2**31)
+
+
+async def concurrent_n(model: ChatModel, request: ChatRequest, n: int, first: int = 0) -> list[ChatResponse]:
+    """``n`` answers to ``request`` as ``n`` concurrent :meth:`ChatModel.chat` calls.
+
+    Sample ``i`` (counted from ``first``: samples ``first .. first + n - 1`` of the request)
+    is sent with seed :func:`sample_seed` ``(request.seed, i)``. An exception
+    raised by the backend becomes an error response of that sample (``error_kind``
+    ``transport``); :class:`~mafialab.models.MockExhausted` (a test scripted too few
+    outputs) is raised.
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError(f"n: at least 1 sample, got {n}")
+    idx = range(first, first + n)
+    reqs = [request if i == 0 else request.model_copy(update={"seed": sample_seed(request.seed, i)}) for i in idx]
+    got = await asyncio.gather(*(model.chat(r) for r in reqs), return_exceptions=True)
+    out: list[ChatResponse] = []
+    for r in got:
+        if isinstance(r, ChatResponse):
+            out.append(r)
+        elif type(r).__name__ == "MockExhausted" or not isinstance(r, Exception):
+            raise r
+        else:
+            out.append(ChatResponse(error=f"{type(r).__name__}: {r}", error_kind="transport", model=model.name))
+    return out
+
+
+async def complete_n(model: ChatModel, request: ChatRequest, n: int) -> list[ChatResponse]:
+    """``n`` independent answers to one request (resamples of a frozen context).
+
+    A backend that can draw several answers in one request has a method
+    ``chat_n(request, n) -> list[ChatResponse]`` (the ``openai`` backend sends the
+    server's ``n``); every other backend gets :func:`concurrent_n`. ``chat_n`` is optional,
+    so a backend written to :class:`ChatModel` alone keeps working.
+
+    Args:
+        model: The backend.
+        request: The request (its ``seed`` seeds sample 0; see :func:`sample_seed`).
+        n: Answers wanted (>= 1).
+
+    Returns:
+        Exactly ``n`` responses, in sample order; failed samples carry ``error`` (never raised).
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError(f"n: at least 1 sample, got {n}")
+    chat_n = getattr(model, "chat_n", None)
+    if callable(chat_n):
+        out = list(await chat_n(request, n))
+        if len(out) != n:  # a backend bug must not lose or invent samples
+            raise RuntimeError(f"{model.name}: chat_n returned {len(out)} answers for n = {n}")
+        return out
+    return await concurrent_n(model, request, n)
+
+
+def max_samples_per_request(model: ChatModel) -> int:
+    """How many answers one request of ``model`` may carry: its ``max_n`` when it has ``chat_n``, else 1."""
+    if not callable(getattr(model, "chat_n", None)):
+        return 1
+    value = getattr(model, "max_n", 1)
+    return value if isinstance(value, int) and value >= 1 else 1
+
+
 class ModelSpecError(ValueError):
     """A model string or its options could not be resolved; the message names the field."""
 
@@ -136,6 +223,7 @@ BackendFactory = Callable[..., ChatModel]
 _BACKENDS: dict[str, str | BackendFactory] = {}
 _REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
+_CONCURRENCY: dict[str, tuple[int | None, bool]] = {}
 
 
 def register_backend(
@@ -144,6 +232,8 @@ def register_backend(
     *,
     requires: Sequence[tuple[str, str]] = (),
     description: str = "",
+    max_concurrency: int | None = None,
+    concurrency_option: bool = False,
 ) -> None:
     """Register a backend for ``provider``.
 
@@ -154,8 +244,12 @@ def register_backend(
         requires: ``(import name, pip requirement)`` pairs the backend needs; checked by
             :func:`backend_status` without importing them.
         description: One line for ``mafialab models list``.
+        max_concurrency: The backend's default limit of calls in flight (``None``: no limit).
+        concurrency_option: Whether the backend takes a ``max_concurrency`` option (so a
+            caller's concurrency setting can raise its limit, see :func:`get_model`).
     """
     _BACKENDS[provider] = factory
+    _CONCURRENCY[provider] = (max_concurrency, concurrency_option)
     _REQUIRES[provider] = tuple(requires)
     _DESCRIPTIONS[provider] = description
 
@@ -169,12 +263,16 @@ class BackendStatus:
         usable: Whether its requirements are importable.
         detail: What is installed, or the ``pip install`` line that is missing.
         description: One-line description given at registration.
+        max_concurrency: Default limit of calls in flight (``None``: unlimited).
+        concurrency_option: Whether model strings may set ``max_concurrency``.
     """
 
     provider: str
     usable: bool
     detail: str
     description: str
+    max_concurrency: int | None = None
+    concurrency_option: bool = False
 
 
 def backend_status() -> list[BackendStatus]:
@@ -186,7 +284,8 @@ def backend_status() -> list[BackendStatus]:
             detail = "missing: pip install " + " ".join(missing)
         else:
             detail = ", ".join(mod for mod, _ in _REQUIRES.get(provider, ())) or "built in"
-        out.append(BackendStatus(provider, not missing, detail, _DESCRIPTIONS.get(provider, "")))
+        cap, option = _CONCURRENCY.get(provider, (None, False))
+        out.append(BackendStatus(provider, not missing, detail, _DESCRIPTIONS.get(provider, ""), cap, option))
     return out
 
 
@@ -258,11 +357,17 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return model, options
 
 
-def get_model(spec: str, **options: Any) -> ChatModel:
+def get_model(spec: str, *, concurrency: int | None = None, **options: Any) -> ChatModel:
     """Build a backend from a model string ``provider/model[?key=value&...]``.
 
     Args:
         spec: The model string (:func:`parse_model_spec`).
+        concurrency: Calls the caller means to keep in flight (a ``--concurrency`` or
+            ``--parallel`` option), so that option is the real limit: a backend that takes
+            ``max_concurrency`` gets at least this many slots. When ``spec`` or ``options``
+            set ``max_concurrency`` explicitly, that cap holds (a smaller one is logged as a
+            warning). Backends without the option (the embedded model: one call at a
+            time; the mock: unlimited) are unchanged.
         **options: Backend options; they override options given in ``spec``.
 
     Raises:
@@ -271,4 +376,16 @@ def get_model(spec: str, **options: Any) -> ChatModel:
     """
     model, given = parse_model_spec(spec)
     provider, _, name = model.partition("/")
-    return resolve_backend(provider)(name, **{**given, **options})
+    merged = {**given, **options}
+    factory = resolve_backend(provider)
+    cap, option = _CONCURRENCY.get(provider, (None, False))
+    if concurrency is not None and option:
+        explicit = merged.get("max_concurrency")
+        if explicit is None:
+            merged["max_concurrency"] = max(int(concurrency), cap or 1)
+        elif isinstance(explicit, int) and explicit < concurrency:
+            log.warning(
+                "%s: max_concurrency=%d in the model string caps the %d calls in flight asked for",
+                model, explicit, concurrency,
+            )  # fmt: skip
+    return factory(name, **merged)

@@ -21,19 +21,24 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
-from mafialab.analysis import DEFAULT, game_data, transcript_predictions
+from mafialab.analysis import DEFAULT, GameData, game_data, transcript_predictions
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
+    BIFURCATION_FILE,
+    GAME_FILE,
     PROBES_FILE,
+    RETEST_FILE,
     SCHEMA_VERSION,
     GameLog,
     LogFormatError,
     ProbeRecord,
+    RetestRecord,
     iter_game_dirs,
     iter_log_records,
     log_version,
     read_game,
+    read_retests,
 )
 from mafialab.render import field_rules, lexicon_words, load_event_templates
 from mafialab.rules import RuleSet
@@ -45,6 +50,14 @@ from mafialab.viewer._beliefs import (
     attitude_from_assessment,
     normalise_probe,
     role_vocabulary,
+)
+from mafialab.viewer._branches import batches as batches_of
+from mafialab.viewer._branches import (
+    bifurcation_payloads,
+    branch_row_info,
+    decision_seqs,
+    dynamics_payload,
+    parent_files,
 )
 from mafialab.viewer._corpus import corpus_metrics
 
@@ -68,7 +81,7 @@ STEP_KINDS = frozenset(
 )
 """Event kinds that are timeline steps (every public message and every night step)."""
 
-STATIC_FILES = ("index.html", "app.js", "app.css")
+STATIC_FILES = ("index.html", "app.js", "branches.js", "app.css")
 MAX_JOBS = 4
 """Default cap on build worker processes (one more process scores the corpus metrics)."""
 
@@ -86,11 +99,14 @@ class SiteSummary:
         games: Game ids built, in dashboard order.
         skipped: ``(game directory, reason)`` for directories that could not be read.
         bytes_written: Total size of the data files.
+        warnings: Things the reader should know, e.g. one game id found in two
+            directories (both are built, each under ``<id>@<directory>``).
     """
 
     out: Path
     games: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     bytes_written: int = 0
 
 
@@ -230,8 +246,11 @@ def vote_predictions(glog: GameLog, probes: Sequence[ProbeRecord]) -> list[dict[
         of the voter's last usable suspicion ranking), ``committed`` (seats its last role
         assessment labels hidden team), ``mentioned``, ``accused``, ``previous``.
     """
+    return _vote_predictions(glog, game_data(glog, [p.__dict__ for p in probes]))  # the records' fields, no copy
+
+
+def _vote_predictions(glog: GameLog, gd: GameData) -> list[dict[str, Any]]:
     seat = {s.name: s.seat for s in glog.header.roster}
-    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
     if gd.skipped:
         return []
 
@@ -265,9 +284,18 @@ class _GameBuild:
 
 
 def build_game(
-    glog: GameLog, probes: Sequence[ProbeRecord], corpus: str, probe_problems: Sequence[str] = ()
+    glog: GameLog,
+    probes: Sequence[ProbeRecord],
+    corpus: str,
+    probe_problems: Sequence[str] = (),
+    retests: Sequence[RetestRecord] = (),
 ) -> _GameBuild:
     """Everything the site needs for one game: dashboard row, god view, one file per seat.
+
+    A branch's row carries a ``parent`` block (:func:`mafialab.viewer._branches.branch_row_info`);
+    the god view carries ``decision_seq`` (decision id -> first event seq) and ``dynamics``
+    (belief volatility and top-suspect flip rate per round, with the retest floor of
+    ``retests`` when given).
 
     Per-seat payloads hold only what :func:`mafialab.engine.visible_events` lets that seat
     see, its own probe answers, and others' assessments of it reduced to an attitude
@@ -289,6 +317,7 @@ def build_game(
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
 
+    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
     metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
     step_index = {q: i for i, q in enumerate(steps)}
     ev_json = {ev.seq: _event_json(ev) for ev in events}
@@ -316,7 +345,10 @@ def build_game(
         "steps": steps,
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
-        "vote_predictions": vote_predictions(glog, probes),
+        "vote_predictions": _vote_predictions(glog, gd),
+        "decision_seq": decision_seqs(events),
+        "dynamics": dynamics_payload(gd, [r for r in retests if r.game_id == h.game_id]),
+        "parent": branch_row_info(glog),
         "winner": glog.winner,
         "status": glog.status.model_dump(mode="json", exclude={"ts"}) if glog.status else None,
         "notes": notes,
@@ -348,6 +380,7 @@ def build_game(
         "seats": n_seats,
         "source": h.source,
         "notes": [n["code"] for n in notes],
+        "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
 
@@ -491,17 +524,75 @@ class _DirResult:
     bytes_written: int
 
 
-def _build_dir(task: tuple[Path, str, Path]) -> _DirResult | str:
-    """Read one game directory and write its data files; a string is the reason it was skipped."""
-    d, corpus, data = task
+_Task = tuple[Path, str, Path, tuple[Path, ...], str | None]
+"""A build task: game directory, corpus, site data directory, retest files, site key
+(``None``: the game id)."""
+
+
+def _header_id(game_dir: Path) -> str | None:
+    """The ``game_id`` of a game's first record, or ``None`` when it cannot be read (cheap)."""
+    try:
+        with (game_dir / GAME_FILE).open(encoding="utf-8", errors="replace") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError, RecursionError):
+        return None
+    gid = first.get("game_id") if isinstance(first, dict) else None
+    return gid if isinstance(gid, str) else None
+
+
+def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Path, str]:
+    """Site keys for game directories sharing a game id: ``<id>@<directory under root>``.
+
+    A game id names one recorded game, but copies or older logs can share one; both are
+    built (never one dropped), each under its own key, with a warning naming both paths.
+    """
+    by_id: dict[str, list[Path]] = {}
+    for d in dirs:
+        gid = _header_id(d)
+        if gid is not None:
+            by_id.setdefault(gid, []).append(d)
+    keys: dict[Path, str] = {}
+    for gid, same in by_id.items():
+        if len(same) < 2:
+            continue
+        rels = []
+        for d in same:
+            try:
+                rel = d.relative_to(root).as_posix()
+            except ValueError:
+                rel = d.as_posix()
+            keys[d] = f"{gid}@{rel or d.name}"
+            rels.append(str(d))
+        msg = (
+            f"game id {gid!r} is in {len(same)} directories ({', '.join(rels)}); "
+            "all are shown, each as <id>@<directory>"
+        )
+        log.warning(msg)
+        warnings.append(msg)
+    return keys
+
+
+def _build_dir(task: _Task) -> _DirResult | str:
+    """Read one game directory and write its data files; a string is the reason it was skipped.
+
+    The task's last item is the site key when the game id is shared with another directory.
+    """
+    d, corpus, data, retest_files, key = task
     try:
         glog = read_game(d)
     except LogFormatError as err:
         return str(err)
     problems: list[str] = []
     probes = read_probes(d, problems)
-    gb = build_game(glog, probes, corpus, problems)
+    retests = read_retests(retest_files, problems) if retest_files else []
+    gb = build_game(glog, probes, corpus, problems, retests)
     gid = glog.header.game_id
+    if key is not None:  # shown under its own key beside the other copies of this id
+        gid = key
+        gb.row["id"] = gb.game["id"] = key
+        gb.row["game_id"] = glog.header.game_id
+        for sp in gb.seats:
+            sp["id"] = key
     fid = file_id(gid, corpus)
     gb.row["file"] = fid
     n = _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
@@ -516,7 +607,9 @@ def _workers(jobs: int | None, n_tasks: int) -> int:
 
 
 def _run(
-    tasks: list[tuple[Path, str, Path]], pool: ProcessPoolExecutor | None, on_game: Callable[[str], None] | None
+    tasks: list[_Task],
+    pool: ProcessPoolExecutor | None,
+    on_game: Callable[[str], None] | None,
 ) -> Iterator[tuple[Path, _DirResult | str]]:
     """Results of :func:`_build_dir` in task order, computed in ``pool`` (or here if ``None``)."""
     if pool is None:
@@ -534,7 +627,7 @@ def _run(
         yield t[0], res
 
 
-_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s"})
+_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s", "b"})
 """What a viewer build writes under ``SITE/data`` (anything else there is not ours)."""
 
 
@@ -562,6 +655,27 @@ def _check_replaceable(data: Path, dirs: Sequence[Path]) -> None:
             f"--out: {data} exists and is not an earlier viewer build (it holds {', '.join(foreign[:3])}); "
             "a build replaces it, so choose another output directory"
         )
+
+
+def write_branch_files(data: Path, rows: list[dict[str, Any]], bifs: Sequence[dict[str, Any]]) -> int:
+    """Write ``data/b/<file>.js`` for every game with branches or bifurcation points; sets ``row["branches"]``.
+
+    The file's payload is :func:`mafialab.viewer._branches.parent_files`'s entry of that
+    game. Returns the bytes written.
+    """
+    files = parent_files(rows, bifs)
+    n = 0
+    for row in rows:
+        entry = files.get(row["id"])
+        row["branches"] = None
+        if entry is None:
+            continue
+        row["branches"] = {
+            "batches": len(entry["batches"]),
+            "bifurcation_points": sum(len(b["points"]) for b in entry["bifurcations"]),
+        }
+        n += _write_js(data / "b" / f"{row['file']}.js", "branches", row["id"], entry)
+    return n
 
 
 def build_site(
@@ -624,10 +738,12 @@ def build_site(
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
     calib: dict[tuple[str, str], CalibrationCounter] = {}
-    seen: set[str] = set()
-    tasks = [(d, _corpus_of(root, d), data) for d in dirs]
+    keys = _site_keys(root, dirs, summary.warnings)
+    searched = root.is_dir() and isinstance(src, Path | str)
+    retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
+    tasks: list[_Task] = [(d, _corpus_of(root, d), data, retest_files, keys.get(d)) for d in dirs]
     corpora: dict[str, list[Path]] = {}
-    for d, corpus, _ in tasks:
+    for d, corpus, *_ in tasks:
         corpora.setdefault(corpus, []).append(d)
     n_workers = _workers(jobs, len(tasks))
     with ExitStack() as stack:
@@ -640,10 +756,6 @@ def build_site(
                 continue
             summary.bytes_written += res.bytes_written
             gid = res.row["id"]
-            if gid in seen:
-                summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
-                continue
-            seen.add(gid)
             rows.append(res.row)
             summary.games.append(gid)
             if not res.row["degraded"]:
@@ -665,13 +777,17 @@ def build_site(
             calib.items(), key=lambda kv: ({"all": 0, "corpus": 1, "model": 2}[kv[0][0]], kv[0][1])
         )
     ]
+    bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
+    summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
     index = {
         "software": f"mafialab {__version__}",
         "source": root.resolve().name,
         "games": rows,
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
+        "warnings": summary.warnings,
         "corpus_metrics": metrics,
         "calibration": groups,
+        "batches": batches_of(rows),
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
     summary.bytes_written += _write_js(data / "templates.js", "templates", "events", viewer_templates())

@@ -20,8 +20,9 @@
     if (w) { waiting.delete(k); w.forEach((f) => f(payload)); }
   };
 
-  function load(kind, key, src) {
+  function load(kind, key, src, fresh) {
     const k = kind + ":" + key;
+    if (fresh) { store.delete(k); src += (src.indexOf("?") < 0 ? "?" : "&") + "t=" + Date.now(); }
     if (store.has(k)) return Promise.resolve(store.get(k));
     return new Promise((resolve, reject) => {
       const list = waiting.get(k) || [];
@@ -231,9 +232,12 @@
       const r = { view: "game", id: parts[1], seat: null, step: null };
       let i = 2;
       if (parts[i] === "as") { r.view = "as"; r.seat = parseInt(parts[i + 1], 10); i += 2; }
-      if (parts[i] === "step") r.step = parseInt(parts[i + 1], 10);
+      if (parts[i] === "step") { r.step = parseInt(parts[i + 1], 10); i += 2; }
+      if (parts[i] === "bif") r.bif = parts[i + 1] || null;
       return r;
     }
+    if (parts[0] === "batch" && parts.length >= 2) return { view: "batch", batch: parts[1] };
+    if (parts[0] === "compare" && parts.length >= 3) return { view: "compare", a: parts[1], b: parts[2] };
     if (parts[0] === "calibration") return { view: "calibration", kind: parts[1] || "all", key: parts[2] || "all games" };
     if (parts[0] === "sort") return { view: "dashboard", sort: parts[1], dir: parts[2] || "asc" };
     return { view: "dashboard" };
@@ -250,12 +254,13 @@
       if (!TPL) TPL = await load("templates", "events", "data/templates.js");
       document.getElementById("source").textContent = index.source + " · " + index.software;
       if ((r.view === "game" || r.view === "as") && current && current.id === r.id && current.view === r.view && current.seat === r.seat) {
-        current.update(r.step);
+        current.update(r.step, r);
         return;
       }
       current = null;
       if (r.view === "dashboard") renderDashboard(index, r);
       else if (r.view === "calibration") renderCalibration(index, r);
+      else if (r.view === "batch" || r.view === "compare") await EXT.page(index, r);
       else {
         const row = index.games.find((g) => g.id === r.id);
         if (!row) { renderError("No game " + JSON.stringify(r.id) + " in this site."); return; }
@@ -270,7 +275,7 @@
           const seats = await Promise.all(g.roster.map((x) => loadSeat(row, x.seat)));
           g.probes = {};
           seats.forEach((p) => { g.probes[p.seat] = p.probes; });
-          current = renderGame(row, g, r.step);
+          current = renderGame(row, g, r.step, index, r);
         }
         else current = renderAs(row, await loadSeat(row, r.seat), r.step, index);
       }
@@ -282,6 +287,18 @@
   function renderError(msg) {
     clear(app()).appendChild(h("div", { class: "notes" }, h("p", { class: "note warn", id: "error" }, msg)));
   }
+
+  // ------------------------------------------------------------------ extensions (branches.js fills EXT)
+  const NOEXT = { dashboard() {}, game() { return { timeline() {}, show() {}, route() {}, suffix: () => "" }; }, page() { renderError("This view needs branches.js."); } };
+  const EXT = {
+    dashboard: (...a) => (window.MAFIALAB_VIEWER.ext.dashboard || NOEXT.dashboard)(...a),
+    game: (...a) => (window.MAFIALAB_VIEWER.ext.game || NOEXT.game)(...a),
+    page: (...a) => (window.MAFIALAB_VIEWER.ext.page || NOEXT.page)(...a),
+  };
+  window.MAFIALAB_VIEWER = {
+    ext: {}, h, s, clear, load, pct, num, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
+    reloadIndex: () => load("index", "index", "data/index.js", true), route,
+  };
 
   window.addEventListener("hashchange", route);
   window.addEventListener("DOMContentLoaded", route);
@@ -306,6 +323,9 @@
     const sortKey = r.sort || "id", dir = r.dir === "desc" ? -1 : 1;
     games.sort((a, b) => dir * cmp(a[sortKey], b[sortKey]));
     root.appendChild(h("h1", null, "Games (" + games.length + ")"));
+    if (index.warnings && index.warnings.length) {
+      root.appendChild(notesBox(index.warnings.map((w) => ({ level: "warn", code: "warning", text: w }))));
+    }
     if (index.skipped && index.skipped.length) {
       root.appendChild(notesBox(index.skipped.map((x) => ({ level: "warn", code: "skipped", text: "Skipped " + x.path + ": " + x.reason }))));
     }
@@ -322,6 +342,7 @@
       h("td", { class: "num" }, pct(g.parse_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
     )));
     root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc") } }, h("thead", null, head), body));
+    EXT.dashboard(index, body, COLUMNS.length);
 
     root.appendChild(h("h2", null, "Corpus metrics"));
     root.appendChild(corpusMetrics(index.corpus_metrics));
@@ -575,7 +596,7 @@
   }
 
   // ------------------------------------------------------------------ game (moderator) view
-  function renderGame(row, g, step) {
+  function renderGame(row, g, step, index, r0) {
     const root = clear(app());
     const names = g.roster.map((r) => r.name);
     root.appendChild(h("h1", null, g.game_name + " · " + g.id));
@@ -584,6 +605,7 @@
     const seats = h("p", { class: "impersonate" }, "See it as: ", g.roster.map((r) => [h("a", { href: "#", class: "as-link", dataset: { seat: r.seat } }, r.name), " "]));
     root.appendChild(seats);
     const view = { view: "game", id: g.id, seat: null, update: null };
+    const ext = EXT.game({ root, row, g, index, names });
     if (!g.steps.length) {
       root.appendChild(seatGraph(names.length, (i) => ({ fill: roleFill(g.roster[i].team, g.roster[i].role, g), label: names[i], sub: g.roster[i].role }), [], "truth"));
       seats.querySelectorAll("a.as-link").forEach((a) => { a.href = gameHash(g.id, null, +a.dataset.seat); });
@@ -591,11 +613,12 @@
       return view;
     }
     const bySeq = new Map(g.events.map((ev) => [ev.seq, ev]));
-    const pick = (i) => { const q = g.steps[i]; history.replaceState(null, "", gameHash(g.id, q)); show(i); };
+    const pick = (i) => { const q = g.steps[i]; history.replaceState(null, "", gameHash(g.id, q) + ext.suffix()); show(i); };
     const sc = scrubber(g.steps, 0, pick, "");
     root.appendChild(sc.el);
     const strip = metricsStrip(g, pick);
     root.appendChild(strip.el || strip);
+    ext.timeline(pick);
     const tr = transcript(g.events, names, g);
     const graphBox = h("div", { class: "graphbox" });
     const voteBox = h("div", { class: "voteboxwrap" });
@@ -618,9 +641,10 @@
       clear(panels);
       g.roster.forEach((r) => panels.appendChild(beliefCard(r.seat, names, latestProbes(g.probes[r.seat], seq), { subtitle: r.role + (dead.has(r.seat) ? " †" : "") + " · " + r.agent, truth })));
       seats.querySelectorAll("a.as-link").forEach((a) => { a.href = gameHash(g.id, seq, +a.dataset.seat); });
+      ext.show(i, seq);
     }
-    view.update = (stepSeq) => show(stepIndexFor(g.steps, stepSeq));
-    view.update(step);
+    view.update = (stepSeq, r) => { show(stepIndexFor(g.steps, stepSeq)); ext.route(r || {}); };
+    view.update(step, r0);
     return view;
   }
 

@@ -1,0 +1,163 @@
+"""Branch views in a real headless browser (Debian chromium driven by Playwright, no download).
+
+The static site is built from the committed fixture ``tests/data/viewer_branches``; one
+browser serves the whole module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.viewer import build_site
+from tests.conftest import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+]
+FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
+ARTIFACTS = ROOT / "test-artifacts" / "viewer"
+
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium)", allow_module_level=True)
+if importlib.util.find_spec("playwright") is None:
+    pytest.skip("playwright is not installed: pip install -e '.[test]'", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    build_site(FIXTURE, out, jobs=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[tuple[Page, list[str]]]:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    pg.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    yield pg, errors
+    ctx.close()
+
+
+def url(site: Path, frag: str) -> str:
+    return (site / "index.html").as_uri() + frag
+
+
+def index_of(site: Path) -> dict[str, Any]:
+    text = (site / "data" / "index.js").read_text(encoding="utf-8")
+    return json.loads(text[len('MAFIALAB_DATA("index","index",') : -3])
+
+
+def test_tree_branch_page_and_static_build_has_no_branch_button(site: Path, page: tuple[Page, list[str]]) -> None:
+    pg, errors = page
+    index = index_of(site)
+    pg.goto(url(site, "#/"))
+    pg.wait_for_selector("tr.treerow ul.branchtree")
+    # branches are drawn under their parent, not as rows of their own
+    assert pg.locator("#games tbody tr:not([hidden]):not(.treerow)").count() == 1
+    assert pg.locator("tr.treerow li.batchnode").count() == len(index["batches"])
+    inject = next(b for b in index["batches"] if b["intervention"]["type"] == "inject" and b["replicas"] == 4)
+    node = pg.locator(f"li.batchnode[data-batch='{inject['batch']}']")
+    text = node.text_content() or ""
+    assert f"step {inject['step']}" in text and "4 replicas" in text
+    assert f"town {inject['town']['k']} / mafia {inject['mafia']['k']}" in text
+    # a branch page: breadcrumb back to the parent, prefix dimmed, fork step marked
+    gid = inject["games"][0]
+    row = next(r for r in index["games"] if r["id"] == gid)
+    fs = row["parent"]["fork_seq"]
+    pg.goto(url(site, f"#/game/{gid}"))
+    pg.wait_for_selector("#forknote")
+    crumbs = pg.eval_on_selector_all("#breadcrumb a", "els => els.map(e => e.textContent)")
+    assert crumbs == ["Dashboard", "parent", gid]
+    seqs = pg.eval_on_selector_all("#transcript li.prefix", "els => els.map(e => +e.dataset.seq)")
+    assert seqs and max(seqs) == fs - 1 and all(q < fs for q in seqs)
+    assert pg.eval_on_selector("#transcript li.forkstep", "e => +e.dataset.seq") == fs
+    assert pg.locator("#branch-button").count() == 0  # read-only static build
+    pg.click("#breadcrumb a[data-game='parent']")
+    pg.wait_for_selector("#sensitivity")
+    assert pg.evaluate("location.hash") == f"#/game/parent/step/{fs}"
+    assert errors == []
+
+
+def test_outcome_strip_and_comparison(site: Path, page: tuple[Page, list[str]]) -> None:
+    pg, errors = page
+    index = index_of(site)
+    bs = [b for b in index["batches"] if b["parent"] == "parent"]
+    a, b = bs[0], next(x for x in bs[1:] if x["town"]["p"] != bs[0]["town"]["p"])
+    pg.goto(url(site, f"#/batch/{a['batch']}"))
+    pg.wait_for_selector("#outcome")
+    widths = pg.eval_on_selector_all("#outcome rect.seg", "els => els.map(e => +e.getAttribute('width'))")
+    assert widths[0] == pytest.approx(600 * a["town"]["k"] / a["replicas"])
+    assert f"n = {a['n']} finished" in (pg.text_content(".outcome-legend") or "")
+    pg.click(f"a[href='#/compare/{a['batch']}/{b['batch']}']")
+    pg.wait_for_selector("#delta")
+    res = CliRunner().invoke(
+        app,
+        ["fork", "compare", str(FIXTURE), str(FIXTURE), "--batch-a", a["batch"], "--batch-b", b["batch"], "--format", "json"],
+    )  # fmt: skip
+    want = json.loads(res.stdout)
+    if not pg.locator("#swap").count():
+        d = want["difference"]["town"]
+        cells = pg.eval_on_selector_all("#delta tr[data-team=town] td", "els => els.map(e => e.textContent)")
+        assert cells[3] == f"{d['diff']:.3f}" and cells[4] == f"[{d['lo']:.3f}, {d['hi']:.3f}]"
+    assert pg.locator("#outcome-a, #outcome-b").count() == 2
+    assert errors == []
+
+
+def test_sensitivity_strip_and_bifurcation_panel(site: Path, page: tuple[Page, list[str]]) -> None:
+    pg, errors = page
+    rep = json.loads(CliRunner().invoke(app, ["bifurcate", "report", str(FIXTURE / "bif"), "--format", "json"]).stdout)
+    (point,) = rep["points"]
+    pg.goto(url(site, "#/game/parent"))
+    pg.wait_for_selector("#sensitivity rect.cell")
+    towns = pg.eval_on_selector_all("#sensitivity rect.cell", "els => els.map(e => e.dataset.town)")
+    assert len(towns) >= 2 and len(set(towns)) > 1
+    assert pg.locator("#dynamics svg.dyn").count() == 1 and pg.locator("#retest-floor").count() == 1
+    pg.click(f"#bif-badges a[data-point='{point['point_id']}']")
+    pg.wait_for_selector("#bifpanel")
+    assert pg.evaluate("location.hash").endswith(f"/bif/{point['point_id']}")
+    assert f"{point['modal_concentration']:.3f}" in (pg.text_content("#lockin") or "")
+    assert f"{point['flips']}/{point['forks']} = {point['flip_share']:.3f}" in (pg.text_content("#flipgauge") or "")
+    counts = dict(
+        pg.eval_on_selector_all("#targets tr", "els => els.map(e => [e.dataset.target, +e.children[1].textContent])")
+    )
+    assert counts == point["target_counts"]
+    assert pg.locator("#variants tbody tr").count() == point["forks"]
+    # an injected <img onerror> stays text
+    assert pg.locator("#variants img, #bifpanel img").count() == 0
+    assert any("<img" in t for t in pg.eval_on_selector_all("#variants td.vtext", "els => els.map(e => e.textContent)"))
+    assert pg.evaluate("window.__xss") is None
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / "bifurcation.png"), full_page=True)
+    # the fragment reopens the panel; a variant opens its fork
+    pg.reload()
+    pg.wait_for_selector("#bifpanel")
+    pg.click("#variants a.forklink >> nth=1")
+    pg.wait_for_selector("#forknote")
+    assert errors == []
