@@ -40,7 +40,8 @@ def _seat_options(spec: str, timeout: float, probe: bool) -> str:
         return spec
     head, _, query = spec.partition("?")
     given = dict(parse_qsl(query, keep_blank_values=True))
-    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe else {}), **given}
+    terminal = parse_seat_spec(spec).kind == "human"  # a terminal seat answers no probes
+    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe and not terminal else {}), **given}
     return f"{head}?{urlencode(opts)}"
 
 
@@ -309,7 +310,9 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    with progress_bar() as progress:
+    bar = progress_bar()
+    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+    with bar as progress:
         try:
             results = asyncio.run(
                 _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)

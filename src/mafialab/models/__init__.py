@@ -51,6 +51,8 @@ register_backend(
     "bus",
     "mafialab.models._bus:bus_factory",
     description="a worker behind a model-bus hub (mafialab bus serve): bus/KEY?base_url=http://HOST:8766",
+    max_concurrency=64,
+    concurrency_option=True,
 )
 register_backend(
     "local",

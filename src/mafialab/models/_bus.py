@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from mafialab.models._dialects import get_dialect
-from mafialab.models._pool import InFlightLimit
+from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, estimate_tokens
 
 BUS_OPTIONS = ("base_url", "token_env", "timeout", "max_tokens", "context_window", "max_concurrency", "http_client")
@@ -78,7 +78,8 @@ class BusModel:
         self.timeout = float(timeout)
         self.max_tokens = max_tokens
         self.context_window = context_window
-        self._limit = InFlightLimit(max_concurrency)
+        self._limit = InFlightLimit(int(max_concurrency))
+        self.max_concurrency = self._limit.limit
         self._client = http_client
 
     def __repr__(self) -> str:  # never shows the token
@@ -108,7 +109,7 @@ class BusModel:
         """Post the call to the hub and wait for a worker's text (errors returned, not raised)."""
         t0 = time.perf_counter()
         headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
-        async with self._limit():
+        async with self._limit(call_priority(request)):
             try:
                 if self._client is not None:
                     r = await self._post(self._client, request, headers)

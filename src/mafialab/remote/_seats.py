@@ -454,12 +454,22 @@ class ProbedRemoteAgent(RemoteAgent):
         )
 
 
-def seat_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> RemoteAgent:
-    """Agent factory for ``remote`` / ``human-web`` specs (registered with ``register_agent_resolver``).
+def seat_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> Any:
+    """Agent factory for ``remote``, ``human-web`` and ``human`` specs (registered with ``register_agent_resolver``).
+
+    Returns:
+        A :class:`RemoteAgent` (a :class:`ProbedRemoteAgent` with ``probe=1``), or a
+        :class:`~mafialab.remote.HumanTerminalAgent` for ``human``.
 
     Raises:
-        SeatSpecError: A malformed spec.
+        SeatSpecError: A malformed spec, or ``probe=1`` on a terminal seat.
     """
     parsed = parse_seat_spec(spec)
+    if parsed.kind == "human":
+        from mafialab.remote._human import HumanTerminalAgent
+
+        if parsed.probe:
+            raise SeatSpecError(f"seat spec: {spec!r}: terminal seats are not probed (human-web seats are)")
+        return HumanTerminalAgent(seat, rules, seed, parsed)
     cls = ProbedRemoteAgent if parsed.probe else RemoteAgent
     return cls(seat, rules, seed, parsed)

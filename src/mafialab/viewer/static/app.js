@@ -298,6 +298,7 @@
   window.MAFIALAB_VIEWER = {
     ext: {}, h, s, clear, load, pct, num, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
     reloadIndex: () => load("index", "index", "data/index.js", true), route,
+    rerender: () => { current = null; return route(); },
   };
 
   window.addEventListener("hashchange", route);
