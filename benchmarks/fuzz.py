@@ -35,6 +35,7 @@ import concurrent.futures as cf
 import json
 import random
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -470,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-seconds", type=float, default=None, help="stop starting games after this long")
     p.add_argument("--progress", action="store_true", help="a line to stderr every 50 games")
     a = p.parse_args(argv)
+    # a stopped run (kill PID) unwinds like Ctrl-C: the game in progress is dropped, its temporary
+    # folder deleted, and the checkpoint keeps every finished game
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     res = run(
         a.games,
         a.seed,
