@@ -417,7 +417,16 @@ def run(
     """
     done = read_checkpoint(checkpoint)
     todo = [i for i in range(games) if i not in done]
-    sink = checkpoint.open("a", encoding="utf-8") if checkpoint is not None else None
+    sink = None
+    if checkpoint is not None:
+        torn = False
+        if checkpoint.is_file() and checkpoint.stat().st_size > 0:
+            with checkpoint.open("rb") as fh:
+                fh.seek(-1, 2)
+                torn = fh.read(1) != b"\n"
+        sink = checkpoint.open("a", encoding="utf-8")
+        if torn:  # a run stopped mid-line: end that line so the next record stands on its own
+            sink.write("\n")
     t0 = time.perf_counter()
     played = 0
 
