@@ -102,6 +102,10 @@ def test_scores_carry_per_observation_values(both: dict[str, Path]) -> None:
         if rec["ok"]:
             assert score.value["shift_target"] == rec["shift"]["target"]  # type: ignore[index]
             assert score.value["prior_accuser"] == rec["prior"]["accuser"]  # type: ignore[index]
+            # the transcript is the shift conversation: system, history + prior question, the
+            # model's prior, the message + shift question, the shift answer
+            assert [m.role for m in s.messages] == ["system", "user", "assistant", "user", "assistant"]
+            assert s.messages[-1].text == rec["calls"][-1]["text"]
         else:
             assert "non_json" in score.explanation  # type: ignore[operator]
 
@@ -117,7 +121,7 @@ def test_report_command_prints_the_same_tables_from_an_inspect_log(both: dict[st
             (tmp_path / "ours" / "table1_models.csv").read_text()
         )
     assert outputs[0] == outputs[1] == outputs[2]
-    assert "Table 1" in outputs[0] or "t1" in outputs[0].lower() or "Acc." in outputs[0]
+    assert "(groups; paper Table 1)" in outputs[0] and "(groups; paper Table 2)" in outputs[0]
 
 
 def test_report_refuses_a_log_of_another_task(tmp_path: Path, both: dict[str, Path]) -> None:

@@ -32,7 +32,8 @@ from mafialab.analysis._bootstrap import (
     percentile_ci,
     wilson,
 )
-from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
+from mafialab.analysis._calibration import calibration, calibration_population, calibration_summary
+from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games, same_id
 from mafialab.analysis._dynamics import (
     SuspicionVector,
     belief_dynamics,
@@ -112,6 +113,9 @@ __all__ = [
     "answer",
     "belief_edges",
     "bootstrap_weights",
+    "calibration",
+    "calibration_population",
+    "calibration_summary",
     "cluster_bootstrap_ci",
     "clusters_with_data",
     "compute_report",
@@ -122,6 +126,7 @@ __all__ = [
     "get_method",
     "instrument",
     "load_games",
+    "same_id",
     "no_interval_reason",
     "log_tables",
     "mcnemar_exact",

@@ -142,6 +142,8 @@ class GameData:
         root: Id of the root game: the game itself, or for a branch (a fork) its first
             ancestor that is not a branch; the bootstrap clusters on it.
         branch: Whether the game is a branch (its header has a ``parent`` block).
+        degraded: Whether the integrity gate marked the game degraded (its ``game_status``);
+            the metrics leave such games out (listed under the report's ``degraded``).
     """
 
     game_id: str
@@ -167,6 +169,7 @@ class GameData:
     agent_turns: int = 0
     root: str = ""
     branch: bool = False
+    degraded: bool = False
 
     @property
     def skipped(self) -> bool:
@@ -231,6 +234,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         agents={s.name: s.agent for s in h.roster},
         root=h.parent.root if h.parent is not None else h.game_id,
         branch=h.parent is not None,
+        degraded=bool(log_.status is not None and log_.status.degraded),
     )
     cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:

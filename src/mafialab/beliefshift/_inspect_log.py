@@ -61,7 +61,10 @@ def read_inspect_results(path: Path) -> tuple[list[ResultRecord], list[str]]:
         raise ImportError(f"{path}: reading Inspect logs needs Inspect AI: {INSPECT_HINT}") from err
     path = Path(path)
     try:
-        log = read_eval_log(str(path))
+        try:  # the records are in the scores: skip the transcripts (much of a large log)
+            log = read_eval_log(str(path), exclude_fields={"messages", "events"})
+        except TypeError:  # an Inspect without exclude_fields
+            log = read_eval_log(str(path))
     except (OSError, ValueError, zipfile.BadZipFile, json.JSONDecodeError) as err:
         raise BeliefShiftFormatError(f"{path}: not a readable Inspect log ({type(err).__name__}: {err})") from None
     task = log.eval.task

@@ -96,15 +96,17 @@ def _print_tables(rep: dict[str, Any]) -> None:
         )
     console.print(t)
     cal = rep["calibration"]
-    t = Table("confidence", "n", "accuracy", "mean confidence", title="F2 calibration")
+    t = Table("confidence", "n", "games", "accuracy", "95% CI", "mean confidence", title="F2 calibration")
     for b in cal["bins"]:
         hi = f"{b['hi']}]" if b["hi"] == 100 else f"{b['hi']})"
-        t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), _f(b["accuracy"]), _f(b["mean_confidence"], 2))
+        t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), str(b["games"]), _f(b["accuracy"]),
+                  _ci(b["ci95"]) or b["no_interval"] or "", _f(b["mean_confidence"], 2))  # fmt: skip
     console.print(t)
     console.print(
-        f"n={cal['n']}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
+        f"n={cal['n']} in {cal['games']} game(s)  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
         f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'], cal['brier'])}"
     )
+    console.print(f"counted: {cal['population']}", style="dim", highlight=False)
     t = Table("predictor", "pairs", "over-prediction", "95% CI", "pred/actual suspects", "accuracy", "majority",
               title="F3 second-order")  # fmt: skip
     for side, v in rep["second_order"].items():

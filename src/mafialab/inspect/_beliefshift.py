@@ -14,7 +14,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from mafialab.beliefshift import ResultRecord, RunOptions, build_report, elicit_observation, read_bench
-from mafialab.inspect._model import InspectChatModel
+from mafialab.inspect._model import InspectChatModel, to_inspect_message
 
 RESULT_KEY = "result"
 """Key of the observation's result record (JSON) in the score's metadata and the sample's store.
@@ -148,7 +148,8 @@ def elicit(header: Any, items: dict[str, Any], options: RunOptions) -> Solver:
 
     Calls :func:`mafialab.beliefshift.elicit_observation` with the model under evaluation
     behind :class:`~mafialab.inspect.InspectChatModel`; the record goes to the sample's store
-    (key ``result``), the calls' answers to the transcript.
+    (key ``result``); the sample's messages become the last stage's conversation and answer
+    (anchored: history, prior question, prior answer, message and shift question, shift answer).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -157,9 +158,12 @@ def elicit(header: Any, items: dict[str, Any], options: RunOptions) -> Solver:
         chat = InspectChatModel(get_model(), context_window=options.context_window)
         rec = await elicit_observation(header, item, obs, chat, options)
         state.store.set(RESULT_KEY, rec.model_dump(mode="json"))
-        state.messages.extend(out.message for out in chat.outputs if out.choices)
-        if chat.outputs:
-            state.output = chat.outputs[-1]
+        if chat.outputs:  # the transcript: the last stage's conversation and its answer
+            last = chat.outputs[-1]
+            state.messages = [to_inspect_message(m) for m in chat.requests[-1].messages]
+            if last.choices:
+                state.messages.append(last.message)
+            state.output = last
         return state
 
     return solve

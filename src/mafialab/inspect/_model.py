@@ -47,6 +47,7 @@ class InspectChatModel:
 
     Attributes:
         name: ``provider/model`` as Inspect names it (e.g. ``openai/gpt-4o``).
+        requests: Every request sent, in order.
         outputs: Every :class:`~inspect_ai.model.ModelOutput` received, in order.
     """
 
@@ -57,6 +58,7 @@ class InspectChatModel:
         self.model = model
         self.name = str(model)
         self.context_window = context_window
+        self.requests: list[ChatRequest] = []
         self.outputs: list[ModelOutput] = []
 
     def count_tokens(self, text: str) -> int:
@@ -66,6 +68,7 @@ class InspectChatModel:
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer ``request`` with one Inspect generate call (errors returned, never raised)."""
         t0 = time.perf_counter()
+        self.requests.append(request)
         config = GenerateConfig(
             max_tokens=request.max_tokens,
             temperature=request.temperature,
@@ -73,7 +76,7 @@ class InspectChatModel:
             response_schema=_response_schema(request.json_schema),
         )
         try:
-            out = await self.model.generate([_message(m) for m in request.messages], config=config)
+            out = await self.model.generate([to_inspect_message(m) for m in request.messages], config=config)
         except Exception as err:  # a provider that raises after Inspect's own retries
             log.warning("%s: generate failed: %s: %s", self.name, type(err).__name__, err)
             return ChatResponse(
@@ -86,7 +89,8 @@ class InspectChatModel:
         return _response(out, request, self.name, time.perf_counter() - t0)
 
 
-def _message(m: ChatMessage) -> InspectMessage:
+def to_inspect_message(m: ChatMessage) -> InspectMessage:
+    """An Inspect chat message with the role and text of a mafialab one."""
     if m.role == "system":
         return ChatMessageSystem(content=m.content)
     if m.role == "assistant":

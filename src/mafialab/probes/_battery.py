@@ -271,16 +271,27 @@ def resolve_battery(spec: str | Path | ProbeBattery | None) -> ProbeBattery | No
 
 
 # --------------------------------------------------------------------------- rendering
+CHAIN_MAX_CHARS = 16_000
+"""Longest chained answer spliced into a later question (characters; longer ones are cut).
+
+Four times what the largest built-in probe cap (900 tokens) can hold at 4 characters per
+token, so a real answer is never cut; a backend that ignores the token cap (a 100 kB answer)
+cannot make every later question of the seat carry it."""
+
+
 def chain_text(parsed: Any, raw: str | None) -> str:
     """Text spliced for a chained answer: compact JSON of the parsed answer, else the raw text.
 
-    Returns :data:`NOT_AVAILABLE` when there is neither (MafiaScope's revised chaining).
+    Returns :data:`NOT_AVAILABLE` when there is neither (MafiaScope's revised chaining). A
+    text longer than :data:`CHAIN_MAX_CHARS` is cut there and ends with ``…``.
     """
     if parsed is not None:
-        return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
-    if raw and raw.strip():
-        return raw.strip()
-    return NOT_AVAILABLE
+        text = json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+    elif raw and raw.strip():
+        text = raw.strip()
+    else:
+        return NOT_AVAILABLE
+    return text if len(text) <= CHAIN_MAX_CHARS else text[: CHAIN_MAX_CHARS - 1] + "…"
 
 
 def render_question(probe: ProbeSpec, values: Mapping[str, str], answers: Mapping[str, str]) -> str:
