@@ -33,6 +33,7 @@ from mafialab.analysis._bootstrap import (
     wilson,
 )
 from mafialab.analysis._calibration import calibration, calibration_population, calibration_summary
+from mafialab.analysis._coverage import METRIC_PROBES, coverage
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games, same_id
 from mafialab.analysis._dynamics import (
     SuspicionVector,
@@ -73,6 +74,7 @@ from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_
 from mafialab.analysis._report import compute_report, find_retests, report, report_rows
 
 __all__ = [
+    "METRIC_PROBES",
     "QUADRANT_NAMES",
     "SuspicionVector",
     "VoteQuadrant",
@@ -114,6 +116,7 @@ __all__ = [
     "belief_edges",
     "bootstrap_weights",
     "calibration",
+    "coverage",
     "calibration_population",
     "calibration_summary",
     "cluster_bootstrap_ci",

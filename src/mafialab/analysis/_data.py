@@ -144,6 +144,8 @@ class GameData:
         branch: Whether the game is a branch (its header has a ``parent`` block).
         degraded: Whether the integrity gate marked the game degraded (its ``game_status``);
             the metrics leave such games out (listed under the report's ``degraded``).
+        battery: The probe battery's fingerprint from the header (``meta.probes``,
+            ``<name>:<8 hex>``), ``None`` for games recorded without one (or imported).
     """
 
     game_id: str
@@ -170,6 +172,7 @@ class GameData:
     root: str = ""
     branch: bool = False
     degraded: bool = False
+    battery: str | None = None
 
     @property
     def skipped(self) -> bool:
@@ -235,6 +238,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         root=h.parent.root if h.parent is not None else h.game_id,
         branch=h.parent is not None,
         degraded=bool(log_.status is not None and log_.status.degraded),
+        battery=str(h.meta["probes"]) if isinstance(h.meta.get("probes"), str) else None,
     )
     cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:

@@ -13,6 +13,7 @@ import numpy as np
 from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
 from mafialab.analysis._bootstrap import MIN_CLUSTERS, bootstrap_weights, cluster_bootstrap_ci, no_interval_reason
 from mafialab.analysis._calibration import calibration_summary
+from mafialab.analysis._coverage import coverage
 from mafialab.analysis._data import GameData, load_games
 from mafialab.analysis._dynamics import DYNAMICS_FIELDS, belief_dynamics, dynamics_block, retest_floor
 from mafialab.analysis._instrument import instrument
@@ -96,7 +97,9 @@ def compute_report(
         ``resamples``, ``seed``, ``skipped``, ``degraded`` (ids of games the integrity gate
         marked degraded: left out of every number, as in the viewer), ``no_interval``.
         ``calibration`` is :func:`mafialab.analysis.calibration_summary` (with its
-        ``population`` in words and per-bin intervals). Rates whose denominator is 0
+        ``population`` in words and per-bin intervals). ``coverage``
+        (:func:`mafialab.analysis.coverage`) says which metrics the probe answers support
+        and, for each missing one, which probe it needs. Rates whose denominator is 0
         are ``null``; an interval is ``null`` when fewer than
         :data:`~mafialab.analysis.MIN_CLUSTERS` games contribute to its statistic (a bootstrap
         over one game has zero width) or it cannot be computed; ``no_interval`` is the reason
@@ -258,6 +261,7 @@ def compute_report(
         "dynamics": dynamics,
         "quadrants": quadrants,
         "instrument": instrument(used, m),
+        "coverage": coverage(used, m),
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import json
 import logging
@@ -21,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
-from mafialab.analysis import DEFAULT, GameData, game_data, parse_counts, transcript_predictions
+from mafialab.analysis import DEFAULT, GameData, coverage, game_data, parse_counts, transcript_predictions
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
@@ -346,6 +347,7 @@ def build_game(
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
         "vote_predictions": _vote_predictions(glog, gd),
+        "coverage": _coverage(gd),
         "decision_seq": decision_seqs(events),
         "dynamics": dynamics_payload(gd, [r for r in retests if r.game_id == h.game_id]),
         "parent": branch_row_info(glog),
@@ -383,6 +385,16 @@ def build_game(
         "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
+
+
+def _coverage(gd: GameData) -> dict[str, Any]:
+    """What this game's probe answers support (:func:`mafialab.analysis.coverage`), for the page's notes."""
+    cov = coverage([dataclasses.replace(gd, degraded=False)], DEFAULT)  # a degraded game's own answers count here
+    return {
+        "answers": cov["answers"],
+        "battery": gd.battery,
+        "missing": {k: v["why"] for k, v in cov["metrics"].items() if not v["computed"]},
+    }
 
 
 def _step_metrics(

@@ -154,7 +154,14 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
         cal = report_calibration(rep)
         if cal is not None:
             groups.append({"kind": "corpus", "key": name, **cal})
-        out[name] = {"games": rep.get("games"), "metrics": report_rows(rep), "calibration": cal}
+        cov = rep.get("coverage", {}).get("metrics", {})
+        out[name] = {
+            "games": rep.get("games"),
+            "metrics": report_rows(rep),
+            "calibration": cal,
+            # what the probe battery does not support, and the probe each missing metric needs
+            "missing": [v["why"] for v in cov.values() if not v["computed"]],
+        }
     groups = _calibration_groups(analysis, everything, groups)
     return {
         "available": True,

@@ -362,6 +362,7 @@
       const rows = (block.metrics || []).map((m) => h("tr", null, h("td", null, m.name), h("td", { class: "num" }, num(m.value, 4)),
         h("td", { class: "num" }, m.ci ? "[" + num(m.ci[0], 4) + ", " + num(m.ci[1], 4) + "]" : "–"), h("td", { class: "num" }, m.n === undefined ? "" : m.n)));
       box.appendChild(h("table", { class: "metrics", dataset: { corpus: name } }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
+      (block.missing || []).forEach((why) => box.appendChild(h("p", { class: "note info missing-metric" }, "Not computed: " + why)));
       if (block.calibration) box.appendChild(calibrationChart(block.calibration, name));
     }
     box.appendChild(h("p", { class: "muted" }, "Computed by " + cm.source + " at build time."));
@@ -574,8 +575,19 @@
     const x = (i) => L + (n <= 1 ? 0 : (i / (n - 1)) * (W - L - R)), y = (v) => T + (1 - v) * (H - T - B);
     const svg = s("svg", { class: "strip", id: "strip", viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none", width: "100%", height: H });
     const hasData = g.metrics.recall.some((v) => v !== null) || g.metrics.agree.some((v) => v !== null) || Object.values(g.metrics.acc).some((a) => a.some((v) => v !== null));
-    if (!hasData) return h("div", { class: "strip-empty muted", id: "strip" }, "Metrics strip: no usable probe answers in this game.");
+    const cov = g.coverage || { answers: {}, missing: {} };
+    const have = Object.entries(cov.answers || {}).map(([k, v]) => k + " " + v).join(", ");
+    const lacks = ["first_order", "second_order"].filter((k) => cov.missing && cov.missing[k]).map((k) => cov.missing[k]);
+    if (!hasData) {
+      const text = have
+        ? "Metrics strip: accuracy and recall need role_assessment answers, agreement needs social_map and role_assessment; this game has usable " + have +
+          (cov.battery ? " (battery " + cov.battery + ")" : "") + ". The vote panel (top-1 suspect against the vote) and belief dynamics read the suspicion rankings."
+        : "Metrics strip: no usable probe answers in this game.";
+      return h("div", { class: "strip-empty muted", id: "strip" }, text);
+    }
     [0, 0.5, 1].forEach((v) => { svg.appendChild(s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" })); svg.appendChild(s("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, String(v))); });
+    svg.appendChild(s("text", { x: 10, y: (T + H - B) / 2, class: "label axis-title", "text-anchor": "middle", transform: "rotate(-90 10 " + (T + H - B) / 2 + ")" }, "share (0–1)"));
+    svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 3, class: "label axis-title", "text-anchor": "middle" }, "step of the game (click to jump)"));
     const path = (vals) => {
       let d = "", pen = false;
       vals.forEach((v, i) => { if (v === null) { pen = false; return; } d += (pen ? " L" : " M") + x(i).toFixed(1) + " " + y(v).toFixed(1); pen = true; });
@@ -598,7 +610,8 @@
       h("span", { class: "key recall" }, "crowd recall of " + teamName(g, "mafia")), h("span", { class: "key agree" }, "second-order agreement"),
       g.roster.map((r) => h("span", { class: "key acc", style: null, dataset: { seat: r.seat } }, h("i", { class: "swatch", dataset: { c: r.seat % PALETTE.length } }), r.name + " accuracy")));
     legend.querySelectorAll("i.swatch").forEach((i) => { i.style.background = PALETTE[+i.dataset.c]; });
-    return { el: h("div", { class: "stripbox" }, svg, legend), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
+    const gaps = lacks.length ? h("p", { class: "muted strip-missing" }, "Not drawn: " + lacks.join(" · ")) : null;
+    return { el: h("div", { class: "stripbox" }, svg, legend, gaps), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
   }
 
   function stepIndexFor(steps, seq) {
