@@ -661,7 +661,7 @@ class RulesAnnotator:
                     # "... but now they're pushing at Finley", "..., but also voted for Dana":
                     # the names are objects, the subject is the player of the clause before
                     own, inherited = (subjects if not first else prev_subjects), True
-                if inherited and not own and len(last_all) == 1 and comp.pronoun_subject.search(clause):
+                if inherited and not own and len(last_all) == 1 and comp.pronoun.search(clause):
                     own = last_all  # "My vote goes to Casey; she has been deflecting": the one player named
                 last_all = sorted({m.group(1) for m in comp.name.finditer(clause)}) or last_all
                 if own:
