@@ -426,7 +426,7 @@ class RulesAnnotator:
                 if pron
                 else []
             ),
-            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+)?$", i)
+            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+){{0,3}}$", i)
             if c.get("first_person")
             else None,
             self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
