@@ -130,6 +130,8 @@ DEFINITION_CASES = [
         {"Bailey": "suspect"},
     ),
     ("Bailey and Casey think Dana is the Mafia.", {}),
+    # "from" names whose the thing is, not the object of an action
+    ("The failed intros from Bailey and Dana are suspicious.", {"Bailey": "suspect", "Dana": "suspect"}),
     # an enumeration is no suspicion
     ("Looking at the remaining players: Bailey, Casey and Dana have voted together.", {}),
 ]  # fmt: skip
