@@ -202,3 +202,26 @@ def test_served_branch_button_forks_and_the_branch_appears(tmp_path: Path, page:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(ARTIFACTS / "served-branch.png"), full_page=True)
     assert errors == []
+
+
+def test_served_page_with_a_wrong_token_gets_401(tmp_path: Path, page: tuple[Page, list[str]]) -> None:
+    import shutil
+
+    from mafialab.viewer import SiteServer
+
+    pg, errors = page
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURE / "parent", logs / "parent")
+    build_site(logs, tmp_path / "site", jobs=1)
+    with SiteServer(tmp_path / "site", 0, logs=logs, token="s3cret") as srv:
+        pg.goto(srv.url + "#/game/parent")
+        pg.click("#branch-button")
+        pg.fill("#branch-token", "wrong")
+        pg.click("#branch-token-ok")
+        pg.wait_for_selector("#branch-error")
+        assert "HTTP 401" in (pg.text_content("#branch-error") or "")
+        pg.click("#branch-button")  # the wrong token was forgotten: asked again, the right one works
+        pg.fill("#branch-token", "s3cret")
+        pg.click("#branch-token-ok")
+        pg.wait_for_selector("#branch-step")
+    assert [e for e in errors if "401" not in e] == []

@@ -32,7 +32,19 @@ from mafialab.analysis._bootstrap import (
     percentile_ci,
     wilson,
 )
-from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
+from mafialab.analysis._calibration import calibration, calibration_population, calibration_summary
+from mafialab.analysis._compare import (
+    BY_KEYS,
+    REFERENCES,
+    compare,
+    compare_rows,
+    group_games,
+    load_reference,
+    pooled_mix,
+    summary_table,
+)
+from mafialab.analysis._coverage import METRIC_PROBES, coverage
+from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games, same_id
 from mafialab.analysis._dynamics import (
     SuspicionVector,
     belief_dynamics,
@@ -72,6 +84,15 @@ from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_
 from mafialab.analysis._report import compute_report, find_retests, report, report_rows
 
 __all__ = [
+    "BY_KEYS",
+    "REFERENCES",
+    "compare",
+    "compare_rows",
+    "group_games",
+    "load_reference",
+    "pooled_mix",
+    "summary_table",
+    "METRIC_PROBES",
     "QUADRANT_NAMES",
     "SuspicionVector",
     "VoteQuadrant",
@@ -112,6 +133,10 @@ __all__ = [
     "answer",
     "belief_edges",
     "bootstrap_weights",
+    "calibration",
+    "coverage",
+    "calibration_population",
+    "calibration_summary",
     "cluster_bootstrap_ci",
     "clusters_with_data",
     "compute_report",
@@ -122,6 +147,7 @@ __all__ = [
     "get_method",
     "instrument",
     "load_games",
+    "same_id",
     "no_interval_reason",
     "log_tables",
     "mcnemar_exact",

@@ -128,12 +128,16 @@ def answer_schema(decision: Decision, view: PlayerView) -> dict[str, Any]:
 
 
 def _schema_error(schema: dict[str, Any], value: Any) -> str | None:
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as err:
-        where = "/".join(str(p) for p in err.absolute_path) or "answer"
-        return f"{where}: {err.message}"[:300]
-    return None
+    """Why ``value`` breaks ``schema`` (the first error, naming its place), or ``None``."""
+    try:  # schemas come from the engine or a validated battery: not re-checked on every answer
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        err = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    except jsonschema.exceptions.SchemaError:
+        return None
+    if err is None:
+        return None
+    where = "/".join(str(p) for p in err.absolute_path) or "answer"
+    return f"{where}: {err.message}"[:300]
 
 
 @dataclass

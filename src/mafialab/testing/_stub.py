@@ -260,7 +260,11 @@ class OpenAIStub:
                 return 400, {"error": {"message": "n > 1 is not supported", "type": "invalid_request"}}
             n = n if self.max_n is None else min(n, self.max_n)
             out = self.responder(body)
-            more = [self.responder({**body, "seed": f"{body.get('seed')}/{i}"}) for i in range(1, n)]
+            more = (
+                [self.responder({**body, "seed": f"{body.get('seed')}/{i}"}) for i in range(1, n)]
+                if isinstance(out, str)
+                else []
+            )
         finally:
             self.in_flight -= 1
         if isinstance(out, tuple):

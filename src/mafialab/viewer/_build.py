@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import json
 import logging
@@ -21,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
-from mafialab.analysis import DEFAULT, GameData, game_data, transcript_predictions
+from mafialab.analysis import DEFAULT, GameData, coverage, game_data, parse_counts, transcript_predictions
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
@@ -346,6 +347,7 @@ def build_game(
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
         "vote_predictions": _vote_predictions(glog, gd),
+        "coverage": _coverage(gd),
         "decision_seq": decision_seqs(events),
         "dynamics": dynamics_payload(gd, [r for r in retests if r.game_id == h.game_id]),
         "parent": branch_row_info(glog),
@@ -361,7 +363,7 @@ def build_game(
     for b in beliefs:
         if b.ok and b.probe_id == "role_assessment" and b.seat < n_seats:
             calib.setdefault(h.roster[b.seat].agent, CalibrationCounter()).add_belief(b, h.roster)
-    parsed = sum(1 for p in probes if p.parse_ok)
+    parsed = parse_counts(gd, DEFAULT)[1]  # the report's definition: an answer stored or re-parsed
     ends = [e for e in events if e.kind == "game_end"]
     row = {
         "id": h.game_id,
@@ -383,6 +385,16 @@ def build_game(
         "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
+
+
+def _coverage(gd: GameData) -> dict[str, Any]:
+    """What this game's probe answers support (:func:`mafialab.analysis.coverage`), for the page's notes."""
+    cov = coverage([dataclasses.replace(gd, degraded=False)], DEFAULT)  # a degraded game's own answers count here
+    return {
+        "answers": cov["answers"],
+        "battery": gd.battery,
+        "missing": {k: v["why"] for k, v in cov["metrics"].items() if not v["computed"]},
+    }
 
 
 def _step_metrics(
@@ -737,7 +749,6 @@ def build_site(
         shutil.rmtree(data)
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
-    calib: dict[tuple[str, str], CalibrationCounter] = {}
     keys = _site_keys(root, dirs, summary.warnings)
     searched = root.is_dir() and isinstance(src, Path | str)
     retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
@@ -758,11 +769,6 @@ def build_site(
             gid = res.row["id"]
             rows.append(res.row)
             summary.games.append(gid)
-            if not res.row["degraded"]:
-                corpus = res.row["corpus"]
-                for model, c in sorted(res.calib_by_model.items()):
-                    for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
-                        calib.setdefault(key, CalibrationCounter()).merge(c)
         if rows:
             metrics = metrics_future.result() if metrics_future is not None else corpus_metrics(corpora)
     if not rows:
@@ -771,12 +777,6 @@ def build_site(
             + "; ".join(r for _, r in summary.skipped[:3])
             + " (MafiaScope logs? import them first: mafialab import mafiascope DIR --out LOGS)"
         )
-    groups = [
-        {"kind": kind, "key": key, "n": c.total, "ece": c.ece(), "bins": c.bins()}
-        for (kind, key), c in sorted(
-            calib.items(), key=lambda kv: ({"all": 0, "corpus": 1, "model": 2}[kv[0][0]], kv[0][1])
-        )
-    ]
     bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
     summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
     index = {
@@ -786,7 +786,8 @@ def build_site(
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "warnings": summary.warnings,
         "corpus_metrics": metrics,
-        "calibration": groups,
+        # one definition (mafialab.analysis.calibration): the same numbers as `mafialab report`
+        "calibration": metrics.get("calibration_groups", []),
         "batches": batches_of(rows),
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
