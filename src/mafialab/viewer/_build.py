@@ -61,6 +61,7 @@ from mafialab.viewer._branches import (
     parent_files,
 )
 from mafialab.viewer._corpus import corpus_metrics
+from mafialab.viewer._season import season_payloads
 
 log = logging.getLogger(__name__)
 
@@ -785,6 +786,7 @@ def build_site(
         "games": rows,
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "warnings": summary.warnings,
+        "seasons": season_payloads(root, rows, summary.warnings) if searched else [],
         "corpus_metrics": metrics,
         # one definition (mafialab.analysis.calibration): the same numbers as `mafialab report`
         "calibration": metrics.get("calibration_groups", []),
