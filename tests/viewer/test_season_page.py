@@ -73,5 +73,13 @@ def test_the_season_page_renders_and_links_to_games(season_site: tuple[Path, Pat
         assert "The town talks itself into knots" in text and "MVP: Alex" in text
         pg.click("#season-games section h3 a >> nth=0")
         pg.wait_for_selector("#strip, .strip-empty")
+        # the game page's title names the game, not a team (it read "Mafia · <id>", like a winner)
+        title = pg.text_content("h1") or ""
+        assert title.startswith("Game demo-season-g000") and "Mafia" not in title and "Town" not in title
+        facts = pg.text_content("#game-facts") or ""
+        assert "won by" in facts and "rules arena12-v1" in facts
+        # the metrics strip has axis titles
+        if pg.locator("svg#strip").count():
+            assert pg.locator("svg#strip text.axis-title").count() == 2
         assert errors == []
         b.close()

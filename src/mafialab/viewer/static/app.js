@@ -662,8 +662,8 @@
   function renderGame(row, g, step, index, r0) {
     const root = clear(app());
     const names = g.roster.map((r) => r.name);
-    root.appendChild(h("h1", null, g.game_name + " · " + g.id));
-    root.appendChild(h("p", { class: "muted" }, g.rules_id + " · seed " + g.seed + " · source " + g.source + " · " + (g.winner ? "winner: " + teamName(g, g.winner) : "unfinished")));
+    root.appendChild(h("h1", null, "Game " + g.id));
+    root.appendChild(h("p", { class: "muted", id: "game-facts" }, g.game_name + " rules " + g.rules_id + " · seed " + g.seed + " · source " + g.source + " · " + (g.winner ? "won by " + teamName(g, g.winner) : "unfinished")));
     const nb = notesBox(g.notes); if (nb) root.appendChild(nb);
     const seats = h("p", { class: "impersonate" }, "See it as: ", g.roster.map((r) => [h("a", { href: "#", class: "as-link", dataset: { seat: r.seat } }, r.name), " "]));
     root.appendChild(seats);
