@@ -183,3 +183,15 @@ async def test_mafialab_worker_serves_any_model(hub_server: BackgroundServer, mo
     served = await asyncio.wait_for(task, 5)
     assert (r1.text, r2.text) == ("echo bus: ping", "echo probe: ping")
     assert served == 2 and [r.purpose for r in mock.requests] == ["bus", "probe"]
+
+
+def test_bus_serve_binds_another_interface_only_with_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from mafialab.cli import app
+
+    res = CliRunner().invoke(app, ["bus", "serve", "--host", "0.0.0.0", "--port", "0"])
+    assert res.exit_code == 2 and "--host" in res.output and "token" in res.output
+    monkeypatch.delenv("NO_SUCH_TOKEN_VAR", raising=False)
+    res = CliRunner().invoke(app, ["bus", "serve", "--token-env", "NO_SUCH_TOKEN_VAR"])
+    assert res.exit_code == 2 and "NO_SUCH_TOKEN_VAR" in res.output
