@@ -256,10 +256,12 @@ class LLMAgent:
             last = attempt == attempts
             if isinstance(result, Action):
                 status = "ok" if attempt == 1 else "retried"
-                self._report(self._info(decision.kind, status, attempt, resp, None, decision.id, ctx))
+                self._report(
+                    self._info(decision.kind, status, attempt, resp, None, decision.id, ctx).with_prompt(messages)
+                )
                 return result
             status = "fallback" if last else "unusable"
-            self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx))
+            self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx, messages=messages))
             log.info("seat %d decision %d attempt %d: %s", self.seat, decision.id, attempt, result)
             if not last:
                 retry = self.renderer._fmt(self.pack.retry, reason=_reason_word(result))
@@ -276,8 +278,9 @@ class LLMAgent:
         decision: int | None,
         ctx: dict[str, Any],
         probe_id: str | None = None,
+        messages: list[ChatMessage] | None = None,
     ) -> CallRecord:
-        return CallRecord.of_response(
+        rec = CallRecord.of_response(
             resp,
             seat=self.seat,
             purpose=purpose,
@@ -289,6 +292,7 @@ class LLMAgent:
             probe_id=probe_id,
             context=ctx,
         )
+        return rec.with_prompt(messages) if messages is not None else rec  # prefix accounting
 
     # ------------------------------------------------------------------ probes
     async def probe(
@@ -324,7 +328,9 @@ class LLMAgent:
         )
         resp = await self._call(req)
         status = "ok" if resp.ok else "error"
-        self._report(self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id))
+        self._report(
+            self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id).with_prompt(messages)
+        )
         return resp
 
 

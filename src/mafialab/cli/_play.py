@@ -19,7 +19,7 @@ from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, 
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games, preflight
-from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
+from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
@@ -305,3 +305,6 @@ def play(
             + (f", cost ${sum(cost):.4f}" if cost else "")
             + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
         )
+        summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
+        if summaries:
+            console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
