@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from mafialab.agents._prompts import (
@@ -98,6 +99,8 @@ class LLMAgent:
         self.label = label or model.name
         self.calls: CallSink | None = None
         self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
+        # full contexts of the last few views (the probes of one step share one view object)
+        self._contexts: OrderedDict[int, tuple[PlayerView, list[ChatMessage]]] = OrderedDict()
 
     def describe(self) -> dict[str, Any]:
         """Settings worth recording in the game header (no secrets): model, pack, layout, caps."""
@@ -139,7 +142,7 @@ class LLMAgent:
             ``(messages, context record)``; the record is ``{}`` unless shortening was needed.
         """
         window = self.model.context_window
-        ctx, _, _ = self.renderer.context(view, 0)
+        ctx = self._full_context(view)
         msgs = ctx + tail
         if window is None:
             return msgs, {}
@@ -159,6 +162,22 @@ class LLMAgent:
             record["over_budget"] = True
         log.info("seat %d: context shortened to fit %d tokens: %s", self.seat, window, record)
         return msgs, record
+
+    def _full_context(self, view: PlayerView) -> list[ChatMessage]:
+        """The unshortened context of ``view``, rendered once per view object.
+
+        The probe runner gives every probe of one seat and step the same frozen view, so
+        they share one rendering; a few recent views are kept (identity, not equality: a view
+        is never mutated after it is built).
+        """
+        hit = self._contexts.get(id(view))
+        if hit is not None and hit[0] is view:
+            return hit[1]
+        ctx, _, _ = self.renderer.context(view, 0)
+        self._contexts[id(view)] = (view, ctx)
+        while len(self._contexts) > 32:
+            self._contexts.popitem(last=False)
+        return ctx
 
     def decision_messages(self, decision: Decision, view: PlayerView) -> tuple[list[ChatMessage], dict[str, Any]]:
         """The messages of a decision call (context, then the decision prompt last)."""
