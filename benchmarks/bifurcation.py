@@ -10,7 +10,11 @@ and forks split the run into its two phases.
 Targets: resamples overlap (resamples/s close to ``parallel / latency``); forks play
 concurrently (forks/min well above ``60 / (calls per fork x latency)``).
 
-Usage: python benchmarks/bifurcation.py [--resamples 200] [--keep 8] [--latency 0.05] [--parallel 32]
+With ``--max-n N`` (default 16) one resample request asks for up to N answers with the
+server's ``n`` (the stub honours it), so the resamples take ``ceil(K / N)`` requests;
+``--max-n 1`` measures concurrent single calls.
+
+Usage: python benchmarks/bifurcation.py [--resamples 200] [--keep 8] [--latency 0.05] [--parallel 32] [--max-n 16]
 Prints JSON.
 """
 
@@ -49,6 +53,7 @@ async def main() -> None:
     ap.add_argument("--keep", type=int, default=8)
     ap.add_argument("--latency", type=float, default=0.05, help="seconds per call at the stub server")
     ap.add_argument("--parallel", type=int, default=32)
+    ap.add_argument("--max-n", type=int, default=16, help="answers per resample request (the server's n)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mafialab-bench-bif-"))
     rules = load_rules("mafiascope7")
@@ -66,7 +71,7 @@ async def main() -> None:
             tmp / "bif",
             resamples=args.resamples,
             keep=args.keep,
-            sampler=spec,
+            sampler=f"{spec}&max_n={args.max_n}",
             agents=spec,
             parallel=args.parallel,
             check_remote=False,
@@ -74,6 +79,8 @@ async def main() -> None:
         )
         end = time.perf_counter()
         calls = len(stub.requests)
+        n_requests = sum(1 for b in stub.requests if b.get("n", 1) > 1)
+        n_answers = sum(b.get("n", 1) for b in stub.requests if b.get("n", 1) > 1)
     sampling_s = (max(marks["sample"]) - t0) if marks["sample"] else 0.0
     forking_s = end - (max(marks["sample"]) if marks["sample"] else t0)
     print(
@@ -84,12 +91,17 @@ async def main() -> None:
                 "latency_s": args.latency,
                 "parallel": args.parallel,
                 "calls": calls,
+                "max_n": args.max_n,
+                "requests_with_n": n_requests,
+                "answers_in_n_requests": n_answers,
                 "sampling_s": round(sampling_s, 3),
                 "resamples_per_s": round(res.samples / sampling_s, 1) if sampling_s else None,
-                "resamples_per_s_ceiling": round(args.parallel / args.latency, 1),
+                "resamples_per_s_ceiling": round(args.parallel * args.max_n / args.latency, 1),
                 "forking_s": round(forking_s, 3),
                 "forks_per_min": round(60 * res.forks / forking_s, 1) if forking_s else None,
-                "calls_per_fork": round((calls - res.samples) / res.forks, 1) if res.forks else None,
+                "calls_per_fork": round((calls - n_requests - (res.samples - n_answers)) / res.forks, 1)
+                if res.forks
+                else None,
                 "fork_errors": res.errors,
             },
             indent=1,

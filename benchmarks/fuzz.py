@@ -35,6 +35,7 @@ import concurrent.futures as cf
 import json
 import random
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -314,7 +315,7 @@ def play_index(i: int, seed: int, battery: str, out: Path | None) -> dict[str, A
     game with 100 kB answers in every probe record holds tens of MB of logs).
     """
     rules = RULE_SETS[i % len(RULE_SETS)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="mafialab-fuzz-") as tmp:
         check, rec = asyncio.run(play_one(rules, seed + i, out or Path(tmp), battery))
     return {
@@ -334,6 +335,7 @@ def play_index(i: int, seed: int, battery: str, out: Path | None) -> dict[str, A
         "probes": check.probes,
         "call_status": dict(check.kinds),
         "wall_s": round(time.perf_counter() - t0, 3),
+        "cpu_s": round(time.process_time() - c0, 3),
     }
 
 
@@ -364,6 +366,7 @@ def summarise(rows: list[dict[str, Any]], battery: str, wall: float, played: int
         causes.update(r["causes"])
     bad = [r for r in rows if r["crashed"] or r["n_problems"]]
     game_s = sum(r["wall_s"] for r in rows)
+    timed = [r["cpu_s"] for r in rows if "cpu_s" in r]
     return {
         "games": len(rows),
         "rule_sets": sorted({r["rules_id"] for r in rows}),
@@ -384,6 +387,7 @@ def summarise(rows: list[dict[str, Any]], battery: str, wall: float, played: int
         "wall_s": round(wall, 1),
         "games_per_s": round(played / wall, 3) if wall and played else None,
         "game_s_mean": round(game_s / len(rows), 3) if rows else None,
+        "game_cpu_s_mean": round(sum(timed) / len(timed), 3) if timed else None,
     }
 
 
@@ -413,7 +417,16 @@ def run(
     """
     done = read_checkpoint(checkpoint)
     todo = [i for i in range(games) if i not in done]
-    sink = checkpoint.open("a", encoding="utf-8") if checkpoint is not None else None
+    sink = None
+    if checkpoint is not None:
+        torn = False
+        if checkpoint.is_file() and checkpoint.stat().st_size > 0:
+            with checkpoint.open("rb") as fh:
+                fh.seek(-1, 2)
+                torn = fh.read(1) != b"\n"
+        sink = checkpoint.open("a", encoding="utf-8")
+        if torn:  # a run stopped mid-line: end that line so the next record stands on its own
+            sink.write("\n")
     t0 = time.perf_counter()
     played = 0
 
@@ -470,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-seconds", type=float, default=None, help="stop starting games after this long")
     p.add_argument("--progress", action="store_true", help="a line to stderr every 50 games")
     a = p.parse_args(argv)
+    # a stopped run (kill PID) unwinds like Ctrl-C: the game in progress is dropped, its temporary
+    # folder deleted, and the checkpoint keeps every finished game
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     res = run(
         a.games,
         a.seed,

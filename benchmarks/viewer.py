@@ -1,6 +1,6 @@
 """Viewer benchmark: site build time and peak memory; time to first render in chromium.
 
-Usage: python benchmarks/viewer.py [--games 100] [--shared ../shared] [--no-browser]
+Usage: python benchmarks/viewer.py [--games 100] [--branches 500] [--shared ../shared] [--no-shared] [--no-browser]
 
 Measures, each build in a fresh subprocess (peak RSS of that process):
   1. ``--games`` probed scripted games (rule sets mafiascope7, werewolf7, arena12 in turn),
@@ -10,6 +10,10 @@ Measures, each build in a fresh subprocess (peak RSS of that process):
   3. Time to first render (navigation start to the game view drawn) of the largest game of
      each site (by log size; an arena12 game with the default battery logs about 28 MB), in
      headless Debian chromium.
+  4. A site with ``--branches`` branches of one probed scripted mafiascope7 game (``fork
+     run`` with resample at public steps, 10 replicas a batch, scripted continuations): its
+     build, and the first render of a branch page (prefix dimmed, fork step marked) and of
+     the parent's page (its branch tree and sensitivity strip).
 
 Targets (issue 5): 100 probed games build in < 30 s and < 2 GiB; a 3 MB game renders in < 1 s.
 Prints one JSON object.
@@ -157,11 +161,69 @@ def first_render(site: Path, logs: Path) -> dict:
     }
 
 
+def make_branches(out: Path, n: int) -> str:
+    """A probed scripted mafiascope7 parent and ``n`` branches of it under ``out`` (10 replicas a batch)."""
+    import asyncio
+
+    from mafialab.agents import make_agent
+    from mafialab.counterfactual import Resample, fork_steps, run_fork
+    from mafialab.harness import play_game
+    from mafialab.probes import make_probe_observer
+    from mafialab.record import read_game
+    from mafialab.rules import load_rules
+
+    async def make() -> None:
+        rules = load_rules("mafiascope7")
+        agents = [make_agent("scripted", s, rules, 1) for s in range(rules.n_seats)]
+        obs = make_probe_observer("suspicion", agents, rules, 1, out=out, game_id="parent")
+        await play_game(rules, agents, 1, out=out, game_id="parent", observers=[obs] if obs else [])
+        parent = read_game(out / "parent")
+        public = [s for s in fork_steps(parent) if s.public]
+        left, k = n, 0
+        while left > 0:
+            step = public[k % len(public)]
+            reps = min(10, left)
+            await run_fork(parent, step, Resample(), n=reps, seed=k // len(public), out=out / "forks",
+                           agents="scripted", check_remote=False)  # fmt: skip
+            left -= reps
+            k += 1
+
+    asyncio.run(make())
+    return "probed (suspicion battery) scripted mafiascope7 parent; fork run --resample, 10 replicas a batch"
+
+
+def render_branch(site: Path) -> dict:
+    """First render (median of 3, ms) of a branch page and of its parent's page with the tree."""
+    from playwright.sync_api import sync_playwright
+
+    text = (site / "data" / "index.js").read_text(encoding="utf-8")
+    index = json.loads(text[len('MAFIALAB_DATA("index","index",') : text.rindex(");")])
+    branch = next(r["id"] for r in index["games"] if r.get("parent"))
+    out = {"branch": branch, "batches": len(index.get("batches", [])), "index_mb": round(len(text) / 1e6, 2)}
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for name, frag, sel in (("branch_page_ms", "#/game/" + branch, "#transcript li.forkstep"),
+                                ("parent_page_ms", "#/game/parent", "ul.branchtree li.batchnode"),
+                                ("dashboard_ms", "#/", "tr.treerow li.batchnode")):  # fmt: skip
+            times = []
+            for _ in range(3):
+                pg = b.new_page(viewport={"width": 1500, "height": 1000})
+                pg.goto((site / "index.html").as_uri() + frag, wait_until="commit")
+                pg.wait_for_selector(sel, timeout=60_000)
+                times.append(pg.evaluate("performance.now()"))
+                pg.close()
+            out[name] = round(sorted(times)[1])
+        b.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--branches", type=int, default=500, help="Branches of the branch site (0: skip it).")
+    ap.add_argument("--no-shared", action="store_true", help="Skip the shared MafiaScope corpora.")
     ap.add_argument("--build-child", nargs=2, metavar=("SRC", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.build_child:
@@ -170,15 +232,26 @@ def main() -> None:
     result: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        t0 = time.perf_counter()
-        how = make_probed_games(t / "probed", args.games)
-        result["probed"] = {"made_by": how, "play_seconds": round(time.perf_counter() - t0, 1)}
-        result["probed"].update(measure_build(t / "probed", t / "site-probed"))
-        sites = {"probed": (t / "site-probed", t / "probed")}
+        sites = {}
+        if args.games > 0:
+            t0 = time.perf_counter()
+            how = make_probed_games(t / "probed", args.games)
+            result["probed"] = {"made_by": how, "play_seconds": round(time.perf_counter() - t0, 1)}
+            result["probed"].update(measure_build(t / "probed", t / "site-probed"))
+            sites["probed"] = (t / "site-probed", t / "probed")
+        if args.branches > 0:
+            t0 = time.perf_counter()
+            how = make_branches(t / "branches", args.branches)
+            result["branches"] = {"made_by": how, "make_seconds": round(time.perf_counter() - t0, 1)}
+            result["branches"].update(measure_build(t / "branches", t / "site-branches"))
+            if not args.no_browser and Path(CHROMIUM).exists():
+                result["branches"]["render"] = render_branch(t / "site-branches")
         ms = args.shared / "data" / "mafiascope"
         rec = importlib.import_module("mafialab.record")
         importer = getattr(rec, "import_mafiascope", None)
-        if importer is None:
+        if args.no_shared:
+            result["shared"] = "skipped: --no-shared"
+        elif importer is None:
             result["shared"] = "skipped: the MafiaScope importer is not installed"
         elif not ms.is_dir():
             result["shared"] = f"skipped: {ms} not found"

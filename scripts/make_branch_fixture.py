@@ -64,7 +64,8 @@ async def make(out: Path, seed: int = 9) -> None:
         parent, public[1].id, PrivateBelief(seat=0, text="You are sure the quiet one is lying."), n=3, seed=3,
         out=forks, agents="scripted", check_remote=False,
     )  # fmt: skip
-    point = plan_points(parent, "innocent-votes")[0]
+    planned = plan_points(parent, "innocent-votes")
+    point = next((p for p in planned if p.quadrant), planned[0])  # a vote with a quadrant when there is one
     async with OpenAIStub(responder=_responder) as stub:
         spec = f"openai/stub?base_url={stub.base_url}"
         await run_bifurcation(

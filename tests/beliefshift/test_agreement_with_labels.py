@@ -231,8 +231,9 @@ def _dev_or_skip() -> None:
 
 
 def test_rules_annotator_on_the_dev_set(tmp_path):
-    """The rules annotator against the hand-labelled dev set, on two halves split by game
-    (developed on half 0, checked on half 1) and on the whole set."""
+    """The rules annotator against the hand-labelled dev set: the issue's targets (recall >= 0.75
+    at precision >= 0.90, 3-label kappa >= 0.70) on the whole set and on each of the two halves
+    split by game, plus floors just under what was measured (docs/beliefshift.md)."""
     import shutil
 
     from mafialab.record import import_mafiascope
@@ -248,9 +249,12 @@ def test_rules_annotator_on_the_dev_set(tmp_path):
     ann = read_annotations(tmp_path / "rules.jsonl")
     whole = agreement_with_labels(labels, ann)
     assert whole.n_messages == 200 and not whole.notes
-    assert whole.precision >= 0.89 and whole.recall >= 0.76 and whole.kappa >= 0.70, whole
-    for h, floor in ((0, (0.94, 0.83, 0.82)), (1, (0.84, 0.70, 0.60))):
+    # measured: precision 0.949, recall 0.855, kappa 0.832
+    assert whole.precision >= 0.93 and whole.recall >= 0.83 and whole.kappa >= 0.81, whole
+    # measured: half 0 0.948 / 0.932 / 0.904; half 1 0.949 / 0.806 / 0.784
+    for h, floor in ((0, (0.93, 0.90, 0.88)), (1, (0.93, 0.78, 0.76))):
         keep = [m for m in labels.messages if int(hashlib.sha1(m.game_id.encode()).hexdigest(), 16) % 2 == h]
         half = LabelsFile(labels.path, keep)
         rep = agreement_with_labels(half, ann)
+        assert rep.precision >= 0.90 and rep.recall >= 0.75 and rep.kappa >= 0.70, (h, rep)  # the targets
         assert rep.precision >= floor[0] and rep.recall >= floor[1] and rep.kappa >= floor[2], (h, rep)

@@ -129,14 +129,27 @@ def test_help_explains_commands():
     assert res.exit_code == 0 and "--rules" in res.output and "--seed" in res.output
 
 
-def test_existing_game_is_refused_before_anything_is_played(tmp_path):
-    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "3", "--out", str(tmp_path)])
+def test_a_second_run_goes_to_a_new_directory_and_says_where(tmp_path):
+    out = tmp_path / "runs"
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    before = sorted(p.name for p in tmp_path.iterdir())
-    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "2", "--games", "3", "--out", str(tmp_path)])
-    assert res.exit_code == 2
-    assert "already exists (seed 3)" in res.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == before  # seed 2 was not played
+    before = {p: (p / "game.jsonl").read_bytes() for p in out.iterdir()}
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "2", "--games", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "already holds this game" in flat and f"this run writes to {tmp_path / 'runs-2'}/" in flat
+    assert {p: (p / "game.jsonl").read_bytes() for p in out.iterdir()} == before  # the first run is untouched
+    assert len(list((tmp_path / "runs-2").glob("*/game.jsonl"))) == 3
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "3", "--out", str(out)])
+    assert res.exit_code == 0 and len(list((tmp_path / "runs-3").glob("*/game.jsonl"))) == 1  # a third run
+
+
+def test_play_ends_by_saying_how_to_look_at_the_result(tmp_path):
+    out = tmp_path / "runs"
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert f"mafialab view {out} --out {tmp_path / 'runs-site'}" in flat and f"mafialab report {out}" in flat
 
 
 def test_cli_bad_max_tokens_no_traceback_no_orphan_log(tmp_path) -> None:

@@ -3,6 +3,8 @@ and a small offline run on the embedded model (smoke)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +97,7 @@ async def test_run_resume_and_report(parent: Path, tmp_path: Path) -> None:
         res = await run_bifurcation(log, str(point.step.id), out, **kw)
         assert (res.samples, res.forks) == (12, 4) and not res.errors
         calls = len(stub.requests)
-        assert calls >= 12  # every resample is a call (retries aside)
+        assert calls == 1 and stub.requests[0]["n"] == 12  # the server's n: one request for the 12 resamples
         exp = read_bifurcation(out)
         (p,) = exp.points
         assert sum(p.target_counts.values()) == 12 and p.decision == point.step.id
@@ -121,6 +123,48 @@ async def test_run_resume_and_report(parent: Path, tmp_path: Path) -> None:
     assert list(row) == list(POINT_FIELDS) and row["forks"] == 4
     assert row["modal_concentration"] == pytest.approx(max(p.target_counts.values()) / 12)
     assert list(rep["pooled"]) == [*BLOCK_FIELDS, "ci95"]
+
+
+async def test_resamples_use_the_servers_n_and_resume_by_chunk(parent: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bif"
+    log = read_game(parent)
+    point = plan_points(log, "innocent-votes")[0]
+    async with OpenAIStub(responder=seeded_responder) as stub:
+        spec = f"openai/stub?base_url={stub.base_url}&max_n=5"
+        kw: dict[str, Any] = {"resamples": 12, "keep": 2, "sampler": spec, "agents": "scripted", "check_remote": False}
+        res = await run_bifurcation(log, str(point.step.id), out, **kw)
+        assert res.samples == 12 and not res.errors
+        assert sorted(b.get("n", 1) for b in stub.requests) == [2, 5, 5]  # ceil(12 / 5) requests, concurrent
+        spath = out / "samples" / f"{point.point_id}.jsonl"
+        rows = [json.loads(x) for x in spath.read_text().splitlines()]
+        assert sorted(r["sample_idx"] for r in rows) == list(range(12)) and not any(r["fallback"] for r in rows)
+        assert len({(r["target"], r["text"]) for r in rows}) > 1  # the n answers differ
+        # an interrupted run: only the first chunk was written; the rest is drawn again, by chunk
+        first = [r for r in rows if r["sample_idx"] < 5]
+        spath.write_text("".join(json.dumps(r) + "\n" for r in first))
+        (out / FORKS_FILE).unlink()
+        (out / POINTS_FILE).unlink()
+        shutil.rmtree(out / "forks")
+        stub.requests.clear()
+        again = await run_bifurcation(log, str(point.step.id), out, **kw)
+        assert again.samples == 7 and sorted(b.get("n", 1) for b in stub.requests) == [2, 5]
+        kept = {r["sample_idx"]: r for r in (json.loads(x) for x in spath.read_text().splitlines())}
+        assert sorted(kept) == list(range(12)) and all(kept[r["sample_idx"]] == r for r in first)
+        stub.requests.clear()
+        third = await run_bifurcation(log, str(point.step.id), out, **kw)
+        assert (third.samples, third.forks, len(stub.requests)) == (0, 0, 0)
+
+
+async def test_resamples_on_a_server_that_ignores_n(parent: Path, tmp_path: Path) -> None:
+    log = read_game(parent)
+    point = plan_points(log, "innocent-votes")[0]
+    async with OpenAIStub(responder=seeded_responder, max_n=1) as stub:  # llama.cpp: n ignored
+        spec = f"openai/stub?base_url={stub.base_url}&max_n=4"
+        kw: dict[str, Any] = {"resamples": 6, "keep": 1, "sampler": spec, "agents": "scripted", "check_remote": False}
+        res = await run_bifurcation(log, str(point.step.id), tmp_path / "bif", **kw)
+    assert res.samples == 6 and len(stub.requests) == 6 and stub.choices_sent == 6
+    (p,) = read_bifurcation(tmp_path / "bif").points
+    assert sum(p.target_counts.values()) == 6
 
 
 def test_cli_run_dry_run_and_report(parent: Path, tmp_path: Path) -> None:

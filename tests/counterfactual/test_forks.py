@@ -397,3 +397,34 @@ def test_a_branch_forks_again_and_replays(parent: Path, tmp_path: Path) -> None:
         # the grandchild's prefix is the child's events up to the later step
         n = len(replay(read_game(child), upto=later.id).events)
         assert _records(b.path)[1 : 1 + n] == _records(child)[1 : 1 + n]
+
+
+def test_resample_replicas_draw_the_fork_answer_with_the_servers_n(parent: Path, tmp_path: Path) -> None:
+    from mafialab.testing import OpenAIStub
+    from tests.helpers import seeded_responder
+
+    step = _first_vote(parent)
+
+    async def go() -> tuple[Any, list[dict[str, Any]]]:
+        async with OpenAIStub(responder=seeded_responder) as stub:
+            spec = f"openai/stub?base_url={stub.base_url}&max_n=4"
+            batch = await run_fork(
+                parent, step.id, Resample(), n=6, agents="scripted", seats={step.seat: spec},
+                out=tmp_path / "f", check_remote=False,
+            )  # fmt: skip
+            return batch, list(stub.requests)
+
+    batch, requests = asyncio.run(go())
+    fork_msgs = requests[0]["messages"]
+    at_fork = [r for r in requests if r["messages"] == fork_msgs]
+    assert sorted(r.get("n", 1) for r in at_fork) == [2, 4]  # ceil(6 / 4) requests for 6 replicas
+    assert all("n" not in r for r in requests if r["messages"] != fork_msgs)  # later calls: one answer each
+    votes = []
+    for b in batch.branches:
+        assert b.path is not None and b.winner in ("town", "mafia")
+        calls = [json.loads(x) for x in (b.path / "calls.jsonl").read_text().splitlines()]
+        mine = [c for c in calls if c.get("decision") == step.id]
+        assert [c["status"] for c in mine] == ["ok"]  # each replica records its own drawn answer
+        vote = next(e for e in read_game(b.path).events if getattr(e, "decision", None) == step.id)
+        votes.append((vote.target, vote.statement))  # type: ignore[attr-defined]
+    assert len(set(votes)) > 1  # the replicas got different answers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mafialab.engine import TRANSLITERATION, resolve_name, transliterate
+from mafialab.engine import TRANSLITERATION, NameMatch, resolve_name, transliterate
 
 ROSTER = ["Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray"]
 
@@ -82,3 +82,13 @@ def test_metrics_read_probe_names_with_the_resolver_except_the_reference_reading
     got = [x["player"] for x in answer(p, DEFAULT, ROSTER)]
     assert got == ["Bailey", "Casey", "Bailey or Casey"]  # two names stay unread, never guessed
     assert [x["player"] for x in answer(p, MAFIASCOPE, ROSTER)] == [x["player"] for x in parsed]
+
+
+def test_names_inside_a_100kb_answer_are_found_in_any_case() -> None:
+    roster = ["Alex", "Bailey", "Casey"]
+    pad = "word " * 20_000
+    assert resolve_name(pad + "so I pick bAILEY." + pad, roster) == NameMatch("Bailey", "in_text")
+    assert resolve_name(pad + "Alex or casey " + pad, roster).cause == "ambiguous: Alex, Casey"
+    assert resolve_name(pad, roster).cause == "unknown"
+    # non-ASCII text keeps the case-insensitive regex (no lower-case shortcut)
+    assert resolve_name(pad + "ÄÖ — I pick CASEY — ÄÖ" + pad, roster) == NameMatch("Casey", "in_text")

@@ -69,3 +69,18 @@ def test_the_leak_check_catches_a_leak(tmp_path: Path):
     again = fuzz.check_game(tmp_path / check.game_id, rec, fuzz.GameCheck(check.game_id, check.rules_id))
     assert any(f"{marker} in a vote request of seat {town}" in p for p in again.problems)
     assert any("probe answer of seat 0 in a speak request" in p for p in again.problems)
+
+
+def test_the_benchmark_resumes_from_its_checkpoint_and_keeps_the_counts(tmp_path: Path):
+    ck = tmp_path / "fuzz.jsonl"
+    first = fuzz.run(1, 5, "suspicion", checkpoint=ck)
+    assert first["games"] == first["played_now"] == 1 and first["crashes"] == first["games_with_problems"] == 0
+    with ck.open("a") as fh:
+        fh.write('{"i": 1, "game_id": "torn')  # a run killed while writing: the torn line is played again
+    again = fuzz.run(2, 5, "suspicion", checkpoint=ck)
+    assert again["played_now"] == 1 and again["games"] == 2
+    assert again["decisions"] > first["decisions"] and again["torn_or_lost"] == again["leaks"] == 0
+    assert again["fallbacks"] == sum(again["fallbacks_by_cause"].values()) > 0
+    rows = [json.loads(x) for x in ck.read_text().splitlines() if x.endswith("}")]
+    assert sorted(r["i"] for r in rows) == [0, 1] and all(r["cpu_s"] > 0 for r in rows)
+    assert fuzz.run(2, 5, "suspicion", checkpoint=ck)["played_now"] == 0

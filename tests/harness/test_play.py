@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mafialab.agents import make_agent
-from mafialab.harness import default_game_id, play_game
+from mafialab.harness import default_game_id, play_game, run_config
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE
 from mafialab.rules import WEREWOLF7
 
@@ -15,7 +15,7 @@ from mafialab.rules import WEREWOLF7
 @pytest.mark.parametrize("stale", [PROBES_FILE, CALLS_FILE, GAME_FILE])
 async def test_play_refuses_a_game_dir_holding_a_stale_log_file(tmp_path: Path, stale: str) -> None:
     agents = [make_agent("scripted", s, WEREWOLF7, 0) for s in range(WEREWOLF7.n_seats)]
-    game_dir = tmp_path / default_game_id(WEREWOLF7, 0, [a.label for a in agents])
+    game_dir = tmp_path / default_game_id(WEREWOLF7, 0, [a.label for a in agents], run_config(agents))
     game_dir.mkdir()
     (game_dir / stale).write_text('{"old": "record"}\n')
     with pytest.raises(ValueError, match=stale.replace(".", r"\.")):

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from mafialab.probes import (
+    CHAIN_MAX_CHARS,
     NOT_AVAILABLE,
     ProbeBatteryError,
     battery_from_dict,
@@ -86,6 +87,10 @@ def test_chain_text():
     assert chain_text([{"player": "Ann", "score": 3}], "ignored") == '[{"player":"Ann","score":3}]'
     assert chain_text({"é": 1}, None) == '{"é":1}'
     assert chain_text(None, "  free text ") == "free text"
+    # a 100 kB answer (a backend that ignores the token cap) is not carried whole into later questions
+    long = chain_text({"text": "word " * 20_000}, None)
+    assert len(long) == CHAIN_MAX_CHARS and long.startswith('{"text":"word word') and long.endswith("…")
+    assert chain_text(None, "x" * CHAIN_MAX_CHARS) == "x" * CHAIN_MAX_CHARS
     assert chain_text(None, "") == NOT_AVAILABLE
 
 

@@ -475,7 +475,12 @@ async def test_max_concurrent_limits_calls():
 
 
 def _game_lines(path: Path) -> list[dict[str, Any]]:
-    return strip_clock(read_records(path / GAME_FILE))
+    """The game's records without clock fields, and without what names the run in the header
+    (the game id and ``meta.probes``: a probed game is another recorded game of the same play)."""
+    recs = strip_clock(read_records(path / GAME_FILE))
+    head = {k: v for k, v in recs[0].items() if k != "game_id"}
+    head["meta"] = {k: v for k, v in head.get("meta", {}).items() if k != "probes"}
+    return [head, *recs[1:]]
 
 
 async def _mock_game(rules: RuleSet, seed: int, out: Path, battery: str | None) -> tuple[Path, MockModel, int]:
@@ -613,7 +618,9 @@ async def test_a_degenerate_probe_answer_does_not_stop_the_game(tmp_path: Path) 
     mine = [r for r in recs if r["seat"] == 3]
     assert mine and all(not r["parse_ok"] and r["answer_raw"] == "[" * 1200 for r in mine)
     assert any(r["parse_ok"] for r in recs if r["seat"] != 3)
-    game = tmp_path / "{}" / res.game_id / "game.jsonl"
-    assert strip_clock(read_records(Path(str(game).format("plain")))) == strip_clock(
-        read_records(Path(str(game).format("probed")))
-    )
+    # the game itself is the same; only its id and the header's record of the battery differ
+    plain_recs = strip_clock(read_records(tmp_path / "plain" / plain.game_id / "game.jsonl"))
+    probed_recs = strip_clock(read_records(tmp_path / "probed" / res.game_id / "game.jsonl"))
+    assert plain.game_id != res.game_id
+    assert probed_recs[0]["meta"]["probes"].startswith("suspicion:") and "probes" not in plain_recs[0]["meta"]
+    assert plain_recs[1:] == probed_recs[1:]

@@ -161,3 +161,67 @@ def test_sensitivity_strip_and_bifurcation_panel(site: Path, page: tuple[Page, l
     pg.click("#variants a.forklink >> nth=1")
     pg.wait_for_selector("#forknote")
     assert errors == []
+
+
+def test_served_branch_button_forks_and_the_branch_appears(tmp_path: Path, page: tuple[Page, list[str]]) -> None:
+    import shutil
+
+    from mafialab.counterfactual import fork_steps
+    from mafialab.record import read_game
+    from mafialab.viewer import SiteServer
+
+    pg, errors = page
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURE / "parent", logs / "parent")
+    build_site(logs, tmp_path / "site", jobs=1)
+    speak = next(s for s in fork_steps(read_game(logs / "parent")) if s.kind == "speak" and s.round == 1)
+    evil = '<img src=x onerror="window.__xss=1"> hello'
+    with SiteServer(tmp_path / "site", 0, logs=logs) as srv:
+        pg.goto(srv.url + "#/game/parent")
+        pg.wait_for_selector("#branch-button")
+        assert pg.locator("li.batchnode").count() == 0
+        pg.click("#branch-button")
+        pg.wait_for_selector("#branch-step")
+        pg.select_option("#branch-step", str(speak.id))
+        pg.select_option("#branch-kind", "inject")
+        pg.fill("#branch-text", evil)
+        pg.fill("#branch-n", "2")
+        pg.fill("#branch-agents", "scripted")
+        pg.wait_for_selector("#branch-estimate:has-text('Estimate')")
+        pg.click("#branch-go")
+        pg.wait_for_selector("#branch-status[data-state=done]", timeout=60_000)
+        pg.wait_for_selector("li.batchnode")
+        node = pg.locator("li.batchnode")
+        assert node.count() == 1 and node.locator("li.branchnode").count() == 2
+        assert "<img" in (node.locator(".ivlabel").text_content() or "")
+        pg.click("li.branchnode a >> nth=0")
+        pg.wait_for_selector("#forknote")
+        spoken = pg.eval_on_selector_all("#transcript li.forkstep", "els => els.map(e => e.textContent)")
+        assert spoken and "<img" in spoken[0]
+        assert pg.locator("#app img").count() == 0 and pg.evaluate("window.__xss") is None
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(ARTIFACTS / "served-branch.png"), full_page=True)
+    assert errors == []
+
+
+def test_served_page_with_a_wrong_token_gets_401(tmp_path: Path, page: tuple[Page, list[str]]) -> None:
+    import shutil
+
+    from mafialab.viewer import SiteServer
+
+    pg, errors = page
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURE / "parent", logs / "parent")
+    build_site(logs, tmp_path / "site", jobs=1)
+    with SiteServer(tmp_path / "site", 0, logs=logs, token="s3cret") as srv:
+        pg.goto(srv.url + "#/game/parent")
+        pg.click("#branch-button")
+        pg.fill("#branch-token", "wrong")
+        pg.click("#branch-token-ok")
+        pg.wait_for_selector("#branch-error")
+        assert "HTTP 401" in (pg.text_content("#branch-error") or "")
+        pg.click("#branch-button")  # the wrong token was forgotten: asked again, the right one works
+        pg.fill("#branch-token", "s3cret")
+        pg.click("#branch-token-ok")
+        pg.wait_for_selector("#branch-step")
+    assert [e for e in errors if "401" not in e] == []

@@ -332,6 +332,13 @@ def test_calibration_view_and_unknown_game(site: Path, page: tuple[Page, Console
     assert pg.locator("svg.calib .bin").count() == n_rows
     small = pg.locator("#calib-table tbody tr.small").count()
     assert pg.locator("svg.calib .bin.small").count() == small
+    # each bin's interval, or why there is none (fewer than 2 games), never a made-up one
+    cells = pg.eval_on_selector_all("#calib-table td.ci", "els => els.map(e => e.textContent)")
+    games = pg.eval_on_selector_all("#calib-table tbody tr td:nth-child(3)", "els => els.map(e => +e.textContent)")
+    assert len(cells) == n_rows and all(
+        (c.startswith("[") if g >= 2 else c.startswith("no interval")) for c, g in zip(cells, games, strict=True)
+    )
+    assert "outside the hidden team" in (pg.text_content("#calib-population") or "")
     shot(pg, "calibration")
     pg.goto(url(site, "#/game/no-such-game"))
     pg.wait_for_selector("#error")

@@ -384,7 +384,7 @@ def test_cli_builds_and_reports(logs: Path, tmp_path: Path) -> None:
 def test_server_binds_loopback_only(site: Path) -> None:
     with SiteServer(site, 0) as srv:
         assert srv.url.startswith("http://127.0.0.1:")
-        assert srv._httpd.server_address[0] == "127.0.0.1"
+        assert srv.host == "127.0.0.1" and srv.service is None
         with urllib.request.urlopen(srv.url + "data/index.js", timeout=5) as resp:
             assert resp.status == 200
             assert resp.read().startswith(b"MAFIALAB_DATA(")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from typing import Any
@@ -27,6 +28,7 @@ from mafialab.models import (
     ModelPool,
     ModelSpecError,
     backend_names,
+    complete_n,
     parse_model_spec,
 )
 from mafialab.rules import RuleSet
@@ -255,22 +257,89 @@ class LLMAgent:
             log.warning("seat %d: %s raised %s", self.seat, self.model.name, err)
             return ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="transport", model=self.model.name)
 
+    def _request(
+        self, decision: Decision, messages: list[ChatMessage], schema: Any, attempt: int, sample: int | None
+    ) -> ChatRequest:
+        key = f"llm:{self.seat}:{decision.id}:{attempt}" + ("" if sample is None else f":{sample}")
+        return ChatRequest(
+            messages=messages,
+            json_schema=schema,
+            max_tokens=self._max_tokens(decision),
+            temperature=self.temperature,
+            seed=derive_seed(self.seed, key) % (2**31),
+            purpose=decision.kind,
+            meta={"seat": self.seat, "decision": decision.id, "attempt": attempt},
+        )
+
+    def first_request(self, decision: Decision, view: PlayerView) -> ChatRequest:
+        """The request of the first attempt at ``decision`` (what :meth:`decide` sends first).
+
+        Lets a caller draw that call's answers ahead, several per request (fork replicas
+        resampling one frozen context); nothing is sent or reported.
+        """
+        messages, _ = self.decision_messages(decision, view)
+        return self._request(decision, messages, decision_schema(decision, view, self._text_cap(decision)), 1, None)
+
     async def decide(self, decision: Decision, view: PlayerView) -> Action:
         """Ask the model; retry once on failure or unusable output; then fall back."""
         messages, ctx = self.decision_messages(decision, view)
         schema = decision_schema(decision, view, self._text_cap(decision))
+        resp = await self._call(self._request(decision, messages, schema, 1, None))
+        return await self._settle(decision, view, messages, schema, ctx, resp, None)
+
+    async def decide_n(self, decision: Decision, view: PlayerView, n: int) -> list[Action]:
+        """``n`` independent answers to one decision from one frozen context (resamples).
+
+        The first attempt of every sample is one :func:`~mafialab.models.complete_n` call
+        (one request with the server's ``n`` where the backend supports it, concurrent calls
+        otherwise); each sample whose answer is unusable is then retried and falls back on
+        its own, exactly as :meth:`decide` does, with retry seeds that name the sample. Each
+        attempt is reported to the call sink like a decision's.
+
+        Args:
+            decision: The pending decision.
+            view: The seat's view.
+            n: Samples wanted (>= 1).
+
+        Returns:
+            ``n`` actions in sample order (``fallback`` set where no usable answer came).
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
+        if n < 1:
+            raise ValueError(f"n: at least 1 sample, got {n}")
+        messages, ctx = self.decision_messages(decision, view)
+        schema = decision_schema(decision, view, self._text_cap(decision))
+        try:
+            resps = await complete_n(self.model, self._request(decision, messages, schema, 1, None), n)
+        except MockExhausted:
+            raise
+        except Exception as err:  # a backend bug must not lose the decisions
+            log.warning("seat %d: %s raised %s", self.seat, self.model.name, err)
+            failed = ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="transport", model=self.model.name)
+            resps = [failed] * n
+        return list(
+            await asyncio.gather(
+                *(self._settle(decision, view, messages, schema, ctx, r, i) for i, r in enumerate(resps))
+            )
+        )
+
+    async def _settle(
+        self,
+        decision: Decision,
+        view: PlayerView,
+        messages: list[ChatMessage],
+        schema: Any,
+        ctx: dict[str, Any],
+        resp: ChatResponse,
+        sample: int | None,
+    ) -> Action:
+        """Read the first attempt's ``resp``; retry once on failure or unusable output; then fall back."""
         attempts = 1 + self.retries
         for attempt in range(1, attempts + 1):
-            req = ChatRequest(
-                messages=messages,
-                json_schema=schema,
-                max_tokens=self._max_tokens(decision),
-                temperature=self.temperature,
-                seed=derive_seed(self.seed, f"llm:{self.seat}:{decision.id}:{attempt}") % (2**31),
-                purpose=decision.kind,
-                meta={"seat": self.seat, "decision": decision.id, "attempt": attempt},
-            )
-            resp = await self._call(req)
+            if attempt > 1:
+                resp = await self._call(self._request(decision, messages, schema, attempt, sample))
             result = self._interpret(decision, view, resp)
             last = attempt == attempts
             if isinstance(result, Action):

@@ -206,6 +206,7 @@ class Renderer:
         }
         self._system_rules = self._rules_text()
         self._line_cache: dict[int, tuple[Any, int, tuple[str, ...], RenderedLine | None]] = {}
+        self._last_context: tuple[PlayerView, int, tuple[ChatMessage, ...], int, int] | None = None
 
     # ------------------------------------------------------------------ text pieces
     def _fmt(self, template: str, **fields: Any) -> str:
@@ -345,6 +346,15 @@ class Renderer:
         Returns:
             ``(messages, lines_cut, lines_dropped)``.
         """
+        last = self._last_context
+        if last is not None and last[0] is view and last[1] == step:
+            # the same view again (a seat's probe questions at one point share it): a view is frozen
+            return list(last[2]), last[3], last[4]
+        msgs, cut, dropped = self._context(view, step)
+        self._last_context = (view, step, tuple(msgs), cut, dropped)
+        return msgs, cut, dropped
+
+    def _context(self, view: PlayerView, step: int) -> tuple[list[ChatMessage], int, int]:
         p = self.pack
         current = view.events[-1].round if view.events else 0
         lines, cut, dropped = self._shorten(self._lines(view), step, current)

@@ -32,7 +32,9 @@ from mafialab.analysis._bootstrap import (
     percentile_ci,
     wilson,
 )
-from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games
+from mafialab.analysis._calibration import calibration, calibration_population, calibration_summary
+from mafialab.analysis._coverage import METRIC_PROBES, coverage
+from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games, same_id
 from mafialab.analysis._dynamics import (
     SuspicionVector,
     belief_dynamics,
@@ -72,6 +74,7 @@ from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_
 from mafialab.analysis._report import compute_report, find_retests, report, report_rows
 
 __all__ = [
+    "METRIC_PROBES",
     "QUADRANT_NAMES",
     "SuspicionVector",
     "VoteQuadrant",
@@ -112,6 +115,10 @@ __all__ = [
     "answer",
     "belief_edges",
     "bootstrap_weights",
+    "calibration",
+    "coverage",
+    "calibration_population",
+    "calibration_summary",
     "cluster_bootstrap_ci",
     "clusters_with_data",
     "compute_report",
@@ -122,6 +129,7 @@ __all__ = [
     "get_method",
     "instrument",
     "load_games",
+    "same_id",
     "no_interval_reason",
     "log_tables",
     "mcnemar_exact",

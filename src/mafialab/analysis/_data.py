@@ -152,6 +152,10 @@ class GameData:
         root: Id of the root game: the game itself, or for a branch (a fork) its first
             ancestor that is not a branch; the bootstrap clusters on it.
         branch: Whether the game is a branch (its header has a ``parent`` block).
+        degraded: Whether the integrity gate marked the game degraded (its ``game_status``);
+            the metrics leave such games out (listed under the report's ``degraded``).
+        battery: The probe battery's fingerprint from the header (``meta.probes``,
+            ``<name>:<8 hex>``), ``None`` for games recorded without one (or imported).
     """
 
     game_id: str
@@ -177,6 +181,8 @@ class GameData:
     agent_turns: int = 0
     root: str = ""
     branch: bool = False
+    degraded: bool = False
+    battery: str | None = None
 
     @property
     def skipped(self) -> bool:
@@ -241,6 +247,8 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         agents={s.name: s.agent for s in h.roster},
         root=h.parent.root if h.parent is not None else h.game_id,
         branch=h.parent is not None,
+        degraded=bool(log_.status is not None and log_.status.degraded),
+        battery=str(h.meta["probes"]) if isinstance(h.meta.get("probes"), str) else None,
     )
     cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:
@@ -315,7 +323,42 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     return g
 
 
-def load_games(root: Path, include_branches: bool = False, left_out: list[str] | None = None) -> list[GameData]:
+def same_id(games: Iterable[GameData]) -> list[str]:
+    """Warn about game directories that share a game id; keep them all, as separate games.
+
+    A game id names one recorded game (the harness hashes the run configuration into it),
+    but copies, older logs or hand-made directories can still share one. Nothing is
+    dropped: each later copy gets its directory appended to :attr:`GameData.root`
+    (``<id>@<path>``) so the bootstrap resamples the copies as separate games.
+
+    Args:
+        games: Games read from disk (changed in place).
+
+    Returns:
+        One warning per repeated id: ``game id X is in both A and B; both kept as separate
+        games`` (also logged).
+    """
+    first: dict[str, GameData] = {}
+    warnings = []
+    for g in games:
+        seen = first.setdefault(g.game_id, g)
+        if seen is g:
+            continue
+        msg = f"game id {g.game_id!r} is in both {seen.path} and {g.path}; both kept as separate games"
+        log.warning(msg)
+        warnings.append(msg)
+        g.problems.append(msg)
+        if not g.branch:
+            g.root = f"{g.game_id}@{g.path}"
+    return warnings
+
+
+def load_games(
+    root: Path,
+    include_branches: bool = False,
+    left_out: list[str] | None = None,
+    warnings: list[str] | None = None,
+) -> list[GameData]:
     """Read every game directory under ``root`` (see :func:`mafialab.record.iter_game_dirs`).
 
     Branches (forks of a recorded game, see ``docs/counterfactual.md``) are not independent
@@ -326,6 +369,10 @@ def load_games(root: Path, include_branches: bool = False, left_out: list[str] |
         root: Directory searched recursively for ``game.jsonl``.
         include_branches: Keep branches.
         left_out: Receives the ids of the branches left out.
+        warnings: Receives one line per game id found in more than one directory.
+
+    Two directories holding the same game id are both kept, with a warning naming both
+    paths (:func:`same_id`); the bootstrap treats them as two games.
 
     Raises:
         mafialab.record.LogFormatError: If a ``game.jsonl`` has no valid header.
@@ -335,6 +382,9 @@ def load_games(root: Path, include_branches: bool = False, left_out: list[str] |
     if not dirs:
         raise FileNotFoundError(f"{root}: no game.jsonl found")
     games = [game_data(read_game(d)) for d in dirs]
+    dups = same_id(games)
+    if warnings is not None:
+        warnings.extend(dups)
     if not include_branches:
         if left_out is not None:
             left_out.extend(g.game_id for g in games if g.branch)

@@ -9,7 +9,7 @@ pool by adding their arrays and the cluster bootstrap re-weights games.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -235,7 +235,9 @@ F1_FIELDS = (
 )
 
 
-def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], np.ndarray]:
+def first_order(
+    game: GameData, method: Method, observers: Collection[str] | None = None
+) -> tuple[dict[int, np.ndarray], np.ndarray]:
     """F1 per-round statistics and F2 calibration statistics of one game.
 
     F1 (README "F1 first-order, per round"): observers are probed players not on the hidden
@@ -252,6 +254,8 @@ def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], 
     Args:
         game: The game.
         method: Reading of the definitions.
+        observers: Only these observers' answers (names; e.g. the seats one model played);
+            ``None``: every observer.
 
     Returns:
         ``(per_round, calib)``: ``per_round[r]`` is a vector laid out as :data:`F1_FIELDS`;
@@ -268,7 +272,7 @@ def first_order(game: GameData, method: Method) -> tuple[dict[int, np.ndarray], 
         if not isinstance(ans, list):
             continue
         obs = p.player
-        if obs in game.mafia or obs not in game.role:
+        if obs in game.mafia or obs not in game.role or (observers is not None and obs not in observers):
             continue
         alive = _alive_at(game, p, method)
         others = [x for x in alive if x != obs]

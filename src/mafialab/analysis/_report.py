@@ -12,6 +12,8 @@ import numpy as np
 
 from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
 from mafialab.analysis._bootstrap import MIN_CLUSTERS, bootstrap_weights, cluster_bootstrap_ci, no_interval_reason
+from mafialab.analysis._calibration import calibration_summary
+from mafialab.analysis._coverage import coverage
 from mafialab.analysis._data import GameData, load_games
 from mafialab.analysis._dynamics import DYNAMICS_FIELDS, belief_dynamics, dynamics_block, retest_floor
 from mafialab.analysis._instrument import instrument
@@ -46,24 +48,6 @@ def _val(x: Any) -> float | None:
 
 def _ci(ci: tuple[float, float] | None) -> list[float] | None:
     return None if ci is None else [ci[0], ci[1]]
-
-
-def _ece(nb: int):  # type: ignore[no-untyped-def]
-    def fn(x: np.ndarray) -> np.ndarray:
-        n = x[..., 3 * nb + 1]
-        total = np.zeros(n.shape)
-        for b in range(nb):
-            hits, cnt, conf = x[..., 3 * b], x[..., 3 * b + 1], x[..., 3 * b + 2]
-            safe = np.where(cnt > 0, cnt, 1)
-            term = cnt / np.where(n > 0, n, 1) * np.abs(hits / safe - conf / safe / 100.0)
-            total = total + np.where(cnt > 0, term, 0.0)
-        return np.where(n > 0, total, np.nan)
-
-    return fn
-
-
-def _brier(nb: int):  # type: ignore[no-untyped-def]
-    return _ratio(3 * nb, 3 * nb + 1)
 
 
 def _majority(x: np.ndarray) -> np.ndarray:
@@ -110,7 +94,12 @@ def compute_report(
         ``instrument`` (calls, tokens and the fate of probe answers, per game and pooled:
         :func:`mafialab.analysis.instrument`), ``dynamics`` (belief dynamics, MafiaScope §7),
         ``quadrants`` (innocent day votes by quadrant, MafiaScope §6), plus ``method``,
-        ``resamples``, ``seed``, ``skipped``, ``no_interval``. Rates whose denominator is 0
+        ``resamples``, ``seed``, ``skipped``, ``degraded`` (ids of games the integrity gate
+        marked degraded: left out of every number, as in the viewer), ``no_interval``.
+        ``calibration`` is :func:`mafialab.analysis.calibration_summary` (with its
+        ``population`` in words and per-bin intervals). ``coverage``
+        (:func:`mafialab.analysis.coverage`) says which metrics the probe answers support
+        and, for each missing one, which probe it needs. Rates whose denominator is 0
         are ``null``; an interval is ``null`` when fewer than
         :data:`~mafialab.analysis.MIN_CLUSTERS` games contribute to its statistic (a bootstrap
         over one game has zero width) or it cannot be computed; ``no_interval`` is the reason
@@ -120,8 +109,9 @@ def compute_report(
         ValueError: On an unknown method name.
     """
     m = get_method(method) if isinstance(method, str) else method
-    used = [g for g in games if not g.skipped]
+    used = [g for g in games if not g.skipped and not g.degraded]
     skipped = [g.game_id for g in games if g.skipped]
+    degraded = [g.game_id for g in games if g.degraded and not g.skipped]
     n_games = len(used)
     # branches of one root game are one cluster (they share the root's prefix)
     roots = sorted({g.root or g.game_id for g in used})
@@ -169,30 +159,9 @@ def compute_report(
                 "recall": ci(x, rec),
             },
         }
-    # F2
+    # F2: one definition (analysis._calibration), shared with the viewer
     cx = np.array([c for _, c in f1_games]) if f1_games else np.zeros((0, 3 * nb + 2))
-    ctot = cx.sum(axis=0) if n_games else np.zeros(3 * nb + 2)
-    bins = []
-    for b in range(nb):
-        cnt = int(ctot[3 * b + 1])
-        if cnt == 0:
-            continue
-        bins.append(
-            {
-                "lo": b * m.calib_width,
-                "hi": (b + 1) * m.calib_width,
-                "n": cnt,
-                "accuracy": float(ctot[3 * b] / cnt),
-                "mean_confidence": float(ctot[3 * b + 2] / cnt),
-            }
-        )
-    calibration = {
-        "n": int(ctot[3 * nb + 1]),
-        "ece": _val(_ece(nb)(ctot)),
-        "brier": _val(_brier(nb)(ctot)),
-        "bins": bins,
-        "ci95": {"ece": ci(cx, _ece(nb)), "brier": ci(cx, _brier(nb))},
-    }
+    calibration = calibration_summary(by_cluster(cx) if n_games else cx, m, weights if n_games else None)
     # F3
     second: dict[str, Any] = {}
     for side in SIDES:
@@ -279,6 +248,7 @@ def compute_report(
         "seed": seed,
         "games": n_games,
         "skipped": skipped,
+        "degraded": degraded,
         "no_interval": no_interval_reason(n_games),
         "min_games_for_interval": MIN_CLUSTERS,
         "winners": dict(sorted(winners.items())),
@@ -291,6 +261,7 @@ def compute_report(
         "dynamics": dynamics,
         "quadrants": quadrants,
         "instrument": instrument(used, m),
+        "coverage": coverage(used, m),
     }
 
 

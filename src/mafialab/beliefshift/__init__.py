@@ -27,6 +27,7 @@ from mafialab.beliefshift._elicit import (
     ContextWindowError,
     ResultsMismatch,
     RunOptions,
+    elicit_observation,
     run_bench,
 )
 from mafialab.beliefshift._freeze import (
@@ -48,6 +49,7 @@ from mafialab.beliefshift._report import (
     read_all_results,
     write_report,
 )
+from mafialab.beliefshift._schema import ResultRecord
 
 __all__ = [
     "BeliefShiftFormatError",
@@ -56,6 +58,7 @@ __all__ = [
     "FreezeError",
     "ModelAnnotator",
     "ModelsFileError",
+    "ResultRecord",
     "ResultsMismatch",
     "RulesAnnotator",
     "RunOptions",
@@ -64,6 +67,7 @@ __all__ = [
     "annotate_games",
     "build_report",
     "day_messages",
+    "elicit_observation",
     "freeze",
     "is_labels_file",
     "load_annotator_pack",

@@ -166,7 +166,10 @@ class AnnotatorPack:
         cues: Cue lexicon of the ``rules`` annotator: lists of regular-expression fragments
             under ``wolf_words``, ``clause_breaks``, ``object_markers``, ``directed``,
             ``suspicion``, ``clearing``, ``negation``, ``conditional``, ``reported``,
-            ``hedges``, ``accuse``, ``lists``, ``alternatives`` and ``accuse_said_of``.
+            ``hedges``, ``accuse``, ``lists``, ``alternatives`` and ``accuse_said_of``; optional
+            (pack v3, empty when absent): ``motive_frames``, ``object_pronouns``,
+            ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility`` and
+            ``descriptions``.
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -195,7 +198,15 @@ _CUE_KEYS = (
     "accuse_said_of",
 )
 # added in annotator-en-v3; a pack without them reads them as empty
-_OPTIONAL_CUE_KEYS = ("motive_frames", "object_pronouns", "pronoun_subjects", "first_person", "self_subject")
+_OPTIONAL_CUE_KEYS = (
+    "motive_frames",
+    "object_pronouns",
+    "pronoun_subjects",
+    "first_person",
+    "self_subject",
+    "possibility",
+    "descriptions",
+)
 
 
 def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
@@ -259,6 +270,16 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 # --------------------------------------------------------------------------- rules annotator
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
 _WHETHER = re.compile(r"\W*(?:(?:and|so|but|especially|also)\s+)*whether\b", re.IGNORECASE)
+_ELIDED = re.compile(
+    r"\W*(?:(?:also|then|now|and|still|even|only|just|later|since)\s+)*"
+    r"(?:\w+ed|has|had|keeps|kept|went|got|made|took|gave|threw|began|led|voted|votes)\b",
+    re.IGNORECASE,
+)
+_SUBORDINATE = re.compile(r"\W*(?:\w+\W+){0,4}?(?:while|as|when|because|since|after|before|whereas)\b", re.IGNORECASE)
+# a clause about the speaker, or a question about someone unknown, has no player subject
+_NO_SUBJECT = re.compile(
+    r"\W*(?:(?:and|but|so|yet)\s+)?(?:I|I'm|I've|I'd|I'll|I was|we|we're|we've|who|who's|whoever)\b"
+)
 _LEAD = re.compile(r"\W*(?:(?:and|so|now|also|especially|then|plus|meanwhile)\W+)?", re.IGNORECASE)
 _QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
@@ -295,6 +316,8 @@ class _Compiled:
     accuse_pronoun: list[re.Pattern[str]]
     and_on: re.Pattern[str]
     pronoun_subject: re.Pattern[str]
+    possibility: list[re.Pattern[str]]
+    described: list[re.Pattern[str]]
     first_person: re.Pattern[str] | None
     self_subject: re.Pattern[str] | None
 
@@ -322,6 +345,10 @@ class RulesAnnotator:
     with a condition ("if X were Mafia"), or after reported speech ("Bailey says X is Mafia")
     does not count. Names are matched case-sensitively as whole words (``gray`` is not Gray);
     the speaker is never labelled. Results per message keep the strongest label per target.
+
+    The grey zone (pronouns, motives, indicative possibilities, quoted words, whose view a cue
+    is, lists then clearing) follows the decision rules listed in ``docs/beliefshift.md``
+    ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     Args:
         extra_wolf_words: More words meaning "on the hidden team".
@@ -362,7 +389,7 @@ class RulesAnnotator:
         comp = _Compiled(
             name=re.compile(rf"\b({name})(?:'s)?\b"),
             names=re.compile(nl),
-            breaks=re.compile(_alt(c["clause_breaks"]), i),
+            breaks=re.compile(_alt(sub(x) for x in c["clause_breaks"]), i),
             obj_before=re.compile(
                 rf"\b{_alt(c['object_markers'])}\s+(?:(?:the|both|and|or|{name}(?:'s)?)\s*,?\s*)*$", i
             ),
@@ -403,8 +430,18 @@ class RulesAnnotator:
             if c.get("first_person")
             else None,
             self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
+            possibility=[re.compile(r"\b" + sub(x), i) for x in c.get("possibility", ())],
+            described=[
+                re.compile(
+                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})\b"
+                    rf"[^.;!?]{{0,100}}?(?:[—–:]|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
+                    i,
+                )
+            ]
+            if c.get("descriptions")
+            else [],
             pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
-            and_on=re.compile(rf"^[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
+            and_on=re.compile(rf"[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
         )
         self._cache[key] = comp
         return comp
@@ -432,6 +469,16 @@ class RulesAnnotator:
                 continue
             return m
         return None
+
+    @staticmethod
+    def _hedged(sentence: str, m: re.Match[str], clause: str, comp: _Compiled) -> bool:
+        """Whether a hedge qualifies the identity statement ``m``.
+
+        A hedge counts before it in its clause, inside it, or right after it in the same clause
+        ("X is Mafia, probably").
+        """
+        after = comp.breaks.split(sentence[m.end() :])[0][:30]
+        return bool(comp.hedges.search(clause) or comp.hedges.search(m.group(0)) or comp.hedges.search(after))
 
     @staticmethod
     def _reported(clause: str, comp: _Compiled) -> re.Match[str] | None:
@@ -508,9 +555,11 @@ class RulesAnnotator:
         names = tuple(n for n in ctx.names if n != speaker)
         comp = self._compiled(names, ctx.mafia_team)
         found: list[Label] = []
-        clean = text.translate(_MARKUP)
+        # quoted words are someone else's ("the 'Mafia held back' theory"): blanked, same length
+        clean = _QUOTED.sub(lambda q: " " * len(q.group(0)), text.translate(_MARKUP))
         prev_subjects: list[str] = []
         cleared: set[str] = set()
+        last_all: list[str] = []
 
         def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
             for nm in nms:
@@ -525,6 +574,8 @@ class RulesAnnotator:
             kinds: tuple[tuple[list[re.Pattern[str]], Category], ...] = (
                 (comp.accuse, "accuse"),
                 (comp.lists, "suspect"),
+                (comp.possibility, "suspect"),
+                (comp.described, "suspect"),
             )
             for rx_list, kind in kinds:
                 for rx in rx_list:
@@ -540,7 +591,7 @@ class RulesAnnotator:
                         if m.group(0)[:1].isupper() and comp.obj_before.search(before):
                             continue  # "wary of Alex, and Finley is ..." is about Finley only
                         cat: Category = kind
-                        if cat == "accuse" and (comp.hedges.search(clause) or comp.hedges.search(m.group(0))):
+                        if cat == "accuse" and self._hedged(sentence, m, clause, comp):
                             cat = "suspect"
                         nms = (
                             self._names_in(m.group("names"), comp)
@@ -556,7 +607,7 @@ class RulesAnnotator:
                     if comp.negation.search(clause) or comp.conditional.search(clause) or self._reported(clause, comp):
                         continue
                     refs = self._pronoun_refs(m.group("pron"), prev_subjects, candidates)
-                    cat = "suspect" if comp.hedges.search(clause) or comp.hedges.search(m.group(0)) else "accuse"
+                    cat = "suspect" if self._hedged(sentence, m, clause, comp) else "accuse"
                     add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
@@ -593,16 +644,25 @@ class RulesAnnotator:
                     and (said is None or m.start() < said.start())
                 ]
                 own = [m.group(1) for m in mentions]
+                if mentions and mentions[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: mentions[0].start()]):
+                    own = [mentions[0].group(1)]  # "Casey's quickness to back Ellis": Casey
+                prior = subjects or prev_subjects
                 inherited = False
+                elided = not first and bool(_ELIDED.match(clause))
                 if not comp.name.search(clause) and not comp.generic.search(clause):
-                    if not first:
+                    if _NO_SUBJECT.match(clause):
+                        pass
+                    elif not first:
                         own, inherited = subjects, True
                     elif comp.pronoun.search(clause):
                         own, inherited = prev_subjects, True
-                elif not own and comp.pronoun_subject.search(clause):
-                    # "... but now they're pushing at Finley": every name is an object, the
-                    # pronoun subject is the player of the clause before
+                elif elided or (not own and comp.pronoun_subject.search(clause)):
+                    # "... but now they're pushing at Finley", "..., but also voted for Dana":
+                    # the names are objects, the subject is the player of the clause before
                     own, inherited = (subjects if not first else prev_subjects), True
+                if inherited and not own and len(last_all) == 1 and comp.pronoun_subject.search(clause):
+                    own = last_all  # "My vote goes to Casey; she has been deflecting": the one player named
+                last_all = sorted({m.group(1) for m in comp.name.finditer(clause)}) or last_all
                 if own:
                     subjects = own
                 first = False
@@ -624,8 +684,7 @@ class RulesAnnotator:
                         cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
-                    unquoted = _QUOTED.sub(lambda q: " " * len(q.group(0)), clause)
-                    clear_m = self._clause_cue(unquoted, comp.clearing, comp, motive=True)
+                    clear_m = self._clause_cue(clause, comp.clearing, comp, motive=True)
                     if clear_m is not None and cue_m is None and not inherited:
                         cleared.update(self._subject_group(clause, mentions, clear_m.start(), comp))
                     if cue_m is None or clear_m is not None:
@@ -639,7 +698,10 @@ class RulesAnnotator:
                     between = clause[near[-1].end() : cue_m.start()] if near else ""
                     if comp.self_subject is not None and comp.self_subject.search(between):
                         continue  # "I hear what X says, and I see why I look suspicious"
-                    targets = self._subject_group(clause, mentions, cue_m.start(), comp)
+                    if not near and prior and comp.pronoun.search(clause) and _SUBORDINATE.match(clause, cue_m.end()):
+                        targets = prior  # "..., but it could also be a Mafia coasting while X ..."
+                    else:
+                        targets = self._subject_group(clause, mentions, cue_m.start(), comp)
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
             if subjects:
                 prev_subjects = subjects

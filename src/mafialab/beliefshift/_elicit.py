@@ -334,6 +334,44 @@ async def run_bench(
     return summary
 
 
+async def elicit_observation(
+    header: BenchHeader,
+    item: BenchItem,
+    observer: ObserverContext,
+    model: ChatModel,
+    options: RunOptions = RunOptions(),
+) -> ResultRecord:
+    """Ask one observer of one item its prior and its shift: the one code path of every runner.
+
+    ``beliefshift run`` (:func:`run_bench`) and the Inspect task ``mafialab/beliefshift``
+    both come here, so prompts (:func:`build_prompts`), the answer schema
+    (:func:`rating_schema`), parsing (:func:`parse_levels`) and retries are the same.
+    Per observation: the prior (history, then the question about the accuser and the
+    target on -3..+3); then, anchored, the same conversation with the model's own prior
+    answer, the message and the shift question, or, independent, the history, the message
+    and the prior question again (asked concurrently; shift = posterior - prior, -6..+6).
+    A stage that fails is retried ``options.retries`` times, then recorded with its cause
+    (``ok`` false, never scored 0).
+
+    Args:
+        header: Benchmark header (prompt pack).
+        item: The benchmark item.
+        observer: One of ``item.observers``.
+        model: The chat model (any :class:`~mafialab.models.ChatModel`).
+        options: Run options (``concurrency`` is not used here).
+
+    Returns:
+        The observation's :class:`ResultRecord` (not written anywhere).
+
+    Raises:
+        ContextWindowError: The window cannot hold ``max_tokens`` plus :data:`RESERVE_TOKENS`.
+    """
+    label = options.label or model.name
+    window = _check_window(options, model)
+    counter: Callable[[str], int] | None = model.count_tokens if model.counts_tokens else None
+    return await _Elicitor(header, model, options, label, window, counter).observe(item, observer)
+
+
 def _check_window(options: RunOptions, model: ChatModel) -> int | None:
     """The context window in use; refuses one that cannot hold the generation budget."""
     window = options.context_window if options.context_window is not None else model.context_window

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.beliefshift._inspect_log import is_inspect_log, read_inspect_results
 from mafialab.beliefshift._io import read_results
 from mafialab.beliefshift._schema import SCALE, SHIFT_RANGE_INDEPENDENT, ResultRecord, label_of, trust_bin
 from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
@@ -588,15 +589,23 @@ def _qorder(k: str) -> tuple[int, str]:
 
 
 def read_all_results(paths: Sequence[Path]) -> tuple[list[ResultRecord], list[str]]:
-    """Read every results file: ``(records, problems)``.
+    """Read every results file, or Inspect log of ``mafialab/beliefshift``: ``(records, problems)``.
+
+    A path ending in ``.eval``, or a ``.json`` file holding one JSON object, is read as an
+    Inspect AI log (:func:`read_inspect_results`; needs ``mafialab[inspect]``); anything
+    else as a results file (JSONL).
 
     Raises:
         mafialab.beliefshift.BeliefShiftFormatError: An invalid file.
+        ImportError: An Inspect log given without Inspect AI installed (says what to install).
     """
     recs: list[ResultRecord] = []
     problems: list[str] = []
     for p in paths:
-        _, r, pr = read_results(Path(p))
+        if is_inspect_log(Path(p)):
+            r, pr = read_inspect_results(Path(p))
+        else:
+            _, r, pr = read_results(Path(p))
         recs += r
         problems += pr
     return recs, problems

@@ -233,7 +233,9 @@ def run_cmd(
 
 @bs_app.command("report")
 def report_cmd(
-    results: list[Path] = typer.Argument(..., help="Results files (RESULTS.jsonl), one or more models."),
+    results: list[Path] = typer.Argument(
+        ..., help="Results files (RESULTS.jsonl) or Inspect logs of mafialab/beliefshift (.eval, .json)."
+    ),
     models: Path | None = typer.Option(None, "--models", help="models.yaml: params_b, reasoning, group per label."),
     out: Path = typer.Option(Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."),
     ci: str = typer.Option(
@@ -248,7 +250,7 @@ def report_cmd(
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)
-    except (ModelsFileError, BeliefShiftFormatError) as err:
+    except (ModelsFileError, BeliefShiftFormatError, ImportError) as err:
         fail(str(err))
     for p in problems:
         console.print(f"[yellow]skipped:[/] {p}")

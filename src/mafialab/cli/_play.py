@@ -18,7 +18,15 @@ from rich.table import Table
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
-from mafialab.harness import GameObserver, GameResult, PreflightError, default_game_id, play_games, preflight
+from mafialab.harness import (
+    GameObserver,
+    GameResult,
+    PreflightError,
+    default_game_id,
+    play_games,
+    preflight,
+    run_config,
+)
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
@@ -32,7 +40,8 @@ def _seat_options(spec: str, timeout: float, probe: bool) -> str:
         return spec
     head, _, query = spec.partition("?")
     given = dict(parse_qsl(query, keep_blank_values=True))
-    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe else {}), **given}
+    terminal = parse_seat_spec(spec).kind == "human"  # a terminal seat answers no probes
+    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe and not terminal else {}), **given}
     return f"{head}?{urlencode(opts)}"
 
 
@@ -129,7 +138,7 @@ async def _play_all(
     def game_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
         found: list[GameObserver] = []
         if seats is not None:  # the seats' views first: a probe of a remote seat reads them
-            game_id = default_game_id(rules, seed, [a.label for a in agents])
+            game_id = _game_id(rules, seed, agents, battery)
             for t in seats.open_game(game_id, agents, out / game_id):
                 _print_ticket(progress, t)
             found.append(seats.observer(game_id))
@@ -157,6 +166,44 @@ async def _play_all(
         on_done=done,
         allow_degraded=allow_degraded,
     )
+
+
+def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
+    """The id ``play_game`` gives this game (its run configuration includes the battery)."""
+    cfg = run_config(agents)
+    if battery is not None:
+        cfg["probes"] = battery.fingerprint()
+    return default_game_id(rules, seed, [a.label for a in agents], cfg)
+
+
+def _game_dirs(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> list[Path]:
+    """The game directories this run would write under ``out`` (ids as ``play_game`` makes them)."""
+    return [
+        out / _game_id(rules, sd, [make_agent(sp, s, rules, sd) for s, sp in enumerate(specs)], battery) for sd in seeds
+    ]
+
+
+def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> Path:
+    """``out``, or the first ``OUT-2``, ``OUT-3``, … holding none of this run's games (said so).
+
+    A recorded game is never overwritten nor appended to: a second run of the same seeds and
+    line-up goes to a new directory before anything is played.
+    """
+    taken = [d for d in _game_dirs(out, rules, specs, seeds, battery) if (d / GAME_FILE).exists()]
+    if not taken:
+        return out
+    k = 2
+    while True:
+        alt = out.with_name(f"{out.name}-{k}")
+        if not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
+            break
+        k += 1
+    console.print(
+        f"[yellow]note:[/] {escape(str(taken[0]))} already holds this game"
+        + (f" (and {len(taken) - 1} more of this run)" if len(taken) > 1 else "")
+        + f"; it is kept, and this run writes to {escape(str(alt))}/"
+    )
+    return alt
 
 
 def play(
@@ -238,20 +285,18 @@ def play(
         specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
         specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
         # validate every spec (and load models) before playing
-        labels = [make_agent(spec, s, rs, seed).label for s, spec in enumerate(specs)]
+        for s, spec in enumerate(specs):
+            make_agent(spec, s, rs, seed)
     except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
         fail(str(err))
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
-    for sd in range(seed, seed + games):  # refuse before playing anything, not half-way through
-        existing = out / default_game_id(rs, sd, labels) / GAME_FILE
-        if existing.exists():
-            fail(f"out: {existing} already exists (seed {sd}); choose another --out or seed")
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
         fail(str(err))
+    out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
         mute = _unprobed_specs(specs, rs, seed)
         if mute:
@@ -265,7 +310,9 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    with progress_bar() as progress:
+    bar = progress_bar()
+    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+    with bar as progress:
         try:
             results = asyncio.run(
                 _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
@@ -308,3 +355,8 @@ def play(
         summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
         if summaries:
             console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
+    site = out.with_name(f"{out.name}-site")
+    console.print(
+        f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
+        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+    )

@@ -68,6 +68,15 @@ def _print_instrument(ins: dict[str, Any]) -> None:
     console.print(t)
 
 
+def _missing(rep: dict[str, Any], *keys: str) -> bool:
+    """Print why a section is not computed (the probe it needs); ``True`` when all ``keys`` are missing."""
+    cov = rep.get("coverage", {}).get("metrics", {})
+    whys = [cov[k]["why"] for k in keys if k in cov and not cov[k]["computed"]]
+    for why in whys:
+        console.print(f"[yellow]not computed:[/] {why}", highlight=False)
+    return len(whys) == len(keys)
+
+
 def _print_tables(rep: dict[str, Any]) -> None:
     console.print(
         f"[bold]{rep['games']} games[/] (method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']}); "
@@ -81,6 +90,29 @@ def _print_tables(rep: dict[str, Any]) -> None:
         )
     if rep["probe_records"] == 0:
         console.print("[yellow]no probe records in these games: the belief metrics are empty[/]")
+    cov = rep.get("coverage")
+    if cov and cov["answers"]:
+        console.print(
+            "usable answers: "
+            + ", ".join(f"{k} {v}" for k, v in cov["answers"].items())
+            + (f" (battery {', '.join(cov['batteries'])})" if cov["batteries"] else ""),
+            highlight=False,
+        )
+    if not _missing(rep, "first_order"):
+        _print_f1(rep)
+    if not _missing(rep, "calibration"):
+        _print_f2(rep)
+    if not _missing(rep, "second_order"):
+        _print_f3(rep)
+    _print_f4(rep)
+    _missing(rep, "vote_coupling.top1", "vote_coupling.committed_set")
+    if rep.get("instrument"):
+        _print_instrument(rep["instrument"])
+    _missing(rep, "dynamics", "quadrants")
+    _print_dynamics(rep)
+
+
+def _print_f1(rep: dict[str, Any]) -> None:
     t = Table("round", "committed acc (n)", "95% CI", "chance", "Unknown (n)", "recall (n)", "95% CI", "chance",
               title="F1 first-order (non-mafia observers)")  # fmt: skip
     for r, v in rep["first_order"].items():
@@ -95,16 +127,24 @@ def _print_tables(rep: dict[str, Any]) -> None:
             _f(v["recall_chance"]),
         )
     console.print(t)
+
+
+def _print_f2(rep: dict[str, Any]) -> None:
     cal = rep["calibration"]
-    t = Table("confidence", "n", "accuracy", "mean confidence", title="F2 calibration")
+    t = Table("confidence", "n", "games", "accuracy", "95% CI", "mean confidence", title="F2 calibration")
     for b in cal["bins"]:
         hi = f"{b['hi']}]" if b["hi"] == 100 else f"{b['hi']})"
-        t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), _f(b["accuracy"]), _f(b["mean_confidence"], 2))
+        t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), str(b["games"]), _f(b["accuracy"]),
+                  _ci(b["ci95"]) or b["no_interval"] or "", _f(b["mean_confidence"], 2))  # fmt: skip
     console.print(t)
     console.print(
-        f"n={cal['n']}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
+        f"n={cal['n']} in {cal['games']} game(s)  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
         f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'], cal['brier'])}"
     )
+    console.print(f"counted: {cal['population']}", style="dim", highlight=False)
+
+
+def _print_f3(rep: dict[str, Any]) -> None:
     t = Table("predictor", "pairs", "over-prediction", "95% CI", "pred/actual suspects", "accuracy", "majority",
               title="F3 second-order")  # fmt: skip
     for side, v in rep["second_order"].items():
@@ -118,6 +158,9 @@ def _print_tables(rep: dict[str, Any]) -> None:
             _f(v["majority_baseline"]),
         )
     console.print(t)
+
+
+def _print_f4(rep: dict[str, Any]) -> None:
     t = Table("voters", "measure", "hits/n", "rate", "95% CI", "chance", title="F4 vote coupling")
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
@@ -137,9 +180,6 @@ def _print_tables(rep: dict[str, Any]) -> None:
             t.add_row(side, pred, str(x["n"]), str(x["probe_hits"]), str(x["baseline_hits"]), str(x["b"]),
                       str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"], x["diff"]))  # fmt: skip
     console.print(t)
-    if rep.get("instrument"):
-        _print_instrument(rep["instrument"])
-    _print_dynamics(rep)
 
 
 def _print_dynamics(rep: dict[str, Any]) -> None:
@@ -207,9 +247,12 @@ def report(
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
     try:
         left_out: list[str] = []
-        games = load_games(directory, include_branches=include_branches, left_out=left_out)
+        dups: list[str] = []
+        games = load_games(directory, include_branches=include_branches, left_out=left_out, warnings=dups)
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
+    for why in dups:
+        err_console.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
     if left_out:
         err_console.print(f"left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim")
     retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -9,19 +10,39 @@ import typer
 
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.record import iter_game_dirs
-from mafialab.viewer import SiteServer, ViewerError, build_site
+from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host
 
 
 def view(
     directory: Path = typer.Argument(..., metavar="DIR", help="Log directory (searched recursively for game.jsonl)."),
     out: Path = typer.Option(Path("site"), "--out", "-o", help="Site directory to write (its data/ is replaced)."),
-    serve: bool = typer.Option(False, "--serve", help="Serve the site on 127.0.0.1 after building (Ctrl-C stops)."),
+    serve: bool = typer.Option(
+        False, "--serve", help="Serve the site and its fork API (Branch button) after building (Ctrl-C stops)."
+    ),
     port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="Port for --serve (0 picks a free one)."),
+    host: str = typer.Option(HOST, "--host", help="Interface for --serve; other than 127.0.0.1 only with --token-env."),
+    token_env: str | None = typer.Option(
+        None, "--token-env", help="Environment variable holding the bearer token the fork API requires."
+    ),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per CPU, at most 4)."),
 ) -> None:
-    """Build a static, offline viewer site from the game logs under DIR (open OUT/index.html)."""
+    """Build a static, offline viewer site from the game logs under DIR (open OUT/index.html).
+
+    With --serve the site is served with a fork API: a Branch button on each step starts
+    background fork jobs whose branches (written to DIR/forks) appear in the page.
+    """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
+    token = None
+    if token_env is not None:
+        token = os.environ.get(token_env)
+        if not token:
+            fail(f"--token-env: environment variable {token_env} is not set or empty")
+    if serve:
+        try:
+            check_host(host, token)
+        except ValueError as err:
+            fail(str(err))
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
     with progress_bar() as progress:
@@ -33,6 +54,8 @@ def view(
     dt = time.perf_counter() - t0
     for path, reason in summary.skipped:
         console.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
+    for why in summary.warnings:
+        console.print(f"[yellow]warning:[/] {why}", highlight=False)
     console.print(
         f"Built {len(summary.games)} game(s) into {out}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
@@ -41,10 +64,17 @@ def view(
     if not serve:
         return
     try:
-        server = SiteServer(out, port).start()
-    except OSError as err:
-        fail(f"--port: cannot listen on 127.0.0.1:{port}: {err.strerror}")
-    console.print(f"Serving on {server.url} (127.0.0.1 only; Ctrl-C to stop)", highlight=False)
+        server = SiteServer(out, port, host=host, logs=directory, token=token).start()
+    except (OSError, ValueError) as err:
+        fail(f"--port: cannot listen on {host}:{port}: {err}")
+    where = (
+        f"{host} only"
+        if host == HOST
+        else f"{host}, reachable from other machines: the fork API needs the bearer token from {token_env}"
+    )
+    console.print(
+        f"Serving on {server.url} ({where}; fork API at {server.url}api/docs; Ctrl-C to stop)", highlight=False
+    )
     try:
         while True:
             time.sleep(3600)

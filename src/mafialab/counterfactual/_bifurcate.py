@@ -31,6 +31,7 @@ from mafialab.counterfactual._fork import AgentBuilder, branch_specs, estimate_f
 from mafialab.counterfactual._steps import ForkStep, Inject, Resample, batch_id, branch_id, fork_steps, resolve_step
 from mafialab.engine import derive_seed
 from mafialab.harness import replay_decisions
+from mafialab.models import max_samples_per_request
 from mafialab.record import (
     FORK_GAMES_DIR,
     FORKS_FILE,
@@ -352,6 +353,48 @@ async def _draw(agent: Any, decision: Any, view: Any, names: Sequence[str], seed
     return Sample(idx, action.text or "", target, bool(getattr(action, "fallback", False)))
 
 
+def samples_per_request(agent: Any) -> int:
+    """Resamples one request may carry for ``agent`` (>= 1).
+
+    The backend's ``max_n`` when the agent can draw several answers at once (``decide_n``)
+    and its backend sends the server's ``n`` (:func:`mafialab.models.max_samples_per_request`),
+    else 1.
+    """
+    model = getattr(agent, "model", None)
+    if not callable(getattr(agent, "decide_n", None)) or model is None:
+        return 1
+    return max_samples_per_request(model)
+
+
+def sample_chunks(missing: Sequence[int], per_request: int) -> list[list[int]]:
+    """Missing sample indices in runs of at most ``per_request`` consecutive indices (in order)."""
+    chunks: list[list[int]] = []
+    for i in missing:
+        if chunks and len(chunks[-1]) < per_request and chunks[-1][-1] == i - 1:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks
+
+
+async def _draw_chunk(
+    agent: Any, decision: Any, view: Any, names: Sequence[str], seed: int, idxs: Sequence[int]
+) -> list[Sample]:
+    """Samples ``idxs`` of a point: one :meth:`decide_n` (one request with the server's ``n``)."""
+    if len(idxs) == 1:
+        return [await _draw(agent, decision, view, names, seed, idxs[0])]
+    a = copy.copy(agent)
+    if hasattr(a, "seed"):
+        a.seed = derive_seed(seed, f"bifurcate:sample:{idxs[0]}")
+    if hasattr(a, "set_call_sink"):
+        a.set_call_sink(None)
+    actions = await a.decide_n(decision, view, len(idxs))
+    return [
+        Sample(i, act.text or "", names[act.target] if act.target is not None else None, bool(act.fallback))
+        for i, act in zip(idxs, actions, strict=True)
+    ]
+
+
 async def run_bifurcation(
     parent: Path | GameLog,
     points: str,
@@ -387,7 +430,8 @@ async def run_bifurcation(
         sampler: Agent spec that resamples the voter (default: the voter's roster spec), at
             ``temperature``.
         agents: Agent spec of the forks' continuation (default: the parent's roster).
-        parallel: Resample calls, and forks, in flight at once.
+        parallel: Resample requests, and forks, in flight at once (a request carries up to
+            the sampler backend's ``max_n`` resamples with the server's ``n``).
         build_agent: Agent factory (tests).
         check_remote: Preflight remote models before the first call.
         progress: Called with ``("sample" | "fork", count)`` as work finishes.
@@ -450,20 +494,25 @@ async def run_bifurcation(
             psed = derive_seed(seed, f"bifurcate:{p.point_id}")
 
             async def one(
-                i: int, agent: Any = agent, decision: Any = decision, view: Any = view, psed: int = psed,
+                idxs: list[int], agent: Any = agent, decision: Any = decision, view: Any = view, psed: int = psed,
                 names: tuple[str, ...] = tuple(state.names),
-            ) -> Sample:  # fmt: skip
+            ) -> list[Sample]:  # fmt: skip
                 async with limit:
-                    return await _draw(agent, decision, view, names, psed, i)
+                    return await _draw_chunk(agent, decision, view, names, psed, idxs)
 
+            # a backend that draws n answers per request gets one request per chunk; a chunk is
+            # written when it is complete, so an interruption never loses a finished sample
+            chunks = sample_chunks(missing, samples_per_request(agent))
             with JsonlWriter(spath, clock=None) as w:
-                for fut in asyncio.as_completed([one(i) for i in missing]):
-                    s = await fut
-                    w.write({"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback})
-                    have[s.sample_idx] = s
-                    run.samples += 1
-                    if progress is not None:
-                        progress("sample", 1)
+                for fut in asyncio.as_completed([one(c) for c in chunks]):
+                    for s in await fut:
+                        w.write(
+                            {"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback}
+                        )
+                        have[s.sample_idx] = s
+                        run.samples += 1
+                        if progress is not None:
+                            progress("sample", 1)
         samples = [have[i] for i in sorted(have) if i < resamples and not have[i].fallback]
         counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
         # 2. select

@@ -27,7 +27,14 @@ from mafialab.counterfactual._steps import (
 )
 from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
 from mafialab.harness import GameObserver, play_game, replay
-from mafialab.models import ModelPool, parse_model_spec
+from mafialab.models import (
+    ChatRequest,
+    ChatResponse,
+    ModelPool,
+    complete_n,
+    max_samples_per_request,
+    parse_model_spec,
+)
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
@@ -141,6 +148,60 @@ class _Answering:
 
     def __getattr__(self, name: str) -> Any:  # probe, set_call_sink, describe, persona …
         return getattr(self.inner, name)
+
+
+class _Primed:
+    """A backend that answers one request with an answer drawn ahead, and delegates the rest.
+
+    Fork replicas that resample the same frozen context ask the same first request; their
+    answers are drawn together (:func:`mafialab.models.complete_n`, the server's ``n``) and
+    each replica's backend is primed with its own. The primed answer is used only for a
+    request whose messages and schema equal the drawn one (first attempt of the fork
+    decision), once; everything else (retries, later decisions, probes) reaches the backend.
+    """
+
+    def __init__(self, inner: Any, request: ChatRequest, answer: ChatResponse):
+        self.inner = inner
+        self.name = inner.name
+        self.context_window = inner.context_window
+        self.calls_network = inner.calls_network
+        self.counts_tokens = inner.counts_tokens
+        self._request = request
+        self._answer: ChatResponse | None = answer
+
+    def count_tokens(self, text: str) -> int:
+        return int(self.inner.count_tokens(text))
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        a = self._answer
+        if (
+            a is not None
+            and request.meta.get("attempt") == 1
+            and request.messages == self._request.messages
+            and request.json_schema == self._request.json_schema
+        ):
+            self._answer = None
+            return a
+        return await self.inner.chat(request)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def _draw_ahead(
+    agent: Any, state: GameState, step: ForkStep, k: int
+) -> tuple[ChatRequest, list[ChatResponse]] | None:
+    """The fork decision's first answers for ``k`` replicas in as few requests as the backend allows.
+
+    ``None`` when the agent or its backend draws one answer per request.
+    """
+    model = getattr(agent, "model", None)
+    if k < 2 or model is None or not callable(getattr(agent, "first_request", None)):
+        return None
+    if max_samples_per_request(model) < 2:
+        return None
+    request = agent.first_request(_pending(state, step), state.view(step.seat))
+    return request, await complete_n(model, request, k)
 
 
 def _with_temperature(spec: str, temperature: float | None) -> str:
@@ -385,12 +446,24 @@ async def run_fork(
     if check_remote:
         await preflight(probe_agents)
     limit = asyncio.Semaphore(max(1, parallel))
+    todo = list(replicas) if replicas is not None else list(range(n))
+    ahead: tuple[ChatRequest, list[ChatResponse]] | None = None
+    if out is not None:
+        for r in todo:
+            existing = Path(out) / branch_id(pid, batch, r) / GAME_FILE
+            if existing.exists():
+                raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
+    if isinstance(iv, Resample):  # replicas resample one frozen context: the server's n draws them together
+        ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
 
     async def one(replica: int) -> Branch:
         async with limit:
             cseed = continuation_seed(plog.header.seed, step.id, iv, seed, replica)
             state, prefix = prepare(plog, step, iv, cseed)
             seat_agents = [build(specs[s], s, state.rules, cseed) for s in range(state.n_seats)]
+            primed = getattr(seat_agents[step.seat], "model", None)
+            if ahead is not None and primed is not None:
+                seat_agents[step.seat].model = _Primed(primed, ahead[0], ahead[1][todo.index(replica)])  # type: ignore[attr-defined]
             wrapped = _wrap(seat_agents, step, iv, state)
             gid = branch_id(pid, batch, replica)
             observers: list[GameObserver] = []
@@ -435,12 +508,6 @@ async def run_fork(
                 degraded=res.degraded,
             )
 
-    todo = list(replicas) if replicas is not None else list(range(n))
-    if out is not None:
-        for r in todo:
-            existing = Path(out) / branch_id(pid, batch, r) / GAME_FILE
-            if existing.exists():
-                raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
     branches = list(await asyncio.gather(*(one(r) for r in todo)))
     return ForkBatch(parent_id=pid, root_id=root, step=step, intervention=iv, seed=seed, batch=batch, branches=branches)
 

@@ -175,7 +175,15 @@ def _by_script(text: str, names: list[str]) -> NameMatch:
 
 
 def _in_text(text: str, names: list[str]) -> NameMatch:
-    hits = [n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text, re.IGNORECASE)]
+    # a case-insensitive regex cannot skip ahead: over ASCII text, a name absent from the
+    # lower-cased text is ruled out first (a 100 kB answer is scanned once, not once per name)
+    folded = text.lower() if text.isascii() else None
+    hits = [
+        n
+        for n in names
+        if (folded is None or not n.isascii() or n.lower() in folded)
+        and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text, re.IGNORECASE)
+    ]
     if len(hits) == 1:
         return NameMatch(hits[0], "in_text")
     if len(hits) > 1:

@@ -20,6 +20,7 @@ from mafialab.harness._play import (
     default_game_id,
     make_header,
     play_game,
+    run_config,
     run_game,
     summarize,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "replay_decisions",
     "replay_rules",
     "default_game_id",
+    "run_config",
     "make_header",
     "play_game",
     "recorded_actions",

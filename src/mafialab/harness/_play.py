@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -83,9 +84,53 @@ class GameResult:
     call_summary: CallSummary | None = field(default=None, repr=False)
 
 
-def default_game_id(rules: RuleSet, seed: int, agent_labels: Sequence[str]) -> str:
-    """Deterministic game id: ``<rules>-s<seed>-<8 hex of sha256(rules id, seed, agents)>``."""
-    h = hashlib.sha256(f"{rules.id}|{seed}|{'|'.join(agent_labels)}".encode()).hexdigest()[:8]
+def run_config(agents: Sequence[Any], observers: Sequence[Any] = ()) -> dict[str, Any]:
+    """The run configuration a game id is derived from, beside rule set, seed and labels.
+
+    ``settings`` holds each seat's recorded agent settings (``describe()``: model, prompt
+    pack, sampling caps; ``None`` for agents without it); every observer with a
+    ``run_config`` mapping (the probe runner: ``{"probes": "<battery>:<8 hex>"}``) adds its
+    entries. Two recordings that differ in any of these get different game ids.
+
+    Args:
+        agents: One agent per seat.
+        observers: The game's observers.
+
+    Returns:
+        A JSON-serialisable dict (``settings`` list, plus observer entries).
+    """
+    cfg: dict[str, Any] = {
+        "settings": [a.describe() if callable(getattr(a, "describe", None)) else None for a in agents]
+    }
+    for obs in observers:
+        extra = getattr(obs, "run_config", None)
+        if isinstance(extra, Mapping):
+            cfg.update(extra)
+    return cfg
+
+
+def default_game_id(
+    rules: RuleSet, seed: int, agent_labels: Sequence[str], config: Mapping[str, Any] | None = None
+) -> str:
+    """Deterministic game id: ``<rules name>-s<seed>-<8 hex>``.
+
+    The hex is sha256 over the rule-set id, the seed, the agents' labels and the run
+    configuration (:func:`run_config`: agent settings, probe battery), so the same seed and
+    line-up played with and without probes (or with another battery) get different ids,
+    and a game id names one recorded game.
+
+    Args:
+        rules: Rule set.
+        seed: Game seed.
+        agent_labels: One label per seat.
+        config: Run configuration (:func:`run_config`); ``None`` hashes as an empty one.
+    """
+    payload = json.dumps(
+        {"rules": rules.id, "seed": seed, "agents": list(agent_labels), "config": dict(config or {})},
+        sort_keys=True,
+        default=str,
+    )
+    h = hashlib.sha256(payload.encode()).hexdigest()[:8]
     return f"{rules.name}-s{seed}-{h}"
 
 
@@ -227,7 +272,8 @@ async def play_game(
         agents: One agent per seat (``len == rules.n_seats``).
         seed: Game seed.
         out: Parent directory for the game directory, or ``None`` for no log.
-        game_id: Directory name; default :func:`default_game_id`.
+        game_id: Directory name; default :func:`default_game_id` of the rule set, seed,
+            labels and :func:`run_config` (agent settings, the observers' probe battery).
         labels: Public per-seat labels for the seating event (e.g. models in an arena).
         observers: Called after every batch with its new events.
         meta: Extra header fields.
@@ -253,7 +299,7 @@ async def play_game(
     if len(agents) != rules.n_seats:
         raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
     agent_labels = [a.label for a in agents]
-    game_id = game_id or default_game_id(rules, seed, agent_labels)
+    game_id = game_id or default_game_id(rules, seed, agent_labels, run_config(agents, observers))
     if state is None:
         state = GameState(rules, seed, labels=labels)
     writer = None
@@ -275,6 +321,10 @@ async def play_game(
     described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
     if described:
         meta = {**(meta or {}), "agents": described}
+    for obs in observers:  # e.g. the probe battery, so a report can group games by it
+        extra = getattr(obs, "run_config", None)
+        if isinstance(extra, Mapping) and extra:
+            meta = {**(meta or {}), **dict(extra)}
     dialects = dialects_in_use(agents)
     if dialects:  # the structured-output dialect of each OpenAI-compatible backend, as the game starts
         meta = {**(meta or {}), "structured_output": dialects}

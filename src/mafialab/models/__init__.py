@@ -27,11 +27,15 @@ from mafialab.models._protocol import (
     Usage,
     backend_names,
     backend_status,
+    complete_n,
+    concurrent_n,
     estimate_tokens,
     get_model,
+    max_samples_per_request,
     parse_model_spec,
     register_backend,
     resolve_backend,
+    sample_seed,
 )
 
 register_backend("mock", mock_factory, description="replays scripted outputs (tests)")  # no in-flight limit
@@ -47,6 +51,8 @@ register_backend(
     "bus",
     "mafialab.models._bus:bus_factory",
     description="a worker behind a model-bus hub (mafialab bus serve): bus/KEY?base_url=http://HOST:8766",
+    max_concurrency=64,
+    concurrency_option=True,
 )
 register_backend(
     "local",
@@ -93,14 +99,18 @@ __all__ = [
     "backend_names",
     "backend_status",
     "closed_prefix",
+    "complete_n",
+    "concurrent_n",
     "estimate_tokens",
     "get_model",
     "is_cut_off",
     "local_model_available",
+    "max_samples_per_request",
     "mock_factory",
     "parse_json",
     "parse_json_lenient",
     "parse_model_spec",
     "register_backend",
     "resolve_backend",
+    "sample_seed",
 ]

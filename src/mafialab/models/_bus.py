@@ -9,15 +9,17 @@ prompt (the ``prompt`` structured-output dialect) and the agent reads the move l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
+import weakref
 from typing import Any
 
 import httpx
 
 from mafialab.models._dialects import get_dialect
-from mafialab.models._pool import InFlightLimit
+from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, estimate_tokens
 
 BUS_OPTIONS = ("base_url", "token_env", "timeout", "max_tokens", "context_window", "max_concurrency", "http_client")
@@ -78,8 +80,13 @@ class BusModel:
         self.timeout = float(timeout)
         self.max_tokens = max_tokens
         self.context_window = context_window
-        self._limit = InFlightLimit(max_concurrency)
+        self._limit = InFlightLimit(int(max_concurrency))
+        self.max_concurrency = self._limit.limit
         self._client = http_client
+        # one connection pool per event loop (a client is bound to the loop it first ran in)
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:  # never shows the token
         return f"BusModel({self.key!r}, base_url={self.base_url!r})"
@@ -108,13 +115,9 @@ class BusModel:
         """Post the call to the hub and wait for a worker's text (errors returned, not raised)."""
         t0 = time.perf_counter()
         headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
-        async with self._limit():
+        async with self._limit(call_priority(request)):
             try:
-                if self._client is not None:
-                    r = await self._post(self._client, request, headers)
-                else:
-                    async with httpx.AsyncClient(timeout=self.timeout + 5.0) as client:
-                        r = await self._post(client, request, headers)
+                r = await self._post(self._client or self._loop_client(), request, headers)
             except httpx.HTTPError as err:
                 return self._error(f"bus hub {self.base_url}: {type(err).__name__}: {err}", "transport", t0)
         if r.status_code != 200:
@@ -139,6 +142,13 @@ class BusModel:
             except (ValueError, RecursionError):
                 parsed = None  # left to the agent's lenient reading
         return ChatResponse(text=text, parsed=parsed, latency_s=time.perf_counter() - t0, model=self.name)
+
+    def _loop_client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = httpx.AsyncClient(timeout=self.timeout + 5.0)
+        return client
 
     async def _post(self, client: httpx.AsyncClient, request: ChatRequest, headers: dict[str, str]) -> httpx.Response:
         return await client.post(

@@ -21,7 +21,16 @@ from mafialab.models._dialects import (
 )
 from mafialab.models._json import parse_json
 from mafialab.models._pool import DEFAULT_OPENAI_CONCURRENCY, InFlightLimit, call_priority
-from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, estimate_tokens, require
+from mafialab.models._protocol import (
+    ChatRequest,
+    ChatResponse,
+    ModelSpecError,
+    Usage,
+    concurrent_n,
+    estimate_tokens,
+    require,
+    sample_seed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +49,7 @@ _OPTIONS = {
     "rate_limit_retries",
     "backoff_s",
     "http_client",
+    "max_n",
 }
 
 
@@ -78,12 +88,17 @@ class OpenAIModel:
         rate_limit_retries: Retries of a 429 answer before giving up.
         backoff_s: First backoff in seconds (doubled on each retry).
         http_client: An ``httpx.AsyncClient`` to use (tests); default the SDK's own.
+        max_n: Answers one request may ask for with the server's ``n`` (:meth:`chat_n`,
+            resamples); ``1`` never sends ``n``.
 
     Attributes:
         max_concurrency: The in-flight limit in use.
         dialect: The dialect the next call uses (for ``auto``: ``json_schema`` until the
             preflight or a dialect error says otherwise).
         choice: The preflight's :class:`DialectChoice`, once :meth:`negotiate` ran.
+        n_supported: ``False`` once the server refused ``n > 1`` or answered it with one
+            choice (llama.cpp's server ignores ``n``): later :meth:`chat_n` calls are
+            concurrent single calls. ``None`` until a request with ``n > 1`` was answered.
 
     Raises:
         ModelSpecError: Missing API key for the default (remote) endpoint, or a bad option
@@ -114,6 +129,7 @@ class OpenAIModel:
         rate_limit_retries: int = 5,
         backoff_s: float = 1.0,
         http_client: Any = None,
+        max_n: int = 16,
     ):
         self._openai = require("openai", "openai", "openai")
         self.model = model
@@ -135,6 +151,10 @@ class OpenAIModel:
         self.timeout = float(timeout)
         self.rate_limit_retries = int(rate_limit_retries)
         self.backoff_s = float(backoff_s)
+        if int(max_n) < 1:
+            raise ModelSpecError(f"max_n: must be >= 1, got {max_n}")
+        self.max_n = int(max_n)
+        self.n_supported: bool | None = None
         self._limit = InFlightLimit(int(max_concurrency))
         self.max_concurrency = self._limit.limit
         self._negotiating = InFlightLimit(1)
@@ -158,8 +178,10 @@ class OpenAIModel:
             self._clients[loop] = client
         return client
 
-    def _payload(self, request: ChatRequest, dialect: str) -> dict[str, Any]:
+    def _payload(self, request: ChatRequest, dialect: str, n: int = 1) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [m.model_dump() for m in request.messages]}
+        if n > 1:
+            body["n"] = n
         max_tokens = request.max_tokens or self.max_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
@@ -183,18 +205,78 @@ class OpenAIModel:
         resp, _ = await self._send(request, self.dialect, switch=self.json_mode == "auto")
         return resp
 
+    async def chat_n(self, request: ChatRequest, n: int) -> list[ChatResponse]:
+        """``n`` answers to ``request``, ``max_n`` per request with the server's ``n`` parameter.
+
+        A request carries the seed :func:`~mafialab.models.sample_seed` of its first sample
+        (a single call for sample ``i`` the seed of sample ``i``). A server that refuses
+        ``n > 1`` (HTTP 4xx other than 429) or answers it with a single choice (llama.cpp's
+        server ignores ``n``) is asked the remaining samples as concurrent single calls, and so are later calls
+        (:attr:`n_supported` becomes ``False``; a warning is logged once). A request that
+        fails otherwise (transport error, HTTP 5xx) gives an error response for each of its
+        samples. The usage of a request is reported on its first answer (the others carry
+        zero usage), so sums over answers stay right.
+
+        Returns:
+            Exactly ``n`` responses in sample order; errors are returned, never raised.
+
+        Raises:
+            ValueError: ``n`` < 1.
+        """
+        if n < 1:
+            raise ValueError(f"n: at least 1 sample, got {n}")
+        out: list[ChatResponse] = []
+        while len(out) < n:
+            need, start = n - len(out), len(out)
+            if need == 1 or self.max_n == 1 or self.n_supported is False:
+                return out + await concurrent_n(self, request, need, first=start)
+            req = request if start == 0 else request.model_copy(update={"seed": sample_seed(request.seed, start)})
+            k = min(need, self.max_n)
+            got, status = await self._send_n(req, self.dialect, switch=self.json_mode == "auto", n=k)
+            if got[0].error is not None and status is not None and 400 <= status < 500 and status != 429:
+                self._refuse_n(f"HTTP {status} to n = {k}: {got[0].error[:120]}")
+                continue
+            if got[0].error is None and len(got) == 1:
+                self._refuse_n(f"one choice for n = {k}")
+                out.append(got[0])
+                continue
+            if got[0].error is None:
+                self.n_supported = True
+            out += got[:k]
+            if got[0].error is not None:  # the whole request failed: each of its samples failed
+                out += [got[0].model_copy() for _ in range(k - 1)]
+        return out[:n]
+
+    def _refuse_n(self, why: str) -> None:
+        if self.n_supported is not False:
+            log.warning(
+                "%s: the server does not draw n answers per request (%s); using concurrent calls", self.name, why
+            )
+        self.n_supported = False
+
     async def _send(self, request: ChatRequest, dialect: str, *, switch: bool) -> tuple[ChatResponse, int | None]:
         """One call in ``dialect``; returns the response and the HTTP status of a failed call."""
+        got, status = await self._send_n(request, dialect, switch=switch)
+        return got[0], status
+
+    async def _send_n(
+        self, request: ChatRequest, dialect: str, *, switch: bool, n: int = 1
+    ) -> tuple[list[ChatResponse], int | None]:
+        """One request for ``n`` answers in ``dialect``.
+
+        Returns a response per choice (one error response when the request failed) and the
+        HTTP status of a failed request.
+        """
         oa = self._openai
         t0 = time.perf_counter()
         attempt = 0
         async with self._limit(call_priority(request)):
             while True:
                 try:
-                    completion = await self._client().chat.completions.create(**self._payload(request, dialect))
+                    completion = await self._client().chat.completions.create(**self._payload(request, dialect, n))
                 except oa.RateLimitError as err:
                     if attempt >= self.rate_limit_retries:
-                        return self._error(f"rate limited (HTTP 429) after {attempt} retries", "rate_limit", t0), 429
+                        return [self._error(f"rate limited (HTTP 429) after {attempt} retries", "rate_limit", t0)], 429
                     await asyncio.sleep(self._retry_after(err, attempt))
                     attempt += 1
                     continue
@@ -211,12 +293,12 @@ class OpenAIModel:
                         dialect = self.dialect
                         switch = False  # once per call
                         continue
-                    return self._error(f"HTTP {err.status_code}: {message}", "http", t0), err.status_code
+                    return [self._error(f"HTTP {err.status_code}: {message}", "http", t0)], err.status_code
                 except (oa.APIConnectionError, oa.APITimeoutError) as err:
-                    return self._error(f"{type(err).__name__}: {err}", "transport", t0), None
+                    return [self._error(f"{type(err).__name__}: {err}", "transport", t0)], None
                 except oa.OpenAIError as err:  # response validation and the like
-                    return self._error(f"{type(err).__name__}: {err}", "transport", t0), None
-                return self._response(completion, request, t0), None
+                    return [self._error(f"{type(err).__name__}: {err}", "transport", t0)], None
+                return self._responses(completion, request, t0), None
 
     async def negotiate(self, max_tokens: int | None = None) -> DialectChoice:
         """Choose the structured-output dialect (the preflight; once per backend).
@@ -277,21 +359,14 @@ class OpenAIModel:
     def _error(self, error: str, kind: str, t0: float) -> ChatResponse:
         return ChatResponse(error=error, error_kind=kind, latency_s=time.perf_counter() - t0, model=self.name)
 
-    def _response(self, completion: Any, request: ChatRequest, t0: float) -> ChatResponse:
+    def _responses(self, completion: Any, request: ChatRequest, t0: float) -> list[ChatResponse]:
+        """A response per choice, in ``index`` order; the request's usage goes on the first."""
         latency = time.perf_counter() - t0
         if not completion.choices:
-            return ChatResponse(
-                error="no choices in the answer", error_kind="empty", latency_s=latency, model=self.name
-            )
-        choice = completion.choices[0]
-        msg = choice.message
-        text = msg.content or ""
-        extra = msg.model_extra or {}
-        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-        m = _THINK.match(text)
-        if m:
-            reasoning = (reasoning + "\n" if reasoning else "") + m.group(1).strip()
-            text = text[m.end() :]
+            return [
+                ChatResponse(error="no choices in the answer", error_kind="empty", latency_s=latency, model=self.name)
+            ]
+        choices = sorted(completion.choices, key=lambda c: getattr(c, "index", 0) or 0)
         usage = Usage()
         if completion.usage is not None:
             details = getattr(completion.usage, "prompt_tokens_details", None)
@@ -300,6 +375,17 @@ class OpenAIModel:
                 completion_tokens=completion.usage.completion_tokens or 0,
                 cached_tokens=getattr(details, "cached_tokens", None) if details is not None else None,
             )
+        return [self._response(c, request, latency, usage if i == 0 else Usage()) for i, c in enumerate(choices)]
+
+    def _response(self, choice: Any, request: ChatRequest, latency: float, usage: Usage) -> ChatResponse:
+        msg = choice.message
+        text = msg.content or ""
+        extra = msg.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        m = _THINK.match(text)
+        if m:
+            reasoning = (reasoning + "\n" if reasoning else "") + m.group(1).strip()
+            text = text[m.end() :]
         resp = ChatResponse(
             text=text,
             reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,

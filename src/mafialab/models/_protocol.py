@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -113,6 +115,11 @@ class ChatModel(Protocol):
             backends (the embedded model, the mock).
         counts_tokens: Whether :meth:`count_tokens` uses the model's own tokenizer (exact
             prompt sizing); ``False`` when it returns :func:`estimate_tokens`.
+
+    Several answers to one request (resamples) go through :func:`complete_n`: a backend
+    may add ``async chat_n(request, n) -> list[ChatResponse]`` and ``max_n`` (answers per
+    request) to draw them in one request; without them the answers are concurrent
+    :meth:`chat` calls.
     """
 
     name: str
@@ -127,6 +134,83 @@ class ChatModel(Protocol):
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer one request. Errors are returned in ``ChatResponse.error``, not raised."""
         ...
+
+
+def sample_seed(seed: int | None, index: int) -> int | None:
+    """The seed of sample ``index`` of a request drawn ``n`` times (:func:`complete_n`).
+
+    Sample 0 keeps the request's seed (so ``n = 1`` is the plain call); sample ``i > 0`` gets
+    ``sha256("<seed>:<i>")`` folded to ``0 .. 2**31 - 1``. ``None`` (no seed) stays ``None``.
+    """
+    if seed is None or index == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:4], "big") % (2**31)
+
+
+async def concurrent_n(model: ChatModel, request: ChatRequest, n: int, first: int = 0) -> list[ChatResponse]:
+    """``n`` answers to ``request`` as ``n`` concurrent :meth:`ChatModel.chat` calls.
+
+    Sample ``i`` (counted from ``first``: samples ``first .. first + n - 1`` of the request)
+    is sent with seed :func:`sample_seed` ``(request.seed, i)``. An exception
+    raised by the backend becomes an error response of that sample (``error_kind``
+    ``transport``); :class:`~mafialab.models.MockExhausted` (a test scripted too few
+    outputs) is raised.
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError(f"n: at least 1 sample, got {n}")
+    idx = range(first, first + n)
+    reqs = [request if i == 0 else request.model_copy(update={"seed": sample_seed(request.seed, i)}) for i in idx]
+    got = await asyncio.gather(*(model.chat(r) for r in reqs), return_exceptions=True)
+    out: list[ChatResponse] = []
+    for r in got:
+        if isinstance(r, ChatResponse):
+            out.append(r)
+        elif type(r).__name__ == "MockExhausted" or not isinstance(r, Exception):
+            raise r
+        else:
+            out.append(ChatResponse(error=f"{type(r).__name__}: {r}", error_kind="transport", model=model.name))
+    return out
+
+
+async def complete_n(model: ChatModel, request: ChatRequest, n: int) -> list[ChatResponse]:
+    """``n`` independent answers to one request (resamples of a frozen context).
+
+    A backend that can draw several answers in one request has a method
+    ``chat_n(request, n) -> list[ChatResponse]`` (the ``openai`` backend sends the
+    server's ``n``); every other backend gets :func:`concurrent_n`. ``chat_n`` is optional,
+    so a backend written to :class:`ChatModel` alone keeps working.
+
+    Args:
+        model: The backend.
+        request: The request (its ``seed`` seeds sample 0; see :func:`sample_seed`).
+        n: Answers wanted (>= 1).
+
+    Returns:
+        Exactly ``n`` responses, in sample order; failed samples carry ``error`` (never raised).
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError(f"n: at least 1 sample, got {n}")
+    chat_n = getattr(model, "chat_n", None)
+    if callable(chat_n):
+        out = list(await chat_n(request, n))
+        if len(out) != n:  # a backend bug must not lose or invent samples
+            raise RuntimeError(f"{model.name}: chat_n returned {len(out)} answers for n = {n}")
+        return out
+    return await concurrent_n(model, request, n)
+
+
+def max_samples_per_request(model: ChatModel) -> int:
+    """How many answers one request of ``model`` may carry: its ``max_n`` when it has ``chat_n``, else 1."""
+    if not callable(getattr(model, "chat_n", None)):
+        return 1
+    value = getattr(model, "max_n", 1)
+    return value if isinstance(value, int) and value >= 1 else 1
 
 
 class ModelSpecError(ValueError):

@@ -8,6 +8,7 @@ frozen contexts of a recorded game (the test-retest floor). See ``docs/probes.md
 
 from mafialab.probes._battery import (
     BUILTIN_BATTERIES,
+    CHAIN_MAX_CHARS,
     FIXED_PLACEHOLDERS,
     NOT_AVAILABLE,
     SCHEMA_LISTS,
@@ -49,6 +50,7 @@ __all__ = [
     "When",
     "applies",
     "battery_from_dict",
+    "CHAIN_MAX_CHARS",
     "chain_text",
     "check_players",
     "find_triggers",

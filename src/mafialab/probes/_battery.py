@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import string
 from collections.abc import Mapping, Sequence
@@ -106,6 +107,15 @@ class ProbeBattery(BaseModel):
     def night_actions(self) -> bool:
         """Whether night actions trigger probes (resolving the ``None`` default)."""
         return self.after_each_message if self.after_night_action is None else self.after_night_action
+
+    def fingerprint(self) -> str:
+        """``<name>:<8 hex>``: the battery's name and sha256 of its content.
+
+        The hash covers the JSON of every field but the description, so two batteries that
+        ask anything differently differ. Recorded in a probed game's header (``meta.probes``) and part of its game id.
+        """
+        body = self.model_dump_json(exclude={"description"}, by_alias=True)
+        return f"{self.name}:{hashlib.sha256(body.encode()).hexdigest()[:8]}"
 
     def probe(self, probe_id: str) -> ProbeSpec:
         """The probe with id ``probe_id``.
@@ -261,16 +271,27 @@ def resolve_battery(spec: str | Path | ProbeBattery | None) -> ProbeBattery | No
 
 
 # --------------------------------------------------------------------------- rendering
+CHAIN_MAX_CHARS = 16_000
+"""Longest chained answer spliced into a later question (characters; longer ones are cut).
+
+Four times what the largest built-in probe cap (900 tokens) can hold at 4 characters per
+token, so a real answer is never cut; a backend that ignores the token cap (a 100 kB answer)
+cannot make every later question of the seat carry it."""
+
+
 def chain_text(parsed: Any, raw: str | None) -> str:
     """Text spliced for a chained answer: compact JSON of the parsed answer, else the raw text.
 
-    Returns :data:`NOT_AVAILABLE` when there is neither (MafiaScope's revised chaining).
+    Returns :data:`NOT_AVAILABLE` when there is neither (MafiaScope's revised chaining). A
+    text longer than :data:`CHAIN_MAX_CHARS` is cut there and ends with ``…``.
     """
     if parsed is not None:
-        return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
-    if raw and raw.strip():
-        return raw.strip()
-    return NOT_AVAILABLE
+        text = json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+    elif raw and raw.strip():
+        text = raw.strip()
+    else:
+        return NOT_AVAILABLE
+    return text if len(text) <= CHAIN_MAX_CHARS else text[: CHAIN_MAX_CHARS - 1] + "…"
 
 
 def render_question(probe: ProbeSpec, values: Mapping[str, str], answers: Mapping[str, str]) -> str:

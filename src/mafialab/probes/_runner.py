@@ -23,7 +23,7 @@ from mafialab.engine import (
     VoteTally,
     player_view,
 )
-from mafialab.harness import default_game_id
+from mafialab.harness import default_game_id, run_config
 from mafialab.models import ChatResponse
 from mafialab.probes._battery import (
     ProbeBattery,
@@ -259,6 +259,8 @@ class ProbeRunner:
         self._sem: asyncio.Semaphore | None = None
         self.probed_seats = [s for s, a in enumerate(self.agents) if callable(getattr(a, "probe", None))]
         self.skipped_seats = [s for s in range(len(self.agents)) if s not in self.probed_seats]
+        self.run_config = {"probes": battery.fingerprint()}
+        """What this runner adds to the game's run configuration (:func:`mafialab.harness.run_config`)."""
         skipped = [f"{s} ({getattr(self.agents[s], 'label', '?')})" for s in self.skipped_seats]
         if skipped:
             log.info("probes: agents of seats %s cannot answer probes; they are not probed", ", ".join(skipped))
@@ -471,8 +473,9 @@ def make_probe_observer(
         seed: The game seed.
         out: Parent directory of game directories (as given to ``play_game``), or ``None``
             to keep records in memory only.
-        game_id: Game id; default :func:`mafialab.harness.default_game_id`, which is what
-            ``play_game`` uses when it is given none.
+        game_id: Game id; default :func:`mafialab.harness.default_game_id` over the run
+            configuration with this battery (:func:`mafialab.harness.run_config`), which is
+            what ``play_game`` uses when it is given none and this runner as an observer.
         on_record: Called with each record written.
         max_concurrent: Most probe calls in flight at once.
         max_pending: Most probe calls scheduled and unanswered before the game waits.
@@ -486,7 +489,9 @@ def make_probe_observer(
     bat = resolve_battery(battery)
     if bat is None:
         return None
-    gid = game_id or default_game_id(rules, seed, [a.label for a in agents])
+    gid = game_id or default_game_id(
+        rules, seed, [a.label for a in agents], {**run_config(agents), "probes": bat.fingerprint()}
+    )
     writer = JsonlWriter(Path(out) / gid / PROBES_FILE) if out is not None else None
     return ProbeRunner(
         bat,

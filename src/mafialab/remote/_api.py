@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from mafialab.engine import Event, GameState
 from mafialab.remote._seats import RemoteAgent, SeatChannel
-from mafialab.remote._server import LOOPBACK
+from mafialab.remote._server import LOOPBACK, BodyLimit
 
 SEATS_DIR = ".seats"
 """Folder of a game directory holding the seat tokens (never read by ``view`` or ``export``)."""
@@ -285,12 +285,7 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
         version="1",
     )
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > seats.max_body):
-            return JSONResponse({"detail": f"body larger than {seats.max_body} bytes"}, status_code=413)
-        return await call_next(request)
+    app.add_middleware(BodyLimit, max_body=seats.max_body)
 
     def auth(creds: HTTPAuthorizationCredentials | None) -> SeatChannel | JSONResponse:
         ch = seats.seat_of(creds.credentials if creds else None)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import itertools
 import secrets
 import time
@@ -29,9 +28,11 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request, Response
+from fastapi import FastAPI, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+
+from mafialab.remote._server import BearerGuard
 
 WORKER_TTL_S = 60.0
 """Seconds a worker stays live after its last poll (the reference protocol's time to live)."""
@@ -285,13 +286,8 @@ def create_bus_app(hub: BusHub | None = None, *, default_timeout: float = DEFAUL
     )
     app.state.hub = hub
 
-    @app.middleware("http")
-    async def bearer(request: Request, call_next: Any) -> Any:
-        if hub.token is not None and request.url.path not in ("/docs", "/openapi.json"):
-            given = request.headers.get("authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {hub.token}".encode()):
-                return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
-        return await call_next(request)
+    if hub.token is not None:
+        app.add_middleware(BearerGuard, token=hub.token)
 
     @app.post("/register")
     async def register(body: RegisterBody) -> dict[str, str]:

@@ -128,12 +128,16 @@ def answer_schema(decision: Decision, view: PlayerView) -> dict[str, Any]:
 
 
 def _schema_error(schema: dict[str, Any], value: Any) -> str | None:
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as err:
-        where = "/".join(str(p) for p in err.absolute_path) or "answer"
-        return f"{where}: {err.message}"[:300]
-    return None
+    """Why ``value`` breaks ``schema`` (the first error, naming its place), or ``None``."""
+    try:  # schemas come from the engine or a validated battery: not re-checked on every answer
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        err = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    except jsonschema.exceptions.SchemaError:
+        return None
+    if err is None:
+        return None
+    where = "/".join(str(p) for p in err.absolute_path) or "answer"
+    return f"{where}: {err.message}"[:300]
 
 
 @dataclass
@@ -454,12 +458,22 @@ class ProbedRemoteAgent(RemoteAgent):
         )
 
 
-def seat_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> RemoteAgent:
-    """Agent factory for ``remote`` / ``human-web`` specs (registered with ``register_agent_resolver``).
+def seat_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> Any:
+    """Agent factory for ``remote``, ``human-web`` and ``human`` specs (registered with ``register_agent_resolver``).
+
+    Returns:
+        A :class:`RemoteAgent` (a :class:`ProbedRemoteAgent` with ``probe=1``), or a
+        :class:`~mafialab.remote.HumanTerminalAgent` for ``human``.
 
     Raises:
-        SeatSpecError: A malformed spec.
+        SeatSpecError: A malformed spec, or ``probe=1`` on a terminal seat.
     """
     parsed = parse_seat_spec(spec)
+    if parsed.kind == "human":
+        from mafialab.remote._human import HumanTerminalAgent
+
+        if parsed.probe:
+            raise SeatSpecError(f"seat spec: {spec!r}: terminal seats are not probed (human-web seats are)")
+        return HumanTerminalAgent(seat, rules, seed, parsed)
     cls = ProbedRemoteAgent if parsed.probe else RemoteAgent
     return cls(seat, rules, seed, parsed)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import hmac
 import threading
 import time
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import uvicorn
+from starlette.responses import JSONResponse
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 LOOPBACK = "127.0.0.1"
 """The interface servers bind to unless told otherwise."""
@@ -74,3 +81,48 @@ class BackgroundServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class BearerGuard:
+    """ASGI middleware: 401 unless ``Authorization: Bearer <token>`` (constant-time compare).
+
+    Args:
+        app: The wrapped ASGI app.
+        token: The shared token.
+        open_paths: Paths served without a token (the OpenAPI schema and its page).
+    """
+
+    def __init__(self, app: Any, token: str, open_paths: tuple[str, ...] = ("/openapi.json", "/docs")):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in self.open_paths:
+            given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+            if not hmac.compare_digest(given, self.expected):
+                resp = JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
+                await resp(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a request whose ``Content-Length`` is over ``max_body`` bytes.
+
+    A body sent without a length is checked where it is read (the handlers read it whole
+    and compare).
+    """
+
+    def __init__(self, app: Any, max_body: int):
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+            if length is not None and (not length.isdigit() or int(length) > self.max_body):
+                resp = JSONResponse({"detail": f"body larger than {self.max_body} bytes"}, status_code=413)
+                await resp(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -113,9 +113,15 @@ class OpenAIStub:
             ``vllm``, ``ollama``, …); default: every dialect is honoured.
         rate_limit_first: Answer HTTP 429 to this many requests first.
         usage_cached: ``cached_tokens`` to report in ``prompt_tokens_details``.
+        max_n: Choices one answer may hold: a request's ``n`` (default 1) is honoured up to
+            this (``None``: any ``n``; ``1``: ``n`` ignored, as llama.cpp's server does).
+            Choice ``i > 0`` is answered for the body with ``seed`` ``"<seed>/<i>"`` (so
+            a seeded responder gives each choice its own answer).
+        reject_n: Answer HTTP 400 to a request with ``n`` > 1 (a server that refuses it).
 
     Attributes:
         requests: Every request body received, in order.
+        choices_sent: Choices answered in all (one per request unless ``n`` was honoured).
         headers: Request headers (lower-case names) of every request, in order.
         base_url: ``http://127.0.0.1:<port>/v1`` once started.
     """
@@ -129,8 +135,13 @@ class OpenAIStub:
         rate_limit_first: int = 0,
         usage_cached: int | None = None,
         server: str | None = None,
+        max_n: int | None = None,
+        reject_n: bool = False,
     ):
         self.latency_s = latency_s
+        self.max_n = max_n
+        self.reject_n = reject_n
+        self.choices_sent = 0
         if server is not None and server not in SERVERS:
             raise ValueError(f"server: expected one of {', '.join(SERVERS)}, got {server!r}")
         self.emulation = SERVERS[server] if server is not None else ServerEmulation(DIALECT_NAMES)
@@ -244,15 +255,28 @@ class OpenAIStub:
             for name, (status, message) in self.emulation.rejects.items():
                 if get_dialect(name).schema_in(body) is not None:
                     return status, {"error": {"message": message, "type": "invalid_request"}}
+            n = body.get("n") or 1
+            if self.reject_n and n > 1:
+                return 400, {"error": {"message": "n > 1 is not supported", "type": "invalid_request"}}
+            n = n if self.max_n is None else min(n, self.max_n)
             out = self.responder(body)
+            more = (
+                [self.responder({**body, "seed": f"{body.get('seed')}/{i}"}) for i in range(1, n)]
+                if isinstance(out, str)
+                else []
+            )
         finally:
             self.in_flight -= 1
         if isinstance(out, tuple):
             return out
         if isinstance(out, dict):
+            self.choices_sent += 1
             return 200, out
+        texts = [out, *(m for m in more if isinstance(m, str))]
+        self.choices_sent += len(texts)
         prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4
-        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": max(1, len(out) // 4)}
+        completion = sum(max(1, len(t) // 4) for t in texts)
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if self.usage_cached is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": self.usage_cached}
@@ -261,6 +285,9 @@ class OpenAIStub:
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "stub"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": out}}],
+            "choices": [
+                {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": t}}
+                for i, t in enumerate(texts)
+            ],
             "usage": usage,
         }

@@ -1,5 +1,6 @@
-"""The static, offline web viewer (layer ``viewer``): build a site from game logs and serve it."""
+"""The static, offline web viewer (layer ``viewer``): build a site from game logs, serve it with its fork API."""
 
+from mafialab.viewer._api import MAX_BODY, ForkRequest, ForkService, JobStatus, create_app
 from mafialab.viewer._beliefs import (
     CALIBRATION_EDGES,
     SMALL_BIN,
@@ -21,11 +22,15 @@ from mafialab.viewer._build import (
     viewer_templates,
 )
 from mafialab.viewer._corpus import corpus_metrics
-from mafialab.viewer._serve import HOST, SiteServer
+from mafialab.viewer._serve import HOST, SiteServer, check_host
 
 __all__ = [
     "CALIBRATION_EDGES",
     "HOST",
+    "MAX_BODY",
+    "ForkRequest",
+    "ForkService",
+    "JobStatus",
     "SMALL_BIN",
     "STEP_KINDS",
     "Belief",
@@ -37,6 +42,8 @@ __all__ = [
     "attitude_from_assessment",
     "build_game",
     "build_site",
+    "check_host",
+    "create_app",
     "corpus_metrics",
     "file_id",
     "normalise_probe",

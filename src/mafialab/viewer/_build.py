@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import json
 import logging
@@ -21,11 +22,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
-from mafialab.analysis import DEFAULT, GameData, game_data, transcript_predictions
+from mafialab.analysis import DEFAULT, GameData, coverage, game_data, parse_counts, transcript_predictions
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
     BIFURCATION_FILE,
+    GAME_FILE,
     PROBES_FILE,
     RETEST_FILE,
     SCHEMA_VERSION,
@@ -99,11 +101,14 @@ class SiteSummary:
         games: Game ids built, in dashboard order.
         skipped: ``(game directory, reason)`` for directories that could not be read.
         bytes_written: Total size of the data files.
+        warnings: Things the reader should know, e.g. one game id found in two
+            directories (both are built, each under ``<id>@<directory>``).
     """
 
     out: Path
     games: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     bytes_written: int = 0
 
 
@@ -346,6 +351,7 @@ def build_game(
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
         "vote_predictions": _vote_predictions(glog, gd),
+        "coverage": _coverage(gd),
         "decision_seq": decision_seqs(events),
         "dynamics": dynamics_payload(gd, [r for r in retests if r.game_id == h.game_id]),
         "parent": branch_row_info(glog),
@@ -361,7 +367,7 @@ def build_game(
     for b in beliefs:
         if b.ok and b.probe_id == "role_assessment" and b.seat < n_seats:
             calib.setdefault(h.roster[b.seat].agent, CalibrationCounter()).add_belief(b, h.roster)
-    parsed = sum(1 for p in probes if p.parse_ok)
+    parsed = parse_counts(gd, DEFAULT)[1]  # the report's definition: an answer stored or re-parsed
     ends = [e for e in events if e.kind == "game_end"]
     row = {
         "id": h.game_id,
@@ -383,6 +389,16 @@ def build_game(
         "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
+
+
+def _coverage(gd: GameData) -> dict[str, Any]:
+    """What this game's probe answers support (:func:`mafialab.analysis.coverage`), for the page's notes."""
+    cov = coverage([dataclasses.replace(gd, degraded=False)], DEFAULT)  # a degraded game's own answers count here
+    return {
+        "answers": cov["answers"],
+        "battery": gd.battery,
+        "missing": {k: v["why"] for k, v in cov["metrics"].items() if not v["computed"]},
+    }
 
 
 def _step_metrics(
@@ -524,9 +540,60 @@ class _DirResult:
     bytes_written: int
 
 
-def _build_dir(task: tuple[Path, str, Path, tuple[Path, ...]]) -> _DirResult | str:
-    """Read one game directory and write its data files; a string is the reason it was skipped."""
-    d, corpus, data, retest_files = task
+_Task = tuple[Path, str, Path, tuple[Path, ...], str | None]
+"""A build task: game directory, corpus, site data directory, retest files, site key
+(``None``: the game id)."""
+
+
+def _header_id(game_dir: Path) -> str | None:
+    """The ``game_id`` of a game's first record, or ``None`` when it cannot be read (cheap)."""
+    try:
+        with (game_dir / GAME_FILE).open(encoding="utf-8", errors="replace") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError, RecursionError):
+        return None
+    gid = first.get("game_id") if isinstance(first, dict) else None
+    return gid if isinstance(gid, str) else None
+
+
+def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Path, str]:
+    """Site keys for game directories sharing a game id: ``<id>@<directory under root>``.
+
+    A game id names one recorded game, but copies or older logs can share one; both are
+    built (never one dropped), each under its own key, with a warning naming both paths.
+    """
+    by_id: dict[str, list[Path]] = {}
+    for d in dirs:
+        gid = _header_id(d)
+        if gid is not None:
+            by_id.setdefault(gid, []).append(d)
+    keys: dict[Path, str] = {}
+    for gid, same in by_id.items():
+        if len(same) < 2:
+            continue
+        rels = []
+        for d in same:
+            try:
+                rel = d.relative_to(root).as_posix()
+            except ValueError:
+                rel = d.as_posix()
+            keys[d] = f"{gid}@{rel or d.name}"
+            rels.append(str(d))
+        msg = (
+            f"game id {gid!r} is in {len(same)} directories ({', '.join(rels)}); "
+            "all are shown, each as <id>@<directory>"
+        )
+        log.warning(msg)
+        warnings.append(msg)
+    return keys
+
+
+def _build_dir(task: _Task) -> _DirResult | str:
+    """Read one game directory and write its data files; a string is the reason it was skipped.
+
+    The task's last item is the site key when the game id is shared with another directory.
+    """
+    d, corpus, data, retest_files, key = task
     try:
         glog = read_game(d)
     except LogFormatError as err:
@@ -536,6 +603,12 @@ def _build_dir(task: tuple[Path, str, Path, tuple[Path, ...]]) -> _DirResult | s
     retests = read_retests(retest_files, problems) if retest_files else []
     gb = build_game(glog, probes, corpus, problems, retests)
     gid = glog.header.game_id
+    if key is not None:  # shown under its own key beside the other copies of this id
+        gid = key
+        gb.row["id"] = gb.game["id"] = key
+        gb.row["game_id"] = glog.header.game_id
+        for sp in gb.seats:
+            sp["id"] = key
     fid = file_id(gid, corpus)
     gb.row["file"] = fid
     n = _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
@@ -550,7 +623,7 @@ def _workers(jobs: int | None, n_tasks: int) -> int:
 
 
 def _run(
-    tasks: list[tuple[Path, str, Path, tuple[Path, ...]]],
+    tasks: list[_Task],
     pool: ProcessPoolExecutor | None,
     on_game: Callable[[str], None] | None,
 ) -> Iterator[tuple[Path, _DirResult | str]]:
@@ -680,13 +753,12 @@ def build_site(
         shutil.rmtree(data)
     data.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
-    calib: dict[tuple[str, str], CalibrationCounter] = {}
-    seen: set[str] = set()
+    keys = _site_keys(root, dirs, summary.warnings)
     searched = root.is_dir() and isinstance(src, Path | str)
     retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
-    tasks = [(d, _corpus_of(root, d), data, retest_files) for d in dirs]
+    tasks: list[_Task] = [(d, _corpus_of(root, d), data, retest_files, keys.get(d)) for d in dirs]
     corpora: dict[str, list[Path]] = {}
-    for d, corpus, _, _ in tasks:
+    for d, corpus, *_ in tasks:
         corpora.setdefault(corpus, []).append(d)
     n_workers = _workers(jobs, len(tasks))
     with ExitStack() as stack:
@@ -699,17 +771,8 @@ def build_site(
                 continue
             summary.bytes_written += res.bytes_written
             gid = res.row["id"]
-            if gid in seen:
-                summary.skipped.append((str(d), f"duplicate game_id {gid!r} (already built from another directory)"))
-                continue
-            seen.add(gid)
             rows.append(res.row)
             summary.games.append(gid)
-            if not res.row["degraded"]:
-                corpus = res.row["corpus"]
-                for model, c in sorted(res.calib_by_model.items()):
-                    for key in (("all", "all games"), ("corpus", corpus), ("model", model)):
-                        calib.setdefault(key, CalibrationCounter()).merge(c)
         if rows:
             metrics = metrics_future.result() if metrics_future is not None else corpus_metrics(corpora)
     if not rows:
@@ -718,12 +781,6 @@ def build_site(
             + "; ".join(r for _, r in summary.skipped[:3])
             + " (MafiaScope logs? import them first: mafialab import mafiascope DIR --out LOGS)"
         )
-    groups = [
-        {"kind": kind, "key": key, "n": c.total, "ece": c.ece(), "bins": c.bins()}
-        for (kind, key), c in sorted(
-            calib.items(), key=lambda kv: ({"all": 0, "corpus": 1, "model": 2}[kv[0][0]], kv[0][1])
-        )
-    ]
     bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
     summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
     index = {
@@ -731,8 +788,10 @@ def build_site(
         "source": root.resolve().name,
         "games": rows,
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
+        "warnings": summary.warnings,
         "corpus_metrics": metrics,
-        "calibration": groups,
+        # one definition (mafialab.analysis.calibration): the same numbers as `mafialab report`
+        "calibration": metrics.get("calibration_groups", []),
         "batches": batches_of(rows),
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)

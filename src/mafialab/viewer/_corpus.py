@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mafialab.analysis import wilson
 from mafialab.record import LogFormatError, read_game
 from mafialab.viewer._beliefs import SMALL_BIN
 
@@ -74,19 +73,37 @@ def report_rows(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def report_calibration(rep: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The report's calibration bins in the viewer's chart shape, with Wilson intervals."""
-    cal = rep.get("calibration")
+    """A calibration block of the analysis layer in the viewer's chart shape.
+
+    Args:
+        rep: An analysis report (its ``calibration``) or a calibration block itself
+            (:func:`mafialab.analysis.calibration_summary`).
+
+    Returns:
+        ``{"n", "ece", "brier", "games", "population", "no_interval", "bins": [{"lo", "hi",
+        "n", "games", "acc", "conf", "ci": [low, high] | None, "why": reason | None,
+        "small"}]}``, or ``None`` when no answer was counted. The intervals are the analysis
+        layer's game-level cluster-bootstrap intervals: ``None`` over fewer than 2 games,
+        with ``why`` saying so; the viewer computes none itself.
+    """
+    cal = rep.get("calibration", rep)
     if not cal or not cal.get("bins"):
         return None
-    bins = []
-    for b in cal["bins"]:
-        hits = round(b["accuracy"] * b["n"])
-        lo, hi = wilson(hits, b["n"])
-        bins.append(
-            {"lo": b["lo"], "hi": b["hi"], "n": b["n"], "acc": b["accuracy"], "conf": b["mean_confidence"],
-             "ci": [lo, hi], "small": b["n"] < SMALL_BIN}
-        )  # fmt: skip
-    return {"n": cal["n"], "ece": cal["ece"], "bins": bins}
+    bins = [
+        {"lo": b["lo"], "hi": b["hi"], "n": b["n"], "games": b["games"], "acc": b["accuracy"],
+         "conf": b["mean_confidence"], "ci": b["ci95"], "why": b["no_interval"], "small": b["n"] < SMALL_BIN}
+        for b in cal["bins"]
+    ]  # fmt: skip
+    return {
+        "n": cal["n"],
+        "ece": cal["ece"],
+        "ece_ci": cal["ci95"]["ece"],
+        "brier": cal["brier"],
+        "games": cal["games"],
+        "population": cal["population"],
+        "no_interval": cal["no_interval"],
+        "bins": bins,
+    }
 
 
 def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
@@ -117,6 +134,8 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
             "reason": "metrics unavailable: this mafialab.analysis lacks compute_report()/game_data()",
         }
     out: dict[str, Any] = {}
+    everything: list[Any] = []
+    groups: list[dict[str, Any]] = []
     for name, dirs in corpora.items():
         try:
             games = []
@@ -125,16 +144,54 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
                     glog = read_game(d)
                 except LogFormatError:
                     continue  # listed as skipped by the site build
-                if glog.status is None or not glog.status.degraded:
-                    games.append(flatten(glog))
+                games.append(flatten(glog))  # degraded games: left out by the analysis layer itself
             rep = compute(games, "default", resamples=RESAMPLES, seed=0)
         except Exception as err:  # the dashboard must still build; say what failed
             log.warning("corpus %s: analysis failed: %s", name, err)
             out[name] = {"error": f"{type(err).__name__}: {err}"}
             continue
-        out[name] = {"games": rep.get("games"), "metrics": report_rows(rep), "calibration": report_calibration(rep)}
+        everything.extend(games)
+        cal = report_calibration(rep)
+        if cal is not None:
+            groups.append({"kind": "corpus", "key": name, **cal})
+        cov = rep.get("coverage", {}).get("metrics", {})
+        out[name] = {
+            "games": rep.get("games"),
+            "metrics": report_rows(rep),
+            "calibration": cal,
+            # what the probe battery does not support, and the probe each missing metric needs
+            "missing": [v["why"] for v in cov.values() if not v["computed"]],
+        }
+    groups = _calibration_groups(analysis, everything, groups)
     return {
         "available": True,
         "source": f"mafialab.analysis (default method, 95% CI from {RESAMPLES} game-level cluster-bootstrap resamples)",
         "corpora": out,
+        "calibration_groups": groups,
     }
+
+
+def _calibration_groups(
+    analysis: Any, games: Sequence[Any], corpus_groups: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The Calibration tab's groups: all games, each corpus, each model (observer's agent).
+
+    Every group is :func:`mafialab.analysis.calibration` (the report's definition and
+    population); the corpus groups are the corpus reports' own calibration blocks.
+    """
+    calibrate = getattr(analysis, "calibration", None)
+    if calibrate is None or not games:
+        return corpus_groups
+    separate = getattr(analysis, "same_id", None)
+    if separate is not None:  # one id in two corpora: two games, as `mafialab report` counts them
+        separate(games)
+    groups = []
+    whole = report_calibration(calibrate(games, "default", resamples=RESAMPLES, seed=0))
+    if whole is not None:
+        groups.append({"kind": "all", "key": "all games", **whole})
+    groups.extend(corpus_groups)
+    for model in sorted({a for g in games for a in g.agents.values()}):
+        cal = report_calibration(calibrate(games, "default", agent=model, resamples=RESAMPLES, seed=0))
+        if cal is not None:
+            groups.append({"kind": "model", "key": model, **cal})
+    return groups

@@ -72,6 +72,7 @@
     const wantsText = req.kind === "probe" || "text" in props || "statement" in props;
     $("text-label").hidden = !wantsText;
     $("text").value = "";
+    $("decision").dataset.request = req.id;
     $("decision").hidden = false;
     countdown(req.deadline);
   }

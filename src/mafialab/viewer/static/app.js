@@ -298,6 +298,7 @@
   window.MAFIALAB_VIEWER = {
     ext: {}, h, s, clear, load, pct, num, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
     reloadIndex: () => load("index", "index", "data/index.js", true), route,
+    rerender: () => { current = null; return route(); },
   };
 
   window.addEventListener("hashchange", route);
@@ -323,6 +324,9 @@
     const sortKey = r.sort || "id", dir = r.dir === "desc" ? -1 : 1;
     games.sort((a, b) => dir * cmp(a[sortKey], b[sortKey]));
     root.appendChild(h("h1", null, "Games (" + games.length + ")"));
+    if (index.warnings && index.warnings.length) {
+      root.appendChild(notesBox(index.warnings.map((w) => ({ level: "warn", code: "warning", text: w }))));
+    }
     if (index.skipped && index.skipped.length) {
       root.appendChild(notesBox(index.skipped.map((x) => ({ level: "warn", code: "skipped", text: "Skipped " + x.path + ": " + x.reason }))));
     }
@@ -345,7 +349,7 @@
     root.appendChild(corpusMetrics(index.corpus_metrics));
     root.appendChild(h("h2", null, "Calibration (all games)"));
     const all = (index.calibration || []).find((c) => c.kind === "all");
-    root.appendChild(all ? calibrationChart(all, "viewer scoring of stored answers, all games") : h("p", { class: "muted" }, "No role-assessment probes with confidences: nothing to calibrate."));
+    root.appendChild(all ? calibrationChart(all, "all games") : h("p", { class: "muted" }, calibrationMissing(index)));
     root.appendChild(h("p", null, h("a", { href: "#/calibration" }, "Calibration per corpus and per model →")));
   }
 
@@ -358,13 +362,24 @@
       const rows = (block.metrics || []).map((m) => h("tr", null, h("td", null, m.name), h("td", { class: "num" }, num(m.value, 4)),
         h("td", { class: "num" }, m.ci ? "[" + num(m.ci[0], 4) + ", " + num(m.ci[1], 4) + "]" : "–"), h("td", { class: "num" }, m.n === undefined ? "" : m.n)));
       box.appendChild(h("table", { class: "metrics", dataset: { corpus: name } }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
-      if (block.calibration) box.appendChild(calibrationChart(block.calibration, "calibration by mafialab.analysis (" + name + ")"));
+      (block.missing || []).forEach((why) => box.appendChild(h("p", { class: "note info missing-metric" }, "Not computed: " + why)));
+      if (block.calibration) box.appendChild(calibrationChart(block.calibration, name));
     }
     box.appendChild(h("p", { class: "muted" }, "Computed by " + cm.source + " at build time."));
     return box;
   }
 
   // ------------------------------------------------------------------ calibration
+  function calibrationMissing(index) {
+    const cm = index.corpus_metrics;
+    if (cm && !cm.available) return "Calibration unavailable: " + (cm.reason || "no analysis layer");
+    return "No role-assessment answers with confidences from players outside the hidden team: nothing to calibrate.";
+  }
+
+  function ciText(ci, why, digits) {
+    return ci ? "[" + num(ci[0], digits) + ", " + num(ci[1], digits) + "]" : (why || "–");
+  }
+
   function calibrationChart(group, caption) {
     const W = 420, H = 300, L = 44, B = 36, T = 12, R = 12;
     const x = (v) => L + (v / 100) * (W - L - R), y = (v) => H - B - v * (H - B - T);
@@ -379,30 +394,31 @@
     svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 4, class: "label", "text-anchor": "middle" }, "stated confidence"));
     svg.appendChild(s("text", { x: 12, y: (T + H - B) / 2, class: "label", transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "accuracy"));
     for (const b of group.bins) {
-      const g = s("g", { class: "bin" + (b.small ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.acc, 3) + " [" + num(b.ci[0], 3) + ", " + num(b.ci[1], 3) + "], n=" + b.n + ", mean confidence " + num(b.conf, 1) });
+      const g = s("g", { class: "bin" + (b.small ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.acc, 3) + " " + ciText(b.ci, b.why, 3) + ", n=" + b.n + " in " + b.games + " game(s), mean confidence " + num(b.conf, 1) });
       g.appendChild(s("rect", { x: x(b.lo) + 2, y: y(b.acc), width: x(b.hi) - x(b.lo) - 4, height: y(0) - y(b.acc), class: "bar" }));
-      g.appendChild(s("line", { x1: x(b.conf), x2: x(b.conf), y1: y(b.ci[0]), y2: y(b.ci[1]), class: "ci" }));
+      if (b.ci) g.appendChild(s("line", { x1: x(b.conf), x2: x(b.conf), y1: y(b.ci[0]), y2: y(b.ci[1]), class: "ci" }));
       g.appendChild(s("circle", { cx: x(b.conf), cy: y(b.acc), r: 4, class: "pt" }));
       svg.appendChild(g);
     }
     return h("figure", { class: "calib-fig" }, svg,
-      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " committed guesses · ECE " + num(group.ece, 4) + " · bars: accuracy per confidence bin, whiskers: 95% Wilson interval, dot at mean confidence; bins with n < 20 dimmed."));
+      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " answers in " + group.games + " game(s) · ECE " + num(group.ece, 4) + " " + ciText(group.ece_ci, group.no_interval, 4) +
+        " · counted: " + group.population + " · bars: accuracy per confidence bin, whiskers: 95% game-level cluster-bootstrap interval (none over fewer than 2 games), dot at mean confidence; bins with n < 20 dimmed. Computed by mafialab.analysis, as in mafialab report."));
   }
 
   function renderCalibration(index, r) {
     const root = clear(app());
     root.appendChild(h("h1", null, "Calibration"));
     const groups = index.calibration || [];
-    if (!groups.length) { root.appendChild(h("p", { class: "note info" }, "No role-assessment probes with confidences in these logs: nothing to calibrate.")); return; }
+    if (!groups.length) { root.appendChild(h("p", { class: "note info" }, calibrationMissing(index))); return; }
     const sel = groups.find((g) => g.kind === r.kind && g.key === r.key) || groups[0];
     root.appendChild(h("ul", { class: "groups" }, groups.map((g) => h("li", { class: g === sel ? "sel" : null },
       h("a", { href: "#/calibration/" + enc(g.kind) + "/" + enc(g.key) }, g.kind + ": " + g.key + " (n=" + g.n + ")")))));
     root.appendChild(calibrationChart(sel));
     root.appendChild(h("table", { class: "metrics", id: "calib-table" },
-      h("thead", null, h("tr", null, ["bin", "n", "accuracy", "95% Wilson", "mean confidence"].map((t) => h("th", null, t)))),
-      h("tbody", null, sel.bins.map((b) => h("tr", { class: b.small ? "small" : null }, h("td", null, b.lo + "–" + b.hi), h("td", { class: "num" }, b.n),
-        h("td", { class: "num" }, num(b.acc, 3)), h("td", { class: "num" }, "[" + num(b.ci[0], 3) + ", " + num(b.ci[1], 3) + "]"), h("td", { class: "num" }, num(b.conf, 1)))))));
-    root.appendChild(h("p", { class: "muted" }, "One observation per committed role guess (not Unknown) about another player with a confidence in [0, 100]; degraded games left out. Scored by the viewer from stored parsed answers."));
+      h("thead", null, h("tr", null, ["bin", "n", "games", "accuracy", "95% CI (games)", "mean confidence"].map((t) => h("th", null, t)))),
+      h("tbody", null, sel.bins.map((b) => h("tr", { class: b.small ? "small" : null }, h("td", null, b.lo + "–" + b.hi), h("td", { class: "num" }, b.n), h("td", { class: "num" }, b.games),
+        h("td", { class: "num" }, num(b.acc, 3)), h("td", { class: "num ci" }, ciText(b.ci, b.why, 3)), h("td", { class: "num" }, num(b.conf, 1)))))));
+    root.appendChild(h("p", { class: "muted", id: "calib-population" }, "Counted: " + sel.population + ". Intervals: game-level cluster bootstrap; none over fewer than 2 games (the reason is shown). The same definition and numbers as mafialab report (mafialab.analysis)."));
   }
 
   // ------------------------------------------------------------------ shared game pieces
@@ -559,8 +575,19 @@
     const x = (i) => L + (n <= 1 ? 0 : (i / (n - 1)) * (W - L - R)), y = (v) => T + (1 - v) * (H - T - B);
     const svg = s("svg", { class: "strip", id: "strip", viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none", width: "100%", height: H });
     const hasData = g.metrics.recall.some((v) => v !== null) || g.metrics.agree.some((v) => v !== null) || Object.values(g.metrics.acc).some((a) => a.some((v) => v !== null));
-    if (!hasData) return h("div", { class: "strip-empty muted", id: "strip" }, "Metrics strip: no usable probe answers in this game.");
+    const cov = g.coverage || { answers: {}, missing: {} };
+    const have = Object.entries(cov.answers || {}).map(([k, v]) => k + " " + v).join(", ");
+    const lacks = ["first_order", "second_order"].filter((k) => cov.missing && cov.missing[k]).map((k) => cov.missing[k]);
+    if (!hasData) {
+      const text = have
+        ? "Metrics strip: accuracy and recall need role_assessment answers, agreement needs social_map and role_assessment; this game has usable " + have +
+          (cov.battery ? " (battery " + cov.battery + ")" : "") + ". The vote panel (top-1 suspect against the vote) and belief dynamics read the suspicion rankings."
+        : "Metrics strip: no usable probe answers in this game.";
+      return h("div", { class: "strip-empty muted", id: "strip" }, text);
+    }
     [0, 0.5, 1].forEach((v) => { svg.appendChild(s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" })); svg.appendChild(s("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, String(v))); });
+    svg.appendChild(s("text", { x: 10, y: (T + H - B) / 2, class: "label axis-title", "text-anchor": "middle", transform: "rotate(-90 10 " + (T + H - B) / 2 + ")" }, "share (0–1)"));
+    svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 3, class: "label axis-title", "text-anchor": "middle" }, "step of the game (click to jump)"));
     const path = (vals) => {
       let d = "", pen = false;
       vals.forEach((v, i) => { if (v === null) { pen = false; return; } d += (pen ? " L" : " M") + x(i).toFixed(1) + " " + y(v).toFixed(1); pen = true; });
@@ -583,7 +610,8 @@
       h("span", { class: "key recall" }, "crowd recall of " + teamName(g, "mafia")), h("span", { class: "key agree" }, "second-order agreement"),
       g.roster.map((r) => h("span", { class: "key acc", style: null, dataset: { seat: r.seat } }, h("i", { class: "swatch", dataset: { c: r.seat % PALETTE.length } }), r.name + " accuracy")));
     legend.querySelectorAll("i.swatch").forEach((i) => { i.style.background = PALETTE[+i.dataset.c]; });
-    return { el: h("div", { class: "stripbox" }, svg, legend), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
+    const gaps = lacks.length ? h("p", { class: "muted strip-missing" }, "Not drawn: " + lacks.join(" · ")) : null;
+    return { el: h("div", { class: "stripbox" }, svg, legend, gaps), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
   }
 
   function stepIndexFor(steps, seq) {

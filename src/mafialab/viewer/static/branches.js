@@ -292,7 +292,6 @@
   }
 
   function branchButton(ctx) {
-    const { g } = ctx;
     const btn = h("button", { type: "button", id: "branch-button" }, "Branch from this step…");
     const box = h("div", { class: "branchdialog", id: "branch-dialog", hidden: true });
     btn.addEventListener("click", () => openDialog(ctx, box));
@@ -303,8 +302,21 @@
     const { g } = ctx;
     box.hidden = false;
     clear(box).append(h("p", { class: "muted" }, "Loading steps…"));
+    let info;
+    try { info = await api("GET", "info"); } catch (e) { clear(box).append(h("p", { class: "note warn", id: "branch-error" }, e.message)); return; }
+    if (info.auth && !token()) {
+      const tok = h("input", { id: "branch-token", type: "password", placeholder: "bearer token" });
+      const ok = h("button", { type: "button", id: "branch-token-ok" }, "Use token");
+      ok.addEventListener("click", () => { try { sessionStorage.setItem("mafialab-token", tok.value); } catch (e) { /* private mode */ } openDialog(ctx, box); });
+      clear(box).append(h("label", null, "This server needs its bearer token: ", tok), ok);
+      return;
+    }
     let steps;
-    try { steps = await api("GET", "games/" + enc(g.id) + "/steps"); } catch (e) { clear(box).append(h("p", { class: "note warn", id: "branch-error" }, e.message)); return; }
+    try { steps = await api("GET", "games/" + enc(g.id) + "/steps"); } catch (e) {
+      if (/HTTP 401/.test(e.message)) { try { sessionStorage.removeItem("mafialab-token"); } catch (x) { /* ignore */ } }
+      clear(box).append(h("p", { class: "note warn", id: "branch-error" }, e.message));
+      return;
+    }
     const seq = +((location.hash.match(/\/step\/(\d+)/) || [])[1] || g.steps[g.steps.length - 1]);
     // the first forkable decision answered at or after the current step
     const at = steps.steps.find((st) => st.seq !== null && st.seq >= seq) || steps.steps[steps.steps.length - 1];
@@ -315,7 +327,6 @@
     const seat = h("input", { id: "branch-seat", type: "number", min: 0, placeholder: "seat (belief/night)" });
     const n = h("input", { id: "branch-n", type: "number", min: 1, max: 50, value: 2 });
     const agents = h("input", { id: "branch-agents", placeholder: "agents (default: the parent's)", value: "" });
-    const tok = h("input", { id: "branch-token", type: "password", placeholder: "bearer token", value: token() });
     const est = h("p", { class: "muted", id: "branch-estimate" });
     const status = h("p", { id: "branch-status", class: "muted" });
     const go = h("button", { type: "button", id: "branch-go" }, "Start fork");
@@ -333,7 +344,6 @@
       } catch (err) { est.textContent = "Estimate unavailable: " + err.message; }
     };
     sel.addEventListener("change", estimate); n.addEventListener("change", estimate);
-    if (steps.auth) tok.addEventListener("change", () => { try { sessionStorage.setItem("mafialab-token", tok.value); } catch (e) { /* private mode */ } });
     go.addEventListener("click", async () => {
       go.disabled = true;
       status.textContent = "Starting…";
@@ -344,7 +354,7 @@
     });
     clear(box).append(
       h("label", null, "step ", sel), h("label", null, "intervention ", kind), h("label", null, "text ", text), h("label", null, "target ", target), h("label", null, "seat ", seat),
-      h("label", null, "replicas ", n), h("label", null, "agents ", agents), steps.auth ? h("label", null, "token ", tok) : null, est, go, status);
+      h("label", null, "replicas ", n), h("label", null, "agents ", agents), est, go, status);
     estimate();
   }
 
@@ -356,14 +366,13 @@
     if (job.state === "running" || job.state === "queued") { setTimeout(() => poll(ctx, id, status, go), 400); return; }
     go.disabled = false;
     if (job.state === "done") {
-      await V.reloadIndex();
+      // the new branches are in data/index.js and the parent's branch file: reload those two, redraw
       const index = await V.reloadIndex();
       const row = rowOf(index, ctx.g.id);
       if (row && row.branches) await loadBranches(row, true);
-      // redraw the page with the new branches, keeping the step
-      V.route();
-      status.dataset.state = "done";
-      void index;
+      await V.rerender();
+      const box = document.getElementById("branch-dialog");
+      if (box) { box.hidden = false; clear(box).append(h("p", { id: "branch-status", dataset: { state: "done" } }, status.textContent + " · new branches: " + job.branches.join(", "))); }
     }
   }
 })();

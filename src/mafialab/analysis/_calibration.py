@@ -1,0 +1,172 @@
+"""F2 calibration: one definition, its population stated, computed here for report and viewer.
+
+Every number the report, the dashboard and the viewer's Calibration tab show about
+calibration comes from :func:`calibration_summary` (over the per-game sums of
+:func:`mafialab.analysis.first_order`), so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mafialab.analysis._bootstrap import (
+    MIN_CLUSTERS,
+    bootstrap_weights,
+    cluster_bootstrap_ci,
+    clusters_with_data,
+    no_interval_reason,
+)
+from mafialab.analysis._data import GameData
+from mafialab.analysis._metrics import Method, first_order, get_method
+
+
+def calibration_population(method: Method) -> str:
+    """The answers F2 counts, in words (shown beside every calibration number).
+
+    Source: MafiaScope's F2 definition (the recordings' README, "F2 calibration"), read as
+    ``docs/metrics.md`` describes: observers outside the hidden team only, so a hidden-team
+    player's guesses about its own (known) teammates never count.
+    """
+    targets = "alive at the probe's time" if method.f1_targets == "alive" else "named in the answer, dead or alive"
+    return (
+        "committed role guesses (not Unknown) with a confidence in [0, 100] in role_assessment answers "
+        f"of probed players outside the hidden team, about other players {targets}; "
+        "degraded games left out"
+    )
+
+
+def _ece(nb: int):  # type: ignore[no-untyped-def]
+    def fn(x: np.ndarray) -> np.ndarray:
+        n = x[..., 3 * nb + 1]
+        total = np.zeros(n.shape)
+        for b in range(nb):
+            hits, cnt, conf = x[..., 3 * b], x[..., 3 * b + 1], x[..., 3 * b + 2]
+            safe = np.where(cnt > 0, cnt, 1)
+            term = cnt / np.where(n > 0, n, 1) * np.abs(hits / safe - conf / safe / 100.0)
+            total = total + np.where(cnt > 0, term, 0.0)
+        return np.where(n > 0, total, np.nan)
+
+    return fn
+
+
+def _ratio(num: int, den: int):  # type: ignore[no-untyped-def]
+    def fn(x: np.ndarray) -> np.ndarray:
+        return np.where(x[..., den] > 0, x[..., num] / np.where(x[..., den] > 0, x[..., den], 1), np.nan)
+
+    return fn
+
+
+def _val(x: Any) -> float | None:
+    v = float(x)
+    return None if np.isnan(v) else v
+
+
+def _ci(per_cluster: np.ndarray, stat: Any, weights: np.ndarray | None) -> list[float] | None:
+    if weights is None or per_cluster.shape[0] == 0:
+        return None
+    ci = cluster_bootstrap_ci(per_cluster, stat, weights=weights)
+    return None if ci is None else [ci[0], ci[1]]
+
+
+def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.ndarray | None) -> dict[str, Any]:
+    """Reliability bins, ECE and Brier score with game-level cluster-bootstrap intervals.
+
+    ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin / 100| (bins of
+    ``method.calib_width``, 100 folded into the top bin); Brier = mean (confidence/100 -
+    correct)^2 (MafiaScope F2). Every interval is the 2.5-97.5 percentile over the
+    resamples in ``weights`` and is ``null`` when fewer than
+    :data:`~mafialab.analysis.MIN_CLUSTERS` games contribute to it, with the reason given
+    (``no_interval``; a bin's own reason in its ``no_interval``).
+
+    Args:
+        per_cluster: ``(clusters, 3 * n_bins + 2)`` calibration sums per game (or per root
+            game), laid out as the second value of :func:`mafialab.analysis.first_order`.
+        method: The reading (bin width).
+        weights: :func:`~mafialab.analysis.bootstrap_weights` over the clusters, or ``None``
+            for no intervals.
+
+    Returns:
+        ``{"population", "games", "n", "ece", "brier", "ci95": {"ece", "brier"},
+        "no_interval", "bins": [{"lo", "hi", "n", "games", "accuracy", "mean_confidence",
+        "ci95", "no_interval"}]}``; ``games`` counts the games with at least one counted
+        answer; rates over no answer are ``None``.
+    """
+    nb = 100 // method.calib_width
+    x = np.asarray(per_cluster, dtype=float).reshape(-1, 3 * nb + 2)
+    tot = x.sum(axis=0)
+    n_games = clusters_with_data(x[:, 3 * nb + 1 :])
+    bins = []
+    for b in range(nb):
+        cnt = int(tot[3 * b + 1])
+        if cnt == 0:
+            continue
+        cols = x[:, [3 * b, 3 * b + 1]]
+        k = clusters_with_data(cols[:, 1:])
+        bins.append(
+            {
+                "lo": b * method.calib_width,
+                "hi": (b + 1) * method.calib_width,
+                "n": cnt,
+                "games": k,
+                "accuracy": float(tot[3 * b] / cnt),
+                "mean_confidence": float(tot[3 * b + 2] / cnt),
+                "ci95": _ci(cols, _ratio(0, 1), weights) if k >= MIN_CLUSTERS else None,
+                "no_interval": no_interval_reason(k),
+            }
+        )
+    return {
+        "population": calibration_population(method),
+        "games": n_games,
+        "n": int(tot[3 * nb + 1]),
+        "ece": _val(_ece(nb)(tot)),
+        "brier": _val(_ratio(3 * nb, 3 * nb + 1)(tot)),
+        "bins": bins,
+        "ci95": {"ece": _ci(x, _ece(nb), weights), "brier": _ci(x, _ratio(3 * nb, 3 * nb + 1), weights)},
+        "no_interval": no_interval_reason(n_games),
+    }
+
+
+def calibration(
+    games: Sequence[GameData],
+    method: Method | str = "default",
+    *,
+    agent: str | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """F2 calibration over ``games``, optionally only the answers of one agent (model).
+
+    The same numbers as the ``calibration`` section of
+    :func:`mafialab.analysis.compute_report` (for ``agent=None``): skipped-family and
+    degraded games are left out, branches of one root game form one bootstrap cluster.
+
+    Args:
+        games: Flattened games (:func:`mafialab.analysis.load_games`).
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        agent: Count only observers whose roster ``agent`` (model label) is this one.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        :func:`calibration_summary`'s dict, plus ``agent``.
+
+    Raises:
+        ValueError: On an unknown method name.
+    """
+    m = get_method(method) if isinstance(method, str) else method
+    used = [g for g in games if not g.skipped and not g.degraded]
+    roots = sorted({g.root or g.game_id for g in used})
+    nb = 100 // m.calib_width
+    per_game = np.zeros((len(used), 3 * nb + 2))
+    for i, g in enumerate(used):
+        observers = None if agent is None else {name for name, a in g.agents.items() if a == agent}
+        per_game[i] = first_order(g, m, observers)[1]
+    x = per_game  # rows in game order unless branches share a root, as compute_report resamples them
+    if len(roots) != len(used):
+        x = np.zeros((len(roots), 3 * nb + 2))
+        np.add.at(x, np.array([roots.index(g.root or g.game_id) for g in used], dtype=int), per_game)
+    weights = bootstrap_weights(len(roots), resamples, seed) if roots else None
+    return {**calibration_summary(x, m, weights), "agent": agent}

@@ -1,0 +1,80 @@
+"""What a probe battery supports: which metrics the recorded answers can give, and what is missing.
+
+A battery asks some probes and not others (``suspicion`` asks only ``suspicion_ranking``);
+each metric reads particular probes (``docs/metrics.md``). Rather than empty tables, the
+report and the viewer say which metric needs which probe.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from mafialab.analysis._data import GameData
+from mafialab.analysis._metrics import Method, answer, get_method
+
+METRIC_PROBES: dict[str, tuple[str, ...]] = {
+    "first_order": ("role_assessment",),
+    "calibration": ("role_assessment",),
+    "second_order": ("role_assessment", "social_map"),
+    "vote_coupling.top1": ("suspicion_ranking",),
+    "vote_coupling.post_vote_top1": ("suspicion_ranking",),
+    "vote_coupling.committed_set": ("role_assessment",),
+    "dynamics": ("suspicion_ranking",),
+    "quadrants": ("role_assessment",),
+}
+"""Report section (or F4 measure) -> the probe ids whose answers it reads (all of them needed).
+
+Sources: MafiaScope's F1-F4 definitions and §6-§7 (``docs/metrics.md``): F1/F2 read
+``role_assessment``; F3 compares ``social_map`` predictions with ``role_assessment``
+attitudes; F4 top-1 reads the last ``suspicion_ranking``, the committed set the last
+``role_assessment``; belief dynamics read consecutive ``suspicion_ranking`` answers; the
+quadrant table classifies votes by the voter's ``role_assessment``."""
+
+METRIC_NAMES: dict[str, str] = {
+    "first_order": "F1 first-order accuracy and recall",
+    "calibration": "F2 calibration",
+    "second_order": "F3 second-order agreement",
+    "vote_coupling.top1": "F4 vote coupling (top-1 suspect)",
+    "vote_coupling.post_vote_top1": "F4 vote coupling (post-vote top-1)",
+    "vote_coupling.committed_set": "F4 vote coupling (committed set)",
+    "dynamics": "belief dynamics",
+    "quadrants": "quadrant table of innocent votes",
+}
+"""Report section -> its name in words."""
+
+
+def coverage(games: Sequence[GameData], method: Method | str = "default") -> dict[str, Any]:
+    """Which metrics the games' probe answers support, and which probe each missing one needs.
+
+    Args:
+        games: Flattened games (skipped-family and degraded games are not counted).
+        method: Reading of the answers (a usable answer is one :func:`answer` reads).
+
+    Returns:
+        ``{"batteries": [fingerprints recorded in the headers], "answers": {probe id:
+        usable answers}, "metrics": {section: {"name", "needs": [probe ids], "computed":
+        bool, "missing": [needed probe ids without a usable answer], "why": sentence | None}}}``.
+    """
+    m = get_method(method) if isinstance(method, str) else method
+    used = [g for g in games if not g.skipped and not g.degraded]
+    usable: Counter[str] = Counter()
+    for g in used:
+        for p in g.probes:
+            if answer(p, m, g.names) is not None:
+                usable[p.probe_id] += 1
+    batteries = sorted({g.battery for g in used if g.battery})
+    asked = ", ".join(batteries) if batteries else "no battery recorded"
+    metrics: dict[str, Any] = {}
+    for key, needs in METRIC_PROBES.items():
+        missing = [pid for pid in needs if not usable[pid]]
+        why = None
+        if missing:
+            why = (
+                f"{METRIC_NAMES[key]} needs {' and '.join(needs)} answers; these games have no usable "
+                f"{' or '.join(missing)} answer (probe battery: {asked})"
+            )
+        metrics[key] = {"name": METRIC_NAMES[key], "needs": list(needs), "computed": not missing,
+                        "missing": missing, "why": why}  # fmt: skip
+    return {"batteries": batteries, "answers": dict(sorted(usable.items())), "metrics": metrics}

@@ -1,0 +1,485 @@
+"""The served site: static files plus a JSON API that forks a game from the page (FastAPI).
+
+``mafialab view DIR --serve`` builds the site and serves it with this app. Beside the static
+files it offers (under ``/api``, OpenAPI schema at ``/api/openapi.json``):
+
+- ``GET /api/info``: whether a bearer token is required (the only route open without one);
+- ``GET /api/games/{id}/steps``: the forkable steps of a game (:func:`mafialab.counterfactual.fork_steps`)
+  with the event ``seq`` each answers;
+- ``GET /api/games/{id}/estimate?step=&replicas=``: calls and cost from the parent's
+  ``calls.jsonl`` (:func:`mafialab.counterfactual.estimate_fork`);
+- ``GET /api/games/{id}/branches``: the batches of a game, as drawn in its branch tree;
+- ``POST /api/forks``: start a fork job (202; replicas are played in the background with
+  bounded concurrency, whether or not a browser is still polling);
+- ``GET /api/jobs/{id}`` and ``GET /api/jobs``: job status (``queued``/``running``/``done``/
+  ``failed`` with done, running, failed, total counts and an ETA).
+
+Each finished replica is written under ``DIR/forks/`` (the only place a job writes logs) and
+added to the site at once: its data files, its parent's branch file and ``data/index.js``
+are rewritten; the rest of the site is not rebuilt.
+
+Safety: bound to 127.0.0.1 unless a token is given; with a token every ``/api`` route but
+``/api/info`` needs ``Authorization: Bearer <token>`` (401 otherwise). Request bodies over
+:data:`MAX_BODY` bytes get 413; unknown games 404; a step, intervention or option that does
+not fit 422 with the reason; bad JSON 400. Games are looked up by id in the served
+directory's index, never by a path from the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mafialab.config import validation_message
+from mafialab.counterfactual import (
+    Intervention,
+    estimate_fork,
+    fork_steps,
+    intervention_from,
+    prepare,
+    resolve_step,
+    run_fork,
+)
+from mafialab.counterfactual import batch_id as make_batch_id
+from mafialab.counterfactual import branch_id as make_branch_id
+from mafialab.record import BIFURCATION_FILE, GAME_FILE, RETEST_FILE, LogFormatError, iter_game_dirs, read_game
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024
+"""Largest accepted request body in bytes (413 beyond)."""
+MAX_REPLICAS = 50
+"""Most replicas one fork job may ask for."""
+MAX_PARALLEL = 2
+"""Replicas played at once, over all jobs (the bounded concurrency of the background work)."""
+FORKS_DIR = "forks"
+"""Where jobs write their branches, under the served log directory."""
+API_META = '<meta name="mafialab-api" content="api/">'
+SERVED_CSP = "connect-src 'self'"
+
+
+class ForkRequest(BaseModel):
+    """Body of ``POST /api/forks``.
+
+    Attributes:
+        game: Id of the game to fork (a game of the served directory).
+        step: Decision id of the fork step (``GET /api/games/{id}/steps``).
+        intervention: ``{"type": "resample"}`` (default), ``{"type": "inject", "target",
+            "text", "no_vote"}``, ``{"type": "belief", "seat", "text"}`` or ``{"type":
+            "night", "seat", "target"}`` (:data:`mafialab.counterfactual.Intervention`).
+        replicas: Branches to play, 1..:data:`MAX_REPLICAS`.
+        agents: Agent spec for every seat of the continuation (default: the parent's roster).
+        seed: The fork's ``--seed``; ``None`` picks the first seed whose batch is not on disk yet.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    game: str = Field(min_length=1, max_length=300)
+    step: int = Field(ge=0)
+    intervention: dict[str, Any] = Field(default_factory=lambda: {"type": "resample"})
+    replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
+    agents: str | None = Field(default=None, max_length=300)
+    seed: int | None = Field(default=None, ge=0, le=2**31)
+
+
+class JobStatus(BaseModel):
+    """A fork job as ``GET /api/jobs/{id}`` reports it.
+
+    Attributes:
+        id: Job id.
+        game: Parent game id.
+        step: Fork step (decision id).
+        batch: Batch id of the branches.
+        state: ``queued``, ``running``, ``done`` (every replica finished, some may have
+            failed) or ``failed`` (none could be played).
+        total: Replicas asked for.
+        done: Replicas written and added to the site.
+        running: Replicas being played now.
+        failed: Replicas that raised (see ``error``).
+        eta_s: Seconds left, estimated from the mean time of finished replicas; ``None``
+            before the first finishes.
+        branches: Ids of the finished branches, in replica order.
+        error: The first failure's reason, if any.
+    """
+
+    id: str
+    game: str
+    step: int
+    batch: str
+    state: Literal["queued", "running", "done", "failed"] = "queued"
+    total: int
+    done: int = 0
+    running: int = 0
+    failed: int = 0
+    eta_s: float | None = None
+    branches: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class _Job:
+    status: JobStatus
+    started: float = field(default_factory=time.monotonic)
+    times: list[float] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+def _read_js(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    start = text.index(",", text.index(",") + 1) + 1  # after MAFIALAB_DATA("kind","key",
+    return json.loads(text[start : text.rindex(")")])
+
+
+class ForkService:
+    """State behind the fork API: the served games, the site's index, the jobs.
+
+    Args:
+        logs: The served log directory (``mafialab view DIR``); jobs write to ``logs/forks``.
+        site: The built site directory (its ``data/`` is updated as branches finish).
+        token: Bearer token required on the API (``None``: no check; only for loopback).
+        parallel: Replicas played at once over all jobs (>= 1).
+        build_agent: Agent factory passed to :func:`mafialab.counterfactual.run_fork` (tests).
+
+    Raises:
+        ValueError: ``site`` holds no built index (build it first).
+    """
+
+    def __init__(
+        self,
+        logs: Path,
+        site: Path,
+        *,
+        token: str | None = None,
+        parallel: int = MAX_PARALLEL,
+        build_agent: Callable[[str, int, Any, int], Any] | None = None,
+    ):
+        self.logs = Path(logs).resolve()
+        self.site = Path(site).resolve()
+        self.data = self.site / "data"
+        if not (self.data / "index.js").is_file():
+            raise ValueError(f"{self.site}: no data/index.js (build the site first)")
+        self.token = token
+        self.parallel = max(1, parallel)
+        self.build_agent = build_agent
+        self.index: dict[str, Any] = _read_js(self.data / "index.js")
+        self.dirs: dict[str, Path] = {}
+        for d in iter_game_dirs(self.logs):
+            gid = self._game_id(d)
+            if gid is not None:
+                self.dirs.setdefault(gid, d.resolve())
+        self.jobs: dict[str, _Job] = {}
+        self._lock = threading.Lock()
+        self._sem: asyncio.Semaphore | None = None
+        self._bifs: list[dict[str, Any]] | None = None
+
+    @staticmethod
+    def _game_id(d: Path) -> str | None:
+        try:
+            with (d / GAME_FILE).open("rb") as fh:
+                first = json.loads(fh.readline())
+            return str(first["game_id"]) if first.get("kind") == "game_start" else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def game_dir(self, game: str) -> Path:
+        """The directory of a served game.
+
+        Raises:
+            HTTPException: 404 when no game of the served directory has that id.
+        """
+        d = self.dirs.get(game)
+        if d is None or not any(r["id"] == game for r in self.index["games"]):
+            raise HTTPException(404, f"game: no game {game!r} in this site")
+        return d
+
+    def steps(self, game: str) -> list[dict[str, Any]]:
+        """Forkable steps of ``game`` with the ``seq`` of the event answering each (``None``: no event)."""
+        from mafialab.viewer._branches import decision_seqs
+
+        glog = read_game(self.game_dir(game))
+        seqs = decision_seqs(glog.events)
+        return [
+            {
+                "id": s.id,
+                "label": s.label,
+                "name": s.name,
+                "kind": s.kind,
+                "done": s.done,
+                "public": s.public,
+                "seq": seqs.get(s.id),
+            }
+            for s in fork_steps(glog)
+        ]
+
+    def validate(self, req: ForkRequest) -> tuple[Path, Intervention, int]:
+        """Check a fork request before a job is made: the game, the step, the intervention, the seed.
+
+        Returns:
+            ``(parent directory, intervention, seed)``.
+
+        Raises:
+            HTTPException: 404 unknown game; 422 a step, intervention or agent spec that does not fit.
+        """
+        d = self.game_dir(req.game)
+        try:
+            iv = intervention_from(req.intervention)
+        except ValidationError as err:
+            raise HTTPException(422, f"intervention: {validation_message(err, limit=2)}") from None
+        plog = read_game(d)
+        try:
+            step = resolve_step(fork_steps(plog), str(req.step))
+            prepare(plog, step, iv, 0)
+        except (ValueError, LogFormatError) as err:
+            raise HTTPException(422, f"step {req.step}: {err}".replace("--at: ", "")) from None
+        if req.agents is not None:
+            from mafialab.agents import is_model_spec, make_agent
+
+            if not is_model_spec(req.agents):
+                try:
+                    make_agent(req.agents, 0, plog.header.rules, 0)
+                except (ValueError, KeyError) as err:
+                    raise HTTPException(422, f"agents: {err}") from None
+        seed = req.seed
+        if seed is None:
+            seed = 0
+            while (
+                self.logs / FORKS_DIR / make_branch_id(req.game, make_batch_id(req.game, req.step, iv, seed), 0)
+            ).exists():
+                seed += 1
+        return d, iv, seed
+
+    def create(self, req: ForkRequest) -> JobStatus:
+        """Validate ``req`` and start its job in the running event loop (returns its first status)."""
+        d, iv, seed = self.validate(req)
+        batch = make_batch_id(req.game, req.step, iv, seed)
+        for r in range(req.replicas):
+            if (self.logs / FORKS_DIR / make_branch_id(req.game, batch, r)).exists():
+                raise HTTPException(409, f"seed: batch {batch} (seed {seed}) is already on disk; choose another seed")
+        jid = f"j{len(self.jobs) + 1}-{secrets.token_hex(4)}"
+        st = JobStatus(id=jid, game=req.game, step=req.step, batch=batch, total=req.replicas)
+        job = _Job(status=st)
+        self.jobs[jid] = job
+        job.task = asyncio.get_running_loop().create_task(self._run(job, d, iv, seed, req.agents))
+        return st
+
+    def status(self, jid: str) -> JobStatus:
+        """The status of a job (raises 404 for an unknown id)."""
+        job = self.jobs.get(jid)
+        if job is None:
+            raise HTTPException(404, f"job: no job {jid!r}")
+        st = job.status
+        left = st.total - st.done - st.failed
+        if job.times and left > 0:
+            per = sum(job.times) / len(job.times)
+            st.eta_s = per * -(-left // self.parallel)
+        elif left == 0:
+            st.eta_s = 0.0
+        return st
+
+    async def _run(self, job: _Job, parent: Path, iv: Intervention, seed: int, agents: str | None) -> None:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.parallel)
+        sem = self._sem
+        st = job.status
+
+        async def one(replica: int) -> None:
+            async with sem:
+                st.state = "running"
+                st.running += 1
+                t0 = time.monotonic()
+                try:
+                    await asyncio.to_thread(self._play, parent, st.step, iv, seed, agents, st.total, replica)
+                    gid = make_branch_id(st.game, st.batch, replica)
+                    await asyncio.to_thread(self._add_to_site, self.logs / FORKS_DIR / gid)
+                    st.branches.append(gid)
+                    st.branches.sort(key=lambda b: int(b.rsplit("-", 1)[1]))
+                    st.done += 1
+                    job.times.append(time.monotonic() - t0)
+                except Exception as err:  # a failed replica is reported, the others go on
+                    log.warning("fork job %s replica %d failed: %s", st.id, replica, err)
+                    st.failed += 1
+                    st.error = st.error or f"replica {replica}: {err}"
+                finally:
+                    st.running -= 1
+
+        await asyncio.gather(*(one(r) for r in range(st.total)))
+        st.state = "done" if st.done else "failed"
+
+    def _play(
+        self, parent: Path, step: int, iv: Intervention, seed: int, agents: str | None, n: int, replica: int
+    ) -> None:
+        asyncio.run(
+            run_fork(
+                parent,
+                step,
+                iv,
+                n=n,
+                seed=seed,
+                agents=agents,
+                out=self.logs / FORKS_DIR,
+                build_agent=self.build_agent,
+                check_remote=False,
+                replicas=[replica],
+            )
+        )
+
+    def _bifurcations(self) -> list[dict[str, Any]]:
+        from mafialab.viewer._branches import bifurcation_payloads
+
+        if self._bifs is None:
+            self._bifs = bifurcation_payloads([p.parent for p in self.logs.rglob(BIFURCATION_FILE)], self.logs)
+        return self._bifs
+
+    def _add_to_site(self, game_dir: Path) -> None:
+        """Write one new branch's data files, its parent's branch file and ``data/index.js``."""
+        from mafialab.viewer._branches import batches
+        from mafialab.viewer._build import _build_dir, _corpus_of, _write_js, write_branch_files
+
+        retests = tuple(sorted(self.logs.rglob(RETEST_FILE)))
+        res = _build_dir((game_dir, _corpus_of(self.logs, game_dir), self.data, retests, None))
+        if isinstance(res, str):
+            raise ValueError(f"{game_dir}: {res}")
+        with self._lock:
+            rows = [r for r in self.index["games"] if r["id"] != res.row["id"]] + [res.row]
+            write_branch_files(self.data, rows, self._bifurcations())
+            self.index["games"] = rows
+            self.index["batches"] = batches(rows)
+            self.dirs[res.row["id"]] = game_dir.resolve()
+            tmp = self.data / "index.js.tmp"
+            _write_js(tmp, "index", "index", self.index)
+            tmp.replace(self.data / "index.js")
+
+
+def _served_index(site: Path) -> str:
+    html = (site / "index.html").read_text(encoding="utf-8")
+    html = html.replace("connect-src 'none'", SERVED_CSP)
+    return html.replace("<title>", API_META + "\n<title>", 1)
+
+
+def create_app(site: Path, service: ForkService | None = None) -> FastAPI:
+    """The served site: the built ``site`` as static files, and the fork API when ``service`` is given.
+
+    Without a service the site is served read-only as built (no ``/api``, the page shows no
+    Branch button). With one, ``index.html`` is served with a ``mafialab-api`` marker and a
+    CSP that lets the page call this origin.
+
+    Returns:
+        The FastAPI app (serve it with uvicorn; :class:`mafialab.viewer.SiteServer` does).
+    """
+    site = Path(site).resolve()
+    app = FastAPI(
+        title="mafialab viewer",
+        description="The viewer site and its fork API: fork a recorded game from the page.",
+        version="1",
+        docs_url="/api/docs",
+        openapi_url="/api/openapi.json",
+        redoc_url=None,
+    )
+    if service is not None:
+        token = service.token
+
+        @app.middleware("http")
+        async def guard(request: Request, call_next: Callable[[Request], Any]) -> Any:
+            length = request.headers.get("content-length")
+            if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+                return JSONResponse({"detail": f"body: larger than {MAX_BODY} bytes"}, status_code=413)
+            path = request.url.path
+            if token is not None and path.startswith("/api/") and path not in ("/api/info",):
+                given = request.headers.get("authorization", "")
+                if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+                    return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
+            return await call_next(request)
+
+        app.include_router(_router(service), prefix="/api")
+
+        @app.get("/", include_in_schema=False)
+        @app.get("/index.html", include_in_schema=False)
+        async def index() -> HTMLResponse:
+            return HTMLResponse(_served_index(site))
+
+    app.mount("/", StaticFiles(directory=str(site), html=True), name="site")
+    return app
+
+
+def _router(service: ForkService) -> APIRouter:
+    r = APIRouter()
+
+    @r.get("/info")
+    async def info() -> dict[str, Any]:
+        """Whether the API needs a bearer token, and its limits."""
+        return {"auth": service.token is not None, "max_replicas": MAX_REPLICAS, "parallel": service.parallel}
+
+    @r.get("/games/{game}/steps")
+    async def steps(game: str) -> dict[str, Any]:
+        """The forkable steps of a game (decision id, ``round:phase:index``, seat, kind, what was done, event seq)."""
+        return {"auth": service.token is not None, "steps": await asyncio.to_thread(service.steps, game)}
+
+    @r.get("/games/{game}/estimate")
+    async def estimate(
+        game: str, step: int = Query(..., ge=0), replicas: int = Query(1, ge=1, le=MAX_REPLICAS)
+    ) -> dict[str, Any]:
+        """Estimated model calls and cost of a fork, from the parent's ``calls.jsonl``."""
+        d = service.game_dir(game)
+        try:
+            est = await asyncio.to_thread(estimate_fork, d, str(step), replicas)
+        except ValueError as err:
+            raise HTTPException(422, f"step {step}: {err}".replace("--at: ", "")) from None
+        return {
+            "branches": est.branches,
+            "calls_per_branch": est.calls_per_branch,
+            "calls": est.calls,
+            "cost_usd": est.cost_usd,
+            "basis": est.basis,
+        }
+
+    @r.get("/games/{game}/branches")
+    async def branches(game: str) -> dict[str, Any]:
+        """The batches forked from a game (as its branch tree shows them)."""
+        service.game_dir(game)
+        return {"game": game, "batches": [b for b in service.index.get("batches", []) if b["parent"] == game]}
+
+    @r.post("/forks", status_code=202, response_model=JobStatus)
+    async def create(request: Request) -> JobStatus:
+        """Start a fork job (body: :class:`ForkRequest`); poll ``/api/jobs/{id}``."""
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                raise HTTPException(413, f"body: larger than {MAX_BODY} bytes")
+        try:
+            data = json.loads(body or b"null")
+        except ValueError as err:
+            raise HTTPException(400, f"body: not valid JSON ({err})") from None
+        if not isinstance(data, dict):
+            raise HTTPException(400, "body: expected a JSON object")
+        try:
+            req = ForkRequest.model_validate(data)
+        except ValidationError as err:
+            raise HTTPException(422, validation_message(err, limit=3)) from None
+        return service.create(req)
+
+    @r.get("/jobs/{jid}", response_model=JobStatus)
+    async def job(jid: str) -> JobStatus:
+        """Status of one fork job."""
+        return service.status(jid)
+
+    @r.get("/jobs")
+    async def jobs() -> list[JobStatus]:
+        """Every job of this server, oldest first."""
+        return [service.status(j) for j in service.jobs]
+
+    return r

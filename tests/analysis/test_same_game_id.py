@@ -1,0 +1,38 @@
+"""Two directories holding one game id: the report keeps both, as separate games, and warns."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mafialab.analysis import compute_report, load_games
+from mafialab.cli import app
+
+
+def _two_copies(tmp_path: Path) -> tuple[Path, str]:
+    res = CliRunner().invoke(app, ["play", "-a", "scripted", "-s", "4", "-o", str(tmp_path / "src")])
+    assert res.exit_code == 0, res.output
+    (game,) = [p for p in (tmp_path / "src").iterdir() if p.is_dir()]
+    for part in ("x", "y"):
+        shutil.copytree(game, tmp_path / "logs" / part / game.name)
+    return tmp_path / "logs", game.name
+
+
+def test_both_copies_are_read_and_bootstrapped_apart(tmp_path: Path) -> None:
+    logs, gid = _two_copies(tmp_path)
+    warnings: list[str] = []
+    games = load_games(logs, warnings=warnings)
+    assert [g.game_id for g in games] == [gid, gid]
+    assert len({g.root for g in games}) == 2
+    (w,) = warnings
+    assert str(logs / "x" / gid) in w and str(logs / "y" / gid) in w
+    assert compute_report(games, resamples=10)["games"] == 2
+
+
+def test_report_prints_the_warning(tmp_path: Path) -> None:
+    logs, gid = _two_copies(tmp_path)
+    res = CliRunner().invoke(app, ["report", str(logs), "--resamples", "10"])
+    assert res.exit_code == 0, res.output
+    assert f"game id '{gid}' is in both" in res.output

@@ -1,0 +1,170 @@
+"""The rules annotator on the grey zone of the suspect/accuse definitions (docs/beliefshift.md,
+"Annotation"): pronouns, motives, hedged frames, conditions, quotes, lists then clearing, and
+whose view a cue is. Every sentence is our own, written for the rule it checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from mafialab.beliefshift import RulesAnnotator, load_annotator_pack
+from mafialab.beliefshift._annotate import GameContext
+
+CTX = GameContext(names=("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley"), game="Mafia", town_team="Town",
+                  mafia_team="Mafia")  # fmt: skip
+
+CASES = [
+    # a directed cue spreads over a coordinated object, a hyphenated group and a pronoun
+    (
+        "I'm keeping an eye on Bailey for the late vote, and on the Casey-Dana pair for coordination.",
+        {"Bailey": "suspect", "Casey": "suspect", "Dana": "suspect"},
+    ),
+    ("Ellis went quiet and Finley pushed hard. I say we keep an eye on both of them.", {"Ellis": "suspect", "Finley": "suspect"}),
+    ("Dana has dodged every question. I'm watching her closely.", {"Dana": "suspect"}),
+    # "you" is both others only when two others are alive (see the two-player case below)
+    ("I'm watching both of you closely.", {}),
+    # an identity statement with a pronoun for the player named before it
+    ("Casey has steered every vote. I'm confident she's the last Mafia.", {"Casey": "accuse"}),
+    ("Bailey flipped twice. I think he is Mafia, maybe.", {"Bailey": "suspect"}),
+    # the speaker's own "I think" / "I say" is the speaker's view, not reported speech
+    ("I think Casey is the Mafia.", {"Casey": "accuse"}),
+    ("I say Finley is one of the Mafia.", {"Finley": "accuse"}),
+    ("Dana says Finley is one of the Mafia.", {}),
+    # an aim attributed to a player ("to earn trust", "to look innocent") is a hidden motive
+    ("Dana's vote was bold, but could easily be Mafia trying to earn trust.", {"Dana": "suspect"}),
+    ("Ellis voted with the crowd to look innocent, which is a convenient move.", {"Ellis": "suspect"}),
+    ("Bailey went silent after the vote, maybe a way to avoid answering questions.", {"Bailey": "suspect"}),
+    # "if I had to pick" is not a condition on the player
+    ("I keep going back and forth, but if I had to pick, Ellis's pattern makes me nervous.", {"Ellis": "suspect"}),
+    # "for a Mafia player" measures a claim, it does not place the player
+    ("Finley's claim is very bold for a Mafia player.", {}),
+    # quoted words are someone else's: they neither clear nor suspect
+    ('Ellis came in with a "trust me" attitude, which could be a cover.', {"Ellis": "suspect"}),
+    ('Casey\'s "the Mafia waited" theory was wrong, and that is all.', {}),
+    # a candidate list, then one of its players cleared explicitly
+    ("The Mafia is either Bailey or Casey. Casey looks like an honest villager to me.", {"Bailey": "suspect"}),
+    ("The Mafia is either Bailey or Casey.", {"Bailey": "suspect", "Casey": "suspect"}),
+    # a possibility raised in the indicative, against a counterfactual answered by a defence
+    ("If Dana is Mafia, she has been steering us all game.", {"Dana": "suspect"}),
+    ("If Dana were Mafia, why would she vote against her own partner?", {}),
+    ("What if Bailey and Casey are working together?", {"Bailey": "suspect", "Casey": "suspect"}),
+    ("We need to seriously consider that Bailey is the Mafia.", {"Bailey": "suspect"}),
+    # even-handed alternatives, also under "whether"
+    ("I'm watching everyone now, especially whether Finley's defence was genuine or Mafia teamwork.", {"Finley": "suspect"}),
+    ("Ellis flipped his vote late, which could be a partner cutting ties, or genuine.", {"Ellis": "suspect"}),
+    # a cue about the speaker is not about the player named before it
+    ("I hear what Bailey is saying, and I understand why I look suspicious.", {}),
+    ("I hear Bailey's point; I've been measured and careful, which can seem calculated.", {}),
+    # unknown is not suspicious; suspicion that a player draws is the others' view
+    ("Casey and Ellis are too quiet to judge.", {}),
+    ("Dana has drawn a lot of suspicion today.", {}),
+    ("Finley's been too consistently helpful to be Mafia.", {}),
+    # "that's a Mafia pair ..." said of the players of the sentence before accuses them
+    ("Bailey and Casey never voted against each other. That's a Mafia pair protecting each other.", {"Bailey": "accuse", "Casey": "accuse"}),
+    # a directed cue at a described group, then its names
+    ("I'm more suspicious of the players who skipped the intro—Dana, Ellis and Finley.", {"Dana": "suspect", "Ellis": "suspect", "Finley": "suspect"}),
+    ("We should focus on those who stayed silent, like Casey and Ellis.", {"Casey": "suspect", "Ellis": "suspect"}),
+    ("I'm zeroing in on Dana now.", {"Dana": "suspect"}),
+    # the object of a player's action is not the subject of the suspicion
+    ("Casey keeps steering suspicion toward Dana and me.", {"Casey": "suspect"}),
+    ("Finley's quickness to back Ellis and then vote Dana stands out as odd.", {"Finley": "suspect"}),
+    (
+        "Finley has been consistent but safe. That could be a cautious villager, but it could also be a Mafia coasting while Bailey does the talking.",
+        {"Finley": "suspect"},
+    ),
+]  # fmt: skip
+
+
+# the definitions' decision rules, one sentence of ours each
+DEFINITION_CASES = [
+    # accuse: an unhedged identity statement, certainty, a pair, a check stated as fact
+    ("Bailey's play was careful. That's not a cautious villager, that's a Mafia player.", {"Bailey": "accuse"}),
+    ("Bailey and Casey are the pair.", {"Bailey": "accuse", "Casey": "accuse"}),
+    ("Dana is the only possible Mafia left.", {"Dana": "accuse"}),
+    ("I checked Ellis last night: Mafia.", {"Ellis": "accuse"}),
+    ("I believe Casey is one of them.", {"Casey": "accuse"}),
+    ("Bailey is definitely Mafia.", {"Bailey": "accuse"}),
+    # a negated identity statement is not one
+    ("Casey is not Mafia.", {}),
+    ("Dana isn't Mafia.", {}),
+    ("Ellis is definitely not one of them.", {}),
+    # suspect: hedged wording, however strong
+    ("I'm leaning heavily toward Ellis.", {"Ellis": "suspect"}),
+    ("Dana is my strongest suspect.", {"Dana": "suspect"}),
+    ("I'm starting to think Casey is Mafia.", {"Casey": "suspect"}),
+    ("Ellis voting like that is a classic Mafia move.", {"Ellis": "suspect"}),
+    ("Bailey feels like Mafia to me.", {"Bailey": "suspect"}),
+    ("Voting Casey is our safest bet today.", {"Casey": "suspect"}),
+    ("I'm watching Finley like a hawk.", {"Finley": "suspect"}),
+    ("Bailey might be the one we're looking for.", {"Bailey": "suspect"}),
+    ("Something about Finley feels off.", {"Finley": "suspect"}),
+    ("Dana and Finley are working together, I'm sure of it.", {"Dana": "suspect", "Finley": "suspect"}),
+    # a bare vote is no label, a reason with a cue is
+    ("My vote goes to Casey; she has been deflecting all day.", {"Casey": "suspect"}),
+    # unknown, general vigilance, disagreement with logic, self-defence, agreement: no label
+    ("Dana is hard to read.", {}),
+    ("Ellis is a question mark for me.", {}),
+    ("I'm watching everyone today.", {}),
+    ("I disagree with Bailey's logic on the night kill.", {}),
+    ("I'm not Mafia, and Casey knows it.", {}),
+    ("I agree with Ellis completely.", {}),
+    # ulterior motives: the one with the motive, not its object
+    ("Dana is framing Ellis.", {"Dana": "suspect"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), DEFINITION_CASES)
+def test_definition_examples_get_their_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold
+
+
+@pytest.mark.parametrize(("text", "gold"), CASES)
+def test_grey_zone_sentences_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold
+
+
+def test_you_means_both_others_when_only_two_are_alive():
+    cands = {"Bailey": 1, "Casey": 2}
+    labs = RulesAnnotator().label_text("One of you is lying. I'm watching both of you closely.", "Alex", cands, CTX)
+    assert {CTX.names[x.target]: x.category for x in labs} == {"Bailey": "suspect", "Casey": "suspect"}
+
+
+def test_a_pack_without_the_v3_cue_keys_still_loads(tmp_path):
+    from importlib import resources
+
+    import yaml
+
+    raw = yaml.safe_load(resources.files("mafialab.beliefshift").joinpath("annotator_en.yaml").read_text())
+    for k in (
+        "motive_frames",
+        "object_pronouns",
+        "pronoun_subjects",
+        "first_person",
+        "self_subject",
+        "possibility",
+        "descriptions",
+    ):
+        raw["cues"].pop(k)
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    pack = load_annotator_pack(path)
+    assert pack.cues["possibility"] == ()
+    cands = {"Bailey": 1, "Casey": 2}
+    labs = RulesAnnotator(pack=pack).label_text("Casey is the Mafia.", "Alex", cands, CTX)
+    assert [(x.target, x.category) for x in labs] == [(2, "accuse")]
+
+
+def test_a_malformed_optional_cue_key_is_named(tmp_path):
+    from importlib import resources
+
+    import yaml
+
+    raw = yaml.safe_load(resources.files("mafialab.beliefshift").joinpath("annotator_en.yaml").read_text())
+    raw["cues"]["possibility"] = ["if ("]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=r"cues\.possibility"):
+        load_annotator_pack(path)

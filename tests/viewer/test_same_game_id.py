@@ -1,0 +1,49 @@
+"""Two directories holding one game id: the viewer builds both and says so, naming both paths."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.viewer import build_site
+
+
+def _index(site: Path) -> dict:
+    text = (site / "data" / "index.js").read_text(encoding="utf-8")
+    m = re.fullmatch(r'MAFIALAB_DATA\("index","index",(.*)\);\n', text, re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def test_a_copy_with_the_same_id_is_kept_and_named(game_dir: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(game_dir, logs / "a" / game_dir.name)
+    shutil.copytree(game_dir, logs / "b" / game_dir.name)
+    (logs / "b" / game_dir.name / "probes.jsonl").write_text("", encoding="utf-8")  # a marker of the copy
+    summary = build_site(logs, tmp_path / "site", jobs=1)
+    gid = game_dir.name
+    assert sorted(summary.games) == [f"{gid}@a/{gid}", f"{gid}@b/{gid}"]
+    assert not summary.skipped
+    (warning,) = summary.warnings
+    assert str(logs / "a" / gid) in warning and str(logs / "b" / gid) in warning
+    index = _index(tmp_path / "site")
+    assert [r["game_id"] for r in index["games"]] == [gid, gid]
+    assert len({r["file"] for r in index["games"]}) == 2
+    assert index["warnings"] == [warning]
+    for row in index["games"]:  # each copy's data files carry its own key
+        text = (tmp_path / "site" / "data" / "g" / f"{row['file']}.js").read_text(encoding="utf-8")
+        assert text.startswith(f'MAFIALAB_DATA("game",{json.dumps(row["id"])},')
+
+
+def test_view_prints_the_warning(game_dir: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(game_dir, logs / "a" / game_dir.name)
+    shutil.copytree(game_dir, logs / "b" / game_dir.name)
+    res = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site"), "-j", "1"])
+    assert res.exit_code == 0, res.output
+    assert "warning:" in res.output and "Built 2 game(s)" in res.output
