@@ -154,6 +154,8 @@ class GameData:
         branch: Whether the game is a branch (its header has a ``parent`` block).
         degraded: Whether the integrity gate marked the game degraded (its ``game_status``);
             the metrics leave such games out (listed under the report's ``degraded``).
+        models: Model per name: the seat's recorded model (header ``meta.agents``), else its
+            agent label (imported games record the model as the agent).
         battery: The probe battery's fingerprint from the header (``meta.probes``,
             ``<name>:<8 hex>``), ``None`` for games recorded without one (or imported).
     """
@@ -183,6 +185,7 @@ class GameData:
     branch: bool = False
     degraded: bool = False
     battery: str | None = None
+    models: dict[str, str] = field(default_factory=dict)
 
     @property
     def skipped(self) -> bool:
@@ -218,6 +221,12 @@ def _count(x: Any) -> int:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else 0
 
 
+def _model_of(meta: Mapping[str, Any], seat: int, agent: str) -> str:
+    desc = meta.get("agents", {}).get(str(seat)) if isinstance(meta.get("agents"), dict) else None
+    model = desc.get("model") if isinstance(desc, dict) else None
+    return model if isinstance(model, str) and model else agent
+
+
 def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) -> GameData:
     """Flatten a read game log (and the ``probes.jsonl`` beside it) for the metrics.
 
@@ -249,6 +258,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         branch=h.parent is not None,
         degraded=bool(log_.status is not None and log_.status.degraded),
         battery=str(h.meta["probes"]) if isinstance(h.meta.get("probes"), str) else None,
+        models={s.name: _model_of(h.meta, s.seat, s.agent) for s in h.roster},
     )
     cast: dict[tuple[int, str], dict[str, str]] = {}
     for ev in log_.events:
