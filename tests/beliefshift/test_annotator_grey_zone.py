@@ -109,6 +109,31 @@ DEFINITION_CASES = [
     ("I agree with Ellis completely.", {}),
     # ulterior motives: the one with the motive, not its object
     ("Dana is framing Ellis.", {"Dana": "suspect"}),
+    # agreeing with someone that a player is suspicious suspects the player, not the one agreed with
+    ("I agree with Bailey that Casey's quick vote feels like a convenient move.", {"Casey": "suspect"}),
+    ("I'm anxious about Ellis after that disconnect.", {"Ellis": "suspect"}),
+    ("Dana and Finley were quiet in the intros; they might have been lying low.", {"Dana": "suspect", "Finley": "suspect"}),
+    ("Between the two, Casey's pattern looks worse to me.", {"Casey": "suspect"}),
+    # "a partner cutting ties" is an identity statement
+    ("Ellis defended Dana, then turned on her late. That's a partner cutting ties.", {"Ellis": "accuse"}),
+    ("Bailey pushed hard early—could be honest scumhunting, could be a Mafia trying to look decisive.", {"Bailey": "suspect"}),
+    # a clause opening with a pronoun or "that" after a clause naming one player (as an object) is about that player
+    ("That leaves Dana—that nervous energy felt like someone trying to muddy the waters.", {"Dana": "suspect"}),
+    ("Dana laid low after that first move.", {"Dana": "suspect"}),
+    ("Finley was quick to pile on, which feels a bit eager.", {"Finley": "suspect"}),
+    ("Casey skipping the vote is also worth questioning.", {"Casey": "suspect"}),
+    # "without" negates a clearing word after it
+    ("Ellis's quick vote without much independent reasoning stands out as odd.", {"Ellis": "suspect"}),
+    # "I like to think" is the speaker; "Bailey and Casey think" is reported speech
+    (
+        "I like to think things through, so here's what stands out: Bailey went quiet after the vote, which is fair, but it's also a good way to stay under the radar.",
+        {"Bailey": "suspect"},
+    ),
+    ("Bailey and Casey think Dana is the Mafia.", {}),
+    # "from" names whose the thing is, not the object of an action
+    ("The failed intros from Bailey and Dana are suspicious.", {"Bailey": "suspect", "Dana": "suspect"}),
+    # an enumeration is no suspicion
+    ("Looking at the remaining players: Bailey, Casey and Dana have voted together.", {}),
 ]  # fmt: skip
 
 

@@ -33,6 +33,16 @@ from mafialab.analysis._bootstrap import (
     wilson,
 )
 from mafialab.analysis._calibration import calibration, calibration_population, calibration_summary
+from mafialab.analysis._compare import (
+    BY_KEYS,
+    REFERENCES,
+    compare,
+    compare_rows,
+    group_games,
+    load_reference,
+    pooled_mix,
+    summary_table,
+)
 from mafialab.analysis._coverage import METRIC_PROBES, coverage
 from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games, same_id
 from mafialab.analysis._dynamics import (
@@ -74,6 +84,14 @@ from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_
 from mafialab.analysis._report import compute_report, find_retests, report, report_rows
 
 __all__ = [
+    "BY_KEYS",
+    "REFERENCES",
+    "compare",
+    "compare_rows",
+    "group_games",
+    "load_reference",
+    "pooled_mix",
+    "summary_table",
     "METRIC_PROBES",
     "QUADRANT_NAMES",
     "SuspicionVector",

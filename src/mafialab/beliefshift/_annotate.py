@@ -426,14 +426,15 @@ class RulesAnnotator:
                 if pron
                 else []
             ),
-            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+)?$", i)
+            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+){{0,3}}$", i)
             if c.get("first_person")
             else None,
             self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
             possibility=[re.compile(r"\b" + sub(x), i) for x in c.get("possibility", ())],
             described=[
                 re.compile(
-                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})\b"
+                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})"
+                    rf"\s+(?:who|that|whose|with)\b"
                     rf"[^.;!?]{{0,100}}?(?:[—–:]|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
                     i,
                 )
@@ -660,7 +661,7 @@ class RulesAnnotator:
                     # "... but now they're pushing at Finley", "..., but also voted for Dana":
                     # the names are objects, the subject is the player of the clause before
                     own, inherited = (subjects if not first else prev_subjects), True
-                if inherited and not own and len(last_all) == 1 and comp.pronoun_subject.search(clause):
+                if inherited and not own and len(last_all) == 1 and comp.pronoun.search(clause):
                     own = last_all  # "My vote goes to Casey; she has been deflecting": the one player named
                 last_all = sorted({m.group(1) for m in comp.name.finditer(clause)}) or last_all
                 if own:
@@ -685,8 +686,10 @@ class RulesAnnotator:
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
                     clear_m = self._clause_cue(clause, comp.clearing, comp, motive=True)
-                    if clear_m is not None and cue_m is None and not inherited:
-                        cleared.update(self._subject_group(clause, mentions, clear_m.start(), comp))
+                    if clear_m is not None and cue_m is None:
+                        cleared.update(
+                            own if inherited else self._subject_group(clause, mentions, clear_m.start(), comp)
+                        )
                     if cue_m is None or clear_m is not None:
                         continue
                 if inherited:
@@ -707,8 +710,12 @@ class RulesAnnotator:
                 prev_subjects = subjects
         # a candidate list member the speaker then clears explicitly is not suspected
         # (definitions: "unless the speaker then clears that player")
+        # (a label from the sentence of a list naming the player counts as the list's)
+        listed = {(lab.target, lab.evidence) for lab in found if lab.rule.startswith("list:")}
         list_only = {
-            lab.target for lab in found if all(x.rule.startswith("list:") for x in found if x.target == lab.target)
+            lab.target
+            for lab in found
+            if all((x.target, x.evidence) in listed for x in found if x.target == lab.target)
         }
         drop = {t for t in list_only if any(candidates.get(n) == t for n in cleared)}
         return _strongest(lab for lab in found if lab.target not in drop)

@@ -10,9 +10,23 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from mafialab.analysis import MIN_CLUSTERS, compute_report, find_retests, load_games, report_rows
+from mafialab.analysis import (
+    BY_KEYS,
+    MIN_CLUSTERS,
+    compare,
+    compare_rows,
+    compute_report,
+    find_retests,
+    group_games,
+    load_games,
+    load_reference,
+    pooled_mix,
+    report_rows,
+    summary_table,
+)
 from mafialab.cli._app import console, err_console, fail
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
@@ -230,10 +244,51 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
         console.print(t)
 
 
+def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> None:
+    header, rows = summary_table(cmp, reference)
+    by = ", ".join(cmp["by"]) or "directory"
+    t = Table(*header, title=f"Side by side ({by}; 95% CI: bootstrap by game within each group)")
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+    for g in cmp["groups"]:
+        cov = g["report"]["coverage"]
+        lost = [f"{v['name']} (needs {' and '.join(v['needs'])})" for v in cov["metrics"].values() if not v["computed"]]
+        if lost:
+            bat = f"; battery {', '.join(cov['batteries'])}" if cov["batteries"] else ""
+            console.print(
+                f"[yellow]{escape(g['group'] or 'all')}: not computed{escape(bat)}:[/] {escape('; '.join(lost))}",
+                highlight=False,
+            )
+    if reference is not None:
+        console.print(f"published figures: {reference['source']} (method {reference['method']})", style="dim")
+
+
+def _by_keys(by: list[str]) -> list[str]:
+    keys = [k.strip() for b in by for k in b.split(",") if k.strip()]
+    bad = [k for k in keys if k not in BY_KEYS]
+    if bad:
+        fail(f"--by: unknown key {bad[0]!r}; use one of {', '.join(BY_KEYS)}")
+    return list(dict.fromkeys(keys))
+
+
 def report(
-    directory: Path = typer.Argument(..., help="Directory of game logs (searched recursively for game.jsonl)."),
+    directories: list[Path] = typer.Argument(
+        ...,
+        metavar="DIR...",
+        help="Directory of game logs (searched recursively for game.jsonl); several are compared side by side.",
+    ),
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
     fmt: _Fmt = typer.Option(_Fmt.table, "--format", "-f", help="table, json or csv (to stdout)."),
+    by: list[str] = typer.Option(
+        [],
+        "--by",
+        help=f"Report per group instead of pooled: {', '.join(BY_KEYS)} (repeatable, or comma-separated); "
+        "each group bootstraps by its own games.",
+    ),
+    reference: str | None = typer.Option(
+        None, "--reference", help="Show published figures beside ours: mafiascope (numbers shipped with mafialab)."
+    ),
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
     seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
@@ -244,33 +299,80 @@ def report(
         False, "--include-branches", help="Keep forks (branches); the bootstrap then clusters on their root game."
     ),
 ) -> None:
-    """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md)."""
-    try:
-        left_out: list[str] = []
-        dups: list[str] = []
-        games = load_games(directory, include_branches=include_branches, left_out=left_out, warnings=dups)
-    except (FileNotFoundError, LogFormatError) as err:
-        fail(str(err))
-    for why in dups:
-        err_console.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
-    if left_out:
-        err_console.print(f"left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim")
-    retest_paths = find_retests(directory) + [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md).
+
+    One directory: the pooled report (a warning names what it pools when it mixes rule sets
+    or models). --by KEY: one report per group, side by side. Several directories: one
+    column per directory (combined with --by, per directory and group).
+    """
+    keys = _by_keys(by)
+    ref = None
+    if reference is not None:
+        try:
+            ref = load_reference(reference)
+        except ValueError as err:
+            fail(str(err))
+    for d in directories:
+        if not d.exists():
+            fail(f"DIR: {d} does not exist")
+    per_dir: list[tuple[Path, list[Any]]] = []
+    for directory in directories:
+        try:
+            left_out: list[str] = []
+            dups: list[str] = []
+            games = load_games(directory, include_branches=include_branches, left_out=left_out, warnings=dups)
+        except (FileNotFoundError, LogFormatError) as err:
+            fail(str(err))
+        for why in dups:
+            err_console.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
+        if left_out:
+            err_console.print(
+                f"{directory}: left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim"
+            )
+        per_dir.append((directory, games))
+    retest_paths = [p for d in directories for p in find_retests(d)]
+    retest_paths += [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
         err_console.print(f"[yellow]skipped:[/] {why}", highlight=False, soft_wrap=True)
-    rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
-    if fmt is _Fmt.json:
-        sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
-    elif fmt is _Fmt.csv:
-        w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
-        w.writeheader()
-        w.writerows(report_rows(rep))
-    else:
-        _print_tables(rep)
-    if plots is not None:
-        from mafialab.analysis import write_plots
+    if len(directories) == 1 and not keys and ref is None:
+        games = per_dir[0][1]
+        mix = pooled_mix(games)
+        if mix is not None:
+            err_console.print(f"[yellow]warning:[/] {mix}", highlight=False, soft_wrap=True)
+        rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
+        if fmt is _Fmt.json:
+            sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
+        elif fmt is _Fmt.csv:
+            w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
+            w.writeheader()
+            w.writerows(report_rows(rep))
+        else:
+            _print_tables(rep)
+        if plots is not None:
+            from mafialab.analysis import write_plots
 
-        for p in write_plots(rep, plots):
-            err_console.print(f"wrote {p}", style="dim")
+            for p in write_plots(rep, plots):
+                err_console.print(f"wrote {p}", style="dim")
+        return
+    groups: dict[str, list[Any]] = {}
+    for directory, games in per_dir:
+        name = str(directory) if len(directories) > 1 else ""
+        roots = {g.game_id: directory for g in games}
+        sub = group_games(games, keys, roots) if keys else {"": games}
+        for label, gs in sub.items():
+            groups[", ".join(x for x in (name, label) if x) or directory.resolve().name] = gs
+    cmp = compare(groups, method.value, by=keys, resamples=resamples, seed=seed, retests=retests)
+    if ref is not None:
+        cmp["reference"] = ref
+    if fmt is _Fmt.json:
+        sys.stdout.write(json.dumps(cmp, indent=2, ensure_ascii=False) + "\n")
+    elif fmt is _Fmt.csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=["by", "section", "group", "name", "value", "ci_lo", "ci_hi"])
+        w.writeheader()
+        w.writerows(compare_rows(cmp))
+    else:
+        _print_comparison(cmp, ref)
+    if plots is not None:
+        err_console.print("--plots draws one pooled report; run it without --by on one directory", style="yellow")
