@@ -75,5 +75,7 @@ async def test_probed_remote_seat_answers_while_the_game_waits(tmp_path: Path) -
     assert stalls and all(stalls), "the game moved on while a remote seat was asked a probe"
     header = json.loads((tmp_path / "g" / "game.jsonl").read_text().splitlines()[0])
     assert header["meta"]["agents"]["2"]["probed"] is True and header["meta"]["agents"]["4"]["probed"] is False
-    calls = [json.loads(x) for x in (tmp_path / "g" / "calls.jsonl").read_text().splitlines()]
+    calls = [
+        c for c in map(json.loads, (tmp_path / "g" / "calls.jsonl").read_text().splitlines()) if c["kind"] == "call"
+    ]
     assert len([c for c in calls if c["seat"] == 2 and c["purpose"] == "probe" and c["status"] == "ok"]) == len(mine)
