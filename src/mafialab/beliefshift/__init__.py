@@ -44,6 +44,7 @@ from mafialab.beliefshift._io import (
 )
 from mafialab.beliefshift._report import (
     ModelsFileError,
+    add_published,
     build_report,
     load_models_yaml,
     read_all_results,
@@ -65,6 +66,7 @@ __all__ = [
     "agreement",
     "agreement_with_labels",
     "annotate_games",
+    "add_published",
     "build_report",
     "day_messages",
     "elicit_observation",

@@ -7,9 +7,11 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
@@ -648,6 +650,52 @@ def plot_prior_discrimination(report: Report, path: Path) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+PUBLISHED_TABLES = ("table1", "table2")
+"""Tables whose published rows ``beliefshift report --published`` places beside ours."""
+
+
+def load_published() -> dict[str, Any]:
+    """The published Tables 1 and 2 (group means, as numbers) shipped as package data.
+
+    Returns:
+        ``{"source": str, "table1" | "table2": {"columns": [...], "rows": [{"accuser":
+        "village" | "wolf", "group", "models", "values": [mean | [mean, half], ...]}]}}``.
+    """
+    text = (resources.files("mafialab.beliefshift") / "published.yaml").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def add_published(report: Report) -> int:
+    """Append the published group rows to Tables 1 and 2 (per group and per model), labelled.
+
+    Each published row reads ``published <group>`` (``≤4B`` ... ``frontier``) with ``n`` the
+    number of evaluated models behind it and cells ``mean ± half`` as published, so a new
+    model's row sits beside the published models' rows under the same protocol.
+
+    Returns:
+        Rows added.
+    """
+    pub = load_published()
+    added = 0
+    for table in PUBLISHED_TABLES:
+        spec = pub[table]
+        for scope in ("groups", "models"):
+            t = report.tables.get(f"{table}_{scope}")
+            if t is None:
+                continue
+            for row in spec["rows"]:
+                cells: list[Cell] = [
+                    Stat(float(v[0]), float(v[1]), row["models"]) if isinstance(v, list)
+                    else Stat(float(v), math.nan, row["models"])
+                    for v in row["values"]
+                ]  # fmt: skip
+                t.rows.append([row["accuser"], f"published {row['group']}", row["models"], *cells])
+                added += 1
+            t.notes.append(f"Rows 'published <group>': {pub['source']}.")
+    return added
 
 
 def write_report(report: Report, out_dir: Path) -> list[Path]:

@@ -20,6 +20,7 @@ from mafialab.beliefshift import (
     ResultsMismatch,
     RulesAnnotator,
     RunOptions,
+    add_published,
     agreement,
     agreement_with_labels,
     annotate_games,
@@ -241,6 +242,11 @@ def report_cmd(
     ci: str = typer.Option(
         "t", "--ci", help="Per-model CIs: t (Student t over responses) or cluster (game bootstrap)."
     ),
+    published: bool = typer.Option(
+        False,
+        "--published",
+        help="Add the published Tables 1 and 2 rows (size groups, frontier; shipped with mafialab) beside ours.",
+    ),
 ) -> None:
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
     if ci not in ("t", "cluster"):
@@ -261,6 +267,8 @@ def report_cmd(
         console.print(
             f"[yellow]warning:[/] results of {len(rep.benches)} different benchmarks: {', '.join(rep.benches)}"
         )
+    if published:
+        add_published(rep)
     written = write_report(rep, out)
     show = ["completion", "prior_discrimination_groups", "table1_groups", "table2_groups", "table9_groups"]
     for name in show:

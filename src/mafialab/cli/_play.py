@@ -27,7 +27,7 @@ from mafialab.harness import (
     preflight,
     run_config,
 )
-from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
+from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
@@ -352,6 +352,9 @@ def play(
             + (f", cost ${sum(cost):.4f}" if cost else "")
             + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
         )
+        summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
+        if summaries:
+            console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
     site = out.with_name(f"{out.name}-site")
     console.print(
         f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
