@@ -144,6 +144,14 @@ DEFINITION_CASES = [
         "Ellis doubted the claim before Bailey's save was confirmed. That doubt was reasonable then, but now it feels like a convenient shift.",
         {"Ellis": "suspect"},
     ),
+    # agreeing with a player is no label; agreeing that another player is suspicious is
+    ("Bailey's making a good point about the connection errors being suspicious timing.", {}),
+    ("Bailey makes a good point that Casey's vote was suspicious.", {"Casey": "suspect"}),
+    # a pronoun after a clause that named one player (as an object) stands for that player
+    (
+        "Bailey has been quiet. Right now, I'm most suspicious of Dana—their fight with Ellis could've been a setup to look innocent after Ellis's exit.",
+        {"Dana": "suspect"},
+    ),
     # an enumeration is no suspicion
     ("Looking at the remaining players: Bailey, Casey and Dana have voted together.", {}),
 ]  # fmt: skip
