@@ -132,6 +132,18 @@ DEFINITION_CASES = [
     ("Bailey and Casey think Dana is the Mafia.", {}),
     # "from" names whose the thing is, not the object of an action
     ("The failed intros from Bailey and Dana are suspicious.", {"Bailey": "suspect", "Dana": "suspect"}),
+    # the hidden team as the object of a hunt
+    ("Finley and Bailey have been consistently hunting Mafia.", {}),
+    # a clause of the speaker's own ends the topic: the next pronoun clause is not about the players before
+    (
+        "Dana and Ellis are both making good points, but I'm wary of people who jump on that logic—it can be a way to steer suspicion.",
+        {},
+    ),
+    # "that" opening a sentence points at its subject, not at a player named as an object
+    (
+        "Ellis doubted the claim before Bailey's save was confirmed. That doubt was reasonable then, but now it feels like a convenient shift.",
+        {"Ellis": "suspect"},
+    ),
     # an enumeration is no suspicion
     ("Looking at the remaining players: Bailey, Casey and Dana have voted together.", {}),
 ]  # fmt: skip

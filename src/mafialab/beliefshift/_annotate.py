@@ -612,6 +612,7 @@ class RulesAnnotator:
                     add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
+            last_all = []  # names of the clause before, within this sentence only
             first = True
             for clause in comp.breaks.split(sentence):
                 if not clause or not clause.strip():
@@ -652,7 +653,7 @@ class RulesAnnotator:
                 elided = not first and bool(_ELIDED.match(clause))
                 if not comp.name.search(clause) and not comp.generic.search(clause):
                     if _NO_SUBJECT.match(clause):
-                        pass
+                        subjects = []  # the speaker's clause ends the topic: "..., but I'm wary of people who ..."
                     elif not first:
                         own, inherited = subjects, True
                     elif comp.pronoun.search(clause):
