@@ -213,3 +213,24 @@ def test_a_malformed_optional_cue_key_is_named(tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ValueError, match=r"cues\.possibility"):
         load_annotator_pack(path)
+
+
+def test_model_annotator_prompt_states_the_grey_zone_rules():
+    from mafialab.beliefshift import ModelAnnotator
+    from mafialab.beliefshift._annotate import DayMessage
+    from mafialab.models import MockModel
+
+    msg = DayMessage("g", 2, 1, 10, 0, "Bailey could be Mafia.", (1, 2))
+    system = ModelAnnotator(MockModel([])).request(msg, CTX).messages[0].content
+    # a defence, a cleared candidate, quoted words and others' suspicion are no label; an
+    # indicative condition and an even-handed alternative are suspect; a confession repeated is accuse
+    for phrase in (
+        "if X were Mafia, why would they",
+        "a candidate the speaker then clears",
+        "words the speaker quotes",
+        "suspicion that others have of X",
+        "if X is Mafia, she has been steering us",
+        "X could be genuine or Mafia",
+        "a confession repeated as fact",
+    ):
+        assert phrase in system, phrase
