@@ -24,6 +24,7 @@ from mafialab.harness import (
     PreflightError,
     default_game_id,
     play_games,
+    play_games_ray,
     preflight,
     run_config,
 )
@@ -110,6 +111,38 @@ async def _play_many(
     finally:
         if seats is not None:
             await seats.stop()
+
+
+def _ray_probes(battery: ProbeBattery, rules: RuleSet, seed: int, agents: Sequence[Agent], out: Path) -> list[Any]:
+    """The probe observer of one game on a Ray worker (module level, so Ray can ship it)."""
+    obs = make_probe_observer(battery, list(agents), rules, seed, out=out)
+    return [obs] if obs is not None else []
+
+
+def _play_on_ray(
+    rules: RuleSet,
+    specs: list[str],
+    seeds: list[int],
+    out: Path,
+    progress: Progress,
+    prices: PriceTable,
+    battery: ProbeBattery | None,
+    allow_degraded: bool,
+    address: str,
+) -> list[GameResult]:
+    """:func:`mafialab.harness.play_games_ray` with a progress bar of finished games."""
+    games_task = progress.add_task(f"games (ray {address})", total=len(seeds))
+    return play_games_ray(
+        rules,
+        specs,
+        seeds,
+        out=out,
+        address=address,
+        observers=partial(_ray_probes, battery, rules) if battery is not None else None,
+        prices=prices,
+        allow_degraded=allow_degraded,
+        on_done=lambda seed, res: progress.advance(games_task),
+    )
 
 
 def _print_ticket(progress: Progress, t: SeatTicket) -> None:
@@ -263,6 +296,12 @@ def play(
     probe_remote: bool = typer.Option(
         False, "--probe-remote", help="With --probes, also probe remote and human seats (synchronously)."
     ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray",
+        help="Play the games as Ray tasks: auto (an existing cluster), local (one started for the run) or a "
+        "cluster ADDRESS; the logs land in OUT as in a local run. Needs mafialab[ray].",
+    ),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
 
@@ -311,13 +350,20 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
+    if ray_address is not None and external:
+        fail("--ray: remote and human seats are served by this process; play them without --ray")
     bar = progress_bar()
     bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:
         try:
-            results = asyncio.run(
-                _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
-            )
+            if ray_address is not None:
+                results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)
+            else:
+                results = asyncio.run(
+                    _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
+                )
+        except ImportError as err:
+            fail(str(err))
         except PreflightError as err:
             fail(str(err))
         except (ValueError, OSError) as err:
