@@ -241,7 +241,7 @@ def check_game(gdir: Path, rec: Recorder, check: GameCheck) -> GameCheck:
     """Check one played game (see the module docstring); problems go to ``check.problems``."""
     torn: list[str] = []
     list(iter_jsonl(gdir / GAME_FILE, torn)) if (gdir / GAME_FILE).is_file() else None
-    calls = _read_all(gdir / CALLS_FILE, torn)
+    calls = [c for c in _read_all(gdir / CALLS_FILE, torn) if c.get("kind", "call") == "call"]  # not the call_summary
     probes = _read_all(gdir / PROBES_FILE, torn)
     check.problems += [f"torn: {t}" for t in torn]
     log = read_game(gdir)

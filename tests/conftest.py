@@ -96,3 +96,19 @@ def game_lines(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     assert res.exit_code == 0, res.output
     path = next(out.glob(f"*/{GAME_FILE}"))
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="session")
+def ray_local():  # type: ignore[no-untyped-def]
+    """One small local Ray instance for the whole session (two CPUs, no dashboard, usage stats off)."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'mafialab[ray]'")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=80 * 1024 * 1024,
+        log_to_driver=False,
+        configure_logging=False,
+    )
+    yield ray
+    ray.shutdown()

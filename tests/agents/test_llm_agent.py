@@ -284,7 +284,7 @@ async def test_probe_uses_same_context_and_writes_nothing_back():
 
 
 def _calls(path):
-    return [obj for _, obj in iter_jsonl(path / CALLS_FILE)]
+    return [obj for _, obj in iter_jsonl(path / CALLS_FILE) if obj["kind"] == "call"]  # not the closing summary
 
 
 async def test_integrity_gate_marks_degraded(tmp_path):

@@ -51,7 +51,8 @@ async def test_season_calls_are_priced_with_season_prices(tmp_path: Path) -> Non
     )
     out = tmp_path / "season"
     await run_season(cfg, out)
-    calls = [json.loads(ln) for p in out.rglob("calls.jsonl") for ln in p.read_text().splitlines()]
+    lines = [json.loads(ln) for p in out.rglob("calls.jsonl") for ln in p.read_text().splitlines()]
+    calls = [c for c in lines if c["kind"] == "call"]
     mine = [c for c in calls if c["model"] == "qa3priced/m"]
     assert mine, "the priced model played no decision"
     expected = (600 * 2.0 + 400 * 0.5 + 50 * 8.0) / 1e6  # uncached, cached and completion tokens

@@ -132,6 +132,26 @@ DEFINITION_CASES = [
     ("Bailey and Casey think Dana is the Mafia.", {}),
     # "from" names whose the thing is, not the object of an action
     ("The failed intros from Bailey and Dana are suspicious.", {"Bailey": "suspect", "Dana": "suspect"}),
+    # the hidden team as the object of a hunt
+    ("Finley and Bailey have been consistently hunting Mafia.", {}),
+    # a clause of the speaker's own ends the topic: the next pronoun clause is not about the players before
+    (
+        "Dana and Ellis are both making good points, but I'm wary of people who jump on that logic—it can be a way to steer suspicion.",
+        {},
+    ),
+    # "that" opening a sentence points at its subject, not at a player named as an object
+    (
+        "Ellis doubted the claim before Bailey's save was confirmed. That doubt was reasonable then, but now it feels like a convenient shift.",
+        {"Ellis": "suspect"},
+    ),
+    # agreeing with a player is no label; agreeing that another player is suspicious is
+    ("Bailey's making a good point about the connection errors being suspicious timing.", {}),
+    ("Bailey makes a good point that Casey's vote was suspicious.", {"Casey": "suspect"}),
+    # a pronoun after a clause that named one player (as an object) stands for that player
+    (
+        "Bailey has been quiet. Right now, I'm most suspicious of Dana—their fight with Ellis could've been a setup to look innocent after Ellis's exit.",
+        {"Dana": "suspect"},
+    ),
     # an enumeration is no suspicion
     ("Looking at the remaining players: Bailey, Casey and Dana have voted together.", {}),
 ]  # fmt: skip
@@ -193,3 +213,24 @@ def test_a_malformed_optional_cue_key_is_named(tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ValueError, match=r"cues\.possibility"):
         load_annotator_pack(path)
+
+
+def test_model_annotator_prompt_states_the_grey_zone_rules():
+    from mafialab.beliefshift import ModelAnnotator
+    from mafialab.beliefshift._annotate import DayMessage
+    from mafialab.models import MockModel
+
+    msg = DayMessage("g", 2, 1, 10, 0, "Bailey could be Mafia.", (1, 2))
+    system = ModelAnnotator(MockModel([])).request(msg, CTX).messages[0].content
+    # a defence, a cleared candidate, quoted words and others' suspicion are no label; an
+    # indicative condition and an even-handed alternative are suspect; a confession repeated is accuse
+    for phrase in (
+        "if X were Mafia, why would they",
+        "a candidate the speaker then clears",
+        "words the speaker quotes",
+        "suspicion that others have of X",
+        "if X is Mafia, she has been steering us",
+        "X could be genuine or Mafia",
+        "a confession repeated as fact",
+    ):
+        assert phrase in system, phrase

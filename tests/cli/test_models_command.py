@@ -26,7 +26,10 @@ def test_play_against_openai_compatible_server(tmp_path):
     assert res.exit_code == 0, res.output
     dirs = iter_game_dirs(tmp_path)
     assert len(dirs) == 2
-    calls = [c for d in dirs for _, c in iter_jsonl(d / CALLS_FILE)]
+    lines = [c for d in dirs for _, c in iter_jsonl(d / CALLS_FILE)]
+    calls = [c for c in lines if c["kind"] == "call"]
+    summaries = [c for c in lines if c["kind"] == "call_summary"]
+    assert len(summaries) == 2 and all(s["calls"] > 0 for s in summaries)  # one closing record per game
     # one preflight probe for the run (the dialect is chosen once) plus one call per model decision
     assert n_requests == len(calls) + 1
     assert "structured output as json_schema" in res.output

@@ -360,7 +360,7 @@ def test_dry_run_estimate_from_the_parents_calls(tmp_path: Path) -> None:
     prices = PriceTable(prices={"mock/*": Price(input=1.0, output=2.0)})
     res = asyncio.run(play_game(rules, agents, 5, out=tmp_path / "runs", prices=prices))
     assert res.path is not None
-    calls = read_records(res.path / "calls.jsonl")
+    calls = [c for c in read_records(res.path / "calls.jsonl") if c["kind"] == "call"]
     step = _first_vote(res.path)
     after = [c for c in calls if c.get("decision") is not None and c["decision"] >= step.id]
     est = estimate_fork(res.path, step.id, n=4)

@@ -49,7 +49,9 @@ def test_hostile_games_end_cleanly_and_keep_every_record(rules, tmp_path: Path):
         assert check.decisions > 10 and check.probes > 0 and check.fallbacks > 0
         assert check.kinds["fallback"] == check.fallbacks and check.kinds["unusable"] > 0
         statuses = [
-            json.loads(x)["status"] for x in (tmp_path / check.game_id / "calls.jsonl").read_text().splitlines()
+            c["status"]
+            for c in map(json.loads, (tmp_path / check.game_id / "calls.jsonl").read_text().splitlines())
+            if c["kind"] == "call"
         ]
         assert len(statuses) == check.calls == rec.n
 

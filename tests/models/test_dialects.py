@@ -188,7 +188,7 @@ async def test_game_through_llama_cpp_python_emulation_loses_no_call_and_records
         agents = [make_agent(spec, s, rules, 5) for s in range(rules.n_seats)]
         res = await play_game(rules, agents, 5, out=tmp_path)
         bodies = list(stub.requests)
-    calls = [c for _, c in iter_jsonl(res.path / CALLS_FILE)]
+    calls = [c for _, c in iter_jsonl(res.path / CALLS_FILE) if c["kind"] == "call"]
     assert calls and all(c["status"] == "ok" for c in calls), [c["error"] for c in calls if c["error"]]
     assert [b["response_format"]["type"] for b in bodies[:2]] == ["json_schema", "json_object"]  # preflight
     assert all(b["response_format"]["type"] == "json_object" for b in bodies[2:])  # every game call

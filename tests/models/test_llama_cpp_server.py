@@ -72,7 +72,7 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
 
 
 def _usable_share(path) -> tuple[float, list[dict]]:
-    calls = [c for _, c in iter_jsonl(path / CALLS_FILE)]
+    calls = [c for _, c in iter_jsonl(path / CALLS_FILE) if c["kind"] == "call"]
     return sum(c["status"] in ("ok", "retried") for c in calls) / len(calls), calls
 
 

@@ -36,7 +36,7 @@ from mafialab.probes import (
     load_battery,
     make_probe_observer,
 )
-from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_records, strip_clock
+from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, probe_sort_key, read_records, strip_clock
 from mafialab.rules import MAFIASCOPE7, WEREWOLF7, RuleSet
 
 # --------------------------------------------------------------------------- test agents
@@ -134,6 +134,9 @@ class RecordingAgent(ScriptedAgent):
         super().__init__(seat, rules, seed)
         self.log = log
         self.counter = 0
+
+    def probe_snapshot(self, view: PlayerView) -> RecordingAgent:
+        return self  # canned answers from no belief state: the shared log sees every call
 
     async def probe(
         self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
@@ -307,6 +310,7 @@ async def test_failed_call_keeps_the_earlier_answer_for_chaining(tmp_path: Path)
         d = state.pending()[0]
         state.apply(Action(decision=d.id, seat=d.seat, text="hi"))
         await runner.on_events(state.events[-1:], state)
+    await runner.finish()  # on_events only schedules: the answers arrive in the background
     qs = [r.question for r in runner.records]
     errs = [r.error for r in runner.records]
     assert qs == ["N/A", '{"v":1}', '{"v":1}']
@@ -394,10 +398,9 @@ def test_none_battery_gives_no_observer():
 # --------------------------------------------------------------------------- concurrency
 
 
-async def test_agents_are_probed_concurrently_and_one_agent_in_order():
-    in_flight: dict[int, int] = defaultdict(int)
-    peak = {"all": 0, "per_seat": 0}
-    order: dict[tuple[int, int], list[str]] = defaultdict(list)
+async def test_probes_run_concurrently_and_chains_keep_their_order():
+    spans: dict[tuple[int, str], tuple[float, float]] = {}
+    in_flight = {"n": 0, "peak": 0}
 
     class Slow:
         label = "slow"
@@ -406,12 +409,13 @@ async def test_agents_are_probed_concurrently_and_one_agent_in_order():
             self.seat = seat
 
         async def probe(self, question, view, json_schema, max_tokens, probe_id):  # type: ignore[no-untyped-def]
-            in_flight[self.seat] += 1
-            peak["all"] = max(peak["all"], sum(in_flight.values()))
-            peak["per_seat"] = max(peak["per_seat"], in_flight[self.seat])
-            order[(self.seat, view.events[-1].seq)].append(probe_id)
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            in_flight["n"] += 1
+            in_flight["peak"] = max(in_flight["peak"], in_flight["n"])
             await asyncio.sleep(0.01)
-            in_flight[self.seat] -= 1
+            in_flight["n"] -= 1
+            spans[(self.seat, probe_id)] = (t0, loop.time())
             return ChatResponse(text="[]")
 
     from mafialab.engine import GameState
@@ -424,15 +428,23 @@ async def test_agents_are_probed_concurrently_and_one_agent_in_order():
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     await runner.on_events(state.events[-1:], state)
+    assert loop.time() - t0 < 0.01  # scheduling does not wait for answers
+    assert runner.pending == 7 * 4 + 1
+    await runner.finish()
     elapsed = loop.time() - t0
-    assert peak["all"] == 7 and peak["per_seat"] == 1
-    standard = ["role_assessment", "suspicion_ranking", "social_map", "personality_profile"]
-    for (seat, _), ids in order.items():
-        assert ids == ([*standard, "planned_action"] if seat == d.seat else standard)
-    assert len(runner.records) == 7 * 4 + 1
-    assert elapsed < 0.01 * 29 * 0.5  # far below the sequential time of 29 calls
-    # records are written in seat order, then battery order
-    assert [(r.seat, r.position) for r in runner.records] == sorted((r.seat, r.position) for r in runner.records)
+    assert len(runner.records) == 7 * 4 + 1 and runner.pending == 0
+    # the independent probes of every seat start together (3 per seat: role, suspicion, personality)
+    assert in_flight["peak"] == 7 * 3
+    for seat in range(7):
+        # social_map splices {prev_role_assessment}: it starts after that answer
+        assert spans[(seat, "social_map")][0] >= spans[(seat, "role_assessment")][1]
+    # planned_action (the speaker's own turn) waits for role_assessment and social_map
+    assert spans[(d.seat, "planned_action")][0] >= spans[(d.seat, "social_map")][1]
+    assert elapsed < 0.01 * 29 * 0.3  # three chained calls deep, far below 29 one after another
+    # records are written as answers arrive; sorted by key they are in seat, then battery order
+    ordered = sorted(runner.records, key=probe_sort_key)
+    assert [(r.seat, r.position) for r in ordered] == sorted((r.seat, r.position) for r in runner.records)
+    assert [(r.seat, r.position) for r in runner.records] != [(r.seat, r.position) for r in ordered]
 
 
 async def test_max_concurrent_limits_calls():
@@ -455,6 +467,7 @@ async def test_max_concurrent_limits_calls():
     state.apply(Action(decision=d.id, seat=d.seat, text="hello"))
     runner = ProbeRunner(load_battery("suspicion"), [Slow() for _ in range(7)], game_id="g", max_concurrent=2)
     await runner.on_events(state.events[-1:], state)
+    await runner.finish()
     assert in_flight["peak"] == 2 and len(runner.records) == 7
 
 
@@ -515,6 +528,9 @@ async def test_the_identity_check_catches_a_leaky_agent(tmp_path: Path):
 
     class Leaky(ScriptedAgent):
         probes_seen = 0
+
+        def probe_snapshot(self, view: PlayerView) -> Leaky:
+            return self  # answers probes on the playing agent itself, not on a frozen copy
 
         async def probe(self, question, view, json_schema, max_tokens, probe_id):  # type: ignore[no-untyped-def]
             self.probes_seen += 1

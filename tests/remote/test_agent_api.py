@@ -90,7 +90,9 @@ async def test_example_client_plays_two_seats_from_other_processes(tmp_path: Pat
     assert header["meta"]["agents"]["2"]["external"] == "remote"
     assert header["roster"][2]["agent"] == "remote"
     # calls.jsonl records the remote seats' decisions with their latencies
-    calls = [json.loads(x) for x in (tmp_path / gid / "calls.jsonl").read_text().splitlines()]
+    calls = [
+        c for c in map(json.loads, (tmp_path / gid / "calls.jsonl").read_text().splitlines()) if c["kind"] == "call"
+    ]
     mine = [c for c in calls if c["seat"] in (2, 5)]
     assert mine and all(c["model"] == "remote" and c["status"] == "ok" for c in mine)
     assert all(c["latency_ms"] >= 0 for c in mine)
@@ -145,7 +147,9 @@ async def test_no_answer_by_the_deadline_falls_back_and_the_game_goes_on(tmp_pat
         _, _, _, task = await _game(seats, tmp_path, {3: "remote?timeout=0.2"}, "mafiascope7")
         res = await asyncio.wait_for(task, 120)
     assert res.winner is not None and res.fallbacks > 0
-    calls = [json.loads(x) for x in (tmp_path / "g" / "calls.jsonl").read_text().splitlines()]
+    calls = [
+        c for c in map(json.loads, (tmp_path / "g" / "calls.jsonl").read_text().splitlines()) if c["kind"] == "call"
+    ]
     mine = [c for c in calls if c["seat"] == 3]
     assert mine and all(c["status"] == "fallback" and "no answer within 0.2 s" in c["error"] for c in mine)
     assert res.fallbacks == len(mine)
@@ -187,7 +191,9 @@ async def test_bad_answers_are_refused_and_the_decision_stays_open(tmp_path: Pat
                 assert r.status_code == 409
         finally:
             await _stop(task)
-    calls = [json.loads(x) for x in (tmp_path / "g" / "calls.jsonl").read_text().splitlines()]
+    calls = [
+        c for c in map(json.loads, (tmp_path / "g" / "calls.jsonl").read_text().splitlines()) if c["kind"] == "call"
+    ]
     assert [c["status"] for c in calls if c["seat"] == 3][:1] == ["ok"]
 
 
@@ -225,3 +231,13 @@ async def test_a_seat_that_reconnects_resumes_the_open_decision(tmp_path: Path) 
             c3.close()
         finally:
             await _stop(task)
+
+
+async def test_openapi_schema_documents_the_endpoints(tmp_path: Path) -> None:
+    async with SeatServer(port=0) as seats, httpx.AsyncClient(base_url=seats.url, timeout=10) as c:
+        spec = (await c.get("/openapi.json")).json()
+    assert {"/v1/seat", "/v1/next", "/v1/answer"} <= set(spec["paths"])
+    answer = spec["paths"]["/v1/answer"]["post"]
+    assert {"400", "401", "409", "413", "422", "429"} <= set(answer["responses"])
+    assert "request_id" in json.dumps(answer["requestBody"])
+    assert "204" in spec["paths"]["/v1/next"]["get"]["responses"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from mafialab.agents._prompts import (
@@ -100,6 +101,8 @@ class LLMAgent:
         self.label = label or model.name
         self.calls: CallSink | None = None
         self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
+        # full contexts of the last few views (the probes of one step share one view object)
+        self._contexts: OrderedDict[int, tuple[PlayerView, list[ChatMessage]]] = OrderedDict()
 
     def describe(self) -> dict[str, Any]:
         """Settings worth recording in the game header (no secrets): model, pack, layout, caps."""
@@ -141,7 +144,7 @@ class LLMAgent:
             ``(messages, context record)``; the record is ``{}`` unless shortening was needed.
         """
         window = self.model.context_window
-        ctx, _, _ = self.renderer.context(view, 0)
+        ctx = self._full_context(view)
         msgs = ctx + tail
         if window is None:
             return msgs, {}
@@ -161,6 +164,22 @@ class LLMAgent:
             record["over_budget"] = True
         log.info("seat %d: context shortened to fit %d tokens: %s", self.seat, window, record)
         return msgs, record
+
+    def _full_context(self, view: PlayerView) -> list[ChatMessage]:
+        """The unshortened context of ``view``, rendered once per view object.
+
+        The probe runner gives every probe of one seat and step the same frozen view, so
+        they share one rendering; a few recent views are kept (identity, not equality: a view
+        is never mutated after it is built).
+        """
+        hit = self._contexts.get(id(view))
+        if hit is not None and hit[0] is view:
+            return hit[1]
+        ctx, _, _ = self.renderer.context(view, 0)
+        self._contexts[id(view)] = (view, ctx)
+        while len(self._contexts) > 32:
+            self._contexts.popitem(last=False)
+        return ctx
 
     def decision_messages(self, decision: Decision, view: PlayerView) -> tuple[list[ChatMessage], dict[str, Any]]:
         """The messages of a decision call (context, then the decision prompt last)."""
@@ -325,10 +344,12 @@ class LLMAgent:
             last = attempt == attempts
             if isinstance(result, Action):
                 status = "ok" if attempt == 1 else "retried"
-                self._report(self._info(decision.kind, status, attempt, resp, None, decision.id, ctx))
+                self._report(
+                    self._info(decision.kind, status, attempt, resp, None, decision.id, ctx).with_prompt(messages)
+                )
                 return result
             status = "fallback" if last else "unusable"
-            self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx))
+            self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx, messages=messages))
             log.info("seat %d decision %d attempt %d: %s", self.seat, decision.id, attempt, result)
             if not last:
                 retry = self.renderer._fmt(self.pack.retry, reason=_reason_word(result))
@@ -345,8 +366,9 @@ class LLMAgent:
         decision: int | None,
         ctx: dict[str, Any],
         probe_id: str | None = None,
+        messages: list[ChatMessage] | None = None,
     ) -> CallRecord:
-        return CallRecord.of_response(
+        rec = CallRecord.of_response(
             resp,
             seat=self.seat,
             purpose=purpose,
@@ -358,6 +380,7 @@ class LLMAgent:
             probe_id=probe_id,
             context=ctx,
         )
+        return rec.with_prompt(messages) if messages is not None else rec  # prefix accounting
 
     # ------------------------------------------------------------------ probes
     async def probe(
@@ -393,7 +416,9 @@ class LLMAgent:
         )
         resp = await self._call(req)
         status = "ok" if resp.ok else "error"
-        self._report(self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id))
+        self._report(
+            self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id).with_prompt(messages)
+        )
         return resp
 
 

@@ -69,6 +69,7 @@ class ScriptedAgent:
         self._mafia_word = rules.lexicon.mafia_team
         self._town_word = rules.lexicon.town_team
         self._patterns: tuple[re.Pattern[str], ...] = ()
+        self._frozen = False  # a probe copy (probe_snapshot): never plays
 
     # ---------------------------------------------------------------- belief
     def beliefs(self) -> dict[int, float]:
@@ -82,11 +83,23 @@ class ScriptedAgent:
         (probes) cannot change the agent's game behaviour. Its random stream must not be
         used; nothing that answers probes draws from it.
         """
+        if self._frozen and view.events and self._seen >= view.events[-1].seq:
+            return self  # a frozen probe copy that has seen this view: nothing to observe or protect
         shadow = copy.copy(self)
         for key, value in vars(self).items():
             if isinstance(value, (dict, set, list)):  # every mutable belief container, nested too
                 setattr(shadow, key, copy.deepcopy(value))
         shadow._observe(view)
+        return shadow
+
+    def probe_snapshot(self, view: PlayerView) -> ScriptedAgent:
+        """A frozen copy that answers probes as of ``view`` (for probes asked later, off the game's path).
+
+        The probe runner takes it when a trigger is seen, so answers asked while the game
+        has moved on still come from the belief state at the trigger.
+        """
+        shadow = self.belief_snapshot(view)
+        shadow._frozen = True
         return shadow
 
     async def probe(

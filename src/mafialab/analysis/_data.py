@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, GameLog, iter_game_dirs, iter_log_records, read_game
+from mafialab.record import (
+    CALLS_FILE,
+    GAME_FILE,
+    PROBES_FILE,
+    GameLog,
+    iter_game_dirs,
+    iter_log_records,
+    probe_sort_key,
+    read_game,
+)
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -22,7 +31,8 @@ class Probe:
     """One probe answer as the metrics see it.
 
     Attributes:
-        line: Line number in ``probes.jsonl`` (file order is write order).
+        line: Line number in ``probes.jsonl`` (the file is in the order answers arrived;
+            :attr:`GameData.probes` is sorted by :func:`~mafialab.record.probe_sort_key`).
         round: Round of the trigger.
         msg: Public message index of the trigger (-1 for round-end probes).
         position: Position of the probe within its trigger.
@@ -129,7 +139,7 @@ class GameData:
             :attr:`failed_votes` (from the source's ``msg_seq``).
         messages: Public messages (intros, speeches, vote statements, and failed imported
             turns of those kinds), in event order.
-        probes: Probe answers in file order.
+        probes: Probe answers in key order (:func:`~mafialab.record.probe_sort_key`).
         winner: Winning team id, or ``None`` if unfinished.
         family: Game family (``"mafia"``, or the source's ``game_type``).
         problems: Unreadable lines met while loading.
@@ -293,7 +303,8 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     ppath = log_.path / PROBES_FILE
     if probes is not None or ppath.is_file():
         records = enumerate(probes, start=1) if probes is not None else iter_log_records(ppath, g.problems)
-        for n, rec in records:
+        # the file is in arrival order (probes run beside the game): key order here
+        for n, rec in sorted(records, key=lambda nr: probe_sort_key(nr[1])):
             try:
                 g.probes.append(_probe(n, rec))
             except (KeyError, TypeError, ValueError) as err:
@@ -304,6 +315,8 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     if cpath.is_file():
         g.calls = []
         for n, rec in iter_log_records(cpath, g.problems):
+            if rec.get("kind", "call") != "call":
+                continue  # the closing call_summary record
             try:
                 g.calls.append(
                     Call(

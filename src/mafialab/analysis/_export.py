@@ -114,6 +114,8 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
         for name, bucket in ((PROBES_FILE, probes), (CALLS_FILE, calls)):
             if (d / name).is_file():
                 for _, rec in iter_log_records(d / name):
+                    if name == CALLS_FILE and rec.get("kind", "call") != "call":
+                        continue  # the closing call_summary record (prefix reuse) is not a call
                     bucket.append({"game_id": gid, **_flat(rec)})
     return {
         "games": pd.DataFrame(games, columns=list(GAME_COLUMNS)),

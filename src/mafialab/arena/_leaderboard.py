@@ -260,6 +260,8 @@ def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int, int]]:
         return []
     out = []
     for _, rec in iter_log_records(path):
+        if rec.get("kind", "call") != "call":
+            continue  # the closing call_summary record
         meta: dict[str, Any] = rec["meta"] if isinstance(rec.get("meta"), dict) else {}
         if rec.get("purpose", meta.get("purpose")) in ("judge", "preflight"):
             continue

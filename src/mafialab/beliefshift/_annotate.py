@@ -612,6 +612,7 @@ class RulesAnnotator:
                     add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
+            last_all = []  # names of the clause before, within this sentence only
             first = True
             for clause in comp.breaks.split(sentence):
                 if not clause or not clause.strip():
@@ -647,12 +648,15 @@ class RulesAnnotator:
                 own = [m.group(1) for m in mentions]
                 if mentions and mentions[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: mentions[0].start()]):
                     own = [mentions[0].group(1)]  # "Casey's quickness to back Ellis": Casey
-                prior = subjects or prev_subjects
+                # who a pronoun opening this clause may stand for: the subjects so far, else the one
+                # player the clause before named ("suspicious of Dana—their fight ..."), else the
+                # subjects of the sentence before
+                prior = subjects or (last_all if len(last_all) == 1 else prev_subjects)
                 inherited = False
                 elided = not first and bool(_ELIDED.match(clause))
                 if not comp.name.search(clause) and not comp.generic.search(clause):
                     if _NO_SUBJECT.match(clause):
-                        pass
+                        subjects = []  # the speaker's clause ends the topic: "..., but I'm wary of people who ..."
                     elif not first:
                         own, inherited = subjects, True
                     elif comp.pronoun.search(clause):

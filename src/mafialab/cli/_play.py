@@ -24,10 +24,11 @@ from mafialab.harness import (
     PreflightError,
     default_game_id,
     play_games,
+    play_games_ray,
     preflight,
     run_config,
 )
-from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted
+from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
@@ -112,6 +113,38 @@ async def _play_many(
             await seats.stop()
 
 
+def _ray_probes(battery: ProbeBattery, rules: RuleSet, seed: int, agents: Sequence[Agent], out: Path) -> list[Any]:
+    """The probe observer of one game on a Ray worker (module level, so Ray can ship it)."""
+    obs = make_probe_observer(battery, list(agents), rules, seed, out=out)
+    return [obs] if obs is not None else []
+
+
+def _play_on_ray(
+    rules: RuleSet,
+    specs: list[str],
+    seeds: list[int],
+    out: Path,
+    progress: Progress,
+    prices: PriceTable,
+    battery: ProbeBattery | None,
+    allow_degraded: bool,
+    address: str,
+) -> list[GameResult]:
+    """:func:`mafialab.harness.play_games_ray` with a progress bar of finished games."""
+    games_task = progress.add_task(f"games (ray {address})", total=len(seeds))
+    return play_games_ray(
+        rules,
+        specs,
+        seeds,
+        out=out,
+        address=address,
+        observers=partial(_ray_probes, battery, rules) if battery is not None else None,
+        prices=prices,
+        allow_degraded=allow_degraded,
+        on_done=lambda seed, res: progress.advance(games_task),
+    )
+
+
 def _print_ticket(progress: Progress, t: SeatTicket) -> None:
     where = f" (also in {t.token_file})" if t.token_file else ""
     progress.console.print(f"game {t.game_id} seat {t.seat} ({t.kind}): token {t.token}{where}", highlight=False)
@@ -137,16 +170,17 @@ async def _play_all(
 
     def game_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
         found: list[GameObserver] = []
-        if seats is not None:  # the seats' views first: a probe of a remote seat reads them
+        if battery is not None and probe_task is not None:
+            tick = partial(_advance, progress, probe_task)
+            obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
+            if obs is not None:
+                found.append(obs)
+        if seats is not None:  # after the probes: a seat hears the game is over once its last probe is answered
             game_id = _game_id(rules, seed, agents, battery)
             for t in seats.open_game(game_id, agents, out / game_id):
                 _print_ticket(progress, t)
             found.append(seats.observer(game_id))
-        if battery is None or probe_task is None:
-            return found
-        tick = partial(_advance, progress, probe_task)
-        obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
-        return [*found, obs] if obs is not None else found
+        return found
 
     def done(seed: int, result: GameResult | None) -> None:
         phases.done(seed)
@@ -262,6 +296,12 @@ def play(
     probe_remote: bool = typer.Option(
         False, "--probe-remote", help="With --probes, also probe remote and human seats (synchronously)."
     ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray",
+        help="Play the games as Ray tasks: auto (an existing cluster), local (one started for the run) or a "
+        "cluster ADDRESS; the logs land in OUT as in a local run. Needs mafialab[ray].",
+    ),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
 
@@ -310,13 +350,20 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
+    if ray_address is not None and external:
+        fail("--ray: remote and human seats are served by this process; play them without --ray")
     bar = progress_bar()
     bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:
         try:
-            results = asyncio.run(
-                _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
-            )
+            if ray_address is not None:
+                results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)
+            else:
+                results = asyncio.run(
+                    _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
+                )
+        except ImportError as err:
+            fail(str(err))
         except PreflightError as err:
             fail(str(err))
         except (ValueError, OSError) as err:
@@ -352,6 +399,9 @@ def play(
             + (f", cost ${sum(cost):.4f}" if cost else "")
             + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
         )
+        summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
+        if summaries:
+            console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
     site = out.with_name(f"{out.name}-site")
     console.print(
         f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "

@@ -42,6 +42,7 @@ from mafialab.record import (
     GameLog,
     ParentInfo,
     PriceTable,
+    probe_sort_key,
     read_game,
     read_records,
 )
@@ -237,11 +238,14 @@ def _copy_prefix_probes(plog: GameLog, path: Path, game_id: str, prefix_len: int
     src = plog.path / PROBES_FILE
     if not src.is_file():
         return 0
-    head = [
-        {**r, "game_id": game_id}
-        for r in read_records(src)
-        if r.get("kind") == "probe" and int(r.get("after_seq") or 0) <= prefix_len
-    ]
+    head = sorted(
+        (
+            {**r, "game_id": game_id}
+            for r in read_records(src)
+            if r.get("kind") == "probe" and int(r.get("after_seq") or 0) <= prefix_len
+        ),
+        key=probe_sort_key,
+    )
     if not head:
         return 0
     dst = path / PROBES_FILE
@@ -527,6 +531,7 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
     after = sum(1 for s in steps if s.id >= step.id)
     share = after / len(steps) if steps else 0.0
     calls = read_records(plog.path / CALLS_FILE) if (plog.path / CALLS_FILE).is_file() else []
+    calls = [c for c in calls if c.get("kind", "call") == "call"]  # not the closing call_summary
     dec = [c for c in calls if c.get("decision") is not None and int(c["decision"]) >= step.id]
     probe_calls = [c for c in calls if c.get("purpose") == "probe"]
     per = len(dec) + (len(probe_calls) * share if probes else 0.0)

@@ -24,6 +24,7 @@ from mafialab.harness._play import (
     run_game,
     summarize,
 )
+from mafialab.harness._ray import RAY_HINT, RayObserverFactory, connect_ray, play_games_ray, result_from_logs
 from mafialab.harness._replay import (
     ReplayedDecision,
     ReplayMismatch,
@@ -38,6 +39,11 @@ from mafialab.harness._replay import (
 __all__ = [
     "ObserverFactory",
     "play_games",
+    "RAY_HINT",
+    "RayObserverFactory",
+    "connect_ray",
+    "play_games_ray",
+    "result_from_logs",
     "DECISION_PURPOSES",
     "GATE_THRESHOLD",
     "CallRecorder",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.models import CallRecord, ChatMessage, ChatModel, ChatRequest, DialectChoice
+from mafialab.models import CallRecord, CallSummary, ChatMessage, ChatModel, ChatRequest, DialectChoice
 from mafialab.record import JsonlWriter, PriceTable
 
 log = logging.getLogger(__name__)
@@ -41,20 +42,61 @@ class CallRecorder:
 
     Attributes:
         records: Every record, in order.
+        prompt_chars: Σ characters of the prompts seen (records with a prompt attached,
+            :meth:`~mafialab.models.CallRecord.with_prompt`).
+        shared_prefix_chars: Σ over those prompts of the longest common prefix with any
+            earlier prompt of the game.
     """
 
     game_id: str
     writer: JsonlWriter | None = None
     prices: PriceTable = field(default_factory=PriceTable)
     records: list[CallRecord] = field(default_factory=list)
+    prompt_chars: int = 0
+    shared_prefix_chars: int = 0
+    _prompts: list[str] = field(default_factory=list, repr=False)
 
     def __call__(self, info: CallRecord) -> None:
         """Record one call (an agent's record, with this game's id and the call's cost added)."""
         cost = self.prices.cost(info.model, info.prompt_tokens, info.completion_tokens, info.cached_tokens)
         rec = info.model_copy(update={"game_id": self.game_id, "cost_usd": cost})
         self.records.append(rec)
+        if info.prompt is not None:
+            self._account(info.prompt)
         if self.writer is not None:
             self.writer.write(rec)
+
+    def _account(self, prompt: str) -> None:
+        """Add ``prompt`` to the shared-prefix tally.
+
+        The longest common prefix of ``prompt`` with any string of a set is the longer of its
+        common prefixes with its two neighbours in sorted order, so a sorted list does it.
+        """
+        i = bisect.bisect_left(self._prompts, prompt)
+        best = 0
+        for j in (i - 1, i):
+            if 0 <= j < len(self._prompts):
+                best = max(best, _common_prefix(prompt, self._prompts[j]))
+        self._prompts.insert(i, prompt)
+        self.prompt_chars += len(prompt)
+        self.shared_prefix_chars += best
+
+    def summary(self) -> CallSummary:
+        """The closing :class:`~mafialab.models.CallSummary` of the calls recorded so far."""
+        cached = [r for r in self.records if r.cached_tokens is not None]
+        prompt_tokens = sum(r.prompt_tokens for r in cached)
+        cached_tokens = sum(r.cached_tokens or 0 for r in cached) if cached else None
+        return CallSummary(
+            game_id=self.game_id,
+            calls=len(self.records),
+            prompt_chars=self.prompt_chars,
+            shared_prefix_chars=self.shared_prefix_chars,
+            shared_prefix_share=self.shared_prefix_chars / self.prompt_chars if self.prompt_chars else None,
+            prompt_tokens=prompt_tokens,
+            cached_tokens=cached_tokens,
+            cached_share=(cached_tokens / prompt_tokens) if cached_tokens is not None and prompt_tokens else None,
+            calls_with_cache=len(cached),
+        )
 
     def gate(self, threshold: float = GATE_THRESHOLD) -> dict[str, Any]:
         """Integrity-gate figures over game-decision calls.
@@ -81,6 +123,18 @@ class CallRecorder:
             "cost_usd": round(sum(costs), 6) if costs else None,
             "shortened": sum(1 for r in self.records if r.context),
         }
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (binary search on slices)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def agent_models(agents: Sequence[Any]) -> list[ChatModel]:

@@ -20,6 +20,7 @@ from mafialab.record import (
     GAME_FILE,
     PROBES_FILE,
     VERDICTS_FILE,
+    CallSummary,
     GameHeader,
     GameStatus,
     JsonlWriter,
@@ -33,10 +34,15 @@ log = logging.getLogger(__name__)
 
 
 class GameObserver(Protocol):
-    """Called after each batch of decisions with the events it produced (e.g. probes)."""
+    """Called after each batch of decisions with the events it produced (e.g. probes).
+
+    An observer may also have ``async finish()`` (awaited when the game is over, e.g. to
+    wait for work it started in the background) and ``cancel()`` (called when the game
+    stops with an exception); :func:`run_game` calls them when present.
+    """
 
     async def on_events(self, events: Sequence[Event], state: GameState) -> None:
-        """React to new events; must not change the state."""
+        """React to new events; must not change the state (may return before its work is done)."""
         ...
 
 
@@ -58,6 +64,8 @@ class GameResult:
         degraded: Whether the integrity gate marked the game degraded.
         gate: Integrity-gate figures (:meth:`CallRecorder.gate`).
         calls: The model calls' records (also in ``calls.jsonl``).
+        call_summary: Prefix reuse over the calls (the closing record of ``calls.jsonl``),
+            or ``None`` when the game was not played to its end.
     """
 
     game_id: str
@@ -73,6 +81,7 @@ class GameResult:
     degraded: bool = False
     gate: dict[str, Any] = field(default_factory=dict)
     calls: list[Any] = field(default_factory=list, repr=False)
+    call_summary: CallSummary | None = field(default=None, repr=False)
 
 
 def run_config(agents: Sequence[Any], observers: Sequence[Any] = ()) -> dict[str, Any]:
@@ -175,7 +184,8 @@ async def run_game(
         agents: One agent per seat.
         writer: Log writer for events, or ``None``.
         observers: Called with every batch of new events (the first call also gets the
-            events the state emitted before its first decision).
+            events the state emitted before its first decision); their ``finish`` is
+            awaited at the end, their ``cancel`` called if the game raises.
         on_batch: Callback after every batch (progress display).
         written: Number of ``state.events`` already written/observed (e.g. when resuming).
 
@@ -194,25 +204,36 @@ async def run_game(
         for obs in observers:
             await obs.on_events(new, state)
 
-    await flush()
-    while not state.is_terminal:
-        batch = state.pending()
-        answers = await asyncio.gather(*(agents[d.seat].decide(d, state.view(d.seat)) for d in batch))
-        for d, a in zip(batch, answers, strict=True):
-            decisions += 1
-            res = state.apply(a) if isinstance(a, Action) else Invalid(reason=f"not an Action: {type(a).__name__}")
-            if res is not None or a.fallback:
-                if res is not None:
-                    log.warning("seat %d decision %d (%s): %s; falling back", d.seat, d.id, d.kind, res.reason)
-                    fb = state.random_action(d)
-                    bad = state.apply(fb)
-                    assert bad is None, bad
-                fallbacks += 1
+    try:
         await flush()
-        if on_batch is not None:
-            r = on_batch(state)
-            if r is not None:
-                await r
+        while not state.is_terminal:
+            batch = state.pending()
+            answers = await asyncio.gather(*(agents[d.seat].decide(d, state.view(d.seat)) for d in batch))
+            for d, a in zip(batch, answers, strict=True):
+                decisions += 1
+                res = state.apply(a) if isinstance(a, Action) else Invalid(reason=f"not an Action: {type(a).__name__}")
+                if res is not None or a.fallback:
+                    if res is not None:
+                        log.warning("seat %d decision %d (%s): %s; falling back", d.seat, d.id, d.kind, res.reason)
+                        fb = state.random_action(d)
+                        bad = state.apply(fb)
+                        assert bad is None, bad
+                    fallbacks += 1
+            await flush()
+            if on_batch is not None:
+                r = on_batch(state)
+                if r is not None:
+                    await r
+        for obs in observers:  # background work of observers (probes) ends with the game
+            finish = getattr(obs, "finish", None)
+            if finish is not None:
+                await finish()
+    except BaseException:
+        for obs in observers:
+            cancel = getattr(obs, "cancel", None)
+            if cancel is not None:
+                cancel()
+        raise
     return decisions, fallbacks
 
 
@@ -239,7 +260,8 @@ async def play_game(
     """Play one game and (if ``out`` is given) log it to ``out/<game_id>/game.jsonl``.
 
     Agents with a ``set_call_sink`` method (LLM agents) report every model call; the calls
-    go to ``out/<game_id>/calls.jsonl``. Integrity gate: when the model answered (first try
+    go to ``out/<game_id>/calls.jsonl``, closed by a :class:`~mafialab.models.CallSummary`
+    (shared-prefix share, server-cached tokens). Integrity gate: when the model answered (first try
     or retry) less than ``gate_threshold`` of the decisions played by models, a
     ``game_status`` record with ``degraded=True`` closes the log. Before the game, every
     remote model is preflighted (:func:`~mafialab.harness.preflight`: its structured-output
@@ -322,6 +344,9 @@ async def play_game(
         decisions, fallbacks = await run_game(
             state, agents, writer=writer, observers=observers, on_batch=on_batch, written=len(prefix)
         )
+        summary = recorder.summary()
+        if calls_writer is not None and recorder.records:
+            calls_writer.write(summary)  # the closing record: prefix reuse over the game's calls
         gate = recorder.gate(gate_threshold)
         if dialects:  # as the game ends (a dialect error may have switched it)
             gate["structured_output"] = dialects_in_use(agents)
@@ -352,6 +377,7 @@ async def play_game(
     res.degraded = bool(gate["degraded"])
     res.gate = gate
     res.calls = list(recorder.records)
+    res.call_summary = summary
     return res
 
 

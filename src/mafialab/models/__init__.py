@@ -1,6 +1,6 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
-from mafialab.models._calls import CallRecord, CallSink, CallStatus
+from mafialab.models._calls import CallRecord, CallSink, CallStatus, CallSummary, merge_summaries, prompt_text
 from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
 from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
@@ -71,6 +71,9 @@ __all__ = [
     "CallRecord",
     "CallSink",
     "CallStatus",
+    "CallSummary",
+    "prompt_text",
+    "merge_summaries",
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_OPENAI_CONCURRENCY",
     "DEFAULT_POOL",

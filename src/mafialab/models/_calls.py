@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mafialab.models._protocol import ChatResponse
+from mafialab.models._protocol import ChatMessage, ChatResponse
 
 CallStatus = Literal["ok", "retried", "unusable", "fallback", "error"]
 """``ok``: usable answer at the first attempt; ``retried``: usable at the retry;
@@ -68,6 +68,22 @@ class CallRecord(BaseModel):
     context: dict[str, Any] = Field(default_factory=dict)
     ts: float | None = None
 
+    _prompt: str | None = PrivateAttr(default=None)
+
+    def with_prompt(self, messages: Sequence[ChatMessage]) -> CallRecord:
+        """Attach the call's prompt (:func:`prompt_text` of ``messages``) for prefix accounting.
+
+        The prompt is kept in memory only (never written to ``calls.jsonl``); the harness
+        uses it for the shared-prefix share of :class:`CallSummary`. Returns ``self``.
+        """
+        self._prompt = prompt_text(messages)
+        return self
+
+    @property
+    def prompt(self) -> str | None:
+        """The attached prompt text, or ``None``."""
+        return self._prompt
+
     @classmethod
     def of_response(cls, resp: ChatResponse, **fields: Any) -> CallRecord:
         """A record of ``resp``: its token usage and latency, plus ``fields`` (seat, purpose …)."""
@@ -79,6 +95,81 @@ class CallRecord(BaseModel):
             latency_ms=round(resp.latency_s * 1000),
             **fields,
         )
+
+
+def prompt_text(messages: Sequence[ChatMessage]) -> str:
+    """A prompt as one string, the way a server's prefix cache sees it.
+
+    Each message's role, a newline, its content and a blank line, in order.
+    """
+    return "".join(f"{m.role}\n{m.content}\n\n" for m in messages)
+
+
+class CallSummary(BaseModel):
+    """The closing record of a game's ``calls.jsonl``: prefix reuse over all its calls.
+
+    Attributes:
+        kind: Always ``"call_summary"``.
+        game_id: Game id.
+        calls: Calls recorded (game decisions, probes, every attempt).
+        prompt_chars: Σ prompt characters over the calls whose prompt is known
+            (:func:`prompt_text`).
+        shared_prefix_chars: Σ over those calls of the longest common prefix, in characters,
+            with any earlier call of the game (earlier = recorded before it).
+        shared_prefix_share: ``shared_prefix_chars / prompt_chars`` (0-1), ``None`` when no
+            prompt is known. The best a prefix cache could reuse within one game.
+        prompt_tokens: Σ prompt tokens over the calls whose server reported cached tokens.
+        cached_tokens: Σ cached prompt tokens the server reported (``None``: no call reported).
+        cached_share: ``cached_tokens / prompt_tokens`` over those calls (0-1), or ``None``.
+        calls_with_cache: Calls whose answer reported ``cached_tokens``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["call_summary"] = "call_summary"
+    game_id: str = ""
+    calls: int = Field(default=0, ge=0)
+    prompt_chars: int = Field(default=0, ge=0)
+    shared_prefix_chars: int = Field(default=0, ge=0)
+    shared_prefix_share: float | None = Field(default=None, ge=0.0, le=1.0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int | None = Field(default=None, ge=0)
+    cached_share: float | None = Field(default=None, ge=0.0)
+    calls_with_cache: int = Field(default=0, ge=0)
+    ts: float | None = None
+
+    def line(self) -> str:
+        """One line for a terminal: the shared-prefix share and the server's cached tokens."""
+        parts = []
+        if self.shared_prefix_share is not None:
+            parts.append(f"shared prefix {100 * self.shared_prefix_share:.1f} % of {self.prompt_chars:,} prompt chars")
+        if self.cached_tokens is not None and self.cached_share is not None:
+            parts.append(
+                f"server cached {self.cached_tokens:,} of {self.prompt_tokens:,} prompt tokens "
+                f"({100 * self.cached_share:.1f} %)"
+            )
+        else:
+            parts.append("server reported no cached tokens")
+        return f"{self.calls} calls: " + "; ".join(parts)
+
+
+def merge_summaries(summaries: Sequence[CallSummary]) -> CallSummary:
+    """One :class:`CallSummary` over several games' (sums; shares recomputed; ``game_id`` "")."""
+    prompt_chars = sum(x.prompt_chars for x in summaries)
+    shared = sum(x.shared_prefix_chars for x in summaries)
+    with_cache = [x for x in summaries if x.cached_tokens is not None]
+    prompt_tokens = sum(x.prompt_tokens for x in with_cache)
+    cached = sum(x.cached_tokens or 0 for x in with_cache) if with_cache else None
+    return CallSummary(
+        calls=sum(x.calls for x in summaries),
+        prompt_chars=prompt_chars,
+        shared_prefix_chars=shared,
+        shared_prefix_share=shared / prompt_chars if prompt_chars else None,
+        prompt_tokens=prompt_tokens,
+        cached_tokens=cached,
+        cached_share=cached / prompt_tokens if cached is not None and prompt_tokens else None,
+        calls_with_cache=sum(x.calls_with_cache for x in summaries),
+    )
 
 
 CallSink = Callable[[CallRecord], None]

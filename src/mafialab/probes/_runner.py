@@ -157,18 +157,55 @@ def _record_trigger(trigger: Trigger, seat: int) -> Literal["always", "own_turn"
     return trigger.kind
 
 
+DEFAULT_MAX_PENDING = 512
+"""Probe calls a runner keeps scheduled but unanswered before the game waits (back-pressure)."""
+
+
+@dataclass
+class _SeatStep:
+    """What one seat's probes at one trigger need, fixed when the trigger is seen."""
+
+    trigger: Trigger
+    seat: int
+    view: PlayerView
+    agent: Any
+    values: dict[str, str]
+    lists: dict[str, list[str]]
+    role: str
+
+
+@dataclass
+class _Answer:
+    """One probe call's outcome: its record, and the ``{last_<id>}`` value after it."""
+
+    record: ProbeRecord
+    chain: str
+    last: str | None
+
+
 class ProbeRunner:
-    """Game observer that probes every alive agent after each trigger.
+    """Game observer that probes every alive agent after each trigger, off the game's path.
 
     Pass it to :func:`mafialab.harness.play_game` in ``observers``. After every batch of
     decisions it finds the triggers among the new events (:func:`find_triggers`) and, for
     each, builds every alive probed seat's view of the events up to the trigger with the
-    engine's visibility function, renders the battery's questions (chaining
-    ``{prev_<id>}``/``{last_<id>}``), asks the agent's :meth:`ProbeableAgent.probe`, parses
-    the answers tolerantly and writes one :class:`~mafialab.record.ProbeRecord` each.
-    Different agents are probed concurrently (``asyncio.gather``); the probes of one agent
-    run in battery order. The runner only reads the game state: it never applies actions,
-    never calls ``decide`` and never draws from the game's random streams.
+    engine's visibility function and fixes a frozen copy of the agent's probe context
+    (an agent's ``probe_snapshot(view)`` when it has one, e.g. a scripted agent's belief
+    state at that point; else the agent itself, whose probe context is the view). The
+    questions are then asked in the background while the game goes on: each probe call is
+    an ``asyncio`` task that waits only for the answers it splices in (``{prev_<id>}``: the
+    same step's earlier probe; ``{last_<id>}``: the seat's latest answer to ``<id>`` at an
+    earlier step, so chains keep their order per seat), and each record is written when its
+    answer arrives (``probes.jsonl`` is in arrival order; readers sort by
+    :func:`~mafialab.record.probe_sort_key`). Probe calls are made with
+    ``purpose="probe"``, which every backend's scheduler admits after waiting game calls.
+    When more than ``max_pending`` probe calls are scheduled but unanswered, the game waits
+    for answers before it goes on (back-pressure; memory stays bounded). The game's last
+    batch (a ``game_end`` event) waits for every outstanding probe, so ``play_game``
+    returns with all records written. Agents with ``probe_synchronously`` true (remote and
+    human seats) are probed while the game waits: their answers come in before it goes on.
+    The runner only reads the game state: it never applies actions, never calls ``decide``
+    and never draws from the game's random streams.
 
     Args:
         battery: The probe battery.
@@ -177,14 +214,20 @@ class ProbeRunner:
         game_id: Game id written into every record.
         writer: Where records go (``probes.jsonl``), or ``None`` to keep them in memory only.
         on_record: Called with each record after it is written (progress displays).
-        max_concurrent: Most probe calls in flight at once (``None``: one per agent).
+        max_concurrent: Most probe calls in flight at once (``None``: the backends' limits).
+        max_pending: Most probe calls scheduled and unanswered before the game waits (>= 1).
 
     Attributes:
-        records: Every record written, in order.
+        records: Every record written, in arrival order (sort with
+            :func:`~mafialab.record.probe_sort_key` for trigger, seat, battery order).
         calls: Probe calls made.
         failed: Calls that returned an error or raised.
+        peak_pending: Most probe calls that were scheduled and unanswered at once.
         probed_seats: Seats whose agents answer probes.
         skipped_seats: Seats whose agents have no ``probe`` method (never probed).
+
+    Raises:
+        ValueError: ``max_pending`` < 1.
     """
 
     def __init__(
@@ -196,17 +239,27 @@ class ProbeRunner:
         writer: JsonlWriter | None = None,
         on_record: Callable[[ProbeRecord], None] | None = None,
         max_concurrent: int | None = None,
+        max_pending: int = DEFAULT_MAX_PENDING,
     ):
+        if max_pending < 1:
+            raise ValueError(f"max_pending: must be >= 1, got {max_pending}")
         self.battery = battery
         self.agents = list(agents)
         self.game_id = game_id
         self.writer = writer
         self.on_record = on_record
+        self.max_pending = max_pending
         self.records: list[ProbeRecord] = []
         self.calls = 0
         self.failed = 0
-        self._last: dict[int, dict[str, str]] = {s: {} for s in range(len(self.agents))}
-        self._sem = asyncio.Semaphore(max_concurrent) if max_concurrent else None
+        self.peak_pending = 0
+        # per seat, per probe id: the task of the seat's latest call of that probe (its
+        # result carries the ``{last_<id>}`` value after it)
+        self._last: dict[int, dict[str, asyncio.Task[_Answer]]] = {s: {} for s in range(len(self.agents))}
+        self._tasks: set[asyncio.Task[_Answer]] = set()
+        self._synchronous: set[asyncio.Task[_Answer]] = set()
+        self._max_concurrent = max_concurrent
+        self._sem: asyncio.Semaphore | None = None
         self.probed_seats = [s for s, a in enumerate(self.agents) if callable(getattr(a, "probe", None))]
         self.skipped_seats = [s for s in range(len(self.agents)) if s not in self.probed_seats]
         self.run_config = {"probes": battery.fingerprint()}
@@ -215,115 +268,191 @@ class ProbeRunner:
         if skipped:
             log.info("probes: agents of seats %s cannot answer probes; they are not probed", ", ".join(skipped))
 
+    @property
+    def pending(self) -> int:
+        """Probe calls scheduled and not answered yet."""
+        return len(self._tasks)
+
     async def on_events(self, events: Sequence[Event], state: GameState) -> None:
-        """Run the probes for the triggers among ``events`` (a :class:`GameObserver` hook)."""
+        """Schedule the probes of the triggers among ``events`` (a :class:`GameObserver` hook).
+
+        Returns once they are scheduled (or, past ``max_pending``, once enough earlier ones
+        are answered); after the ``game_end`` event, once every probe is answered.
+        """
         for trigger in find_triggers(events, state.events, self.battery):
-            await self.run_trigger(trigger, state)
+            tasks = self._schedule(trigger, state)
+            held = [t for t in tasks if t in self._synchronous]
+            if held:  # a person (or a remote seat) is never asked about a state the game has left
+                await asyncio.gather(*held)
+                self._synchronous.difference_update(held)
+            await self._backpressure()
         if any(isinstance(ev, GameEnd) for ev in events):
-            self.close()
+            await self.finish()
 
     async def run_trigger(self, trigger: Trigger, state: GameState) -> list[ProbeRecord]:
-        """Probe the seats concerned by ``trigger`` and write their records (seat order).
+        """Probe the seats concerned by ``trigger`` and wait for their answers.
 
         Returns:
-            The records written.
+            The records of this trigger, in seat and battery order (each is written when
+            its answer arrives).
         """
-        prefix = state.events[: trigger.upto]
+        tasks = self._schedule(trigger, state)
+        answers = await asyncio.gather(*tasks)
+        return [a.record for a in answers]
+
+    async def finish(self) -> None:
+        """Wait for every scheduled probe, then close the records file (idempotent)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks))
+        self.close()
+
+    def cancel(self) -> None:
+        """Cancel every unanswered probe (a stopped game); records written so far stay."""
+        for t in list(self._tasks):
+            t.cancel()
+        self.close()
+
+    async def _backpressure(self) -> None:
+        while len(self._tasks) > self.max_pending:
+            await asyncio.wait(list(self._tasks), return_when=asyncio.FIRST_COMPLETED)
+
+    def _seats(self, trigger: Trigger, prefix: Sequence[Event], n_seats: int) -> list[int]:
         dead = {ev.seat for ev in prefix if isinstance(ev, Elimination)}
         if trigger.kind == "night_action":
             seats = [trigger.actor] if trigger.actor is not None else []
         else:
-            seats = list(range(state.n_seats))
+            seats = list(range(n_seats))
         seats = [s for s in seats if s not in dead and s in self.probed_seats]
-        seats = [s for s in seats if any(applies(p, trigger, s) for p in self.battery.probes)]
-        if not seats:
-            return []
-        results = await asyncio.gather(*(self._probe_seat(trigger, s, player_view(prefix, s), state) for s in seats))
-        written = []
-        for recs in results:
-            for rec in recs:
-                if self.writer is not None:
-                    self.writer.write(rec)
-                self.records.append(rec)
-                written.append(rec)
-                if self.on_record is not None:
-                    self.on_record(rec)
-        return written
+        return [s for s in seats if any(applies(p, trigger, s) for p in self.battery.probes)]
+
+    def _schedule(self, trigger: Trigger, state: GameState) -> list[asyncio.Task[_Answer]]:
+        """Fix every probed seat's context at ``trigger`` and start its probe tasks."""
+        prefix = list(state.events[: trigger.upto])  # a copy: the game appends to state.events
+        rules: RuleSet = state.rules
+        roles = [*dict.fromkeys(r.name for r in rules.roles), "Unknown"]
+        out: list[asyncio.Task[_Answer]] = []
+        for seat in self._seats(trigger, prefix, state.n_seats):
+            view = player_view(prefix, seat)
+            agent = self.agents[seat]
+            snapshot = getattr(agent, "probe_snapshot", None)
+            if callable(snapshot):
+                agent = snapshot(view)  # the agent's private state as of the trigger
+            alive_names = [view.names[s] for s in view.alive]
+            others = [n for n in alive_names if n != view.name]
+            step = _SeatStep(
+                trigger,
+                seat,
+                view,
+                agent,
+                {
+                    "player": view.name,
+                    "players": ", ".join(alive_names),
+                    "others": ", ".join(others),
+                    "roles": "|".join(roles),
+                    "mafia_team": rules.lexicon.mafia_team,
+                },
+                {"$players": alive_names, "$others": others, "$roles": roles},
+                state.roles[seat],
+            )
+            last = dict(self._last[seat])  # answers of earlier steps, fixed for this step
+            this: dict[str, asyncio.Task[_Answer]] = {}
+            for pos, probe in enumerate(self.battery.probes):
+                if not applies(probe, trigger, seat):
+                    continue
+                fields = probe.placeholders()
+                prev_deps = {k: t for k, t in this.items() if f"prev_{k}" in fields}
+                last_deps = {k: t for k, t in last.items() if f"last_{k}" in fields}
+                task = asyncio.ensure_future(self._ask(step, pos, probe, prev_deps, last_deps, last.get(probe.id)))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                if getattr(self.agents[seat], "probe_synchronously", False):
+                    self._synchronous.add(task)
+                this[probe.id] = task
+                self._last[seat][probe.id] = task
+                out.append(task)
+        self.peak_pending = max(self.peak_pending, len(self._tasks))
+        return out
+
+    async def _ask(
+        self,
+        step: _SeatStep,
+        pos: int,
+        probe: ProbeSpec,
+        prev_deps: dict[str, asyncio.Task[_Answer]],
+        last_deps: dict[str, asyncio.Task[_Answer]],
+        same_before: asyncio.Task[_Answer] | None,
+    ) -> _Answer:
+        """One probe call: wait for the answers it splices in, ask, record."""
+        chained: dict[str, str] = {}
+        for k, t in last_deps.items():
+            value = (await t).last
+            if value is not None:
+                chained[f"last_{k}"] = value
+        for k, t in prev_deps.items():
+            chained[f"prev_{k}"] = (await t).chain
+        view = step.view
+        question = render_question(probe, step.values, chained)
+        schema = render_schema(probe.json_schema, step.lists) if probe.json_schema is not None else None
+        t0 = time.perf_counter()
+        resp = await self._call(step.agent, question, view, schema, probe)
+        elapsed = time.perf_counter() - t0
+        self.calls += 1
+        if resp.error is not None:
+            self.failed += 1
+        text = resp.text or ""
+        alive_names = [view.names[s] for s in view.alive]
+        ans = parse_answer(
+            text, schema, parsed=resp.parsed if resp.error is None else None, names=view.names, alive=alive_names
+        )
+        trigger = step.trigger
+        rec = ProbeRecord(
+            game_id=self.game_id,
+            round=trigger.round,
+            msg_index=trigger.msg_index,
+            seat=step.seat,
+            player=view.name,
+            role=step.role,
+            probe_id=probe.id,
+            position=pos,
+            trigger=_record_trigger(trigger, step.seat),
+            phase=trigger.phase,
+            after_seq=trigger.upto,
+            question=question,
+            answer_raw=text,
+            answer_parsed=ans.value if ans.ok else None,
+            parse_ok=ans.ok,
+            repaired=ans.repaired,
+            schema_ok=ans.schema_ok,
+            issues=ans.issues,
+            model=resp.model or getattr(step.agent, "label", ""),
+            latency_ms=round(1000 * (resp.latency_s or elapsed)),
+            prompt_tokens=resp.usage.prompt_tokens,
+            completion_tokens=resp.usage.completion_tokens,
+            error=resp.error,
+        )
+        if self.writer is not None:
+            self.writer.write(rec)
+        self.records.append(rec)
+        if self.on_record is not None:
+            self.on_record(rec)
+        chain = chain_text(ans.value if ans.ok else None, text)
+        if ans.ok or text.strip():
+            last: str | None = chain
+        else:  # a failed call keeps the earlier answer
+            last = (await same_before).last if same_before is not None else None
+        return _Answer(rec, chain, last)
 
     async def _call(self, agent: Any, question: str, view: PlayerView, schema: Any, probe: ProbeSpec) -> ChatResponse:
         try:
-            if self._sem is None:
+            if self._max_concurrent is None:
                 return await agent.probe(question, view, schema, probe.max_tokens, probe.id)
+            if self._sem is None:
+                self._sem = asyncio.Semaphore(self._max_concurrent)
             async with self._sem:
                 return await agent.probe(question, view, schema, probe.max_tokens, probe.id)
         except Exception as err:  # a probe must never stop the game
             log.warning("probe %s of seat %d raised %s: %s", probe.id, view.seat, type(err).__name__, err)
             return ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="exception")
-
-    async def _probe_seat(self, trigger: Trigger, seat: int, view: PlayerView, state: GameState) -> list[ProbeRecord]:
-        agent = self.agents[seat]
-        rules: RuleSet = state.rules
-        alive_names = [view.names[s] for s in view.alive]
-        others = [n for n in alive_names if n != view.name]
-        roles = [*dict.fromkeys(r.name for r in rules.roles), "Unknown"]
-        values = {
-            "player": view.name,
-            "players": ", ".join(alive_names),
-            "others": ", ".join(others),
-            "roles": "|".join(roles),
-            "mafia_team": rules.lexicon.mafia_team,
-        }
-        lists = {"$players": alive_names, "$others": others, "$roles": roles}
-        last = dict(self._last[seat])  # answers of the previous step, fixed for this step
-        prev: dict[str, str] = {}
-        out: list[ProbeRecord] = []
-        for pos, probe in enumerate(self.battery.probes):
-            if not applies(probe, trigger, seat):
-                continue
-            chained = {f"last_{k}": v for k, v in last.items()} | {f"prev_{k}": v for k, v in prev.items()}
-            question = render_question(probe, values, chained)
-            schema = render_schema(probe.json_schema, lists) if probe.json_schema is not None else None
-            t0 = time.perf_counter()
-            resp = await self._call(agent, question, view, schema, probe)
-            elapsed = time.perf_counter() - t0
-            self.calls += 1
-            if resp.error is not None:
-                self.failed += 1
-            text = resp.text or ""
-            ans = parse_answer(
-                text, schema, parsed=resp.parsed if resp.error is None else None, names=view.names, alive=alive_names
-            )
-            rec = ProbeRecord(
-                game_id=self.game_id,
-                round=trigger.round,
-                msg_index=trigger.msg_index,
-                seat=seat,
-                player=view.name,
-                role=state.roles[seat],
-                probe_id=probe.id,
-                position=pos,
-                trigger=_record_trigger(trigger, seat),
-                phase=trigger.phase,
-                after_seq=trigger.upto,
-                question=question,
-                answer_raw=text,
-                answer_parsed=ans.value if ans.ok else None,
-                parse_ok=ans.ok,
-                repaired=ans.repaired,
-                schema_ok=ans.schema_ok,
-                issues=ans.issues,
-                model=resp.model or getattr(agent, "label", ""),
-                latency_ms=round(1000 * (resp.latency_s or elapsed)),
-                prompt_tokens=resp.usage.prompt_tokens,
-                completion_tokens=resp.usage.completion_tokens,
-                error=resp.error,
-            )
-            out.append(rec)
-            chain = chain_text(ans.value if ans.ok else None, text)
-            prev[probe.id] = chain
-            if ans.ok or text.strip():
-                self._last[seat][probe.id] = chain  # a failed call keeps the earlier answer
-        return out
 
     def close(self) -> None:
         """Close the records file (further records reopen it)."""
@@ -341,6 +470,7 @@ def make_probe_observer(
     game_id: str | None = None,
     on_record: Callable[[ProbeRecord], None] | None = None,
     max_concurrent: int | None = None,
+    max_pending: int = DEFAULT_MAX_PENDING,
 ) -> ProbeRunner | None:
     """Build the probe observer for one game, writing ``<out>/<game_id>/probes.jsonl``.
 
@@ -357,6 +487,7 @@ def make_probe_observer(
             what ``play_game`` uses when it is given none and this runner as an observer.
         on_record: Called with each record written.
         max_concurrent: Most probe calls in flight at once.
+        max_pending: Most probe calls scheduled and unanswered before the game waits.
 
     Returns:
         The runner, or ``None`` when ``battery`` is ``none`` or disabled.
@@ -371,4 +502,12 @@ def make_probe_observer(
         rules, seed, [a.label for a in agents], {**run_config(agents), "probes": bat.fingerprint()}
     )
     writer = JsonlWriter(Path(out) / gid / PROBES_FILE) if out is not None else None
-    return ProbeRunner(bat, agents, game_id=gid, writer=writer, on_record=on_record, max_concurrent=max_concurrent)
+    return ProbeRunner(
+        bat,
+        agents,
+        game_id=gid,
+        writer=writer,
+        on_record=on_record,
+        max_concurrent=max_concurrent,
+        max_pending=max_pending,
+    )

@@ -1,6 +1,6 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
-from mafialab.models import CallRecord
+from mafialab.models import CallRecord, CallSummary
 from mafialab.record._bifurcation import (
     BIFURCATION_FILE,
     FORK_GAMES_DIR,
@@ -40,6 +40,7 @@ from mafialab.record._io import (
     iter_log_records,
     latest_verdicts,
     log_version,
+    probe_sort_key,
     read_game,
     read_records,
     read_verdicts,
@@ -90,6 +91,7 @@ __all__ = [
     "import_mafiascope_bifurcation",
     "CALLS_FILE",
     "CallRecord",
+    "CallSummary",
     "CLOCK_FIELDS",
     "EVENT_ADAPTER",
     "GAME_FILE",
@@ -121,6 +123,7 @@ __all__ = [
     "iter_game_dirs",
     "iter_jsonl",
     "iter_log_records",
+    "probe_sort_key",
     "latest_verdicts",
     "log_version",
     "migration",

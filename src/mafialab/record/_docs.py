@@ -8,7 +8,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from mafialab.engine import Event
-from mafialab.models import CallRecord
+from mafialab.models import CallRecord, CallSummary
 from mafialab.record._schema import (
     CALLS_FILE,
     PROBES_FILE,
@@ -49,7 +49,13 @@ def record_schemas() -> list[tuple[str, str, dict[str, Any]]]:
         kind = cls.model_fields["kind"].default
         out.append(("game.jsonl", str(kind), cls.model_json_schema()))
     out.append(("game.jsonl", "game_status", GameStatus.model_json_schema()))
-    for file, model in ((CALLS_FILE, CallRecord), (PROBES_FILE, ProbeRecord), (VERDICTS_FILE, Verdict)):
+    files: tuple[tuple[str, type[BaseModel]], ...] = (
+        (CALLS_FILE, CallRecord),
+        (CALLS_FILE, CallSummary),
+        (PROBES_FILE, ProbeRecord),
+        (VERDICTS_FILE, Verdict),
+    )
+    for file, model in files:
         kind = model.model_fields["kind"].default if "kind" in model.model_fields else model.__name__
         out.append((file, str(kind), model.model_json_schema()))
     return out

@@ -239,6 +239,20 @@ def iter_game_dirs(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob(GAME_FILE))
 
 
+def probe_sort_key(rec: Any) -> tuple[int, int, int]:
+    """The order of probe records: ``(after_seq, seat, position)`` (trigger, seat, battery order).
+
+    ``probes.jsonl`` is written in the order answers arrive (probes run beside the game), so
+    every reader sorts by this key (a stable sort: records with equal keys keep file order).
+    Takes a :class:`~mafialab.record.ProbeRecord` or a record mapping; missing fields count
+    as 0 (``seat``: -1).
+    """
+    if isinstance(rec, dict):
+        seat = rec.get("seat")
+        return (int(rec.get("after_seq") or 0), seat if isinstance(seat, int) else -1, int(rec.get("position") or 0))
+    return (int(rec.after_seq or 0), int(rec.seat), int(rec.position))
+
+
 def strip_clock(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of ``records`` without clock fields (:data:`CLOCK_FIELDS`), for comparisons."""
     return [{k: v for k, v in r.items() if k not in CLOCK_FIELDS} for r in records]

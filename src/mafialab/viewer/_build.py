@@ -39,6 +39,7 @@ from mafialab.record import (
     iter_game_dirs,
     iter_log_records,
     log_version,
+    probe_sort_key,
     read_game,
     read_retests,
 )
@@ -123,7 +124,10 @@ def file_id(game_id: str, where: str = "") -> str:
 
 
 def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
-    """Probe records of a game (``probes.jsonl``; empty list if missing).
+    """Probe records of a game (``probes.jsonl``; empty list if missing), in key order.
+
+    Records are sorted by :func:`~mafialab.record.probe_sort_key` (the file is in the order
+    answers arrived).
 
     Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped; records of
     an older log schema are migrated.
@@ -144,7 +148,7 @@ def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
                 msg = f"{path}:{n}: invalid probe record ({'.'.join(str(x) for x in first['loc'])}: {first['msg']})"
                 log.warning(msg)
                 problems.append(msg)
-        return out
+        return sorted(out, key=probe_sort_key)
     try:
         fh = path.open("rb")
     except OSError as err:
@@ -166,7 +170,7 @@ def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
                     msg = f"{path}:{n}: invalid probe record ({validation_message(err, limit=1)})"
                 log.warning(msg)
                 problems.append(msg)
-    return out
+    return sorted(out, key=probe_sort_key)
 
 
 def _event_json(ev: Event) -> dict[str, Any]:

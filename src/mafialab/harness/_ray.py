@@ -1,0 +1,168 @@
+"""Games as Ray tasks: workers play and return their records, the driver writes them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mafialab.agents import Agent, make_agent
+from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
+from mafialab.harness._replay import replay
+from mafialab.models import CallRecord, CallSummary
+from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, read_game, read_records
+from mafialab.rules import RuleSet
+
+RAY_HINT = "--ray needs Ray, an optional extra: pip install 'mafialab[ray]'"
+"""What to install when ``ray`` is missing."""
+
+RayObserverFactory = Callable[[int, Sequence[Agent], Path], Sequence[GameObserver]]
+"""``factory(seed, agents, out) -> observers`` for one game on a worker (``out``: where the
+worker writes the game's logs before it returns them); must be picklable (a module-level
+function or a ``functools.partial`` of one)."""
+
+
+def connect_ray(address: str) -> Any:
+    """Import Ray and connect to a cluster (once per process; an existing connection is kept).
+
+    Args:
+        address: ``auto`` (an existing cluster: ``RAY_ADDRESS`` or the local one started with
+            ``ray start``), ``local`` (start one on this machine for the run; no dashboard)
+            or a cluster address (``ray://host:10001``, ``host:6379``).
+
+    Returns:
+        The ``ray`` module, connected.
+
+    Raises:
+        ImportError: Ray is not installed (the message says how to install it).
+        ConnectionError: No cluster at ``address`` (Ray's message).
+    """
+    try:
+        import ray
+    except ImportError as err:
+        raise ImportError(RAY_HINT) from err
+    if ray.is_initialized():
+        return ray
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address == "local":
+        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    else:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+def _play_on_worker(
+    rules: RuleSet,
+    specs: Sequence[str],
+    seed: int,
+    observers: RayObserverFactory | None,
+    prices: PriceTable | None,
+    allow_degraded: bool,
+) -> tuple[str, dict[str, bytes]]:
+    """One game on a worker, logged to a temporary folder; returns its id and files' bytes."""
+    with tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
+        out = Path(tmp)
+        agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
+        obs = list(observers(seed, agents, out)) if observers is not None else []
+        res = asyncio.run(
+            play_game(rules, agents, seed, out=out, observers=obs, prices=prices, allow_degraded=allow_degraded)
+        )
+        assert res.path is not None
+        return res.game_id, {p.name: p.read_bytes() for p in sorted(res.path.iterdir()) if p.is_file()}
+
+
+def write_game_files(out: Path, game_id: str, files: dict[str, bytes]) -> Path:
+    """Write a worker's game files into ``out/<game_id>/`` (each file whole, then renamed).
+
+    Raises:
+        ValueError: The game directory already holds a game log.
+    """
+    path = Path(out) / game_id
+    if (path / GAME_FILE).exists():
+        raise ValueError(f"out: {path / GAME_FILE} already exists; choose another --out or seed")
+    path.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        tmp = path / f".{name}.part"
+        tmp.write_bytes(data)
+        tmp.replace(path / name)
+    return path
+
+
+def result_from_logs(path: Path) -> GameResult:
+    """A :class:`GameResult` rebuilt from a written game directory (replayed, so checked)."""
+    log = read_game(path)
+    state = replay(log)
+    actions = [e for e in log.events if getattr(e, "decision", None) is not None]
+    fallbacks = sum(1 for e in actions if getattr(e, "fallback", False))
+    res = summarize(state, log.header.game_id, len(actions), fallbacks, path)
+    res.degraded = bool(log.status is not None and log.status.degraded)
+    if (path / CALLS_FILE).is_file():
+        lines = read_records(path / CALLS_FILE)
+        res.calls = [CallRecord.model_validate(r) for r in lines if r.get("kind") == "call"]
+        closing = [CallSummary.model_validate(r) for r in lines if r.get("kind") == "call_summary"]
+        res.call_summary = closing[-1] if closing else None
+    return res
+
+
+def play_games_ray(
+    rules: RuleSet,
+    specs: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    out: Path,
+    address: str = "auto",
+    observers: RayObserverFactory | None = None,
+    prices: PriceTable | None = None,
+    allow_degraded: bool = False,
+    max_retries: int = 3,
+    on_done: Callable[[int, GameResult], None] | None = None,
+) -> list[GameResult]:
+    """Play one game per seed as Ray tasks; the driver writes every game's logs under ``out``.
+
+    Each task builds its agents from ``specs`` (``make_agent``), plays the game into a
+    temporary folder on its worker and returns the files; the driver writes them into
+    ``out/<game_id>/`` as games finish, so the layout is the local run's and the logs are
+    the same (clock fields aside). A task whose worker dies is rerun by Ray (up to
+    ``max_retries`` times); a finished game is written once and never rerun. Model servers
+    are reached by URL from the workers (each worker applies its backends' in-flight limits).
+
+    Args:
+        rules: Rule set.
+        specs: One agent spec per seat.
+        seeds: One game per seed.
+        out: Parent directory of the game directories.
+        address: Where the cluster is (:func:`connect_ray`).
+        observers: Builds each game's observers on its worker (e.g. probes).
+        prices: Price table for call costs.
+        allow_degraded: As :func:`play_game`.
+        max_retries: Reruns of a task whose worker died.
+        on_done: Called on the driver with the seed and result of each game written.
+
+    Returns:
+        The results in the order of ``seeds``.
+
+    Raises:
+        ImportError: Ray is not installed.
+        ValueError: Wrong number of specs, or a game directory already holds a log.
+    """
+    if len(specs) != rules.n_seats:
+        raise ValueError(f"specs: {len(specs)} agent specs for {rules.n_seats} seats")
+    ray = connect_ray(address)
+    task = ray.remote(max_retries=max_retries)(_play_on_worker)
+    refs = {task.remote(rules, list(specs), seed, observers, prices, allow_degraded): seed for seed in seeds}
+    results: dict[int, GameResult] = {}
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            seed = refs[ref]
+            game_id, files = ray.get(ref)
+            path = write_game_files(out, game_id, files)
+            res = result_from_logs(path)
+            results[seed] = res
+            if on_done is not None:
+                on_done(seed, res)
+    return [results[s] for s in seeds]

@@ -1,0 +1,65 @@
+"""``play --games N --ray``: games as Ray tasks give the same logs as a local run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.harness import RAY_HINT, connect_ray
+from mafialab.record import GAME_FILE, PROBES_FILE, iter_game_dirs, probe_sort_key, read_records, strip_clock
+
+runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+ARGS = ["play", "-r", "werewolf7", "-a", "scripted", "-s", "4", "--games", "3", "--probes", "suspicion"]
+
+
+def _logs(root: Path) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    out = {}
+    for d in iter_game_dirs(root):
+        probes = sorted(read_records(d / PROBES_FILE), key=probe_sort_key)
+        for p in probes:
+            p.pop("ts", None)
+            p.pop("latency_ms", None)
+        out[d.name] = (strip_clock(read_records(d / GAME_FILE)), probes)
+    return out
+
+
+def test_ray_games_equal_the_local_run(ray_local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mafialab.cli._play as play_module
+
+    local = runner.invoke(app, [*ARGS, "-o", str(tmp_path / "local")])
+    assert local.exit_code == 0, local.output
+    fanned_out: list[int] = []
+    real = play_module.play_games_ray
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        res = real(*args, **kwargs)
+        fanned_out.append(len(res))
+        return res
+
+    monkeypatch.setattr(play_module, "play_games_ray", spy)
+    fanned = runner.invoke(app, [*ARGS, "--ray", "local", "-o", str(tmp_path / "ray")])
+    assert fanned.exit_code == 0, fanned.output
+    assert fanned_out == [3]  # the three games went through Ray tasks
+    a, b = _logs(tmp_path / "local"), _logs(tmp_path / "ray")
+    assert len(a) == 3 and sorted(a) == sorted(b)
+    for gid in a:
+        assert a[gid][0] == b[gid][0], gid  # game.jsonl, clock fields aside
+        assert a[gid][1] == b[gid][1] and len(a[gid][1]) > 0, gid  # probes.jsonl in key order
+    # the results table is the same (winners, rounds, eliminations)
+    table = [ln for ln in local.output.splitlines() if "werewolf7-s" in ln]
+    assert table and table == [ln for ln in fanned.output.splitlines() if "werewolf7-s" in ln]
+
+
+def test_without_ray_the_option_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    with pytest.raises(ImportError, match=r"pip install 'mafialab\[ray\]'"):
+        connect_ray("local")
+    res = runner.invoke(app, [*ARGS, "--ray", "auto", "-o", str(tmp_path / "x")])
+    assert res.exit_code != 0 and RAY_HINT in res.output
+    assert not (tmp_path / "x").exists()
