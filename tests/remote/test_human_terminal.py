@@ -25,7 +25,7 @@ def _spawn(out: Path, timeout: str = "60"):
 
 def _calls(out: Path) -> tuple[Path, list[dict]]:
     (game,) = iter_game_dirs(out)
-    return game, [json.loads(x) for x in (game / "calls.jsonl").read_text().splitlines()]
+    return game, [c for c in map(json.loads, (game / "calls.jsonl").read_text().splitlines()) if c["kind"] == "call"]
 
 
 def test_a_person_plays_a_whole_game_at_the_terminal(tmp_path: Path) -> None:

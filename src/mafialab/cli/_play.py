@@ -170,16 +170,17 @@ async def _play_all(
 
     def game_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
         found: list[GameObserver] = []
-        if seats is not None:  # the seats' views first: a probe of a remote seat reads them
+        if battery is not None and probe_task is not None:
+            tick = partial(_advance, progress, probe_task)
+            obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
+            if obs is not None:
+                found.append(obs)
+        if seats is not None:  # after the probes: a seat hears the game is over once its last probe is answered
             game_id = _game_id(rules, seed, agents, battery)
             for t in seats.open_game(game_id, agents, out / game_id):
                 _print_ticket(progress, t)
             found.append(seats.observer(game_id))
-        if battery is None or probe_task is None:
-            return found
-        tick = partial(_advance, progress, probe_task)
-        obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
-        return [*found, obs] if obs is not None else found
+        return found
 
     def done(seed: int, result: GameResult | None) -> None:
         phases.done(seed)

@@ -422,7 +422,13 @@ class ProbedRemoteAgent(RemoteAgent):
 
     Probes are asked synchronously, while the game waits at the probe point, so a person is
     never asked about a state the game has already left. The answer is recorded verbatim.
+
+    Attributes:
+        probe_synchronously: Always true: the probe runner waits for this seat's answers
+            before the game goes on.
     """
+
+    probe_synchronously = True
 
     def describe(self) -> dict[str, Any]:
         """Header entry (see :meth:`RemoteAgent.describe`), ``probed`` true."""
