@@ -170,8 +170,8 @@ class AnnotatorPack:
             (pack v3, empty when absent): ``motive_frames``, ``object_pronouns``,
             ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility``,
             ``descriptions``, ``clause_openers``, ``elided_subject``, ``speaker_subjects``,
-            ``subordinators`` and ``even_handed_conditions`` (the English words of the clause
-            rules live there too, not in code).
+            ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
+            ``own_judgement`` and ``complement_verbs`` (the English words of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -213,6 +213,10 @@ _OPTIONAL_CUE_KEYS = (
     "speaker_subjects",
     "subordinators",
     "even_handed_conditions",
+    "argued_away",
+    "cited_claims",
+    "own_judgement",
+    "complement_verbs",
 )
 
 
@@ -320,6 +324,10 @@ class _Compiled:
     described: list[re.Pattern[str]]
     first_person: re.Pattern[str] | None
     self_subject: re.Pattern[str] | None
+    argued_away: re.Pattern[str] | None
+    cited: re.Pattern[str] | None
+    judged: re.Pattern[str] | None
+    complement: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -430,6 +438,12 @@ class RulesAnnotator:
             if c.get("first_person")
             else None,
             self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
+            argued_away=re.compile(rf"\b{_alt(sub(x) for x in c['argued_away'])}", i) if c.get("argued_away") else None,
+            complement=re.compile(rf"\b{_alt(c['complement_verbs'])}\s+(?:that\s+)?$", i)
+            if c.get("complement_verbs")
+            else None,
+            judged=re.compile(rf"\b{_alt(c['own_judgement'])}\b", i) if c.get("own_judgement") else None,
+            cited=re.compile(rf"\b{_alt(sub(x) for x in c['cited_claims'])}\b", i) if c.get("cited_claims") else None,
             lead=re.compile(rf"\W*(?:{_alt(c['clause_openers'])}\W+)?", i) if c.get("clause_openers") else None,
             elided=re.compile(rf"\W*{_alt(c['elided_subject'])}\b", i) if c.get("elided_subject") else None,
             # case-sensitive: "I" is the speaker, "i" is not a word of its own here
@@ -532,10 +546,18 @@ class RulesAnnotator:
         """
         before = [m for m in mentions if m.start() < cue]
         pick = before[-1:] if before else mentions[:1]
+        # "Harper's news makes me think Casey is suspicious": a name opening a reported thought
+        # is the subject of the cue, not the possessive that opens the clause
+        embedded = (
+            len(before) > 1
+            and comp.complement is not None
+            and comp.complement.search(clause[: before[-1].start()]) is not None
+        )
         # "Casey's quickness to back Ellis ... stands out": the possessive that opens the
         # clause is its subject; names after it belong to its noun phrase or predicate
         if (
             before
+            and not embedded
             and before[0].group(0).endswith("'s")
             and comp.lead is not None
             and comp.lead.fullmatch(clause[: before[0].start()])
@@ -633,6 +655,7 @@ class RulesAnnotator:
                     add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
+            directed_names: list[str] = []  # "I'm most suspicious of Alex, who ...": Alex is the topic
             last_all = []  # names of the clause before, within this sentence only
             first = True
             for clause in comp.breaks.split(sentence):
@@ -645,6 +668,7 @@ class RulesAnnotator:
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
+                        directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
                         if more is not None:
                             add(
@@ -718,6 +742,19 @@ class RulesAnnotator:
                         )
                     if cue_m is None or clear_m is not None:
                         continue
+                cited = comp.cited.search(clause, 0, cue_m.start()) if comp.cited is not None else None
+                if cited is not None and not (comp.judged and comp.judged.search(clause, cited.end(), cue_m.start())):
+                    # "X called out Y's coordination", "they paint me as shady": not the speaker's read;
+                    # the speaker's own judgement may follow ("call me suspicious feels too eager")
+                    judged = comp.judged.search(clause, cue_m.end()) if comp.judged is not None else None
+                    later = (
+                        next((x for x in comp.suspicion.finditer(clause, judged.end())), None) if judged else None
+                    )
+                    if later is None or comp.negation.search(clause[: later.start()][-80:]):
+                        continue
+                    cue_m = later
+                if comp.argued_away is not None and comp.argued_away.search(sentence, sentence.find(clause) + len(clause)):
+                    continue  # "X's shift is odd, but if X were Mafia, they'd have stayed quiet"
                 if inherited:
                     if comp.negation_any.search(clause):
                         continue
@@ -735,6 +772,8 @@ class RulesAnnotator:
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
             if subjects:
                 prev_subjects = subjects
+            elif directed_names:
+                prev_subjects = sorted(set(directed_names))  # "... suspicious of Alex. That silence ..."
         # a candidate list member the speaker then clears explicitly is not suspected
         # (definitions: "unless the speaker then clears that player")
         # (a label from the sentence of a list naming the player counts as the list's)
