@@ -249,10 +249,10 @@ def test_rules_annotator_on_the_dev_set(tmp_path):
     ann = read_annotations(tmp_path / "rules.jsonl")
     whole = agreement_with_labels(labels, ann)
     assert whole.n_messages == 200 and not whole.notes
-    # measured: precision 0.964, recall 0.885, kappa 0.866
-    assert whole.precision >= 0.95 and whole.recall >= 0.87 and whole.kappa >= 0.85, whole
-    # measured: half 0 0.974 / 0.949 / 0.936; half 1 0.957 / 0.844 / 0.820
-    for h, floor in ((0, (0.96, 0.93, 0.92)), (1, (0.94, 0.83, 0.80))):
+    # measured: precision 0.975, recall 0.885, kappa 0.874
+    assert whole.precision >= 0.96 and whole.recall >= 0.87 and whole.kappa >= 0.86, whole
+    # measured: half 0 0.991 / 0.949 / 0.948; half 1 0.963 / 0.844 / 0.824
+    for h, floor in ((0, (0.98, 0.93, 0.93)), (1, (0.95, 0.83, 0.81))):
         keep = [m for m in labels.messages if int(hashlib.sha1(m.game_id.encode()).hexdigest(), 16) % 2 == h]
         half = LabelsFile(labels.path, keep)
         rep = agreement_with_labels(half, ann)

@@ -227,3 +227,43 @@ def test_model_annotator_prompt_states_the_grey_zone_rules():
         "a confession repeated as fact",
     ):
         assert phrase in system, phrase
+
+
+# whose suspicion a cue is: players named in a suspicious sentence but not its subject
+NAMED_NOT_SUSPECTED = [
+    # a cue inside another player's cited claim is that player's, not the speaker's
+    ("Casey called out the coordination between Dana and Ellis, then moved on to Finley.", {}),
+    ("Bailey went after me again. They keep painting me as shady for asking questions.", {}),
+    # ... unless the speaker's own judgement follows it
+    ("Dana's rush to call me suspicious feels far too eager.", {"Dana": "suspect"}),
+    # a suspicion raised and argued away in the same sentence gets no label
+    ("Ellis's sudden shift is suspicious, but if Ellis were Mafia, they would have stayed quiet.", {}),
+    (
+        "Finley has been steady all game. Their late claim is convenient, but they never pushed a vote on me, "
+        "which would be easy for a Mafia player to do.",
+        {},
+    ),
+    # a reported thought: the player it is about, not the one whose news prompted it
+    ("Now Bailey's save makes me think Dana is even more suspicious.", {"Dana": "suspect"}),
+    # the player a directed cue names is who "that" stands for in the next sentence
+    (
+        "Casey has kept quiet too. I'm most suspicious of Finley, who has barely spoken since the vote. "
+        "That silence could be strategic hiding.",
+        {"Finley": "suspect"},
+    ),
+    # voting against the Mafia places no one on it
+    ("Bailey, Casey and I all voted against both Mafia members.", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), NAMED_NOT_SUSPECTED)
+def test_players_named_but_not_suspected_get_no_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold
+
+
+def test_a_dead_players_flip_is_no_cue_for_the_living():
+    cands = {n: i for i, n in enumerate(CTX.names) if n not in ("Alex", "Ellis")}  # Ellis was voted out
+    text = "Dana has been right all game—they voted Ellis and he flipped Mafia."
+    assert RulesAnnotator().label_text(text, "Alex", cands, CTX) == []

@@ -171,7 +171,8 @@ class AnnotatorPack:
             ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility``,
             ``descriptions``, ``clause_openers``, ``elided_subject``, ``speaker_subjects``,
             ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
-            ``own_judgement`` and ``complement_verbs`` (the English words of the clause rules live there too, not in code).
+            ``own_judgement`` and ``complement_verbs`` (the English words of the clause rules
+            live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -213,6 +214,7 @@ _OPTIONAL_CUE_KEYS = (
     "speaker_subjects",
     "subordinators",
     "even_handed_conditions",
+    # added in annotator-en-v4
     "argued_away",
     "cited_claims",
     "own_judgement",
@@ -747,13 +749,13 @@ class RulesAnnotator:
                     # "X called out Y's coordination", "they paint me as shady": not the speaker's read;
                     # the speaker's own judgement may follow ("call me suspicious feels too eager")
                     judged = comp.judged.search(clause, cue_m.end()) if comp.judged is not None else None
-                    later = (
-                        next((x for x in comp.suspicion.finditer(clause, judged.end())), None) if judged else None
-                    )
+                    later = next((x for x in comp.suspicion.finditer(clause, judged.end())), None) if judged else None
                     if later is None or comp.negation.search(clause[: later.start()][-80:]):
                         continue
                     cue_m = later
-                if comp.argued_away is not None and comp.argued_away.search(sentence, sentence.find(clause) + len(clause)):
+                if comp.argued_away is not None and comp.argued_away.search(
+                    sentence, sentence.find(clause) + len(clause)
+                ):
                     continue  # "X's shift is odd, but if X were Mafia, they'd have stayed quiet"
                 if inherited:
                     if comp.negation_any.search(clause):
