@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mafialab.beliefshift import RulesAnnotator, load_annotator_pack
-from mafialab.beliefshift._annotate import GameContext
+from mafialab.beliefshift._annotate import _OPTIONAL_CUE_KEYS, GameContext
 
 CTX = GameContext(names=("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley"), game="Mafia", town_team="Town",
                   mafia_team="Mafia")  # fmt: skip
@@ -183,15 +183,8 @@ def test_a_pack_without_the_v3_cue_keys_still_loads(tmp_path):
     import yaml
 
     raw = yaml.safe_load(resources.files("mafialab.beliefshift").joinpath("annotator_en.yaml").read_text())
-    for k in (
-        "motive_frames",
-        "object_pronouns",
-        "pronoun_subjects",
-        "first_person",
-        "self_subject",
-        "possibility",
-        "descriptions",
-    ):
+    assert set(_OPTIONAL_CUE_KEYS) <= set(raw["cues"])  # the built-in pack has them all
+    for k in _OPTIONAL_CUE_KEYS:
         raw["cues"].pop(k)
     path = tmp_path / "old.yaml"
     path.write_text(yaml.safe_dump(raw))
