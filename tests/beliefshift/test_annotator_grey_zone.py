@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mafialab.beliefshift import RulesAnnotator, load_annotator_pack
-from mafialab.beliefshift._annotate import GameContext
+from mafialab.beliefshift._annotate import _OPTIONAL_CUE_KEYS, GameContext
 
 CTX = GameContext(names=("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley"), game="Mafia", town_team="Town",
                   mafia_team="Mafia")  # fmt: skip
@@ -144,6 +144,14 @@ DEFINITION_CASES = [
         "Ellis doubted the claim before Bailey's save was confirmed. That doubt was reasonable then, but now it feels like a convenient shift.",
         {"Ellis": "suspect"},
     ),
+    # agreeing with a player is no label; agreeing that another player is suspicious is
+    ("Bailey's making a good point about the connection errors being suspicious timing.", {}),
+    ("Bailey makes a good point that Casey's vote was suspicious.", {"Casey": "suspect"}),
+    # a pronoun after a clause that named one player (as an object) stands for that player
+    (
+        "Bailey has been quiet. Right now, I'm most suspicious of Dana—their fight with Ellis could've been a setup to look innocent after Ellis's exit.",
+        {"Dana": "suspect"},
+    ),
     # an enumeration is no suspicion
     ("Looking at the remaining players: Bailey, Casey and Dana have voted together.", {}),
 ]  # fmt: skip
@@ -175,15 +183,8 @@ def test_a_pack_without_the_v3_cue_keys_still_loads(tmp_path):
     import yaml
 
     raw = yaml.safe_load(resources.files("mafialab.beliefshift").joinpath("annotator_en.yaml").read_text())
-    for k in (
-        "motive_frames",
-        "object_pronouns",
-        "pronoun_subjects",
-        "first_person",
-        "self_subject",
-        "possibility",
-        "descriptions",
-    ):
+    assert set(_OPTIONAL_CUE_KEYS) <= set(raw["cues"])  # the built-in pack has them all
+    for k in _OPTIONAL_CUE_KEYS:
         raw["cues"].pop(k)
     path = tmp_path / "old.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -205,3 +206,24 @@ def test_a_malformed_optional_cue_key_is_named(tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ValueError, match=r"cues\.possibility"):
         load_annotator_pack(path)
+
+
+def test_model_annotator_prompt_states_the_grey_zone_rules():
+    from mafialab.beliefshift import ModelAnnotator
+    from mafialab.beliefshift._annotate import DayMessage
+    from mafialab.models import MockModel
+
+    msg = DayMessage("g", 2, 1, 10, 0, "Bailey could be Mafia.", (1, 2))
+    system = ModelAnnotator(MockModel([])).request(msg, CTX).messages[0].content
+    # a defence, a cleared candidate, quoted words and others' suspicion are no label; an
+    # indicative condition and an even-handed alternative are suspect; a confession repeated is accuse
+    for phrase in (
+        "if X were Mafia, why would they",
+        "a candidate the speaker then clears",
+        "words the speaker quotes",
+        "suspicion that others have of X",
+        "if X is Mafia, she has been steering us",
+        "X could be genuine or Mafia",
+        "a confession repeated as fact",
+    ):
+        assert phrase in system, phrase

@@ -231,3 +231,13 @@ async def test_a_seat_that_reconnects_resumes_the_open_decision(tmp_path: Path) 
             c3.close()
         finally:
             await _stop(task)
+
+
+async def test_openapi_schema_documents_the_endpoints(tmp_path: Path) -> None:
+    async with SeatServer(port=0) as seats, httpx.AsyncClient(base_url=seats.url, timeout=10) as c:
+        spec = (await c.get("/openapi.json")).json()
+    assert {"/v1/seat", "/v1/next", "/v1/answer"} <= set(spec["paths"])
+    answer = spec["paths"]["/v1/answer"]["post"]
+    assert {"400", "401", "409", "413", "422", "429"} <= set(answer["responses"])
+    assert "request_id" in json.dumps(answer["requestBody"])
+    assert "204" in spec["paths"]["/v1/next"]["get"]["responses"]

@@ -185,3 +185,51 @@ async def test_mafialab_worker_serves_any_model(hub_server: BackgroundServer, mo
     served = await asyncio.wait_for(task, 5)
     assert (r1.text, r2.text) == ("echo bus: ping", "echo probe: ping")
     assert served == 2 and [r.purpose for r in mock.requests] == ["bus", "probe"]
+
+
+def test_bus_serve_binds_another_interface_only_with_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from mafialab.cli import app
+
+    res = CliRunner().invoke(app, ["bus", "serve", "--host", "0.0.0.0", "--port", "0"])
+    assert res.exit_code == 2 and "--host" in res.output and "token" in res.output
+    monkeypatch.delenv("NO_SUCH_TOKEN_VAR", raising=False)
+    res = CliRunner().invoke(app, ["bus", "serve", "--token-env", "NO_SUCH_TOKEN_VAR"])
+    assert res.exit_code == 2 and "NO_SUCH_TOKEN_VAR" in res.output
+
+
+def test_bus_worker_command_serves_a_model_to_a_game_elsewhere(hub_server: BackgroundServer) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    args = ["-m", "mafialab", "bus", "worker", "--hub", hub_server.url, "--key", "gpu", "--model", "mock/echo"]
+    proc = subprocess.Popen([sys.executable, *args, "--max-jobs", "1"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        _wait_for_worker(hub_server.url, timeout_s=60)
+        st = httpx.get(f"{hub_server.url}/status", timeout=5).json()
+        assert st["workers"][0]["models"] == ["gpu"] and st["workers"][0]["meta"]["model"] == "mock/echo"
+        r = httpx.post(
+            f"{hub_server.url}/generate",
+            json={"model": "gpu", "messages": [{"role": "user", "content": "hi"}], "timeout": 20},
+            timeout=30,
+        )
+        assert r.status_code == 200 and r.json() == {"text": "{}"}
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "1 job(s) answered" in out
+
+
+def test_bus_worker_command_says_when_the_hub_is_unreachable() -> None:
+    from typer.testing import CliRunner
+
+    from mafialab.cli import app
+
+    res = CliRunner().invoke(app, ["bus", "worker", "--hub", "http://127.0.0.1:9", "--model", "mock/x"])
+    assert res.exit_code == 2 and "could not register" in res.output

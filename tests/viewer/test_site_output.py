@@ -45,3 +45,16 @@ def test_an_earlier_build_is_still_replaced(game_dir: Path, tmp_path: Path) -> N
         assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (site / "data").iterdir()) == ["g", "index.js", "s", "templates.js"]
     assert len(list((site / "data" / "g").iterdir())) == 1
+
+
+def test_view_says_what_it_will_replace(game_dir: Path, tmp_path: Path) -> None:
+    logs = _copy(game_dir, tmp_path / "runs" / "g1").parent
+    first = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site")])
+    assert first.exit_code == 0 and "note:" not in first.output
+    again = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site")])
+    assert again.exit_code == 0, again.output
+    assert "holds an earlier viewer build" in " ".join(again.output.split())
+    beside = CliRunner().invoke(app, ["view", str(logs), "--out", str(logs)])
+    flat = " ".join(beside.output.split())
+    assert beside.exit_code == 0 and "holds 1 game log(s)" in flat and "the logs are not touched" in flat
+    assert (logs / "g1" / GAME_FILE).is_file()

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from mafialab.analysis._data import load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
-from mafialab.record import CALLS_FILE, PROBES_FILE, iter_game_dirs, iter_log_records, read_game
+from mafialab.models import CallRecord
+from mafialab.record import CALLS_FILE, PROBES_FILE, ProbeRecord, iter_game_dirs, iter_log_records, read_game
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -17,6 +18,13 @@ if TYPE_CHECKING:
 EVENT_COLUMNS = ("game_id", "seq", "round", "phase", "kind", "ts", "public", "teams", "seats", "seat", "target",
                  "text", "data")  # fmt: skip
 """Columns of the events table; ``data`` holds the event's other fields as JSON."""
+
+GAME_COLUMNS = ("game_id", "path", "rules_id", "seed", "winner", "rounds", "reason", "source", "parent", "degraded",
+                "probes", "n_seats")  # fmt: skip
+"""Columns of the games table: one row per game (``reason``: how it ended; ``probes``: the battery)."""
+
+SEAT_COLUMNS = ("game_id", "seat", "name", "role", "team", "agent", "model", "survived")
+"""Columns of the seats table: one row per seat of each game (``survived``: alive at the end)."""
 
 TGN_COLUMNS = ("source", "target", "time", "weight", "label", "game_id", "round", "msg_index", "probe_id", "after_seq")
 """Columns of the belief-edge list (the first five are the temporal-graph edge list)."""
@@ -31,13 +39,18 @@ def _flat(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def log_tables(root: Path) -> dict[str, pd.DataFrame]:
-    """Every game under ``root`` as three tables: ``events``, ``probes``, ``calls``.
+    """Every game under ``root`` as five tables: ``games``, ``seats``, ``events``, ``probes``, ``calls``.
+
+    ``games`` has the columns :data:`GAME_COLUMNS` (one row per game: rules, seed, winner,
+    rounds, how it ended, source, parent of a branch, degraded flag, probe battery);
+    ``seats`` has :data:`SEAT_COLUMNS` (seat, name, role, team, agent, model, survived).
 
     ``events`` has the columns :data:`EVENT_COLUMNS` (one row per engine event, the game
     header excluded; ``text`` is a speech/chat text or a vote statement); ``probes`` has one
     row per ``probes.jsonl`` line with the record's fields (nested values such as
     ``answer_parsed`` as JSON strings); ``calls`` has one row per ``calls.jsonl`` line, flattened
-    the same way (empty when no game has model calls, e.g. imported games).
+    the same way (no row when no game has model calls, e.g. imported games; the columns are
+    the record's fields either way, so code reading them never breaks on an empty table).
 
     Raises:
         FileNotFoundError: If ``root`` holds no game.
@@ -50,9 +63,36 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
     events: list[dict[str, Any]] = []
     probes: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
+    games: list[dict[str, Any]] = []
+    seats: list[dict[str, Any]] = []
     for d in dirs:
         log = read_game(d)
         gid = log.game_id
+        h = log.header
+        end = next((e for e in reversed(log.events) if e.kind == "game_end"), None)
+        dead = {e.seat for e in log.events if e.kind == "elimination"}
+        try:
+            where = d.relative_to(Path(root)).as_posix()
+        except ValueError:
+            where = d.as_posix()
+        games.append(
+            {"game_id": gid, "path": where, "rules_id": h.rules_id, "seed": h.seed,
+             "winner": end.winner if end is not None else None, "rounds": end.rounds if end is not None else None,
+             "reason": end.reason if end is not None else None, "source": h.source,
+             "parent": h.parent.game_id if h.parent is not None else None,
+             "degraded": bool(log.status is not None and log.status.degraded),
+             "probes": h.meta.get("probes") if isinstance(h.meta.get("probes"), str) else None,
+             "n_seats": len(h.roster)}
+        )  # fmt: skip
+        described = h.meta.get("agents") if isinstance(h.meta.get("agents"), dict) else {}
+        for st in sorted(h.roster, key=lambda x: x.seat):
+            desc = described.get(str(st.seat)) if isinstance(described, dict) else None
+            model = desc.get("model") if isinstance(desc, dict) else None
+            seats.append(
+                {"game_id": gid, "seat": st.seat, "name": st.name, "role": st.role, "team": st.team,
+                 "agent": st.agent, "model": model if isinstance(model, str) else st.agent,
+                 "survived": st.seat not in dead if end is not None else None}
+            )  # fmt: skip
         for ev in log.events:
             data = ev.model_dump(mode="json")
             vis = data.pop("visibility")
@@ -78,10 +118,20 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
                         continue  # the closing call_summary record (prefix reuse) is not a call
                     bucket.append({"game_id": gid, **_flat(rec)})
     return {
+        "games": pd.DataFrame(games, columns=list(GAME_COLUMNS)),
+        "seats": pd.DataFrame(seats, columns=list(SEAT_COLUMNS)),
         "events": pd.DataFrame(events, columns=list(EVENT_COLUMNS)),
-        "probes": pd.DataFrame(probes),
-        "calls": pd.DataFrame(calls),
+        "probes": _frame(probes, ["game_id", *ProbeRecord.model_fields]),
+        "calls": _frame(calls, ["game_id", *CallRecord.model_fields]),
     }
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    """Rows as a DataFrame whose columns are the record's fields (kept when there is no row)."""
+    import pandas as pd
+
+    extra = [k for r in rows for k in r if k not in columns]
+    return pd.DataFrame(rows, columns=list(dict.fromkeys([*columns, *extra])))
 
 
 def export_parquet(root: Path, out: Path) -> list[Path]:
@@ -89,9 +139,10 @@ def export_parquet(root: Path, out: Path) -> list[Path]:
 
     Args:
         root: Directory of game logs.
-        out: A directory (created; gets ``events.parquet``, ``probes.parquet``,
-            ``calls.parquet``) or a file ending in ``.parquet`` (one table, the three stacked
-            with a ``table`` column naming the source table).
+        out: A directory (created; gets ``games.parquet``, ``seats.parquet``,
+            ``events.parquet``, ``probes.parquet``, ``calls.parquet``) or a file ending in
+            ``.parquet`` (one table, the five stacked with a ``table`` column naming the
+            source table).
 
     Returns:
         The files written.

@@ -6,8 +6,14 @@ from pathlib import Path
 from typing import Any
 
 
-def write_plots(rep: dict[str, Any], out_dir: Path) -> list[Path]:
-    """Write the report's plots as PNG files.
+def plot_caption(rep: dict[str, Any], corpus: str | None = None) -> str:
+    """What every plot of a report is titled with: the corpus, method, games and resamples."""
+    where = f"{corpus} · " if corpus else ""
+    return f"{where}method {rep['method']} · {rep['games']} game(s) · 95% CI: {rep['resamples']} game resamples"
+
+
+def write_plots(rep: dict[str, Any], out_dir: Path, corpus: str | None = None) -> list[Path]:
+    """Write the report's plots as PNG files, each titled with the corpus and method.
 
     Files: ``reliability.png`` (F2 reliability diagram: accuracy against mean confidence per
     bin, with the diagonal of perfect calibration and bin counts) and ``by_round.png`` (F1
@@ -17,6 +23,8 @@ def write_plots(rep: dict[str, Any], out_dir: Path) -> list[Path]:
     Args:
         rep: A report from :func:`mafialab.analysis.compute_report`.
         out_dir: Directory to write into (created).
+        corpus: Name of the corpus the report covers (the report directory's name), shown in
+            every plot's title with the method (:func:`plot_caption`).
 
     Returns:
         The paths written.
@@ -40,9 +48,10 @@ def write_plots(rep: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.annotate(f"n={b['n']}", ((b["lo"] + b["hi"]) / 200, 0.02), ha="center", fontsize=8)
     ax.plot(xs, ys, marker="o", color="C0", label="observed")
     ece = cal["ece"]
-    ax.set_title(f"Reliability (ECE={ece:.3f}, n={cal['n']})" if ece is not None else "Reliability (no data)")
+    ax.set_title(f"F2 reliability (ECE={ece:.3f}, n={cal['n']})" if ece is not None else "F2 reliability (no data)")
     ax.set_xlabel("confidence")
     ax.set_ylabel("accuracy of committed guesses")
+    fig.suptitle(plot_caption(rep, corpus), fontsize=9)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.legend(loc="upper left")
@@ -71,6 +80,7 @@ def write_plots(rep: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.set_ylim(0, 1)
         ax.legend()
     axes[0].set_ylabel("rate")
+    fig.suptitle("F1 by round · " + plot_caption(rep, corpus), fontsize=9)
     p = out / "by_round.png"
     fig.savefig(p, dpi=120, bbox_inches="tight")
     plt.close(fig)

@@ -10,8 +10,10 @@ from mafialab.arena._config import (
     RosterEntry,
     SeasonConfig,
     SeasonConfigError,
+    entry_codes,
     load_season,
     season_from_dict,
+    season_warnings,
 )
 from mafialab.arena._leaderboard import (
     INDEX_FILE,
@@ -23,6 +25,8 @@ from mafialab.arena._leaderboard import (
     game_rows,
     leaderboard_rows,
     render_markdown,
+    terminal_game_rows,
+    terminal_tables,
     write_index,
 )
 from mafialab.arena._season import (
@@ -57,8 +61,12 @@ __all__ = [
     "build_index",
     "game_rows",
     "leaderboard_rows",
+    "terminal_game_rows",
+    "terminal_tables",
     "load_manifest",
+    "entry_codes",
     "load_season",
+    "season_warnings",
     "plan_season",
     "plan_seating",
     "preflight_season",

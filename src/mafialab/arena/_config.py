@@ -119,6 +119,9 @@ class SeasonConfig(BaseModel):
             and ``mock/*`` are free unless listed.
         parallelism: Concurrency limits.
         limits: Integrity and budget limits.
+        probes: Probe battery asked in every game (``none``, ``default``, ``suspicion`` or a
+            battery YAML path; ``docs/probes.md``); answers go to each game's
+            ``probes.jsonl``, so ``mafialab report`` and the viewer read a season like any run.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -133,6 +136,18 @@ class SeasonConfig(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)
     parallelism: Parallelism = Field(default_factory=Parallelism)
     limits: Limits = Field(default_factory=Limits)
+    probes: str = "none"
+
+    @field_validator("probes")
+    @classmethod
+    def _known_battery(cls, v: str) -> str:
+        from mafialab.probes import ProbeBatteryError, resolve_battery
+
+        try:
+            resolve_battery(v)
+        except ProbeBatteryError as err:
+            raise ValueError(str(err)) from None
+        return v
 
     @field_validator("roster", mode="before")
     @classmethod
@@ -192,6 +207,41 @@ class SeasonConfig(BaseModel):
         """Replacement games allowed (``limits.max_replacements`` or ``games``)."""
         m = self.limits.max_replacements
         return self.games if m is None else m
+
+
+def entry_codes(n: int) -> list[str]:
+    """Short codes for ``n`` roster entries: ``A`` … ``Z``, then ``AA``, ``AB``, … (plan tables)."""
+    letters = [chr(ord("A") + i) for i in range(26)]
+    out = []
+    for i in range(n):
+        out.append(letters[i] if i < 26 else letters[i // 26 - 1] + letters[i % 26])
+    return out
+
+
+def season_warnings(cfg: SeasonConfig) -> list[str]:
+    """What makes a season's leaderboard uninformative, found before anything is played.
+
+    A roster smaller than the table (3 entries at 12 seats) seats every entry in every
+    game, several times and on both teams, so every entry shares every outcome and all rows
+    come out the same; a meaningful season has more entries than seats (``docs/arena.md``).
+
+    Raises:
+        SeasonConfigError: The rule set cannot be loaded.
+    """
+    seats = cfg.load_rules().n_seats
+    out = []
+    if len(cfg.roster) < seats:
+        out.append(
+            f"roster: {len(cfg.roster)} entries at a {seats}-seat table: every entry plays every game, "
+            "several seats on both teams, so all entries share the same outcomes and the leaderboard rows "
+            f"come out the same; use at least {seats + 1} entries (docs/arena.md, 'A meaningful season')"
+        )
+    elif len(cfg.roster) == seats:
+        out.append(
+            f"roster: {seats} entries at a {seats}-seat table: every entry plays every game, so win rates "
+            "differ only by team; more entries than seats separate them"
+        )
+    return out
 
 
 def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:

@@ -556,6 +556,69 @@ def leaderboard_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+def _short_rate(r: Rate) -> str:
+    if r.rate is None:
+        return "–"
+    if r.low is None or r.high is None:
+        return f"{r.rate:.0%} {r.wins}/{r.n}†"
+    return f"{r.rate:.0%} {r.wins}/{r.n} [{r.low * 100:.0f},{r.high * 100:.0f}]"
+
+
+def _short_mean(x: Mean) -> str:
+    if x.mean is None:
+        return "–"
+    if x.low is None or x.high is None:
+        return f"{x.mean:.1f}†"
+    return f"{x.mean:.1f} [{x.low:.1f},{x.high:.1f}]"
+
+
+def terminal_tables(index: SeasonIndex) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The leaderboard split into tables that read at 80 columns (``season leaderboard``).
+
+    Results (games, win rates, MVP) and judge scores with cost are separate tables with
+    short cells (``33% 3/9 [15,65]``: rate, wins/seats, 95 % interval in percent); a value
+    whose interval is missing (fewer than 2 games) carries ``†``, explained under the table.
+    Entry names are never shortened (the caller folds long ones). ``--markdown`` keeps the
+    one wide table of :func:`leaderboard_rows`.
+
+    Returns:
+        ``[(title, header, rows)]``.
+    """
+    ranks = [str(i) if e.games else "–" for i, e in enumerate(index.leaderboard, start=1)]
+    results = [
+        [rank, e.name, f"{e.games}/{e.seats}", _short_rate(e.overall), _short_rate(e.as_mafia),
+         _short_rate(e.as_town), str(e.mvp)]
+        for rank, e in zip(ranks, index.leaderboard, strict=True)
+    ]  # fmt: skip
+    scores = [
+        [rank, e.name, _short_mean(e.deception), _short_mean(e.detection), _short_mean(e.influence),
+         f"{e.rating.mu:.1f}±{e.rating.sigma:.1f}"]
+        for rank, e in zip(ranks, index.leaderboard, strict=True)
+    ]  # fmt: skip
+    tables = [
+        ("Results", ["#", "entry", "games/seats", "win rate", "as mafia", "as town", "MVP"], results),
+        ("Judge scores (0-10) and rating", ["#", "entry", "deception", "detection", "influence", "rating"], scores),
+    ]
+    if any(e.prompt_tokens + e.completion_tokens or e.cost_usd for e in index.leaderboard):
+        cost = [
+            [rank, e.name, str(e.prompt_tokens), str(e.completion_tokens),
+             "–" if e.cost_usd is None else f"{e.cost_usd:.4f}"]
+            for rank, e in zip(ranks, index.leaderboard, strict=True)
+        ]  # fmt: skip
+        tables.append(("Tokens and cost", ["#", "entry", "prompt tokens", "completion tokens", "cost $"], cost))
+    return tables
+
+
+def terminal_game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
+    """The per-game table at 80 columns: id, winner (``degraded`` marked), rounds, MVP, headline."""
+    rows = [
+        [g.game_id, (g.winner or "–") + (" (degraded)" if g.degraded else ""),
+         "–" if g.rounds is None else str(g.rounds), f"{g.mvp} ({g.mvp_entry})" if g.mvp else "–", g.headline or "–"]
+        for g in index.games
+    ]  # fmt: skip
+    return ["game", "winner", "rounds", "MVP", "headline"], rows
+
+
 def game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
     """Header and text rows of the per-game table."""
     head = ["game", "seed", "winner", "rounds", "degraded", "MVP", "headline"]

@@ -19,6 +19,7 @@ from mafialab.arena._seating import plan_seating, reseat
 from mafialab.harness import ping, play_game
 from mafialab.judge import judge_game
 from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
+from mafialab.probes import make_probe_observer
 from mafialab.record import (
     GAME_FILE,
     GameLog,
@@ -357,12 +358,17 @@ class _Runner:
         replaced = [a.game_id for a in slot.history if a.outcome == "discarded"]
         if replaced:
             meta["replaces"] = replaced
+        probes = make_probe_observer(self.cfg.probes, agents, self.rules, slot.seed, out=self.out / GAMES_DIR,
+                                     game_id=slot.game_id)  # fmt: skip
+        if probes is not None:
+            meta["probes"] = probes.battery.fingerprint()
         await play_game(
             self.rules,
             agents,
             slot.seed,
             out=self.out / GAMES_DIR,
             game_id=slot.game_id,
+            observers=[probes] if probes is not None else [],
             labels=[e.label for e in entries],
             personas=[e.persona for e in entries],
             meta=meta,

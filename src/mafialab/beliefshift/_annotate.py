@@ -168,8 +168,10 @@ class AnnotatorPack:
             ``suspicion``, ``clearing``, ``negation``, ``conditional``, ``reported``,
             ``hedges``, ``accuse``, ``lists``, ``alternatives`` and ``accuse_said_of``; optional
             (pack v3, empty when absent): ``motive_frames``, ``object_pronouns``,
-            ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility`` and
-            ``descriptions``.
+            ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility``,
+            ``descriptions``, ``clause_openers``, ``elided_subject``, ``speaker_subjects``,
+            ``subordinators`` and ``even_handed_conditions`` (the English words of the clause
+            rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -206,6 +208,11 @@ _OPTIONAL_CUE_KEYS = (
     "self_subject",
     "possibility",
     "descriptions",
+    "clause_openers",
+    "elided_subject",
+    "speaker_subjects",
+    "subordinators",
+    "even_handed_conditions",
 )
 
 
@@ -269,18 +276,6 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 
 # --------------------------------------------------------------------------- rules annotator
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
-_WHETHER = re.compile(r"\W*(?:(?:and|so|but|especially|also)\s+)*whether\b", re.IGNORECASE)
-_ELIDED = re.compile(
-    r"\W*(?:(?:also|then|now|and|still|even|only|just|later|since)\s+)*"
-    r"(?:\w+ed|has|had|keeps|kept|went|got|made|took|gave|threw|began|led|voted|votes)\b",
-    re.IGNORECASE,
-)
-_SUBORDINATE = re.compile(r"\W*(?:\w+\W+){0,4}?(?:while|as|when|because|since|after|before|whereas)\b", re.IGNORECASE)
-# a clause about the speaker, or a question about someone unknown, has no player subject
-_NO_SUBJECT = re.compile(
-    r"\W*(?:(?:and|but|so|yet)\s+)?(?:I|I'm|I've|I'd|I'll|I was|we|we're|we've|who|who's|whoever)\b"
-)
-_LEAD = re.compile(r"\W*(?:(?:and|so|now|also|especially|then|plus|meanwhile)\W+)?", re.IGNORECASE)
 _QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
 
@@ -317,6 +312,11 @@ class _Compiled:
     and_on: re.Pattern[str]
     pronoun_subject: re.Pattern[str]
     possibility: list[re.Pattern[str]]
+    lead: re.Pattern[str] | None
+    elided: re.Pattern[str] | None
+    no_subject: re.Pattern[str] | None
+    subordinate: re.Pattern[str] | None
+    whether: re.Pattern[str] | None
     described: list[re.Pattern[str]]
     first_person: re.Pattern[str] | None
     self_subject: re.Pattern[str] | None
@@ -430,6 +430,22 @@ class RulesAnnotator:
             if c.get("first_person")
             else None,
             self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
+            lead=re.compile(rf"\W*(?:{_alt(c['clause_openers'])}\W+)?", i) if c.get("clause_openers") else None,
+            elided=re.compile(rf"\W*{_alt(c['elided_subject'])}\b", i) if c.get("elided_subject") else None,
+            # case-sensitive: "I" is the speaker, "i" is not a word of its own here
+            no_subject=(
+                re.compile(rf"\W*(?:(?:and|but|so|yet)\s+)?{_alt(c['speaker_subjects'])}\b")
+                if c.get("speaker_subjects")
+                else None
+            ),
+            subordinate=(
+                re.compile(rf"\W*(?:\w+\W+){{0,4}}?{_alt(c['subordinators'])}\b", i) if c.get("subordinators") else None
+            ),
+            whether=(
+                re.compile(rf"\W*(?:(?:and|so|but|especially|also)\s+)*{_alt(c['even_handed_conditions'])}\b", i)
+                if c.get("even_handed_conditions")
+                else None
+            ),
             possibility=[re.compile(r"\b" + sub(x), i) for x in c.get("possibility", ())],
             described=[
                 re.compile(
@@ -518,7 +534,12 @@ class RulesAnnotator:
         pick = before[-1:] if before else mentions[:1]
         # "Casey's quickness to back Ellis ... stands out": the possessive that opens the
         # clause is its subject; names after it belong to its noun phrase or predicate
-        if before and before[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: before[0].start()]):
+        if (
+            before
+            and before[0].group(0).endswith("'s")
+            and comp.lead is not None
+            and comp.lead.fullmatch(clause[: before[0].start()])
+        ):
             return [before[0].group(1)]
         if not pick:
             return []
@@ -646,13 +667,17 @@ class RulesAnnotator:
                     and (said is None or m.start() < said.start())
                 ]
                 own = [m.group(1) for m in mentions]
-                if mentions and mentions[0].group(0).endswith("'s") and _LEAD.fullmatch(clause[: mentions[0].start()]):
+                lead_possessive = mentions and mentions[0].group(0).endswith("'s")
+                if lead_possessive and comp.lead is not None and comp.lead.fullmatch(clause[: mentions[0].start()]):
                     own = [mentions[0].group(1)]  # "Casey's quickness to back Ellis": Casey
-                prior = subjects or prev_subjects
+                # who a pronoun opening this clause may stand for: the subjects so far, else the one
+                # player the clause before named ("suspicious of Dana—their fight ..."), else the
+                # subjects of the sentence before
+                prior = subjects or (last_all if len(last_all) == 1 else prev_subjects)
                 inherited = False
-                elided = not first and bool(_ELIDED.match(clause))
+                elided = not first and comp.elided is not None and bool(comp.elided.match(clause))
                 if not comp.name.search(clause) and not comp.generic.search(clause):
-                    if _NO_SUBJECT.match(clause):
+                    if comp.no_subject is not None and comp.no_subject.match(clause):
                         subjects = []  # the speaker's clause ends the topic: "..., but I'm wary of people who ..."
                     elif not first:
                         own, inherited = subjects, True
@@ -673,7 +698,7 @@ class RulesAnnotator:
                 category: Category = "suspect"
                 if hypothetical:
                     # "whether X is genuine or Mafia" raises the possibility; other conditions do not
-                    if not _WHETHER.match(clause):
+                    if comp.whether is None or not comp.whether.match(clause):
                         continue
                     cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
                     if cue_m is None:
@@ -702,7 +727,8 @@ class RulesAnnotator:
                     between = clause[near[-1].end() : cue_m.start()] if near else ""
                     if comp.self_subject is not None and comp.self_subject.search(between):
                         continue  # "I hear what X says, and I see why I look suspicious"
-                    if not near and prior and comp.pronoun.search(clause) and _SUBORDINATE.match(clause, cue_m.end()):
+                    after_cue = comp.subordinate is not None and comp.subordinate.match(clause, cue_m.end())
+                    if not near and prior and comp.pronoun.search(clause) and after_cue:
                         targets = prior  # "..., but it could also be a Mafia coasting while X ..."
                     else:
                         targets = self._subject_group(clause, mentions, cue_m.start(), comp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+import httpx
 import typer
 import uvicorn
 
@@ -67,6 +68,8 @@ def bus_worker(
         )
     except (ModelSpecError, ValueError, ImportError) as err:
         fail(str(err))
+    except httpx.HTTPError as err:
+        fail(f"--hub: could not register with {hub}: {err}")
     except KeyboardInterrupt:
         console.print("worker stopped")
         return

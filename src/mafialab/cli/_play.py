@@ -41,8 +41,7 @@ def _seat_options(spec: str, timeout: float, probe: bool) -> str:
         return spec
     head, _, query = spec.partition("?")
     given = dict(parse_qsl(query, keep_blank_values=True))
-    terminal = parse_seat_spec(spec).kind == "human"  # a terminal seat answers no probes
-    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe and not terminal else {}), **given}
+    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe else {}), **given}
     return f"{head}?{urlencode(opts)}"
 
 
@@ -170,16 +169,17 @@ async def _play_all(
 
     def game_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
         found: list[GameObserver] = []
-        if seats is not None:  # the seats' views first: a probe of a remote seat reads them
+        if battery is not None and probe_task is not None:
+            tick = partial(_advance, progress, probe_task)
+            obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
+            if obs is not None:
+                found.append(obs)
+        if seats is not None:  # after the probes: a seat hears the game is over once its last probe is answered
             game_id = _game_id(rules, seed, agents, battery)
             for t in seats.open_game(game_id, agents, out / game_id):
                 _print_ticket(progress, t)
             found.append(seats.observer(game_id))
-        if battery is None or probe_task is None:
-            return found
-        tick = partial(_advance, progress, probe_task)
-        obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
-        return [*found, obs] if obs is not None else found
+        return found
 
     def done(seed: int, result: GameResult | None) -> None:
         phases.done(seed)

@@ -353,7 +353,7 @@ def report(
         if plots is not None:
             from mafialab.analysis import write_plots
 
-            for p in write_plots(rep, plots):
+            for p in write_plots(rep, plots, corpus=directories[0].resolve().name):
                 err_console.print(f"wrote {p}", style="dim")
         return
     groups: dict[str, list[Any]] = {}

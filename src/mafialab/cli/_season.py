@@ -19,14 +19,16 @@ from mafialab.arena import (
     SeasonConfigError,
     SeasonError,
     Slot,
-    game_rows,
-    leaderboard_rows,
+    entry_codes,
     load_manifest,
     load_season,
     plan_season,
     render_markdown,
     resume_season,
     run_season,
+    season_warnings,
+    terminal_game_rows,
+    terminal_tables,
     write_index,
 )
 from mafialab.cli._app import console, fail, progress_bar
@@ -36,21 +38,40 @@ from mafialab.models import ModelSpecError
 season_app = typer.Typer(help="Seasons: many games, balanced seating, judges, leaderboards.", no_args_is_help=True)
 
 
+def _table(title: str, head: list[str], rows: list[list[str]], keep: tuple[str, ...] = ()) -> Table:
+    """A rich table whose cells wrap rather than being cut to "sc…".
+
+    Columns in ``keep`` (entry names) get the width of their longest value (up to 28), so a
+    name is shown whole; longer text folds onto the next line.
+    """
+    t = Table(title=Text(title), title_justify="left")
+    for i, h in enumerate(head):
+        width = max([len(h), *(len(r[i]) for r in rows)]) if h in keep or h == "#" else None
+        t.add_column(h, overflow="fold", min_width=min(width, 28) if width else None)
+    for r in rows:
+        t.add_row(*(Text(c) for c in r))  # model text: never parsed as markup
+    return t
+
+
 def _show_board(out: Path, markdown: bool) -> None:
     index = write_index(out)
     if markdown:
         console.print(render_markdown(index), markup=False, highlight=False, soft_wrap=True)
         return
-    head, rows = leaderboard_rows(index)
-    t = Table(*head, title=Text(f"Season {index.season}: {index.games_counted}/{index.games_planned} games counted"))
-    for r in rows:
-        t.add_row(*(Text(c) for c in r))
-    console.print(t)
-    head, rows = game_rows(index)
-    g = Table(*head, title="Games")
-    for r in rows:
-        g.add_row(*(Text(c) for c in r))  # model text: never parsed as markup
-    console.print(g)
+    console.print(
+        f"Season {index.season}: {index.games_counted}/{index.games_planned} games counted ({index.rules_id})",
+        highlight=False,
+    )
+    for title, head, rows in terminal_tables(index):
+        console.print(_table(title, head, rows, keep=("entry",)))
+    console.print(
+        "win rate: share won, wins/seats, [95% interval in %]; † no interval: fewer than 2 games "
+        "behind the value; judge scores: mean [95% interval]",
+        style="dim",
+        highlight=False,
+    )
+    head, rows = terminal_game_rows(index)
+    console.print(_table("Games", head, rows))
     console.print(f"Wrote {out / INDEX_FILE} and {out / LEADERBOARD_MD}", highlight=False)
 
 
@@ -88,6 +109,11 @@ def season_run(
         fail(str(err))
     if no_preflight:
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
+    try:
+        for why in season_warnings(cfg):
+            console.print(f"[yellow]warning:[/] {why}", highlight=False)
+    except SeasonConfigError as err:
+        fail(str(err))
     _drive(lambda on: run_season(cfg, out, progress=on), cfg.games, 0)
     _show_board(out, markdown=False)
 
@@ -126,18 +152,40 @@ def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> N
         cfg = load_season(file)
     except SeasonConfigError as err:
         fail(str(err))
+    for why in season_warnings(cfg):
+        console.print(f"[yellow]warning:[/] {why}", highlight=False)
     m = plan_season(cfg)
     rules = cfg.load_rules()
-    t = Table("game", "seed", *rules.seat_names[: rules.n_seats])
+    codes = entry_codes(len(cfg.roster))
+    legend = Table(
+        "code", "entry", "agent", "games", "seats", "mafia seats", title=Text("Roster"), title_justify="left"
+    )
+    seats = [0] * len(cfg.roster)
+    mafia = [0] * len(cfg.roster)
+    games = [set() for _ in cfg.roster]  # type: ignore[var-annotated]
+    deals = {s.slot: deal_roles(rules, s.seed) for s in m.slots}
     for s in m.slots:
-        roles = deal_roles(rules, s.seed)
+        for e, r in zip(s.seating, deals[s.slot], strict=True):
+            seats[e] += 1
+            games[e].add(s.slot)
+            mafia[e] += rules.role(r).team == "mafia"
+    for i, entry in enumerate(cfg.roster):
+        legend.add_row(codes[i], Text(entry.name), Text(entry.agent), str(len(games[i])), str(seats[i]), str(mafia[i]))
+    for col in legend.columns:
+        col.overflow = "fold"
+    console.print(legend)
+    t = Table("game", "seed", *[str(i) for i in range(rules.n_seats)], title=Text("Seats (entry code, * = mafia)"),
+              title_justify="left")  # fmt: skip
+    for s in m.slots:
         t.add_row(
             str(s.slot),
             str(s.seed),
             *(
-                f"{cfg.roster[e].name}{'*' if rules.role(r).team == 'mafia' else ''}"
-                for e, r in zip(s.seating, roles, strict=True)
+                f"{codes[e]}{'*' if rules.role(r).team == 'mafia' else ''}"
+                for e, r in zip(s.seating, deals[s.slot], strict=True)
             ),
         )
     console.print(t)
-    console.print("* = mafia seat", highlight=False)
+    console.print(
+        f"seats numbered from 0 ({', '.join(rules.seat_names[: rules.n_seats])})", style="dim", highlight=False
+    )

@@ -10,7 +10,7 @@ import typer
 
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.record import iter_game_dirs
-from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host
+from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host, replace_notes
 
 
 def view(
@@ -43,6 +43,8 @@ def view(
             check_host(host, token)
         except ValueError as err:
             fail(str(err))
+    for why in replace_notes(directory, out):
+        console.print(f"[yellow]note:[/] {why}", highlight=False)
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
     with progress_bar() as progress:

@@ -202,8 +202,10 @@ class ProbeRunner:
     When more than ``max_pending`` probe calls are scheduled but unanswered, the game waits
     for answers before it goes on (back-pressure; memory stays bounded). The game's last
     batch (a ``game_end`` event) waits for every outstanding probe, so ``play_game``
-    returns with all records written. The runner only reads the game state: it never
-    applies actions, never calls ``decide`` and never draws from the game's random streams.
+    returns with all records written. Agents with ``probe_synchronously`` true (remote and
+    human seats) are probed while the game waits: their answers come in before it goes on.
+    The runner only reads the game state: it never applies actions, never calls ``decide``
+    and never draws from the game's random streams.
 
     Args:
         battery: The probe battery.
@@ -255,6 +257,7 @@ class ProbeRunner:
         # result carries the ``{last_<id>}`` value after it)
         self._last: dict[int, dict[str, asyncio.Task[_Answer]]] = {s: {} for s in range(len(self.agents))}
         self._tasks: set[asyncio.Task[_Answer]] = set()
+        self._synchronous: set[asyncio.Task[_Answer]] = set()
         self._max_concurrent = max_concurrent
         self._sem: asyncio.Semaphore | None = None
         self.probed_seats = [s for s, a in enumerate(self.agents) if callable(getattr(a, "probe", None))]
@@ -277,7 +280,11 @@ class ProbeRunner:
         are answered); after the ``game_end`` event, once every probe is answered.
         """
         for trigger in find_triggers(events, state.events, self.battery):
-            self._schedule(trigger, state)
+            tasks = self._schedule(trigger, state)
+            held = [t for t in tasks if t in self._synchronous]
+            if held:  # a person (or a remote seat) is never asked about a state the game has left
+                await asyncio.gather(*held)
+                self._synchronous.difference_update(held)
             await self._backpressure()
         if any(isinstance(ev, GameEnd) for ev in events):
             await self.finish()
@@ -358,6 +365,8 @@ class ProbeRunner:
                 task = asyncio.ensure_future(self._ask(step, pos, probe, prev_deps, last_deps, last.get(probe.id)))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+                if getattr(self.agents[seat], "probe_synchronously", False):
+                    self._synchronous.add(task)
                 this[probe.id] = task
                 self._last[seat][probe.id] = task
                 out.append(task)

@@ -38,7 +38,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from mafialab.engine import Event, GameState
-from mafialab.remote._seats import RemoteAgent, SeatChannel
+from mafialab.remote._seats import RemoteAgent, SeatChannel, SeatRequest
 from mafialab.remote._server import LOOPBACK, BodyLimit
 
 SEATS_DIR = ".seats"
@@ -136,7 +136,7 @@ class SeatServer:
 
         async with SeatServer(port=0) as seats:
             tickets = seats.open_game(game_id, agents, game_dir)
-            await play_game(..., observers=[seats.observer(game_id)])
+            await play_game(..., observers=[probe_observer, seats.observer(game_id)])
             await seats.close_game(game_id)
     """
 
@@ -191,7 +191,11 @@ class SeatServer:
         return tickets
 
     def observer(self, game_id: str) -> _SeatObserver:
-        """The game observer that keeps the seats' views of ``game_id`` current."""
+        """The game observer that keeps the seats' views of ``game_id`` current and tells them the end.
+
+        Put it after a probe observer: a seat told the game is over stops listening, and a
+        probe may follow the game's last event.
+        """
         return _SeatObserver(self._games.get(game_id, []))
 
     async def close_game(self, game_id: str) -> None:
@@ -338,8 +342,12 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
             return ch
         t0 = time.monotonic()
 
-        def ready() -> bool:
-            return ch.over or (ch.pending is not None and not ch.pending.future.done())
+        def open_request() -> SeatRequest | None:
+            req = ch.pending
+            return req if req is not None and not req.future.done() else None
+
+        def ready() -> bool:  # an open request comes first: a probe may follow the game's last event
+            return open_request() is not None or ch.over
 
         async with ch.cond:
             if not ready() and wait > 0:
@@ -348,7 +356,7 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
             waited = time.monotonic() - t0 > 0.05
             if not waited and not seats.counted(ch):  # a poll that answers at once counts
                 return limited()
-            req = ch.pending if ready() and not ch.over else None
+            req = open_request()
             if req is None and not ch.over:
                 return Response(status_code=204)
             events, lines, nxt = ch.events_since(since)

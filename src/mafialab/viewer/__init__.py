@@ -19,6 +19,7 @@ from mafialab.viewer._build import (
     build_site,
     file_id,
     read_probes,
+    replace_notes,
     viewer_templates,
 )
 from mafialab.viewer._corpus import corpus_metrics
@@ -42,6 +43,7 @@ __all__ = [
     "attitude_from_assessment",
     "build_game",
     "build_site",
+    "replace_notes",
     "check_host",
     "create_app",
     "corpus_metrics",

@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -62,6 +63,7 @@ from mafialab.viewer._branches import (
     parent_files,
 )
 from mafialab.viewer._corpus import corpus_metrics
+from mafialab.viewer._season import season_payloads
 
 log = logging.getLogger(__name__)
 
@@ -694,6 +696,33 @@ def write_branch_files(data: Path, rows: list[dict[str, Any]], bifs: Sequence[di
     return n
 
 
+def replace_notes(src: Path, out: Path) -> list[str]:
+    """What a build of ``src`` into ``out`` will replace or write beside, said before it happens.
+
+    An earlier build in ``out`` (its ``data/`` and page files) is replaced; a folder that
+    holds game logs gets the site's files beside the logs, which are never touched (a
+    ``data/`` holding logs is refused by :func:`build_site`).
+
+    Returns:
+        One sentence per thing the user should know (empty when ``out`` is new or empty).
+    """
+    out = Path(out)
+    notes = []
+    if (out / "data" / "index.js").is_file():
+        mtime = (out / "data" / "index.js").stat().st_mtime
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))
+        notes.append(f"{out}/ holds an earlier viewer build ({when}); its data/ and page files are replaced")
+    logs = iter_game_dirs(out) if out.is_dir() else []
+    if logs and (out / GAME_FILE).is_file() is False:
+        inside = [d for d in logs if "data" not in d.relative_to(out).parts[:1]]
+        if inside:
+            notes.append(
+                f"{out}/ holds {len(inside)} game log(s); the site's index.html, app.js, app.css, branches.js and "
+                "data/ are written beside them and the logs are not touched"
+            )
+    return notes
+
+
 def build_site(
     src: Path | Iterable[Path],
     out: Path,
@@ -789,6 +818,7 @@ def build_site(
         "games": rows,
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "warnings": summary.warnings,
+        "seasons": season_payloads(root, rows, summary.warnings) if searched else [],
         "corpus_metrics": metrics,
         # one definition (mafialab.analysis.calibration): the same numbers as `mafialab report`
         "calibration": metrics.get("calibration_groups", []),

@@ -238,6 +238,7 @@
     }
     if (parts[0] === "batch" && parts.length >= 2) return { view: "batch", batch: parts[1] };
     if (parts[0] === "compare" && parts.length >= 3) return { view: "compare", a: parts[1], b: parts[2] };
+    if (parts[0] === "season" && parts.length >= 2) return { view: "season", name: parts[1] };
     if (parts[0] === "calibration") return { view: "calibration", kind: parts[1] || "all", key: parts[2] || "all games" };
     if (parts[0] === "sort") return { view: "dashboard", sort: parts[1], dir: parts[2] || "asc" };
     return { view: "dashboard" };
@@ -260,6 +261,7 @@
       current = null;
       if (r.view === "dashboard") renderDashboard(index, r);
       else if (r.view === "calibration") renderCalibration(index, r);
+      else if (r.view === "season") renderSeason(index, r);
       else if (r.view === "batch" || r.view === "compare") await EXT.page(index, r);
       else {
         const row = index.games.find((g) => g.id === r.id);
@@ -345,6 +347,11 @@
     root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc") } }, h("thead", null, head), body));
     EXT.dashboard(index, body, COLUMNS.length);
 
+    if (index.seasons && index.seasons.length) {
+      root.appendChild(h("h2", null, "Seasons"));
+      root.appendChild(h("ul", { class: "seasons", id: "seasons" }, index.seasons.map((z) => h("li", null,
+        h("a", { href: "#/season/" + enc(z.name) }, z.name), " · " + z.rules + " · " + z.counted + "/" + z.planned + " games counted · " + z.dir))));
+    }
     root.appendChild(h("h2", null, "Corpus metrics"));
     root.appendChild(corpusMetrics(index.corpus_metrics));
     root.appendChild(h("h2", null, "Calibration (all games)"));
@@ -403,6 +410,37 @@
     return h("figure", { class: "calib-fig" }, svg,
       h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " answers in " + group.games + " game(s) · ECE " + num(group.ece, 4) + " " + ciText(group.ece_ci, group.no_interval, 4) +
         " · counted: " + group.population + " · bars: accuracy per confidence bin, whiskers: 95% game-level cluster-bootstrap interval (none over fewer than 2 games), dot at mean confidence; bins with n < 20 dimmed. Computed by mafialab.analysis, as in mafialab report."));
+  }
+
+  function renderSeason(index, r) {
+    const root = clear(app());
+    const z = (index.seasons || []).find((x) => x.name === r.name);
+    if (!z) { renderError("No season " + JSON.stringify(r.name) + " in this site."); return; }
+    root.appendChild(h("h1", null, "Season " + z.name));
+    root.appendChild(h("p", { class: "muted" }, z.rules + " · " + z.counted + " of " + z.planned + " games counted" + (z.replacements ? " · " + z.replacements + " replacement(s)" : "") + " · " + z.dir));
+    root.appendChild(h("h2", null, "Leaderboard"));
+    root.appendChild(h("table", { class: "metrics", id: "season-board" }, h("thead", null, h("tr", null, z.leaderboard.head.map((c) => h("th", null, c)))),
+      h("tbody", null, z.leaderboard.rows.map((row) => h("tr", null, row.map((c) => h("td", null, c)))))));
+    root.appendChild(h("h2", null, "Games and verdicts"));
+    const list = h("div", { class: "season-games", id: "season-games" });
+    for (const g of z.games) {
+      const title = "Game " + g.slot + " · " + g.game_id;
+      const head = h("h3", null, g.key ? h("a", { href: gameHash(g.key, null) }, title) : title);
+      const facts = h("p", { class: "muted" }, (g.winner ? "won by " + g.winner : "unfinished") + (g.rounds !== null ? " after " + g.rounds + " round(s)" : "") +
+        (g.degraded ? " · degraded" : "") + (g.counted ? "" : " · not counted") + (g.judges.length ? " · judges: " + g.judges.join(", ") : " · not judged") + (g.missing.length ? " · missing: " + g.missing.join(", ") : ""));
+      const box = h("section", { class: "season-game", dataset: { game: g.game_id } }, head, facts);
+      if (g.headline) box.appendChild(h("p", { class: "headline" }, h("b", null, g.headline)));
+      if (g.recap) box.appendChild(h("p", { class: "recap" }, g.recap));
+      if (g.mvp) box.appendChild(h("p", null, "MVP: " + g.mvp + (g.mvp_entry ? " (" + g.mvp_entry + ")" : "")));
+      if (g.scores.length) {
+        box.appendChild(h("table", { class: "metrics scores" }, h("thead", null, h("tr", null, ["player", "entry", "role", "deception", "detection", "influence"].map((c) => h("th", null, c)))),
+          h("tbody", null, g.scores.map((p) => h("tr", null, h("td", null, p.name), h("td", null, p.entry || ""), h("td", null, p.role),
+            ["deception", "detection", "influence"].map((k) => h("td", { class: "num" }, p[k] === null ? "–" : num(p[k], 1))))))));
+      }
+      if (!g.key) box.appendChild(h("p", { class: "note info" }, "This game's log is not under the site's directory: no game page."));
+      list.appendChild(box);
+    }
+    root.appendChild(list);
   }
 
   function renderCalibration(index, r) {
@@ -624,8 +662,8 @@
   function renderGame(row, g, step, index, r0) {
     const root = clear(app());
     const names = g.roster.map((r) => r.name);
-    root.appendChild(h("h1", null, g.game_name + " · " + g.id));
-    root.appendChild(h("p", { class: "muted" }, g.rules_id + " · seed " + g.seed + " · source " + g.source + " · " + (g.winner ? "winner: " + teamName(g, g.winner) : "unfinished")));
+    root.appendChild(h("h1", null, "Game " + g.id));
+    root.appendChild(h("p", { class: "muted", id: "game-facts" }, g.game_name + " rules " + g.rules_id + " · seed " + g.seed + " · source " + g.source + " · " + (g.winner ? "won by " + teamName(g, g.winner) : "unfinished")));
     const nb = notesBox(g.notes); if (nb) root.appendChild(nb);
     const seats = h("p", { class: "impersonate" }, "See it as: ", g.roster.map((r) => [h("a", { href: "#", class: "as-link", dataset: { seat: r.seat } }, r.name), " "]));
     root.appendChild(seats);
