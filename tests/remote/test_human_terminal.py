@@ -75,3 +75,40 @@ def test_ctrl_c_leaves_the_seat_to_its_fallback_and_keeps_the_log(tmp_path: Path
     assert mine and all(c["status"] == "fallback" and "left the seat" in c["error"] for c in mine)
     events = [json.loads(x) for x in (game / "game.jsonl").read_text().splitlines()]
     assert any(e.get("kind") == "game_end" for e in events)
+
+
+async def test_a_probed_terminal_seat_answers_one_line_as_json(tmp_path: Path) -> None:
+    import asyncio
+    import io
+
+    from mafialab.agents import make_agent
+    from mafialab.engine import GameState
+    from mafialab.remote import HumanTerminalAgent, ProbedHumanTerminalAgent
+    from mafialab.rules import load_rules
+
+    rules = load_rules("mafiascope7")
+    assert not hasattr(make_agent("human", 1, rules, 0), "probe")
+    agent = make_agent("human?probe=1&timeout=5", 1, rules, 0)
+    assert isinstance(agent, ProbedHumanTerminalAgent) and isinstance(agent, HumanTerminalAgent)
+    assert agent.probe_synchronously and agent.describe()["probed"] is True
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+    agent._stdin = os.fdopen(read_end, "r")  # type: ignore[attr-defined]
+    agent._out = out  # type: ignore[attr-defined]
+    records: list = []
+    agent.set_call_sink(records.append)
+    state = GameState(rules, 0)
+    with os.fdopen(write_end, "w") as w:
+        w.write('{"suspect": "Alex"}\n')
+        w.write("typed too early: dropped\n")  # lines typed before a question are forgotten
+        w.flush()
+        r1 = await agent.probe("Who do you suspect?", state.view(1), {"type": "object"}, 50, "who")
+        second = asyncio.ensure_future(agent.probe("And why?", state.view(1), None, 50, "why"))
+        await asyncio.sleep(0.2)
+        w.write("just words\n")
+        w.flush()
+        r2 = await asyncio.wait_for(second, 10)
+    assert (r1.text, r1.parsed) == ('{"suspect": "Alex"}', {"suspect": "Alex"})
+    assert (r2.text, r2.parsed) == ("just words", None)
+    assert "Who do you suspect?" in out.getvalue() and "private question" in out.getvalue()
+    assert [(r.purpose, r.status, r.probe_id) for r in records] == [("probe", "ok", "who"), ("probe", "ok", "why")]

@@ -22,7 +22,6 @@ from mafialab.rules import load_rules
 from mafialab.viewer import (
     STEP_KINDS,
     BeliefTimeline,
-    CalibrationCounter,
     SiteServer,
     ViewerError,
     build_game,
@@ -96,21 +95,6 @@ def test_wilson_matches_textbook_values() -> None:
     lo, hi = wilson(0, 10)
     assert lo == 0.0 and round(hi, 4) == 0.2775
     assert wilson(0, 0) == (0.0, 1.0)
-
-
-def test_calibration_bins_and_ece() -> None:
-    c = CalibrationCounter()
-    obs = [(10, True), (30, False), (35, True), (100, True), (85, False), (90, True)]
-    for conf, ok in obs:
-        c.add(conf, ok)
-    bins = {b["lo"]: b for b in c.bins()}
-    assert sorted(bins) == [0, 20, 80]
-    assert bins[80]["n"] == 3 and bins[80]["acc"] == pytest.approx(2 / 3)
-    assert bins[80]["conf"] == pytest.approx((100 + 85 + 90) / 3)
-    assert bins[20]["small"] is True
-    ece = (1 / 6) * abs(1 - 0.10) + (2 / 6) * abs(0.5 - 0.325) + (3 / 6) * abs(2 / 3 - 275 / 300)
-    assert c.ece() == pytest.approx(ece)
-    assert bins[80]["ci"] == list(wilson(2, 3))
 
 
 def _roster() -> list[SeatInfo]:

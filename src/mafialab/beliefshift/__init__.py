@@ -29,6 +29,7 @@ from mafialab.beliefshift._elicit import (
     RunOptions,
     elicit_observation,
     run_bench,
+    run_bench_ray,
 )
 from mafialab.beliefshift._freeze import (
     FreezeError,
@@ -82,6 +83,7 @@ __all__ = [
     "read_labels",
     "read_results",
     "run_bench",
+    "run_bench_ray",
     "write_annotations",
     "write_bench",
     "write_report",

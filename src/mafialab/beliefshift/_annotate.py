@@ -35,7 +35,7 @@ from mafialab.beliefshift._schema import (
 )
 from mafialab.engine import Elimination, Speech, resolve_name
 from mafialab.models import ChatMessage, ChatModel, ChatRequest
-from mafialab.record import GameLog, read_game
+from mafialab.record import GameLog, LogFormatError, read_game
 
 log = logging.getLogger(__name__)
 
@@ -1031,7 +1031,8 @@ def load_logs(paths: Sequence[Path], include_branches: bool = True) -> list[Game
     left out: they are not independent games (``beliefshift freeze`` leaves them out).
 
     Raises:
-        mafialab.record.LogFormatError: A game without a valid header.
+        mafialab.record.LogFormatError: A game without a valid header, or two directories
+            holding one game id (the message names both paths; nothing is dropped silently).
         FileNotFoundError: A path that does not exist or holds no game.
     """
     from mafialab.record import iter_game_dirs
@@ -1047,6 +1048,14 @@ def load_logs(paths: Sequence[Path], include_branches: bool = True) -> list[Game
         games.extend(read_game(d) for d in dirs)
     if not include_branches:
         games = [g for g in games if g.header.parent is None]
+    first: dict[str, GameLog] = {}
+    for g in games:
+        seen = first.setdefault(g.game_id, g)
+        if seen is not g:  # message ids and frozen items are keyed by game id: refuse, never drop one
+            raise LogFormatError(
+                f"game id {g.game_id!r} is in both {seen.path} and {g.path}; the benchmark keys messages by game "
+                "id, so give it one of them (or move the copy out of the way)"
+            )
     return games
 
 

@@ -614,3 +614,106 @@ class _Elicitor:
             history_dropped=pr.dropped,
             prompt_chars=longest,
         )
+
+
+def _bench_on_worker(header: BenchHeader, items: list[BenchItem], model_spec: str, options: RunOptions) -> list[str]:
+    """One batch of observations on a Ray worker; returns its result lines (JSON, no header)."""
+    import tempfile
+
+    from mafialab.models import get_model
+
+    with tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
+        path = Path(tmp) / "results.jsonl"
+        model = get_model(model_spec, concurrency=options.concurrency)
+        asyncio.run(run_bench(header, items, model, path, options))
+        lines = path.read_text(encoding="utf-8").splitlines()
+    return [ln for ln in lines if ln.strip() and json.loads(ln).get("kind") == "result"]
+
+
+def run_bench_ray(
+    header: BenchHeader,
+    items: Sequence[BenchItem],
+    model_spec: str,
+    out: Path,
+    options: RunOptions | None = None,
+    *,
+    address: str = "auto",
+    batch_size: int = 32,
+    on_result: Callable[[ResultRecord], None] | None = None,
+) -> RunSummary:
+    """:func:`run_bench` with observation batches as Ray tasks; the driver writes every result.
+
+    The observations still missing a valid result in ``out`` (resume, as :func:`run_bench`)
+    are cut into batches of ``batch_size``; each batch is a task that builds the model from
+    ``model_spec`` on its worker (servers are reached by URL) and elicits its observations
+    with ``options`` (``concurrency`` per worker). The driver appends each batch's records to
+    ``out`` as it arrives, so the file is the one a local run writes (records in arrival
+    order, as there); a task whose worker died is rerun by Ray, a written batch never.
+
+    Args:
+        header: Benchmark header.
+        items: Benchmark items.
+        model_spec: Model string (workers build their own backend from it).
+        out: Results file (JSONL; created with a header line if new).
+        options: Run options.
+        address: Ray cluster (:func:`mafialab.harness.connect_ray`).
+        batch_size: Observations per task (>= 1).
+        on_result: Called on the driver with each record as it is written.
+
+    Returns:
+        The :class:`RunSummary` of the whole file after the run.
+
+    Raises:
+        ImportError: Ray is not installed (the message says how to install it).
+        ResultsMismatch, ContextWindowError, BeliefShiftFormatError: As :func:`run_bench`.
+        ValueError: ``batch_size`` < 1.
+    """
+    from mafialab.harness import connect_ray
+    from mafialab.models import get_model
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+    options = options or RunOptions()
+    model = get_model(model_spec, concurrency=options.concurrency)
+    label = options.label or model.name
+    window = _check_window(options, model)
+    counter: Callable[[str], int] | None = model.count_tokens if model.counts_tokens else None
+    out = Path(out)
+    last = _previous_results(out, header.bench_id, label, options.protocol)
+    has_lines = out.exists() and out.stat().st_size > 0
+    todo = [
+        (it, o)
+        for it in items
+        for o in it.observers
+        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
+    ]
+    batches: list[list[BenchItem]] = []
+    for start in range(0, len(todo), batch_size):
+        grouped: dict[str, tuple[BenchItem, list[ObserverContext]]] = {}
+        for it, o in todo[start : start + batch_size]:
+            grouped.setdefault(it.item_id, (it, []))[1].append(o)
+        batches.append([it.model_copy(update={"observers": obs}) for it, obs in grouped.values()])
+    ray = connect_ray(address) if batches else None
+    if has_lines:
+        _end_torn_line(out)
+    writer = JsonlWriter(out, clock=None)
+    if not last and not has_lines:
+        writer.write(_results_header(header, model, label, options, window, counter))
+    summary = RunSummary()
+    try:
+        if ray is not None:
+            task = ray.remote(max_retries=3)(_bench_on_worker)
+            pending = [task.remote(header, b, model_spec, options) for b in batches]
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for line in ray.get(done[0]):
+                    rec = ResultRecord.model_validate_json(line)
+                    writer.write(rec)
+                    last[(rec.item_id, rec.observer.seat)] = rec
+                    summary.done += 1
+                    if on_result is not None:
+                        on_result(rec)
+    finally:
+        writer.close()
+    _tally(summary, items, last)
+    return summary

@@ -36,6 +36,7 @@ from mafialab.beliefshift import (
     read_bench,
     read_labels,
     run_bench,
+    run_bench_ray,
     write_annotations,
     write_bench,
     write_report,
@@ -192,6 +193,12 @@ def run_cmd(
         None, "--context-window", min=256, help="Fit prompts into this many tokens (default: the model's window)."
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (a slice)."),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray",
+        help="Elicit in observation batches as Ray tasks: auto, local or a cluster ADDRESS; the driver writes "
+        "OUT as a local run does. Needs mafialab[ray].",
+    ),
 ) -> None:
     """Elicit each observer's prior and belief shift for every benchmark item."""
     if protocol not in ("anchored", "independent"):
@@ -220,8 +227,15 @@ def run_cmd(
     with progress_bar() as progress:
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
         try:
-            summary = asyncio.run(run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task)))
-        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError) as err:
+            if ray_address is not None:
+                summary = run_bench_ray(
+                    header, items, model, out, opts, address=ray_address, on_result=lambda r: progress.advance(task)
+                )
+            else:
+                summary = asyncio.run(
+                    run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task))
+                )
+        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError) as err:
             fail(str(err))
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(

@@ -41,8 +41,7 @@ def _seat_options(spec: str, timeout: float, probe: bool) -> str:
         return spec
     head, _, query = spec.partition("?")
     given = dict(parse_qsl(query, keep_blank_values=True))
-    terminal = parse_seat_spec(spec).kind == "human"  # a terminal seat answers no probes
-    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe and not terminal else {}), **given}
+    opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe else {}), **given}
     return f"{head}?{urlencode(opts)}"
 
 

@@ -47,8 +47,8 @@ def connect_ray(address: str) -> Any:
     if ray.is_initialized():
         return ray
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address == "local":
-        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    if address == "local":  # a new instance even when RAY_ADDRESS names a cluster
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, configure_logging=False)
     else:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     return ray

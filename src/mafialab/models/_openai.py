@@ -178,6 +178,24 @@ class OpenAIModel:
             self._clients[loop] = client
         return client
 
+    async def _create(self, payload: dict[str, Any]) -> Any:
+        """``POST /chat/completions`` with ``payload`` as the JSON body (``extra_body`` merged in).
+
+        Uses the SDK's documented low-level ``client.post`` instead of
+        ``chat.completions.create``: the latter walks every message of the request to apply
+        its type annotations (about 5 ms of CPU per call on a probed game's long prompts,
+        which delays the game's own calls), work a plain JSON body does not need. Errors
+        (``RateLimitError``, ``APIStatusError`` …) and the ``ChatCompletion`` result are the
+        SDK's, as with ``create``.
+        """
+        from openai.types.chat import ChatCompletion
+
+        body = dict(payload)
+        extra = body.pop("extra_body", None)
+        if extra:
+            body.update(extra)  # as the SDK merges extra_body: its fields win
+        return await self._client().post("/chat/completions", body=body, cast_to=ChatCompletion)
+
     def _payload(self, request: ChatRequest, dialect: str, n: int = 1) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [m.model_dump() for m in request.messages]}
         if n > 1:
@@ -273,7 +291,7 @@ class OpenAIModel:
         async with self._limit(call_priority(request)):
             while True:
                 try:
-                    completion = await self._client().chat.completions.create(**self._payload(request, dialect, n))
+                    completion = await self._create(self._payload(request, dialect, n))
                 except oa.RateLimitError as err:
                     if attempt >= self.rate_limit_retries:
                         return [self._error(f"rate limited (HTTP 429) after {attempt} retries", "rate_limit", t0)], 429

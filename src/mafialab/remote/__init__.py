@@ -16,7 +16,7 @@ from mafialab.agents import register_agent_resolver
 from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
 from mafialab.remote._client import Client, RemoteError, first_legal
 from mafialab.remote._hub import DEFAULT_JOB_TIMEOUT_S, MAX_WAIT_S, WORKER_TTL_S, BusHub, create_bus_app
-from mafialab.remote._human import HumanTerminalAgent
+from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
 from mafialab.remote._seats import (
     DEFAULT_REMOTE_TIMEOUT_S,
     SEAT_KINDS,
@@ -46,6 +46,7 @@ __all__ = [
     "BackgroundServer",
     "BusHub",
     "Client",
+    "ProbedHumanTerminalAgent",
     "ProbedRemoteAgent",
     "RemoteAgent",
     "RemoteError",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 import threading
@@ -12,7 +13,7 @@ from typing import Any, TextIO
 
 from mafialab.agents import FALLBACK_TEXT, Renderer, load_prompt_pack
 from mafialab.engine import Action, Decision, PlayerView, stream
-from mafialab.models import CallRecord, CallSink
+from mafialab.models import CallRecord, CallSink, ChatResponse
 from mafialab.remote._seats import MAX_TEXT_CHARS_REMOTE, SeatSpec
 from mafialab.render import EventRenderer, load_event_templates
 from mafialab.rules import RuleSet
@@ -235,3 +236,69 @@ def _sigint(loop: asyncio.AbstractEventLoop, handler: Any) -> Any:
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+class ProbedHumanTerminalAgent(HumanTerminalAgent):
+    """A terminal seat that also answers probe questions (``--probe-remote``).
+
+    The question is printed while the game waits (so it is about the state the person
+    sees); one typed line is the answer: read as JSON when it parses, else kept as text.
+    An empty line, time running out, Ctrl-C or the end of input give an error record and
+    the game goes on.
+
+    Attributes:
+        probe_synchronously: Always true: the probe runner waits for the answer.
+    """
+
+    probe_synchronously = True
+
+    def describe(self) -> dict[str, Any]:
+        """Header entry (see :meth:`HumanTerminalAgent.describe`), ``probed`` true."""
+        return {**super().describe(), "probed": True}
+
+    async def probe(
+        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+    ) -> ChatResponse:
+        """Print ``question`` and read one line as the answer (JSON when it parses)."""
+        t0 = time.monotonic()
+        if self.abandoned:
+            return ChatResponse(error="the person left the seat", error_kind="transport", model=self.label)
+        loop = asyncio.get_running_loop()
+        if self._reader is None:
+            self._reader = _LineReader(self._stdin or sys.stdin, loop)
+        self._reader.drain()
+        self._show_events(view)
+        self._print("")
+        self._print(f">>> private question ({probe_id}; nobody else sees it or your answer):")
+        self._print(question.rstrip())
+        if json_schema is not None:
+            self._print("    answer as JSON following: " + json.dumps(json_schema, ensure_ascii=False))
+        self._print(f"    ({self.spec.timeout_s:g} s; one line)")
+        reader = self._reader
+        with _sigint(loop, lambda: reader.queue.put_nowait(None)):
+            line = await self._line(t0 + self.spec.timeout_s)
+        took = time.monotonic() - t0
+        status: Any = "ok"
+        error = None
+        if line is None or not line.strip():
+            status, error = "error", "no answer" if line is not None else "no answer (time, Ctrl-C or end of input)"
+        if self.calls is not None:
+            self.calls(
+                CallRecord(
+                    seat=self.seat,
+                    purpose="probe",
+                    model=self.label,
+                    status=status,
+                    latency_ms=round(took * 1000),
+                    error=error,
+                    probe_id=probe_id,
+                )
+            )
+        if error is not None or line is None:
+            return ChatResponse(error=error, error_kind="empty", latency_s=took, model=self.label)
+        text = line.strip()
+        try:
+            parsed: Any = json.loads(text)
+        except ValueError:
+            parsed = None
+        return ChatResponse(text=text, parsed=parsed, latency_s=took, model=self.label)

@@ -469,17 +469,16 @@ def seat_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> Any:
 
     Returns:
         A :class:`RemoteAgent` (a :class:`ProbedRemoteAgent` with ``probe=1``), or a
-        :class:`~mafialab.remote.HumanTerminalAgent` for ``human``.
+        :class:`~mafialab.remote.HumanTerminalAgent` for ``human`` (probed with ``probe=1``).
 
     Raises:
-        SeatSpecError: A malformed spec, or ``probe=1`` on a terminal seat.
+        SeatSpecError: A malformed spec.
     """
     parsed = parse_seat_spec(spec)
     if parsed.kind == "human":
-        from mafialab.remote._human import HumanTerminalAgent
+        from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
 
-        if parsed.probe:
-            raise SeatSpecError(f"seat spec: {spec!r}: terminal seats are not probed (human-web seats are)")
-        return HumanTerminalAgent(seat, rules, seed, parsed)
+        human = ProbedHumanTerminalAgent if parsed.probe else HumanTerminalAgent
+        return human(seat, rules, seed, parsed)
     cls = ProbedRemoteAgent if parsed.probe else RemoteAgent
     return cls(seat, rules, seed, parsed)

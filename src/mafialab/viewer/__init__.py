@@ -2,11 +2,9 @@
 
 from mafialab.viewer._api import MAX_BODY, ForkRequest, ForkService, JobStatus, create_app
 from mafialab.viewer._beliefs import (
-    CALIBRATION_EDGES,
     SMALL_BIN,
     Belief,
     BeliefTimeline,
-    CalibrationCounter,
     attitude_from_assessment,
     normalise_probe,
     role_vocabulary,
@@ -26,7 +24,6 @@ from mafialab.viewer._corpus import corpus_metrics
 from mafialab.viewer._serve import HOST, SiteServer, check_host
 
 __all__ = [
-    "CALIBRATION_EDGES",
     "HOST",
     "MAX_BODY",
     "ForkRequest",
@@ -36,7 +33,6 @@ __all__ = [
     "STEP_KINDS",
     "Belief",
     "BeliefTimeline",
-    "CalibrationCounter",
     "SiteServer",
     "SiteSummary",
     "ViewerError",

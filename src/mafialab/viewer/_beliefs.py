@@ -31,14 +31,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.analysis import ATTITUDES, UNKNOWN, RoleVocabulary, wilson
+from mafialab.analysis import ATTITUDES, UNKNOWN, RoleVocabulary
 from mafialab.record import ProbeRecord, SeatInfo
 from mafialab.rules import RuleSet
 
 STRUCTURED_PROBES = ("role_assessment", "suspicion_ranking", "social_map")
 """Probe ids whose answers the viewer reads item by item (MafiaScope shapes); others are shown verbatim."""
-CALIBRATION_EDGES = (0, 20, 40, 60, 80, 100)
-"""Bin edges of the calibration chart (width 20, 100 folded into the top bin; MafiaScope F2)."""
 SMALL_BIN = 20
 """Bins with fewer observations than this are drawn dimmed."""
 _GENERIC_TOWN = ("villager", "doctor", "sheriff", "seer", "detective", "angel")
@@ -340,72 +338,3 @@ class BeliefTimeline:
             hit += h
             n += k
         return hit / n if n else None
-
-
-@dataclass
-class CalibrationCounter:
-    """Accumulates (confidence, correct) observations into calibration bins.
-
-    One observation per committed ``role_assessment`` guess about another seat with a
-    confidence in [0, 100] (MafiaScope F2). Bins of width 20, 100 folded into 80-100.
-    """
-
-    n: list[int] = field(default_factory=lambda: [0] * (len(CALIBRATION_EDGES) - 1))
-    hits: list[int] = field(default_factory=lambda: [0] * (len(CALIBRATION_EDGES) - 1))
-    conf: list[float] = field(default_factory=lambda: [0.0] * (len(CALIBRATION_EDGES) - 1))
-
-    def add(self, confidence: float, correct: bool) -> None:
-        """Add one observation (confidence 0-100)."""
-        i = min(int(confidence // 20), len(self.n) - 1)
-        self.n[i] += 1
-        self.hits[i] += bool(correct)
-        self.conf[i] += confidence
-
-    def add_belief(self, b: Belief, roster: Sequence[SeatInfo]) -> None:
-        """Add the committed guesses of a ``role_assessment`` answer."""
-        for it in b.items:
-            t, r, c = it["t"], it["r"], it["c"]
-            if t is None or t == b.seat or t >= len(roster) or r is None or r == UNKNOWN:
-                continue
-            if c is None or not 0 <= c <= 100:
-                continue
-            self.add(c, r.lower() == roster[t].role.lower())
-
-    def merge(self, other: CalibrationCounter) -> None:
-        """Add another counter's observations."""
-        for i in range(len(self.n)):
-            self.n[i] += other.n[i]
-            self.hits[i] += other.hits[i]
-            self.conf[i] += other.conf[i]
-
-    def bins(self) -> list[dict[str, Any]]:
-        """Non-empty bins: ``{lo, hi, n, acc, conf, ci: [low, high], small}``."""
-        out = []
-        for i, n in enumerate(self.n):
-            if not n:
-                continue
-            lo, hi = wilson(self.hits[i], n)
-            out.append(
-                {
-                    "lo": CALIBRATION_EDGES[i],
-                    "hi": CALIBRATION_EDGES[i + 1],
-                    "n": n,
-                    "acc": self.hits[i] / n,
-                    "conf": self.conf[i] / n,
-                    "ci": [lo, hi],
-                    "small": n < SMALL_BIN,
-                }
-            )
-        return out
-
-    def ece(self) -> float | None:
-        """Expected calibration error (0-1) over the bins, or ``None`` if empty."""
-        total = sum(self.n)
-        if not total:
-            return None
-        return sum(n / total * abs(self.hits[i] / n - self.conf[i] / n / 100) for i, n in enumerate(self.n) if n)
-
-    @property
-    def total(self) -> int:
-        """Number of observations."""
-        return sum(self.n)

@@ -48,7 +48,6 @@ from mafialab.rules import RuleSet
 from mafialab.viewer._beliefs import (
     Belief,
     BeliefTimeline,
-    CalibrationCounter,
     SeatNames,
     attitude_from_assessment,
     normalise_probe,
@@ -287,7 +286,6 @@ class _GameBuild:
     row: dict[str, Any]
     game: dict[str, Any]
     seats: list[dict[str, Any]]
-    calib_by_model: dict[str, CalibrationCounter]
 
 
 def build_game(
@@ -365,10 +363,6 @@ def build_game(
     for s in range(n_seats):
         agree = [(h / n if n else None) for h, n in pairs[s]]
         seats.append(_seat_payload(glog, s, names, labels, ev_json, step_index, agree, timeline, by_seat[s], notes))
-    calib: dict[str, CalibrationCounter] = {}
-    for b in beliefs:
-        if b.ok and b.probe_id == "role_assessment" and b.seat < n_seats:
-            calib.setdefault(h.roster[b.seat].agent, CalibrationCounter()).add_belief(b, h.roster)
     parsed = parse_counts(gd, DEFAULT)[1]  # the report's definition: an answer stored or re-parsed
     ends = [e for e in events if e.kind == "game_end"]
     row = {
@@ -390,7 +384,7 @@ def build_game(
         "notes": [n["code"] for n in notes],
         "parent": game["parent"],
     }
-    return _GameBuild(row=row, game=game, seats=seats, calib_by_model=calib)
+    return _GameBuild(row=row, game=game, seats=seats)
 
 
 def _coverage(gd: GameData) -> dict[str, Any]:
@@ -538,7 +532,6 @@ def _corpus_of(root: Path, game_dir: Path) -> str:
 @dataclass
 class _DirResult:
     row: dict[str, Any]
-    calib_by_model: dict[str, CalibrationCounter]
     bytes_written: int
 
 
@@ -616,7 +609,7 @@ def _build_dir(task: _Task) -> _DirResult | str:
     n = _write_js(data / "g" / f"{fid}.js", "game", gid, gb.game)
     for sp in gb.seats:
         n += _write_js(data / "s" / fid / f"{sp['seat']}.js", "seat", f"{gid}/{sp['seat']}", sp)
-    return _DirResult(row=gb.row, calib_by_model=gb.calib_by_model, bytes_written=n)
+    return _DirResult(row=gb.row, bytes_written=n)
 
 
 def _workers(jobs: int | None, n_tasks: int) -> int:
