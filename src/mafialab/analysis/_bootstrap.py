@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
@@ -122,6 +124,30 @@ def cluster_bootstrap_ci(
     with np.errstate(divide="ignore", invalid="ignore"):
         vals = stat(pooled)
     return percentile_ci(vals, level)
+
+
+def ratio_statistic(num: int, den: int):  # type: ignore[no-untyped-def]
+    """A bootstrap statistic: column ``num`` ÷ column ``den`` of per-game sums, NaN where ``den`` is 0.
+
+    Args:
+        num: Index of the numerator column in the last axis of the summed array.
+        den: Index of the denominator column.
+
+    Returns:
+        A function of an array ``(..., k)`` giving an array ``(...)`` of ratios (NaN where the
+        denominator is 0), for :func:`cluster_bootstrap_ci`.
+    """
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        return np.where(x[..., den] > 0, x[..., num] / np.where(x[..., den] > 0, x[..., den], 1), np.nan)
+
+    return fn
+
+
+def finite_or_none(x: Any) -> float | None:
+    """``float(x)``, or ``None`` where it is NaN (a statistic with no data, shown as null)."""
+    v = float(x)
+    return None if math.isnan(v) else v
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

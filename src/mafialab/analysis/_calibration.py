@@ -17,7 +17,9 @@ from mafialab.analysis._bootstrap import (
     bootstrap_weights,
     cluster_bootstrap_ci,
     clusters_with_data,
+    finite_or_none,
     no_interval_reason,
+    ratio_statistic,
 )
 from mafialab.analysis._data import GameData
 from mafialab.analysis._metrics import Method, first_order, get_method
@@ -50,18 +52,6 @@ def _ece(nb: int):  # type: ignore[no-untyped-def]
         return np.where(n > 0, total, np.nan)
 
     return fn
-
-
-def _ratio(num: int, den: int):  # type: ignore[no-untyped-def]
-    def fn(x: np.ndarray) -> np.ndarray:
-        return np.where(x[..., den] > 0, x[..., num] / np.where(x[..., den] > 0, x[..., den], 1), np.nan)
-
-    return fn
-
-
-def _val(x: Any) -> float | None:
-    v = float(x)
-    return None if np.isnan(v) else v
 
 
 def _ci(per_cluster: np.ndarray, stat: Any, weights: np.ndarray | None) -> list[float] | None:
@@ -113,7 +103,7 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
                 "games": k,
                 "accuracy": float(tot[3 * b] / cnt),
                 "mean_confidence": float(tot[3 * b + 2] / cnt),
-                "ci95": _ci(cols, _ratio(0, 1), weights) if k >= MIN_CLUSTERS else None,
+                "ci95": _ci(cols, ratio_statistic(0, 1), weights) if k >= MIN_CLUSTERS else None,
                 "no_interval": no_interval_reason(k),
             }
         )
@@ -121,10 +111,10 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
         "population": calibration_population(method),
         "games": n_games,
         "n": int(tot[3 * nb + 1]),
-        "ece": _val(_ece(nb)(tot)),
-        "brier": _val(_ratio(3 * nb, 3 * nb + 1)(tot)),
+        "ece": finite_or_none(_ece(nb)(tot)),
+        "brier": finite_or_none(ratio_statistic(3 * nb, 3 * nb + 1)(tot)),
         "bins": bins,
-        "ci95": {"ece": _ci(x, _ece(nb), weights), "brier": _ci(x, _ratio(3 * nb, 3 * nb + 1), weights)},
+        "ci95": {"ece": _ci(x, _ece(nb), weights), "brier": _ci(x, ratio_statistic(3 * nb, 3 * nb + 1), weights)},
         "no_interval": no_interval_reason(n_games),
     }
 

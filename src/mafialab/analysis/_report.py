@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +10,14 @@ from typing import Any
 import numpy as np
 
 from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
-from mafialab.analysis._bootstrap import MIN_CLUSTERS, bootstrap_weights, cluster_bootstrap_ci, no_interval_reason
+from mafialab.analysis._bootstrap import (
+    MIN_CLUSTERS,
+    bootstrap_weights,
+    cluster_bootstrap_ci,
+    finite_or_none,
+    no_interval_reason,
+    ratio_statistic,
+)
 from mafialab.analysis._calibration import calibration_summary
 from mafialab.analysis._coverage import coverage
 from mafialab.analysis._data import GameData, load_games
@@ -32,18 +38,6 @@ from mafialab.analysis._metrics import (
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, vote_quadrants
 from mafialab.record import RETEST_FILE, RetestRecord, read_retests
-
-
-def _ratio(num: int, den: int):  # type: ignore[no-untyped-def]
-    def fn(x: np.ndarray) -> np.ndarray:
-        return np.where(x[..., den] > 0, x[..., num] / np.where(x[..., den] > 0, x[..., den], 1), np.nan)
-
-    return fn
-
-
-def _val(x: Any) -> float | None:
-    v = float(x)
-    return None if math.isnan(v) else v
 
 
 def _ci(ci: tuple[float, float] | None) -> list[float] | None:
@@ -143,16 +137,16 @@ def compute_report(
     for r in rounds:
         x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr, _ in f1_games])
         tot = x.sum(axis=0)
-        acc, unk, rec = _ratio(0, 1), _ratio(4, 5), _ratio(6, 7)
+        acc, unk, rec = ratio_statistic(0, 1), ratio_statistic(4, 5), ratio_statistic(6, 7)
         first[str(r)] = {
-            "committed_accuracy": _val(acc(tot)),
+            "committed_accuracy": finite_or_none(acc(tot)),
             "committed_n": int(tot[1]),
-            "accuracy_chance": _val(_ratio(2, 3)(tot)),
-            "unknown_rate": _val(unk(tot)),
+            "accuracy_chance": finite_or_none(ratio_statistic(2, 3)(tot)),
+            "unknown_rate": finite_or_none(unk(tot)),
             "unknown_n": int(tot[5]),
-            "recall": _val(rec(tot)),
+            "recall": finite_or_none(rec(tot)),
             "recall_n": int(tot[7]),
-            "recall_chance": _val(_ratio(8, 9)(tot)),
+            "recall_chance": finite_or_none(ratio_statistic(8, 9)(tot)),
             "ci95": {
                 "committed_accuracy": ci(x, acc),
                 "unknown_rate": ci(x, unk),
@@ -167,14 +161,14 @@ def compute_report(
     for side in SIDES:
         x = np.array([g[side] for g in f3_games]) if f3_games else np.zeros((0, len(F3_FIELDS)))
         tot = x.sum(axis=0) if n_games else np.zeros(len(F3_FIELDS))
-        ratio, accf = _ratio(7, 4), _ratio(1, 0)
+        ratio, accf = ratio_statistic(7, 4), ratio_statistic(1, 0)
         second[side] = {
             "pairs": int(tot[0]),
-            "overprediction_ratio": _val(ratio(tot)),
+            "overprediction_ratio": finite_or_none(ratio(tot)),
             "predicted_suspects": int(tot[7]),
             "actual_suspects": int(tot[4]),
-            "accuracy": _val(accf(tot)),
-            "majority_baseline": _val(_majority(tot)),
+            "accuracy": finite_or_none(accf(tot)),
+            "majority_baseline": finite_or_none(_majority(tot)),
             "ci95": {
                 "overprediction_ratio": ci(x, ratio),
                 "accuracy": ci(x, accf),
@@ -188,12 +182,12 @@ def compute_report(
         for metric in F4_METRICS:
             x = np.array([g[(side, metric)] for g in f4_games]) if f4_games else np.zeros((0, 3))
             tot = x.sum(axis=0) if n_games else np.zeros(3)
-            rate = _ratio(0, 1)
+            rate = ratio_statistic(0, 1)
             coupling[side][metric] = {
                 "hits": int(tot[0]),
                 "n": int(tot[1]),
-                "rate": _val(rate(tot)),
-                "chance": _val(_ratio(2, 1)(tot)),
+                "rate": finite_or_none(rate(tot)),
+                "chance": finite_or_none(ratio_statistic(2, 1)(tot)),
                 "ci95": ci(x, rate),
             }
         baselines: dict[str, Any] = {}
@@ -201,8 +195,13 @@ def compute_report(
         for pred in PREDICTORS:
             x = np.array([b[(side, pred)] for b, _ in tb_games]) if tb_games else np.zeros((0, 2))
             tot = x.sum(axis=0) if n_games else np.zeros(2)
-            rate = _ratio(0, 1)
-            baselines[pred] = {"hits": int(tot[0]), "n": int(tot[1]), "rate": _val(rate(tot)), "ci95": ci(x, rate)}
+            rate = ratio_statistic(0, 1)
+            baselines[pred] = {
+                "hits": int(tot[0]),
+                "n": int(tot[1]),
+                "rate": finite_or_none(rate(tot)),
+                "ci95": ci(x, rate),
+            }
             x = np.array([i[(side, pred)] for _, i in tb_games]) if tb_games else np.zeros((0, 5))
             tot = x.sum(axis=0) if n_games else np.zeros(5)
             b, c = int(tot[3]), int(tot[4])
@@ -213,7 +212,7 @@ def compute_report(
                 "b": b,
                 "c": c,
                 "mcnemar_p": mcnemar_exact(b, c),
-                "diff": _val(_diff(tot)),
+                "diff": finite_or_none(_diff(tot)),
                 "diff_ci95": ci(x, _diff),
             }
         coupling[side]["baselines"] = baselines
@@ -225,7 +224,7 @@ def compute_report(
         x = by_cluster(per_game)
         if x.shape[0] < 2:
             return None
-        return _ci(cluster_bootstrap_ci(x, _ratio(num, den), weights=weights))
+        return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
 
     def dyn_group(key: tuple[str, str]) -> dict[str, Any]:
         x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
