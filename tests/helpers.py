@@ -70,3 +70,25 @@ def seeded_responder(body: dict[str, Any]) -> str:
     if schema is None:
         return "I have nothing to add."
     return json.dumps(schema_instance(schema, json.dumps(body["messages"][-1:]) + str(body.get("seed"))))
+
+
+def freeze_scripted_bench(root: Path, games: int = 1, seed: int = 7) -> Path:
+    """Play ``games`` scripted werewolf7 games under ``root``, annotate them (rules annotator) and freeze
+    a belief-shift benchmark; returns the benchmark file (the CLI path a user takes)."""
+    from typer.testing import CliRunner
+
+    from mafialab.cli import app
+
+    r = CliRunner()
+    res = r.invoke(
+        app,
+        ["play", "-r", "werewolf7", "-a", "scripted", "-s", str(seed), "--games", str(games), "-o", str(root / "logs")],
+    )
+    assert res.exit_code == 0, res.output
+    res = r.invoke(app, ["beliefshift", "annotate", str(root / "logs"), "--out", str(root / "ann.jsonl")])
+    assert res.exit_code == 0, res.output
+    res = r.invoke(
+        app, ["beliefshift", "freeze", str(root / "logs"), str(root / "ann.jsonl"), "--out", str(root / "b.jsonl")]
+    )
+    assert res.exit_code == 0, res.output
+    return root / "b.jsonl"

@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 pytest.importorskip("inspect_ai", reason="the Inspect AI extra is not installed: pip install 'mafialab[inspect]'")
 
 from inspect_ai.model import ModelOutput, ModelUsage
 
-from mafialab.cli import app
 from mafialab.models import ChatRequest
+from tests.helpers import freeze_scripted_bench
 
 LEVELS = ("-3", "-2", "-1", "0", "+1", "+2", "+3")
 
@@ -29,17 +28,7 @@ def _inspect_log_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="package")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A frozen benchmark of one native scripted werewolf7 game (rules annotator, 2 observers)."""
-    root = tmp_path_factory.mktemp("inspect-bs")
-    r = CliRunner()
-    res = r.invoke(app, ["play", "-r", "werewolf7", "-a", "scripted", "-s", "7", "-o", str(root / "logs")])
-    assert res.exit_code == 0, res.output
-    res = r.invoke(app, ["beliefshift", "annotate", str(root / "logs"), "--out", str(root / "ann.jsonl")])
-    assert res.exit_code == 0, res.output
-    res = r.invoke(
-        app, ["beliefshift", "freeze", str(root / "logs"), str(root / "ann.jsonl"), "--out", str(root / "b.jsonl")]
-    )
-    assert res.exit_code == 0, res.output
-    return root / "b.jsonl"
+    return freeze_scripted_bench(tmp_path_factory.mktemp("inspect-bs"), games=1)
 
 
 def scripted_answer(last_user_text: str, names: list[str]) -> str:
