@@ -169,3 +169,13 @@ def test_cli_mock_exhausted_is_a_clear_error(tmp_path) -> None:
     assert "no scripted output left" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert list(out.rglob("game.jsonl"))  # what was recorded is kept
+
+
+@pytest.mark.parametrize("name", ["x[/]w", "r[old]", "b[bold]x"])
+def test_output_paths_with_brackets_are_printed_as_written(tmp_path, name):
+    # square brackets in a path are text, not console markup: no crash, and the printed log folder exists
+    out = tmp_path / name
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert f"Logs in {out}/" in res.output
+    assert len(list(iter_game_dirs(out))) == 1

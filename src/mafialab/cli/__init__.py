@@ -2,6 +2,8 @@
 
 import sys
 
+from rich.markup import escape
+
 from mafialab.cli import (
     _beliefshift,
     _bifurcate,
@@ -50,7 +52,7 @@ def main() -> None:
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         why = err.strerror or str(err)
-        err_console.print(f"[bold red]error:[/] {where}{why}", highlight=False, markup=True)
+        err_console.print(f"[bold red]error:[/] {escape(where + str(why))}", highlight=False, markup=True)
         sys.exit(2)
 
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -89,7 +90,8 @@ def annotate_cmd(
     n_s = sum(a.category == "suspect" for a in res.annotations)
     console.print(
         f"{total} game(s), {len(res.header.scanned)} day messages: {len(res.annotations)} annotations "
-        f"({n_s} suspect, {len(res.annotations) - n_s} accuse), {len(res.header.failed)} failed. Wrote {out}"
+        f"({n_s} suspect, {len(res.annotations) - n_s} accuse), {len(res.header.failed)} failed. "
+        f"Wrote {escape(str(out))}"
     )
 
 
@@ -170,7 +172,7 @@ def freeze_cmd(
     console.print(
         f"bench {h.bench_id}: {h.n_items} items, {h.n_observations} observations from {len(h.games)} game(s)"
         + (f" ({none} item(s) without an eligible observer)" if none else "")
-        + f". Wrote {out}"
+        + f". Wrote {escape(str(out))}"
     )
 
 
@@ -197,7 +199,7 @@ def run_cmd(
         None,
         "--ray",
         help="Elicit in observation batches as Ray tasks: auto, local or a cluster ADDRESS; the driver writes "
-        "OUT as a local run does. Needs mafialab[ray].",
+        "OUT as a local run does. Needs mafialab\\[ray].",
     ),
 ) -> None:
     """Elicit each observer's prior and belief shift for every benchmark item."""
@@ -240,7 +242,7 @@ def run_cmd(
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
         f"{chat.name}: {summary.ok}/{summary.total} observations valid ({100 * summary.completion:.1f} %), "
-        f"failures: {causes}; {summary.shortened} shortened to fit the context. Wrote {out}"
+        f"failures: {causes}; {summary.shortened} shortened to fit the context. Wrote {escape(str(out))}"
     )
     if summary.completion < 0.95:
         console.print("[yellow]completion below the 95 % target[/]")
@@ -273,7 +275,7 @@ def report_cmd(
     except (ModelsFileError, BeliefShiftFormatError, ImportError) as err:
         fail(str(err))
     for p in problems:
-        console.print(f"[yellow]skipped:[/] {p}")
+        console.print(f"[yellow]skipped:[/] {escape(str(p))}")
     if not recs:
         fail("no result records in the given files")
     rep = build_report(recs, infos, ci)  # type: ignore[arg-type]
@@ -287,4 +289,7 @@ def report_cmd(
     show = ["completion", "prior_discrimination_groups", "table1_groups", "table2_groups", "table9_groups"]
     for name in show:
         console.print(rep.tables[name].to_markdown(), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"{len(written)} files written under {out}/ (per-model tables, LaTeX, CSV, prior_discrimination.png)")
+    console.print(
+        f"{len(written)} files written under {escape(str(out))}/ "
+        "(per-model tables, LaTeX, CSV, prior_discrimination.png)"
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
@@ -96,7 +97,7 @@ def report_cmd(
     except (FileNotFoundError, ValueError) as err:
         fail(str(err))
     for p in rep["problems"]:
-        err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, soft_wrap=True)
     if fmt is _Fmt.json:
         sys.stdout.write(json.dumps(rep, indent=1, ensure_ascii=False) + "\n")
     elif fmt is _Fmt.csv:
@@ -178,9 +179,9 @@ def run_cmd(
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError, RuntimeError) as err:
         fail(str(err))
     for e in res.errors:
-        err_console.print(f"[yellow]fork not played:[/] {e}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     console.print(
-        f"{len(res.points)} point(s); {res.samples} new sample(s), {res.forks} new fork(s) in {out}. "
-        f"Report: mafialab bifurcate report {out}",
+        f"{len(res.points)} point(s); {res.samples} new sample(s), {res.forks} new fork(s) in {escape(str(out))}. "
+        f"Report: mafialab bifurcate report {escape(str(out))}",
         highlight=False,
     )

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from mafialab.cli._app import err_console, fail
 from mafialab.record import LogFormatError
@@ -24,7 +25,7 @@ def export_parquet_cmd(
 
     try:
         for p in export_parquet(directory, out):
-            err_console.print(f"wrote {p}", style="dim")
+            err_console.print(f"wrote {escape(str(p))}", style="dim")
     except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
 

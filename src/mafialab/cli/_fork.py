@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from mafialab.cli._app import console, fail
@@ -176,7 +177,7 @@ def run_cmd(
     console.print(t)
     console.print(
         f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
-        f"town won {batch.wins('town')}, mafia {batch.wins('mafia')}. Logs in {out}/",
+        f"town won {batch.wins('town')}, mafia {batch.wins('mafia')}. Logs in {escape(str(out))}/",
         highlight=False,
     )
 

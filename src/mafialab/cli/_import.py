@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from mafialab.cli._app import console, err_console, fail
@@ -46,9 +47,9 @@ def import_mafiascope_cmd(
         )
     console.print(t)
     for p in rep.problems:
-        err_console.print(f"[yellow]skipped:[/] {p}", highlight=False, markup=True, soft_wrap=True)
+        err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, markup=True, soft_wrap=True)
     if rep.bifurcation is not None:
         console.print(f"bifurcation: {rep.points} points, {rep.forks} fork outcomes written to {rep.bifurcation}")
-    console.print(f"imported {len(rep.imported)} of {len(rep.games)} games into {out}")
+    console.print(f"imported {len(rep.imported)} of {len(rep.games)} games into {escape(str(out))}")
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)

@@ -299,7 +299,7 @@ def play(
         None,
         "--ray",
         help="Play the games as Ray tasks: auto (an existing cluster), local (one started for the run) or a "
-        "cluster ADDRESS; the logs land in OUT as in a local run. Needs mafialab[ray].",
+        "cluster ADDRESS; the logs land in OUT as in a local run. Needs mafialab\\[ray].",
     ),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
@@ -386,7 +386,7 @@ def play(
     line = (
         f"{len(results)} game(s) of {rs.id}: "
         + ", ".join(f"{rs.lexicon.team_name(w)} {n}" for w, n in wins.items() if w)
-        + f". Logs in {out}/"
+        + f". Logs in {escape(str(out))}/"
     )
     console.print(line)
     if calls:

@@ -87,7 +87,7 @@ def _missing(rep: dict[str, Any], *keys: str) -> bool:
     cov = rep.get("coverage", {}).get("metrics", {})
     whys = [cov[k]["why"] for k in keys if k in cov and not cov[k]["computed"]]
     for why in whys:
-        console.print(f"[yellow]not computed:[/] {why}", highlight=False)
+        console.print(f"[yellow]not computed:[/] {escape(str(why))}", highlight=False)
     return len(whys) == len(keys)
 
 
@@ -324,10 +324,11 @@ def report(
         except (FileNotFoundError, LogFormatError) as err:
             fail(str(err))
         for why in dups:
-            err_console.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
+            err_console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
         if left_out:
             err_console.print(
-                f"{directory}: left out {len(left_out)} branch(es) (forks); --include-branches keeps them", style="dim"
+                f"{escape(str(directory))}: left out {len(left_out)} branch(es) (forks); --include-branches keeps them",
+                style="dim",
             )
         per_dir.append((directory, games))
     retest_paths = [p for d in directories for p in find_retests(d)]
@@ -335,7 +336,7 @@ def report(
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
-        err_console.print(f"[yellow]skipped:[/] {why}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]skipped:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     if len(directories) == 1 and not keys and ref is None:
         games = per_dir[0][1]
         mix = pooled_mix(games)
@@ -354,7 +355,7 @@ def report(
             from mafialab.analysis import write_plots
 
             for p in write_plots(rep, plots, corpus=directories[0].resolve().name):
-                err_console.print(f"wrote {p}", style="dim")
+                err_console.print(f"wrote {escape(str(p))}", style="dim")
         return
     groups: dict[str, list[Any]] = {}
     for directory, games in per_dir:

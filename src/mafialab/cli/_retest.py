@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from mafialab.cli._app import console, fail
 
@@ -47,4 +48,6 @@ def retest(
         fail(str(err))
     floor = retest_floor(read_retests([out / RETEST_FILE]))
     rate = "-" if floor is None else f"{floor['flip_rate']:.3f} over {floor['pairs']} repeat pairs"
-    console.print(f"{n} answers written to {out / RETEST_FILE}; top-suspect flip rate between repeats {rate}")
+    console.print(
+        f"{n} answers written to {escape(str(out / RETEST_FILE))}; top-suspect flip rate between repeats {rate}"
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -72,7 +73,7 @@ def _show_board(out: Path, markdown: bool) -> None:
     )
     head, rows = terminal_game_rows(index)
     console.print(_table("Games", head, rows))
-    console.print(f"Wrote {out / INDEX_FILE} and {out / LEADERBOARD_MD}", highlight=False)
+    console.print(f"Wrote {escape(str(out / INDEX_FILE))} and {escape(str(out / LEADERBOARD_MD))}", highlight=False)
 
 
 def _drive(coro_factory: Callable[[ProgressFn], Coroutine[Any, Any, Any]], total: int, done: int) -> None:
@@ -111,7 +112,7 @@ def season_run(
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
     try:
         for why in season_warnings(cfg):
-            console.print(f"[yellow]warning:[/] {why}", highlight=False)
+            console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     except SeasonConfigError as err:
         fail(str(err))
     _drive(lambda on: run_season(cfg, out, progress=on), cfg.games, 0)
@@ -153,7 +154,7 @@ def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> N
     except SeasonConfigError as err:
         fail(str(err))
     for why in season_warnings(cfg):
-        console.print(f"[yellow]warning:[/] {why}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     m = plan_season(cfg)
     rules = cfg.load_rules()
     codes = entry_codes(len(cfg.roster))

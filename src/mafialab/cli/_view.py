@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from mafialab.cli._app import console, fail, progress_bar
 from mafialab.record import iter_game_dirs
@@ -44,7 +45,7 @@ def view(
         except ValueError as err:
             fail(str(err))
     for why in replace_notes(directory, out):
-        console.print(f"[yellow]note:[/] {why}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(str(why))}", highlight=False)
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
     with progress_bar() as progress:
@@ -55,11 +56,11 @@ def view(
             fail(str(err))
     dt = time.perf_counter() - t0
     for path, reason in summary.skipped:
-        console.print(f"[yellow]skipped[/] {path}: {reason}", highlight=False)
+        console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False)
     for why in summary.warnings:
-        console.print(f"[yellow]warning:[/] {why}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     console.print(
-        f"Built {len(summary.games)} game(s) into {out}/ in {dt:.1f} s "
+        f"Built {len(summary.games)} game(s) into {escape(str(out))}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
         highlight=False,
     )
