@@ -428,3 +428,21 @@ def test_resample_replicas_draw_the_fork_answer_with_the_servers_n(parent: Path,
         vote = next(e for e in read_game(b.path).events if getattr(e, "decision", None) == step.id)
         votes.append((vote.target, vote.statement))  # type: ignore[attr-defined]
     assert len(set(votes)) > 1  # the replicas got different answers
+
+
+def test_interventions_on_a_dead_seat_are_refused(tmp_path: Path) -> None:
+    """A night override or a belief for a seat that is dead at the fork step would silently do nothing."""
+    parent = _play(WEREWOLF7, 2, tmp_path / "runs")
+    plog = read_game(parent)
+    steps = fork_steps(plog)
+    step = steps[-1]
+    state = replay(plog, upto=step.id)
+    dead = next(s for s in range(state.n_seats) if not state.alive[s])
+    living = next(s for s in range(state.n_seats) if state.alive[s])
+    with pytest.raises(ValueError, match=rf"--night: seat {dead} \(.*\) is dead"):
+        asyncio.run(run_fork(parent, step.id, Night(seat=dead, target=living), out=tmp_path / "n"))
+    with pytest.raises(ValueError, match=rf"--night: target {dead} \(.*\) is dead"):
+        asyncio.run(run_fork(parent, step.id, Night(seat=living, target=dead), out=tmp_path / "t"))
+    with pytest.raises(ValueError, match=rf"--belief: seat {dead} \(.*\) is dead"):
+        asyncio.run(run_fork(parent, step.id, PrivateBelief(seat=dead, text="x"), out=tmp_path / "b"))
+    assert not (tmp_path / "n").exists() or not any((tmp_path / "n").rglob("game.jsonl"))

@@ -331,11 +331,16 @@ def prepare(parent: GameLog, step: ForkStep, iv: Intervention, cseed: int) -> tu
         for s, what in ((iv.seat, "seat"), (iv.target, "target")):
             if not 0 <= s < state.n_seats:
                 raise ValueError(f"--night: {what} {s} out of range 0..{state.n_seats - 1}")
+        for s, what in ((iv.seat, "seat"), (iv.target, "target")):
+            if not state.alive[s]:
+                raise ValueError(f"--night: {what} {s} ({state.names[s]}) is dead at step {d.id}")
         if d.seat == iv.seat and d.kind in ("kill", "protect", "investigate") and iv.target not in d.options:
             raise ValueError(f"--night: target {state.names[iv.target]} is not a legal {d.kind} target at step {d.id}")
     elif isinstance(iv, PrivateBelief):
         if not 0 <= iv.seat < state.n_seats:
             raise ValueError(f"--belief: seat {iv.seat} out of range 0..{state.n_seats - 1}")
+        if not state.alive[iv.seat]:
+            raise ValueError(f"--belief: seat {iv.seat} ({state.names[iv.seat]}) is dead at step {d.id}")
         state.add_private_note(iv.seat, iv.text)
     return state, prefix
 
