@@ -109,6 +109,9 @@ def test_rules_list_and_show():
     assert res.exit_code == 0
     for name in ("mafiascope7", "werewolf7", "arena12"):
         assert name in res.output
+    # every version is listed (a user looking for the benchmark setting finds werewolf7-v2), the default marked
+    for rid in ("mafiascope7-v2", "werewolf7-v2", "werewolf7-v1 (default)"):
+        assert rid in res.output
     res = runner.invoke(app, ["rules", "show", "arena12"])
     assert res.exit_code == 0
     import yaml

@@ -7,18 +7,19 @@ import yaml
 from rich.table import Table
 
 from mafialab.cli._app import console, fail
-from mafialab.rules import BUILTIN, RuleSetError, load_rules
+from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, RuleSetError, load_rules
 
 rules_app = typer.Typer(help="List and show rule sets.", no_args_is_help=True)
 
 
 @rules_app.command("list")
 def rules_list() -> None:
-    """List the built-in rule sets."""
+    """List every built-in rule-set version; the one a bare name selects is marked as the default."""
     t = Table("name", "id", "seats", "roles", "description")
-    for r in BUILTIN.values():
+    for r in sorted(BUILTIN_VERSIONS.values(), key=lambda r: (r.name, r.version)):
         roles = ", ".join(f"{x.count}× {x.name}" for x in r.roles)
-        t.add_row(r.name, r.id, str(r.n_seats), roles, r.description)
+        default = BUILTIN.get(r.name) is r
+        t.add_row(r.name, r.id + (" (default)" if default else ""), str(r.n_seats), roles, r.description)
     console.print(t)
 
 

@@ -389,5 +389,8 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
         return BUILTIN_VERSIONS[key]
     path = Path(key)
     if not (path.suffix in {".yaml", ".yml", ".json"} or path.exists()):
-        raise RuleSetError(f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; or a YAML path)")
+        raise RuleSetError(
+            f"rules: unknown rule set {key!r} (built in: {', '.join(BUILTIN)}; versions: "
+            f"{', '.join(BUILTIN_VERSIONS)}; or a YAML path)"
+        )
     return rules_from_dict(read_config(path, error=RuleSetError), source=str(path))
