@@ -175,3 +175,24 @@ def test_mock_outputs_string_refused() -> None:
     # malformed JSON in the spec stays a string; iterating it would script one character per call
     with pytest.raises(ModelSpecError, match=r"^outputs: "):
         make_llm_agent("mock/x?outputs=[1,2", 0, RULES, 1)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("openai/x?max_concurrency=abc", "openai/x: option max_concurrency='abc': expected an integer"),
+        ("openai/x?timeout=", "openai/x: option timeout='': expected a number"),
+        ("openai/x?max_n=2.5", "openai/x: option max_n=2.5: expected an integer"),
+    ],
+)
+def test_a_non_numeric_option_value_is_named_with_its_option(monkeypatch, spec, message):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with pytest.raises(ModelSpecError) as err:
+        get_model(spec)
+    assert message in str(err.value)
+
+
+def test_numeric_option_strings_reach_the_backend_as_numbers(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    m = get_model("openai/x?max_concurrency=7&timeout=2.5")
+    assert m.max_concurrency == 7

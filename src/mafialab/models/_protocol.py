@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import logging
 import math
@@ -388,4 +389,54 @@ def get_model(spec: str, *, concurrency: int | None = None, **options: Any) -> C
                 "%s: max_concurrency=%d in the model string caps the %d calls in flight asked for",
                 model, explicit, concurrency,
             )  # fmt: skip
-    return factory(name, **merged)
+    return factory(name, **_checked_options(model, factory, merged))
+
+
+def _checked_options(model: str, factory: BackendFactory, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with numeric strings converted where the backend's parameter is an int or a float.
+
+    A backend whose signature cannot be read, or that takes ``**kwargs``, gets the options as
+    they are (it checks them itself).
+
+    Raises:
+        ModelSpecError: An option the backend does not take, or a value that is not a number
+            where the backend takes one (naming the option and the value).
+    """
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return options
+    params = sig.parameters
+    check_unknown = True
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        # a registration function passing ``**options`` on to the backend class it returns: read that class
+        ret = sig.return_annotation
+        cls = getattr(factory, "__globals__", {}).get(ret.strip()) if isinstance(ret, str) else ret
+        if not inspect.isclass(cls):
+            return options
+        params = inspect.signature(cls).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return options
+        check_unknown = False  # the registration function may take options of its own
+    known = [k for k, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    out = dict(options)
+    for key, value in options.items():
+        if key not in params:
+            if not check_unknown:
+                continue
+            raise ModelSpecError(f"{model}: unknown option {key!r} (known: {', '.join(known) or 'none'})")
+        if not isinstance(value, str | float) or isinstance(value, bool):
+            continue
+        ann = params[key].annotation
+        names = {a.strip() for a in ann.split("|")} if isinstance(ann, str) else {getattr(ann, "__name__", "")}
+        wanted = {t for t in (int, float) if t.__name__ in names}
+        if not wanted or (isinstance(value, float) and float in wanted):
+            continue
+        try:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)  # an int option given 2.5 would be cut to 2 without a word
+            out[key] = int(value) if int in wanted else float(value)
+        except ValueError:
+            kind = "an integer" if int in wanted else "a number"
+            raise ModelSpecError(f"{model}: option {key}={value!r}: expected {kind}") from None
+    return out
