@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mafialab.agents import make_llm_agent
+from mafialab.agents import AgentSpecError, make_agent, make_llm_agent
 from mafialab.models import ModelSpecError
 from mafialab.rules import load_rules
 
@@ -39,3 +39,9 @@ def test_bad_backend_option_names_spec() -> None:
     spec = "openai/x?timeout=abc&base_url=http://127.0.0.1:9/v1"
     with pytest.raises(ModelSpecError, match=r"openai/x: option timeout=.abc.: expected a number"):
         make_llm_agent(spec, 0, RULES, 1)
+
+
+@pytest.mark.parametrize("spec", ["bus/", "openai/"])
+def test_a_known_provider_without_a_model_name_says_so(spec: str) -> None:
+    with pytest.raises(AgentSpecError, match=r"names no model after '(bus|openai)/'"):
+        make_agent(spec, 0, RULES, 1)

@@ -66,12 +66,22 @@ def make_agent(spec: str, seat: int, rules: RuleSet, seed: int) -> Agent:
     if factory is None:
         known = ", ".join(agent_names()) or "none"
         provider, sep, model = spec.partition("/")
-        if sep and provider and model:
-            from mafialab.models import backend_names
-
+        if sep and provider and not model.split("?", 1)[0] and provider in _backend_names():
+            raise AgentSpecError(
+                f"agents: {spec!r}: the model string names no model after {provider + '/'!r} "
+                f"(e.g. {provider}/NAME; `mafialab models list` shows each provider's form)"
+            )
+        if sep and provider:
             raise AgentSpecError(
                 f"agents: {spec!r}: unknown model provider {provider!r} "
-                f"(providers: {', '.join(backend_names())}; see `mafialab models list`)"
+                f"(providers: {', '.join(_backend_names())}; see `mafialab models list`)"
             )
         raise AgentSpecError(f"agents: unknown agent spec {spec!r} (known: {known}, or a model string provider/model)")
     return factory(spec, seat, rules, seed)
+
+
+def _backend_names() -> list[str]:
+    """The registered model providers (imported late: agents sit above models only at run time)."""
+    from mafialab.models import backend_names
+
+    return list(backend_names())
