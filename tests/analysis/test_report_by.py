@@ -74,6 +74,8 @@ def test_csv_and_table_show_every_group(mixed: Path) -> None:
     res = runner.invoke(app, ["report", str(mixed), "--by", "rules", "--resamples", "50"], env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     assert "Side by side" in res.output and "rules=werewolf7-v1" in res.output and "F2 ECE" in res.output
+    # the pooled report's F4-against-the-transcript rows are not dropped from the grouped table
+    assert "F4 transcript most mentioned" in res.output and "F4 transcript most accused" in res.output
     assert max(len(line) for line in res.output.splitlines()) <= 80
 
 

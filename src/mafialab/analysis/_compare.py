@@ -42,6 +42,8 @@ SUMMARY_ROWS: tuple[tuple[str, str, str], ...] = (
     ("vote_coupling", "innocents top1", "rate"),
     ("vote_coupling", "innocents committed_set", "rate"),
     ("vote_coupling", "mafia top1", "rate"),
+    ("vote_coupling", "innocents baseline most_mentioned", "rate"),
+    ("vote_coupling", "innocents baseline most_accused", "rate"),
     ("dynamics", "all", "volatility"),
     ("dynamics", "all", "flip_rate"),
 )
@@ -233,6 +235,8 @@ def _label(key: tuple[str, str, str]) -> str:
     sec, grp, name = key
     if sec == "vote_coupling":
         side, measure = grp.split(" ", 1)
+        if measure.startswith("baseline "):  # the transcript predictor of the innocents' votes
+            return f"F4 transcript {measure.removeprefix('baseline ').replace('_', ' ')}"
         return f"F4 {side} {measure.replace('_', ' ').replace('top1', 'top-1')}"
     return _LABELS.get((sec, name), f"{sec} {grp} {name}").format(r=grp.replace("round ", "r"))
 
