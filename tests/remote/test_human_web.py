@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import threading
 import time
 from collections.abc import Iterator
@@ -21,16 +20,10 @@ from mafialab.engine import GameState, Vote
 from mafialab.harness import play_game
 from mafialab.remote import SeatServer, SeatTicket
 from mafialab.rules import load_rules
+from tests.browser import launch, require_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+require_browser(module=True)
 
-if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium)", allow_module_level=True)
-if importlib.util.find_spec("playwright") is None:
-    pytest.skip("playwright is not installed: pip install -e '.[test]'", allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402
 
 SEAT = 3
 
@@ -107,44 +100,40 @@ def test_a_person_votes_from_the_browser_page(game: GameThread) -> None:
     assert page_html.status_code == 200 and t.token not in page_html.text
     assert "script-src 'self'" in page_html.headers["content-security-policy"]
     seen_paths: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            pg = browser.new_page()
-            errors: list[str] = []
-            pg.on("pageerror", lambda e: errors.append(str(e)))
-            pg.on("request", lambda r: seen_paths.append(r.url))
-            pg.goto(t.page)
-            pg.wait_for_selector("#title:has-text('You are')", timeout=20_000)
-            assert "Role:" in pg.inner_text("#me")
-            chosen = None
-            deadline = time.monotonic() + 120
-            while not game.my_votes() and time.monotonic() < deadline:
-                pg.wait_for_selector("#decision:not([hidden])", timeout=60_000)
-                assert "s left" in pg.inner_text("#countdown")
-                radios = pg.locator("input[name=target]")
-                if radios.count():
-                    chosen = radios.nth(0).get_attribute("value")
-                    radios.nth(0).check()
-                if pg.is_visible("#text"):
-                    pg.fill("#text", "I have been watching Nobody closely.")
-                rid = pg.get_attribute("#decision", "data-request")
-                pg.click("#submit")
-                # accepted: the question closes, or the next one already replaced it
-                try:
-                    pg.wait_for_function(
-                        "rid => { const d = document.getElementById('decision');"
-                        " return d.hidden || d.dataset.request !== rid; }",
-                        arg=rid,
-                        timeout=20_000,
-                    )
-                except Exception as err:
-                    raise AssertionError(f"answer to {rid} not accepted: {pg.inner_text('#error')!r}") from err
-            assert errors == []
-            lines = pg.locator("#events li").all_inner_texts()
-            assert lines, "the page shows the seat's events"
-        finally:
-            browser.close()
+    with launch() as browser:
+        pg = browser.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("request", lambda r: seen_paths.append(r.url))
+        pg.goto(t.page)
+        pg.wait_for_selector("#title:has-text('You are')", timeout=20_000)
+        assert "Role:" in pg.inner_text("#me")
+        chosen = None
+        deadline = time.monotonic() + 120
+        while not game.my_votes() and time.monotonic() < deadline:
+            pg.wait_for_selector("#decision:not([hidden])", timeout=60_000)
+            assert "s left" in pg.inner_text("#countdown")
+            radios = pg.locator("input[name=target]")
+            if radios.count():
+                chosen = radios.nth(0).get_attribute("value")
+                radios.nth(0).check()
+            if pg.is_visible("#text"):
+                pg.fill("#text", "I have been watching Nobody closely.")
+            rid = pg.get_attribute("#decision", "data-request")
+            pg.click("#submit")
+            # accepted: the question closes, or the next one already replaced it
+            try:
+                pg.wait_for_function(
+                    "rid => { const d = document.getElementById('decision');"
+                    " return d.hidden || d.dataset.request !== rid; }",
+                    arg=rid,
+                    timeout=20_000,
+                )
+            except Exception as err:
+                raise AssertionError(f"answer to {rid} not accepted: {pg.inner_text('#error')!r}") from err
+        assert errors == []
+        lines = pg.locator("#events li").all_inner_texts()
+        assert lines, "the page shows the seat's events"
     votes = game.my_votes()
     assert votes, "no vote was cast from the browser"
     v = votes[0]

@@ -6,7 +6,6 @@ browser serves the whole module.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,26 +16,15 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.viewer import build_site
+from tests.browser import launch, require_browser
 from tests.conftest import ROOT
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-]
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 
-if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium)", allow_module_level=True)
-if importlib.util.find_spec("playwright") is None:
-    pytest.skip("playwright is not installed: pip install -e '.[test]'", allow_module_level=True)
+require_browser(module=True)
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +36,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with launch() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ No browser is downloaded: Playwright's Python package drives ``/usr/bin/chromium
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import re
 from collections.abc import Iterator
@@ -18,28 +17,15 @@ import pytest
 
 from mafialab.record import GameStatus, JsonlWriter, read_game
 from mafialab.viewer import SiteServer, build_site
+from tests.browser import launch, require_browser
 from tests.conftest import ROOT
 from tests.viewer_games import XSS_IMG, XSS_SCRIPT, copy_game, inject_message, play_probed
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 
-if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium)", allow_module_level=True)
-if importlib.util.find_spec("playwright") is None:
-    pytest.skip("playwright is not installed: pip install -e '.[test]'", allow_module_level=True)
+require_browser(module=True)
 
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, ConsoleMessage, Page  # noqa: E402
 
 NATIVE = "arena12-probed-s3"
 XSS_GAME = "mafiascope7-probed-s1"
@@ -74,10 +60,8 @@ def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with launch() as b:
         yield b
-        b.close()
 
 
 class Console:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -12,10 +11,10 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.viewer import build_site
+from tests.browser import launch, require_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "arena_season.yaml"
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +52,10 @@ def test_the_site_data_holds_the_season(season_site: tuple[Path, Path]) -> None:
         assert {p["entry"] for p in g["scores"]} <= {"scripted-a", "scripted-b", "random-a", "random-b"}
 
 
-@pytest.mark.skipif(not CHROMIUM.exists() or importlib.util.find_spec("playwright") is None, reason="no chromium")
 def test_the_season_page_renders_and_links_to_games(season_site: tuple[Path, Path]) -> None:
-    from playwright.sync_api import sync_playwright
-
+    require_browser()
     _, site = season_site
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+    with launch() as b:
         pg = b.new_page()
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -82,4 +78,3 @@ def test_the_season_page_renders_and_links_to_games(season_site: tuple[Path, Pat
         if pg.locator("svg#strip").count():
             assert pg.locator("svg#strip text.axis-title").count() == 2
         assert errors == []
-        b.close()

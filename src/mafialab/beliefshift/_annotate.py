@@ -251,18 +251,8 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
     if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("system", "user")):
         raise ValueError(f"{src}: model: needs 'system' and 'user' strings")
     cues: dict[str, tuple[str, ...]] = {}
-    for k in _CUE_KEYS:
-        v = cues_raw.get(k)
-        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
-            raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
-        for x in v:
-            try:
-                re.compile(x.replace("{N}", "N").replace("{W}", "W"))
-            except re.error as err:
-                raise ValueError(f"{src}: cues.{k}: {x!r} is not a valid pattern ({err})") from None
-        cues[k] = tuple(v)
-    for k in _OPTIONAL_CUE_KEYS:
-        v = cues_raw.get(k, [])
+    for k in (*_CUE_KEYS, *_OPTIONAL_CUE_KEYS):
+        v = cues_raw.get(k, [] if k in _OPTIONAL_CUE_KEYS else None)
         if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
             raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
         for x in v:
