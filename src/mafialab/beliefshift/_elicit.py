@@ -294,20 +294,12 @@ async def run_bench(
             :data:`RESERVE_TOKENS` (nothing is written).
         BeliefShiftFormatError: ``out`` is unreadable.
     """
-    label = options.label or model.name
-    window = _check_window(options, model)
-    counter: Callable[[str], int] | None = model.count_tokens if model.counts_tokens else None
-    out = Path(out)
-    last = _previous_results(out, header.bench_id, label, options.protocol)
-    has_lines = out.exists() and out.stat().st_size > 0
-    if has_lines:
-        _end_torn_line(out)
+    rf = _ResultsFile.check(header, model, Path(out), options)
     sem = asyncio.Semaphore(max(1, options.concurrency))
     summary = RunSummary()
-    writer = JsonlWriter(out, clock=None)
-    if not last and not has_lines:
-        writer.write(_results_header(header, model, label, options, window, counter))
-    elicit = _Elicitor(header, model, options, label, window, counter)
+    writer = rf.open_writer(header, model, options)
+    last = rf.last
+    elicit = _Elicitor(header, model, options, rf.label, rf.window, rf.counter)
 
     async def one(item: BenchItem, obs: ObserverContext) -> None:
         # one observation at a time per slot: its shift call follows its prior call directly,
@@ -320,14 +312,8 @@ async def run_bench(
         if on_result is not None:
             on_result(rec)
 
-    todo = [
-        (it, o)
-        for it in items
-        for o in it.observers
-        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
-    ]
     try:
-        await asyncio.gather(*(one(it, o) for it, o in todo))
+        await asyncio.gather(*(one(it, o) for it, o in rf.missing(items)))
     finally:
         writer.close()
     _tally(summary, items, last)
@@ -381,6 +367,49 @@ def _check_window(options: RunOptions, model: ChatModel) -> int | None:
             f"{RESERVE_TOKENS} reserved, let alone a prompt (raise the window or lower --max-tokens)"
         )
     return window
+
+
+@dataclass
+class _ResultsFile:
+    """A results file about to be (re)opened: what resume found in it, and the run's label and window."""
+
+    path: Path
+    label: str
+    window: int | None
+    counter: Callable[[str], int] | None
+    last: dict[tuple[str, int], ResultRecord]
+    has_lines: bool
+
+    @classmethod
+    def check(cls, header: BenchHeader, model: ChatModel, out: Path, options: RunOptions) -> _ResultsFile:
+        """Read ``out`` for resume (nothing written yet).
+
+        Raises:
+            ResultsMismatch, ContextWindowError, BeliefShiftFormatError: As :func:`run_bench`.
+        """
+        label = options.label or model.name
+        window = _check_window(options, model)
+        counter = model.count_tokens if model.counts_tokens else None
+        last = _previous_results(out, header.bench_id, label, options.protocol)
+        return cls(out, label, window, counter, last, out.exists() and out.stat().st_size > 0)
+
+    def missing(self, items: Sequence[BenchItem]) -> list[tuple[BenchItem, ObserverContext]]:
+        """The (item, observer) pairs without a valid result yet, in benchmark order."""
+        return [
+            (it, o)
+            for it in items
+            for o in it.observers
+            if not ((prev := self.last.get((it.item_id, o.seat))) is not None and prev.ok)
+        ]
+
+    def open_writer(self, header: BenchHeader, model: ChatModel, options: RunOptions) -> JsonlWriter:
+        """An appending writer; a torn last line is ended first and a new file gets its header line."""
+        if self.has_lines:
+            _end_torn_line(self.path)
+        writer = JsonlWriter(self.path, clock=None)
+        if not self.last and not self.has_lines:
+            writer.write(_results_header(header, model, self.label, options, self.window, self.counter))
+        return writer
 
 
 def _results_header(
@@ -675,18 +704,9 @@ def run_bench_ray(
         raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
     options = options or RunOptions()
     model = get_model(model_spec, concurrency=options.concurrency)
-    label = options.label or model.name
-    window = _check_window(options, model)
-    counter: Callable[[str], int] | None = model.count_tokens if model.counts_tokens else None
-    out = Path(out)
-    last = _previous_results(out, header.bench_id, label, options.protocol)
-    has_lines = out.exists() and out.stat().st_size > 0
-    todo = [
-        (it, o)
-        for it in items
-        for o in it.observers
-        if not ((prev := last.get((it.item_id, o.seat))) is not None and prev.ok)
-    ]
+    rf = _ResultsFile.check(header, model, Path(out), options)
+    last = rf.last
+    todo = rf.missing(items)
     batches: list[list[BenchItem]] = []
     for start in range(0, len(todo), batch_size):
         grouped: dict[str, tuple[BenchItem, list[ObserverContext]]] = {}
@@ -694,11 +714,7 @@ def run_bench_ray(
             grouped.setdefault(it.item_id, (it, []))[1].append(o)
         batches.append([it.model_copy(update={"observers": obs}) for it, obs in grouped.values()])
     ray = connect_ray(address) if batches else None
-    if has_lines:
-        _end_torn_line(out)
-    writer = JsonlWriter(out, clock=None)
-    if not last and not has_lines:
-        writer.write(_results_header(header, model, label, options, window, counter))
+    writer = rf.open_writer(header, model, options)
     summary = RunSummary()
     try:
         if ray is not None:
