@@ -12,6 +12,7 @@ Importing this package registers the ``remote``, ``human`` and ``human-web`` age
 Never imports ``viewer``.
 """
 
+from mafialab._http import LOOPBACK, BackgroundServer, check_bind
 from mafialab.agents import register_agent_resolver
 from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
 from mafialab.remote._client import Client, RemoteError, first_legal
@@ -29,7 +30,6 @@ from mafialab.remote._seats import (
     parse_seat_spec,
     seat_factory,
 )
-from mafialab.remote._server import LOOPBACK, BackgroundServer, check_bind
 from mafialab.remote._worker import serve_jobs
 
 register_agent_resolver(is_seat_spec, seat_factory)

@@ -37,9 +37,9 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
+from mafialab._http import LOOPBACK, BodyLimit
 from mafialab.engine import Event, GameState
 from mafialab.remote._seats import RemoteAgent, SeatChannel, SeatRequest
-from mafialab.remote._server import LOOPBACK, BodyLimit
 
 SEATS_DIR = ".seats"
 """Folder of a game directory holding the seat tokens (never read by ``view`` or ``export``)."""

@@ -32,7 +32,7 @@ from fastapi import FastAPI, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from mafialab.remote._server import BearerGuard
+from mafialab._http import BearerGuard
 
 WORKER_TTL_S = 60.0
 """Seconds a worker stays live after its last poll (the reference protocol's time to live)."""

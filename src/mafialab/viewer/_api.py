@@ -28,7 +28,6 @@ directory's index, never by a path from the request.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import secrets
@@ -40,10 +39,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mafialab._http import BearerGuard, BodyLimit
 from mafialab.config import validation_message
 from mafialab.counterfactual import (
     Intervention,
@@ -390,19 +390,9 @@ def create_app(site: Path, service: ForkService | None = None) -> FastAPI:
         redoc_url=None,
     )
     if service is not None:
-        token = service.token
-
-        @app.middleware("http")
-        async def guard(request: Request, call_next: Callable[[Request], Any]) -> Any:
-            length = request.headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-                return JSONResponse({"detail": f"body: larger than {MAX_BODY} bytes"}, status_code=413)
-            path = request.url.path
-            if token is not None and path.startswith("/api/") and path not in ("/api/info",):
-                given = request.headers.get("authorization", "")
-                if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                    return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
-            return await call_next(request)
+        if service.token is not None:  # the pages stay open; the API needs the token (its /api/info does not)
+            app.add_middleware(BearerGuard, token=service.token, open_paths=("/api/info",), prefix="/api/")
+        app.add_middleware(BodyLimit, max_body=MAX_BODY)  # added last: runs first
 
         app.include_router(_router(service), prefix="/api")
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
+from mafialab._http import LOOPBACK, BackgroundServer, check_bind
 from mafialab.viewer._api import ForkService, create_app
 
-HOST = "127.0.0.1"
+HOST = LOOPBACK
 """The interface the viewer binds to unless a token allows another."""
 
 
@@ -22,8 +19,7 @@ def check_host(host: str, token: str | None) -> None:
         ValueError: ``host`` is not loopback and ``token`` is empty (the message names
             ``--host`` and ``--token-env``).
     """
-    if host not in (HOST, "localhost", "::1") and not token:
-        raise ValueError(f"--host: the viewer binds {host} only with a token (--token-env VAR); default {HOST}")
+    check_bind(host, token, "the viewer")
 
 
 class SiteServer:
@@ -66,22 +62,17 @@ class SiteServer:
             else None
         )
         self.app = create_app(Path(site), self.service)
-        config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="mafialab-view", daemon=True)
+        self._server = BackgroundServer(self.app, host, port)
 
     @property
     def port(self) -> int:
         """The bound port (after :meth:`start`)."""
-        for s in self._server.servers:
-            for sock in s.sockets:
-                return int(sock.getsockname()[1])
-        raise RuntimeError("server not started")
+        return self._server.port
 
     @property
     def url(self) -> str:
         """The site URL, ``http://<host>:<port>/``."""
-        return f"http://{self.host}:{self.port}/"
+        return self._server.url + "/"
 
     def start(self, timeout_s: float = 15.0) -> SiteServer:
         """Start serving in a daemon thread and wait until the socket is bound; returns ``self``.
@@ -89,18 +80,12 @@ class SiteServer:
         Raises:
             OSError: The server did not start (port taken).
         """
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise OSError(f"cannot listen on {self.host}: the server did not start (port taken?)")
-            time.sleep(0.01)
+        self._server.start(timeout_s)
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop serving (running fork jobs are abandoned) and wait for the thread."""
-        self._server.should_exit = True
-        self._thread.join(timeout_s)
+        self._server.stop(timeout_s)
 
     def __enter__(self) -> SiteServer:
         return self.start()

@@ -1,4 +1,4 @@
-"""Running an ASGI app with uvicorn: blocking (the CLI) or in a background thread (tests, games)."""
+"""HTTP plumbing shared by the model bus, the agent API and the viewer: uvicorn in a thread and request guards."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class BackgroundServer:
         log_level: uvicorn's log level.
 
     Raises:
-        RuntimeError: From :meth:`start` when the server did not start within the timeout.
+        OSError: From :meth:`start` when the server did not start within the timeout (port taken?).
     """
 
     def __init__(self, app: Any, host: str = LOOPBACK, port: int = 0, log_level: str = "warning"):
@@ -67,7 +67,7 @@ class BackgroundServer:
         deadline = time.monotonic() + timeout_s
         while not self.server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"server on {self.host} did not start (port taken?)")
+                raise OSError(f"cannot listen on {self.host}: the server did not start (port taken?)")
             time.sleep(0.01)
         return self
 
@@ -90,15 +90,20 @@ class BearerGuard:
         app: The wrapped ASGI app.
         token: The shared token.
         open_paths: Paths served without a token (the OpenAPI schema and its page).
+        prefix: Only paths starting with it need the token (``""``: every path).
     """
 
-    def __init__(self, app: Any, token: str, open_paths: tuple[str, ...] = ("/openapi.json", "/docs")):
+    def __init__(
+        self, app: Any, token: str, open_paths: tuple[str, ...] = ("/openapi.json", "/docs"), prefix: str = ""
+    ):
         self.app = app
         self.expected = f"Bearer {token}".encode()
         self.open_paths = open_paths
+        self.prefix = prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] not in self.open_paths:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith(self.prefix) and path not in self.open_paths:
             given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
             if not hmac.compare_digest(given, self.expected):
                 resp = JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
