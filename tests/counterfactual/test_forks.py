@@ -176,6 +176,8 @@ def test_compare_reports_rates_and_fisher(parent: Path, tmp_path: Path) -> None:
     assert d["diff"] == pytest.approx(a_m["p"] - b_m["p"])
     assert d["lo"] <= d["diff"] <= d["hi"] and 0 < d["fisher_p"] <= 1
     assert len(read_batches(tmp_path / "a")) == 1
+    with pytest.raises(ValueError, match="both sides are batch"):
+        compare_batches(tmp_path / "a", tmp_path / "a")
 
 
 def test_newcombe_and_fisher_match_published_values() -> None:

@@ -131,10 +131,13 @@ def compare_batches(
         "b": {...}, "difference": {team: {"diff", "lo", "hi", "fisher_p"}}}``.
 
     Raises:
-        ValueError: A directory holds no branch, or several batches and none was named.
+        ValueError: A directory holds no branch, several batches and none was named, or both
+            sides are the same batch (a comparison with itself says nothing).
     """
     sa = a if isinstance(a, BatchSummary) else _one_batch(Path(a), batch_a)
     sb = b if isinstance(b, BatchSummary) else _one_batch(Path(b), batch_b)
+    if sa.batch == sb.batch:
+        raise ValueError(f"both sides are batch {sa.batch}: compare two different batches")
 
     def side(s: BatchSummary) -> dict[str, Any]:
         return {
