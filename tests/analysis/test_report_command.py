@@ -81,6 +81,21 @@ def test_export_parquet(ru: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0 and (one.table == "probes").sum() == n_probes
 
 
+def test_export_parquet_never_replaces_a_file_without_force(ru: Path, tmp_path: Path) -> None:
+    kept = tmp_path / "kept.parquet"
+    kept.write_text("precious\n")
+    (tmp_path / "pq").mkdir()
+    (tmp_path / "pq" / "games.parquet").write_text("earlier export\n")
+    for out in (kept, tmp_path / "pq"):
+        res = CliRunner().invoke(app, ["export", "parquet", str(ru), "--out", str(out)])
+        assert res.exit_code == 2 and "exists (use --force to replace it)" in res.output
+    assert kept.read_text() == "precious\n"
+    assert (tmp_path / "pq" / "games.parquet").read_text() == "earlier export\n"
+    assert not (tmp_path / "pq" / "events.parquet").exists()  # checked before anything is written
+    res = CliRunner().invoke(app, ["export", "parquet", str(ru), "--out", str(kept), "--force"])
+    assert res.exit_code == 0 and len(pd.read_parquet(kept)) > 0
+
+
 def test_export_tgn(ru: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["export", "tgn", str(ru)])
     assert res.exit_code == 0

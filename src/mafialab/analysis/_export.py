@@ -26,6 +26,9 @@ GAME_COLUMNS = ("game_id", "path", "rules_id", "seed", "winner", "rounds", "reas
 SEAT_COLUMNS = ("game_id", "seat", "name", "role", "team", "agent", "model", "survived")
 """Columns of the seats table: one row per seat of each game (``survived``: alive at the end)."""
 
+TABLES = ("games", "seats", "events", "probes", "calls")
+"""The tables of :func:`log_tables`, in order."""
+
 TGN_COLUMNS = ("source", "target", "time", "weight", "label", "game_id", "round", "msg_index", "probe_id", "after_seq")
 """Columns of the belief-edge list (the first five are the temporal-graph edge list)."""
 
@@ -134,7 +137,7 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(dict.fromkeys([*columns, *extra])))
 
 
-def export_parquet(root: Path, out: Path) -> list[Path]:
+def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Path]:
     """Write :func:`log_tables` as Parquet.
 
     Args:
@@ -143,15 +146,28 @@ def export_parquet(root: Path, out: Path) -> list[Path]:
             ``events.parquet``, ``probes.parquet``, ``calls.parquet``) or a file ending in
             ``.parquet`` (one table, the five stacked with a ``table`` column naming the
             source table).
+        overwrite: Replace files that already exist (otherwise nothing is written).
 
     Returns:
         The files written.
+
+    Raises:
+        FileExistsError: A file to be written exists and ``overwrite`` is false (checked
+            before anything is written), or ``out`` without the ``.parquet`` suffix is a file.
+        FileNotFoundError, LogFormatError: From :func:`log_tables`.
     """
     import pandas as pd
 
-    tables = log_tables(root)
     out = Path(out)
-    if out.suffix == ".parquet":
+    stacked_file = out.suffix == ".parquet"
+    if not stacked_file and out.is_file():
+        raise FileExistsError(f"--out: {out} is a file; give a directory or a FILE.parquet")
+    targets = [out] if stacked_file else [out / f"{name}.parquet" for name in TABLES]
+    taken = [t for t in targets if t.exists()]
+    if taken and not overwrite:
+        raise FileExistsError(f"--out: {taken[0]} exists (use --force to replace it)")
+    tables = log_tables(root)
+    if stacked_file:
         out.parent.mkdir(parents=True, exist_ok=True)
         frames = [df.assign(table=name) for name, df in tables.items() if len(df)]
         stacked = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"table": []})

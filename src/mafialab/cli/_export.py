@@ -19,14 +19,15 @@ export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or t
 def export_parquet_cmd(
     directory: Path = typer.Argument(..., help="Directory of game logs."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory, or a single FILE.parquet."),
+    force: bool = typer.Option(False, "--force", help="Replace Parquet files that already exist."),
 ) -> None:
-    """Write events, probes and calls tables as Parquet (docs/export.md)."""
+    """Write the games, seats, events, probes and calls tables as Parquet (docs/export.md)."""
     from mafialab.analysis import export_parquet
 
     try:
-        for p in export_parquet(directory, out):
+        for p in export_parquet(directory, out, overwrite=force):
             err_console.print(f"wrote {escape(str(p))}", style="dim")
-    except (FileNotFoundError, LogFormatError) as err:
+    except (FileNotFoundError, FileExistsError, LogFormatError) as err:
         fail(str(err))
 
 
