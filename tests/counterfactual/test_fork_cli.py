@@ -63,7 +63,9 @@ def test_dry_run_plays_nothing_and_errors_name_the_option(tmp_path: Path) -> Non
     res = runner.invoke(
         app, ["fork", "run", str(g), "--at", "12", "--resample", "--belief", "0=x", "--out", str(tmp_path / "x")]
     )
-    assert res.exit_code == 2 and "give one of" in res.output
+    assert res.exit_code == 2 and "give only one of" in res.output
+    res = runner.invoke(app, ["fork", "run", str(g), "--at", "12", "--night", "0=Zed", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--night: unknown target 'Zed'" in res.output
 
 
 def test_sweep_prints_a_row_per_step(tmp_path: Path) -> None:

@@ -448,3 +448,15 @@ def test_interventions_on_a_dead_seat_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=rf"--belief: seat {dead} \(.*\) is dead"):
         asyncio.run(run_fork(parent, step.id, PrivateBelief(seat=dead, text="x"), out=tmp_path / "b"))
     assert not (tmp_path / "n").exists() or not any((tmp_path / "n").rglob("game.jsonl"))
+
+
+def test_a_night_override_for_a_seat_without_a_night_action_is_refused(tmp_path: Path) -> None:
+    """A Villager has no night action: the branch would be a plain resample labelled as an intervention."""
+    parent = _play(WEREWOLF7, 2, tmp_path / "runs")
+    plog = read_game(parent)
+    step = next(s for s in fork_steps(plog) if s.kind == "protect")
+    state = replay(plog, upto=step.id)
+    plain = next(s for s in range(state.n_seats) if state.alive[s] and WEREWOLF7.role(state.roles[s]).ability is None)
+    living = next(s for s in range(state.n_seats) if state.alive[s] and s != plain)
+    with pytest.raises(ValueError, match=rf"--night: seat {plain} \(.*\) has no night action to override"):
+        asyncio.run(run_fork(parent, step.id, Night(seat=plain, target=living), out=tmp_path / "v"))

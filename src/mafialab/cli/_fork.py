@@ -32,13 +32,13 @@ from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
 fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
 
 
-def _seat(text: str, names: list[str], what: str) -> int:
+def _seat(text: str, names: list[str], what: str, role: str = "seat") -> int:
     t = text.strip()
     if t.isdigit() and int(t) < len(names):
         return int(t)
     if t in names:
         return names.index(t)
-    raise ValueError(f"{what}: unknown seat {t!r} (a seat number 0..{len(names) - 1} or a name: {', '.join(names)})")
+    raise ValueError(f"{what}: unknown {role} {t!r} (a seat number 0..{len(names) - 1} or a name: {', '.join(names)})")
 
 
 def parse_intervention(
@@ -51,7 +51,7 @@ def parse_intervention(
     """
     given = [x for x in (inject, belief, night) if x is not None] + ([True] if resample else [])
     if len(given) > 1:
-        raise ValueError("give one of --inject, --resample, --belief, --night")
+        raise ValueError("give only one of --inject, --resample, --belief, --night")
     if inject is not None:
         try:
             data = json.loads(inject)
@@ -74,7 +74,7 @@ def parse_intervention(
         seat, sep, target = night.partition("=")
         if not sep:
             raise ValueError(f"--night: expected SEAT=TARGET, got {night!r}")
-        return Night(seat=_seat(seat, names, "--night"), target=_seat(target, names, "--night"))
+        return Night(seat=_seat(seat, names, "--night"), target=_seat(target, names, "--night", "target"))
     return Resample()
 
 

@@ -334,6 +334,10 @@ def prepare(parent: GameLog, step: ForkStep, iv: Intervention, cseed: int) -> tu
         for s, what in ((iv.seat, "seat"), (iv.target, "target")):
             if not state.alive[s]:
                 raise ValueError(f"--night: {what} {s} ({state.names[s]}) is dead at step {d.id}")
+        ability = state.rules.role(state.roles[iv.seat]).ability
+        if ability is None:
+            who = f"{iv.seat} ({state.names[iv.seat]}, {state.roles[iv.seat]})"
+            raise ValueError(f"--night: seat {who} has no night action to override")
         if d.seat == iv.seat and d.kind in ("kill", "protect", "investigate") and iv.target not in d.options:
             raise ValueError(f"--night: target {state.names[iv.target]} is not a legal {d.kind} target at step {d.id}")
     elif isinstance(iv, PrivateBelief):
