@@ -33,22 +33,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def shared_data_missing(path: Path) -> str | None:
-    """Why the real recordings at ``path`` cannot be used (``None``: they can)."""
-    if path.is_dir() and any(path.iterdir()):
+    """Why the shared data at ``path`` (a file, or a non-empty folder) cannot be used (``None``: it can)."""
+    if path.is_file() or (path.is_dir() and any(path.iterdir())):
         return None
-    return (
-        f"real MafiaScope recordings not found at {path} (set MAFIALAB_SHARED, or place shared/ beside the "
-        "checkout); reference-parity test skipped"
-    )
+    return f"shared data not found at {path} (set MAFIALAB_SHARED, or place shared/ beside the checkout)"
 
 
 def require_real(path: Path) -> Path:
-    """``path`` when the real recordings are there; else skip, or fail when ``CI=true``."""
+    """``path`` when the shared data is there; else skip the test, or fail it when ``CI=true``.
+
+    The one rule for every test on the real recordings or the dev set: CI must run them.
+    """
     why = shared_data_missing(path)
     if why is None:
         return path
     if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(f"CI=true: {why.replace('; reference-parity test skipped', '')}; CI must run the reference tests")
+        pytest.fail(f"CI=true: {why}; CI must run the tests on the shared data")
     pytest.skip(why)
 
 
@@ -79,12 +79,12 @@ def shared_dir() -> Path:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "real MafiaScope recordings" in str(r.longrepr)]
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "shared data not found" in str(r.longrepr)]
     if skipped:
         terminalreporter.write_sep("-", "reference data")
         terminalreporter.write_line(
-            f"{len(skipped)} reference-parity test(s) skipped: no real MafiaScope recordings at {MAFIASCOPE} "
-            "(set MAFIALAB_SHARED to run them; with CI=true they fail instead)"
+            f"{len(skipped)} test(s) on the shared data skipped: no real MafiaScope recordings or dev set at "
+            f"{SHARED} (set MAFIALAB_SHARED to run them; with CI=true they fail instead)"
         )
 
 

@@ -27,6 +27,9 @@ def test_present_data_is_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("CI", "true")
     (tmp_path / "corpus").mkdir()
     assert require_real(tmp_path) == tmp_path
+    labels = tmp_path / "labels.jsonl"  # a data file (the dev set's labels) counts as present too
+    labels.write_text("{}\n")
+    assert require_real(labels) == labels
 
 
 def test_fixtures_never_point_at_shared_data():

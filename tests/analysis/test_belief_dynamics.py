@@ -4,7 +4,6 @@ table: hand-computed fixtures, and MafiaScope's published values on the shared c
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from mafialab.cli import app
 from mafialab.record import RetestRecord, import_mafiascope
 from mafialab.rules import MAFIASCOPE7
 from tests.conftest import MAFIASCOPE as SHARED_MAFIASCOPE
+from tests.conftest import require_real
 
 
 def _probe(n: int, player: str, rnd: int, msg: int, after: int, answer: Any, pid: str = "suspicion_ranking") -> Probe:
@@ -176,12 +176,7 @@ def test_vote_quadrants_hand_fixture() -> None:
 
 
 def _shared(sub: str) -> Path:
-    path = SHARED_MAFIASCOPE / sub
-    if not path.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"shared data missing at {path} (CI=true requires it; set MAFIALAB_SHARED)")
-        pytest.skip(f"shared MafiaScope data not found at {path} (set MAFIALAB_SHARED)")
-    return path
+    return require_real(SHARED_MAFIASCOPE / sub)
 
 
 @pytest.fixture(scope="module")

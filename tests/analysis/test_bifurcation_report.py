@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from mafialab.record import (
     read_bifurcation,
     read_game,
 )
-from tests.conftest import MAFIASCOPE
+from tests.conftest import MAFIASCOPE, require_real
 
 GUIDED = MAFIASCOPE / "bifurcation_guided"
 
@@ -222,11 +221,7 @@ def test_cli_json_and_csv(experiment: Path) -> None:
 
 
 def _guided() -> Path:
-    if not GUIDED.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"shared data missing at {GUIDED} (CI=true requires it; set MAFIALAB_SHARED)")
-        pytest.skip(f"shared MafiaScope data not found at {GUIDED} (set MAFIALAB_SHARED)")
-    return GUIDED
+    return require_real(GUIDED)
 
 
 # published table (MafiaScope §6): points, forks, flip share, P(V win | mafioso),

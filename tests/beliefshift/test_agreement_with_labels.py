@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 
 import pytest
 from typer.testing import CliRunner
@@ -29,7 +28,7 @@ from mafialab.beliefshift._annotate import DayMessage, GameContext
 from mafialab.cli import app
 from mafialab.models import MockModel
 from tests.beliefshift_fixtures import play_native
-from tests.conftest import SHARED  # MAFIALAB_SHARED, or ../shared beside the checkout
+from tests.conftest import SHARED, require_real  # MAFIALAB_SHARED, or ../shared beside the checkout
 
 DEV = SHARED / "data" / "beliefshift-dev" / "labels.jsonl"
 CORPUS = SHARED / "data" / "mafiascope" / "corpus_v2"
@@ -222,12 +221,8 @@ def test_rules_annotator_cue_kinds(text, gold):
 
 # ------------------------------------------------------------------ the dev set (shared data)
 def _dev_or_skip() -> None:
-    if DEV.is_file() and CORPUS.is_dir():
-        return
-    msg = f"beliefshift dev set not found ({DEV}); set MAFIALAB_SHARED"
-    if os.environ.get("CI") == "true":
-        pytest.fail(msg)
-    pytest.skip(msg)
+    require_real(DEV)
+    require_real(CORPUS)
 
 
 def test_rules_annotator_on_the_dev_set(tmp_path):

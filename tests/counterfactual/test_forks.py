@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from mafialab.harness import ReplayMismatch, play_game, replay
 from mafialab.models import MockModel
 from mafialab.record import GAME_FILE, import_game, import_mafiascope, read_game, read_records, strip_clock
 from mafialab.rules import MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, RuleSet
-from tests.conftest import MAFIASCOPE
+from tests.conftest import MAFIASCOPE, require_real
 from tests.llm_helpers import legal_answer
 
 
@@ -281,12 +280,7 @@ def test_imported_game_refused_at_first_unreproducible_step(tmp_path: Path) -> N
 
 
 def _shared(sub: str) -> Path:
-    d = MAFIASCOPE / sub
-    if not d.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"shared data missing at {d} (CI=true)")
-        pytest.skip(f"shared MafiaScope data not found at {d}")
-    return d
+    return require_real(MAFIASCOPE / sub)
 
 
 def test_fork_of_imported_en_demo_game_continues_with_scripted_agents(tmp_path: Path) -> None:
