@@ -45,3 +45,10 @@ def test_bad_backend_option_names_spec() -> None:
 def test_a_known_provider_without_a_model_name_says_so(spec: str) -> None:
     with pytest.raises(AgentSpecError, match=r"names no model after '(bus|openai)/'"):
         make_agent(spec, 0, RULES, 1)
+
+
+def test_an_out_of_range_backend_option_names_the_options_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with pytest.raises(ModelSpecError) as err:
+        make_llm_agent("openai/x?max_concurrency=0&base_url=http://127.0.0.1:9/v1", 0, RULES, 1)
+    assert str(err.value) == "options of openai/x (base_url, max_concurrency): max_concurrency: must be >= 1, got 0"

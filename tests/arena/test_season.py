@@ -421,6 +421,7 @@ def test_config_errors_name_the_field(patch, field):
     with pytest.raises(SeasonConfigError) as err:
         season_from_dict(season(**patch))
     assert field in str(err.value)
+    assert "rules: rules:" not in str(err.value)  # a field is named once
 
 
 _ORDER: list[str] = []

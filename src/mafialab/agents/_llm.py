@@ -492,7 +492,7 @@ def make_llm_agent(
         raise
     except (TypeError, ValueError) as err:
         # e.g. ``n_ctx=abc`` or ``timeout=abc``: name the spec and its options, not just int()'s complaint
-        raise ModelSpecError(f"options of {model_str} ({sorted(options)}): {err}") from err
+        raise ModelSpecError(f"options of {model_str} ({', '.join(sorted(options))}): {err}") from err
     pack = load_prompt_pack(agent_opts.pop("pack", "en"))
     return LLMAgent(seat, rules, seed, model, pack=pack, persona=persona, label=model_str, **agent_opts)
 

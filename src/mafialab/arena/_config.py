@@ -193,7 +193,8 @@ class SeasonConfig(BaseModel):
         try:
             return load_rules(self.rules)
         except RuleSetError as err:
-            raise SeasonConfigError(f"rules: {err}") from None
+            why = str(err)
+            raise SeasonConfigError(why if why.startswith("rules:") else f"rules: {why}") from None
 
     def price(self, model: str) -> Price | None:
         """The price of ``model``: exact key, then ``provider/*``, then free for local/mock, else ``None``.
