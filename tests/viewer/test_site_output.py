@@ -37,6 +37,17 @@ def test_out_with_foreign_data_dir_is_refused(game_dir: Path, tmp_path: Path) ->
     assert keep.read_text() == "precious"
 
 
+def test_a_users_own_page_in_out_is_refused(game_dir: Path, tmp_path: Path) -> None:
+    logs = _copy(game_dir, tmp_path / "logs" / "g1").parent
+    page = tmp_path / "home" / "index.html"
+    page.parent.mkdir()
+    page.write_text("<p>my homepage</p>")
+    res = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "home")])
+    assert res.exit_code == 2, res.output
+    assert "index.html exists and is not from an earlier viewer build" in " ".join(res.output.split())
+    assert page.read_text() == "<p>my homepage</p>" and not (tmp_path / "home" / "data").exists()
+
+
 def test_an_earlier_build_is_still_replaced(game_dir: Path, tmp_path: Path) -> None:
     logs = _copy(game_dir, tmp_path / "logs" / "g1").parent
     site = tmp_path / "site"

@@ -643,13 +643,20 @@ _SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s", "b"})
 
 
 def _check_replaceable(data: Path, dirs: Sequence[Path]) -> None:
-    """Refuse to replace ``data`` unless it is an earlier viewer build holding no game.
+    """Refuse to replace ``data`` (and the page files beside it) unless they are an earlier viewer build.
 
     Raises:
-        ViewerError: If a game directory lies under ``data`` or ``data`` holds anything a
-            build does not write (so ``--out`` pointing at a log directory, ``/`` or a home
-            directory never deletes recorded data).
+        ViewerError: If a game directory lies under ``data``, ``data`` holds anything a
+            build does not write, or a page file of the site (``index.html`` ...) exists
+            beside it without an earlier build (so ``--out`` pointing at a log directory, ``/``
+            or a home directory never deletes recorded data or a user's own page).
     """
+    pages = [data.parent / f for f in STATIC_FILES if (data.parent / f).exists()]
+    if pages and not (data / "index.js").is_file():
+        raise ViewerError(
+            f"--out: {pages[0]} exists and is not from an earlier viewer build; a build replaces it, "
+            "so choose another output directory"
+        )
     if not data.exists():
         return
     where = data.resolve()
