@@ -697,7 +697,7 @@ def run_bench_ray(
         ResultsMismatch, ContextWindowError, BeliefShiftFormatError: As :func:`run_bench`.
         ValueError: ``batch_size`` < 1.
     """
-    from mafialab.harness import connect_ray
+    from mafialab.harness import connect_ray, ray_map
     from mafialab.models import get_model
 
     if batch_size < 1:
@@ -713,22 +713,20 @@ def run_bench_ray(
         for it, o in todo[start : start + batch_size]:
             grouped.setdefault(it.item_id, (it, []))[1].append(o)
         batches.append([it.model_copy(update={"observers": obs}) for it, obs in grouped.values()])
-    ray = connect_ray(address) if batches else None
+    if batches:
+        connect_ray(address)  # before the results file is opened: no Ray, nothing written
     writer = rf.open_writer(header, model, options)
     summary = RunSummary()
     try:
-        if ray is not None:
-            task = ray.remote(max_retries=3)(_bench_on_worker)
-            pending = [task.remote(header, b, model_spec, options) for b in batches]
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for line in ray.get(done[0]):
-                    rec = ResultRecord.model_validate_json(line)
-                    writer.write(rec)
-                    last[(rec.item_id, rec.observer.seat)] = rec
-                    summary.done += 1
-                    if on_result is not None:
-                        on_result(rec)
+        jobs = [(header, b, model_spec, options) for b in batches]
+        for _, lines in ray_map(_bench_on_worker, jobs, address=address):
+            for line in lines:
+                rec = ResultRecord.model_validate_json(line)
+                writer.write(rec)
+                last[(rec.item_id, rec.observer.seat)] = rec
+                summary.done += 1
+                if on_result is not None:
+                    on_result(rec)
     finally:
         writer.close()
     _tally(summary, items, last)
