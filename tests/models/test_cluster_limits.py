@@ -23,7 +23,7 @@ from mafialab.models import (
     cluster_limits,
     get_model,
 )
-from mafialab.models._cluster import SlotKeeper
+from mafialab.models._cluster import SlotKeeper, keeper_name
 from mafialab.testing import OpenAIStub
 
 
@@ -224,3 +224,24 @@ def test_a_dead_workers_slot_is_freed_after_its_lease(by_value: Any) -> None:
 
     assert _wait_for(freed, timeout_s=15.0)
     assert time.monotonic() - died < 10.0
+
+
+def test_a_keeper_that_died_comes_back_and_calls_go_on(ray_local: Any) -> None:
+    ray = ray_local
+    key = f"test|restart-{uuid.uuid4().hex[:6]}"
+    lim = InFlightLimit(2, key=key)
+
+    async def two_calls() -> None:
+        async def call() -> None:
+            async with lim():
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(asyncio.gather(call(), call()), timeout=60)
+
+    with cluster_limits():  # the driver is a Ray process too
+        asyncio.run(two_calls())
+        st = cluster_limit_state(key, 2)
+        assert st is not None and st["peak"] == 2
+        ray.kill(ray.get_actor(keeper_name(key, 2), namespace="mafialab"), no_restart=False)
+        asyncio.run(two_calls())  # served by the restarted keeper
+    assert _wait_for(lambda: (cluster_limit_state(key, 2) or {}).get("in_use") == 0)

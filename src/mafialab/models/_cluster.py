@@ -212,7 +212,8 @@ class _Cluster:
                 get_if_exists=True,
                 lifetime="detached",
                 num_cpus=0,
-                max_restarts=-1,
+                max_restarts=-1,  # a keeper that died comes back (empty) ...
+                max_task_retries=-1,  # ... and the requests sent to it meanwhile go to the new one
                 max_concurrency=KEEPER_MAX_CONCURRENCY,
             )
             h = actor.remote(key, int(limit), self.lease_s)
