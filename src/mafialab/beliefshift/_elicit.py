@@ -649,9 +649,9 @@ def _bench_on_worker(header: BenchHeader, items: list[BenchItem], model_spec: st
     """One batch of observations on a Ray worker; returns its result lines (JSON, no header)."""
     import tempfile
 
-    from mafialab.models import get_model
+    from mafialab.models import cluster_limits, get_model
 
-    with tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
+    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
         path = Path(tmp) / "results.jsonl"
         model = get_model(model_spec, concurrency=options.concurrency)
         asyncio.run(run_bench(header, items, model, path, options))
@@ -675,9 +675,11 @@ def run_bench_ray(
     The observations still missing a valid result in ``out`` (resume, as :func:`run_bench`)
     are cut into batches of ``batch_size``; each batch is a task that builds the model from
     ``model_spec`` on its worker (servers are reached by URL) and elicits its observations
-    with ``options`` (``concurrency`` per worker). The driver appends each batch's records to
-    ``out`` as it arrives, so the file is the one a local run writes (records in arrival
-    order, as there); a task whose worker died is rerun by Ray, a written batch never.
+    with ``options``; the backend's in-flight limit (``concurrency``, or ``max_concurrency`` in
+    the model string) holds for all workers together (:func:`mafialab.models.cluster_limits`).
+    The driver appends each batch's records to ``out`` as it arrives, so the file is the one a
+    local run writes (records in arrival order, as there); a task whose worker died is rerun
+    by Ray, a written batch never.
 
     Args:
         header: Benchmark header.

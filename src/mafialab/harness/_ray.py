@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from mafialab.agents import Agent, make_agent
 from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
 from mafialab.harness._replay import replay
-from mafialab.models import CallRecord, CallSummary
+from mafialab.models import CallRecord, CallSummary, cluster_limits
 from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, read_game, read_records
 from mafialab.rules import RuleSet
 
@@ -57,8 +57,9 @@ def connect_ray(address: str) -> Any:
 
 
 def _on_worker(fn: Callable[..., R], args: tuple[Any, ...]) -> R:
-    """The worker entry point of every mafialab Ray task: ``fn(*args)``."""
-    return fn(*args)
+    """The worker entry point of every mafialab Ray task: ``fn(*args)`` with cluster-wide limits."""
+    with cluster_limits():  # nested blocks in fn reuse this one
+        return fn(*args)
 
 
 _TASKS: dict[tuple[int, int], Any] = {}
@@ -141,7 +142,7 @@ def _play_on_worker(
     allow_degraded: bool,
 ) -> tuple[str, dict[str, bytes]]:
     """One game on a worker, logged to a temporary folder; returns its id and files' bytes."""
-    with tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
+    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
         out = Path(tmp)
         agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
         obs = list(observers(seed, agents, out)) if observers is not None else []
@@ -210,7 +211,8 @@ def play_games_ray(
     ``out/<game_id>/`` as games finish, so the layout is the local run's and the logs are
     the same (clock fields aside). A task whose worker dies is rerun by Ray (up to
     ``max_retries`` times); a finished game is written once and never rerun. Model servers
-    are reached by URL from the workers (each worker applies its backends' in-flight limits).
+    are reached by URL from the workers; a backend's in-flight limit (``max_concurrency``)
+    holds for all workers together (:func:`mafialab.models.cluster_limits`).
 
     Args:
         rules: Rule set.
