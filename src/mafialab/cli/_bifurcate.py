@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import console, err_console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
@@ -144,6 +144,7 @@ def run_cmd(
     from mafialab.harness import PreflightError, ReplayMismatch
     from mafialab.record import LogFormatError, read_game
 
+    check_out_dir(out)
     try:
         log = read_game(game)
         if dry_run:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import console, fail
+from mafialab.cli._app import check_out_dir, console, fail
 from mafialab.counterfactual import (
     Inject,
     Intervention,
@@ -136,6 +136,7 @@ def run_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
 ) -> None:
     """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
+    check_out_dir(out)
     try:
         log = read_game(game)
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
@@ -229,6 +230,7 @@ def sweep_cmd(
     fmt: str = typer.Option("table", "--format", help="table or json."),
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
+    check_out_dir(out)
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
     try:
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))

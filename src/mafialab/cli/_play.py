@@ -16,7 +16,7 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
-from mafialab.cli._app import console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, os_error_message, progress_bar
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,
@@ -306,6 +306,7 @@ def play(
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
+    check_out_dir(out)
     try:
         rs = load_rules(rules)
     except RuleSetError as err:
@@ -365,7 +366,9 @@ def play(
             fail(str(err))
         except PreflightError as err:
             fail(str(err))
-        except (ValueError, OSError) as err:
+        except OSError as err:
+            fail(os_error_message(err))
+        except ValueError as err:
             fail(str(err))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")

@@ -32,7 +32,7 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar
 from mafialab.engine import deal_roles
 from mafialab.models import ModelSpecError
 
@@ -115,6 +115,7 @@ def season_run(
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
+    check_out_dir(out)
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
