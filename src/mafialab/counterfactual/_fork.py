@@ -7,6 +7,7 @@ import json
 import logging
 import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from mafialab.models import (
     ChatRequest,
     ChatResponse,
     ModelPool,
+    cluster_limits,
     complete_n,
     max_samples_per_request,
     parse_model_spec,
@@ -570,7 +572,9 @@ async def run_fork(
             if existing.exists():
                 raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
     if isinstance(iv, Resample):  # replicas resample one frozen context: the server's n draws them together
-        ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
+        # on Ray this driver call shares the cluster's per-backend limit with the workers' calls
+        with cluster_limits() if ray is not None else nullcontext(False):
+            ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
 
     def job(replica: int) -> _BranchJob:
         primed = (ahead[0], ahead[1][todo.index(replica)]) if ahead is not None else None
