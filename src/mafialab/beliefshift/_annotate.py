@@ -172,7 +172,8 @@ class AnnotatorPack:
             ``descriptions``, ``clause_openers``, ``elided_subject``, ``speaker_subjects``,
             ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
             ``own_judgement`` and ``complement_verbs`` (v4), ``complement_openers``,
-            ``claim_nouns``, ``self_reference`` and ``relative_openers`` (v5) (the English words
+            ``claim_nouns``, ``self_reference``, ``relative_openers`` and
+            ``sentence_continuations`` (v5) (the English words
             of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -225,6 +226,7 @@ _OPTIONAL_CUE_KEYS = (
     "claim_nouns",
     "self_reference",
     "relative_openers",
+    "sentence_continuations",
 )
 
 
@@ -332,6 +334,7 @@ class _Compiled:
     self_ref: re.Pattern[str] | None
     relative: re.Pattern[str] | None
     sub_any: re.Pattern[str] | None
+    continuation: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -457,6 +460,9 @@ class RulesAnnotator:
             else None,
             relative=re.compile(rf"^\W*{_alt(c['relative_openers'])}\b", i) if c.get("relative_openers") else None,
             sub_any=re.compile(rf"\b{_alt(c['subordinators'])}\b", i) if c.get("subordinators") else None,
+            continuation=re.compile(rf"\W*{_alt(c['sentence_continuations'])}\b", i)
+            if c.get("sentence_continuations")
+            else None,
             cited=re.compile(rf"\b{_alt(sub(x) for x in c['cited_claims'])}\b", i) if c.get("cited_claims") else None,
             lead=re.compile(rf"\W*(?:{_alt(c['clause_openers'])}\W+)?", i) if c.get("clause_openers") else None,
             elided=re.compile(rf"\W*{_alt(c['elided_subject'])}\b", i) if c.get("elided_subject") else None,
@@ -732,8 +738,8 @@ class RulesAnnotator:
                     elif not first:
                         relative = comp.relative is not None and comp.relative.match(clause)
                         own, inherited = (last_group if relative and last_group else subjects), True
-                    elif comp.pronoun.search(clause):
-                        own, inherited = prev_subjects, True
+                    elif comp.pronoun.search(clause) or (comp.continuation is not None and comp.continuation.match(clause)):
+                        own, inherited = prev_subjects, True  # "X pushed hard. Could be a Mafia play."
                 elif elided or (not own and comp.pronoun_subject.search(clause)):
                     # "... but now they're pushing at Finley", "..., but also voted for Dana":
                     # the names are objects, the subject is the player of the clause before
