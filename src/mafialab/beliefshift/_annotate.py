@@ -694,7 +694,8 @@ class RulesAnnotator:
                         directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
                         # "suspicious of X for ..., and Y for ...": a parallel object needs its own "for"
-                        if more is not None and not more.group("prep") and not re.match(r"\s+for\b", clause[more.end() :]):
+                        parallel = more is not None and re.match(r"\s+for\b", clause[more.end() :]) is not None
+                        if more is not None and not more.group("prep") and not parallel:
                             more = None
                         if more is not None:
                             add(
@@ -738,7 +739,9 @@ class RulesAnnotator:
                     elif not first:
                         relative = comp.relative is not None and comp.relative.match(clause)
                         own, inherited = (last_group if relative and last_group else subjects), True
-                    elif comp.pronoun.search(clause) or (comp.continuation is not None and comp.continuation.match(clause)):
+                    elif comp.pronoun.search(clause) or (
+                        comp.continuation is not None and comp.continuation.match(clause)
+                    ):
                         own, inherited = prev_subjects, True  # "X pushed hard. Could be a Mafia play."
                 elif elided or (not own and comp.pronoun_subject.search(clause)):
                     # "... but now they're pushing at Finley", "..., but also voted for Dana":
