@@ -20,7 +20,7 @@ def test_report_out_that_is_a_file_names_the_option(tmp_path: Path) -> None:
     taken.write_text("keep me")
     res = CliRunner().invoke(app, ["beliefshift", "report", str(res_file), "--out", str(taken)])
     assert res.exit_code == 2, res.output
-    assert "--out:" in res.output and "is a file, not a directory" in " ".join(res.output.split())
+    assert "--out:" in res.output and "is a file; give a folder" in " ".join(res.output.split())
     assert taken.read_text() == "keep me"
 
 
@@ -38,7 +38,7 @@ def test_out_that_is_a_directory_is_refused_first(bench: Path, tmp_path: Path, c
     }[cmd]
     res = CliRunner().invoke(app, ["beliefshift", cmd, *args, "--out", str(d)])
     assert res.exit_code == 2, res.output
-    assert "--out:" in res.output and "is a directory, not a file" in " ".join(res.output.split())
+    assert "--out:" in res.output and "is a folder; give a file name" in " ".join(res.output.split())
     assert list(tmp_path.iterdir()) == [d] and list(d.iterdir()) == []
 
 

@@ -12,6 +12,7 @@ def test_models_list():
     assert res.exit_code == 0, res.output
     for word in ("openai", "local", "mock", "local/smollm2", "local/gemma3-270m"):
         assert word in res.output
+    assert "under --ray the limit holds for all workers of the cluster together" in res.output
 
 
 def test_play_against_openai_compatible_server(tmp_path):

@@ -90,7 +90,7 @@ def test_missing_header_is_an_error(tmp_path):
     (tmp_path / GAME_FILE).write_text('{"kind": "speech"}\n')
     with pytest.raises(LogFormatError, match="no valid game_start"):
         read_game(tmp_path)
-    with pytest.raises(LogFormatError, match="cannot open"):
+    with pytest.raises(LogFormatError, match="nope does not exist: expected one game's folder"):
         read_game(tmp_path / "nope")
 
 

@@ -327,12 +327,16 @@ def test_bad_probe_lines_are_reported_not_fatal(logs: Path, tmp_path: Path) -> N
 
 
 def test_build_errors_are_clear(tmp_path: Path) -> None:
-    with pytest.raises(ViewerError, match=r"no game\.jsonl found"):
+    with pytest.raises(ViewerError, match=r"is a folder with no game\.jsonl in it or below"):
         build_site(tmp_path, tmp_path / "site")
     with pytest.raises(ViewerError, match="does not exist"):
         build_site(tmp_path / "nope", tmp_path / "site")
     r = CliRunner().invoke(app, ["view", str(tmp_path), "--out", str(tmp_path / "site")])
-    assert r.exit_code == 2 and "no game.jsonl found" in " ".join(r.output.split()) and "Traceback" not in r.output
+    assert (
+        r.exit_code == 2
+        and "with no game.jsonl in it or below" in " ".join(r.output.split())
+        and "Traceback" not in r.output
+    )
 
 
 def test_raw_mafiascope_logs_get_a_hint(mafiascope_dir: Path, tmp_path: Path) -> None:

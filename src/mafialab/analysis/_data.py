@@ -15,6 +15,7 @@ from mafialab.record import (
     GameLog,
     iter_game_dirs,
     iter_log_records,
+    no_games_message,
     probe_sort_key,
     read_game,
 )
@@ -390,7 +391,7 @@ def load_games(
     """
     dirs = iter_game_dirs(Path(root))
     if not dirs:
-        raise FileNotFoundError(f"{root}: no game.jsonl found")
+        raise FileNotFoundError(no_games_message(Path(root)))
     games = [game_data(read_game(d)) for d in dirs]
     dups = same_id(games)
     if warnings is not None:

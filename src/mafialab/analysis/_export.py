@@ -10,7 +10,15 @@ from mafialab.analysis._data import load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
 from mafialab.models import CallRecord
-from mafialab.record import CALLS_FILE, PROBES_FILE, ProbeRecord, iter_game_dirs, iter_log_records, read_game
+from mafialab.record import (
+    CALLS_FILE,
+    PROBES_FILE,
+    ProbeRecord,
+    iter_game_dirs,
+    iter_log_records,
+    no_games_message,
+    read_game,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +70,7 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
 
     dirs = iter_game_dirs(Path(root))
     if not dirs:
-        raise FileNotFoundError(f"{root}: no game.jsonl found")
+        raise FileNotFoundError(no_games_message(Path(root)))
     events: list[dict[str, Any]] = []
     probes: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []

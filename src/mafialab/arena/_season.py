@@ -6,8 +6,10 @@ import asyncio
 import logging
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from mafialab.agents import make_agent
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
-from mafialab.harness import ping, play_game
+from mafialab.harness import connect_ray, ping, play_game, ray_run, read_game_files, write_game_files
 from mafialab.judge import judge_game
-from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
+from mafialab.models import ChatModel, ChatRequest, ChatResponse, cluster_limits, get_model, parse_model_spec
 from mafialab.probes import make_probe_observer
 from mafialab.record import (
     GAME_FILE,
@@ -278,6 +280,55 @@ def _price_table(cfg: SeasonConfig) -> PriceTable:
     return PriceTable(prices={**table.prices, **extra})
 
 
+async def _play_season_game(
+    cfg: SeasonConfig, slot: int, seed: int, seating: list[int], game_id: str, replaced: list[str], out: Path
+) -> None:
+    """Play one game of a season into ``out/<game_id>/`` (its agents, labels, personas, probes, meta).
+
+    Args:
+        cfg: The season.
+        slot: Game number (0-based).
+        seed: The game's seed.
+        seating: Roster entry index per seat.
+        game_id: The game's id (:func:`game_id_for`).
+        replaced: Ids of the discarded games this one replaces (recorded in the header's meta).
+        out: Parent directory of the game directory (``games/`` of the season, or a worker's
+            temporary folder).
+    """
+    rules = cfg.load_rules()
+    entries = [cfg.roster[e] for e in seating]
+    agents = [make_agent(e.agent, s, rules, seed) for s, e in enumerate(entries)]
+    meta: dict[str, Any] = {"season": cfg.name, "slot": slot, "entries": [e.name for e in entries]}
+    if replaced:
+        meta["replaces"] = replaced
+    probes = make_probe_observer(cfg.probes, agents, rules, seed, out=out, game_id=game_id)
+    if probes is not None:
+        meta["probes"] = probes.battery.fingerprint()
+    await play_game(
+        rules,
+        agents,
+        seed,
+        out=out,
+        game_id=game_id,
+        observers=[probes] if probes is not None else [],
+        labels=[e.label for e in entries],
+        personas=[e.persona for e in entries],
+        meta=meta,
+        prices=_price_table(cfg),
+        check_remote=False,  # the season ran its preflight once for all games
+        gate_threshold=cfg.limits.min_answered_share,
+    )
+
+
+def _season_game_files(
+    cfg: SeasonConfig, slot: int, seed: int, seating: list[int], game_id: str, replaced: list[str]
+) -> dict[str, bytes]:
+    """:func:`_play_season_game` on a Ray worker, into a temporary folder; returns the game's files."""
+    with tempfile.TemporaryDirectory(prefix="mafialab-season-") as tmp:
+        asyncio.run(_play_season_game(cfg, slot, seed, seating, game_id, replaced, Path(tmp)))
+        return read_game_files(Path(tmp) / game_id)
+
+
 ProgressFn = Callable[[str, Slot], None]
 """``progress(event, slot)`` with event ``played``, ``replaced``, ``judged`` or ``failed``."""
 
@@ -289,8 +340,10 @@ class _Runner:
         manifest: SeasonManifest,
         judges: Mapping[str, ChatModel] | None,
         progress: ProgressFn | None,
+        ray: str | None = None,
     ):
         self.out = Path(out)
+        self.ray = ray
         self.m = manifest
         self.cfg = manifest.config
         self.rules = self.cfg.load_rules()
@@ -348,34 +401,13 @@ class _Runner:
             self.save()
         elif gdir.exists():
             shutil.rmtree(gdir)  # an empty directory, nothing recorded
-        entries = [self.cfg.roster[e] for e in slot.seating]
-        agents = [make_agent(e.agent, s, self.rules, slot.seed) for s, e in enumerate(entries)]
-        meta: dict[str, Any] = {
-            "season": self.cfg.name,
-            "slot": slot.slot,
-            "entries": [e.name for e in entries],
-        }
         replaced = [a.game_id for a in slot.history if a.outcome == "discarded"]
-        if replaced:
-            meta["replaces"] = replaced
-        probes = make_probe_observer(self.cfg.probes, agents, self.rules, slot.seed, out=self.out / GAMES_DIR,
-                                     game_id=slot.game_id)  # fmt: skip
-        if probes is not None:
-            meta["probes"] = probes.battery.fingerprint()
-        await play_game(
-            self.rules,
-            agents,
-            slot.seed,
-            out=self.out / GAMES_DIR,
-            game_id=slot.game_id,
-            observers=[probes] if probes is not None else [],
-            labels=[e.label for e in entries],
-            personas=[e.persona for e in entries],
-            meta=meta,
-            prices=_price_table(self.cfg),
-            check_remote=False,  # the season ran its preflight once for all games
-            gate_threshold=self.cfg.limits.min_answered_share,
-        )
+        job = (self.cfg, slot.slot, slot.seed, list(slot.seating), slot.game_id, replaced)
+        if self.ray is None:
+            await _play_season_game(*job, self.out / GAMES_DIR)
+        else:  # played on a worker; the driver writes its files where a local game would be
+            files = await ray_run(_season_game_files, *job, address=self.ray)
+            write_game_files(self.out / GAMES_DIR, slot.game_id, files)
         return read_game(gdir)
 
     def _mark_degraded(self, game: GameLog, share: float, decisions: int, fallbacks: int, why: str) -> None:
@@ -470,8 +502,9 @@ class _Runner:
 
     async def run(self) -> None:
         self._finish_moves()
-        sem = asyncio.Semaphore(self.cfg.parallelism.games)
         todo = [s for s in self.m.slots if s.status != "judged"]
+        # on Ray every pending game is a task at once: the cluster runs as many as it has CPUs
+        sem = asyncio.Semaphore(self.cfg.parallelism.games if self.ray is None else max(1, len(todo)))
         results = await asyncio.gather(*(self.run_slot(s, sem) for s in todo), return_exceptions=True)
         failed = []
         for s, r in zip(todo, results, strict=True):
@@ -502,6 +535,7 @@ async def run_season(
     judges: Mapping[str, ChatModel] | None = None,
     progress: ProgressFn | None = None,
     preflight_timeout_s: float = 120.0,
+    ray: str | None = None,
 ) -> SeasonManifest:
     """Start a season in ``out`` and play it to the end.
 
@@ -516,6 +550,10 @@ async def run_season(
             notebooks).
         progress: Callback per game event.
         preflight_timeout_s: Seconds per preflight call.
+        ray: Play the games as Ray tasks on this cluster (``auto``, ``local`` or an address,
+            :func:`mafialab.harness.connect_ray`); each worker plays a game into a temporary
+            folder and returns its files, which the driver writes into ``games/`` as a local
+            game is written. Judging, the manifest and the index stay on the driver.
 
     Returns:
         The final manifest.
@@ -523,12 +561,15 @@ async def run_season(
     Raises:
         SeasonError: ``out`` already holds a season, a backend is unreachable, or games
             failed (the finished ones are kept; resume later).
+        ImportError: ``ray`` given and Ray is not installed (nothing is written).
     """
     from mafialab.arena._leaderboard import write_index
 
     out = Path(out)
     if (out / MANIFEST_FILE).exists():
         raise SeasonError(f"{out}: already holds a season; use `season resume {out}` or another --out")
+    if ray is not None:
+        connect_ray(ray)  # before anything is written: without Ray the season does not start
     judges = _judge_models(config, judges)
     pre: dict[str, str] = {}
     if config.limits.preflight:
@@ -536,9 +577,11 @@ async def run_season(
     manifest = plan_season(config)
     manifest.preflight = pre
     save_manifest(out, manifest)
-    runner = _Runner(out, manifest, judges, progress)
+    runner = _Runner(out, manifest, judges, progress, ray)
     try:
-        await runner.run()
+        # on Ray the driver's judge calls share the cluster's per-backend limits with the workers
+        with cluster_limits() if ray is not None else nullcontext(False):
+            await runner.run()
     finally:
         if all(s.status == "judged" for s in manifest.slots):
             write_index(out)
@@ -551,20 +594,25 @@ async def resume_season(
     judges: Mapping[str, ChatModel] | None = None,
     progress: ProgressFn | None = None,
     preflight_timeout_s: float = 120.0,
+    ray: str | None = None,
 ) -> SeasonManifest:
     """Resume a season after a crash or Ctrl-C.
 
     Games without an outcome are moved to ``incomplete/`` and rerun from their own seed (so
     is a game marked played whose ``game.jsonl`` is missing); finished games are never
-    replayed; missing verdicts are requested. The integrity gate runs again first.
+    replayed; missing verdicts are requested. The integrity gate runs again first. ``ray``:
+    the games left run as Ray tasks (as :func:`run_season`).
 
     Raises:
         SeasonError: No manifest in ``out``, a backend is unreachable, or games failed.
+        ImportError: ``ray`` given and Ray is not installed.
     """
     from mafialab.arena._leaderboard import write_index
 
     out = Path(out)
     manifest = load_manifest(out)
+    if ray is not None:
+        connect_ray(ray)
     for slot in manifest.slots:
         if slot.status != "pending" and not (out / GAMES_DIR / slot.game_id / GAME_FILE).exists():
             # the manifest says played, but the game's log is gone (deleted, or a partial copy of
@@ -574,9 +622,11 @@ async def resume_season(
     judges = _judge_models(manifest.config, judges)
     if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
         manifest.preflight = await preflight_season(manifest.config, judges, preflight_timeout_s)
-    runner = _Runner(out, manifest, judges, progress)
+    runner = _Runner(out, manifest, judges, progress, ray)
     try:
-        await runner.run()
+        # on Ray the driver's judge calls share the cluster's per-backend limits with the workers
+        with cluster_limits() if ray is not None else nullcontext(False):
+            await runner.run()
     finally:
         if all(s.status == "judged" for s in manifest.slots):
             write_index(out)

@@ -1099,16 +1099,14 @@ def load_logs(paths: Sequence[Path], include_branches: bool = True) -> list[Game
             holding one game id (the message names both paths; nothing is dropped silently).
         FileNotFoundError: A path that does not exist or holds no game.
     """
-    from mafialab.record import iter_game_dirs
+    from mafialab.record import iter_game_dirs, no_games_message
 
     games: list[GameLog] = []
     for p in paths:
         p = Path(p)
-        if not p.exists():
-            raise FileNotFoundError(f"{p}: no such file or directory")
         dirs = iter_game_dirs(p)
         if not dirs:
-            raise FileNotFoundError(f"{p}: no game.jsonl found under it")
+            raise FileNotFoundError(no_games_message(p))
         games.extend(read_game(d) for d in dirs)
     if not include_branches:
         games = [g for g in games if g.header.parent is None]

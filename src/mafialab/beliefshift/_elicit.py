@@ -649,9 +649,9 @@ def _bench_on_worker(header: BenchHeader, items: list[BenchItem], model_spec: st
     """One batch of observations on a Ray worker; returns its result lines (JSON, no header)."""
     import tempfile
 
-    from mafialab.models import get_model
+    from mafialab.models import cluster_limits, get_model
 
-    with tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
+    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
         path = Path(tmp) / "results.jsonl"
         model = get_model(model_spec, concurrency=options.concurrency)
         asyncio.run(run_bench(header, items, model, path, options))
@@ -675,9 +675,11 @@ def run_bench_ray(
     The observations still missing a valid result in ``out`` (resume, as :func:`run_bench`)
     are cut into batches of ``batch_size``; each batch is a task that builds the model from
     ``model_spec`` on its worker (servers are reached by URL) and elicits its observations
-    with ``options`` (``concurrency`` per worker). The driver appends each batch's records to
-    ``out`` as it arrives, so the file is the one a local run writes (records in arrival
-    order, as there); a task whose worker died is rerun by Ray, a written batch never.
+    with ``options``; the backend's in-flight limit (``concurrency``, or ``max_concurrency`` in
+    the model string) holds for all workers together (:func:`mafialab.models.cluster_limits`).
+    The driver appends each batch's records to ``out`` as it arrives, so the file is the one a
+    local run writes (records in arrival order, as there); a task whose worker died is rerun
+    by Ray, a written batch never.
 
     Args:
         header: Benchmark header.
@@ -697,7 +699,7 @@ def run_bench_ray(
         ResultsMismatch, ContextWindowError, BeliefShiftFormatError: As :func:`run_bench`.
         ValueError: ``batch_size`` < 1.
     """
-    from mafialab.harness import connect_ray
+    from mafialab.harness import connect_ray, ray_map
     from mafialab.models import get_model
 
     if batch_size < 1:
@@ -713,22 +715,20 @@ def run_bench_ray(
         for it, o in todo[start : start + batch_size]:
             grouped.setdefault(it.item_id, (it, []))[1].append(o)
         batches.append([it.model_copy(update={"observers": obs}) for it, obs in grouped.values()])
-    ray = connect_ray(address) if batches else None
+    if batches:
+        connect_ray(address)  # before the results file is opened: no Ray, nothing written
     writer = rf.open_writer(header, model, options)
     summary = RunSummary()
     try:
-        if ray is not None:
-            task = ray.remote(max_retries=3)(_bench_on_worker)
-            pending = [task.remote(header, b, model_spec, options) for b in batches]
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for line in ray.get(done[0]):
-                    rec = ResultRecord.model_validate_json(line)
-                    writer.write(rec)
-                    last[(rec.item_id, rec.observer.seat)] = rec
-                    summary.done += 1
-                    if on_result is not None:
-                        on_result(rec)
+        jobs = [(header, b, model_spec, options) for b in batches]
+        for _, lines in ray_map(_bench_on_worker, jobs, address=address):
+            for line in lines:
+                rec = ResultRecord.model_validate_json(line)
+                writer.write(rec)
+                last[(rec.item_id, rec.observer.seat)] = rec
+                summary.done += 1
+                if on_result is not None:
+                    on_result(rec)
     finally:
         writer.close()
     _tally(summary, items, last)

@@ -42,7 +42,7 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, check_out_file, console, fail, progress_bar
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -53,9 +53,8 @@ bs_app = typer.Typer(
 
 
 def _out_file(out: Path) -> None:
-    """Refuse an ``--out`` file path that is a directory before any work (model calls) is done."""
-    if out.is_dir():
-        fail(f"--out: {out} is a directory, not a file")
+    """Refuse an ``--out`` file path that is a folder or cannot be written, before any work (model calls)."""
+    check_out_file(out)
 
 
 @bs_app.command("annotate")
@@ -267,8 +266,7 @@ def report_cmd(
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
     if ci not in ("t", "cluster"):
         fail(f"--ci: expected t or cluster, got {ci!r}")
-    if out.exists() and not out.is_dir():
-        fail(f"--out: {out} is a file, not a directory")
+    check_out_dir(out)
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import err_console, fail
+from mafialab.cli._app import check_out_dir, check_out_file, err_console, fail
 from mafialab.record import LogFormatError
 
 export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
@@ -24,6 +24,10 @@ def export_parquet_cmd(
     """Write the games, seats, events, probes and calls tables as Parquet (docs/export.md)."""
     from mafialab.analysis import export_parquet
 
+    if out.suffix == ".parquet" and not out.is_dir():
+        check_out_file(out)
+    elif not (out.exists() and not out.is_dir()):  # a file: export_parquet says "a directory or a FILE.parquet"
+        check_out_dir(out)
     try:
         for p in export_parquet(directory, out, overwrite=force):
             err_console.print(f"wrote {escape(str(p))}", style="dim")
@@ -42,6 +46,8 @@ def export_tgn_cmd(
     if out is not None and out.suffix not in (".csv", ".parquet"):
         # never let a typo (-o game.jsonl) overwrite a recorded log
         fail(f"--out: expected a .csv or .parquet file, got {out}")
+    if out is not None:
+        check_out_file(out)
     try:
         df = belief_edges(directory)
     except (FileNotFoundError, LogFormatError) as err:

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import console, err_console, fail
+from mafialab.cli._app import check_out_dir, console, err_console, fail
 from mafialab.record import import_mafiascope
 
 import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
@@ -29,6 +29,7 @@ def import_mafiascope_cmd(
     Unreadable lines are reported as FILE:LINE and skipped; the exit code is 0 when every
     game was written (even with skipped lines) and 1 when a game could not be imported.
     """
+    check_out_dir(out)
     try:
         rep = import_mafiascope(src, out)
     except (FileNotFoundError, ValueError) as err:

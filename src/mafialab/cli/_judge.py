@@ -13,7 +13,7 @@ from mafialab.cli._app import console, fail
 from mafialab.harness import unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model
-from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
+from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, no_games_message, read_game
 
 
 def _cell(stat: object) -> str:
@@ -51,7 +51,7 @@ def judge(
     """Judge finished games; verdicts are appended to verdicts.jsonl beside each game.jsonl."""
     dirs = iter_game_dirs(game_dir) if game_dir.is_dir() else []
     if not dirs:
-        fail(f"{game_dir}: no game.jsonl found")
+        fail(no_games_message(game_dir))
     try:
         models = [get_model(j) for j in judges]
     except (ModelSpecError, ImportError) as err:

@@ -28,6 +28,10 @@ def models_list() -> None:
     for b in statuses.values():
         t.add_row(b.provider, "yes" if b.usable else "no", b.detail, _in_flight(b), b.description)
     console.print(t)
+    console.print(
+        "in flight: calls at once per backend (server and model); under --ray the limit holds for all "
+        "workers of the cluster together"
+    )
     e = Table("embedded model", "usable", "package", "context", "description")
     local_ok = statuses.get("local") is not None and statuses["local"].usable
     for info in LOCAL_MODELS.values():

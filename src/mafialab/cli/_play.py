@@ -16,7 +16,7 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
-from mafialab.cli._app import console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, os_error_message, progress_bar, ray_option
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,
@@ -295,17 +295,13 @@ def play(
     probe_remote: bool = typer.Option(
         False, "--probe-remote", help="With --probes, also probe remote and human seats (synchronously)."
     ),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray",
-        help="Play the games as Ray tasks: auto (an existing cluster), local (one started for the run) or a "
-        "cluster ADDRESS; the logs land in OUT as in a local run. Needs mafialab\\[ray].",
-    ),
+    ray_address: str | None = ray_option("Play the games", "the logs land in OUT as in a local run"),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
+    check_out_dir(out)
     try:
         rs = load_rules(rules)
     except RuleSetError as err:
@@ -365,7 +361,9 @@ def play(
             fail(str(err))
         except PreflightError as err:
             fail(str(err))
-        except (ValueError, OSError) as err:
+        except OSError as err:
+            fail(os_error_message(err))
+        except ValueError as err:
             fail(str(err))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")

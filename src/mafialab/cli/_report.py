@@ -27,7 +27,7 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import console, err_console, fail
+from mafialab.cli._app import check_out_dir, console, err_console, fail
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
 
@@ -315,6 +315,8 @@ def report(
     for d in directories:
         if not d.exists():
             fail(f"DIR: {d} does not exist")
+    if plots is not None:
+        check_out_dir(plots, "--plots")
     per_dir: list[tuple[Path, list[Any]]] = []
     for directory in directories:
         try:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import console, fail
+from mafialab.cli._app import check_out_dir, console, fail
 
 
 def retest(
@@ -31,6 +31,7 @@ def retest(
     from mafialab.probes import run_retest
     from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
+    check_out_dir(out)
     try:
         n = asyncio.run(
             run_retest(

@@ -32,7 +32,7 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option
 from mafialab.engine import deal_roles
 from mafialab.models import ModelSpecError
 
@@ -76,10 +76,15 @@ def _show_board(out: Path, markdown: bool) -> None:
     console.print(f"Wrote {escape(str(out / INDEX_FILE))} and {escape(str(out / LEADERBOARD_MD))}", highlight=False)
 
 
-def _drive(coro_factory: Callable[[ProgressFn], Coroutine[Any, Any, Any]], total: int, done: int) -> None:
+RAY_OPTION = ray_option("Play the games", "the logs land in OUT as in a local run, judging stays here")
+
+
+def _drive(
+    coro_factory: Callable[[ProgressFn], Coroutine[Any, Any, Any]], total: int, done: int, ray: str | None = None
+) -> None:
     """Run a season coroutine with a progress bar; errors become clear CLI failures."""
     with progress_bar() as progress:
-        task = progress.add_task("games", total=total, completed=done)
+        task = progress.add_task("games" if ray is None else f"games (ray {ray})", total=total, completed=done)
 
         def on(event: str, slot: Slot) -> None:
             if event == "judged":
@@ -102,8 +107,10 @@ def season_run(
     file: Path = typer.Argument(..., help="Season YAML file (see docs/arena.md)."),
     out: Path = typer.Option(..., "--out", "-o", help="Season directory to create."),
     no_preflight: bool = typer.Option(False, "--no-preflight", help="Skip the backend reachability check."),
+    ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
+    check_out_dir(out)
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
@@ -115,13 +122,14 @@ def season_run(
             console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     except SeasonConfigError as err:
         fail(str(err))
-    _drive(lambda on: run_season(cfg, out, progress=on), cfg.games, 0)
+    _drive(lambda on: run_season(cfg, out, progress=on, ray=ray_address), cfg.games, 0, ray_address)
     _show_board(out, markdown=False)
 
 
 @season_app.command("resume")
 def season_resume(
     out: Path = typer.Argument(..., help="Season directory (holds season.json)."),
+    ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Resume a season: rerun games without an outcome from their own seed, judge the rest."""
     try:
@@ -129,7 +137,7 @@ def season_resume(
     except SeasonError as err:
         fail(str(err))
     done = sum(s.status == "judged" for s in m.slots)
-    _drive(lambda on: resume_season(out, progress=on), len(m.slots), done)
+    _drive(lambda on: resume_season(out, progress=on, ray=ray_address), len(m.slots), done, ray_address)
     _show_board(out, markdown=False)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host, replace_notes
 
@@ -34,6 +34,7 @@ def view(
     """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
+    check_out_dir(out)
     token = None
     if token_env is not None:
         token = os.environ.get(token_env)

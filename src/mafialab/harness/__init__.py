@@ -24,7 +24,17 @@ from mafialab.harness._play import (
     run_game,
     summarize,
 )
-from mafialab.harness._ray import RAY_HINT, RayObserverFactory, connect_ray, play_games_ray, result_from_logs
+from mafialab.harness._ray import (
+    RAY_HINT,
+    RayObserverFactory,
+    connect_ray,
+    play_games_ray,
+    ray_map,
+    ray_run,
+    read_game_files,
+    result_from_logs,
+    write_game_files,
+)
 from mafialab.harness._replay import (
     ReplayedDecision,
     ReplayMismatch,
@@ -43,7 +53,11 @@ __all__ = [
     "RayObserverFactory",
     "connect_ray",
     "play_games_ray",
+    "ray_map",
+    "ray_run",
+    "read_game_files",
     "result_from_logs",
+    "write_game_files",
     "DECISION_PURPOSES",
     "GATE_THRESHOLD",
     "CallRecorder",

@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mafialab.agents import Agent, make_agent
 from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
 from mafialab.harness._replay import replay
-from mafialab.models import CallRecord, CallSummary
+from mafialab.models import CallRecord, CallSummary, cluster_limits
 from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, read_game, read_records
 from mafialab.rules import RuleSet
 
 RAY_HINT = "--ray needs Ray, an optional extra: pip install 'mafialab[ray]'"
 """What to install when ``ray`` is missing."""
+
+R = TypeVar("R")
 
 RayObserverFactory = Callable[[int, Sequence[Agent], Path], Sequence[GameObserver]]
 """``factory(seed, agents, out) -> observers`` for one game on a worker (``out``: where the
@@ -54,6 +56,95 @@ def connect_ray(address: str) -> Any:
     return ray
 
 
+def _on_worker(fn: Callable[..., R], args: tuple[Any, ...]) -> R:
+    """The worker entry point of every mafialab Ray task: ``fn(*args)`` with cluster-wide limits."""
+    with cluster_limits():  # nested blocks in fn reuse this one
+        return fn(*args)
+
+
+_TASKS: dict[tuple[int, int], Any] = {}
+
+
+def _task(ray: Any, max_retries: int) -> Any:
+    """The remote function of :func:`_on_worker` with ``max_retries`` (made once per process)."""
+    key = (id(ray), max_retries)
+    if key not in _TASKS:
+        _TASKS[key] = ray.remote(max_retries=max_retries)(_on_worker)
+    return _TASKS[key]
+
+
+def ray_map(
+    fn: Callable[..., R], jobs: Sequence[tuple[Any, ...]], *, address: str = "auto", max_retries: int = 3
+) -> Iterator[tuple[int, R]]:
+    """Run ``fn(*job)`` for every job as a Ray task; yield ``(index, result)`` as each finishes.
+
+    The driver does the writing: a caller writes each result as it is yielded, so what is
+    written is what finished (a resumed run skips it). ``fn`` and the jobs must be picklable
+    (``fn`` a module-level function or a ``functools.partial`` of one); ``fn`` must not
+    rely on the driver's files or processes. A task whose worker dies is rerun by Ray (up to
+    ``max_retries`` times); an exception raised by ``fn`` is raised here as it was raised
+    there (not Ray's wrapper) and the tasks not yet collected are cancelled.
+
+    Args:
+        fn: The work of one task.
+        jobs: One argument tuple per task.
+        address: Where the cluster is (:func:`connect_ray`); connected before the first task.
+        max_retries: Reruns of a task whose worker died.
+
+    Yields:
+        ``(index into jobs, fn's result)``, in the order tasks finish.
+
+    Raises:
+        ImportError: Ray is not installed (the message says how to install it).
+    """
+    if not jobs:
+        return
+    ray = connect_ray(address)
+    task = _task(ray, max_retries)
+    refs = {task.remote(fn, tuple(job)): i for i, job in enumerate(jobs)}
+    pending = list(refs)
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                try:
+                    got = ray.get(ref)
+                except ray.exceptions.RayTaskError as err:
+                    raise _cause(err) from None
+                yield refs[ref], got
+    finally:
+        for ref in pending:  # the caller stopped early (an error, Ctrl-C): nothing more to collect
+            ray.cancel(ref)
+
+
+async def ray_run(fn: Callable[..., R], *args: Any, address: str = "auto", max_retries: int = 3) -> R:
+    """``fn(*args)`` as one Ray task, awaited without blocking the driver's event loop.
+
+    For drivers that decide their tasks as they go (a season replaces a discarded game, a
+    bifurcation forks the variants it kept); each call is one task, written by the caller
+    when it returns. Same rules for ``fn`` as :func:`ray_map` (its exception is raised here as
+    raised there); cancelling the await cancels the task.
+
+    Raises:
+        ImportError: Ray is not installed (the message says how to install it).
+    """
+    ray = connect_ray(address)
+    ref = _task(ray, max_retries).remote(fn, args)
+    try:
+        return await asyncio.wrap_future(ref.future())  # type: ignore[no-any-return]
+    except asyncio.CancelledError:
+        ray.cancel(ref)
+        raise
+    except ray.exceptions.RayTaskError as err:
+        raise _cause(err) from None
+
+
+def _cause(err: BaseException) -> BaseException:
+    """The exception a task raised on its worker (Ray wraps it with the worker's traceback)."""
+    cause = getattr(err, "cause", None)
+    return cause if isinstance(cause, BaseException) else err
+
+
 def _play_on_worker(
     rules: RuleSet,
     specs: Sequence[str],
@@ -63,7 +154,7 @@ def _play_on_worker(
     allow_degraded: bool,
 ) -> tuple[str, dict[str, bytes]]:
     """One game on a worker, logged to a temporary folder; returns its id and files' bytes."""
-    with tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
+    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
         out = Path(tmp)
         agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
         obs = list(observers(seed, agents, out)) if observers is not None else []
@@ -71,7 +162,12 @@ def _play_on_worker(
             play_game(rules, agents, seed, out=out, observers=obs, prices=prices, allow_degraded=allow_degraded)
         )
         assert res.path is not None
-        return res.game_id, {p.name: p.read_bytes() for p in sorted(res.path.iterdir()) if p.is_file()}
+        return res.game_id, read_game_files(res.path)
+
+
+def read_game_files(path: Path) -> dict[str, bytes]:
+    """The files of a game directory (name → bytes), to return from a worker for :func:`write_game_files`."""
+    return {p.name: p.read_bytes() for p in sorted(Path(path).iterdir()) if p.is_file()}
 
 
 def write_game_files(out: Path, game_id: str, files: dict[str, bytes]) -> Path:
@@ -127,7 +223,8 @@ def play_games_ray(
     ``out/<game_id>/`` as games finish, so the layout is the local run's and the logs are
     the same (clock fields aside). A task whose worker dies is rerun by Ray (up to
     ``max_retries`` times); a finished game is written once and never rerun. Model servers
-    are reached by URL from the workers (each worker applies its backends' in-flight limits).
+    are reached by URL from the workers; a backend's in-flight limit (``max_concurrency``)
+    holds for all workers together (:func:`mafialab.models.cluster_limits`).
 
     Args:
         rules: Rule set.
@@ -150,19 +247,12 @@ def play_games_ray(
     """
     if len(specs) != rules.n_seats:
         raise ValueError(f"specs: {len(specs)} agent specs for {rules.n_seats} seats")
-    ray = connect_ray(address)
-    task = ray.remote(max_retries=max_retries)(_play_on_worker)
-    refs = {task.remote(rules, list(specs), seed, observers, prices, allow_degraded): seed for seed in seeds}
+    jobs = [(rules, list(specs), seed, observers, prices, allow_degraded) for seed in seeds]
     results: dict[int, GameResult] = {}
-    pending = list(refs)
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        for ref in done:
-            seed = refs[ref]
-            game_id, files = ray.get(ref)
-            path = write_game_files(out, game_id, files)
-            res = result_from_logs(path)
-            results[seed] = res
-            if on_done is not None:
-                on_done(seed, res)
+    for i, (game_id, files) in ray_map(_play_on_worker, jobs, address=address, max_retries=max_retries):
+        path = write_game_files(out, game_id, files)
+        res = result_from_logs(path)
+        results[seeds[i]] = res
+        if on_done is not None:
+            on_done(seeds[i], res)
     return [results[s] for s in seeds]

@@ -1,6 +1,7 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
 from mafialab.models._calls import CallRecord, CallSink, CallStatus, CallSummary, merge_summaries, prompt_text
+from mafialab.models._cluster import cluster_limit_state, cluster_limits
 from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
 from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
@@ -89,6 +90,8 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "InFlightLimit",
+    "cluster_limits",
+    "cluster_limit_state",
     "LocalModelInfo",
     "MockExhausted",
     "MockModel",

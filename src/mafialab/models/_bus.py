@@ -80,7 +80,8 @@ class BusModel:
         self.timeout = float(timeout)
         self.max_tokens = max_tokens
         self.context_window = context_window
-        self._limit = InFlightLimit(int(max_concurrency))
+        # one limit per hub and routing key: cluster-wide under Ray (cluster_limits)
+        self._limit = InFlightLimit(int(max_concurrency), key=f"bus|{self.base_url}|{key}")
         self.max_concurrency = self._limit.limit
         self._client = http_client
         # one connection pool per event loop (a client is bound to the loop it first ran in)

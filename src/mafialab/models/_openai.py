@@ -155,7 +155,8 @@ class OpenAIModel:
             raise ModelSpecError(f"max_n: must be >= 1, got {max_n}")
         self.max_n = int(max_n)
         self.n_supported: bool | None = None
-        self._limit = InFlightLimit(int(max_concurrency))
+        # one limit per server and model: cluster-wide under Ray (cluster_limits)
+        self._limit = InFlightLimit(int(max_concurrency), key=f"openai|{base_url or 'api.openai.com'}|{model}")
         self.max_concurrency = self._limit.limit
         self._negotiating = InFlightLimit(1)
         self._http_client = http_client

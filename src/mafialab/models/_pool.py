@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from mafialab.models import _cluster
 from mafialab.models._protocol import ChatModel, ChatRequest, get_model
 
 DEFAULT_OPENAI_CONCURRENCY = 128
@@ -48,20 +49,30 @@ class InFlightLimit:
     straight to the next waiter. State is kept per event loop, since a backend object may
     outlive one ``asyncio.run`` (tests, notebooks).
 
+    With a ``key``, inside :func:`~mafialab.models.cluster_limits` (the entry of every Ray
+    worker function of mafialab) the limit is cluster-wide: a call that got its slot here
+    also takes one of ``limit`` slots from the cluster's slot keeper for ``key`` (a named
+    Ray actor, same priorities), and gives it back when it ends, also on errors and
+    cancellation. Elsewhere the limit is this process's and Ray is not imported.
+
     Args:
         limit: Calls allowed in flight at once (>= 1).
+        key: The backend this limit protects (e.g. ``openai|<base_url>|<model>``), so Ray
+            workers that build the same backend share one limit; ``None``: always per process.
 
     Attributes:
         limit: The limit.
+        key: The backend key, or ``None``.
 
     Raises:
         ValueError: If ``limit`` < 1.
     """
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, key: str | None = None):
         if limit < 1:
             raise ValueError(f"max_concurrency: must be >= 1, got {limit}")
         self.limit = int(limit)
+        self.key = key
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSlots] = weakref.WeakKeyDictionary()
 
     def _state(self) -> _LoopSlots:
@@ -118,7 +129,13 @@ class InFlightLimit:
                 raise
         st.peak = max(st.peak, st.in_use)
         try:
-            yield
+            key = self.key
+            cluster = _cluster.active() if key is not None else None
+            if cluster is None or key is None:
+                yield
+            else:
+                async with cluster.slot(key, self.limit, priority):
+                    yield
         finally:
             self._wake(st)
 

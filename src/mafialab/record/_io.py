@@ -147,13 +147,14 @@ def read_game(path: Path) -> GameLog:
     "Versions"); :attr:`GameLog.schema_version` keeps the version as written.
 
     Raises:
-        LogFormatError: If the file is missing, its first record is not a ``game_start``
+        LogFormatError: If the file is missing (a folder of several games lists them), its
+            first record is not a ``game_start``
             header (a raw MafiaScope log gets a hint to import it), or the header is invalid.
         LogVersionError: If the log was written at a newer schema version than this mafialab
             reads (a :class:`LogFormatError`; the message names the file and both versions).
     """
     path = Path(path)
-    file = path / GAME_FILE if path.is_dir() else path
+    file = _one_game_file(path)
     problems: list[str] = []
     header: GameHeader | None = None
     status: GameStatus | None = None
@@ -184,6 +185,8 @@ def read_game(path: Path) -> GameLog:
     if header is None:
         bad = next((p for p in problems if "invalid game_start record" in p), None)
         reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""
+        if file.name != GAME_FILE and not bad:
+            reason = f" ({file.name} is not a game log: expected one game's folder, holding {GAME_FILE})"
         raise LogFormatError(f"{file}: no valid game_start header record{reason}")
     return GameLog(
         path=file.parent, header=header, events=events, status=status, problems=problems, schema_version=version
@@ -237,6 +240,56 @@ def iter_game_dirs(root: Path) -> list[Path]:
     if (root / GAME_FILE).is_file():
         return [root]
     return sorted(p.parent for p in root.rglob(GAME_FILE))
+
+
+GAMES_WANTED = "a game's folder (holding game.jsonl), its game.jsonl, or a folder of game folders (a runs folder)"
+"""What a command reading many games takes, for messages."""
+
+
+def no_games_message(root: Path) -> str:
+    """Why ``root`` gave no game (:func:`iter_game_dirs` is empty): what it is and what is wanted.
+
+    Args:
+        root: The path a user gave where game logs were expected.
+
+    Returns:
+        One line, e.g. ``"README.md is a file, not a game log: expected a game's folder …"``;
+        a folder with no game also says to import MafiaScope logs first.
+    """
+    root = Path(root)
+    if not root.exists():
+        return f"{root} does not exist: expected {GAMES_WANTED}"
+    if not root.is_dir():
+        return f"{root} is a file, not a game log: expected {GAMES_WANTED}"
+    return (
+        f"{root} is a folder with no game.jsonl in it or below: expected {GAMES_WANTED} "
+        "(convert MafiaScope logs first with `mafialab import mafiascope`)"
+    )
+
+
+def _one_game_file(path: Path) -> Path:
+    """The ``game.jsonl`` of one game at ``path`` (a game folder or the file).
+
+    Raises:
+        LogFormatError: ``path`` does not exist, or is a folder without a ``game.jsonl`` (a
+            folder of several games lists the first few, so the user can pick one).
+    """
+    if not path.exists():
+        raise LogFormatError(f"{path} does not exist: expected one game's folder (holding {GAME_FILE})")
+    if not path.is_dir():
+        return path
+    file = path / GAME_FILE
+    if file.exists():
+        return file
+    games = iter_game_dirs(path)
+    if not games:
+        raise LogFormatError(
+            f"{path} is a folder with no {GAME_FILE}: expected one game's folder (holding {GAME_FILE})"
+        )
+    shown = [str(g) for g in games[:5]] + ([f"… {len(games) - 5} more"] if len(games) > 5 else [])
+    raise LogFormatError(
+        f"{path} is a folder of games ({len(games)} found), not one game's folder: give one of " + ", ".join(shown)
+    )
 
 
 def probe_sort_key(rec: Any) -> tuple[int, int, int]:

@@ -39,6 +39,7 @@ from mafialab.record import (
     iter_game_dirs,
     iter_log_records,
     log_version,
+    no_games_message,
     probe_sort_key,
     read_game,
     read_retests,
@@ -773,9 +774,7 @@ def build_site(
         raise ViewerError(f"--out: {out} is a game directory; choose another output directory")
     summary = SiteSummary(out=out)
     if not dirs:
-        raise ViewerError(
-            f"DIR: no game.jsonl found under {root} (import MafiaScope logs first with `mafialab import`)"
-        )
+        raise ViewerError(f"DIR: {no_games_message(root)}")
     data = out / "data"
     _check_replaceable(data, dirs)
     if data.exists():
