@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -118,8 +119,11 @@ def main() -> None:
         cmd = [sys.executable, "-m", "mafialab", "play", "-r", args.rules, "-s", str(args.seed), "--agents", spec,
                "--probes", args.probes, "--out", str(out)]  # fmt: skip
         t0 = time.perf_counter()
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
         process_s = time.perf_counter() - t0
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        process_cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
         requests = len(stub.requests)
         peak = stub.max_in_flight
     if proc.returncode != 0:
@@ -149,6 +153,7 @@ def main() -> None:
                 **cp,
                 "wall_s": round(wall, 3),
                 "process_s": round(process_s, 3),
+                "process_cpu_s": round(process_cpu_s, 3),
                 "one_after_another_s": round(one_by_one, 3),
                 "wall_over_critical_path": round(wall / cp["critical_path_s"], 3),
                 "shared_prefix_share": share,
