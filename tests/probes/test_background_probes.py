@@ -97,7 +97,6 @@ async def test_back_pressure_holds_the_game_when_probes_fall_behind(tmp_path: Pa
     assert runner.peak_pending <= 10 + 7 * 5
 
 
-
 @pytest.mark.parametrize("ticks", [0, GAME_FIRST_TICKS])
 async def test_the_game_s_next_call_leaves_before_the_probes_of_the_last_message(
     ticks: int, monkeypatch: pytest.MonkeyPatch
