@@ -20,8 +20,8 @@ and ``game.jsonl`` the script computes:
 * the shared-prefix share and server-cached tokens of the closing ``call_summary`` record.
 
 Targets (issue 14): wall time (first request at the server to the last answer) ≤ 1.2 x
-critical path; shared-prefix share ≥ 90 %. The child process's total time (interpreter
-start and imports included) is printed too.
+critical path; shared-prefix share ≥ 90 %. The child process's total time and CPU time
+(interpreter start and imports included) are printed too.
 
 Usage: nice -n 15 python benchmarks/throughput.py [--latency 0.2] [--rules mafiascope7]
        [--seed 0] [--probes default] [--out DIR]
