@@ -17,7 +17,7 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
-from mafialab.cli._app import check_out_dir, console, fail, os_error_message, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, os_error_message, progress_bar, ray_option
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,
@@ -321,12 +321,7 @@ def play(
     probe_remote: bool = typer.Option(
         False, "--probe-remote", help="With --probes, also probe remote and human seats (synchronously)."
     ),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray",
-        help="Play the games as Ray tasks: auto (an existing cluster), local (one started for the run) or a "
-        "cluster ADDRESS; the logs land in OUT as in a local run. Needs mafialab\\[ray].",
-    ),
+    ray_address: str | None = ray_option("Play the games", "the logs land in OUT as in a local run"),
 ) -> None:
     """Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).
 

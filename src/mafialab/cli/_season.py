@@ -32,7 +32,7 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import check_out_dir, console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option
 from mafialab.engine import deal_roles
 from mafialab.models import ModelSpecError
 
@@ -76,12 +76,7 @@ def _show_board(out: Path, markdown: bool) -> None:
     console.print(f"Wrote {escape(str(out / INDEX_FILE))} and {escape(str(out / LEADERBOARD_MD))}", highlight=False)
 
 
-RAY_OPTION = typer.Option(
-    None,
-    "--ray",
-    help="Play the games as Ray tasks: auto (an existing cluster), local (one started for the run) or a "
-    "cluster ADDRESS; the logs land in OUT as in a local run, judging stays here. Needs mafialab\\[ray].",
-)
+RAY_OPTION = ray_option("Play the games", "the logs land in OUT as in a local run, judging stays here")
 
 
 def _drive(
