@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
@@ -181,6 +182,10 @@ async def _play_all(
             found.append(seats.observer(game_id))
         return found
 
+    def start(seed: int) -> None:
+        _freeze_startup_heap()  # the agents are built: the backends' imports are done
+        phases.start(seed)
+
     def done(seed: int, result: GameResult | None) -> None:
         phases.done(seed)
         if result is not None:
@@ -194,11 +199,32 @@ async def _play_all(
         parallel=parallel,
         prices=prices,
         observers=game_observers,
-        on_start=phases.start,
+        on_start=start,
         on_batch=phases,
         on_done=done,
         allow_degraded=allow_degraded,
     )
+
+
+_HEAP_FROZEN = False
+
+
+def _freeze_startup_heap() -> None:
+    """Keep what start-up built out of the cyclic garbage collector's full passes (once per process).
+
+    By the first game the process holds a large, long-lived heap (the modules of the model
+    client, pydantic models, prompt packs, the rule set). Each full (generation 2)
+    collection walks all of it, stalling the event loop, game and probes alike, for up to
+    0.3 s, several times in a probed game (measured with ``benchmarks/throughput.py`` on
+    the loaded 2-core development machine). :func:`gc.freeze` after a young-generation
+    collection moves those objects to the permanent generation; everything created later
+    is collected as before.
+    """
+    global _HEAP_FROZEN
+    if not _HEAP_FROZEN:
+        _HEAP_FROZEN = True
+        gc.collect(1)
+        gc.freeze()
 
 
 def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
