@@ -17,7 +17,15 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
-from mafialab.cli._app import check_out_dir, console, fail, os_error_message, progress_bar, ray_option
+from mafialab.cli._app import (
+    check_out_dir,
+    console,
+    fail,
+    os_error_message,
+    progress_bar,
+    ray_option,
+    refuse_seats_on_ray,
+)
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,
@@ -371,8 +379,7 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    if ray_address is not None and external:
-        fail("--ray: remote and human seats are served by this process; play them without --ray")
+    refuse_seats_on_ray(ray_address, specs)
     bar = progress_bar()
     bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:
