@@ -157,6 +157,57 @@ DEFINITION_CASES = [
 ]  # fmt: skip
 
 
+# kinds of fault a fresh held-out sample showed in pack v4 (annotator-en-v5), one sentence of ours each
+HELD_OUT_FAULT_CASES = [
+    # a possessive name before a claim noun is the claim's author, not the subject of a cue in it
+    ("Dana's theory about loud players being a cover has me thinking.", {}),
+    # a player the hidden team acts on or sees as a threat is not suspected by that
+    ("Bailey being saved twice is very telling.", {}),
+    ("Either the Doctor guessed well, or the Mafia is fixated on taking out Ellis.", {}),
+    ("Either way, the Mafia clearly sees Dana as the biggest threat.", {}),
+    ("It's interesting that the Mafia went after Finley.", {}),
+    # "makes me wonder if X ..." is about X, not about the players named before it
+    ("That, combined with the Mafia going after quiet Ellis, makes me wonder if Casey saw Ellis as a threat.", {"Casey": "suspect"}),
+    # the speaker placed on the hidden team (a leaked thought) is a self-reference
+    ("Ellis's claim checks out. That leaves me in a bad spot as the last Mafia.", {}),
+    # a cue withdrawn or dismissed as unfounded in the same sentence
+    ("Bailey and Dana both lagged during the vote, which is odd but not necessarily suspicious.", {}),
+    ("Finley, I get it, but singling me out for talking a lot is a weak reason to be suspicious.", {}),
+    ("Dana's calm could be a cover for a Mafia player, but I know that's not the case.", {}),
+    # a relative clause is about the last subject before it, not every subject of the clause before
+    ("However, Casey voted with clear reasoning, and Dana skipped the vote entirely—which is suspicious in itself.", {"Dana": "suspect"}),
+    # a pronoun-led clause keeps its player; names after a subordinator or as objects are not the subject
+    ("Ellis worries me a bit: they're loud, which is fine, but they dodged the question instead of answering Finley's point.", {"Ellis": "suspect"}),
+    (
+        "Dana, you're already pointing fingers at Casey and me for asking questions—that's a convenient way to deflect attention, especially since you were the one who first brought up Bailey's vote.",
+        {"Dana": "suspect"},
+    ),
+    # a read in a player's favour is not a lean against them
+    ("I'm leaning town on Casey now.", {}),
+    # a directed cue spreads over a parallel object with its own reason
+    ("I'm most suspicious of Bailey for dodging the question and going after me, and Dana for the late vote.", {"Bailey": "suspect", "Dana": "suspect"}),
+    # a clearing trait re-read as a possible cover is suspect
+    ("Finley has been steady and reasonable all game, which could be good cover.", {"Finley": "suspect"}),
+    # a sentence without a subject continues the player of the sentence before
+    ("Casey, you keep pointing at the quiet people. Could be a smart Mafia play to look busy.", {"Casey": "suspect"}),
+    # "no-" in a compound is no negation; ", while" opens a clause with its own subject
+    ("Finley's no-vote is a red flag.", {"Finley": "suspect"}),
+    ("Bailey's long speech felt like overcompensation, while Dana has been deflecting all game.", {"Dana": "suspect"}),
+    # candidates named as the possibilities; a defensive reaction; a call for scrutiny; eyes open on a player
+    ("That leaves Bailey, Casey and Dana as the possibilities.", {"Bailey": "suspect", "Casey": "suspect", "Dana": "suspect"}),
+    ("Ellis answered the question in a very defensive way.", {"Ellis": "suspect"}),
+    ("Finley needs more scrutiny today.", {"Finley": "suspect"}),
+    ("I'm keeping my eyes open on Bailey today.", {"Bailey": "suspect"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), HELD_OUT_FAULT_CASES)
+def test_held_out_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold
+
+
 @pytest.mark.parametrize(("text", "gold"), DEFINITION_CASES)
 def test_definition_examples_get_their_label(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}

@@ -103,7 +103,7 @@ class LLMAgent:
         self.calls: CallSink | None = None
         self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
         # full contexts of the last few views (the probes of one step share one view object)
-        self._contexts: OrderedDict[int, tuple[PlayerView, list[ChatMessage]]] = OrderedDict()
+        self._contexts: OrderedDict[tuple[int, str], tuple[PlayerView, list[ChatMessage]]] = OrderedDict()
 
     def describe(self) -> dict[str, Any]:
         """Settings worth recording in the game header (no secrets): model, pack, layout, caps."""
@@ -137,15 +137,18 @@ class LLMAgent:
         return int(self.model.count_tokens(text)) + 8 * len(messages)
 
     def build_messages(
-        self, view: PlayerView, tail: list[ChatMessage], max_tokens: int
+        self, view: PlayerView, tail: list[ChatMessage], max_tokens: int, shared: str = ""
     ) -> tuple[list[ChatMessage], dict[str, Any]]:
         """Context of ``view`` plus ``tail``, shortened to fit the model's window.
+
+        ``shared`` is text common to every seat at this point (a probe battery's preamble),
+        placed before the seat's private block (see :meth:`Renderer.context`).
 
         Returns:
             ``(messages, context record)``; the record is ``{}`` unless shortening was needed.
         """
         window = self.model.context_window
-        ctx = self._full_context(view)
+        ctx = self._full_context(view, shared)
         msgs = ctx + tail
         if window is None:
             return msgs, {}
@@ -155,7 +158,7 @@ class LLMAgent:
             return msgs, {}
         record: dict[str, Any] = {}
         for step in (1, 2, 3, 4):
-            ctx, cut, dropped = self.renderer.context(view, step)
+            ctx, cut, dropped = self.renderer.context(view, step, shared)
             msgs = ctx + tail
             est = self._count(msgs)
             record = {"shortened": step, "lines_cut": cut, "lines_dropped": dropped, "est_tokens": est}
@@ -166,18 +169,19 @@ class LLMAgent:
         log.info("seat %d: context shortened to fit %d tokens: %s", self.seat, window, record)
         return msgs, record
 
-    def _full_context(self, view: PlayerView) -> list[ChatMessage]:
+    def _full_context(self, view: PlayerView, shared: str = "") -> list[ChatMessage]:
         """The unshortened context of ``view``, rendered once per view object.
 
         The probe runner gives every probe of one seat and step the same frozen view, so
         they share one rendering; a few recent views are kept (identity, not equality: a view
         is never mutated after it is built).
         """
-        hit = self._contexts.get(id(view))
+        key = (id(view), shared)
+        hit = self._contexts.get(key)
         if hit is not None and hit[0] is view:
             return hit[1]
-        ctx, _, _ = self.renderer.context(view, 0)
-        self._contexts[id(view)] = (view, ctx)
+        ctx, _, _ = self.renderer.context(view, 0, shared)
+        self._contexts[key] = (view, ctx)
         while len(self._contexts) > 32:
             self._contexts.popitem(last=False)
         return ctx
@@ -385,13 +389,22 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ probes
     async def probe(
-        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+        self,
+        question: str,
+        view: PlayerView,
+        json_schema: dict[str, Any] | None,
+        max_tokens: int,
+        probe_id: str,
+        *,
+        preamble: str = "",
     ) -> ChatResponse:
         """Ask the agent's model a private question in the agent's own game context.
 
         Builds the same context messages a decision would use for ``view`` (a fresh copy;
-        nothing is written back into the agent), appends ``question`` as the last user
-        message and calls the model with ``purpose="probe"``. The call is reported with
+        nothing is written back into the agent), with the battery's ``preamble`` between
+        the public transcript and the seat's private block (the same text for every seat at
+        one trigger, so their calls share the prompt up to there), appends ``question`` as
+        the last user message and calls the model with ``purpose="probe"``. The call is reported with
         purpose ``probe`` (status ``ok`` or ``error``), never as a game decision, and does
         not draw from the agent's fallback stream.
 
@@ -401,11 +414,12 @@ class LLMAgent:
             json_schema: Schema of the answer, or ``None`` for free text.
             max_tokens: Generation cap.
             probe_id: Probe id (for accounting).
+            preamble: The battery's rendered preamble, or ``""``.
 
         Returns:
             The model's response (``error`` set when the call failed).
         """
-        messages, ctx = self.build_messages(view, [ChatMessage(role="user", content=question)], max_tokens)
+        messages, ctx = self.build_messages(view, [ChatMessage(role="user", content=question)], max_tokens, preamble)
         req = ChatRequest(
             messages=messages,
             json_schema=json_schema,

@@ -206,7 +206,7 @@ class Renderer:
         }
         self._system_rules = self._rules_text()
         self._line_cache: dict[int, tuple[Any, int, tuple[str, ...], RenderedLine | None]] = {}
-        self._last_context: tuple[PlayerView, int, tuple[ChatMessage, ...], int, int] | None = None
+        self._last_context: tuple[PlayerView, int, str, tuple[ChatMessage, ...], int, int] | None = None
 
     # ------------------------------------------------------------------ text pieces
     def _fmt(self, template: str, **fields: Any) -> str:
@@ -340,21 +340,30 @@ class Renderer:
                 out[i] = replace(ln, text=text, prefix=text)
         return out, cut, dropped
 
-    def context(self, view: PlayerView, step: int = 0) -> tuple[list[ChatMessage], int, int]:
+    def context(self, view: PlayerView, step: int = 0, shared: str = "") -> tuple[list[ChatMessage], int, int]:
         """The context messages of ``view`` (no decision), after shortening ``step``.
+
+        Args:
+            view: The seat's view.
+            step: Shortening step (0-4, see the module docstring).
+            shared: Text the same for every seat at this point (a probe battery's preamble;
+                never model text, never private): in the ``shared_first`` layout it goes
+                after the public transcript and before the seat's private block, so calls of
+                every seat at one point share the prompt up to the end of it; in
+                ``seat_first`` it ends the context. ``""``: none (game decisions).
 
         Returns:
             ``(messages, lines_cut, lines_dropped)``.
         """
         last = self._last_context
-        if last is not None and last[0] is view and last[1] == step:
+        if last is not None and last[0] is view and last[1] == step and last[2] == shared:
             # the same view again (a seat's probe questions at one point share it): a view is frozen
-            return list(last[2]), last[3], last[4]
-        msgs, cut, dropped = self._context(view, step)
-        self._last_context = (view, step, tuple(msgs), cut, dropped)
+            return list(last[3]), last[4], last[5]
+        msgs, cut, dropped = self._context(view, step, shared)
+        self._last_context = (view, step, shared, tuple(msgs), cut, dropped)
         return msgs, cut, dropped
 
-    def _context(self, view: PlayerView, step: int) -> tuple[list[ChatMessage], int, int]:
+    def _context(self, view: PlayerView, step: int, shared: str = "") -> tuple[list[ChatMessage], int, int]:
         p = self.pack
         current = view.events[-1].round if view.events else 0
         lines, cut, dropped = self._shorten(self._lines(view), step, current)
@@ -367,6 +376,7 @@ class Renderer:
                     self._fmt(p.public_header),
                     *(public or [self._fmt(p.no_events)]),
                     "",
+                    *([shared, ""] if shared else []),
                     self._fmt(p.private_header, name=view.name),
                     ident,
                     *(private or [self._fmt(p.private_none)]),
@@ -376,6 +386,8 @@ class Renderer:
         else:
             system = self._system_rules + "\n\n" + ident
             user = "\n".join([self._fmt(p.public_header), *([ln.text for ln in lines] or [self._fmt(p.no_events)])])
+            if shared:
+                user += "\n\n" + shared
             msgs = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
         return msgs, cut, dropped
 

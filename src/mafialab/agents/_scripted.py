@@ -103,14 +103,21 @@ class ScriptedAgent:
         return shadow
 
     async def probe(
-        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+        self,
+        question: str,
+        view: PlayerView,
+        json_schema: dict[str, Any] | None,
+        max_tokens: int,
+        probe_id: str,
+        *,
+        preamble: str = "",
     ) -> ChatResponse:
         """Answer a standard probe from the belief state (the probe protocol of ``mafialab.probes``).
 
         The answer depends on ``probe_id`` only (``role_assessment``, ``suspicion_ranking``,
         ``social_map``, ``personality_profile``, ``planned_action``, ``role_beliefs``; see
         ``mafialab.agents._scripted_probe``) and on a :meth:`belief_snapshot` for ``view``;
-        the question text, schema and token cap are not read. The agent that plays is not
+        the question text, preamble, schema and token cap are not read. The agent that plays is not
         changed and no random stream is drawn from.
 
         Returns:

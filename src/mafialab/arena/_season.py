@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,7 +20,7 @@ from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
 from mafialab.harness import connect_ray, ping, play_game, ray_run, read_game_files, write_game_files
 from mafialab.judge import judge_game
-from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
+from mafialab.models import ChatModel, ChatRequest, ChatResponse, cluster_limits, get_model, parse_model_spec
 from mafialab.probes import make_probe_observer
 from mafialab.record import (
     GAME_FILE,
@@ -578,7 +579,9 @@ async def run_season(
     save_manifest(out, manifest)
     runner = _Runner(out, manifest, judges, progress, ray)
     try:
-        await runner.run()
+        # on Ray the driver's judge calls share the cluster's per-backend limits with the workers
+        with cluster_limits() if ray is not None else nullcontext(False):
+            await runner.run()
     finally:
         if all(s.status == "judged" for s in manifest.slots):
             write_index(out)
@@ -621,7 +624,9 @@ async def resume_season(
         manifest.preflight = await preflight_season(manifest.config, judges, preflight_timeout_s)
     runner = _Runner(out, manifest, judges, progress, ray)
     try:
-        await runner.run()
+        # on Ray the driver's judge calls share the cluster's per-backend limits with the workers
+        with cluster_limits() if ray is not None else nullcontext(False):
+            await runner.run()
     finally:
         if all(s.status == "judged" for s in manifest.slots):
             write_index(out)

@@ -171,8 +171,10 @@ class AnnotatorPack:
             ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility``,
             ``descriptions``, ``clause_openers``, ``elided_subject``, ``speaker_subjects``,
             ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
-            ``own_judgement`` and ``complement_verbs`` (the English words of the clause rules
-            live there too, not in code).
+            ``own_judgement`` and ``complement_verbs`` (v4), ``complement_openers``,
+            ``claim_nouns``, ``self_reference``, ``relative_openers`` and
+            ``sentence_continuations`` (v5) (the English words
+            of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -219,6 +221,12 @@ _OPTIONAL_CUE_KEYS = (
     "cited_claims",
     "own_judgement",
     "complement_verbs",
+    # added in annotator-en-v5
+    "complement_openers",
+    "claim_nouns",
+    "self_reference",
+    "relative_openers",
+    "sentence_continuations",
 )
 
 
@@ -320,6 +328,13 @@ class _Compiled:
     cited: re.Pattern[str] | None
     judged: re.Pattern[str] | None
     complement: re.Pattern[str] | None
+    complement_end: re.Pattern[str] | None
+    complement_names: re.Pattern[str] | None
+    claim_author: re.Pattern[str] | None
+    self_ref: re.Pattern[str] | None
+    relative: re.Pattern[str] | None
+    sub_any: re.Pattern[str] | None
+    continuation: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -435,6 +450,19 @@ class RulesAnnotator:
             if c.get("complement_verbs")
             else None,
             judged=re.compile(rf"\b{_alt(c['own_judgement'])}\b", i) if c.get("own_judgement") else None,
+            complement_end=re.compile(rf"\b{_alt(c['complement_verbs'])}$", i) if c.get("complement_verbs") else None,
+            complement_names=re.compile(rf"\s+(?:{_alt(c['complement_openers'])}\s+)?{nl}", i)
+            if c.get("complement_openers")
+            else None,
+            claim_author=re.compile(rf"\s+(?:\w+\s+)?{_alt(c['claim_nouns'])}\b", i) if c.get("claim_nouns") else None,
+            self_ref=re.compile(rf"\b{_alt(sub(x) for x in c['self_reference'])}", i)
+            if c.get("self_reference")
+            else None,
+            relative=re.compile(rf"^\W*{_alt(c['relative_openers'])}\b", i) if c.get("relative_openers") else None,
+            sub_any=re.compile(rf"\b{_alt(c['subordinators'])}\b", i) if c.get("subordinators") else None,
+            continuation=re.compile(rf"\W*{_alt(c['sentence_continuations'])}\b", i)
+            if c.get("sentence_continuations")
+            else None,
             cited=re.compile(rf"\b{_alt(sub(x) for x in c['cited_claims'])}\b", i) if c.get("cited_claims") else None,
             lead=re.compile(rf"\W*(?:{_alt(c['clause_openers'])}\W+)?", i) if c.get("clause_openers") else None,
             elided=re.compile(rf"\W*{_alt(c['elided_subject'])}\b", i) if c.get("elided_subject") else None,
@@ -464,7 +492,7 @@ class RulesAnnotator:
             if c.get("descriptions")
             else [],
             pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
-            and_on=re.compile(rf"[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?:on|at)\s+(?:the\s+)?{nl}", i),
+            and_on=re.compile(rf"[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?P<prep>(?:on|at)\s+(?:the\s+)?)?{nl}", i),
         )
         self._cache[key] = comp
         return comp
@@ -534,10 +562,12 @@ class RulesAnnotator:
         """The names the cue at ``cue`` is said of.
 
         The last group of subject names before it ("A, B and C" joined by list words), else the
-        first group after it.
+        first group after it that no subordinator separates from it ("..., especially since you
+        brought up X" is not about X).
         """
         before = [m for m in mentions if m.start() < cue]
-        pick = before[-1:] if before else mentions[:1]
+        after = [m for m in mentions if not (comp.sub_any is not None and comp.sub_any.search(clause, cue, m.start()))]
+        pick = before[-1:] if before else after[:1]
         # "Harper's news makes me think Casey is suspicious": a name opening a reported thought
         # is the subject of the cue, not the possessive that opens the clause
         embedded = (
@@ -649,6 +679,7 @@ class RulesAnnotator:
             subjects: list[str] = []
             directed_names: list[str] = []  # "I'm most suspicious of Alex, who ...": Alex is the topic
             last_all = []  # names of the clause before, within this sentence only
+            last_group: list[str] = []
             first = True
             for clause in comp.breaks.split(sentence):
                 if not clause or not clause.strip():
@@ -662,6 +693,10 @@ class RulesAnnotator:
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
                         directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
+                        # "suspicious of X for ..., and Y for ...": a parallel object needs its own "for"
+                        parallel = more is not None and re.match(r"\s+for\b", clause[more.end() :]) is not None
+                        if more is not None and not more.group("prep") and not parallel:
+                            more = None
                         if more is not None:
                             add(
                                 self._names_in(more.group("names"), comp),
@@ -681,6 +716,12 @@ class RulesAnnotator:
                     for m in comp.name.finditer(clause)
                     if not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
                     and (said is None or m.start() < said.start())
+                    # "Casey's theory about loud players being a cover": Casey is the claim's author
+                    and not (
+                        m.group(0).endswith("'s")
+                        and comp.claim_author is not None
+                        and comp.claim_author.match(clause, m.end())
+                    )
                 ]
                 own = [m.group(1) for m in mentions]
                 lead_possessive = mentions and mentions[0].group(0).endswith("'s")
@@ -696,9 +737,12 @@ class RulesAnnotator:
                     if comp.no_subject is not None and comp.no_subject.match(clause):
                         subjects = []  # the speaker's clause ends the topic: "..., but I'm wary of people who ..."
                     elif not first:
-                        own, inherited = subjects, True
-                    elif comp.pronoun.search(clause):
-                        own, inherited = prev_subjects, True
+                        relative = comp.relative is not None and comp.relative.match(clause)
+                        own, inherited = (last_group if relative and last_group else subjects), True
+                    elif comp.pronoun.search(clause) or (
+                        comp.continuation is not None and comp.continuation.match(clause)
+                    ):
+                        own, inherited = prev_subjects, True  # "X pushed hard. Could be a Mafia play."
                 elif elided or (not own and comp.pronoun_subject.search(clause)):
                     # "... but now they're pushing at Finley", "..., but also voted for Dana":
                     # the names are objects, the subject is the player of the clause before
@@ -708,6 +752,10 @@ class RulesAnnotator:
                 last_all = sorted({m.group(1) for m in comp.name.finditer(clause)}) or last_all
                 if own:
                     subjects = own
+                    # the last subject group of this clause, for a relative clause after it
+                    last_group = (
+                        self._subject_group(clause, mentions, len(clause), comp) if mentions and not inherited else own
+                    )
                 first = False
                 if not own:
                     continue
@@ -747,6 +795,9 @@ class RulesAnnotator:
                     sentence, sentence.find(clause) + len(clause)
                 ):
                     continue  # "X's shift is odd, but if X were Mafia, they'd have stayed quiet"
+                selfref = comp.self_ref.search(clause) if comp.self_ref is not None else None
+                if selfref is not None and selfref.start() <= cue_m.start() < selfref.end():
+                    continue  # "that leaves me in a tough spot as the lone Mafia": about the speaker
                 if inherited:
                     if comp.negation_any.search(clause):
                         continue
@@ -757,8 +808,31 @@ class RulesAnnotator:
                     if comp.self_subject is not None and comp.self_subject.search(between):
                         continue  # "I hear what X says, and I see why I look suspicious"
                     after_cue = comp.subordinate is not None and comp.subordinate.match(clause, cue_m.end())
-                    if not near and prior and comp.pronoun.search(clause) and after_cue:
-                        targets = prior  # "..., but it could also be a Mafia coasting while X ..."
+                    # "X's save makes me wonder if Y ...": the cue is about the complement's players
+                    thought = (
+                        comp.complement_names.match(clause, cue_m.end())
+                        if comp.complement_names is not None
+                        and comp.complement_end is not None
+                        and comp.complement_end.search(clause, 0, cue_m.end())
+                        else None
+                    )
+                    first_after = next((m for m in mentions if m.start() >= cue_m.end()), None)
+                    apart = (
+                        first_after is not None
+                        and comp.sub_any is not None
+                        and comp.sub_any.search(clause, cue_m.end(), first_after.start()) is not None
+                    )
+                    if thought is not None:
+                        targets = self._names_in(thought.group("names"), comp)
+                    elif (
+                        not near
+                        and prior
+                        and comp.pronoun.search(clause)
+                        and (after_cue or apart or comp.pronoun_subject.search(clause))
+                    ):
+                        # "..., but it could also be a Mafia coasting while X ...", "they deflected
+                        # instead of answering X": the pronoun's player, not the names after the cue
+                        targets = prior
                     else:
                         targets = self._subject_group(clause, mentions, cue_m.start(), comp)
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")

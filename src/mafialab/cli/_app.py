@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -136,3 +136,30 @@ def os_error_message(err: OSError, option: str = "--out") -> str:
     """An ``OSError`` raised while writing, as ``OPTION: PATH: reason`` (no ``[Errno N]``)."""
     where = f"{err.filename}: " if err.filename else ""
     return f"{option}: {where}{err.strerror or err}"
+
+
+def ray_option(work: str, where: str) -> Any:
+    """The ``--ray auto|local|ADDRESS`` option of a command that fans ``work`` out as Ray tasks.
+
+    Args:
+        work: What runs as tasks, as the help's first words (``"Play the games"``).
+        where: Where the results land (``"the logs land in OUT as in a local run"``).
+    """
+    return typer.Option(
+        None,
+        "--ray",
+        help=f"{work} as Ray tasks: auto (an existing cluster), local (one started for the run) or a cluster "
+        f"ADDRESS; {where}. Needs mafialab\\[ray].",
+    )
+
+
+RAY_SEATS = "--ray: remote and human seats are served by this process; play them without --ray"
+"""Why a remote or human seat cannot go with ``--ray`` (no worker serves the agent API)."""
+
+
+def refuse_seats_on_ray(ray: str | None, specs: list[str]) -> None:
+    """Fail (code 2) when ``ray`` is given and one of the agent ``specs`` is a remote or human seat."""
+    from mafialab.remote import is_seat_spec
+
+    if ray is not None and any(is_seat_spec(sp) for sp in specs):
+        fail(RAY_SEATS)

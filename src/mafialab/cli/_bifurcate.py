@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar, ray_option, refuse_seats_on_ray
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
@@ -134,19 +134,23 @@ def run_cmd(
         False, "--dry-run", help="Print the number of calls and the cost estimate; run nothing."
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Bifurcation directory (an interrupted run resumes here)."),
+    ray_address: str | None = ray_option(
+        "Draw the resamples and play the forks", "everything lands in OUT as in a local run (and resumes so)"
+    ),
 ) -> None:
     """Resample a vote K times, keep M diverse variants, fork each once (MafiaScope §6).
 
     Writes samples/, points.jsonl, forks.jsonl and the fork games under forks/ as it goes; run
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """
-    from mafialab.counterfactual import estimate_bifurcation, run_bifurcation
+    from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
     from mafialab.harness import PreflightError, ReplayMismatch
     from mafialab.record import LogFormatError, read_game
 
     check_out_dir(out)
     try:
         log = read_game(game)
+        refuse_seats_on_ray(ray_address, [*branch_specs(log, agents), *([sampler] if sampler else [])])
         if dry_run:
             est = estimate_bifurcation(
                 log, points, per_quadrant=per_quadrant, seed=seed, resamples=resamples, keep=keep, out=out
@@ -159,7 +163,8 @@ def run_cmd(
             )
             return
         with progress_bar() as bar:
-            task = bar.add_task("samples and forks", total=None)
+            what = "samples and forks" if ray_address is None else f"samples and forks (ray {ray_address})"
+            task = bar.add_task(what, total=None)
             res = asyncio.run(
                 run_bifurcation(
                     log,
@@ -175,9 +180,10 @@ def run_cmd(
                     agents=agents,
                     parallel=parallel,
                     progress=lambda kind, n: bar.advance(task, n),
+                    ray=ray_address,
                 )
             )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, RuntimeError) as err:
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, RuntimeError, ImportError) as err:
         fail(str(err))
     for e in res.errors:
         err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)

@@ -12,13 +12,14 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import check_out_dir, console, fail
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option, refuse_seats_on_ray
 from mafialab.counterfactual import (
     Inject,
     Intervention,
     Night,
     PrivateBelief,
     Resample,
+    branch_specs,
     compare_batches,
     estimate_fork,
     fork_steps,
@@ -134,6 +135,9 @@ def run_cmd(
     prices: Path | None = typer.Option(None, "--prices", help="YAML price table."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and cost estimate; play nothing."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
+    ray_address: str | None = ray_option(
+        "Play the replicas", "the branches land in OUT as in a local run (--resample answers are drawn here first)"
+    ),
 ) -> None:
     """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
     check_out_dir(out)
@@ -142,6 +146,7 @@ def run_cmd(
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
         iv = parse_intervention(names, inject, resample, belief, night)
         step = resolve_step(fork_steps(log), at)
+        refuse_seats_on_ray(ray_address, branch_specs(log, agents, _seats(seat, len(names))))
         if dry_run:
             est = estimate_fork(log, step, n, probes=probes != "none")
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
@@ -154,23 +159,27 @@ def run_cmd(
             )
             return
         table = load_prices(prices) if prices is not None else PriceTable()
-        batch = asyncio.run(
-            run_fork(
-                log,
-                step,
-                iv,
-                n=n,
-                seed=seed,
-                agents=agents,
-                seats=_seats(seat, len(names)),
-                temperature=temperature,
-                probes=probes,
-                parallel=parallel,
-                out=out,
-                prices=table,
+        with progress_bar() as bar:
+            task = bar.add_task("branches" if ray_address is None else f"branches (ray {ray_address})", total=n)
+            batch = asyncio.run(
+                run_fork(
+                    log,
+                    step,
+                    iv,
+                    n=n,
+                    seed=seed,
+                    agents=agents,
+                    seats=_seats(seat, len(names)),
+                    temperature=temperature,
+                    probes=probes,
+                    parallel=parallel,
+                    out=out,
+                    prices=table,
+                    ray=ray_address,
+                    progress=lambda b: bar.advance(task),
+                )
             )
-        )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError) as err:
         fail(str(err))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:

@@ -30,7 +30,7 @@ from mafialab.counterfactual._embed import Embedder, farthest_point, make_embedd
 from mafialab.counterfactual._fork import AgentBuilder, branch_specs, estimate_fork, prepare, run_fork
 from mafialab.counterfactual._steps import ForkStep, Inject, Resample, batch_id, branch_id, fork_steps, resolve_step
 from mafialab.engine import derive_seed
-from mafialab.harness import replay_decisions
+from mafialab.harness import connect_ray, ray_run, replay_decisions
 from mafialab.models import max_samples_per_request
 from mafialab.record import (
     FORK_GAMES_DIR,
@@ -49,6 +49,7 @@ from mafialab.record import (
     read_game,
     write_header,
 )
+from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -395,6 +396,45 @@ async def _draw_chunk(
     ]
 
 
+SAMPLES_PER_TASK = 32
+"""Resamples per Ray task of ``bifurcate run --ray`` (whole chunks: a chunk larger than this is a task alone)."""
+
+
+def _task_groups(chunks: Sequence[list[int]], per_task: int) -> list[list[list[int]]]:
+    """Consecutive ``chunks`` grouped into tasks of at most ``per_task`` samples (a bigger chunk alone)."""
+    groups: list[list[list[int]]] = []
+    size = 0
+    for c in chunks:
+        if groups and size + len(c) <= per_task:
+            groups[-1].append(c)
+            size += len(c)
+        else:
+            groups.append([c])
+            size = len(c)
+    return groups
+
+
+def _draws_on_worker(
+    spec: str, seat: int, rules: RuleSet, seed: int, decision: Any, view: Any, names: tuple[str, ...], psed: int,
+    chunks: list[list[int]], parallel: int, build_agent: AgentBuilder | None,
+) -> list[Sample]:  # fmt: skip
+    """Chunks of a point's resamples on a Ray worker (its own agent, ``parallel`` requests at once)."""
+    from mafialab.agents import make_agent
+
+    agent = (build_agent or make_agent)(spec, seat, rules, seed)
+
+    async def go() -> list[Sample]:
+        limit = asyncio.Semaphore(max(1, parallel))
+
+        async def one(idxs: list[int]) -> list[Sample]:
+            async with limit:
+                return await _draw_chunk(agent, decision, view, names, psed, idxs)
+
+        return [s for got in await asyncio.gather(*(one(c) for c in chunks)) for s in got]
+
+    return asyncio.run(go())
+
+
 async def run_bifurcation(
     parent: Path | GameLog,
     points: str,
@@ -412,6 +452,7 @@ async def run_bifurcation(
     build_agent: AgentBuilder | None = None,
     check_remote: bool = True,
     progress: Callable[[str, int], None] | None = None,
+    ray: str | None = None,
 ) -> BifurcationRun:
     """Run (or resume) the bifurcation experiment on one parent game.
 
@@ -435,6 +476,13 @@ async def run_bifurcation(
         build_agent: Agent factory (tests).
         check_remote: Preflight remote models before the first call.
         progress: Called with ``("sample" | "fork", count)`` as work finishes.
+        ray: Run the resamples and the forks as Ray tasks on this cluster (``auto``,
+            ``local`` or an address, :func:`mafialab.harness.connect_ray`): the missing samples'
+            chunks (the same chunks as locally, so the same draws) in groups of
+            :data:`SAMPLES_PER_TASK` per task, and each kept variant's fork as a task
+            (:func:`run_fork` with ``ray``). The driver writes every sample, point, outcome
+            and fork directory as it arrives, so the layout and the resume are a local run's;
+            the embeddings and the selection stay on the driver.
 
     Returns:
         What this call did.
@@ -443,6 +491,7 @@ async def run_bifurcation(
         ValueError: Bad parameters, a bad ``--points``, or ``out`` holding a run with other
             parameters (the message names them).
         mafialab.harness.ReplayMismatch: The parent does not replay up to a point.
+        ImportError: ``ray`` given and Ray is not installed (nothing is written).
     """
     from mafialab.agents import make_agent
     from mafialab.harness import preflight
@@ -467,6 +516,8 @@ async def run_bifurcation(
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
     if not planned:
         raise ValueError(f"--points: {points!r} names no day vote of {plog.header.game_id}")
+    if ray is not None:
+        connect_ray(ray)  # before anything is written
     write_header(out, BifurcationHeader(experiment=f"bifurcation of {plog.header.game_id}", parameters=params))
     run = BifurcationRun(out=out, points=[p.point_id for p in planned])
     build = build_agent or make_agent
@@ -474,7 +525,9 @@ async def run_bifurcation(
     winner = plog.winner
     parent_winner = winner if winner in ("town", "mafia") else None
     done = {(f.point_id, f.variant_idx): f for f in read_bifurcation(out).forks} if (out / FORKS_FILE).exists() else {}
-    limit = asyncio.Semaphore(max(1, parallel))
+    # on Ray every draw task and fork is submitted at once (the cluster schedules them); a task
+    # keeps ``parallel`` requests in flight on its worker
+    limit = asyncio.Semaphore(max(1, parallel) if ray is None else 1 << 30)
     checked = not check_remote
     forks_dir = out / FORK_GAMES_DIR
     for p in planned:
@@ -503,8 +556,16 @@ async def run_bifurcation(
             # a backend that draws n answers per request gets one request per chunk; a chunk is
             # written when it is complete, so an interruption never loses a finished sample
             chunks = sample_chunks(missing, samples_per_request(agent))
+            if ray is None:
+                draws = [one(c) for c in chunks]
+            else:  # groups of chunks as Ray tasks (the same chunks, so the same draws); written here
+                draws = [
+                    ray_run(_draws_on_worker, spec, p.step.seat, state.rules, seed, decision, view,
+                            tuple(state.names), psed, g, parallel, build_agent, address=ray)
+                    for g in _task_groups(chunks, SAMPLES_PER_TASK)
+                ]  # fmt: skip
             with JsonlWriter(spath, clock=None) as w:
-                for fut in asyncio.as_completed([one(c) for c in chunks]):
+                for fut in asyncio.as_completed(draws):
                     for s in await fut:
                         w.write(
                             {"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback}
@@ -570,7 +631,7 @@ async def run_bifurcation(
                 try:
                     batch = await run_fork(
                         plog, p.step, iv, n=1, seed=fseed, agents=agents, out=forks_dir,
-                        build_agent=build_agent, check_remote=False,
+                        build_agent=build_agent, check_remote=False, ray=ray,
                     )  # fmt: skip
                 except ValueError as err:
                     outcome.error = str(err)

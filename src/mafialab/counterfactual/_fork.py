@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,11 +28,20 @@ from mafialab.counterfactual._steps import (
     resolve_step,
 )
 from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
-from mafialab.harness import GameObserver, play_game, replay
+from mafialab.harness import (
+    GameObserver,
+    connect_ray,
+    play_game,
+    ray_run,
+    read_game_files,
+    replay,
+    write_game_files,
+)
 from mafialab.models import (
     ChatRequest,
     ChatResponse,
     ModelPool,
+    cluster_limits,
     complete_n,
     max_samples_per_request,
     parse_model_spec,
@@ -367,6 +378,98 @@ def _wrap(agents: list[Agent], step: ForkStep, iv: Intervention, state: GameStat
     return out
 
 
+@dataclass
+class _BranchJob:
+    """Everything one replica needs (picklable: it travels to a Ray worker)."""
+
+    plog: GameLog
+    step: ForkStep
+    iv: Intervention
+    specs: list[str]
+    seed: int
+    batch: str
+    root: str
+    meta: dict[str, Any]
+    replica: int
+    probes: str | None
+    prices: PriceTable | None
+    primed: tuple[ChatRequest, ChatResponse] | None  # the fork decision's answer drawn ahead
+
+
+async def _play_branch(job: _BranchJob, out: Path | None, build: AgentBuilder) -> tuple[Branch, int]:
+    """Play one replica into ``out/<branch id>/``; returns the branch and the length of its prefix."""
+    from mafialab.probes import make_probe_observer
+
+    plog, step, iv = job.plog, job.step, job.iv
+    cseed = continuation_seed(plog.header.seed, step.id, iv, job.seed, job.replica)
+    state, prefix = prepare(plog, step, iv, cseed)
+    seat_agents = [build(job.specs[s], s, state.rules, cseed) for s in range(state.n_seats)]
+    primed = getattr(seat_agents[step.seat], "model", None)
+    if job.primed is not None and primed is not None:
+        seat_agents[step.seat].model = _Primed(primed, *job.primed)  # type: ignore[attr-defined]
+    wrapped = _wrap(seat_agents, step, iv, state)
+    gid = branch_id(plog.header.game_id, job.batch, job.replica)
+    observers: list[GameObserver] = []
+    if job.probes not in (None, "none") and out is not None:
+        obs = make_probe_observer(job.probes, wrapped, state.rules, cseed, out=out, game_id=gid)
+        observers = [obs] if obs is not None else []
+    info = ParentInfo(
+        game_id=plog.header.game_id,
+        step=step.id,
+        intervention=iv.model_dump(),
+        batch=job.batch,
+        replica=job.replica,
+        continuation_seed=cseed,
+        seed=job.seed,
+        root=job.root,
+        prefix="replayed",
+    )
+    res = await play_game(
+        state.rules,
+        wrapped,
+        plog.header.seed,
+        out=out,
+        game_id=gid,
+        observers=observers,
+        meta=job.meta,
+        prices=job.prices,
+        check_remote=False,
+        state=state,
+        prefix=prefix,
+        parent=info,
+    )
+    branch = Branch(
+        game_id=gid,
+        replica=job.replica,
+        continuation_seed=cseed,
+        winner=res.winner,
+        path=res.path,
+        decisions=res.decisions,
+        fallbacks=res.fallbacks,
+        degraded=res.degraded,
+    )
+    return branch, len(prefix)
+
+
+def _pooled_builder() -> AgentBuilder:
+    """The default agent factory: model agents share one backend per model (one in-flight limit, one client)."""
+    pool = ModelPool()
+
+    def build(spec: str, seat: int, rules: RuleSet, cseed: int) -> Agent:
+        if is_model_spec(spec):
+            return make_llm_agent(spec, seat, rules, cseed, pool=pool)
+        return make_agent(spec, seat, rules, cseed)
+
+    return build
+
+
+def _branch_files(job: _BranchJob, build_agent: AgentBuilder | None) -> tuple[Branch, int, dict[str, bytes]]:
+    """:func:`_play_branch` on a Ray worker, into a temporary folder; the branch, its prefix length, its files."""
+    with tempfile.TemporaryDirectory(prefix="mafialab-fork-") as tmp:
+        branch, plen = asyncio.run(_play_branch(job, Path(tmp), build_agent or _pooled_builder()))
+        return branch, plen, read_game_files(Path(tmp) / branch.game_id)
+
+
 async def run_fork(
     parent: Path | GameLog,
     at: int | str | ForkStep,
@@ -384,6 +487,8 @@ async def run_fork(
     build_agent: AgentBuilder | None = None,
     check_remote: bool = True,
     replicas: Sequence[int] | None = None,
+    ray: str | None = None,
+    progress: Callable[[Branch], None] | None = None,
 ) -> ForkBatch:
     """Fork ``parent`` at step ``at``, apply ``intervention`` and play the continuation ``n`` times.
 
@@ -412,6 +517,13 @@ async def run_fork(
         check_remote: Preflight remote models once before the first branch.
         replicas: Replica numbers to play (default ``range(n)``; a resumed batch passes the
             missing ones).
+        ray: Play the replicas as Ray tasks on this cluster (``auto``, ``local`` or an
+            address, :func:`mafialab.harness.connect_ray`; needs ``out``). The fork
+            decision's answers of :class:`Resample` replicas are drawn here first (one request
+            with the server's ``n``, as locally) and each task gets its own; each worker plays
+            its branch into a temporary folder and returns the files, which are written into
+            ``out/<branch id>/`` here. ``parallel`` does not apply (the cluster schedules).
+        progress: Called with each branch as it finishes.
 
     Returns:
         The :class:`ForkBatch` (branches in replica order).
@@ -421,25 +533,20 @@ async def run_fork(
             an agent spec that cannot be built, or a branch directory that already exists.
         ReplayMismatch: The parent does not replay up to the step (the message names the
             first step that cannot be reproduced).
+        ImportError: ``ray`` given and Ray is not installed (nothing is played).
     """
     from mafialab.harness import preflight
-    from mafialab.probes import make_probe_observer
 
     if n < 1:
         raise ValueError(f"-n: at least 1 replica, got {n}")
+    if ray is not None and out is None:
+        raise ValueError("out: --ray writes the branches' files; give --out")
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     iv: Intervention = intervention if intervention is not None else Resample()
     step = at if isinstance(at, ForkStep) else resolve_step(fork_steps(plog), at)
     prepare(plog, step, iv, 0)  # refuse a step that does not replay or a misfit intervention up front
     specs = branch_specs(plog, agents, seats, temperature)
-    pool = ModelPool()  # one backend per model for every branch (shared in-flight limit, one client)
-
-    def default_build(spec: str, seat: int, rules: RuleSet, cseed: int) -> Agent:
-        if is_model_spec(spec):
-            return make_llm_agent(spec, seat, rules, cseed, pool=pool)
-        return make_agent(spec, seat, rules, cseed)
-
-    build = build_agent or default_build
+    build = build_agent or _pooled_builder()  # one backend per model for every branch
     pid = plog.header.game_id
     batch = batch_id(pid, step.id, iv, seed)
     root = _root(plog)
@@ -452,6 +559,8 @@ async def run_fork(
             f"agents: cannot build the continuation's agents ({err}); the parent was played by "
             f"{sorted({s.agent for s in plog.header.roster})}: give --agents or --seat"
         ) from None
+    if ray is not None:  # after the agents (a seat no worker can play is refused first), before any call
+        connect_ray(ray)
     if check_remote:
         await preflight(probe_agents)
     limit = asyncio.Semaphore(max(1, parallel))
@@ -463,59 +572,28 @@ async def run_fork(
             if existing.exists():
                 raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
     if isinstance(iv, Resample):  # replicas resample one frozen context: the server's n draws them together
-        ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
+        # on Ray this driver call shares the cluster's per-backend limit with the workers' calls
+        with cluster_limits() if ray is not None else nullcontext(False):
+            ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
+
+    def job(replica: int) -> _BranchJob:
+        primed = (ahead[0], ahead[1][todo.index(replica)]) if ahead is not None else None
+        fork_meta = {**meta, "fork": {"at": step.label, "kind": step.kind, "seat": step.seat}}
+        return _BranchJob(plog, step, iv, specs, seed, batch, root, fork_meta, replica, probes, prices, primed)
 
     async def one(replica: int) -> Branch:
-        async with limit:
-            cseed = continuation_seed(plog.header.seed, step.id, iv, seed, replica)
-            state, prefix = prepare(plog, step, iv, cseed)
-            seat_agents = [build(specs[s], s, state.rules, cseed) for s in range(state.n_seats)]
-            primed = getattr(seat_agents[step.seat], "model", None)
-            if ahead is not None and primed is not None:
-                seat_agents[step.seat].model = _Primed(primed, ahead[0], ahead[1][todo.index(replica)])  # type: ignore[attr-defined]
-            wrapped = _wrap(seat_agents, step, iv, state)
-            gid = branch_id(pid, batch, replica)
-            observers: list[GameObserver] = []
-            if probes not in (None, "none") and out is not None:
-                obs = make_probe_observer(probes, wrapped, state.rules, cseed, out=out, game_id=gid)
-                observers = [obs] if obs is not None else []
-            info = ParentInfo(
-                game_id=pid,
-                step=step.id,
-                intervention=iv.model_dump(),
-                batch=batch,
-                replica=replica,
-                continuation_seed=cseed,
-                seed=seed,
-                root=root,
-                prefix="replayed",
-            )
-            res = await play_game(
-                state.rules,
-                wrapped,
-                plog.header.seed,
-                out=out,
-                game_id=gid,
-                observers=observers,
-                meta={**meta, "fork": {"at": step.label, "kind": step.kind, "seat": step.seat}},
-                prices=prices,
-                check_remote=False,
-                state=state,
-                prefix=prefix,
-                parent=info,
-            )
-            if res.path is not None and plog.header.source == "mafialab":
-                _copy_prefix_probes(plog, res.path, gid, len(prefix))
-            return Branch(
-                game_id=gid,
-                replica=replica,
-                continuation_seed=cseed,
-                winner=res.winner,
-                path=res.path,
-                decisions=res.decisions,
-                fallbacks=res.fallbacks,
-                degraded=res.degraded,
-            )
+        if ray is None:
+            async with limit:
+                branch, plen = await _play_branch(job(replica), out, build)
+        else:  # on a worker (drawn answer included); the driver writes the files where a local branch goes
+            assert out is not None
+            branch, plen, files = await ray_run(_branch_files, job(replica), build_agent, address=ray)
+            branch.path = write_game_files(Path(out), branch.game_id, files)
+        if branch.path is not None and plog.header.source == "mafialab":
+            _copy_prefix_probes(plog, branch.path, branch.game_id, plen)
+        if progress is not None:
+            progress(branch)
+        return branch
 
     branches = list(await asyncio.gather(*(one(r) for r in todo)))
     return ForkBatch(parent_id=pid, root_id=root, step=step, intervention=iv, seed=seed, batch=batch, branches=branches)

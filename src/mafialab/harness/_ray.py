@@ -82,8 +82,8 @@ def ray_map(
     written is what finished (a resumed run skips it). ``fn`` and the jobs must be picklable
     (``fn`` a module-level function or a ``functools.partial`` of one); ``fn`` must not
     rely on the driver's files or processes. A task whose worker dies is rerun by Ray (up to
-    ``max_retries`` times); an exception raised by ``fn`` is raised here (``ray.get``) and the
-    tasks not yet collected are cancelled.
+    ``max_retries`` times); an exception raised by ``fn`` is raised here as it was raised
+    there (not Ray's wrapper) and the tasks not yet collected are cancelled.
 
     Args:
         fn: The work of one task.
@@ -107,7 +107,11 @@ def ray_map(
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                yield refs[ref], ray.get(ref)
+                try:
+                    got = ray.get(ref)
+                except ray.exceptions.RayTaskError as err:
+                    raise _cause(err) from None
+                yield refs[ref], got
     finally:
         for ref in pending:  # the caller stopped early (an error, Ctrl-C): nothing more to collect
             ray.cancel(ref)
@@ -118,8 +122,8 @@ async def ray_run(fn: Callable[..., R], *args: Any, address: str = "auto", max_r
 
     For drivers that decide their tasks as they go (a season replaces a discarded game, a
     bifurcation forks the variants it kept); each call is one task, written by the caller
-    when it returns. Same rules for ``fn`` as :func:`ray_map`; cancelling the await cancels
-    the task.
+    when it returns. Same rules for ``fn`` as :func:`ray_map` (its exception is raised here as
+    raised there); cancelling the await cancels the task.
 
     Raises:
         ImportError: Ray is not installed (the message says how to install it).
@@ -131,6 +135,14 @@ async def ray_run(fn: Callable[..., R], *args: Any, address: str = "auto", max_r
     except asyncio.CancelledError:
         ray.cancel(ref)
         raise
+    except ray.exceptions.RayTaskError as err:
+        raise _cause(err) from None
+
+
+def _cause(err: BaseException) -> BaseException:
+    """The exception a task raised on its worker (Ray wraps it with the worker's traceback)."""
+    cause = getattr(err, "cause", None)
+    return cause if isinstance(cause, BaseException) else err
 
 
 def _play_on_worker(

@@ -24,6 +24,9 @@ BUILTIN_BATTERIES = ("default", "suspicion")
 FIXED_PLACEHOLDERS = ("player", "players", "others", "roles", "mafia_team")
 """Template fields every question may use besides ``prev_<id>`` and ``last_<id>``."""
 
+PREAMBLE_PLACEHOLDERS = ("players", "roles", "mafia_team")
+"""Template fields a battery's preamble may use: those equal for every seat at a trigger."""
+
 SCHEMA_LISTS = ("$players", "$others", "$roles")
 """Items of an ``enum`` list in a probe schema that expand, per call, into the alive players,
 the alive players other than the one probed, or the rule set's role names plus ``Unknown``."""
@@ -88,6 +91,14 @@ class ProbeBattery(BaseModel):
         after_night_action: Probe an agent after its own night action (kill vote, protect,
             investigate); ``None`` means "same as ``after_each_message``", which is how
             MafiaScope treats night turns.
+        preamble: Text common to every probe call of the battery (what the questions are,
+            how to answer), a ``str.format`` template with only the fields of
+            :data:`PREAMBLE_PLACEHOLDERS` (equal for every seat at a trigger: no seat's own
+            name, no answer). An LLM agent places it after the public transcript and before
+            the seat's private block, so every probe call at one trigger shares the text up
+            to there (a server's prefix cache serves it once per trigger, not once per
+            seat); agents without that placement get it before the question. ``""``: none
+            (MafiaScope configurations have none).
         probes: The probes, in the order they are asked at each trigger (>= 1).
         source_format: ``mafialab`` or ``mafiascope`` (an ``introspection:`` block).
     """
@@ -100,6 +111,7 @@ class ProbeBattery(BaseModel):
     after_each_message: bool = True
     after_each_round: bool = True
     after_night_action: bool | None = None
+    preamble: str = ""
     probes: tuple[ProbeSpec, ...] = Field(min_length=1)
     source_format: Literal["mafialab", "mafiascope"] = "mafialab"
 
@@ -111,11 +123,22 @@ class ProbeBattery(BaseModel):
     def fingerprint(self) -> str:
         """``<name>:<8 hex>``: the battery's name and sha256 of its content.
 
-        The hash covers the JSON of every field but the description, so two batteries that
+        The hash covers the JSON of every field but the description (and an empty
+        preamble), so two batteries that
         ask anything differently differ. Recorded in a probed game's header (``meta.probes``) and part of its game id.
         """
-        body = self.model_dump_json(exclude={"description"}, by_alias=True)
+        # a battery without a preamble hashes as before the field existed (its game ids stay)
+        skip = {"description"} if self.preamble else {"description", "preamble"}
+        body = self.model_dump_json(exclude=skip, by_alias=True)
         return f"{self.name}:{hashlib.sha256(body.encode()).hexdigest()[:8]}"
+
+    def preamble_placeholders(self) -> list[str]:
+        """Field names used in :attr:`preamble`, in order of appearance.
+
+        Raises:
+            ValueError: The preamble is not a valid ``str.format`` template.
+        """
+        return [f for _, f, _, _ in string.Formatter().parse(self.preamble) if f is not None]
 
     def probe(self, probe_id: str) -> ProbeSpec:
         """The probe with id ``probe_id``.
@@ -134,6 +157,20 @@ def _check(battery: ProbeBattery, prefix: str) -> None:
     """Cross-field checks: unique ids, template fields, schemas."""
     pre = f"{prefix}." if prefix else ""
     ids = [p.id for p in battery.probes]
+    try:
+        pre_fields = battery.preamble_placeholders()
+    except ValueError as err:
+        raise ProbeBatteryError(
+            f"{pre}preamble: not a valid template ({err}); write literal braces as {{{{ }}}}"
+        ) from None
+    for f in pre_fields:
+        if f not in PREAMBLE_PLACEHOLDERS:
+            allowed = ", ".join(f"{{{x}}}" for x in PREAMBLE_PLACEHOLDERS)
+            shown = f"{{{f}}}" if f else "{} (an empty field)"
+            raise ProbeBatteryError(
+                f"{pre}preamble: placeholder {shown} is not allowed there; the preamble is the same for "
+                f"every seat at a trigger and may use only {allowed} (write literal braces as {{{{ }}}})"
+            )
     for i, p in enumerate(battery.probes):
         where = f"{pre}probes[{i}]"
         if p.id in ids[:i]:
@@ -313,6 +350,18 @@ def render_question(probe: ProbeSpec, values: Mapping[str, str], answers: Mappin
         else:
             fields[f] = answers.get(f, NOT_AVAILABLE)
     return probe.question.format_map(fields).strip()
+
+
+def render_preamble(battery: ProbeBattery, values: Mapping[str, str]) -> str:
+    """Fill ``battery.preamble`` with the fixed fields ``values`` (``""`` when it has none).
+
+    Args:
+        battery: The battery.
+        values: At least the fields of :data:`PREAMBLE_PLACEHOLDERS`.
+    """
+    if not battery.preamble:
+        return ""
+    return battery.preamble.format_map({f: values[f] for f in battery.preamble_placeholders()}).strip()
 
 
 def render_schema(schema: Any, lists: Mapping[str, Sequence[str]]) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from mafialab.probes._battery import (
     ProbeBattery,
     ProbeSpec,
     chain_text,
+    render_preamble,
     render_question,
     render_schema,
     resolve_battery,
@@ -58,9 +60,19 @@ class ProbeableAgent(Protocol):
     label: str
 
     async def probe(
-        self, question: str, view: PlayerView, json_schema: dict[str, Any] | None, max_tokens: int, probe_id: str
+        self,
+        question: str,
+        view: PlayerView,
+        json_schema: dict[str, Any] | None,
+        max_tokens: int,
+        probe_id: str,
+        *,
+        preamble: str = "",
     ) -> ChatResponse:
         """Answer one probe.
+
+        An agent may leave out the ``preamble`` parameter: the runner then puts the
+        battery's preamble, a blank line and the question into ``question``.
 
         Args:
             question: The rendered question (chained answers already spliced in).
@@ -70,6 +82,10 @@ class ProbeableAgent(Protocol):
             max_tokens: Answer cap in tokens.
             probe_id: The probe's id in the battery (for accounting and for agents that
                 answer known probes without a model, such as scripted agents).
+            preamble: The battery's rendered preamble (``""`` when it has none): text
+                common to every probe call at this trigger, with no seat's private
+                information; an LLM agent places it before the seat's private block (see
+                :attr:`~mafialab.probes.ProbeBattery.preamble`).
 
         Returns:
             The answer; ``text`` is kept verbatim in the probe record, ``parsed`` (if set)
@@ -157,6 +173,17 @@ def _record_trigger(trigger: Trigger, seat: int) -> Literal["always", "own_turn"
     return trigger.kind
 
 
+GAME_FIRST_TICKS = 4
+"""Event-loop turns a probe call yields before it starts building and sending its request.
+
+The probes of a trigger are scheduled before the game's next decision, so their tasks come
+first in the event loop's ready queue, and each would build its prompt and go through the
+HTTP client (a few milliseconds of CPU each, thirty of them after every message) before the
+game's next call is sent: the game, which is the critical path, would wait ~50 ms per step
+(measured with ``benchmarks/throughput.py``). Yielding a few turns lets the game's call get
+through the client's own suspension points (its connection-pool locks) and leave first; a
+probe loses nothing measurable (a turn is microseconds)."""
+
 DEFAULT_MAX_PENDING = 512
 """Probe calls a runner keeps scheduled but unanswered before the game waits (back-pressure)."""
 
@@ -172,6 +199,7 @@ class _SeatStep:
     values: dict[str, str]
     lists: dict[str, list[str]]
     role: str
+    preamble: str
 
 
 @dataclass
@@ -192,6 +220,9 @@ class ProbeRunner:
     engine's visibility function and fixes a frozen copy of the agent's probe context
     (an agent's ``probe_snapshot(view)`` when it has one, e.g. a scripted agent's belief
     state at that point; else the agent itself, whose probe context is the view). The
+    battery's preamble is rendered once per trigger (it is the same for every seat) and
+    given to each call as ``preamble=`` (or put before the question for an agent whose
+    ``probe`` takes no such keyword). The
     questions are then asked in the background while the game goes on: each probe call is
     an ``asyncio`` task that waits only for the answers it splices in (``{prev_<id>}``: the
     same step's earlier probe; ``{last_<id>}``: the seat's latest answer to ``<id>`` at an
@@ -331,6 +362,7 @@ class ProbeRunner:
         rules: RuleSet = state.rules
         roles = [*dict.fromkeys(r.name for r in rules.roles), "Unknown"]
         out: list[asyncio.Task[_Answer]] = []
+        preamble: str | None = None
         for seat in self._seats(trigger, prefix, state.n_seats):
             view = player_view(prefix, seat)
             agent = self.agents[seat]
@@ -339,20 +371,24 @@ class ProbeRunner:
                 agent = snapshot(view)  # the agent's private state as of the trigger
             alive_names = [view.names[s] for s in view.alive]
             others = [n for n in alive_names if n != view.name]
+            values = {
+                "player": view.name,
+                "players": ", ".join(alive_names),
+                "others": ", ".join(others),
+                "roles": "|".join(roles),
+                "mafia_team": rules.lexicon.mafia_team,
+            }
+            if preamble is None:  # the same for every seat at a trigger (alive players, roles)
+                preamble = render_preamble(self.battery, values)
             step = _SeatStep(
                 trigger,
                 seat,
                 view,
                 agent,
-                {
-                    "player": view.name,
-                    "players": ", ".join(alive_names),
-                    "others": ", ".join(others),
-                    "roles": "|".join(roles),
-                    "mafia_team": rules.lexicon.mafia_team,
-                },
+                values,
                 {"$players": alive_names, "$others": others, "$roles": roles},
                 state.roles[seat],
+                preamble,
             )
             last = dict(self._last[seat])  # answers of earlier steps, fixed for this step
             this: dict[str, asyncio.Task[_Answer]] = {}
@@ -393,8 +429,10 @@ class ProbeRunner:
         view = step.view
         question = render_question(probe, step.values, chained)
         schema = render_schema(probe.json_schema, step.lists) if probe.json_schema is not None else None
+        for _ in range(GAME_FIRST_TICKS):  # let the game's next call leave first (see the constant)
+            await asyncio.sleep(0)
         t0 = time.perf_counter()
-        resp = await self._call(step.agent, question, view, schema, probe)
+        resp = await self._call(step.agent, question, step.preamble, view, schema, probe)
         elapsed = time.perf_counter() - t0
         self.calls += 1
         if resp.error is not None:
@@ -417,7 +455,7 @@ class ProbeRunner:
             trigger=_record_trigger(trigger, step.seat),
             phase=trigger.phase,
             after_seq=trigger.upto,
-            question=question,
+            question=f"{step.preamble}\n\n{question}" if step.preamble else question,
             answer_raw=text,
             answer_parsed=ans.value if ans.ok else None,
             parse_ok=ans.ok,
@@ -442,14 +480,21 @@ class ProbeRunner:
             last = (await same_before).last if same_before is not None else None
         return _Answer(rec, chain, last)
 
-    async def _call(self, agent: Any, question: str, view: PlayerView, schema: Any, probe: ProbeSpec) -> ChatResponse:
+    async def _call(
+        self, agent: Any, question: str, preamble: str, view: PlayerView, schema: Any, probe: ProbeSpec
+    ) -> ChatResponse:
+        kw: dict[str, str] = {}
+        if preamble and _takes_preamble(agent):
+            kw["preamble"] = preamble
+        elif preamble:
+            question = f"{preamble}\n\n{question}"
         try:
             if self._max_concurrent is None:
-                return await agent.probe(question, view, schema, probe.max_tokens, probe.id)
+                return await agent.probe(question, view, schema, probe.max_tokens, probe.id, **kw)
             if self._sem is None:
                 self._sem = asyncio.Semaphore(self._max_concurrent)
             async with self._sem:
-                return await agent.probe(question, view, schema, probe.max_tokens, probe.id)
+                return await agent.probe(question, view, schema, probe.max_tokens, probe.id, **kw)
         except Exception as err:  # a probe must never stop the game
             log.warning("probe %s of seat %d raised %s: %s", probe.id, view.seat, type(err).__name__, err)
             return ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="exception")
@@ -458,6 +503,23 @@ class ProbeRunner:
         """Close the records file (further records reopen it)."""
         if self.writer is not None:
             self.writer.close()
+
+
+_TAKES_PREAMBLE: dict[type, bool] = {}
+
+
+def _takes_preamble(agent: Any) -> bool:
+    """Whether ``agent.probe`` accepts the ``preamble`` keyword (checked once per class)."""
+    cls = type(agent)
+    hit = _TAKES_PREAMBLE.get(cls)
+    if hit is None:
+        try:
+            params = inspect.signature(agent.probe).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        hit = "preamble" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        _TAKES_PREAMBLE[cls] = hit
+    return hit
 
 
 def make_probe_observer(

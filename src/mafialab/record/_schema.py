@@ -208,7 +208,8 @@ class ProbeRecord(BaseModel):
             ``night_action``.
         phase: Phase of the trigger (free text; imported MafiaScope phases kept verbatim).
         after_seq: ``seq`` of the last game event visible in the world when probing.
-        question: The rendered question.
+        question: The rendered question; when the battery has a preamble, the preamble, a
+            blank line, then the question (what the agent was asked).
         answer_raw: Verbatim model answer ("" when the call failed).
         answer_parsed: Parsed JSON answer, or ``None``.
         parse_ok: Whether ``answer_parsed`` holds a usable JSON value.

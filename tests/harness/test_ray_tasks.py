@@ -1,0 +1,38 @@
+"""``ray_map`` / ``ray_run``: the one Ray helper behind every ``--ray`` command."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mafialab.harness import ray_map, ray_run
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _refuse(x: int) -> int:
+    if x == 2:
+        raise ValueError(f"--inject: target {x} is not a legal option")
+    return x
+
+
+def test_ray_map_yields_every_result_with_its_index(ray_local: Any) -> None:
+    got = dict(ray_map(_square, [(3,), (4,), (5,)], address="local"))
+    assert got == {0: 9, 1: 16, 2: 25}
+    assert list(ray_map(_square, [], address="local")) == []
+
+
+def test_a_task_error_is_raised_as_the_worker_raised_it(ray_local: Any) -> None:
+    with pytest.raises(ValueError, match=r"^--inject: target 2 is not a legal option$"):
+        dict(ray_map(_refuse, [(1,), (2,)], address="local"))
+
+    async def go() -> list[int]:
+        return list(await asyncio.gather(ray_run(_square, 6, address="local"), ray_run(_refuse, 1, address="local")))
+
+    assert asyncio.run(go()) == [36, 1]
+    with pytest.raises(ValueError, match=r"^--inject: target 2 is not a legal option$"):
+        asyncio.run(ray_run(_refuse, 2, address="local"))
