@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -36,3 +39,14 @@ def test_report_prints_the_warning(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["report", str(logs), "--resamples", "10"])
     assert res.exit_code == 0, res.output
     assert f"game id '{gid}' is in both" in res.output
+
+
+def test_report_and_view_print_the_warning_once(tmp_path: Path) -> None:
+    # in a real process nothing captures logging: a warning both logged and printed showed twice
+    logs, gid = _two_copies(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "300", "NO_COLOR": "1"}
+    for args in (["report", str(logs), "--resamples", "10"], ["view", str(logs), "-o", str(tmp_path / "s"), "-j", "1"]):
+        res = subprocess.run([sys.executable, "-m", "mafialab", *args], capture_output=True, text=True, env=env)
+        assert res.returncode == 0, res.stderr
+        said = " ".join((res.stdout + res.stderr).split())
+        assert said.count(f"game id '{gid}' is in") == 1, said

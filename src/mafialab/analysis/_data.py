@@ -347,7 +347,7 @@ def same_id(games: Iterable[GameData]) -> list[str]:
 
     Returns:
         One warning per repeated id: ``game id X is in both A and B; both kept as separate
-        games`` (also logged).
+        games`` (not logged: the caller shows them, once).
     """
     first: dict[str, GameData] = {}
     warnings = []
@@ -356,7 +356,6 @@ def same_id(games: Iterable[GameData]) -> list[str]:
         if seen is g:
             continue
         msg = f"game id {g.game_id!r} is in both {seen.path} and {g.path}; both kept as separate games"
-        log.warning(msg)
         warnings.append(msg)
         g.problems.append(msg)
         if not g.branch:
@@ -380,7 +379,8 @@ def load_games(
         root: Directory searched recursively for ``game.jsonl``.
         include_branches: Keep branches.
         left_out: Receives the ids of the branches left out.
-        warnings: Receives one line per game id found in more than one directory.
+        warnings: Receives one line per game id found in more than one directory (then they
+            are not logged; without it they are).
 
     Two directories holding the same game id are both kept, with a warning naming both
     paths (:func:`same_id`); the bootstrap treats them as two games.
@@ -395,7 +395,10 @@ def load_games(
     games = [game_data(read_game(d)) for d in dirs]
     dups = same_id(games)
     if warnings is not None:
-        warnings.extend(dups)
+        warnings.extend(dups)  # the caller shows them: logging them too printed each twice
+    else:
+        for msg in dups:
+            log.warning(msg)
     if not include_branches:
         if left_out is not None:
             left_out.extend(g.game_id for g in games if g.branch)

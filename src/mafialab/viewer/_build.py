@@ -556,7 +556,8 @@ def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Pa
     """Site keys for game directories sharing a game id: ``<id>@<directory under root>``.
 
     A game id names one recorded game, but copies or older logs can share one; both are
-    built (never one dropped), each under its own key, with a warning naming both paths.
+    built (never one dropped), each under its own key, with a warning naming both paths
+    appended to ``warnings`` (not logged).
     """
     by_id: dict[str, list[Path]] = {}
     for d in dirs:
@@ -579,8 +580,7 @@ def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Pa
             f"game id {gid!r} is in {len(same)} directories ({', '.join(rels)}); "
             "all are shown, each as <id>@<directory>"
         )
-        log.warning(msg)
-        warnings.append(msg)
+        warnings.append(msg)  # shown by the caller (SiteSummary.warnings); logging it too printed it twice
     return keys
 
 
