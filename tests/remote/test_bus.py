@@ -233,3 +233,21 @@ def test_bus_worker_command_says_when_the_hub_is_unreachable() -> None:
 
     res = CliRunner().invoke(app, ["bus", "worker", "--hub", "http://127.0.0.1:9", "--model", "mock/x"])
     assert res.exit_code == 2 and "could not register" in res.output
+
+
+async def test_a_bus_seats_fallback_cause_is_shown_on_the_console(hub_server: BackgroundServer, tmp_path) -> None:
+    from mafialab.cli._play import fallback_lines
+
+    rules = load_rules("mafiascope7")
+    specs = ["scripted"] * rules.n_seats
+    specs[3] = f"bus/any?base_url={hub_server.url}&timeout=10"
+    with ReferenceWorker(hub_server.url, ["*"], answer=lambda job: "@@@ ???"):
+        await asyncio.to_thread(_wait_for_worker, hub_server.url)
+        agents = [make_agent(sp, s, rules, 2) for s, sp in enumerate(specs)]
+        res = await play_game(rules, agents, 2, out=tmp_path, game_id="g")
+    causes = [c.error for c in res.calls if c.status == "fallback" and c.seat == 3]
+    assert causes, "seat 3 never fell back"
+    lines = fallback_lines([res], specs)
+    assert lines and all(line.startswith(f"g seat 3 {res.state.names[3]} (bus/any): ") for line in lines)
+    assert {line.split(": ", 1)[1].split(" (x")[0] for line in lines} == set(causes)
+    assert "base_url" not in " ".join(lines)

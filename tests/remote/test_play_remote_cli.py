@@ -51,6 +51,11 @@ def test_play_with_an_unanswered_remote_seat_falls_back_and_keeps_the_token_priv
     assert header["meta"]["agents"]["2"] == {"external": "remote", "name": "bot", "timeout_s": 0.1, "probed": False}
     calls = [c for c in map(json.loads, (game / "calls.jsonl").read_text().splitlines()) if c["kind"] == "call"]
     assert calls and {c["status"] for c in calls if c["seat"] == 2} == {"fallback"}
+    # the cause of the seat's fallbacks is on the console too, not only in calls.jsonl
+    n = sum(1 for c in calls if c["seat"] == 2)
+    said = " ".join(res.output.split())
+    assert f"{game.name} seat 2 {header['roster'][2]['name']} (remote:bot): no answer within 0.1 s" in said
+    assert said.count("(remote:bot): no answer within 0.1 s") == 1 and (n == 1 or f"0.1 s (x{n})" in said)
     # view and export never read .seats: the token reaches none of their files
     site, table = tmp_path.parent / "site", tmp_path.parent / "tables"
     assert runner.invoke(app, ["view", str(tmp_path), "--out", str(site), "--jobs", "1"]).exit_code == 0

@@ -236,6 +236,38 @@ def _freeze_startup_heap() -> None:
         gc.freeze()
 
 
+MAX_FALLBACK_LINES = 20
+"""Most lines of fallback causes ``play`` prints (the rest are counted; all are in calls.jsonl)."""
+
+
+def fallback_lines(results: Sequence[GameResult], specs: Sequence[str]) -> list[str]:
+    """One line per game, seat and cause of the decisions that fell back, for the console.
+
+    Every kind of seat is covered the same way: a model that answered unusably, a bus worker
+    that timed out, a remote or human seat that did not answer in time. The cause is the
+    ``error`` of the seat's ``fallback`` call record (the same text as in ``calls.jsonl``).
+
+    Args:
+        results: The games played.
+        specs: The agent spec of each seat (its options are left out of the line).
+
+    Returns:
+        ``"<game> seat <N> <name> (<agent>): <cause> (xK)"`` lines, at most
+        :data:`MAX_FALLBACK_LINES`, then one line counting the rest.
+    """
+    lines: list[str] = []
+    for r in results:
+        causes = Counter((c.seat, c.error or "no cause recorded") for c in r.calls if c.status == "fallback")
+        for (seat, cause), n in sorted(causes.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
+            name = r.state.names[seat] if 0 <= seat < len(r.state.names) else "?"
+            agent = specs[seat].partition("?")[0] if 0 <= seat < len(specs) else "?"
+            lines.append(f"{r.game_id} seat {seat} {name} ({agent}): {cause}" + (f" (x{n})" if n > 1 else ""))
+    if len(lines) > MAX_FALLBACK_LINES:
+        more = len(lines) - MAX_FALLBACK_LINES
+        lines = [*lines[:MAX_FALLBACK_LINES], f"... and {more} more (see calls.jsonl beside each game)"]
+    return lines
+
+
 def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
     """The id ``play_game`` gives this game (its run configuration includes the battery)."""
     cfg = run_config(agents)
@@ -415,6 +447,11 @@ def play(
         fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
         t.add_row(r.game_id, str(r.seed), rs.lexicon.team_name(r.winner) if r.winner else "-", str(r.rounds), elim, fb)
     console.print(t)
+    causes = fallback_lines(results, specs)
+    if causes:
+        console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
+        for line in causes:
+            console.print(f"  {escape(line)}", highlight=False)
     wins = Counter(r.winner for r in results)
     calls = [c for r in results for c in r.calls]
     line = (
