@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from mafialab.cli import app
+from mafialab.cli._app import RAY_SEATS
 from mafialab.harness import RAY_HINT
 from mafialab.record import GAME_FILE, PROBES_FILE, probe_sort_key, read_records, read_verdicts, strip_clock
 
@@ -120,3 +121,8 @@ def test_without_ray_season_run_says_what_to_install(monkeypatch: pytest.MonkeyP
     res = runner.invoke(app, ["season", "run", str(_season(tmp_path)), "--out", str(tmp_path / "x"), "--ray", "auto"])
     assert res.exit_code != 0 and RAY_HINT in res.output
     assert not (tmp_path / "x").exists()  # nothing started
+    f = tmp_path / "remote.yaml"  # a remote seat is served by this process's agent API: refused as `play` does
+    f.write_text(_season(tmp_path).read_text().replace("agent: random", "agent: remote", 1))
+    res = runner.invoke(app, ["season", "run", str(f), "--out", str(tmp_path / "y"), "--ray", "auto"])
+    assert res.exit_code == 2 and RAY_SEATS in res.output
+    assert not (tmp_path / "y").exists()

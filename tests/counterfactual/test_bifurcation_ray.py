@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
+from mafialab.cli._app import RAY_SEATS
 from mafialab.counterfactual import plan_points
 from mafialab.harness import RAY_HINT
 from mafialab.record import FORKS_FILE, GAME_FILE, POINTS_FILE, SAMPLES_DIR, read_game, read_records, strip_clock
@@ -98,3 +99,10 @@ def test_without_ray_bifurcate_run_says_what_to_install(monkeypatch: pytest.Monk
     )  # fmt: skip
     assert res.exit_code != 0 and RAY_HINT in res.output
     assert not (tmp_path / "x").exists()
+    for given in (["-a", "remote"], ["--sampler", "human:ann"]):  # seats only this process could serve
+        res = runner.invoke(
+            app, ["bifurcate", "run", str(parent), "--points", "random:1", *given, "--ray", "auto",
+                  "--out", str(tmp_path / "y")],
+        )  # fmt: skip
+        assert res.exit_code == 2 and RAY_SEATS in res.output, given
+    assert not (tmp_path / "y").exists()

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
+from mafialab.cli._app import RAY_SEATS
 from mafialab.counterfactual import fork_steps
 from mafialab.harness import RAY_HINT
 from mafialab.record import GAME_FILE, PROBES_FILE, probe_sort_key, read_game, read_records, strip_clock
@@ -90,3 +91,10 @@ def test_without_ray_fork_run_says_what_to_install(monkeypatch: pytest.MonkeyPat
     )
     assert res.exit_code != 0 and RAY_HINT in res.output
     assert not (tmp_path / "x").exists()
+    # a remote seat is served by this process's agent API, which no worker has: refused as `play` does
+    res = runner.invoke(
+        app, ["fork", "run", str(parent), "--at", str(step.id), "-n", "2", "--seat", "0=remote", "--ray", "auto",
+              "-o", str(tmp_path / "y")],
+    )  # fmt: skip
+    assert res.exit_code == 2 and RAY_SEATS in res.output and RAY_HINT not in res.output
+    assert not (tmp_path / "y").exists()

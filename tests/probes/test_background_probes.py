@@ -6,13 +6,17 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mafialab.agents import ScriptedAgent
 from mafialab.engine import Decision, PlayerView
 from mafialab.harness import play_game
 from mafialab.models import ChatResponse
-from mafialab.probes import make_probe_observer
+from mafialab.probes import _runner, make_probe_observer
+from mafialab.probes._runner import GAME_FIRST_TICKS
 from mafialab.record import PROBES_FILE, probe_sort_key, read_records
-from mafialab.rules import WEREWOLF7
+from mafialab.rules import MAFIASCOPE7, WEREWOLF7
+from tests.llm_helpers import legal_answer, llm_agents
 
 
 class GatedAgent(ScriptedAgent):
@@ -91,3 +95,22 @@ async def test_back_pressure_holds_the_game_when_probes_fall_behind(tmp_path: Pa
     res = await asyncio.wait_for(game, 60)
     assert res.winner is not None and runner.pending == 0
     assert runner.peak_pending <= 10 + 7 * 5
+
+
+@pytest.mark.parametrize("ticks", [0, GAME_FIRST_TICKS])
+async def test_the_game_s_next_call_leaves_before_the_probes_of_the_last_message(
+    ticks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the probes of a speech are scheduled before the next decision; yielding a few loop
+    # turns first, they let the game's call (the critical path) reach the backend first
+    monkeypatch.setattr(_runner, "GAME_FIRST_TICKS", ticks)
+    agents, model = llm_agents(MAFIASCOPE7, 0, lambda r: "[]" if r.purpose == "probe" else legal_answer(r))
+    runner = make_probe_observer("suspicion", agents, MAFIASCOPE7, 0, out=None)
+    await play_game(MAFIASCOPE7, agents, 0, observers=[runner] if runner else [])
+    purposes = [r.purpose for r in model.requests]
+    speaks = [i for i, p in enumerate(purposes) if p == "speak"]
+    first_probe = purposes.index("probe")
+    if ticks:
+        assert speaks[:2] == [0, 1] and first_probe > 1
+    else:  # without yielding, the seven probes of the first speech go before the second speech
+        assert speaks[:2] == [0, first_probe + 7]

@@ -151,3 +151,15 @@ def ray_option(work: str, where: str) -> Any:
         help=f"{work} as Ray tasks: auto (an existing cluster), local (one started for the run) or a cluster "
         f"ADDRESS; {where}. Needs mafialab\\[ray].",
     )
+
+
+RAY_SEATS = "--ray: remote and human seats are served by this process; play them without --ray"
+"""Why a remote or human seat cannot go with ``--ray`` (no worker serves the agent API)."""
+
+
+def refuse_seats_on_ray(ray: str | None, specs: list[str]) -> None:
+    """Fail (code 2) when ``ray`` is given and one of the agent ``specs`` is a remote or human seat."""
+    from mafialab.remote import is_seat_spec
+
+    if ray is not None and any(is_seat_spec(sp) for sp in specs):
+        fail(RAY_SEATS)

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar, ray_option
+from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar, ray_option, refuse_seats_on_ray
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
@@ -143,13 +143,14 @@ def run_cmd(
     Writes samples/, points.jsonl, forks.jsonl and the fork games under forks/ as it goes; run
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """
-    from mafialab.counterfactual import estimate_bifurcation, run_bifurcation
+    from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
     from mafialab.harness import PreflightError, ReplayMismatch
     from mafialab.record import LogFormatError, read_game
 
     check_out_dir(out)
     try:
         log = read_game(game)
+        refuse_seats_on_ray(ray_address, [*branch_specs(log, agents), *([sampler] if sampler else [])])
         if dry_run:
             est = estimate_bifurcation(
                 log, points, per_quadrant=per_quadrant, seed=seed, resamples=resamples, keep=keep, out=out

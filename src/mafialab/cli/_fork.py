@@ -12,13 +12,14 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option, refuse_seats_on_ray
 from mafialab.counterfactual import (
     Inject,
     Intervention,
     Night,
     PrivateBelief,
     Resample,
+    branch_specs,
     compare_batches,
     estimate_fork,
     fork_steps,
@@ -145,6 +146,7 @@ def run_cmd(
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
         iv = parse_intervention(names, inject, resample, belief, night)
         step = resolve_step(fork_steps(log), at)
+        refuse_seats_on_ray(ray_address, branch_specs(log, agents, _seats(seat, len(names))))
         if dry_run:
             est = estimate_fork(log, step, n, probes=probes != "none")
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
@@ -16,7 +17,15 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
-from mafialab.cli._app import check_out_dir, console, fail, os_error_message, progress_bar, ray_option
+from mafialab.cli._app import (
+    check_out_dir,
+    console,
+    fail,
+    os_error_message,
+    progress_bar,
+    ray_option,
+    refuse_seats_on_ray,
+)
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,
@@ -181,6 +190,10 @@ async def _play_all(
             found.append(seats.observer(game_id))
         return found
 
+    def start(seed: int) -> None:
+        _freeze_startup_heap()  # the agents are built: the backends' imports are done
+        phases.start(seed)
+
     def done(seed: int, result: GameResult | None) -> None:
         phases.done(seed)
         if result is not None:
@@ -194,11 +207,32 @@ async def _play_all(
         parallel=parallel,
         prices=prices,
         observers=game_observers,
-        on_start=phases.start,
+        on_start=start,
         on_batch=phases,
         on_done=done,
         allow_degraded=allow_degraded,
     )
+
+
+_HEAP_FROZEN = False
+
+
+def _freeze_startup_heap() -> None:
+    """Keep what start-up built out of the cyclic garbage collector's full passes (once per process).
+
+    By the first game the process holds a large, long-lived heap (the modules of the model
+    client, pydantic models, prompt packs, the rule set). Each full (generation 2)
+    collection walks all of it, stalling the event loop, game and probes alike, for up to
+    0.3 s, several times in a probed game (measured with ``benchmarks/throughput.py`` on
+    the loaded 2-core development machine). :func:`gc.freeze` after a young-generation
+    collection moves those objects to the permanent generation; everything created later
+    is collected as before.
+    """
+    global _HEAP_FROZEN
+    if not _HEAP_FROZEN:
+        _HEAP_FROZEN = True
+        gc.collect(1)
+        gc.freeze()
 
 
 def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
@@ -345,8 +379,7 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    if ray_address is not None and external:
-        fail("--ray: remote and human seats are served by this process; play them without --ray")
+    refuse_seats_on_ray(ray_address, specs)
     bar = progress_bar()
     bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:

@@ -32,7 +32,7 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option
+from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option, refuse_seats_on_ray
 from mafialab.engine import deal_roles
 from mafialab.models import ModelSpecError
 
@@ -115,6 +115,7 @@ def season_run(
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
         fail(str(err))
+    refuse_seats_on_ray(ray_address, [e.agent for e in cfg.roster])
     if no_preflight:
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
     try:
@@ -136,6 +137,7 @@ def season_resume(
         m = load_manifest(out)
     except SeasonError as err:
         fail(str(err))
+    refuse_seats_on_ray(ray_address, [e.agent for e in m.config.roster])
     done = sum(s.status == "judged" for s in m.slots)
     _drive(lambda on: resume_season(out, progress=on, ray=ray_address), len(m.slots), done, ray_address)
     _show_board(out, markdown=False)

@@ -539,10 +539,8 @@ async def run_fork(
 
     if n < 1:
         raise ValueError(f"-n: at least 1 replica, got {n}")
-    if ray is not None:
-        if out is None:
-            raise ValueError("out: --ray writes the branches' files; give --out")
-        connect_ray(ray)
+    if ray is not None and out is None:
+        raise ValueError("out: --ray writes the branches' files; give --out")
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     iv: Intervention = intervention if intervention is not None else Resample()
     step = at if isinstance(at, ForkStep) else resolve_step(fork_steps(plog), at)
@@ -561,6 +559,8 @@ async def run_fork(
             f"agents: cannot build the continuation's agents ({err}); the parent was played by "
             f"{sorted({s.agent for s in plog.header.roster})}: give --agents or --seat"
         ) from None
+    if ray is not None:  # after the agents (a seat no worker can play is refused first), before any call
+        connect_ray(ray)
     if check_remote:
         await preflight(probe_agents)
     limit = asyncio.Semaphore(max(1, parallel))

@@ -173,6 +173,17 @@ def _record_trigger(trigger: Trigger, seat: int) -> Literal["always", "own_turn"
     return trigger.kind
 
 
+GAME_FIRST_TICKS = 4
+"""Event-loop turns a probe call yields before it starts building and sending its request.
+
+The probes of a trigger are scheduled before the game's next decision, so their tasks come
+first in the event loop's ready queue, and each would build its prompt and go through the
+HTTP client (a few milliseconds of CPU each, thirty of them after every message) before the
+game's next call is sent: the game, which is the critical path, would wait ~50 ms per step
+(measured with ``benchmarks/throughput.py``). Yielding a few turns lets the game's call get
+through the client's own suspension points (its connection-pool locks) and leave first; a
+probe loses nothing measurable (a turn is microseconds)."""
+
 DEFAULT_MAX_PENDING = 512
 """Probe calls a runner keeps scheduled but unanswered before the game waits (back-pressure)."""
 
@@ -418,6 +429,8 @@ class ProbeRunner:
         view = step.view
         question = render_question(probe, step.values, chained)
         schema = render_schema(probe.json_schema, step.lists) if probe.json_schema is not None else None
+        for _ in range(GAME_FIRST_TICKS):  # let the game's next call leave first (see the constant)
+            await asyncio.sleep(0)
         t0 = time.perf_counter()
         resp = await self._call(step.agent, question, step.preamble, view, schema, probe)
         elapsed = time.perf_counter() - t0
