@@ -21,6 +21,8 @@ RULES = load_rules("werewolf7")
         ("retries=abc", "retries"),
         ("temperature=-1", "temperature"),
         ("temperature=hot", "temperature"),
+        ("temperature=NaN", "temperature"),
+        ("temperature=1e999", "temperature"),
         ("layout=zzz", "layout"),
         ("pack=3", "pack"),
     ],
@@ -51,4 +53,4 @@ def test_an_out_of_range_backend_option_names_the_options_plainly(monkeypatch: p
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with pytest.raises(ModelSpecError) as err:
         make_llm_agent("openai/x?max_concurrency=0&base_url=http://127.0.0.1:9/v1", 0, RULES, 1)
-    assert str(err.value) == "options of openai/x (base_url, max_concurrency): max_concurrency: must be >= 1, got 0"
+    assert str(err.value) == "openai/x: option max_concurrency=0: expected an integer >= 1"

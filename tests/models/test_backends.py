@@ -192,6 +192,57 @@ def test_a_non_numeric_option_value_is_named_with_its_option(monkeypatch, spec, 
     assert message in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("openai/x?timeout=-1", "openai/x: option timeout=-1: expected seconds > 0"),
+        ("openai/x?timeout=0", "openai/x: option timeout=0: expected seconds > 0"),
+        ("openai/x?timeout=nan", "openai/x: option timeout='nan': expected a finite number"),
+        ("openai/x?timeout=NaN", "openai/x: option timeout=nan: expected a finite number"),
+        ("openai/x?timeout=inf", "openai/x: option timeout='inf': expected a finite number"),
+        ("openai/x?timeout=1e999", "openai/x: option timeout=inf: expected a finite number"),
+        ("openai/x?backoff_s=-0.5", "openai/x: option backoff_s=-0.5: expected seconds >= 0"),
+        ("openai/x?max_concurrency=0", "openai/x: option max_concurrency=0: expected an integer >= 1"),
+        ("openai/x?rate_limit_retries=-1", "openai/x: option rate_limit_retries=-1: expected an integer >= 0"),
+        ("bus/k?base_url=http://h&timeout=-1", "bus/k: option timeout=-1: expected seconds > 0"),
+        ("bus/k?base_url=http://h&timeout=inf", "bus/k: option timeout='inf': expected a finite number"),
+    ],
+)
+def test_a_numeric_option_out_of_its_range_is_named_with_its_option(monkeypatch, spec, message):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with pytest.raises(ModelSpecError) as err:
+        get_model(spec)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "option"),
+    [
+        ("openai/x?timeout=-1", "timeout"),
+        ("openai/x?timeout=abc", "timeout"),
+        ("openai/x?max_n=0", "max_n"),
+        ("openai/x?max_concurrency=0", "max_concurrency"),
+        ("openai/x?json_mode=bogus", "json_mode"),
+        ("openai/x?nope=1", "nope"),
+        ("bus/k?base_url=http://h&token_env=UNSET_TOKEN_VAR&max_concurrency=0", "max_concurrency"),
+    ],
+)
+def test_a_bad_option_is_reported_before_a_missing_credential(monkeypatch, spec, option):
+    # the user fixes the string first; a missing key said nothing about the typo
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("UNSET_TOKEN_VAR", raising=False)
+    with pytest.raises(ModelSpecError) as err:
+        get_model(spec)
+    assert option in str(err.value)
+    assert "OPENAI_API_KEY" not in str(err.value) and "UNSET_TOKEN_VAR" not in str(err.value)
+
+
+def test_a_good_string_without_a_key_still_names_the_missing_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelSpecError, match="api_key_env: environment variable OPENAI_API_KEY is not set"):
+        get_model("openai/x?timeout=30&max_n=4")
+
+
 def test_numeric_option_strings_reach_the_backend_as_numbers(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     m = get_model("openai/x?max_concurrency=7&timeout=2.5")

@@ -92,7 +92,7 @@ async def test_max_n_one_never_sends_n() -> None:
         assert max_samples_per_request(m) == 1
         got = await complete_n(m, _req(), 3)
     assert len(got) == 3 and len(stub.requests) == 3 and all("n" not in b for b in stub.requests)
-    with pytest.raises(Exception, match="max_n: must be >= 1"):
+    with pytest.raises(Exception, match="option max_n=0: expected an integer >= 1"):
         get_model("openai/s", base_url="http://127.0.0.1:9/v1", max_n=0)
 
 

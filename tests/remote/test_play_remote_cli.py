@@ -8,6 +8,7 @@ import re
 import stat
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
@@ -61,4 +62,13 @@ def test_play_with_an_unanswered_remote_seat_falls_back_and_keeps_the_token_priv
 def test_bad_seat_spec_is_refused_before_playing(tmp_path: Path) -> None:
     res = runner.invoke(app, ["play", "--agents", "scripted", "--seat", "1=remote?timeout=abc", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "timeout" in res.output
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "args", [["--seat", "1=remote?timeout=inf"], ["--seat", "1=remote", "--remote-timeout", "inf"]]
+)
+def test_an_endless_remote_timeout_is_refused_before_playing(tmp_path: Path, args: list[str]) -> None:
+    res = runner.invoke(app, ["play", "--agents", "scripted", *args, "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "timeout" in res.output and "seconds" in res.output, res.output
     assert not list(tmp_path.iterdir())

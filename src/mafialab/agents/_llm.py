@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import OrderedDict
 from typing import Any
 
@@ -475,7 +476,7 @@ def _check_agent_options(spec: str, opts: dict[str, Any]) -> dict[str, Any]:
             raise ModelSpecError(f"retries: expected an integer >= 0, got {value!r} in {spec!r}")
     if "temperature" in out:
         value = out["temperature"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
             raise ModelSpecError(f"temperature: expected a number >= 0, got {value!r} in {spec!r}")
         out["temperature"] = float(value)
     if "layout" in out and out["layout"] not in ("shared_first", "seat_first"):

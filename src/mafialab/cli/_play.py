@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
@@ -336,6 +337,8 @@ def play(
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
     check_out_dir(out)
+    if not math.isfinite(remote_timeout):
+        fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
     try:
         rs = load_rules(rules)
     except RuleSetError as err:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import time
 import weakref
@@ -66,14 +67,8 @@ class BusModel:
     ):
         if not base_url or not isinstance(base_url, str):
             raise ModelSpecError(f"base_url: the bus/{key} model needs the hub's URL (bus/{key}?base_url=http://...)")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
             raise ModelSpecError(f"timeout: expected seconds > 0, got {timeout!r}")
-        self._token: str | None = None
-        if token_env:
-            token = os.environ.get(str(token_env))
-            if not token:
-                raise ModelSpecError(f"token_env: environment variable {token_env} is not set")
-            self._token = token
         self.key = key
         self.name = f"bus/{key}"
         self.base_url = base_url.rstrip("/")
@@ -88,6 +83,13 @@ class BusModel:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
+        # credentials last: a bad option is reported as such, not hidden behind a missing token
+        self._token: str | None = None
+        if token_env:
+            token = os.environ.get(str(token_env))
+            if not token:
+                raise ModelSpecError(f"token_env: environment variable {token_env} is not set")
+            self._token = token
 
     def __repr__(self) -> str:  # never shows the token
         return f"BusModel({self.key!r}, base_url={self.base_url!r})"

@@ -136,12 +136,6 @@ class OpenAIModel:
         self.name = f"openai/{model}"
         self.base_url = base_url
         self.context_window = context_window
-        key = os.environ.get(api_key_env)
-        if not key:
-            if base_url is None:
-                raise ModelSpecError(f"api_key_env: environment variable {api_key_env} is not set")
-            key = "EMPTY"
-        self._key = key
         self.json_mode = "auto" if json_mode == "auto" else get_dialect(json_mode).name
         self.dialect = DIALECTS[0].name if self.json_mode == "auto" else self.json_mode
         self.choice: DialectChoice | None = None
@@ -161,6 +155,13 @@ class OpenAIModel:
         self._negotiating = InFlightLimit(1)
         self._http_client = http_client
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        # credentials last: a bad option is reported as such, not hidden behind a missing key
+        key = os.environ.get(api_key_env)
+        if not key:
+            if base_url is None:
+                raise ModelSpecError(f"api_key_env: environment variable {api_key_env} is not set")
+            key = "EMPTY"
+        self._key = key
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"

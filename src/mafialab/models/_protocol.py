@@ -392,15 +392,33 @@ def get_model(spec: str, *, concurrency: int | None = None, **options: Any) -> C
     return factory(name, **_checked_options(model, factory, merged))
 
 
+_OPTION_RANGES: dict[str, tuple[float, bool, str]] = {
+    "timeout": (0, True, "seconds > 0"),
+    "backoff_s": (0, False, "seconds >= 0"),
+    "max_concurrency": (1, False, "an integer >= 1"),
+    "max_n": (1, False, "an integer >= 1"),
+    "max_tokens": (1, False, "an integer >= 1"),
+    "context_window": (1, False, "an integer >= 1"),
+    "n_threads": (1, False, "an integer >= 1"),
+    "rate_limit_retries": (0, False, "an integer >= 0"),
+    "temperature": (0, False, "a number >= 0"),
+    "repeat_penalty": (0, True, "a number > 0"),
+}
+"""Lowest values of numeric backend options: ``name -> (bound, exclusive, wording)``."""
+
+
 def _checked_options(model: str, factory: BackendFactory, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with numeric strings converted where the backend's parameter is an int or a float.
 
+    Every numeric value must be finite (``nan``, ``inf`` are refused) and within the range of
+    its option (:data:`_OPTION_RANGES`: ``timeout`` > 0 seconds, ``max_concurrency`` >= 1 …).
     A backend whose signature cannot be read, or that takes ``**kwargs``, gets the options as
     they are (it checks them itself).
 
     Raises:
         ModelSpecError: An option the backend does not take, or a value that is not a number
-            where the backend takes one (naming the option and the value).
+            where the backend takes one, or a number out of range (naming the option and
+            the value).
     """
     try:
         sig = inspect.signature(factory)
@@ -425,18 +443,25 @@ def _checked_options(model: str, factory: BackendFactory, options: dict[str, Any
             if not check_unknown:
                 continue
             raise ModelSpecError(f"{model}: unknown option {key!r} (known: {', '.join(known) or 'none'})")
-        if not isinstance(value, str | float) or isinstance(value, bool):
+        if not isinstance(value, str | float | int) or isinstance(value, bool):
             continue
         ann = params[key].annotation
         names = {a.strip() for a in ann.split("|")} if isinstance(ann, str) else {getattr(ann, "__name__", "")}
         wanted = {t for t in (int, float) if t.__name__ in names}
-        if not wanted or (isinstance(value, float) and float in wanted):
+        if not wanted:
             continue
-        try:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)  # an int option given 2.5 would be cut to 2 without a word
-            out[key] = int(value) if int in wanted else float(value)
-        except ValueError:
-            kind = "an integer" if int in wanted else "a number"
-            raise ModelSpecError(f"{model}: option {key}={value!r}: expected {kind}") from None
+        kind = "an integer" if int in wanted and float not in wanted else "a number"
+        if not (isinstance(value, float) and float in wanted) and not (isinstance(value, int) and int in wanted):
+            try:
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)  # an int option given 2.5 would be cut to 2 without a word
+                out[key] = int(value) if int in wanted else float(value)
+            except (ValueError, OverflowError):
+                raise ModelSpecError(f"{model}: option {key}={value!r}: expected {kind}") from None
+        number = out[key]
+        if not math.isfinite(number):
+            raise ModelSpecError(f"{model}: option {key}={value!r}: expected a finite number")
+        bound, exclusive, wording = _OPTION_RANGES.get(key, (-math.inf, False, ""))
+        if number < bound or (exclusive and number == bound):
+            raise ModelSpecError(f"{model}: option {key}={value!r}: expected {wording}")
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -94,7 +95,7 @@ def parse_seat_spec(spec: str) -> SeatSpec:
                 timeout_s = float(value)
             except ValueError:
                 raise SeatSpecError(f"timeout: expected seconds > 0, got {value!r} in {spec!r}") from None
-            if not timeout_s > 0:
+            if not 0 < timeout_s < math.inf:
                 raise SeatSpecError(f"timeout: expected seconds > 0, got {value!r} in {spec!r}")
         elif key == "probe":
             probe = value.lower() in ("1", "true", "yes")
