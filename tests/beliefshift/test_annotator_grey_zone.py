@@ -157,7 +157,8 @@ DEFINITION_CASES = [
 ]  # fmt: skip
 
 
-# kinds of fault a fresh held-out sample showed in pack v4 (annotator-en-v5), one sentence of ours each
+# kinds of fault fresh held-out samples showed (packs v4 and v5; fixed in annotator-en-v5 and -v6),
+# one sentence of ours each
 HELD_OUT_FAULT_CASES = [
     # a possessive name before a claim noun is the claim's author, not the subject of a cue in it
     ("Dana's theory about loud players being a cover has me thinking.", {}),
@@ -198,6 +199,24 @@ HELD_OUT_FAULT_CASES = [
     ("Ellis answered the question in a very defensive way.", {"Ellis": "suspect"}),
     ("Finley needs more scrutiny today.", {"Finley": "suspect"}),
     ("I'm keeping my eyes open on Bailey today.", {"Bailey": "suspect"}),
+    # (v6) a clearing word on one side of an alternative does not clear
+    ("Dana dislikes fast moves—that could be genuine, or it could be someone trying to stay under the radar.", {"Dana": "suspect"}),
+    ("Dana is talking a big game, which could be helpful or a clever cover.", {"Dana": "suspect"}),
+    ("Casey was targeted, which might mean she's innocent, but it could also be a setup.", {"Casey": "suspect"}),
+    ("Dana plays it smart, but careful could mean calculating.", {"Dana": "suspect"}),
+    # (v6) a directed cue at a player's thing, or at a described group then its examples
+    ("I'm a bit wary about the connection errors for Casey and Dana.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("I'm keeping a close eye on the quiet ones, like Bailey and Finley.", {"Bailey": "suspect", "Finley": "suspect"}),
+    # (v6) candidate lists that name the speaker too; the only other candidate is an accusation
+    ("Now the Mafia is among the four of us: me, Bailey, Casey, and Dana.", {"Bailey": "suspect", "Casey": "suspect", "Dana": "suspect"}),
+    ("That leaves Bailey, Casey, and myself as suspects.", {"Bailey": "suspect", "Casey": "suspect"}),
+    ("Casey is the only other option.", {"Casey": "accuse"}),
+    # (v6) defences: a harmless explanation, certainty against, "at least", the lesser reading, "for Mafia"
+    ("Bailey's connection errors are weird timing, but that's just tech.", {}),
+    ("Dana was targeted three times; there's zero chance she's Mafia.", {}),
+    ("Finley pushes hard too, but at least he's trying to be methodical about it.", {}),
+    ("Ellis is eager, but that feels more like personality than a cover.", {}),
+    ("Bailey's accusation was bold, which is risky for Mafia.", {}),
 ]  # fmt: skip
 
 

@@ -173,7 +173,7 @@ class AnnotatorPack:
             ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
             ``own_judgement`` and ``complement_verbs`` (v4), ``complement_openers``,
             ``claim_nouns``, ``self_reference``, ``relative_openers`` and
-            ``sentence_continuations`` (v5) (the English words
+            ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6) (the English words
             of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -227,6 +227,9 @@ _OPTIONAL_CUE_KEYS = (
     "self_reference",
     "relative_openers",
     "sentence_continuations",
+    # added in annotator-en-v6
+    "hedged_clearing",
+    "thing_of",
 )
 
 
@@ -335,6 +338,7 @@ class _Compiled:
     relative: re.Pattern[str] | None
     sub_any: re.Pattern[str] | None
     continuation: re.Pattern[str] | None
+    hedged_clear: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -388,7 +392,7 @@ class RulesAnnotator:
         # a list names each player at most once: the bound keeps a degenerate text linear
         nl = (
             rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
-            rf"{{0,{max(len(names) - 1, 0)}}}(?:\s+and\s+(?:I|me|myself))?)\b"
+            rf"{{0,{max(len(names) - 1, 0)}}}(?:,?\s+and\s+(?:I|me|myself))?)\b"
         )
         i = re.IGNORECASE
 
@@ -399,6 +403,8 @@ class RulesAnnotator:
             r"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
             r"on|at|at\s+both)\s+)*"
         )
+        if c.get("thing_of"):
+            fillers += rf"(?:{_alt(c['thing_of'])}\s+)?"
         pron = _alt(c["pronoun_subjects"]) if c.get("pronoun_subjects") else None
         objp = _alt(c["object_pronouns"]) if c.get("object_pronouns") else None
         comp = _Compiled(
@@ -460,6 +466,7 @@ class RulesAnnotator:
             else None,
             relative=re.compile(rf"^\W*{_alt(c['relative_openers'])}\b", i) if c.get("relative_openers") else None,
             sub_any=re.compile(rf"\b{_alt(c['subordinators'])}\b", i) if c.get("subordinators") else None,
+            hedged_clear=re.compile(rf"\b{_alt(c['hedged_clearing'])}\s*$", i) if c.get("hedged_clearing") else None,
             continuation=re.compile(rf"\W*{_alt(c['sentence_continuations'])}\b", i)
             if c.get("sentence_continuations")
             else None,
@@ -487,7 +494,13 @@ class RulesAnnotator:
                     rf"\s+(?:who|that|whose|with)\b"
                     rf"[^.;!?]{{0,100}}?(?:[—–:]|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
                     i,
-                )
+                ),
+                # "keeping an eye on the quiet ones, like A and B": examples of the described group
+                re.compile(
+                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})"
+                    rf",?\s+(?:like|such as|especially|namely|including)\s+{nl}",
+                    i,
+                ),
             ]
             if c.get("descriptions")
             else [],
@@ -730,7 +743,8 @@ class RulesAnnotator:
                 # who a pronoun opening this clause may stand for: the subjects so far, else the one
                 # player the clause before named ("suspicious of Dana—their fight ..."), else the
                 # subjects of the sentence before
-                prior = subjects or (last_all if len(last_all) == 1 else prev_subjects)
+                plural = re.match(r"\W*(?:their|they|them)\b", clause, re.I) is not None
+                prior = subjects or (last_all if len(last_all) == 1 or (plural and last_all) else prev_subjects)
                 inherited = False
                 elided = not first and comp.elided is not None and bool(comp.elided.match(clause))
                 if not comp.name.search(clause) and not comp.generic.search(clause):
@@ -747,7 +761,7 @@ class RulesAnnotator:
                     # "... but now they're pushing at Finley", "..., but also voted for Dana":
                     # the names are objects, the subject is the player of the clause before
                     own, inherited = (subjects if not first else prev_subjects), True
-                if inherited and not own and len(last_all) == 1 and comp.pronoun.search(clause):
+                if inherited and not own and (len(last_all) == 1 or plural) and comp.pronoun.search(clause):
                     own = last_all  # "My vote goes to Casey; she has been deflecting": the one player named
                 last_all = sorted({m.group(1) for m in comp.name.finditer(clause)}) or last_all
                 if own:
@@ -776,6 +790,12 @@ class RulesAnnotator:
                 if cue_m is None:
                     cue_m = self._clause_cue(clause, comp.suspicion, comp)
                     clear_m = self._clause_cue(clause, comp.clearing, comp, motive=True)
+                    if (
+                        clear_m is not None
+                        and comp.hedged_clear is not None
+                        and comp.hedged_clear.search(clause, 0, clear_m.start())
+                    ):
+                        clear_m = None  # "could be genuine, but it's also a cover": one side of an alternative
                     if clear_m is not None and cue_m is None:
                         cleared.update(
                             own if inherited else self._subject_group(clause, mentions, clear_m.start(), comp)
