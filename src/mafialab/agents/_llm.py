@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from mafialab.agents._prompts import (
@@ -35,6 +37,73 @@ from mafialab.models import (
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
+
+ECHO_MIN_CHARS = 20
+"""Shortest prompt line or sentence the echo guard looks for in a speech (shorter ones, such
+as a name, are ordinary words)."""
+ECHO_MIN_LEFT = 12
+"""Characters a speech must keep after the echo guard removed prompt text, else it is unusable."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class EchoGuard:
+    """Prompt text a seat must not say out loud verbatim: its private block and the instructions.
+
+    Built from the messages of one call. The public transcript is left out (quoting what
+    was said in public is fair play); every other line of the prompt, and every sentence of
+    it, of at least :data:`ECHO_MIN_CHARS` characters is a fragment.
+
+    Attributes:
+        private: Fragments of the seat's private block (identity, role, teammates, private
+            events), longest first.
+        instructions: Fragments of the rules, role lines, headers and decision prompts,
+            longest first.
+    """
+
+    private: tuple[str, ...]
+    instructions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, messages: list[ChatMessage], public: list[str], private: list[str]) -> EchoGuard:
+        """The guard of a call whose ``messages`` hold the ``public`` and ``private`` lines given."""
+        public_text = "\n".join(" ".join(p.split()) for p in public)
+
+        def pieces(lines: list[str]) -> set[str]:
+            out: set[str] = set()
+            for line in lines:
+                line = " ".join(line.split())
+                for piece in [line, *_SENTENCE_END.split(line)]:
+                    piece = piece.strip().removeprefix("- ").strip()
+                    if len(piece) >= ECHO_MIN_CHARS and piece not in public_text:
+                        out.add(piece)
+            return out
+
+        own = pieces(private)
+        rest = pieces([ln for m in messages for ln in m.content.splitlines()]) - own
+        return cls(tuple(sorted(own, key=len, reverse=True)), tuple(sorted(rest, key=len, reverse=True)))
+
+    def clean(self, text: str) -> tuple[str, str | None]:
+        """``text`` without any fragment it repeats verbatim, and what was removed (or ``None``).
+
+        Returns:
+            ``(text, cause)``: ``cause`` names how many fragments of each kind were removed
+            (never their words, so the log does not copy private text either).
+        """
+        norm = " ".join(text.split())
+        counts = {"private": 0, "instructions": 0}
+        for kind, frags in (("private", self.private), ("instructions", self.instructions)):
+            for f in frags:
+                if f in norm:
+                    norm = norm.replace(f, " ")
+                    counts[kind] += 1
+        if not any(counts.values()):
+            return text, None
+        parts = [f"{n} line(s) of its private block" if k == "private" else f"{n} instruction line(s)"
+                 for k, n in counts.items() if n]  # fmt: skip
+        left = " ".join(norm.split()).strip(" \"'`:;,-")
+        return left, "the answer repeated the prompt verbatim (" + " and ".join(parts) + ")"
+
 
 FALLBACK_TEXT = "(no comment)"
 """Text of a fallback speech (the same as the engine's fallback)."""
@@ -101,6 +170,7 @@ class LLMAgent:
         self.retries = max(0, int(retries))
         self.label = label or model.name
         self.calls: CallSink | None = None
+        self.last_repair: str | None = None
         self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
         # full contexts of the last few views (the probes of one step share one view object)
         self._contexts: OrderedDict[tuple[int, str], tuple[PlayerView, list[ChatMessage]]] = OrderedDict()
@@ -192,8 +262,16 @@ class LLMAgent:
         return self.build_messages(view, [ChatMessage(role="user", content=prompt)], self._max_tokens(decision))
 
     # ------------------------------------------------------------------ decisions
-    def _interpret(self, decision: Decision, view: PlayerView, resp: ChatResponse) -> Action | str:
-        """The action in ``resp``, or why it is unusable."""
+    def _interpret(
+        self, decision: Decision, view: PlayerView, resp: ChatResponse, guard: EchoGuard | None = None
+    ) -> Action | str:
+        """The action in ``resp``, or why it is unusable.
+
+        With ``guard``, prompt text the answer's speech or statement repeats verbatim is
+        removed before the text is cut to its cap (the cause is kept in :attr:`last_repair`);
+        a text with too little left is unusable, with that cause.
+        """
+        self.last_repair = None
         if not resp.ok:
             return f"call failed: {resp.error}"
         value = resp.parsed
@@ -235,13 +313,37 @@ class LLMAgent:
                 st = value.get("statement")
                 if not isinstance(st, str) or not st.strip():
                     return "missing statement"
-                text = st.strip()[:cap]
+                kept, why = self._guarded(st, guard)
+                if kept is None:
+                    return str(why)
+                text = kept[:cap]
         else:
             t = value.get("text")
             if not isinstance(t, str) or not t.strip():
                 return "missing or empty text"
-            text = t.strip()[:cap]
+            kept, why = self._guarded(t, guard)
+            if kept is None:
+                return str(why)
+            text = kept[:cap]
         return Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+
+    def _guarded(self, text: str, guard: EchoGuard | None) -> tuple[str | None, str | None]:
+        """``(text stripped without prompt text it repeats, cause)``; text ``None``: too little left."""
+        left, cause = guard.clean(text) if guard is not None else (text, None)
+        if cause is None:
+            return text.strip(), None
+        log.info("seat %d: %s", self.seat, cause)
+        if len(left) < ECHO_MIN_LEFT:
+            return None, f"{cause}, with nothing of its own"
+        self.last_repair = f"{cause}; removed"
+        return left, None
+
+    def echo_guard(self, view: PlayerView, messages: list[ChatMessage]) -> EchoGuard:
+        """The :class:`EchoGuard` of a decision call of this seat (``messages`` as sent)."""
+        lines = self.renderer.rendered_lines(view)
+        private = [ln.text for ln in lines if ln.private]
+        own = [self.renderer.private_heading(view), self.renderer.identity(view), *private]
+        return EchoGuard.of(messages, [ln.text for ln in lines if not ln.private], own)
 
     def _fallback(self, decision: Decision) -> Action:
         rng = self._fallback_rng
@@ -342,16 +444,17 @@ class LLMAgent:
     ) -> Action:
         """Read the first attempt's ``resp``; retry once on failure or unusable output; then fall back."""
         attempts = 1 + self.retries
+        guard = self.echo_guard(view, messages) if decision.needs_text else None
         for attempt in range(1, attempts + 1):
             if attempt > 1:
                 resp = await self._call(self._request(decision, messages, schema, attempt, sample))
-            result = self._interpret(decision, view, resp)
+            result = self._interpret(decision, view, resp, guard)
             last = attempt == attempts
             if isinstance(result, Action):
                 status = "ok" if attempt == 1 else "retried"
-                self._report(
-                    self._info(decision.kind, status, attempt, resp, None, decision.id, ctx).with_prompt(messages)
-                )
+                info = self._info(decision.kind, status, attempt, resp, None, decision.id, ctx)
+                info.repair = self.last_repair
+                self._report(info.with_prompt(messages))
                 return result
             status = "fallback" if last else "unusable"
             self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx, messages=messages))
@@ -359,6 +462,8 @@ class LLMAgent:
             if not last:
                 retry = self.renderer._fmt(self.pack.retry, reason=_reason_word(result))
                 messages = [*messages, ChatMessage(role="user", content=retry)]
+                if guard is not None:  # the retry instruction must not be said out loud either
+                    guard = self.echo_guard(view, messages)
         return self._fallback(decision)
 
     def _info(

@@ -278,6 +278,14 @@ class Renderer:
         """Every transcript line of ``view`` (public and private), unshortened, in order."""
         return [ln.text for ln in self._lines(view)]
 
+    def rendered_lines(self, view: PlayerView) -> list[RenderedLine]:
+        """Every rendered transcript line of ``view`` with its ``private`` flag, unshortened."""
+        return self._lines(view)
+
+    def private_heading(self, view: PlayerView) -> str:
+        """The heading of the seat's private block (``Private to you (NAME):``)."""
+        return self._fmt(self.pack.private_header, name=view.name)
+
     def _lines(self, view: PlayerView) -> list[RenderedLine]:
         """The view's events rendered with the pack's ``prompt`` style (one shared renderer).
 

@@ -41,6 +41,8 @@ class CallRecord(BaseModel):
             ``prompt_tokens_details.cached_tokens``).
         latency_ms: Wall-clock milliseconds of the call.
         error: Transport error or why the answer was unusable (never an API key).
+        repair: What the agent removed from a usable answer before playing it, and why
+            (e.g. prompt text a speech repeated verbatim), or ``None``.
         cost_usd: Cost from the price table (set by the harness), ``None`` when the model has
             no price.
         context: What was done to fit the context window (``{}``: nothing), see
@@ -64,6 +66,7 @@ class CallRecord(BaseModel):
     cached_tokens: int | None = None
     latency_ms: int = Field(default=0, ge=0)
     error: str | None = None
+    repair: str | None = None
     cost_usd: float | None = None
     context: dict[str, Any] = Field(default_factory=dict)
     ts: float | None = None
