@@ -14,8 +14,9 @@ from mafialab.agents import make_agent
 from mafialab.cli import app
 from mafialab.cli._docs import cli_reference_markdown
 from mafialab.harness import play_game
-from mafialab.record import CALLS_FILE, EVENT_ADAPTER, GAME_FILE, GameHeader, read_records
+from mafialab.record import CALLS_FILE, GAME_FILE, GameHeader, read_records
 from mafialab.record._docs import GENERATED_MARKER, log_format_document, record_schemas
+from mafialab.record._schema import EVENT_ADAPTER
 from mafialab.rules import WEREWOLF7
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"

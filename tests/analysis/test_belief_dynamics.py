@@ -10,16 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.analysis import (
-    DEFAULT,
-    MAFIASCOPE,
-    GameData,
-    Probe,
-    compute_report,
-    load_games,
-    retest_floor,
-    vote_quadrants,
-)
+from mafialab.analysis import DEFAULT, MAFIASCOPE, GameData, compute_report, load_games, retest_floor, vote_quadrants
+from mafialab.analysis._data import Probe
 from mafialab.analysis._dynamics import belief_dynamics
 from mafialab.cli import app
 from mafialab.record import RetestRecord, import_mafiascope

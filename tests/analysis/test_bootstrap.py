@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci, percentile_ci
+from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.analysis._bootstrap import percentile_ci
 
 
 def ratio(x: np.ndarray) -> np.ndarray:

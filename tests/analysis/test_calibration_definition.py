@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mafialab.analysis import DEFAULT, bootstrap_weights, calibration_population, calibration_summary
+from mafialab.analysis import DEFAULT, bootstrap_weights
+from mafialab.analysis._calibration import calibration_population, calibration_summary
 
 NB = 100 // DEFAULT.calib_width
 

@@ -12,7 +12,6 @@ from mafialab.analysis import (
     DEFAULT,
     MAFIASCOPE,
     GameData,
-    Probe,
     compute_report,
     first_order,
     load_games,
@@ -20,6 +19,7 @@ from mafialab.analysis import (
     second_order,
     vote_coupling,
 )
+from mafialab.analysis._data import Probe
 from mafialab.rules import MAFIASCOPE7
 
 NAMES = ["Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mafialab.analysis import UNKNOWN, RoleVocabulary, repair_json, repair_json_reference
+from mafialab.analysis import UNKNOWN, RoleVocabulary
+from mafialab.analysis._parse import repair_json, repair_json_reference
 from mafialab.rules import ARENA12, MAFIASCOPE7, WEREWOLF7
 
 BOTH = pytest.mark.parametrize("fn", [repair_json_reference, repair_json])

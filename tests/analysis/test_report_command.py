@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.analysis import TGN_COLUMNS
+from mafialab.analysis._export import TGN_COLUMNS
 from mafialab.cli import app
 from mafialab.record import GAME_FILE, PROBES_FILE, import_mafiascope, read_game
 from tests.helpers import write_game_dir

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.analysis import BLOCK_FIELDS, POINT_FIELDS, report_bifurcation
+from mafialab.analysis import report_bifurcation
+from mafialab.analysis._bifurcation import BLOCK_FIELDS, POINT_FIELDS
 from mafialab.cli import app
 from mafialab.counterfactual import (
     Sample,

@@ -24,7 +24,8 @@ from mafialab.counterfactual import (
 from mafialab.engine import Action, GameState, Vote
 from mafialab.harness import ReplayMismatch, play_game, replay
 from mafialab.models import MockModel
-from mafialab.record import GAME_FILE, import_game, import_mafiascope, read_game, read_records, strip_clock
+from mafialab.record import GAME_FILE, import_mafiascope, read_game, read_records, strip_clock
+from mafialab.record._import_mafiascope import import_game
 from mafialab.rules import MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, RuleSet
 from tests.conftest import MAFIASCOPE, require_real
 from tests.llm_helpers import legal_answer

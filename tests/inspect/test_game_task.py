@@ -88,7 +88,8 @@ def test_vote_coupling_counts_only_the_models_seats(played: tuple[Any, Path]) ->
     games = load_games(out)
     # the mock ranks players in the order offered and votes for the first legal target, so its
     # votes and rankings can be checked by hand: every vote of seats 0/3 with a ranking counted
-    from mafialab.analysis import get_method, vote_units
+    from mafialab.analysis import get_method
+    from mafialab.analysis._metrics import vote_units
 
     hits = n = 0
     for g in games:

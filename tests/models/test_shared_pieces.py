@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from mafialab.analysis import repair_json, repair_json_reference, wilson
+from mafialab.analysis import wilson
+from mafialab.analysis._parse import repair_json, repair_json_reference
 from mafialab.models import (
     CHARS_PER_TOKEN,
     CallRecord,

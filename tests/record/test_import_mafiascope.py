@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from mafialab.analysis import compute_report, load_games
 from mafialab.cli import app
 from mafialab.engine import visible_events
-from mafialab.record import PROBES_FILE, SNAPSHOTS_FILE, import_game, import_mafiascope, read_game
+from mafialab.record import PROBES_FILE, import_mafiascope, read_game
+from mafialab.record._import_mafiascope import SNAPSHOTS_FILE, import_game
 
 # games of our MafiaScope-format fixtures (tests/data/mafiascope/README.md)
 EN_GAME = "0a7f3c10-1111-4aaa-8aaa-000000000001"

@@ -20,7 +20,6 @@ from mafialab.harness import replay
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
-    MIGRATIONS,
     PROBES_FILE,
     SCHEMA_VERSION,
     VERDICTS_FILE,
@@ -30,6 +29,7 @@ from mafialab.record import (
     read_game,
     read_verdicts,
 )
+from mafialab.record._migrate import MIGRATIONS
 from mafialab.viewer import read_probes
 
 V1 = Path(__file__).resolve().parents[1] / "data" / "logs-v1" / "v1-werewolf7"

@@ -7,161 +7,148 @@ instrument's own cost and loss; all rates with game-level cluster-bootstrap inte
 (the MafiaScope recordings' README, karpovilia/mafiascope); methods and differences: ``docs/metrics.md``.
 """
 
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
 from mafialab.analysis._baselines import (
-    PREDICTORS,
-    mcnemar_exact,
     transcript_baselines,
-    transcript_predictions,
+)
+from mafialab.analysis._baselines import (
+    transcript_predictions as transcript_predictions,
 )
 from mafialab.analysis._bifurcation import (
-    BLOCK_FIELDS,
-    POINT_FIELDS,
     bifurcation_report,
-    blocks_csv_rows,
-    fmt_rate,
-    modal_concentration,
     report_bifurcation,
-    valid_target,
+)
+from mafialab.analysis._bifurcation import (
+    blocks_csv_rows as blocks_csv_rows,
+)
+from mafialab.analysis._bifurcation import (
+    fmt_rate as fmt_rate,
 )
 from mafialab.analysis._bootstrap import (
-    MIN_CLUSTERS,
-    bootstrap_weights,
+    MIN_CLUSTERS as MIN_CLUSTERS,
+)
+from mafialab.analysis._bootstrap import (
+    bootstrap_weights as bootstrap_weights,
+)
+from mafialab.analysis._bootstrap import (
     cluster_bootstrap_ci,
-    clusters_with_data,
-    no_interval_reason,
-    percentile_ci,
     wilson,
 )
-from mafialab.analysis._calibration import calibration, calibration_population, calibration_summary
+from mafialab.analysis._bootstrap import (
+    no_interval_reason as no_interval_reason,
+)
+from mafialab.analysis._calibration import (
+    calibration,
+)
 from mafialab.analysis._compare import (
     BY_KEYS,
     REFERENCES,
     compare,
-    compare_rows,
     group_games,
     load_reference,
-    pooled_mix,
     summary_table,
 )
-from mafialab.analysis._coverage import METRIC_PROBES, coverage
-from mafialab.analysis._data import SKIPPED_FAMILIES, GameData, Probe, game_data, load_games, same_id
-from mafialab.analysis._dynamics import (
-    SuspicionVector,
-    belief_dynamics,
-    l1_common_support,
-    retest_floor,
-    suspicion_series,
-    suspicion_vector,
-    vector_from_answer,
+from mafialab.analysis._compare import (
+    compare_rows as compare_rows,
 )
-from mafialab.analysis._export import EVENT_COLUMNS, TGN_COLUMNS, belief_edges, export_parquet, log_tables
-from mafialab.analysis._instrument import LOSS_CAUSES, instrument
+from mafialab.analysis._compare import (
+    pooled_mix as pooled_mix,
+)
+from mafialab.analysis._coverage import (
+    coverage,
+)
+from mafialab.analysis._data import (
+    GameData,
+    game_data,
+    load_games,
+)
+from mafialab.analysis._data import (
+    same_id as same_id,
+)
+from mafialab.analysis._dynamics import (
+    belief_dynamics,
+    retest_floor,
+)
+from mafialab.analysis._export import (
+    belief_edges,
+    export_parquet,
+    log_tables,
+)
+from mafialab.analysis._instrument import (
+    instrument,
+)
 from mafialab.analysis._metrics import (
     DEFAULT,
     MAFIASCOPE,
     METHODS,
     Method,
-    VoteUnit,
-    answer,
     first_order,
     get_method,
-    parse_counts,
     second_order,
-    vocabulary,
     vote_coupling,
-    vote_units,
+)
+from mafialab.analysis._metrics import (
+    parse_counts as parse_counts,
 )
 from mafialab.analysis._parse import (
-    ATTITUDES,
-    REFERENCE_ROLES,
-    UNKNOWN,
-    RoleVocabulary,
-    repair_json,
-    repair_json_reference,
+    ATTITUDES as ATTITUDES,
 )
-from mafialab.analysis._plots import write_plots
-from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, quadrant_of, vote_quadrants
-from mafialab.analysis._report import compute_report, find_retests, report, report_rows
+from mafialab.analysis._parse import (
+    UNKNOWN as UNKNOWN,
+)
+from mafialab.analysis._parse import (
+    RoleVocabulary as RoleVocabulary,
+)
+from mafialab.analysis._plots import (
+    write_plots,
+)
+from mafialab.analysis._quadrants import (
+    vote_quadrants,
+)
+from mafialab.analysis._report import (
+    compute_report,
+    report,
+    report_rows,
+)
+from mafialab.analysis._report import (
+    find_retests as find_retests,
+)
 
 __all__ = [
     "BY_KEYS",
-    "REFERENCES",
-    "compare",
-    "compare_rows",
-    "group_games",
-    "load_reference",
-    "pooled_mix",
-    "summary_table",
-    "METRIC_PROBES",
-    "QUADRANT_NAMES",
-    "SuspicionVector",
-    "VoteQuadrant",
-    "belief_dynamics",
-    "find_retests",
-    "l1_common_support",
-    "quadrant_of",
-    "retest_floor",
-    "suspicion_series",
-    "suspicion_vector",
-    "vector_from_answer",
-    "vote_quadrants",
-    "BLOCK_FIELDS",
-    "POINT_FIELDS",
-    "bifurcation_report",
-    "blocks_csv_rows",
-    "fmt_rate",
-    "modal_concentration",
-    "report_bifurcation",
-    "valid_target",
-    "ATTITUDES",
-    "LOSS_CAUSES",
-    "PREDICTORS",
     "DEFAULT",
-    "EVENT_COLUMNS",
+    "GameData",
     "MAFIASCOPE",
     "METHODS",
-    "MIN_CLUSTERS",
-    "REFERENCE_ROLES",
-    "SKIPPED_FAMILIES",
-    "TGN_COLUMNS",
-    "UNKNOWN",
-    "GameData",
     "Method",
-    "Probe",
-    "RoleVocabulary",
-    "VoteUnit",
-    "answer",
+    "REFERENCES",
+    "belief_dynamics",
     "belief_edges",
-    "bootstrap_weights",
+    "bifurcation_report",
     "calibration",
-    "coverage",
-    "calibration_population",
-    "calibration_summary",
     "cluster_bootstrap_ci",
-    "clusters_with_data",
+    "compare",
     "compute_report",
-    "report_rows",
+    "coverage",
     "export_parquet",
     "first_order",
     "game_data",
     "get_method",
+    "group_games",
     "instrument",
     "load_games",
-    "same_id",
-    "no_interval_reason",
+    "load_reference",
     "log_tables",
-    "mcnemar_exact",
-    "parse_counts",
-    "percentile_ci",
-    "repair_json",
-    "repair_json_reference",
     "report",
+    "report_bifurcation",
+    "report_rows",
+    "retest_floor",
     "second_order",
+    "summary_table",
     "transcript_baselines",
-    "transcript_predictions",
-    "vocabulary",
     "vote_coupling",
-    "vote_units",
-    "write_plots",
+    "vote_quadrants",
     "wilson",
+    "write_plots",
 ]

@@ -90,7 +90,7 @@ def compute_report(
         ``quadrants`` (innocent day votes by quadrant, MafiaScope §6), plus ``method``,
         ``resamples``, ``seed``, ``skipped``, ``degraded`` (ids of games the integrity gate
         marked degraded: left out of every number, as in the viewer), ``no_interval``.
-        ``calibration`` is :func:`mafialab.analysis.calibration_summary` (with its
+        ``calibration`` is :func:`mafialab.analysis._calibration.calibration_summary` (with its
         ``population`` in words and per-bin intervals). ``coverage``
         (:func:`mafialab.analysis.coverage`) says which metrics the probe answers support
         and, for each missing one, which probe it needs. Rates whose denominator is 0

@@ -3,7 +3,7 @@
 Every reader of model answers uses :func:`parse_json_lenient`: the backends (answers to a
 JSON schema), the probe runner, the judge and the metrics' ``default`` method. Only the
 MafiaScope reference method keeps its own documented rule
-(:func:`mafialab.analysis.repair_json_reference`), because it must reproduce the published
+(:func:`mafialab.analysis._parse.repair_json_reference`), because it must reproduce the published
 numbers.
 """
 

@@ -1,35 +1,58 @@
 """Logs (layer ``record``): the typed log schema, JSONL writer and reader."""
 
-from mafialab.models import CallRecord, CallSummary
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+from mafialab.models import (
+    CallRecord,
+)
+from mafialab.models import (
+    CallSummary as CallSummary,
+)
 from mafialab.record._bifurcation import (
-    BIFURCATION_FILE,
-    FORK_GAMES_DIR,
-    FORKS_FILE,
-    NO_VOTE,
-    POINTS_FILE,
-    QUADRANTS,
+    BIFURCATION_FILE as BIFURCATION_FILE,
+)
+from mafialab.record._bifurcation import (
+    FORK_GAMES_DIR as FORK_GAMES_DIR,
+)
+from mafialab.record._bifurcation import (
+    FORKS_FILE as FORKS_FILE,
+)
+from mafialab.record._bifurcation import (
+    NO_VOTE as NO_VOTE,
+)
+from mafialab.record._bifurcation import (
+    POINTS_FILE as POINTS_FILE,
+)
+from mafialab.record._bifurcation import (
+    QUADRANTS as QUADRANTS,
+)
+from mafialab.record._bifurcation import (
     RETEST_FILE,
-    SAMPLES_DIR,
     Bifurcation,
-    BifurcationHeader,
-    BifurcationPoint,
-    ForkOutcome,
     RetestRecord,
-    is_bifurcation_dir,
-    is_mafiascope_bifurcation,
     read_bifurcation,
     read_retests,
-    write_header,
-    write_points,
+)
+from mafialab.record._bifurcation import (
+    SAMPLES_DIR as SAMPLES_DIR,
+)
+from mafialab.record._bifurcation import (
+    BifurcationHeader as BifurcationHeader,
+)
+from mafialab.record._bifurcation import (
+    BifurcationPoint as BifurcationPoint,
+)
+from mafialab.record._bifurcation import (
+    ForkOutcome as ForkOutcome,
+)
+from mafialab.record._bifurcation import (
+    is_bifurcation_dir as is_bifurcation_dir,
+)
+from mafialab.record._bifurcation import (
+    write_header as write_header,
 )
 from mafialab.record._import_mafiascope import (
-    SNAPSHOTS_FILE,
-    GameImport,
-    ImportReport,
-    import_game,
     import_mafiascope,
-    import_mafiascope_bifurcation,
-    mafiascope_rules,
 )
 from mafialab.record._io import (
     GAME_FILE,
@@ -37,28 +60,39 @@ from mafialab.record._io import (
     JsonlWriter,
     iter_game_dirs,
     iter_jsonl,
-    iter_log_records,
     latest_verdicts,
-    log_version,
-    no_games_message,
-    probe_sort_key,
     read_game,
-    read_records,
     read_verdicts,
-    strip_clock,
 )
-from mafialab.record._migrate import MIGRATIONS, LogFormatError, LogVersionError, migration
+from mafialab.record._io import (
+    iter_log_records as iter_log_records,
+)
+from mafialab.record._io import (
+    log_version as log_version,
+)
+from mafialab.record._io import (
+    no_games_message as no_games_message,
+)
+from mafialab.record._io import (
+    probe_sort_key as probe_sort_key,
+)
+from mafialab.record._io import (
+    read_records as read_records,
+)
+from mafialab.record._io import (
+    strip_clock as strip_clock,
+)
+from mafialab.record._migrate import (
+    LogFormatError,
+    LogVersionError,
+)
 from mafialab.record._schema import (
     CALLS_FILE,
-    CLOCK_FIELDS,
-    EVENT_ADAPTER,
-    JUDGE_AXES,
     PROBES_FILE,
     SCHEMA_VERSION,
     VERDICTS_FILE,
     GameHeader,
     GameStatus,
-    JudgeAxis,
     ParentInfo,
     PlayerScore,
     Price,
@@ -68,70 +102,40 @@ from mafialab.record._schema import (
     Verdict,
     load_prices,
 )
+from mafialab.record._schema import (
+    JUDGE_AXES as JUDGE_AXES,
+)
 
 __all__ = [
-    "BIFURCATION_FILE",
-    "FORK_GAMES_DIR",
-    "FORKS_FILE",
-    "NO_VOTE",
-    "POINTS_FILE",
-    "QUADRANTS",
-    "RETEST_FILE",
-    "RetestRecord",
-    "read_retests",
-    "SAMPLES_DIR",
     "Bifurcation",
-    "BifurcationHeader",
-    "BifurcationPoint",
-    "ForkOutcome",
-    "is_bifurcation_dir",
-    "is_mafiascope_bifurcation",
-    "read_bifurcation",
-    "write_header",
-    "write_points",
-    "import_mafiascope_bifurcation",
     "CALLS_FILE",
     "CallRecord",
-    "CallSummary",
-    "CLOCK_FIELDS",
-    "EVENT_ADAPTER",
     "GAME_FILE",
-    "PROBES_FILE",
-    "SNAPSHOTS_FILE",
-    "SCHEMA_VERSION",
-    "VERDICTS_FILE",
     "GameHeader",
-    "GameImport",
     "GameLog",
-    "JUDGE_AXES",
     "GameStatus",
-    "ImportReport",
-    "JudgeAxis",
-    "PlayerScore",
     "JsonlWriter",
     "LogFormatError",
     "LogVersionError",
-    "MIGRATIONS",
+    "PROBES_FILE",
     "ParentInfo",
+    "PlayerScore",
     "Price",
     "PriceTable",
     "ProbeRecord",
-    "load_prices",
+    "RETEST_FILE",
+    "RetestRecord",
+    "SCHEMA_VERSION",
     "SeatInfo",
+    "VERDICTS_FILE",
     "Verdict",
-    "import_game",
     "import_mafiascope",
     "iter_game_dirs",
-    "no_games_message",
     "iter_jsonl",
-    "iter_log_records",
-    "probe_sort_key",
     "latest_verdicts",
-    "log_version",
-    "migration",
-    "mafiascope_rules",
+    "load_prices",
+    "read_bifurcation",
     "read_game",
-    "read_records",
+    "read_retests",
     "read_verdicts",
-    "strip_clock",
 ]

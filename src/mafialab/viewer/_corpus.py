@@ -77,7 +77,7 @@ def report_calibration(rep: Mapping[str, Any]) -> dict[str, Any] | None:
 
     Args:
         rep: An analysis report (its ``calibration``) or a calibration block itself
-            (:func:`mafialab.analysis.calibration_summary`).
+            (:func:`mafialab.analysis._calibration.calibration_summary`).
 
     Returns:
         ``{"n", "ece", "brier", "games", "population", "no_interval", "bins": [{"lo", "hi",
