@@ -96,3 +96,24 @@ def test_a_file_that_is_not_a_game_log_is_named_for_one_game(tmp_path: Path) -> 
     code, out = _invoke(ONE_GAME["fork steps"], notes, tmp_path)
     assert code == 2, out
     assert "README.md is not a game log: expected one game's folder, holding game.jsonl" in out
+
+
+FILE_INPUTS = {
+    "season plan": (["season", "plan", "{x}"], "YAML"),
+    "rules show": (["rules", "show", "{x}"], "YAML"),
+    "play --prices": (["play", "--agents", "scripted", "--prices", "{x}", "--out", "{tmp}/runs"], "YAML"),
+    "beliefshift run": (["beliefshift", "run", "{x}", "--model", "mock/x", "--out", "{tmp}/r.jsonl"], "JSONL"),
+    "beliefshift agreement": (["beliefshift", "agreement", "{x}", "{x}"], "JSONL"),
+    "beliefshift report": (["beliefshift", "report", "{x}", "--out", "{tmp}/rep"], "JSONL"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILE_INPUTS))
+def test_a_folder_given_for_an_input_file_says_a_file_is_expected(tmp_path: Path, name: str) -> None:
+    template, kind = FILE_INPUTS[name]
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    code, out = _invoke(template, folder, tmp_path)
+    assert code == 2, out
+    assert f"{folder} is a folder, not a file: expected a {kind} file" in out
+    assert "Is a directory" not in out

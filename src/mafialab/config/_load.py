@@ -75,6 +75,9 @@ def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigErr
     where = source or str(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        kind = "JSON" if path.name.endswith(".json") else "YAML"
+        raise error(f"{where} is a folder, not a file: expected a {kind} file") from None
     except OSError as err:
         raise error(f"{where}: cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:

@@ -85,6 +85,8 @@ def iter_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[tuple[
     """
     try:
         fh = Path(path).open(encoding="utf-8", errors="replace")  # noqa: SIM115 (closed below)
+    except IsADirectoryError:
+        raise LogFormatError(f"{path} is a folder, not a file: expected a JSONL file") from None
     except OSError as err:
         raise LogFormatError(f"{path}: cannot open: {err.strerror}") from None
     with fh:
