@@ -127,3 +127,16 @@ def test_a_speech_that_quotes_the_public_transcript_is_left_alone(tmp_path: Path
     public = [ln.text for ln in agent.renderer.rendered_lines(view) if not ln.private]  # type: ignore[attr-defined]
     long_public = [p for p in public if len(p) >= 20]
     assert long_public and guard.clean(long_public[0])[1] is None
+
+
+def test_an_echo_in_other_letter_case_is_removed_too() -> None:
+    from mafialab.agents._llm import EchoGuard
+    from mafialab.models import ChatMessage
+
+    identity = "You are Finley. Your role: Werewolf (team Werewolves)."
+    msgs = [ChatMessage(role="system", content="Rules:\n- Always answer with one JSON object."),
+            ChatMessage(role="user", content=f"Transcript so far:\n(nothing yet)\n\nPrivate to you (Finley):\n{identity}")]  # fmt: skip
+    guard = EchoGuard.of(msgs, public=["(nothing yet)"], private=[identity])
+    left, cause = guard.clean("you are finley. your role: werewolf (team werewolves). I trust Gray and nobody else.")
+    assert left == "I trust Gray and nobody else." and cause is not None and "private block" in cause
+    assert "werewolf" not in left.lower()

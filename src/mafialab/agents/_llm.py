@@ -84,18 +84,20 @@ class EchoGuard:
         return cls(tuple(sorted(own, key=len, reverse=True)), tuple(sorted(rest, key=len, reverse=True)))
 
     def clean(self, text: str) -> tuple[str, str | None]:
-        """``text`` without any fragment it repeats verbatim, and what was removed (or ``None``).
+        """``text`` without any fragment it repeats verbatim (letter case aside), and the cause.
 
         Returns:
             ``(text, cause)``: ``cause`` names how many fragments of each kind were removed
             (never their words, so the log does not copy private text either).
         """
         norm = " ".join(text.split())
+        folded = norm.lower()
         counts = {"private": 0, "instructions": 0}
         for kind, frags in (("private", self.private), ("instructions", self.instructions)):
             for f in frags:
-                if f in norm:
-                    norm = norm.replace(f, " ")
+                if f.lower() in folded:  # verbatim up to letter case ("team werewolves")
+                    norm = re.sub(re.escape(f), " ", norm, flags=re.IGNORECASE)
+                    folded = norm.lower()
                     counts[kind] += 1
         if not any(counts.values()):
             return text, None
