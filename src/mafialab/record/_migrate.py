@@ -142,3 +142,16 @@ def _v1_to_v2(record: dict[str, Any]) -> dict[str, Any]:
     only v1 refuses v2 logs instead of misreading them.
     """
     return record
+
+
+@migration(2)
+def _v2_to_v3(record: dict[str, Any]) -> dict[str, Any]:
+    """v2 -> v3 (speech output guard): nothing v2 wrote changes; the record is returned as it is.
+
+    v3 adds the optional ``repair`` field of a ``call`` record in ``calls.jsonl`` (what the
+    agent removed from a usable answer before playing it, and why; ``null`` when nothing was
+    removed). A v2 call record has no ``repair``, which reads as ``null``; a mafialab that
+    reads only v2 refuses v3 logs (its call records forbid unknown fields) with a version
+    message instead of a validation error.
+    """
+    return record

@@ -20,7 +20,7 @@ from mafialab.config import load_config, read_config
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the game-log schema written by this mafialab. Bumped on incompatible change."""
 
 
