@@ -92,3 +92,17 @@ def freeze_scripted_bench(root: Path, games: int = 1, seed: int = 7) -> Path:
     )
     assert res.exit_code == 0, res.output
     return root / "b.jsonl"
+
+
+def unreachable_ray(monkeypatch: Any, error: Exception) -> None:
+    """Install a stand-in ``ray`` module whose ``init`` raises ``error`` (no cluster there)."""
+    import sys
+    import types
+
+    def init(**kwargs: Any) -> None:
+        raise error
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = init  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)

@@ -15,6 +15,7 @@ from mafialab.cli import app
 from mafialab.cli._app import RAY_SEATS
 from mafialab.harness import RAY_HINT
 from mafialab.record import GAME_FILE, PROBES_FILE, probe_sort_key, read_records, read_verdicts, strip_clock
+from tests.helpers import unreachable_ray
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
@@ -126,3 +127,13 @@ def test_without_ray_season_run_says_what_to_install(monkeypatch: pytest.MonkeyP
     res = runner.invoke(app, ["season", "run", str(f), "--out", str(tmp_path / "y"), "--ray", "auto"])
     assert res.exit_code == 2 and RAY_SEATS in res.output
     assert not (tmp_path / "y").exists()
+
+
+def test_an_unreachable_cluster_is_named_as_the_ray_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    unreachable_ray(monkeypatch, ConnectionError("Failed to connect to GCS at 10.0.0.1:6379"))
+    res = runner.invoke(
+        app, ["season", "run", str(_season(tmp_path)), "--out", str(tmp_path / "x"), "--ray", "10.0.0.1:6379"]
+    )
+    assert res.exit_code == 2, res.output
+    assert "--ray 10.0.0.1:6379: cannot connect to a Ray cluster: Failed to connect to GCS" in res.output
+    assert "Traceback" not in res.output

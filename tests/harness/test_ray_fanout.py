@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
-from mafialab.harness import RAY_HINT, connect_ray
+from mafialab.harness import RAY_HINT, RayConnectError, connect_ray
 from mafialab.record import GAME_FILE, PROBES_FILE, iter_game_dirs, probe_sort_key, read_records, strip_clock
+from tests.helpers import unreachable_ray
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
@@ -63,3 +64,18 @@ def test_without_ray_the_option_says_what_to_install(monkeypatch: pytest.MonkeyP
     res = runner.invoke(app, [*ARGS, "--ray", "auto", "-o", str(tmp_path / "x")])
     assert res.exit_code != 0 and RAY_HINT in res.output
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    "error", [ConnectionError("Failed to connect to GCS at 10.0.0.1:6379"), ValueError("Invalid address format: x")]
+)
+def test_an_unreachable_cluster_is_named_as_the_ray_option(
+    error: Exception, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    unreachable_ray(monkeypatch, error)
+    with pytest.raises(RayConnectError, match=r"^--ray 10\.0\.0\.1:6379: cannot connect to a Ray cluster: "):
+        connect_ray("10.0.0.1:6379")
+    res = runner.invoke(app, [*ARGS, "--ray", "10.0.0.1:6379", "-o", str(tmp_path / "x")])
+    assert res.exit_code == 2, res.output
+    assert "--ray 10.0.0.1:6379: cannot connect to a Ray cluster" in res.output and str(error) in res.output
+    assert "--out" not in res.output  # a connection error is not a problem with the output folder

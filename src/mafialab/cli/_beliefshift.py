@@ -43,6 +43,7 @@ from mafialab.beliefshift import (
     write_report,
 )
 from mafialab.cli._app import check_out_dir, check_out_file, console, fail, progress_bar
+from mafialab.harness import RayConnectError
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -236,7 +237,7 @@ def run_cmd(
                 summary = asyncio.run(
                     run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task))
                 )
-        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError) as err:
+        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError) as err:
             fail(str(err))
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(

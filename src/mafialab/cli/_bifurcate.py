@@ -144,7 +144,7 @@ def run_cmd(
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """
     from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
-    from mafialab.harness import PreflightError, ReplayMismatch
+    from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
     from mafialab.record import LogFormatError, read_game
 
     check_out_dir(out)
@@ -183,7 +183,15 @@ def run_cmd(
                     ray=ray_address,
                 )
             )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, RuntimeError, ImportError) as err:
+    except (
+        LogFormatError,
+        ReplayMismatch,
+        ValueError,
+        PreflightError,
+        RuntimeError,
+        ImportError,
+        RayConnectError,
+    ) as err:
         fail(str(err))
     for e in res.errors:
         err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)

@@ -27,7 +27,7 @@ from mafialab.counterfactual import (
     run_fork,
     sweep,
 )
-from mafialab.harness import PreflightError, ReplayMismatch
+from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
 from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
 
 fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
@@ -179,7 +179,7 @@ def run_cmd(
                     progress=lambda b: bar.advance(task),
                 )
             )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError) as err:
+    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError) as err:
         fail(str(err))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:

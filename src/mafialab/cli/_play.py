@@ -32,6 +32,7 @@ from mafialab.harness import (
     GameObserver,
     GameResult,
     PreflightError,
+    RayConnectError,
     default_game_id,
     play_games,
     play_games_ray,
@@ -425,7 +426,7 @@ def play(
                 results = asyncio.run(
                     _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
                 )
-        except ImportError as err:
+        except (ImportError, RayConnectError) as err:
             fail(str(err))
         except PreflightError as err:
             fail(str(err))

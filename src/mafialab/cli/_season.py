@@ -34,6 +34,7 @@ from mafialab.arena import (
 )
 from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option, refuse_seats_on_ray
 from mafialab.engine import deal_roles
+from mafialab.harness import RayConnectError
 from mafialab.models import ModelSpecError
 
 season_app = typer.Typer(help="Seasons: many games, balanced seating, judges, leaderboards.", no_args_is_help=True)
@@ -96,7 +97,7 @@ def _drive(
 
         try:
             asyncio.run(coro_factory(on))
-        except (SeasonError, SeasonConfigError, ModelSpecError, ImportError) as err:
+        except (SeasonError, SeasonConfigError, ModelSpecError, ImportError, RayConnectError) as err:
             fail(str(err))
         except KeyboardInterrupt:
             fail("interrupted; finished games are kept, continue with `mafialab season resume DIR`", code=130)

@@ -26,6 +26,7 @@ from mafialab.harness._play import (
 )
 from mafialab.harness._ray import (
     RAY_HINT,
+    RayConnectError,
     RayObserverFactory,
     connect_ray,
     play_games_ray,
@@ -50,6 +51,7 @@ __all__ = [
     "ObserverFactory",
     "play_games",
     "RAY_HINT",
+    "RayConnectError",
     "RayObserverFactory",
     "connect_ray",
     "play_games_ray",

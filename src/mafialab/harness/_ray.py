@@ -27,6 +27,14 @@ worker writes the game's logs before it returns them); must be picklable (a modu
 function or a ``functools.partial`` of one)."""
 
 
+class RayConnectError(ConnectionError):
+    """No Ray cluster could be reached at the ``--ray`` address.
+
+    The message names the address and gives Ray's reason (no cluster there, a malformed
+    address ...).
+    """
+
+
 def connect_ray(address: str) -> Any:
     """Import Ray and connect to a cluster (once per process; an existing connection is kept).
 
@@ -40,7 +48,8 @@ def connect_ray(address: str) -> Any:
 
     Raises:
         ImportError: Ray is not installed (the message says how to install it).
-        ConnectionError: No cluster at ``address`` (Ray's message).
+        RayConnectError: No cluster at ``address``, or ``address`` is malformed (a
+            ``ConnectionError`` whose message names the address and gives Ray's reason).
     """
     try:
         import ray
@@ -49,10 +58,13 @@ def connect_ray(address: str) -> Any:
     if ray.is_initialized():
         return ray
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address == "local":  # a new instance even when RAY_ADDRESS names a cluster
-        ray.init(address="local", include_dashboard=False, log_to_driver=False, configure_logging=False)
-    else:
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        if address == "local":  # a new instance even when RAY_ADDRESS names a cluster
+            ray.init(address="local", include_dashboard=False, log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except Exception as err:  # Ray raises ConnectionError, ValueError (bad address) or RuntimeError
+        raise RayConnectError(f"--ray {address}: cannot connect to a Ray cluster: {err}") from err
     return ray
 
 
