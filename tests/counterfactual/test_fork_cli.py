@@ -77,3 +77,23 @@ def test_sweep_prints_a_row_per_step(tmp_path: Path) -> None:
     rows = json.loads(res.output)
     assert [r["step"] for r in rows] == [10, 16]
     assert all(r["n"] == 2 and r["town"]["k"] + r["mafia"]["k"] == 2 for r in rows)
+
+
+def test_steps_of_a_log_with_an_unreadable_line_say_the_list_stops_at_it(tmp_path: Path) -> None:
+    g = _parent(tmp_path)
+    full = runner.invoke(app, ["fork", "steps", str(g), "--format", "json"])
+    n_all = len(json.loads(full.output))
+    lines = (g / "game.jsonl").read_text().splitlines(keepends=True)
+    kinds = [json.loads(ln)["kind"] for ln in lines]
+    cut = max(i for i, k in enumerate(kinds) if k == "speech")  # the last speech: steps after it are lost
+    lines[cut] = '{"kind": "speech", "seq": \n'  # a torn speech in the middle of the game
+    (g / "game.jsonl").write_text("".join(lines))
+    res = runner.invoke(app, ["fork", "steps", str(g)])
+    assert res.exit_code == 0, res.output
+    listed = sum(
+        1 for ln in res.stdout.splitlines() if ln.strip().startswith("│") and ln.split("│")[1].strip().isdigit()
+    )
+    assert 0 < listed < n_all  # replay stops at the gap
+    warning = " ".join(res.stderr.split())
+    assert f"1 unreadable line(s) in the log (first: {g / 'game.jsonl'}:{cut + 1}:" in warning
+    assert f"as far as it still follows the game ({listed} step(s) listed)" in warning

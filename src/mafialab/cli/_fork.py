@@ -12,7 +12,15 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option, refuse_seats_on_ray
+from mafialab.cli._app import (
+    check_out_dir,
+    console,
+    err_console,
+    fail,
+    progress_bar,
+    ray_option,
+    refuse_seats_on_ray,
+)
 from mafialab.counterfactual import (
     Inject,
     Intervention,
@@ -104,9 +112,18 @@ def steps_cmd(
 ) -> None:
     """List the forkable steps of GAME: id, round, phase, seat, kind and what was done."""
     try:
-        steps = fork_steps(read_game(game))
+        log = read_game(game)
+        steps = fork_steps(log)
     except (LogFormatError, ReplayMismatch) as err:
         fail(str(err))
+    if log.problems:  # a skipped line is a lost event: replay, and so the list, stops at the first gap
+        err_console.print(
+            f"[yellow]warning:[/] {len(log.problems)} unreadable line(s) in the log (first: "
+            f"{escape(log.problems[0])}): the events on them are missing, so a fork replays the log only "
+            f"as far as it still follows the game ({len(steps)} step(s) listed)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if fmt == "json":
         rows = [{**s.__dict__, "label": s.label} for s in steps]
         console.print_json(json.dumps(rows, ensure_ascii=False))
