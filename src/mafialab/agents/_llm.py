@@ -172,7 +172,6 @@ class LLMAgent:
         self.retries = max(0, int(retries))
         self.label = label or model.name
         self.calls: CallSink | None = None
-        self.last_repair: str | None = None
         self._fallback_rng = stream(seed, f"llm-fallback:{seat}")
         # full contexts of the last few views (the probes of one step share one view object)
         self._contexts: OrderedDict[tuple[int, str], tuple[PlayerView, list[ChatMessage]]] = OrderedDict()
@@ -266,14 +265,13 @@ class LLMAgent:
     # ------------------------------------------------------------------ decisions
     def _interpret(
         self, decision: Decision, view: PlayerView, resp: ChatResponse, guard: EchoGuard | None = None
-    ) -> Action | str:
-        """The action in ``resp``, or why it is unusable.
+    ) -> tuple[Action, str | None] | str:
+        """``(action in resp, repair)``, or why ``resp`` is unusable.
 
         With ``guard``, prompt text the answer's speech or statement repeats verbatim is
-        removed before the text is cut to its cap (the cause is kept in :attr:`last_repair`);
-        a text with too little left is unusable, with that cause.
+        removed before the text is cut to its cap (``repair`` names what was removed, else
+        ``None``); a text with too little left is unusable, with that cause.
         """
-        self.last_repair = None
         if not resp.ok:
             return f"call failed: {resp.error}"
         value = resp.parsed
@@ -289,6 +287,7 @@ class LLMAgent:
         cap = self._text_cap(decision)
         target: int | None = None
         text: str | None = None
+        repair: str | None = None
         if decision.wants_target:
             raw = value.get("target")
             named = isinstance(raw, str) and bool(raw.strip())
@@ -315,30 +314,33 @@ class LLMAgent:
                 st = value.get("statement")
                 if not isinstance(st, str) or not st.strip():
                     return "missing statement"
-                kept, why = self._guarded(st, guard)
+                kept, repair = self._guarded(st, guard)
                 if kept is None:
-                    return str(why)
+                    return str(repair)
                 text = kept[:cap]
         else:
             t = value.get("text")
             if not isinstance(t, str) or not t.strip():
                 return "missing or empty text"
-            kept, why = self._guarded(t, guard)
+            kept, repair = self._guarded(t, guard)
             if kept is None:
-                return str(why)
+                return str(repair)
             text = kept[:cap]
-        return Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text), repair
 
     def _guarded(self, text: str, guard: EchoGuard | None) -> tuple[str | None, str | None]:
-        """``(text stripped without prompt text it repeats, cause)``; text ``None``: too little left."""
+        """``(text stripped without prompt text it repeats, cause)``.
+
+        ``cause`` is ``None`` when nothing was removed; with text ``None`` too little was left
+        and ``cause`` says why the text is unusable; otherwise it is the repair to record.
+        """
         left, cause = guard.clean(text) if guard is not None else (text, None)
         if cause is None:
             return text.strip(), None
         log.info("seat %d: %s", self.seat, cause)
         if len(left) < ECHO_MIN_LEFT:
             return None, f"{cause}, with nothing of its own"
-        self.last_repair = f"{cause}; removed"
-        return left, None
+        return left, f"{cause}; removed"
 
     def echo_guard(self, view: PlayerView, messages: list[ChatMessage]) -> EchoGuard:
         """The :class:`EchoGuard` of a decision call of this seat (``messages`` as sent)."""
@@ -452,12 +454,13 @@ class LLMAgent:
                 resp = await self._call(self._request(decision, messages, schema, attempt, sample))
             result = self._interpret(decision, view, resp, guard)
             last = attempt == attempts
-            if isinstance(result, Action):
+            if not isinstance(result, str):
+                action, repair = result
                 status = "ok" if attempt == 1 else "retried"
                 info = self._info(decision.kind, status, attempt, resp, None, decision.id, ctx)
-                info.repair = self.last_repair
+                info.repair = repair
                 self._report(info.with_prompt(messages))
-                return result
+                return action
             status = "fallback" if last else "unusable"
             self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx, messages=messages))
             log.info("seat %d decision %d attempt %d: %s", self.seat, decision.id, attempt, result)
