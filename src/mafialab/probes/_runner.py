@@ -455,7 +455,7 @@ class ProbeRunner:
             trigger=_record_trigger(trigger, step.seat),
             phase=trigger.phase,
             after_seq=trigger.upto,
-            question=f"{step.preamble}\n\n{question}" if step.preamble else question,
+            question=_with_preamble(step.preamble, question),
             answer_raw=text,
             answer_parsed=ans.value if ans.ok else None,
             parse_ok=ans.ok,
@@ -486,8 +486,8 @@ class ProbeRunner:
         kw: dict[str, str] = {}
         if preamble and _takes_preamble(agent):
             kw["preamble"] = preamble
-        elif preamble:
-            question = f"{preamble}\n\n{question}"
+        else:
+            question = _with_preamble(preamble, question)
         try:
             if self._max_concurrent is None:
                 return await agent.probe(question, view, schema, probe.max_tokens, probe.id, **kw)
@@ -506,6 +506,15 @@ class ProbeRunner:
 
 
 _TAKES_PREAMBLE: dict[type, bool] = {}
+
+
+def _with_preamble(preamble: str, question: str) -> str:
+    """``question`` after the battery's ``preamble`` and a blank line; alone if ``preamble`` is ``""``.
+
+    This is the question as recorded, and as sent to an agent whose ``probe`` has no
+    ``preamble`` keyword.
+    """
+    return f"{preamble}\n\n{question}" if preamble else question
 
 
 def _takes_preamble(agent: Any) -> bool:
