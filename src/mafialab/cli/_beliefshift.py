@@ -53,11 +53,6 @@ bs_app = typer.Typer(
 )
 
 
-def _out_file(out: Path) -> None:
-    """Refuse an ``--out`` file path that is a folder or cannot be written, before any work (model calls)."""
-    check_out_file(out)
-
-
 @bs_app.command("annotate")
 def annotate_cmd(
     logs: list[Path] = typer.Argument(..., help="Game directories, or folders holding them."),
@@ -67,7 +62,7 @@ def annotate_cmd(
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per message (model annotator)."),
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
-    _out_file(out)
+    check_out_file(out)  # before any work (model calls)
     try:
         games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
@@ -158,7 +153,7 @@ def freeze_cmd(
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
-    _out_file(out)
+    check_out_file(out)  # before any work (model calls)
     try:
         games = load_logs([logs], include_branches=include_branches)
         ann = read_annotations(annotations)
@@ -205,7 +200,7 @@ def run_cmd(
     """Elicit each observer's prior and belief shift for every benchmark item."""
     if protocol not in ("anchored", "independent"):
         fail(f"--protocol: expected anchored or independent, got {protocol!r}")
-    _out_file(out)
+    check_out_file(out)  # before any work (model calls)
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
