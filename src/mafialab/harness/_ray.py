@@ -165,8 +165,12 @@ def _play_on_worker(
     prices: PriceTable | None,
     allow_degraded: bool,
 ) -> tuple[str, dict[str, bytes]]:
-    """One game on a worker, logged to a temporary folder; returns its id and files' bytes."""
-    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
+    """One game on a worker, logged to a temporary folder; returns its id and files' bytes.
+
+    Run through :func:`ray_map`, whose worker entry (:func:`_on_worker`) holds
+    :func:`~mafialab.models.cluster_limits` around it.
+    """
+    with tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
         out = Path(tmp)
         agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
         obs = list(observers(seed, agents, out)) if observers is not None else []
