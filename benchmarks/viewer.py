@@ -33,18 +33,9 @@ import threading
 import time
 from pathlib import Path
 
+from mafialab.testing import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RULES = ("mafiascope7", "werewolf7", "arena12")
 
 
@@ -140,7 +131,7 @@ def first_render(site: Path, logs: Path) -> dict:
     gid = read_game(largest).game_id
     times = []
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
         for _ in range(3):
             pg = b.new_page(viewport={"width": 1500, "height": 1000})
             pg.goto((site / "index.html").as_uri() + "#/game/" + gid, wait_until="commit")
@@ -201,7 +192,7 @@ def render_branch(site: Path) -> dict:
     branch = next(r["id"] for r in index["games"] if r.get("parent"))
     out = {"branch": branch, "batches": len(index.get("batches", [])), "index_mb": round(len(text) / 1e6, 2)}
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
         for name, frag, sel in (("branch_page_ms", "#/game/" + branch, "#transcript li.forkstep"),
                                 ("parent_page_ms", "#/game/parent", "ul.branchtree li.batchnode"),
                                 ("dashboard_ms", "#/", "tr.treerow li.batchnode")):  # fmt: skip
@@ -244,7 +235,7 @@ def main() -> None:
             how = make_branches(t / "branches", args.branches)
             result["branches"] = {"made_by": how, "make_seconds": round(time.perf_counter() - t0, 1)}
             result["branches"].update(measure_build(t / "branches", t / "site-branches"))
-            if not args.no_browser and Path(CHROMIUM).exists():
+            if not args.no_browser and CHROMIUM.exists():
                 result["branches"]["render"] = render_branch(t / "site-branches")
         ms = args.shared / "data" / "mafiascope"
         rec = importlib.import_module("mafialab.record")
@@ -262,7 +253,7 @@ def main() -> None:
                 importer(ms / corpus, dst)
                 result["shared"][corpus] = measure_build(dst, t / f"site-{corpus}")
                 sites[corpus] = (t / f"site-{corpus}", dst)
-        if not args.no_browser and Path(CHROMIUM).exists():
+        if not args.no_browser and CHROMIUM.exists():
             result["first_render"] = {name: first_render(s, lg) for name, (s, lg) in sites.items()}
         else:
             result["first_render"] = "skipped: chromium not found or --no-browser"

@@ -19,12 +19,11 @@ from playwright.sync_api import Page, sync_playwright
 
 from mafialab.counterfactual import fork_steps
 from mafialab.record import read_game
+from mafialab.testing import CHROMIUM, CHROMIUM_ARGS
 from mafialab.viewer import SiteServer, build_site
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 def _shot(pg: Page, out: Path, name: str, selector: str | None = None) -> None:
@@ -50,7 +49,7 @@ def main() -> None:
         a, b = sorted([inject["batch"], other["batch"]], key=[x["batch"] for x in batches].index)
         point = next(iter(json.loads((FIXTURE / "bif" / "points.jsonl").read_text().splitlines()[0]).values()))
         with sync_playwright() as p:
-            br = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            br = p.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
             pg = br.new_page(viewport={"width": 1280, "height": 860})
             base = (site / "index.html").as_uri()
             pg.goto(base + "#/game/parent")

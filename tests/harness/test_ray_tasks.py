@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from mafialab.harness import ray_map, ray_run
+from mafialab.models import _cluster
 
 
 def _square(x: int) -> int:
@@ -18,6 +19,17 @@ def _refuse(x: int) -> int:
     if x == 2:
         raise ValueError(f"--inject: target {x} is not a legal option")
     return x
+
+
+def _limits_are_cluster_wide(_: int) -> bool:
+    return _cluster.active() is not None
+
+
+def test_every_task_runs_inside_the_cluster_limits(ray_local: Any) -> None:
+    # the one worker entry holds cluster_limits(): a task's fn need not open its own block
+    assert dict(ray_map(_limits_are_cluster_wide, [(0,), (1,)], address="local")) == {0: True, 1: True}
+    assert asyncio.run(ray_run(_limits_are_cluster_wide, 0, address="local")) is True
+    assert _cluster.active() is None  # the driver's own calls stay per process outside a block
 
 
 def test_ray_map_yields_every_result_with_its_index(ray_local: Any) -> None:

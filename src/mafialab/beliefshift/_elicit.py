@@ -646,12 +646,16 @@ class _Elicitor:
 
 
 def _bench_on_worker(header: BenchHeader, items: list[BenchItem], model_spec: str, options: RunOptions) -> list[str]:
-    """One batch of observations on a Ray worker; returns its result lines (JSON, no header)."""
+    """One batch of observations on a Ray worker; returns its result lines (JSON, no header).
+
+    Run through :func:`mafialab.harness.ray_map`, whose worker entry holds
+    :func:`~mafialab.models.cluster_limits` around it.
+    """
     import tempfile
 
-    from mafialab.models import cluster_limits, get_model
+    from mafialab.models import get_model
 
-    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="mafialab-bs-") as tmp:
         path = Path(tmp) / "results.jsonl"
         model = get_model(model_spec, concurrency=options.concurrency)
         asyncio.run(run_bench(header, items, model, path, options))

@@ -137,8 +137,20 @@ async def ray_run(fn: Callable[..., R], *args: Any, address: str = "auto", max_r
     when it returns. Same rules for ``fn`` as :func:`ray_map` (its exception is raised here as
     raised there); cancelling the await cancels the task.
 
+    Args:
+        fn: The work of the task (picklable: a module-level function or a
+            ``functools.partial`` of one).
+        *args: Its arguments (picklable).
+        address: Where the cluster is (:func:`connect_ray`); connected on the first call.
+        max_retries: Reruns of the task if its worker dies.
+
+    Returns:
+        ``fn(*args)`` as computed on the worker.
+
     Raises:
         ImportError: Ray is not installed (the message says how to install it).
+        RayConnectError: No cluster at ``address`` (:func:`connect_ray`).
+        Exception: Whatever ``fn`` raised on the worker, unwrapped.
     """
     ray = connect_ray(address)
     ref = _task(ray, max_retries).remote(fn, args)
@@ -165,8 +177,12 @@ def _play_on_worker(
     prices: PriceTable | None,
     allow_degraded: bool,
 ) -> tuple[str, dict[str, bytes]]:
-    """One game on a worker, logged to a temporary folder; returns its id and files' bytes."""
-    with cluster_limits(), tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
+    """One game on a worker, logged to a temporary folder; returns its id and files' bytes.
+
+    Run through :func:`ray_map`, whose worker entry (:func:`_on_worker`) holds
+    :func:`~mafialab.models.cluster_limits` around it.
+    """
+    with tempfile.TemporaryDirectory(prefix="mafialab-ray-") as tmp:
         out = Path(tmp)
         agents = [make_agent(specs[s], s, rules, seed) for s in range(rules.n_seats)]
         obs = list(observers(seed, agents, out)) if observers is not None else []
@@ -178,12 +194,31 @@ def _play_on_worker(
 
 
 def read_game_files(path: Path) -> dict[str, bytes]:
-    """The files of a game directory (name → bytes), to return from a worker for :func:`write_game_files`."""
+    """The files of a game directory (name → bytes), to return from a worker for :func:`write_game_files`.
+
+    Args:
+        path: A game directory (``game.jsonl``, ``calls.jsonl``, probe files ...); its
+            subdirectories are not read.
+
+    Returns:
+        ``{file name: its bytes}``, names sorted.
+
+    Raises:
+        OSError: ``path`` is not a readable directory.
+    """
     return {p.name: p.read_bytes() for p in sorted(Path(path).iterdir()) if p.is_file()}
 
 
 def write_game_files(out: Path, game_id: str, files: dict[str, bytes]) -> Path:
     """Write a worker's game files into ``out/<game_id>/`` (each file whole, then renamed).
+
+    Args:
+        out: Parent directory of the game directories (created if missing).
+        game_id: The game's id (its directory name).
+        files: ``{file name: bytes}`` from :func:`read_game_files`.
+
+    Returns:
+        The game directory ``out/<game_id>``.
 
     Raises:
         ValueError: The game directory already holds a game log.
@@ -200,7 +235,22 @@ def write_game_files(out: Path, game_id: str, files: dict[str, bytes]) -> Path:
 
 
 def result_from_logs(path: Path) -> GameResult:
-    """A :class:`GameResult` rebuilt from a written game directory (replayed, so checked)."""
+    """A :class:`GameResult` rebuilt from a written game directory (replayed, so checked).
+
+    The outcome comes from replaying ``game.jsonl``; calls and the closing call summary from
+    ``calls.jsonl`` when it exists (otherwise none).
+
+    Args:
+        path: A game directory written by a run (:func:`write_game_files`, :func:`play_game`).
+
+    Returns:
+        The result a local :func:`play_game` would have returned (``degraded`` from the log's
+        status record).
+
+    Raises:
+        mafialab.record.LogFormatError: The log is missing or malformed (:func:`mafialab.record.read_game`).
+        ReplayMismatch: The recorded events do not replay.
+    """
     log = read_game(path)
     state = replay(log)
     actions = [e for e in log.events if getattr(e, "decision", None) is not None]

@@ -285,9 +285,10 @@ def cluster_limits(*, lease_s: float = DEFAULT_LEASE_S, namespace: str = NAMESPA
     """Make every backend's in-flight limit cluster-wide for the ``with`` block.
 
     Call it at the top of every function that runs as a Ray task or actor method and makes
-    model calls (the worker entries in :mod:`mafialab.harness` and :mod:`mafialab.beliefshift`
-    do). Inside it, each :class:`~mafialab.models.InFlightLimit` that has a ``key`` (the
-    ``openai`` backend: base URL and model; ``bus``: hub URL and routing key) holds, besides
+    model calls (the one worker entry of :func:`mafialab.harness.ray_map` and
+    :func:`mafialab.harness.ray_run` does, for every task they run). Inside it, each
+    :class:`~mafialab.models.InFlightLimit` that has a ``key`` (the ``openai`` backend: base
+    URL and model; ``bus``: hub URL and routing key) holds, besides
     its slot in this process, one of ``limit`` slots of a slot keeper shared by the whole Ray
     cluster (a detached actor named :func:`keeper_name` in ``namespace``, created by the
     first worker that needs it and reused by every later job). The first creator's

@@ -9,17 +9,22 @@ pieces, plus the fakes our own tests use.
   be legal, and the games must stay conformant.
 - :func:`golden_records` / :func:`golden_diff` / :func:`write_golden`: golden playthroughs, a
   seeded scripted game per rule set compared record by record with a committed copy.
+- :data:`CHROMIUM` / :data:`CHROMIUM_ARGS`: the headless Debian chromium that browser tests
+  drive through Playwright (nothing downloads).
 - :class:`OpenAIStub`: an OpenAI-compatible chat server on 127.0.0.1 answering from the
   request's JSON schema (no network, no model), for backend and end-to-end tests.
 
 Nothing in the runtime packages imports this one.
 """
 
+from mafialab.testing._browser import CHROMIUM, CHROMIUM_ARGS
 from mafialab.testing._conformance import ConformanceReport, check_agent, check_events, check_rules
 from mafialab.testing._golden import GOLDEN_SEED, golden_diff, golden_name, golden_records, read_golden, write_golden
 from mafialab.testing._stub import OpenAIStub, Responder, schema_instance
 
 __all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
     "GOLDEN_SEED",
     "ConformanceReport",
     "OpenAIStub",
