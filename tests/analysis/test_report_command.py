@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from mafialab.analysis import OutputExistsError, export_parquet
 from mafialab.analysis._export import TGN_COLUMNS
 from mafialab.cli import app
 from mafialab.record import GAME_FILE, PROBES_FILE, import_mafiascope, read_game
@@ -93,6 +94,10 @@ def test_export_parquet_never_replaces_a_file_without_force(ru: Path, tmp_path: 
     assert kept.read_text() == "precious\n"
     assert (tmp_path / "pq" / "games.parquet").read_text() == "earlier export\n"
     assert not (tmp_path / "pq" / "events.parquet").exists()  # checked before anything is written
+    # the library names the file and its own parameter; the option names are the CLI's words
+    with pytest.raises(OutputExistsError) as err:
+        export_parquet(ru, tmp_path / "pq")
+    assert err.value.path == tmp_path / "pq" / "games.parquet" and "--" not in str(err.value)
     res = CliRunner().invoke(app, ["export", "parquet", str(ru), "--out", str(kept), "--force"])
     assert res.exit_code == 0 and len(pd.read_parquet(kept)) > 0
 

@@ -71,6 +71,7 @@ from mafialab.analysis._dynamics import (
     retest_floor,
 )
 from mafialab.analysis._export import (
+    OutputExistsError,
     belief_edges,
     export_parquet,
     log_tables,
@@ -132,6 +133,7 @@ __all__ = [
     "compute_report",
     "coverage",
     "export_parquet",
+    "OutputExistsError",
     "first_order",
     "game_data",
     "get_method",

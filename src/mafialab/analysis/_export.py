@@ -145,6 +145,18 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(dict.fromkeys([*columns, *extra])))
 
 
+class OutputExistsError(FileExistsError):
+    """A file :func:`export_parquet` would write exists and ``overwrite`` is false.
+
+    Attributes:
+        path: The first such file.
+    """
+
+    def __init__(self, path: Path):
+        super().__init__(f"{path} exists (overwrite=True replaces it)")
+        self.path = path
+
+
 def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Path]:
     """Write :func:`log_tables` as Parquet.
 
@@ -160,8 +172,9 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Pa
         The files written.
 
     Raises:
-        FileExistsError: A file to be written exists and ``overwrite`` is false (checked
-            before anything is written), or ``out`` without the ``.parquet`` suffix is a file.
+        OutputExistsError: A file to be written exists and ``overwrite`` is false (checked
+            before anything is written).
+        FileExistsError: ``out`` without the ``.parquet`` suffix is a file.
         FileNotFoundError, LogFormatError: From :func:`log_tables`.
     """
     import pandas as pd
@@ -169,11 +182,11 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Pa
     out = Path(out)
     stacked_file = out.suffix == ".parquet"
     if not stacked_file and out.is_file():
-        raise FileExistsError(f"--out: {out} is a file; give a directory or a FILE.parquet")
+        raise FileExistsError(f"{out} is a file; give a directory or a FILE.parquet")
     targets = [out] if stacked_file else [out / f"{name}.parquet" for name in TABLES]
     taken = [t for t in targets if t.exists()]
     if taken and not overwrite:
-        raise FileExistsError(f"--out: {taken[0]} exists (use --force to replace it)")
+        raise OutputExistsError(taken[0])
     tables = log_tables(root)
     if stacked_file:
         out.parent.mkdir(parents=True, exist_ok=True)

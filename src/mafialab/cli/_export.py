@@ -22,7 +22,7 @@ def export_parquet_cmd(
     force: bool = typer.Option(False, "--force", help="Replace Parquet files that already exist."),
 ) -> None:
     """Write the games, seats, events, probes and calls tables as Parquet (docs/export.md)."""
-    from mafialab.analysis import export_parquet
+    from mafialab.analysis import OutputExistsError, export_parquet
 
     if out.suffix == ".parquet" and not out.is_dir():
         check_out_file(out)
@@ -31,7 +31,11 @@ def export_parquet_cmd(
     try:
         for p in export_parquet(directory, out, overwrite=force):
             err_console.print(f"wrote {escape(str(p))}", style="dim")
-    except (FileNotFoundError, FileExistsError, LogFormatError) as err:
+    except OutputExistsError as err:
+        fail(f"--out: {err.path} exists (use --force to replace it)")
+    except FileExistsError as err:
+        fail(f"--out: {err}")
+    except (FileNotFoundError, LogFormatError) as err:
         fail(str(err))
 
 
