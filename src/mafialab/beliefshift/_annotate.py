@@ -407,6 +407,18 @@ class RulesAnnotator:
             fillers += rf"(?:{_alt(c['thing_of'])}\s+)?"
         pron = _alt(c["pronoun_subjects"]) if c.get("pronoun_subjects") else None
         objp = _alt(c["object_pronouns"]) if c.get("object_pronouns") else None
+
+        def opt(key: str, template: str, *, subst: bool = False, flags: int = i) -> re.Pattern[str] | None:
+            """An optional cue list's pattern: ``None`` when the pack has no list ``key``.
+
+            ``{alt}`` in ``template`` becomes the list's alternation (with ``{N}``/``{W}``
+            filled in when ``subst``).
+            """
+            if not c.get(key):
+                return None
+            alt = _alt(sub(x) for x in c[key]) if subst else _alt(c[key])
+            return re.compile(template.replace("{alt}", alt), flags)
+
         comp = _Compiled(
             name=re.compile(rf"\b({name})(?:'s)?\b"),
             names=re.compile(nl),
@@ -430,9 +442,7 @@ class RulesAnnotator:
             generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
             list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
             pronoun=re.compile(r"^\W*(?:and\s+|so\s+)?(?:he|she|they|their|his|her|them|that|this|which|it)\b", i),
-            motive=re.compile(rf"\b{_alt(c['motive_frames'])}\s+(?:\w+\s+){{0,2}}$", i)
-            if c.get("motive_frames")
-            else None,
+            motive=opt("motive_frames", r"\b{alt}\s+(?:\w+\s+){0,2}$"),
             directed_pronoun=(
                 re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?P<pron>{objp})\b", i)
                 if objp
@@ -447,46 +457,26 @@ class RulesAnnotator:
                 if pron
                 else []
             ),
-            first_person=re.compile(rf"\b{_alt(c['first_person'])}\s+(?:\w+\s+){{0,3}}$", i)
-            if c.get("first_person")
-            else None,
-            self_subject=re.compile(rf"\b{_alt(c['self_subject'])}\b", i) if c.get("self_subject") else None,
-            argued_away=re.compile(rf"\b{_alt(sub(x) for x in c['argued_away'])}", i) if c.get("argued_away") else None,
-            complement=re.compile(rf"\b{_alt(c['complement_verbs'])}\s+(?:that\s+)?$", i)
-            if c.get("complement_verbs")
-            else None,
-            judged=re.compile(rf"\b{_alt(c['own_judgement'])}\b", i) if c.get("own_judgement") else None,
-            complement_end=re.compile(rf"\b{_alt(c['complement_verbs'])}$", i) if c.get("complement_verbs") else None,
-            complement_names=re.compile(rf"\s+(?:{_alt(c['complement_openers'])}\s+)?{nl}", i)
-            if c.get("complement_openers")
-            else None,
-            claim_author=re.compile(rf"\s+(?:\w+\s+)?{_alt(c['claim_nouns'])}\b", i) if c.get("claim_nouns") else None,
-            self_ref=re.compile(rf"\b{_alt(sub(x) for x in c['self_reference'])}", i)
-            if c.get("self_reference")
-            else None,
-            relative=re.compile(rf"^\W*{_alt(c['relative_openers'])}\b", i) if c.get("relative_openers") else None,
-            sub_any=re.compile(rf"\b{_alt(c['subordinators'])}\b", i) if c.get("subordinators") else None,
-            hedged_clear=re.compile(rf"\b{_alt(c['hedged_clearing'])}\s*$", i) if c.get("hedged_clearing") else None,
-            continuation=re.compile(rf"\W*{_alt(c['sentence_continuations'])}\b", i)
-            if c.get("sentence_continuations")
-            else None,
-            cited=re.compile(rf"\b{_alt(sub(x) for x in c['cited_claims'])}\b", i) if c.get("cited_claims") else None,
-            lead=re.compile(rf"\W*(?:{_alt(c['clause_openers'])}\W+)?", i) if c.get("clause_openers") else None,
-            elided=re.compile(rf"\W*{_alt(c['elided_subject'])}\b", i) if c.get("elided_subject") else None,
+            first_person=opt("first_person", r"\b{alt}\s+(?:\w+\s+){0,3}$"),
+            self_subject=opt("self_subject", r"\b{alt}\b"),
+            argued_away=opt("argued_away", r"\b{alt}", subst=True),
+            complement=opt("complement_verbs", r"\b{alt}\s+(?:that\s+)?$"),
+            judged=opt("own_judgement", r"\b{alt}\b"),
+            complement_end=opt("complement_verbs", r"\b{alt}$"),
+            complement_names=opt("complement_openers", rf"\s+(?:{{alt}}\s+)?{nl}"),
+            claim_author=opt("claim_nouns", r"\s+(?:\w+\s+)?{alt}\b"),
+            self_ref=opt("self_reference", r"\b{alt}", subst=True),
+            relative=opt("relative_openers", r"^\W*{alt}\b"),
+            sub_any=opt("subordinators", r"\b{alt}\b"),
+            hedged_clear=opt("hedged_clearing", r"\b{alt}\s*$"),
+            continuation=opt("sentence_continuations", r"\W*{alt}\b"),
+            cited=opt("cited_claims", r"\b{alt}\b", subst=True),
+            lead=opt("clause_openers", r"\W*(?:{alt}\W+)?"),
+            elided=opt("elided_subject", r"\W*{alt}\b"),
             # case-sensitive: "I" is the speaker, "i" is not a word of its own here
-            no_subject=(
-                re.compile(rf"\W*(?:(?:and|but|so|yet)\s+)?{_alt(c['speaker_subjects'])}\b")
-                if c.get("speaker_subjects")
-                else None
-            ),
-            subordinate=(
-                re.compile(rf"\W*(?:\w+\W+){{0,4}}?{_alt(c['subordinators'])}\b", i) if c.get("subordinators") else None
-            ),
-            whether=(
-                re.compile(rf"\W*(?:(?:and|so|but|especially|also)\s+)*{_alt(c['even_handed_conditions'])}\b", i)
-                if c.get("even_handed_conditions")
-                else None
-            ),
+            no_subject=opt("speaker_subjects", r"\W*(?:(?:and|but|so|yet)\s+)?{alt}\b", flags=0),
+            subordinate=opt("subordinators", r"\W*(?:\w+\W+){0,4}?{alt}\b"),
+            whether=opt("even_handed_conditions", r"\W*(?:(?:and|so|but|especially|also)\s+)*{alt}\b"),
             possibility=[re.compile(r"\b" + sub(x), i) for x in c.get("possibility", ())],
             described=[
                 re.compile(
