@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
 import typer
@@ -21,6 +21,7 @@ from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, 
 from mafialab.cli._app import (
     check_out_dir,
     console,
+    err_console,
     fail,
     os_error_message,
     progress_bar,
@@ -43,7 +44,7 @@ from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import GAME_FILE, PriceTable, load_prices
 from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
-from mafialab.rules import RuleSet, RuleSetError, load_rules
+from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
 
 
 def _seat_options(spec: str, timeout: float, probe: bool) -> str:
@@ -269,6 +270,29 @@ def fallback_lines(results: Sequence[GameResult], specs: Sequence[str]) -> list[
     return lines
 
 
+MAX_FOLDER_LINES = 20
+"""Most game folders ``play`` lists one per line (the rest are counted: every game is a folder of OUT)."""
+
+
+def game_folder_lines(results: Sequence[GameResult], out: Path) -> list[str]:
+    """One line per game played: its seed and its folder's whole absolute path, for the console.
+
+    Args:
+        results: The games played, in the order of their seeds.
+        out: The folder the games were written under (``OUT/<game_id>/``).
+
+    Returns:
+        ``"seed <S>: <absolute folder>"`` lines, at most :data:`MAX_FOLDER_LINES`, then one
+        line counting the rest and naming the folder that holds them all.
+    """
+    base = out.resolve()
+    lines = [f"seed {r.seed}: {base / r.game_id}" for r in results]
+    if len(lines) > MAX_FOLDER_LINES:
+        more = len(lines) - MAX_FOLDER_LINES
+        lines = [*lines[:MAX_FOLDER_LINES], f"... and {more} more, each a folder of {base}/"]
+    return lines
+
+
 def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
     """The id ``play_game`` gives this game (its run configuration includes the battery)."""
     cfg = run_config(agents)
@@ -305,6 +329,28 @@ def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery
         + f"; it is kept, and this run writes to {escape(str(alt))}/"
     )
     return alt
+
+
+def interrupted(out: Path | None) -> NoReturn:
+    """Stop ``play`` after a Ctrl-C (SIGINT): one line on stderr saying what was kept, exit code 130.
+
+    Args:
+        out: The folder the games write into once they started, or ``None`` when the
+            interrupt came before (while agents, models and the preflight were being set up,
+            so nothing was written).
+
+    Raises:
+        typer.Exit: Always, with code 130 (the shell's code for SIGINT).
+    """
+    if out is None:
+        msg = "interrupted before the first game started; nothing was written"
+    else:
+        msg = (
+            f"interrupted; every record written so far is kept under {out}/ (an unfinished game has no "
+            "game_end event; replay or resume it with mafialab.harness)"
+        )
+    err_console.print(f"[bold red]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
 
 
 def play(
@@ -369,112 +415,108 @@ def play(
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
-    check_out_dir(out)
-    if not math.isfinite(remote_timeout):
-        fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
+    writing: Path | None = None
     try:
-        rs = load_rules(rules)
-    except RuleSetError as err:
-        fail(str(err))
-    opts: dict[str, Any] = {}
-    if base_url is not None:
-        opts["base_url"] = base_url
-    if api_key_env is not None:
-        opts["api_key_env"] = api_key_env
-    if max_tokens is not None:
-        opts["max_tokens"] = max_tokens
-    if temperature is not None:
-        opts["temperature"] = temperature
-    try:
-        table = load_prices(prices) if prices is not None else PriceTable()
-        specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
-        specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
-        # validate every spec (and load models) before playing
-        for s, spec in enumerate(specs):
-            make_agent(spec, s, rs, seed)
-    except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
-        fail(str(err))
-    external = [sp for sp in specs if is_seat_spec(sp)]
-    served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
-    seats = SeatServer(remote_host, remote_port) if served else None
-    try:
-        battery = resolve_battery(probes)
-    except ProbeBatteryError as err:
-        fail(str(err))
-    out = _free_out(out, rs, specs, range(seed, seed + games), battery)
-    if battery is not None:
-        mute = _unprobed_specs(specs, rs, seed)
-        if mute:
-            console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
-    seeds = list(range(seed, seed + games))
-    try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
-        choices = asyncio.run(
-            preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
-        )
-    except PreflightError as err:
-        fail(str(err))
-    for c in choices:
-        console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    refuse_seats_on_ray(ray_address, specs)
-    bar = progress_bar()
-    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
-    with bar as progress:
+        check_out_dir(out)
+        if not math.isfinite(remote_timeout):
+            fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
         try:
-            if ray_address is not None:
-                results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)
-            else:
-                results = asyncio.run(
-                    _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
-                )
-        except (ImportError, RayConnectError) as err:
+            rs = load_rules(rules)
+        except RuleSetError as err:
             fail(str(err))
+        opts: dict[str, Any] = {}
+        if base_url is not None:
+            opts["base_url"] = base_url
+        if api_key_env is not None:
+            opts["api_key_env"] = api_key_env
+        if max_tokens is not None:
+            opts["max_tokens"] = max_tokens
+        if temperature is not None:
+            opts["temperature"] = temperature
+        try:
+            table = load_prices(prices) if prices is not None else PriceTable()
+            specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
+            specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
+            # validate every spec (and load models) before playing
+            for s, spec in enumerate(specs):
+                make_agent(spec, s, rs, seed)
+        except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
+            fail(str(err))
+        external = [sp for sp in specs if is_seat_spec(sp)]
+        served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
+        seats = SeatServer(remote_host, remote_port) if served else None
+        try:
+            battery = resolve_battery(probes)
+        except ProbeBatteryError as err:
+            fail(str(err))
+        out = _free_out(out, rs, specs, range(seed, seed + games), battery)
+        if battery is not None:
+            mute = _unprobed_specs(specs, rs, seed)
+            if mute:
+                console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
+        seeds = list(range(seed, seed + games))
+        try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
+            choices = asyncio.run(
+                preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
+            )
         except PreflightError as err:
             fail(str(err))
-        except OSError as err:
-            fail(os_error_message(err))
-        except ValueError as err:
-            fail(str(err))
-        except MockExhausted as err:
-            fail(f"{err}; records written so far are kept under {out}/")
-        except KeyboardInterrupt:
-            fail(
-                f"interrupted; every record written so far is kept under {out}/ "
-                "(an unfinished game has no game_end event; replay or resume it with mafialab.harness)",
-                code=130,
+        for c in choices:
+            console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
+        refuse_seats_on_ray(ray_address, specs)
+        writing = out  # from here on, records may be written under OUT
+        bar = progress_bar()
+        bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+        with bar as progress:
+            try:
+                if ray_address is not None:
+                    results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)
+                else:
+                    results = asyncio.run(
+                        _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
+                    )
+            except (ImportError, RayConnectError) as err:
+                fail(str(err))
+            except PreflightError as err:
+                fail(str(err))
+            except OSError as err:
+                fail(os_error_message(err))
+            except ValueError as err:
+                fail(str(err))
+            except MockExhausted as err:
+                fail(f"{err}; records written so far are kept under {out}/")
+        t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below
+        for r in results:
+            elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
+            fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
+            t.add_row(str(r.seed), winner_name(r.winner, rs), str(r.rounds), elim, fb)
+        console.print(t)
+        causes = fallback_lines(results, specs)
+        if causes:
+            console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
+            for line in causes:
+                console.print(f"  {escape(line)}", highlight=False)
+        calls = [c for r in results for c in r.calls]
+        wins = winners_line(Counter(r.winner for r in results), rs)
+        console.print(f"{len(results)} game(s) of {rs.id}: {wins}. Game folders:", highlight=False)
+        for line in game_folder_lines(results, out):
+            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+        if calls:
+            ok = sum(1 for c in calls if c.status in ("ok", "retried"))
+            secs = sum(c.latency_ms for c in calls) / 1000
+            cost = [c.cost_usd for c in calls if c.cost_usd is not None]
+            console.print(
+                f"{len(calls)} model call(s), {ok} usable, {secs:.1f} s in calls"
+                + (f", cost ${sum(cost):.4f}" if cost else "")
+                + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
             )
-    t = Table("game", "seed", "winner", "rounds", "eliminations", "fallbacks")
-    for r in results:
-        elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
-        fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
-        t.add_row(r.game_id, str(r.seed), rs.lexicon.team_name(r.winner) if r.winner else "-", str(r.rounds), elim, fb)
-    console.print(t)
-    causes = fallback_lines(results, specs)
-    if causes:
-        console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
-        for line in causes:
-            console.print(f"  {escape(line)}", highlight=False)
-    wins = Counter(r.winner for r in results)
-    calls = [c for r in results for c in r.calls]
-    line = (
-        f"{len(results)} game(s) of {rs.id}: "
-        + ", ".join(f"{rs.lexicon.team_name(w)} {n}" for w, n in wins.items() if w)
-        + f". Logs in {escape(str(out))}/"
-    )
-    console.print(line)
-    if calls:
-        ok = sum(1 for c in calls if c.status in ("ok", "retried"))
-        secs = sum(c.latency_ms for c in calls) / 1000
-        cost = [c.cost_usd for c in calls if c.cost_usd is not None]
+            summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
+            if summaries:
+                console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
+        site = out.with_name(f"{out.name}-site")
         console.print(
-            f"{len(calls)} model call(s), {ok} usable, {secs:.1f} s in calls"
-            + (f", cost ${sum(cost):.4f}" if cost else "")
-            + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
+            f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
+            f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
         )
-        summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
-        if summaries:
-            console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
-    site = out.with_name(f"{out.name}-site")
-    console.print(
-        f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
-        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
-    )
+    except KeyboardInterrupt:
+        interrupted(writing)
