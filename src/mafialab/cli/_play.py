@@ -35,6 +35,7 @@ from mafialab.harness import (
     PreflightError,
     RayConnectError,
     default_game_id,
+    driver_limits,
     play_games,
     play_games_ray,
     preflight,
@@ -415,108 +416,137 @@ def play(
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
-    writing: Path | None = None
+    args = dict(locals())
+    where: list[Path] = []  # OUT, once games may write into it
     try:
-        check_out_dir(out)
-        if not math.isfinite(remote_timeout):
-            fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
-        try:
-            rs = load_rules(rules)
-        except RuleSetError as err:
-            fail(str(err))
-        opts: dict[str, Any] = {}
-        if base_url is not None:
-            opts["base_url"] = base_url
-        if api_key_env is not None:
-            opts["api_key_env"] = api_key_env
-        if max_tokens is not None:
-            opts["max_tokens"] = max_tokens
-        if temperature is not None:
-            opts["temperature"] = temperature
-        try:
-            table = load_prices(prices) if prices is not None else PriceTable()
-            specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
-            specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
-            # validate every spec (and load models) before playing
-            for s, spec in enumerate(specs):
-                make_agent(spec, s, rs, seed)
-        except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
-            fail(str(err))
-        external = [sp for sp in specs if is_seat_spec(sp)]
-        served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
-        seats = SeatServer(remote_host, remote_port) if served else None
-        try:
-            battery = resolve_battery(probes)
-        except ProbeBatteryError as err:
-            fail(str(err))
-        out = _free_out(out, rs, specs, range(seed, seed + games), battery)
-        if battery is not None:
-            mute = _unprobed_specs(specs, rs, seed)
-            if mute:
-                console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
-        seeds = list(range(seed, seed + games))
-        try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
+        _play(where, **args)
+    except KeyboardInterrupt:  # anywhere: loading models, the preflight, the games, the summary
+        interrupted(where[-1] if where else None)
+
+
+def _play(
+    where: list[Path],
+    rules: str,
+    agents: str,
+    seat: list[str],
+    seed: int,
+    games: int,
+    parallel: int,
+    out: Path,
+    base_url: str | None,
+    api_key_env: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+    prices: Path | None,
+    allow_degraded: bool,
+    probes: str,
+    remote_port: int,
+    remote_host: str,
+    remote_timeout: float,
+    probe_remote: bool,
+    ray_address: str | None,
+) -> None:
+    """The work of :func:`play` (its options as arguments); ``where`` gets OUT before the first game."""
+    check_out_dir(out)
+    if not math.isfinite(remote_timeout):
+        fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
+    try:
+        rs = load_rules(rules)
+    except RuleSetError as err:
+        fail(str(err))
+    opts: dict[str, Any] = {}
+    if base_url is not None:
+        opts["base_url"] = base_url
+    if api_key_env is not None:
+        opts["api_key_env"] = api_key_env
+    if max_tokens is not None:
+        opts["max_tokens"] = max_tokens
+    if temperature is not None:
+        opts["temperature"] = temperature
+    try:
+        table = load_prices(prices) if prices is not None else PriceTable()
+        specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
+        specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
+        # validate every spec (and load models) before playing
+        for s, spec in enumerate(specs):
+            make_agent(spec, s, rs, seed)
+    except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
+        fail(str(err))
+    external = [sp for sp in specs if is_seat_spec(sp)]
+    served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
+    seats = SeatServer(remote_host, remote_port) if served else None
+    try:
+        battery = resolve_battery(probes)
+    except ProbeBatteryError as err:
+        fail(str(err))
+    out = _free_out(out, rs, specs, range(seed, seed + games), battery)
+    if battery is not None:
+        mute = _unprobed_specs(specs, rs, seed)
+        if mute:
+            console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
+    seeds = list(range(seed, seed + games))
+    refuse_seats_on_ray(ray_address, specs)
+    try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
+        # (on Ray these driver calls share the cluster's per-backend limits with the workers' calls)
+        with driver_limits(ray_address):
             choices = asyncio.run(
                 preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
             )
+    except (PreflightError, ImportError, RayConnectError) as err:
+        fail(str(err))
+    for c in choices:
+        console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
+    where.append(out)  # from here on, records may be written under OUT
+    bar = progress_bar()
+    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+    with bar as progress:
+        try:
+            if ray_address is not None:
+                results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)
+            else:
+                results = asyncio.run(
+                    _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
+                )
+        except (ImportError, RayConnectError) as err:
+            fail(str(err))
         except PreflightError as err:
             fail(str(err))
-        for c in choices:
-            console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-        refuse_seats_on_ray(ray_address, specs)
-        writing = out  # from here on, records may be written under OUT
-        bar = progress_bar()
-        bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
-        with bar as progress:
-            try:
-                if ray_address is not None:
-                    results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)
-                else:
-                    results = asyncio.run(
-                        _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
-                    )
-            except (ImportError, RayConnectError) as err:
-                fail(str(err))
-            except PreflightError as err:
-                fail(str(err))
-            except OSError as err:
-                fail(os_error_message(err))
-            except ValueError as err:
-                fail(str(err))
-            except MockExhausted as err:
-                fail(f"{err}; records written so far are kept under {out}/")
-        t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below
-        for r in results:
-            elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
-            fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
-            t.add_row(str(r.seed), winner_name(r.winner, rs), str(r.rounds), elim, fb)
-        console.print(t)
-        causes = fallback_lines(results, specs)
-        if causes:
-            console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
-            for line in causes:
-                console.print(f"  {escape(line)}", highlight=False)
-        calls = [c for r in results for c in r.calls]
-        wins = winners_line(Counter(r.winner for r in results), rs)
-        console.print(f"{len(results)} game(s) of {rs.id}: {wins}. Game folders:", highlight=False)
-        for line in game_folder_lines(results, out):
-            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
-        if calls:
-            ok = sum(1 for c in calls if c.status in ("ok", "retried"))
-            secs = sum(c.latency_ms for c in calls) / 1000
-            cost = [c.cost_usd for c in calls if c.cost_usd is not None]
-            console.print(
-                f"{len(calls)} model call(s), {ok} usable, {secs:.1f} s in calls"
-                + (f", cost ${sum(cost):.4f}" if cost else "")
-                + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
-            )
-            summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
-            if summaries:
-                console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
-        site = out.with_name(f"{out.name}-site")
+        except OSError as err:
+            fail(os_error_message(err))
+        except ValueError as err:
+            fail(str(err))
+        except MockExhausted as err:
+            fail(f"{err}; records written so far are kept under {out}/")
+    t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below
+    for r in results:
+        elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
+        fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
+        t.add_row(str(r.seed), winner_name(r.winner, rs), str(r.rounds), elim, fb)
+    console.print(t)
+    causes = fallback_lines(results, specs)
+    if causes:
+        console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
+        for line in causes:
+            console.print(f"  {escape(line)}", highlight=False)
+    calls = [c for r in results for c in r.calls]
+    wins = winners_line(Counter(r.winner for r in results), rs)
+    console.print(f"{len(results)} game(s) of {rs.id}: {wins}. Game folders:", highlight=False)
+    for line in game_folder_lines(results, out):
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+    if calls:
+        ok = sum(1 for c in calls if c.status in ("ok", "retried"))
+        secs = sum(c.latency_ms for c in calls) / 1000
+        cost = [c.cost_usd for c in calls if c.cost_usd is not None]
         console.print(
-            f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
-            f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+            f"{len(calls)} model call(s), {ok} usable, {secs:.1f} s in calls"
+            + (f", cost ${sum(cost):.4f}" if cost else "")
+            + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
         )
-    except KeyboardInterrupt:
-        interrupted(writing)
+        summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
+        if summaries:
+            console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
+    site = out.with_name(f"{out.name}-site")
+    console.print(
+        f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
+        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+    )
