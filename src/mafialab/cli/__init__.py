@@ -7,9 +7,10 @@ while they load is answered by :func:`main` like any other interrupt.
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     import typer
@@ -67,9 +68,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _interrupted_at_start() -> None:
+def _interrupted_at_start() -> NoReturn:
+    """Exit with code 130 and one line; nothing is open yet, so no clean-up is skipped.
+
+    ``os._exit``, not ``sys.exit``: a Ctrl-C that passed through some extension module's
+    import makes CPython end the process by SIGINT after any later ``sys.exit`` (seen as
+    code -2 instead of 130 by a parent process).
+    """
     sys.stderr.write(f"mafialab: {INTERRUPTED_AT_START}\n")
-    sys.exit(130)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(130)
 
 
 def main() -> None:
