@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from mafialab.counterfactual import (
 )
 from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
 from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
+from mafialab.rules import winner_name, winners_line
 
 fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
 
@@ -200,11 +202,12 @@ def run_cmd(
         fail(str(err))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
-        t.add_row(b.game_id, str(b.replica), b.winner or "-", f"{b.fallbacks}/{b.decisions}")
+        t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
     console.print(t)
+    won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
     console.print(
         f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
-        f"town won {batch.wins('town')}, mafia {batch.wins('mafia')}. Logs in {escape(str(out))}/",
+        f"won: {won}. Logs in {escape(str(out))}/",
         highlight=False,
     )
 
