@@ -42,7 +42,7 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import check_out_dir, check_out_file, console, fail, progress_bar
+from mafialab.cli._app import check_in_path, check_out_dir, check_out_file, console, fail, progress_bar
 from mafialab.harness import RayConnectError
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
@@ -103,6 +103,8 @@ def agreement_cmd(
     A may be a labels file (one line per message: game_id, round, speaker, labels of
     target/category); B is joined to it by game, round and speaker name.
     """
+    check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
+    check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
     try:
         if is_labels_file(ann_a):
             ref = read_labels(ann_a)
@@ -153,6 +155,9 @@ def freeze_cmd(
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
+    check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
+    if prompts is not None:
+        check_in_path(prompts, "--prompts", "a YAML file", kind="file")
     check_out_file(out)  # before any work (model calls)
     try:
         games = load_logs([logs], include_branches=include_branches)
@@ -200,6 +205,7 @@ def run_cmd(
     """Elicit each observer's prior and belief shift for every benchmark item."""
     if protocol not in ("anchored", "independent"):
         fail(f"--protocol: expected anchored or independent, got {protocol!r}")
+    check_in_path(bench, "BENCH", "a JSONL file", kind="file")
     check_out_file(out)  # before any work (model calls)
     try:
         header, items = read_bench(bench)
@@ -262,6 +268,10 @@ def report_cmd(
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
     if ci not in ("t", "cluster"):
         fail(f"--ci: expected t or cluster, got {ci!r}")
+    for path in results:
+        check_in_path(path, "RESULTS", "a JSONL file or an Inspect log", kind="file")
+    if models is not None:
+        check_in_path(models, "--models", "a YAML file", kind="file")
     check_out_dir(out)
     try:
         infos = load_models_yaml(models) if models else None

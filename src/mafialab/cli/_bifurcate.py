@@ -15,7 +15,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar, ray_option, refuse_seats_on_ray
+from mafialab.cli._app import (
+    ONE_GAME,
+    check_agent_spec,
+    check_in_path,
+    check_out_dir,
+    console,
+    err_console,
+    fail,
+    progress_bar,
+    ray_option,
+    refuse_seats_on_ray,
+)
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
@@ -92,6 +103,7 @@ def report_cmd(
     Per point, per quadrant and pooled: flip share, P(town win | the variant voted for a
     mafioso) against otherwise with a two-sided Fisher exact test, modal target concentration.
     """
+    check_in_path(path, "PATH", "a bifurcation folder (the --out of `mafialab bifurcate run`, or a MafiaScope one)")
     try:
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
     except (FileNotFoundError, ValueError) as err:
@@ -147,9 +159,16 @@ def run_cmd(
     from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
     from mafialab.record import LogFormatError, read_game
 
+    check_in_path(game, "GAME", ONE_GAME)
     check_out_dir(out)
     try:
         log = read_game(game)
+    except LogFormatError as err:
+        fail(str(err))
+    for option, spec in (("--agents", agents), ("--sampler", sampler)):
+        if spec is not None:
+            check_agent_spec(spec, option, log.header.rules, 0, seed)
+    try:
         refuse_seats_on_ray(ray_address, [*branch_specs(log, agents), *([sampler] if sampler else [])])
         if dry_run:
             est = estimate_bifurcation(
@@ -183,6 +202,8 @@ def run_cmd(
                     ray=ray_address,
                 )
             )
+    except typer.Exit:
+        raise  # a refusal already printed (typer.Exit is a RuntimeError: not to be printed again as "error: 2")
     except (
         LogFormatError,
         ReplayMismatch,

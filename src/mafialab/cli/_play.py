@@ -17,15 +17,19 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
+from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
 from mafialab.cli._app import (
+    check_agent_spec,
     check_out_dir,
     console,
     fail,
+    load_price_option,
+    option_message,
     os_error_message,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
+    seat_option,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -41,8 +45,8 @@ from mafialab.harness import (
 )
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
-from mafialab.record import GAME_FILE, PriceTable, load_prices
-from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
+from mafialab.record import GAME_FILE, PriceTable
+from mafialab.remote import SeatServer, SeatTicket, is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
 
@@ -375,7 +379,7 @@ def play(
     try:
         rs = load_rules(rules)
     except RuleSetError as err:
-        fail(str(err))
+        fail(option_message("--rules", err))
     opts: dict[str, Any] = {}
     if base_url is not None:
         opts["base_url"] = base_url
@@ -385,22 +389,27 @@ def play(
         opts["max_tokens"] = max_tokens
     if temperature is not None:
         opts["temperature"] = temperature
+    table = load_price_option(prices)
     try:
-        table = load_prices(prices) if prices is not None else PriceTable()
-        specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
-        specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
-        # validate every spec (and load models) before playing
-        for s, spec in enumerate(specs):
-            make_agent(spec, s, rs, seed)
-    except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
+        overrides = parse_seat_overrides(seat, rs.n_seats)
+    except ValueError as err:
         fail(str(err))
+    specs: list[str] = []
+    for s in range(rs.n_seats):  # validate every spec (and load models) before playing, naming its option
+        option = seat_option(s, overrides)
+        try:
+            spec = with_model_options(overrides.get(s, agents), opts)
+        except ValueError as err:
+            fail(option_message(option, err))
+        specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
+        check_agent_spec(specs[-1], option, rs, s, seed)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
-        fail(str(err))
+        fail(option_message("--probes", err))
     out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
         mute = _unprobed_specs(specs, rs, seed)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import check_out_dir, console, fail
+from mafialab.cli._app import ONE_GAME, check_agent_spec, check_in_path, check_out_dir, console, fail, option_message
 
 
 def retest(
@@ -28,11 +28,18 @@ def retest(
     """
     from mafialab.analysis import retest_floor
     from mafialab.harness import PreflightError, ReplayMismatch
-    from mafialab.probes import run_retest
-    from mafialab.record import RETEST_FILE, LogFormatError, read_retests
+    from mafialab.probes import resolve_battery, run_retest
+    from mafialab.record import RETEST_FILE, LogFormatError, read_game, read_retests
 
+    check_in_path(game, "GAME", ONE_GAME)
     check_out_dir(out)
     try:
+        resolve_battery(battery)
+    except ValueError as err:  # ProbeBatteryError
+        fail(option_message("--battery", err))
+    try:
+        if agents is not None:
+            check_agent_spec(agents, "--agents", read_game(game).header.rules, 0, seed)
         n = asyncio.run(
             run_retest(
                 game,
