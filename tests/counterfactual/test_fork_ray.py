@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import mafialab.harness as harness
 from mafialab.cli import app
 from mafialab.cli._app import RAY_SEATS
 from mafialab.counterfactual import fork_steps
 from mafialab.harness import RAY_HINT
+from mafialab.models import _cluster
 from mafialab.record import GAME_FILE, PROBES_FILE, probe_sort_key, read_game, read_records, strip_clock
 from mafialab.testing import OpenAIStub
 from tests.helpers import seeded_responder
@@ -54,6 +56,14 @@ def test_ray_replicas_equal_the_local_ones(tmp_path: Path, ray_local: Any, monke
         return await real(fn, job, *args, **kwargs)
 
     monkeypatch.setattr(fork_module, "ray_run", spy)
+    driver_calls: list[tuple[str, bool]] = []  # the driver's own calls, and whether the cluster's limits held them
+    for module, name in ((harness, "preflight"), (fork_module, "_draw_ahead")):
+
+        async def on_driver(*args: Any, real: Any = getattr(module, name), name: str = name, **kwargs: Any) -> Any:
+            driver_calls.append((name, _cluster.active() is not None))
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, on_driver)
     runs = {}
     with OpenAIStub(responder=seeded_responder).in_thread() as stub:
         spec = f"openai/stub?base_url={stub.base_url}&max_n=4"
@@ -67,6 +77,7 @@ def test_ray_replicas_equal_the_local_ones(tmp_path: Path, ray_local: Any, monke
             at_fork = [r.get("n", 1) for r in stub.requests[before:] if r["messages"] == fork_msgs]
             runs[name] = (res.output, sorted(at_fork))
     assert sorted(tasks) == list(range(6))  # every replica went through a Ray task
+    assert driver_calls == [("preflight", False), ("_draw_ahead", False), ("preflight", True), ("_draw_ahead", True)]
     assert runs["local"][1] == runs["ray"][1] == [2, 4]  # one draw of the six answers (max_n 4), as locally
     a, b = _branches(tmp_path / "local"), _branches(tmp_path / "ray")
     assert len(a) == 6 and sorted(a) == sorted(b)

@@ -32,7 +32,16 @@ def _logs(root: Path) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, An
 
 def test_ray_games_equal_the_local_run(ray_local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import mafialab.cli._play as play_module
+    from mafialab.models import _cluster
 
+    checked: list[bool] = []  # whether the cluster's limits held the driver's preflight calls
+    real_preflight = play_module.preflight
+
+    async def preflight(*args: Any, **kwargs: Any) -> Any:
+        checked.append(_cluster.active() is not None)
+        return await real_preflight(*args, **kwargs)
+
+    monkeypatch.setattr(play_module, "preflight", preflight)
     local = runner.invoke(app, [*ARGS, "-o", str(tmp_path / "local")])
     assert local.exit_code == 0, local.output
     fanned_out: list[int] = []
@@ -47,6 +56,7 @@ def test_ray_games_equal_the_local_run(ray_local: Any, tmp_path: Path, monkeypat
     fanned = runner.invoke(app, [*ARGS, "--ray", "local", "-o", str(tmp_path / "ray")])
     assert fanned.exit_code == 0, fanned.output
     assert fanned_out == [3]  # the three games went through Ray tasks
+    assert checked == [False, True] and _cluster.active() is None
     a, b = _logs(tmp_path / "local"), _logs(tmp_path / "ray")
     assert len(a) == 3 and sorted(a) == sorted(b)
     for gid in a:

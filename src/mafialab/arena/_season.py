@@ -9,7 +9,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from mafialab.agents import make_agent
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
-from mafialab.harness import connect_ray, ping, play_game, ray_run, read_game_files, write_game_files
+from mafialab.harness import connect_ray, driver_limits, ping, play_game, ray_run, read_game_files, write_game_files
 from mafialab.judge import judge_game
-from mafialab.models import ChatModel, ChatRequest, ChatResponse, cluster_limits, get_model, parse_model_spec
+from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
 from mafialab.probes import make_probe_observer
 from mafialab.record import (
     GAME_FILE,
@@ -571,20 +570,21 @@ async def run_season(
     if ray is not None:
         connect_ray(ray)  # before anything is written: without Ray the season does not start
     judges = _judge_models(config, judges)
-    pre: dict[str, str] = {}
-    if config.limits.preflight:
-        pre = await preflight_season(config, judges, preflight_timeout_s)
-    manifest = plan_season(config)
-    manifest.preflight = pre
-    save_manifest(out, manifest)
-    runner = _Runner(out, manifest, judges, progress, ray)
-    try:
-        # on Ray the driver's judge calls share the cluster's per-backend limits with the workers
-        with cluster_limits() if ray is not None else nullcontext(False):
+    # on Ray the driver's own calls (the preflight, the judges) share the cluster's per-backend
+    # limits with the workers' calls
+    with driver_limits(ray):
+        pre: dict[str, str] = {}
+        if config.limits.preflight:
+            pre = await preflight_season(config, judges, preflight_timeout_s)
+        manifest = plan_season(config)
+        manifest.preflight = pre
+        save_manifest(out, manifest)
+        runner = _Runner(out, manifest, judges, progress, ray)
+        try:
             await runner.run()
-    finally:
-        if all(s.status == "judged" for s in manifest.slots):
-            write_index(out)
+        finally:
+            if all(s.status == "judged" for s in manifest.slots):
+                write_index(out)
     return manifest
 
 
@@ -620,14 +620,13 @@ async def resume_season(
             log.warning("season: %s is marked %s but has no %s; rerunning it", slot.game_id, slot.status, GAME_FILE)
             slot.status = "pending"
     judges = _judge_models(manifest.config, judges)
-    if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
-        manifest.preflight = await preflight_season(manifest.config, judges, preflight_timeout_s)
-    runner = _Runner(out, manifest, judges, progress, ray)
-    try:
-        # on Ray the driver's judge calls share the cluster's per-backend limits with the workers
-        with cluster_limits() if ray is not None else nullcontext(False):
+    with driver_limits(ray):  # on Ray: the preflight and the judges under the cluster's limits
+        if manifest.config.limits.preflight and any(s.status != "judged" for s in manifest.slots):
+            manifest.preflight = await preflight_season(manifest.config, judges, preflight_timeout_s)
+        runner = _Runner(out, manifest, judges, progress, ray)
+        try:
             await runner.run()
-    finally:
-        if all(s.status == "judged" for s in manifest.slots):
-            write_index(out)
+        finally:
+            if all(s.status == "judged" for s in manifest.slots):
+                write_index(out)
     return manifest

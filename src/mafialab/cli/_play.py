@@ -38,6 +38,7 @@ from mafialab.harness import (
     PreflightError,
     RayConnectError,
     default_game_id,
+    driver_limits,
     play_games,
     play_games_ray,
     preflight,
@@ -416,15 +417,17 @@ def play(
         if mute:
             console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
     seeds = list(range(seed, seed + games))
+    refuse_seats_on_ray(ray_address, specs)
     try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
-        choices = asyncio.run(
-            preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
-        )
-    except PreflightError as err:
+        # (on Ray these driver calls share the cluster's per-backend limits with the workers' calls)
+        with driver_limits(ray_address):
+            choices = asyncio.run(
+                preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
+            )
+    except (PreflightError, ImportError, RayConnectError) as err:
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    refuse_seats_on_ray(ray_address, specs)
     bar = progress_bar()
     bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:

@@ -30,7 +30,7 @@ from mafialab.counterfactual._embed import Embedder, farthest_point, make_embedd
 from mafialab.counterfactual._fork import AgentBuilder, branch_specs, estimate_fork, prepare, run_fork
 from mafialab.counterfactual._steps import ForkStep, Inject, Resample, batch_id, branch_id, fork_steps, resolve_step
 from mafialab.engine import derive_seed
-from mafialab.harness import connect_ray, ray_run, replay_decisions
+from mafialab.harness import connect_ray, driver_limits, ray_run, replay_decisions
 from mafialab.models import max_samples_per_request
 from mafialab.record import (
     FORK_GAMES_DIR,
@@ -530,122 +530,125 @@ async def run_bifurcation(
     limit = asyncio.Semaphore(max(1, parallel) if ray is None else 1 << 30)
     checked = not check_remote
     forks_dir = out / FORK_GAMES_DIR
-    for p in planned:
-        # 1. resample (resuming what samples/<point>.jsonl already holds)
-        spath = out / SAMPLES_DIR / f"{p.point_id}.jsonl"
-        have = _read_samples(spath)
-        missing = [i for i in range(resamples) if i not in have]
-        if missing:
-            spec = branch_specs(plog, agents=sampler, temperature=temperature)[p.step.seat]
-            state, _ = prepare(plog, p.step, Resample(), 0)
-            decision = next(d for d in state.pending() if d.id == p.step.id)
-            view = state.view(p.step.seat)
-            agent = build(spec, p.step.seat, state.rules, seed)
-            if not checked:
-                await preflight([agent])
-                checked = True
-            psed = derive_seed(seed, f"bifurcate:{p.point_id}")
+    # on Ray the driver's own calls (the preflight, the embeddings) share the cluster's per-backend
+    # limits with the workers' calls
+    with driver_limits(ray):
+        for p in planned:
+            # 1. resample (resuming what samples/<point>.jsonl already holds)
+            spath = out / SAMPLES_DIR / f"{p.point_id}.jsonl"
+            have = _read_samples(spath)
+            missing = [i for i in range(resamples) if i not in have]
+            if missing:
+                spec = branch_specs(plog, agents=sampler, temperature=temperature)[p.step.seat]
+                state, _ = prepare(plog, p.step, Resample(), 0)
+                decision = next(d for d in state.pending() if d.id == p.step.id)
+                view = state.view(p.step.seat)
+                agent = build(spec, p.step.seat, state.rules, seed)
+                if not checked:
+                    await preflight([agent])
+                    checked = True
+                psed = derive_seed(seed, f"bifurcate:{p.point_id}")
 
-            async def one(
-                idxs: list[int], agent: Any = agent, decision: Any = decision, view: Any = view, psed: int = psed,
-                names: tuple[str, ...] = tuple(state.names),
-            ) -> list[Sample]:  # fmt: skip
-                async with limit:
-                    return await _draw_chunk(agent, decision, view, names, psed, idxs)
+                async def one(
+                    idxs: list[int], agent: Any = agent, decision: Any = decision, view: Any = view, psed: int = psed,
+                    names: tuple[str, ...] = tuple(state.names),
+                ) -> list[Sample]:  # fmt: skip
+                    async with limit:
+                        return await _draw_chunk(agent, decision, view, names, psed, idxs)
 
-            # a backend that draws n answers per request gets one request per chunk; a chunk is
-            # written when it is complete, so an interruption never loses a finished sample
-            chunks = sample_chunks(missing, samples_per_request(agent))
-            if ray is None:
-                draws = [one(c) for c in chunks]
-            else:  # groups of chunks as Ray tasks (the same chunks, so the same draws); written here
-                draws = [
-                    ray_run(_draws_on_worker, spec, p.step.seat, state.rules, seed, decision, view,
-                            tuple(state.names), psed, g, parallel, build_agent, address=ray)
-                    for g in _task_groups(chunks, SAMPLES_PER_TASK)
-                ]  # fmt: skip
-            with JsonlWriter(spath, clock=None) as w:
-                for fut in asyncio.as_completed(draws):
-                    for s in await fut:
-                        w.write(
-                            {"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback}
-                        )
-                        have[s.sample_idx] = s
-                        run.samples += 1
-                        if progress is not None:
-                            progress("sample", 1)
-        samples = [have[i] for i in sorted(have) if i < resamples and not have[i].fallback]
-        counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
-        # 2. select
-        emb = await embedder.embed([p.factual_text, *[s.text for s in samples]])
-        kept = select_variants(emb, p.factual_target, samples, keep)
-        diversity = _diversity(emb, [r for r, _ in kept], len(samples), seed, embedder.name)
-        point = BifurcationPoint(
-            point_id=p.point_id,
-            game_id=plog.header.game_id,
-            decision=p.step.id,
-            round=p.step.round,
-            voter=p.step.name,
-            quadrant=p.quadrant,
-            factual_target=p.factual_target,
-            parent_winner=parent_winner,  # type: ignore[arg-type]
-            mafia=mafia,
-            alive=p.alive,
-            target_counts=dict(counts),
-            diversity=diversity,
-            extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
-        )
-        with JsonlWriter(out / POINTS_FILE, clock=None) as w:
-            w.write(point)
-        # 3. fork each kept variant once
-        variants = []
-        for v, (row, stage) in enumerate(kept):
-            if row == 0:
-                text, target, sidx, source = p.factual_text, p.factual_target, None, "factual"
-            else:
-                s = samples[row - 1]
-                text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
-            variants.append((v, stage, sidx, source, text, target))
-
-        async def fork_one(
-            v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, p: PlannedPoint = p
-        ) -> None:
-            iv = Inject(target=target, text=text, no_vote=target is None)
-            # each kept variant forks with its own seed, so two identical variants are two forks
-            fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
-            bid = branch_id(plog.header.game_id, batch_id(plog.header.game_id, p.step.id, iv, fseed), 0)
-            bdir = forks_dir / bid
-            outcome = ForkOutcome(
-                point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
-                text=text, vote_target=target, fork_id=bid,
-            )  # fmt: skip
-            async with limit:
-                if bdir.exists():
-                    old = read_game(bdir)
-                    if old.winner is not None:  # finished before an interruption: keep it
-                        outcome.winner, outcome.rounds = old.winner, _rounds(old)  # type: ignore[assignment]
-                        _append(out, outcome)
-                        return
-                    log.info("%s: unfinished fork from an interrupted run, played again", bdir)
-                    shutil.rmtree(bdir)
-                try:
-                    batch = await run_fork(
-                        plog, p.step, iv, n=1, seed=fseed, agents=agents, out=forks_dir,
-                        build_agent=build_agent, check_remote=False, ray=ray,
-                    )  # fmt: skip
-                except ValueError as err:
-                    outcome.error = str(err)
-                    run.errors.append(f"{p.point_id}:{v}: {err}")
+                # a backend that draws n answers per request gets one request per chunk; a chunk is
+                # written when it is complete, so an interruption never loses a finished sample
+                chunks = sample_chunks(missing, samples_per_request(agent))
+                if ray is None:
+                    draws = [one(c) for c in chunks]
+                else:  # groups of chunks as Ray tasks (the same chunks, so the same draws); written here
+                    draws = [
+                        ray_run(_draws_on_worker, spec, p.step.seat, state.rules, seed, decision, view,
+                                tuple(state.names), psed, g, parallel, build_agent, address=ray)
+                        for g in _task_groups(chunks, SAMPLES_PER_TASK)
+                    ]  # fmt: skip
+                with JsonlWriter(spath, clock=None) as w:
+                    for fut in asyncio.as_completed(draws):
+                        for s in await fut:
+                            w.write(
+                                {"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback}
+                            )
+                            have[s.sample_idx] = s
+                            run.samples += 1
+                            if progress is not None:
+                                progress("sample", 1)
+            samples = [have[i] for i in sorted(have) if i < resamples and not have[i].fallback]
+            counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
+            # 2. select
+            emb = await embedder.embed([p.factual_text, *[s.text for s in samples]])
+            kept = select_variants(emb, p.factual_target, samples, keep)
+            diversity = _diversity(emb, [r for r, _ in kept], len(samples), seed, embedder.name)
+            point = BifurcationPoint(
+                point_id=p.point_id,
+                game_id=plog.header.game_id,
+                decision=p.step.id,
+                round=p.step.round,
+                voter=p.step.name,
+                quadrant=p.quadrant,
+                factual_target=p.factual_target,
+                parent_winner=parent_winner,  # type: ignore[arg-type]
+                mafia=mafia,
+                alive=p.alive,
+                target_counts=dict(counts),
+                diversity=diversity,
+                extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
+            )
+            with JsonlWriter(out / POINTS_FILE, clock=None) as w:
+                w.write(point)
+            # 3. fork each kept variant once
+            variants = []
+            for v, (row, stage) in enumerate(kept):
+                if row == 0:
+                    text, target, sidx, source = p.factual_text, p.factual_target, None, "factual"
                 else:
-                    b = batch.branches[0]
-                    outcome.winner = b.winner
-                    outcome.rounds = _rounds(read_game(b.path)) if b.path is not None else None
-                    run.forks += 1
-                _append(out, outcome)
-                if progress is not None:
-                    progress("fork", 1)
+                    s = samples[row - 1]
+                    text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
+                variants.append((v, stage, sidx, source, text, target))
 
-        await asyncio.gather(*(fork_one(*v) for v in variants if (p.point_id, v[0]) not in done))
+            async def fork_one(
+                v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, p: PlannedPoint = p
+            ) -> None:
+                iv = Inject(target=target, text=text, no_vote=target is None)
+                # each kept variant forks with its own seed, so two identical variants are two forks
+                fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
+                bid = branch_id(plog.header.game_id, batch_id(plog.header.game_id, p.step.id, iv, fseed), 0)
+                bdir = forks_dir / bid
+                outcome = ForkOutcome(
+                    point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
+                    text=text, vote_target=target, fork_id=bid,
+                )  # fmt: skip
+                async with limit:
+                    if bdir.exists():
+                        old = read_game(bdir)
+                        if old.winner is not None:  # finished before an interruption: keep it
+                            outcome.winner, outcome.rounds = old.winner, _rounds(old)  # type: ignore[assignment]
+                            _append(out, outcome)
+                            return
+                        log.info("%s: unfinished fork from an interrupted run, played again", bdir)
+                        shutil.rmtree(bdir)
+                    try:
+                        batch = await run_fork(
+                            plog, p.step, iv, n=1, seed=fseed, agents=agents, out=forks_dir,
+                            build_agent=build_agent, check_remote=False, ray=ray,
+                        )  # fmt: skip
+                    except ValueError as err:
+                        outcome.error = str(err)
+                        run.errors.append(f"{p.point_id}:{v}: {err}")
+                    else:
+                        b = batch.branches[0]
+                        outcome.winner = b.winner
+                        outcome.rounds = _rounds(read_game(b.path)) if b.path is not None else None
+                        run.forks += 1
+                    _append(out, outcome)
+                    if progress is not None:
+                        progress("fork", 1)
+
+            await asyncio.gather(*(fork_one(*v) for v in variants if (p.point_id, v[0]) not in done))
     return run
 
 

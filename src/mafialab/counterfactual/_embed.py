@@ -2,18 +2,22 @@
 
 Embedders: ``tfidf`` (scikit-learn's TF-IDF fitted on the texts of one point, offline) and
 ``openai/<model>?base_url=...`` (any OpenAI-compatible ``/v1/embeddings`` server; options
-``base_url``, ``api_key_env``, ``prefix`` added before every text, ``batch`` size). Every
-embedder returns L2-normalised rows, so a dot product is the cosine similarity.
+``base_url``, ``api_key_env``, ``prefix`` added before every text, ``batch`` size,
+``max_concurrency`` requests in flight). Every embedder returns L2-normalised rows, so a dot
+product is the cosine similarity.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 import numpy as np
+
+from mafialab.models import DEFAULT_OPENAI_CONCURRENCY, InFlightLimit
 
 
 class Embedder(Protocol):
@@ -68,9 +72,13 @@ class OpenAIEmbedder:
             server when it is unset).
         prefix: Text put before every input (``"query: "`` for e5 models).
         batch: Inputs per request.
+        max_concurrency: Requests in flight at once (>= 1; default
+            :data:`~mafialab.models.DEFAULT_OPENAI_CONCURRENCY`). The limit is keyed by server
+            and model like a chat backend's (:class:`~mafialab.models.InFlightLimit`), so under
+            ``--ray`` it holds for the driver and every worker together.
 
     Raises:
-        ValueError: No key for OpenAI's own endpoint, or a batch size below 1.
+        ValueError: No key for OpenAI's own endpoint, a batch size or ``max_concurrency`` below 1.
     """
 
     def __init__(
@@ -81,6 +89,7 @@ class OpenAIEmbedder:
         api_key_env: str = "OPENAI_API_KEY",
         prefix: str = "",
         batch: int = 64,
+        max_concurrency: int = DEFAULT_OPENAI_CONCURRENCY,
     ):
         self.model = model
         self.base_url = base_url
@@ -88,6 +97,9 @@ class OpenAIEmbedder:
         self.batch = int(batch)
         if self.batch < 1:
             raise ValueError(f"--embed: batch must be >= 1, got {batch}")
+        if int(max_concurrency) < 1:
+            raise ValueError(f"--embed: max_concurrency must be >= 1, got {max_concurrency}")
+        self._limit = InFlightLimit(int(max_concurrency), key=f"openai|{base_url or 'api.openai.com'}|{model}")
         key = os.environ.get(api_key_env)
         if not key and base_url is None:
             raise ValueError(f"--embed: environment variable {api_key_env} is not set (or give base_url=)")
@@ -95,7 +107,7 @@ class OpenAIEmbedder:
         self.name = f"openai/{model}"
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` in batches; rows are L2-normalised.
+        """Embed ``texts`` in batches (up to ``max_concurrency`` requests at once); rows are L2-normalised.
 
         Raises:
             RuntimeError: The server failed or answered the wrong number of vectors.
@@ -103,15 +115,19 @@ class OpenAIEmbedder:
         import openai
 
         client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=2)
-        rows: list[list[float]] = []
-        try:
-            for i in range(0, len(texts), self.batch):
-                chunk = [self.prefix + (t or " ") for t in texts[i : i + self.batch]]
+
+        async def one(chunk: list[str]) -> list[list[float]]:
+            async with self._limit():
                 resp = await client.embeddings.create(model=self.model, input=chunk)
-                data = sorted(resp.data, key=lambda d: d.index)
-                if len(data) != len(chunk):
-                    raise RuntimeError(f"--embed: {self.name} returned {len(data)} vectors for {len(chunk)} texts")
-                rows.extend(list(d.embedding) for d in data)
+            data = sorted(resp.data, key=lambda d: d.index)
+            if len(data) != len(chunk):
+                raise RuntimeError(f"--embed: {self.name} returned {len(data)} vectors for {len(chunk)} texts")
+            return [list(d.embedding) for d in data]
+
+        inputs = [self.prefix + (t or " ") for t in texts]
+        chunks = [inputs[i : i + self.batch] for i in range(0, len(inputs), self.batch)]
+        try:
+            rows = [row for got in await asyncio.gather(*(one(c) for c in chunks)) for row in got]
         except openai.OpenAIError as err:
             raise RuntimeError(f"--embed: {self.name} at {self.base_url or 'api.openai.com'} failed: {err}") from None
         finally:
@@ -133,15 +149,16 @@ def make_embedder(spec: str) -> Embedder:
         if not model:
             raise ValueError("--embed: openai/<model> needs a model name")
         opts: dict[str, Any] = dict(parse_qsl(query, keep_blank_values=True))
-        known = {"base_url", "api_key_env", "prefix", "batch"}
+        known = {"base_url", "api_key_env", "prefix", "batch", "max_concurrency"}
         unknown = sorted(set(opts) - known)
         if unknown:
             raise ValueError(f"--embed: unknown option {unknown[0]!r} (known: {', '.join(sorted(known))})")
-        if "batch" in opts:
-            try:
-                opts["batch"] = int(opts["batch"])
-            except ValueError:
-                raise ValueError(f"--embed: batch must be an integer, got {opts['batch']!r}") from None
+        for name in ("batch", "max_concurrency"):
+            if name in opts:
+                try:
+                    opts[name] = int(opts[name])
+                except ValueError:
+                    raise ValueError(f"--embed: {name} must be an integer, got {opts[name]!r}") from None
         return OpenAIEmbedder(model, **opts)
     raise ValueError(f"--embed: unknown embedder {spec!r} (use tfidf or openai/<model>?base_url=...)")
 

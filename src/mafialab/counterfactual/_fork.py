@@ -7,7 +7,6 @@ import json
 import logging
 import tempfile
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from mafialab.engine import Action, Decision, Event, GameState, PlayerView, chec
 from mafialab.harness import (
     GameObserver,
     connect_ray,
+    driver_limits,
     play_game,
     ray_run,
     read_game_files,
@@ -41,7 +41,6 @@ from mafialab.models import (
     ChatRequest,
     ChatResponse,
     ModelPool,
-    cluster_limits,
     complete_n,
     max_samples_per_request,
     parse_model_spec,
@@ -561,8 +560,6 @@ async def run_fork(
         ) from None
     if ray is not None:  # after the agents (a seat no worker can play is refused first), before any call
         connect_ray(ray)
-    if check_remote:
-        await preflight(probe_agents)
     limit = asyncio.Semaphore(max(1, parallel))
     todo = list(replicas) if replicas is not None else list(range(n))
     ahead: tuple[ChatRequest, list[ChatResponse]] | None = None
@@ -571,9 +568,12 @@ async def run_fork(
             existing = Path(out) / branch_id(pid, batch, r) / GAME_FILE
             if existing.exists():
                 raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
-    if isinstance(iv, Resample):  # replicas resample one frozen context: the server's n draws them together
-        # on Ray this driver call shares the cluster's per-backend limit with the workers' calls
-        with cluster_limits() if ray is not None else nullcontext(False):
+    # on Ray the driver's own calls (the preflight, the answers drawn ahead) share the cluster's
+    # per-backend limits with the workers' calls
+    with driver_limits(ray):
+        if check_remote:
+            await preflight(probe_agents)
+        if isinstance(iv, Resample):  # replicas resample one frozen context: the server's n draws them together
             ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
 
     def job(replica: int) -> _BranchJob:

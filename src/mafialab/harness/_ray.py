@@ -6,6 +6,7 @@ import asyncio
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -66,6 +67,36 @@ def connect_ray(address: str) -> Any:
     except Exception as err:  # Ray raises ConnectionError, ValueError (bad address) or RuntimeError
         raise RayConnectError(f"--ray {address}: cannot connect to a Ray cluster: {err}") from err
     return ray
+
+
+@contextmanager
+def driver_limits(address: str | None) -> Iterator[bool]:
+    """The driver's own model calls under the cluster-wide per-backend limits when ``address`` is set.
+
+    A command with ``--ray`` makes some calls on the driver (the preflight, a season's judges,
+    the answers ``fork run`` draws ahead, ``bifurcate run``'s embeddings); inside this block
+    they take their slots from the same slot keepers as the workers' calls
+    (:func:`mafialab.models.cluster_limits`), so a backend's ``max_concurrency`` counts the
+    driver and every worker together. With ``address`` ``None`` the block does nothing and
+    Ray is not imported.
+
+    Args:
+        address: The ``--ray`` address (connected first with :func:`connect_ray`; a
+            connection already made is kept), or ``None`` (no Ray: per-process limits).
+
+    Yields:
+        Whether the limits in the block are cluster-wide.
+
+    Raises:
+        ImportError: ``address`` given and Ray is not installed (the message says how to install it).
+        RayConnectError: No cluster at ``address``.
+    """
+    if address is None:
+        yield False
+        return
+    connect_ray(address)
+    with cluster_limits() as on:
+        yield on
 
 
 def _on_worker(fn: Callable[..., R], args: tuple[Any, ...]) -> R:

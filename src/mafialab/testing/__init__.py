@@ -12,7 +12,8 @@ pieces, plus the fakes our own tests use.
 - :data:`CHROMIUM` / :data:`CHROMIUM_ARGS`: the headless Debian chromium that browser tests
   drive through Playwright (nothing downloads).
 - :class:`OpenAIStub`: an OpenAI-compatible chat server on 127.0.0.1 answering from the
-  request's JSON schema (no network, no model), for backend and end-to-end tests.
+  request's JSON schema (no network, no model), for backend and end-to-end tests; it also
+  answers ``/v1/embeddings`` with :func:`stub_embedding`.
 
 Nothing in the runtime packages imports this one.
 """
@@ -20,7 +21,7 @@ Nothing in the runtime packages imports this one.
 from mafialab.testing._browser import CHROMIUM, CHROMIUM_ARGS
 from mafialab.testing._conformance import ConformanceReport, check_agent, check_events, check_rules
 from mafialab.testing._golden import GOLDEN_SEED, golden_diff, golden_name, golden_records, read_golden, write_golden
-from mafialab.testing._stub import OpenAIStub, Responder, schema_instance
+from mafialab.testing._stub import OpenAIStub, Responder, schema_instance, stub_embedding
 
 __all__ = [
     "CHROMIUM",
@@ -37,5 +38,6 @@ __all__ = [
     "golden_records",
     "read_golden",
     "schema_instance",
+    "stub_embedding",
     "write_golden",
 ]

@@ -100,8 +100,20 @@ SERVERS: dict[str, ServerEmulation] = {
 request format (see ``docs/models.md``) and, for llama-cpp-python, recorded answers."""
 
 
+def stub_embedding(text: str, dim: int = 8) -> list[float]:
+    """The stub's embedding of ``text``: ``dim`` numbers in [-1, 1) from the SHA-256 of the text.
+
+    Deterministic (the same text, the same vector), not normalised; it carries no meaning,
+    only identity (different texts almost surely get different vectors).
+    """
+    digest = hashlib.sha256(text.encode()).digest()
+    return [digest[i % len(digest)] / 128.0 - 1.0 for i in range(dim)]
+
+
 class OpenAIStub:
-    """A minimal ``POST /v1/chat/completions`` server with a fixed latency per call.
+    """A minimal ``POST /v1/chat/completions`` (and ``/v1/embeddings``) server with a fixed latency per call.
+
+    Embedding requests get :func:`stub_embedding` of each input after the same latency.
 
     Args:
         latency_s: Seconds each answer waits before it is sent (``asyncio.sleep``; calls
@@ -120,7 +132,9 @@ class OpenAIStub:
         reject_n: Answer HTTP 400 to a request with ``n`` > 1 (a server that refuses it).
 
     Attributes:
-        requests: Every request body received, in order.
+        requests: Every request body received, in order (chat and embedding requests).
+        max_in_flight: Most requests being answered at once (any model, any route).
+        max_in_flight_by_model: The same per ``model`` of the request body.
         choices_sent: Choices answered in all (one per request unless ``n`` was honoured).
         headers: Request headers (lower-case names) of every request, in order.
         base_url: ``http://127.0.0.1:<port>/v1`` once started.
@@ -153,6 +167,8 @@ class OpenAIStub:
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.in_flight_by_model: dict[str, int] = {}
+        self.max_in_flight_by_model: dict[str, int] = {}
         self._server: asyncio.Server | None = None
         self._conns: set[asyncio.Task[None]] = set()
         self.base_url = ""
@@ -236,15 +252,45 @@ class OpenAIStub:
             if task is not None:
                 self._conns.discard(task)
 
+    @contextlib.contextmanager
+    def _counted(self, model: str) -> Iterator[None]:
+        """Count one request in flight (overall and for ``model``) for the block."""
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        now = self.in_flight_by_model[model] = self.in_flight_by_model.get(model, 0) + 1
+        self.max_in_flight_by_model[model] = max(self.max_in_flight_by_model.get(model, 0), now)
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            self.in_flight_by_model[model] -= 1
+
+    async def _embeddings(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            return 400, {"error": {"message": "input: a string or a list of strings", "type": "invalid_request"}}
+        with self._counted(str(body.get("model", ""))):
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+        tokens = sum(len(t) // 4 for t in inputs)
+        return 200, {
+            "object": "list",
+            "model": body.get("model", "stub"),
+            "data": [{"object": "embedding", "index": i, "embedding": stub_embedding(t)} for i, t in enumerate(inputs)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
     async def _answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, Any]]:
-        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+        route = path.rstrip("/")
+        if method != "POST" or not route.endswith(("/chat/completions", "/embeddings")):
             return 404, {"error": {"message": f"no route {method} {path}"}}
         body = json.loads(raw or b"{}")
         self.requests.append(body)
         self.headers.append(headers)
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
+        if route.endswith("/embeddings"):
+            return await self._embeddings(body)
+        with self._counted(str(body.get("model", ""))):
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
             if self.rate_limit_left > 0:
@@ -265,8 +311,6 @@ class OpenAIStub:
                 if isinstance(out, str)
                 else []
             )
-        finally:
-            self.in_flight -= 1
         if isinstance(out, tuple):
             return out
         if isinstance(out, dict):
