@@ -155,10 +155,10 @@ def freeze_cmd(
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
+    check_out_file(out)  # before any work (model calls)
     check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
     if prompts is not None:
         check_in_path(prompts, "--prompts", "a YAML file", kind="file")
-    check_out_file(out)  # before any work (model calls)
     try:
         games = load_logs([logs], include_branches=include_branches)
         ann = read_annotations(annotations)
@@ -205,8 +205,8 @@ def run_cmd(
     """Elicit each observer's prior and belief shift for every benchmark item."""
     if protocol not in ("anchored", "independent"):
         fail(f"--protocol: expected anchored or independent, got {protocol!r}")
-    check_in_path(bench, "BENCH", "a JSONL file", kind="file")
     check_out_file(out)  # before any work (model calls)
+    check_in_path(bench, "BENCH", "a JSONL file", kind="file")
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
@@ -268,11 +268,11 @@ def report_cmd(
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
     if ci not in ("t", "cluster"):
         fail(f"--ci: expected t or cluster, got {ci!r}")
+    check_out_dir(out)
     for path in results:
         check_in_path(path, "RESULTS", "a JSONL file or an Inspect log", kind="file")
     if models is not None:
         check_in_path(models, "--models", "a YAML file", kind="file")
-    check_out_dir(out)
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)

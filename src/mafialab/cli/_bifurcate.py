@@ -159,8 +159,8 @@ def run_cmd(
     from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
     from mafialab.record import LogFormatError, read_game
 
-    check_in_path(game, "GAME", ONE_GAME)
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
     try:
         log = read_game(game)
     except LogFormatError as err:

@@ -164,8 +164,8 @@ def run_cmd(
     ),
 ) -> None:
     """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
-    check_in_path(game, "GAME", ONE_GAME)
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
     table = load_price_option(prices)
     try:
         log = read_game(game)
@@ -268,8 +268,8 @@ def sweep_cmd(
     fmt: str = typer.Option("table", "--format", help="table or json."),
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
-    check_in_path(game, "GAME", ONE_GAME)
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
     try:
         if agents is not None:

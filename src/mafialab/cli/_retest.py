@@ -31,8 +31,8 @@ def retest(
     from mafialab.probes import resolve_battery, run_retest
     from mafialab.record import RETEST_FILE, LogFormatError, read_game, read_retests
 
-    check_in_path(game, "GAME", ONE_GAME)
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
     try:
         resolve_battery(battery)
     except ValueError as err:  # ProbeBatteryError

@@ -120,8 +120,8 @@ def season_run(
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
-    check_in_path(file, "FILE", "a YAML file", kind="file")
     check_out_dir(out)
+    check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
