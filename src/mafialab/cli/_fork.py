@@ -35,7 +35,7 @@ from mafialab.counterfactual import (
     run_fork,
     sweep,
 )
-from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
+from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
 from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
 
 fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
@@ -176,6 +176,7 @@ def run_cmd(
             )
             return
         table = load_prices(prices) if prices is not None else PriceTable()
+        freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
         with progress_bar() as bar:
             task = bar.add_task("branches" if ray_address is None else f"branches (ray {ray_address})", total=n)
             batch = asyncio.run(

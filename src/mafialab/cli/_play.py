@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from mafialab.harness import (
     RayConnectError,
     default_game_id,
     driver_limits,
+    freeze_startup_heap,
     play_games,
     play_games_ray,
     preflight,
@@ -142,6 +142,7 @@ def _play_on_ray(
     address: str,
 ) -> list[GameResult]:
     """:func:`mafialab.harness.play_games_ray` with a progress bar of finished games."""
+    freeze_startup_heap()  # the driver writes every game: keep its start-up heap out of full GC passes
     games_task = progress.add_task(f"games (ray {address})", total=len(seeds))
     return play_games_ray(
         rules,
@@ -194,7 +195,7 @@ async def _play_all(
         return found
 
     def start(seed: int) -> None:
-        _freeze_startup_heap()  # the agents are built: the backends' imports are done
+        freeze_startup_heap()  # the agents are built: the backends' imports are done
         phases.start(seed)
 
     def done(seed: int, result: GameResult | None) -> None:
@@ -215,27 +216,6 @@ async def _play_all(
         on_done=done,
         allow_degraded=allow_degraded,
     )
-
-
-_HEAP_FROZEN = False
-
-
-def _freeze_startup_heap() -> None:
-    """Keep what start-up built out of the cyclic garbage collector's full passes (once per process).
-
-    By the first game the process holds a large, long-lived heap (the modules of the model
-    client, pydantic models, prompt packs, the rule set). Each full (generation 2)
-    collection walks all of it, stalling the event loop, game and probes alike, for up to
-    0.3 s, several times in a probed game (measured with ``benchmarks/throughput.py`` on
-    the loaded 2-core development machine). :func:`gc.freeze` after a young-generation
-    collection moves those objects to the permanent generation; everything created later
-    is collected as before.
-    """
-    global _HEAP_FROZEN
-    if not _HEAP_FROZEN:
-        _HEAP_FROZEN = True
-        gc.collect(1)
-        gc.freeze()
 
 
 MAX_FALLBACK_LINES = 20
