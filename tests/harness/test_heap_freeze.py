@@ -21,6 +21,7 @@ from mafialab.arena import SeasonError
 from mafialab.beliefshift import ResultsMismatch
 from mafialab.cli import app
 from mafialab.harness import _heap
+from mafialab.judge import JudgeError
 from mafialab.record import read_game
 from tests.helpers import play_probed_parent
 
@@ -124,3 +125,26 @@ def test_fork_and_bifurcate_run_freeze_before_their_work(
     )  # fmt: skip
     assert res.exit_code != 0 and "stopped here" in res.output
     assert events == ["freeze", "run"]
+
+
+def test_the_other_long_drivers_freeze_before_their_work(
+    events: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mafialab.cli._judge as judge_cli
+    import mafialab.probes as probes
+
+    parent = play_probed_parent(tmp_path / "parents")
+    commands: list[tuple[Any, str, Exception, list[str]]] = [
+        (fork_cli, "sweep", ValueError("stopped here"), ["fork", "sweep", str(parent), "-n", "1", "-o", str(tmp_path / "w")]),
+        (probes, "run_retest", ValueError("stopped here"), ["retest", str(parent), "-o", str(tmp_path / "r")]),
+        (beliefshift_cli, "annotate_games", ValueError("stopped here"),
+         ["beliefshift", "annotate", str(parent), "--out", str(tmp_path / "a.jsonl")]),
+        (judge_cli, "judge_with_ensemble", JudgeError("stopped here"), ["judge", str(parent), "-j", "mock/j"]),
+    ]  # fmt: skip
+    for module, name, error, argv in commands:
+        events.clear()
+        monkeypatch.setattr(_heap, "_FROZEN", False)
+        monkeypatch.setattr(module, name, _stop(events, error))
+        res = runner.invoke(app, argv)
+        assert "stopped here" in res.output or isinstance(res.exception, type(error)), res.output
+        assert events == ["freeze", "run"], argv

@@ -76,6 +76,7 @@ def annotate_cmd(
             fail(f"--annotator: {err}")
     total = len(games)
     n_msgs = sum(len(day_messages(g)) for g in games)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task("messages", total=n_msgs)
         res = asyncio.run(

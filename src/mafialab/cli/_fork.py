@@ -259,6 +259,7 @@ def sweep_cmd(
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
     check_out_dir(out)
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:

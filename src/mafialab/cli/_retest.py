@@ -27,11 +27,12 @@ def retest(
     OUT under the report's directory).
     """
     from mafialab.analysis import retest_floor
-    from mafialab.harness import PreflightError, ReplayMismatch
+    from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
     from mafialab.probes import run_retest
     from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
     check_out_dir(out)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         n = asyncio.run(
             run_retest(

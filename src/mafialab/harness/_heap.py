@@ -20,15 +20,16 @@ _FROZEN = False
 def freeze_startup_heap(modules: Sequence[str] = CLIENT_MODULES) -> bool:
     """Move what start-up built into the collector's permanent generation (once per process).
 
-    By the time a long command (``play``, ``season run``/``resume``, ``beliefshift run``,
-    ``fork run``, ``bifurcate run``) starts its work, the process holds a large, long-lived
-    heap: the modules of the model client, pydantic models, prompt packs, the rule set. Every
-    full (generation 2) collection walks all of it, stalling the event loop (game calls and
-    probes alike) for tens to hundreds of milliseconds at a time (``benchmarks/gc_pauses.py``
-    measures it). This imports ``modules`` (those that are installed), runs a
-    young-generation collection and calls :func:`gc.freeze`; objects created later are
-    collected as before. Frozen objects are never freed, so call it once start-up is done,
-    not in a loop; later calls do nothing.
+    By the time a long command (``play``, ``season run``/``resume``, ``beliefshift run`` and
+    ``annotate``, ``fork run`` and ``sweep``, ``bifurcate run``, ``judge``, ``retest``)
+    starts its work, the process holds a large, long-lived heap: the modules of the model
+    client, pydantic models, prompt packs, the rule set. Every full (generation 2)
+    collection walks all of it, stalling the event loop (game calls and probes alike) for
+    tens to hundreds of milliseconds at a time (``benchmarks/gc_pauses.py`` measures it).
+    This imports ``modules`` (those that are installed), runs a young-generation collection
+    and calls :func:`gc.freeze`; objects created later are collected as before. Frozen
+    objects are never freed, so call it once start-up is done, not in a loop; later calls
+    do nothing.
 
     Args:
         modules: Modules to import first (a missing one is skipped).
