@@ -393,3 +393,31 @@ def test_subject_suspicion_is_found_in_long_sentences() -> None:
     assert _label("We all noticed that Casey voted against Dana, which felt calculated" + long_tail + ".") == [
         ("Casey", "suspect")
     ]
+
+
+async def test_annotation_files_record_the_rules_pack_and_old_files_stay_readable(games, tmp_path):
+    import json
+
+    from mafialab.beliefshift import load_annotator_pack
+
+    pack = load_annotator_pack("en")
+    res = await annotate_games(games[:1], RulesAnnotator())
+    assert res.header.annotator == f"rules:{pack.id}" == "rules:annotator-en-v7"
+    assert res.annotations and {a.annotator for a in res.annotations} == {"rules:annotator-en-v7"}
+    # another pack id is recorded as it is
+    other = pack.__class__(**{**pack.__dict__, "id": "annotator-xx-v1"})
+    assert RulesAnnotator(pack=other).name == "rules:annotator-xx-v1"
+    write_annotations(tmp_path / "new.jsonl", res)
+    # a file written before pack v7 says only "rules": it reads, and scores against the new one
+    lines = (tmp_path / "new.jsonl").read_text().splitlines()
+    old = []
+    for line in lines:
+        rec = json.loads(line)
+        rec["annotator"] = "rules"
+        old.append(json.dumps(rec))
+    (tmp_path / "old.jsonl").write_text("\n".join(old) + "\n")
+    back = read_annotations(tmp_path / "old.jsonl")
+    assert back.header is not None and back.header.annotator == "rules"
+    assert {a.annotator for a in back.annotations} == {"rules"}
+    rep = agreement(back, read_annotations(tmp_path / "new.jsonl"))
+    assert rep.agreement == pytest.approx(1.0) and rep.n_units > 0

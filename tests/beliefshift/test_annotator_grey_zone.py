@@ -220,6 +220,65 @@ HELD_OUT_FAULT_CASES = [
 ]  # fmt: skip
 
 
+# kinds of fault pooled over the development set and held-out samples 3-5 (fixed in
+# annotator-en-v7), one sentence of ours each: unease without a cue word, a pronoun for a player
+# named sentences before, group pronouns, the hidden team placed between the two others addressed,
+# a suspicion withdrawn
+V7_FAULT_CASES = [
+    # degree words before a cue; a quality in excess, of any kind; not a time word or an unknown
+    ("I want to hear from Dana before we vote—her silence this morning feels a bit off.", {"Dana": "suspect"}),
+    ("Casey backing every single vote feels a little too tidy.", {"Casey": "suspect"}),
+    ("Bailey's answers were a bit too measured for the first day.", {"Bailey": "suspect"}),
+    ("It's a bit too early to tell who is lying, so let's talk more.", {}),
+    ("Ellis said the same thing too, and I agree with that.", {}),
+    # unease in other words: troubling, gives me pause, raised a flag, curious about, a loud silence
+    ("Finley's silence is troubling.", {"Finley": "suspect"}),
+    ("Dana's quiet vote gives me pause.", {"Dana": "suspect"}),
+    ("Bailey's answer raised a red flag for me.", {"Bailey": "suspect"}),
+    ("I'm curious about Ellis's sudden change of heart.", {"Ellis": "suspect"}),
+    ("Casey hasn't said a word all day; that silence is loud.", {"Casey": "suspect"}),
+    # opportunism: an easy target picked, an easy way to blame
+    ("Casey going after the quiet ones feels like an easy way to point fingers.", {"Casey": "suspect"}),
+    ("Dana picked an easy target and ran with it.", {"Dana": "suspect"}),
+    # a modal identity statement, also through a pronoun for the player named sentences before
+    ("Bailey could be the Mafia we're missing.", {"Bailey": "suspect"}),
+    ("Finley voted late again. I went back over the votes. Honestly, he could be the Mafia we're missing.", {"Finley": "suspect"}),
+    ("Dana voted for Bailey, and she could be the Mafia we're missing.", {}),
+    # group pronouns: both, one of them
+    ("Ellis voted with the crowd, and Finley stayed quiet the whole day. Both could be Mafia.", {"Ellis": "suspect", "Finley": "suspect"}),
+    ("Casey and Dana keep agreeing. If one of them is Mafia, the other is covering.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("Casey keeps agreeing. Both could be Mafia.", {}),
+    # a pronoun after the speaker's own clause stands for the players that clause named
+    ("Dana's vote looks fine to me, but I want to hear from Bailey and Ellis—they've barely said a word, which is suspicious.", {"Bailey": "suspect", "Ellis": "suspect"}),
+    ("Dana's vote looks fine to me. Still, I want to hear from Bailey and Ellis. They've barely said a word, which is suspicious.", {"Bailey": "suspect", "Ellis": "suspect"}),
+    # a suspicion withdrawn in the same sentence
+    ("Finley's vote was suspicious at first, but he explained it well, so I'm dropping it.", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V7_FAULT_CASES)
+def test_v7_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I know I'm not Mafia, so the last Mafia is one of you two.",
+        "The final Mafia is sitting between you two.",
+        "One of you is Mafia, and I need to hear from both of you.",
+    ],
+)
+def test_the_hidden_team_between_the_two_others_addressed(text):
+    two = RulesAnnotator().label_text(text, "Alex", {"Bailey": 1, "Casey": 2}, CTX)
+    assert {CTX.names[x.target]: x.category for x in two} == {"Bailey": "suspect", "Casey": "suspect"}
+    # with three others alive, "you two" is ambiguous: never a guess
+    three = RulesAnnotator().label_text(text, "Alex", {"Bailey": 1, "Casey": 2, "Dana": 3}, CTX)
+    assert three == []
+
+
 @pytest.mark.parametrize(("text", "gold"), HELD_OUT_FAULT_CASES)
 def test_held_out_fault_kinds_get_the_defined_label(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}

@@ -173,7 +173,8 @@ class AnnotatorPack:
             ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
             ``own_judgement`` and ``complement_verbs`` (v4), ``complement_openers``,
             ``claim_nouns``, ``self_reference``, ``relative_openers`` and
-            ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6) (the English words
+            ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
+            ``discourse_openers``, ``group_pronouns`` and ``pronoun_possibility`` (v7) (the English words
             of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -230,6 +231,10 @@ _OPTIONAL_CUE_KEYS = (
     # added in annotator-en-v6
     "hedged_clearing",
     "thing_of",
+    # added in annotator-en-v7
+    "discourse_openers",
+    "group_pronouns",
+    "pronoun_possibility",
 )
 
 
@@ -339,6 +344,10 @@ class _Compiled:
     sub_any: re.Pattern[str] | None
     continuation: re.Pattern[str] | None
     hedged_clear: re.Pattern[str] | None
+    pronoun_possibility: list[re.Pattern[str]]
+    plural: re.Pattern[str]
+    group_lead: re.Pattern[str] | None
+    speaker_led: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -369,15 +378,21 @@ class RulesAnnotator:
     is, lists then clearing) follows the decision rules listed in ``docs/beliefshift.md``
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
+    The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v7``, so a file says which cue
+    pack labelled it; files written before pack v7 say only ``rules``.
+
     Args:
         extra_wolf_words: More words meaning "on the hidden team".
         pack: Language data (default: the built-in English pack).
     """
 
-    name = "rules"
+    name: str = "rules"
 
     def __init__(self, extra_wolf_words: Sequence[str] = (), pack: AnnotatorPack | None = None):
         self.pack = pack or load_annotator_pack("en")
+        # recorded in annotation headers and records: which cue pack labelled the file
+        self.name = f"rules:{self.pack.id}"
         self._extra = tuple(re.escape(w) for w in extra_wolf_words)
         self._cache: dict[tuple[tuple[str, ...], str], _Compiled] = {}
 
@@ -406,6 +421,10 @@ class RulesAnnotator:
         if c.get("thing_of"):
             fillers += rf"(?:{_alt(c['thing_of'])}\s+)?"
         pron = _alt(c["pronoun_subjects"]) if c.get("pronoun_subjects") else None
+        # (v7) "Honestly, she ...": discourse words before a pronoun that opens a clause; "both",
+        # "one of them": pronouns for the group of players named last
+        opener = rf"(?:{_alt(c['discourse_openers'])},?\s+)?" if c.get("discourse_openers") else ""
+        group = "|" + "|".join(f"(?:{x})" for x in c["group_pronouns"]) if c.get("group_pronouns") else ""
         objp = _alt(c["object_pronouns"]) if c.get("object_pronouns") else None
 
         def opt(key: str, template: str, *, subst: bool = False, flags: int = i) -> re.Pattern[str] | None:
@@ -441,7 +460,9 @@ class RulesAnnotator:
             if_before=re.compile(r"\b(?:if(?! (?:I|we) (?:had|have|were|must) to\b)|unless|whether)\b", i),
             generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
             list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
-            pronoun=re.compile(r"^\W*(?:and\s+|so\s+)?(?:he|she|they|their|his|her|them|that|this|which|it)\b", i),
+            pronoun=re.compile(
+                rf"^\W*(?:and\s+|so\s+)?{opener}(?:he|she|they|their|his|her|them|that|this|which|it{group})\b", i
+            ),
             motive=opt("motive_frames", r"\b{alt}\s+(?:\w+\s+){0,2}$"),
             directed_pronoun=(
                 re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?P<pron>{objp})\b", i)
@@ -494,7 +515,32 @@ class RulesAnnotator:
             ]
             if c.get("descriptions")
             else [],
-            pronoun_subject=re.compile(r"^\W*(?:(?:now|and|so|then|also)\s+)?(?:he|she|they)\b", i),
+            pronoun_subject=re.compile(rf"^\W*(?:(?:now|and|so|then|also)\s+)?{opener}(?:he|she|they{group})\b", i),
+            # "If she's Mafia, ...", "one of you is Mafia": a pronoun for players named before
+            pronoun_possibility=[
+                re.compile(r"\b" + x.replace("{W}", w).replace("{P}", rf"(?P<pron>{pron}{group})"), i)
+                for x in c.get("pronoun_possibility", ())
+            ]
+            if pron
+            else [],
+            plural=re.compile(rf"\W*{opener}(?:their|they|them{group})\b", i),
+            group_lead=re.compile(rf"\W*(?:and\s+|so\s+)?{opener}(?:{group[1:]})\b", i) if group else None,
+            # (v7) a clause whose subject is the speaker ("I want to hear from X and Y"): a pronoun
+            # opening the next clause stands for the players it named ("they've said nothing")
+            speaker_led=(
+                re.compile(
+                    rf"\W*(?i:(?:and|but|so|yet|now|also|{'|'.join(c.get('discourse_openers', ())) or 'then'})\W+)*"
+                    + _alt(
+                        y
+                        for x in c["speaker_subjects"]
+                        if not x.lower().startswith("who")
+                        for y in dict.fromkeys((x, x[:1].upper() + x[1:]))
+                    )
+                    + r"\b"
+                )
+                if c.get("speaker_subjects") and c.get("discourse_openers")
+                else None
+            ),
             and_on=re.compile(rf"[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?P<prep>(?:on|at)\s+(?:the\s+)?)?{nl}", i),
         )
         self._cache[key] = comp
@@ -549,15 +595,18 @@ class RulesAnnotator:
     def _pronoun_refs(pron: str, antecedents: list[str], candidates: dict[str, int]) -> list[str]:
         """The players a pronoun stands for.
 
-        "you" (two, both) is every candidate when only two are alive besides the speaker;
-        a singular pronoun (he, she, him, her) needs exactly one antecedent; a plural one takes
-        the antecedents as they are. Anything else resolves to no one (never a guess).
+        "you" (two, both, one of you) is every candidate when only two are alive besides the
+        speaker; a singular pronoun (he, she, him, her) needs exactly one antecedent; a group
+        pronoun (both, one of them) at least two; a plural one takes the antecedents as they
+        are. Anything else resolves to no one (never a guess).
         """
         p = pron.lower()
         if "you" in p:
             return list(candidates) if len(candidates) == 2 else []
         if re.search(r"\b(?:he|she|him|her)\b", p):
             return antecedents if len(antecedents) == 1 else []
+        if re.search(r"\b(?:both|one|either|two)\b", p):  # "both", "one of them": a group of two or more
+            return antecedents if len(antecedents) >= 2 else []
         return antecedents
 
     @staticmethod
@@ -629,6 +678,7 @@ class RulesAnnotator:
         prev_subjects: list[str] = []
         cleared: set[str] = set()
         last_all: list[str] = []
+        spoken_of: list[str] = []  # players named in the speaker's own last clause ("I want to hear from X")
 
         def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
             for nm in nms:
@@ -678,6 +728,19 @@ class RulesAnnotator:
                     refs = self._pronoun_refs(m.group("pron"), prev_subjects, candidates)
                     cat = "suspect" if self._hedged(sentence, m, clause, comp) else "accuse"
                     add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
+            # "If she's Mafia, ...", "She could be Mafia", "One of you is Mafia": a possibility
+            # raised of a pronoun's players (the players named before it in the sentence, else
+            # the subjects of the sentence before; "you" only when two others are alive)
+            for rx in comp.pronoun_possibility:
+                for m in rx.finditer(sentence):
+                    # the negation must be in the same comma-clause ("I'm not Mafia, so it's one of you")
+                    clause = re.split(r"[,:]", comp.breaks.split(sentence[: m.start()])[-1])[-1]
+                    if comp.negation.search(clause) or self._reported(clause, comp):
+                        continue
+                    named = [x.group(1) for x in comp.name.finditer(sentence, 0, m.start())]
+                    ante = list(dict.fromkeys(named)) or prev_subjects
+                    refs = self._pronoun_refs(m.group("pron"), ante, candidates)
+                    add(refs, "suspect", sentence, f"pronoun-possibility:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
             directed_names: list[str] = []  # "I'm most suspicious of Alex, who ...": Alex is the topic
@@ -733,7 +796,7 @@ class RulesAnnotator:
                 # who a pronoun opening this clause may stand for: the subjects so far, else the one
                 # player the clause before named ("suspicious of Dana—their fight ..."), else the
                 # subjects of the sentence before
-                plural = re.match(r"\W*(?:their|they|them)\b", clause, re.I) is not None
+                plural = comp.plural.match(clause) is not None
                 prior = subjects or (last_all if len(last_all) == 1 or (plural and last_all) else prev_subjects)
                 inherited = False
                 elided = not first and comp.elided is not None and bool(comp.elided.match(clause))
@@ -753,7 +816,13 @@ class RulesAnnotator:
                     own, inherited = (subjects if not first else prev_subjects), True
                 if inherited and not own and (len(last_all) == 1 or plural) and comp.pronoun.search(clause):
                     own = last_all  # "My vote goes to Casey; she has been deflecting": the one player named
-                last_all = sorted({m.group(1) for m in comp.name.finditer(clause)}) or last_all
+                if inherited and spoken_of and (plural or len(spoken_of) == 1) and comp.pronoun.search(clause):
+                    own = spoken_of  # "I want to hear from Gray and Finley—they've said nothing": not the speaker
+                if inherited and len(own) < 2 and comp.group_lead is not None and comp.group_lead.match(clause):
+                    own = []  # "both", "one of them" stand for two or more players, never for one
+                named_here = sorted({m.group(1) for m in comp.name.finditer(clause)})
+                spoken_of = named_here if comp.speaker_led is not None and comp.speaker_led.match(clause) else []
+                last_all = named_here or last_all
                 if own:
                     subjects = own
                     # the last subject group of this clause, for a relative clause after it

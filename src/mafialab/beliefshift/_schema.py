@@ -128,7 +128,8 @@ class AnnotationHeader(_Record):
     Attributes:
         kind: ``"annotation_header"``.
         version: :data:`ANNOTATION_VERSION`.
-        annotator: ``rules`` or the model string.
+        annotator: ``rules:<pack id>`` (e.g. ``rules:annotator-en-v7``; plain ``rules`` in files
+            written before pack v7) or the model string.
         software: ``mafialab <version>``.
         games: Game ids scanned.
         scanned: Every message looked at, so agreement can count "no label" as a label.
@@ -164,7 +165,8 @@ class Annotation(_Record):
         target: The player suspected or accused.
         category: ``suspect`` or ``accuse``.
         evidence: The span of the message that carries the label.
-        annotator: ``rules`` or the model string.
+        annotator: ``rules:<pack id>`` (e.g. ``rules:annotator-en-v7``; plain ``rules`` in files
+            written before pack v7) or the model string.
     """
 
     kind: Literal["annotation"] = "annotation"

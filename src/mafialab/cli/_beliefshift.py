@@ -43,7 +43,7 @@ from mafialab.beliefshift import (
     write_report,
 )
 from mafialab.cli._app import check_in_path, check_out_dir, check_out_file, console, fail, progress_bar
-from mafialab.harness import RayConnectError
+from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -76,6 +76,7 @@ def annotate_cmd(
             fail(f"--annotator: {err}")
     total = len(games)
     n_msgs = sum(len(day_messages(g)) for g in games)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task("messages", total=n_msgs)
         res = asyncio.run(
@@ -227,6 +228,7 @@ def run_cmd(
         label=label,
     )
     n = sum(len(i.observers) for i in items)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
         try:

@@ -156,7 +156,7 @@ def run_cmd(
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """
     from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
-    from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
+    from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
     from mafialab.record import LogFormatError, read_game
 
     check_out_dir(out)
@@ -181,6 +181,7 @@ def run_cmd(
                 highlight=False,
             )
             return
+        freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
         with progress_bar() as bar:
             what = "samples and forks" if ray_address is None else f"samples and forks (ray {ray_address})"
             task = bar.add_task(what, total=None)

@@ -41,7 +41,7 @@ from mafialab.counterfactual import (
     run_fork,
     sweep,
 )
-from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
+from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
 from mafialab.record import GameLog, LogFormatError, read_game
 
 BRANCHES = "a folder of branches (the --out of `mafialab fork run`)"
@@ -186,6 +186,7 @@ def run_cmd(
                 soft_wrap=True,
             )
             return
+        freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
         with progress_bar() as bar:
             task = bar.add_task("branches" if ray_address is None else f"branches (ray {ray_address})", total=n)
             batch = asyncio.run(
@@ -271,6 +272,7 @@ def sweep_cmd(
     check_out_dir(out)
     check_in_path(game, "GAME", ONE_GAME)
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         if agents is not None:
             _check_given_agents(read_game(game), agents, {}, seed)

@@ -27,12 +27,13 @@ def retest(
     OUT under the report's directory).
     """
     from mafialab.analysis import retest_floor
-    from mafialab.harness import PreflightError, ReplayMismatch
+    from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
     from mafialab.probes import resolve_battery, run_retest
     from mafialab.record import RETEST_FILE, LogFormatError, read_game, read_retests
 
     check_out_dir(out)
     check_in_path(game, "GAME", ONE_GAME)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         resolve_battery(battery)
     except ValueError as err:  # ProbeBatteryError

@@ -42,7 +42,7 @@ from mafialab.cli._app import (
     refuse_seats_on_ray,
 )
 from mafialab.engine import deal_roles
-from mafialab.harness import RayConnectError
+from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
 
 season_app = typer.Typer(help="Seasons: many games, balanced seating, judges, leaderboards.", no_args_is_help=True)
@@ -105,6 +105,7 @@ def _drive(
                 console.print(f"[red]game failed[/]: {slot.game_id}", highlight=False)
 
         try:
+            freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
             asyncio.run(coro_factory(on))
         except (SeasonError, SeasonConfigError, ModelSpecError, ImportError, RayConnectError) as err:
             fail(str(err))
