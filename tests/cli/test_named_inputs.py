@@ -239,3 +239,16 @@ def test_an_option_the_mock_backend_does_not_take_is_named_not_a_traceback(runs:
     assert _one_error_line(out) == (
         "error: --judge: mock/x: unknown option 'max_tokens' (known: calls_network, context_window, outputs)"
     )
+
+
+def test_a_bad_agent_in_a_season_file_is_named_by_file_and_field_only(tmp_path: Path) -> None:
+    season = tmp_path / "season.yaml"
+    season.write_text(
+        "name: s\nrules: werewolf7\ngames: 1\nroster:\n  - agent: scripted\n  - agent: bogus\n"
+        "judges:\n  - model: mock/j\n"
+    )
+    code, out = _run(["season", "plan", str(season)])
+    assert code == 2
+    line = _one_error_line(out)
+    assert line.startswith(f"error: {season}: roster[1].agent: unknown agent spec 'bogus'"), line
+    assert "agents:" not in line
