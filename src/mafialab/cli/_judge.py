@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mafialab.cli._app import console, fail
-from mafialab.harness import unreachable
+from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, no_games_message, read_game
@@ -75,4 +75,5 @@ def judge(
                 continue
             _print(ens, verdicts)
 
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     asyncio.run(run())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -17,16 +16,20 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
+from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
 from mafialab.cli._app import (
+    check_agent_spec,
     check_out_dir,
     console,
     err_console,
     fail,
+    load_price_option,
+    option_message,
     os_error_message,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
+    seat_option,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -36,6 +39,7 @@ from mafialab.harness import (
     RayConnectError,
     default_game_id,
     driver_limits,
+    freeze_startup_heap,
     play_games,
     play_games_ray,
     preflight,
@@ -43,8 +47,8 @@ from mafialab.harness import (
 )
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
-from mafialab.record import GAME_FILE, PriceTable, load_prices
-from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
+from mafialab.record import GAME_FILE, PriceTable
+from mafialab.remote import SeatServer, SeatTicket, is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
 
 
@@ -143,6 +147,7 @@ def _play_on_ray(
     address: str,
 ) -> list[GameResult]:
     """:func:`mafialab.harness.play_games_ray` with a progress bar of finished games."""
+    freeze_startup_heap()  # the driver writes every game: keep its start-up heap out of full GC passes
     games_task = progress.add_task(f"games (ray {address})", total=len(seeds))
     return play_games_ray(
         rules,
@@ -195,7 +200,7 @@ async def _play_all(
         return found
 
     def start(seed: int) -> None:
-        _freeze_startup_heap()  # the agents are built: the backends' imports are done
+        freeze_startup_heap()  # the agents are built: the backends' imports are done
         phases.start(seed)
 
     def done(seed: int, result: GameResult | None) -> None:
@@ -216,27 +221,6 @@ async def _play_all(
         on_done=done,
         allow_degraded=allow_degraded,
     )
-
-
-_HEAP_FROZEN = False
-
-
-def _freeze_startup_heap() -> None:
-    """Keep what start-up built out of the cyclic garbage collector's full passes (once per process).
-
-    By the first game the process holds a large, long-lived heap (the modules of the model
-    client, pydantic models, prompt packs, the rule set). Each full (generation 2)
-    collection walks all of it, stalling the event loop, game and probes alike, for up to
-    0.3 s, several times in a probed game (measured with ``benchmarks/throughput.py`` on
-    the loaded 2-core development machine). :func:`gc.freeze` after a young-generation
-    collection moves those objects to the permanent generation; everything created later
-    is collected as before.
-    """
-    global _HEAP_FROZEN
-    if not _HEAP_FROZEN:
-        _HEAP_FROZEN = True
-        gc.collect(1)
-        gc.freeze()
 
 
 MAX_FALLBACK_LINES = 20
@@ -453,7 +437,7 @@ def _play(
     try:
         rs = load_rules(rules)
     except RuleSetError as err:
-        fail(str(err))
+        fail(option_message("--rules", err))
     opts: dict[str, Any] = {}
     if base_url is not None:
         opts["base_url"] = base_url
@@ -463,22 +447,27 @@ def _play(
         opts["max_tokens"] = max_tokens
     if temperature is not None:
         opts["temperature"] = temperature
+    table = load_price_option(prices)
     try:
-        table = load_prices(prices) if prices is not None else PriceTable()
-        specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
-        specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
-        # validate every spec (and load models) before playing
-        for s, spec in enumerate(specs):
-            make_agent(spec, s, rs, seed)
-    except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
+        overrides = parse_seat_overrides(seat, rs.n_seats)
+    except ValueError as err:
         fail(str(err))
+    specs: list[str] = []
+    for s in range(rs.n_seats):  # validate every spec (and load models) before playing, naming its option
+        option = seat_option(s, overrides)
+        try:
+            spec = with_model_options(overrides.get(s, agents), opts)
+        except ValueError as err:
+            fail(option_message(option, err))
+        specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
+        check_agent_spec(specs[-1], option, rs, s, seed)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
-        fail(str(err))
+        fail(option_message("--probes", err))
     out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
         mute = _unprobed_specs(specs, rs, seed)

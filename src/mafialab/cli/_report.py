@@ -29,7 +29,7 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import check_out_dir, console, err_console, fail
+from mafialab.cli._app import check_in_path, check_out_dir, console, err_console, fail
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 
@@ -405,7 +405,7 @@ def report(
             )
         per_dir.append((directory, games))
     retest_paths = [p for d in directories for p in find_retests(d)]
-    retest_paths += [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
