@@ -252,3 +252,17 @@ def test_a_bad_agent_in_a_season_file_is_named_by_file_and_field_only(tmp_path: 
     line = _one_error_line(out)
     assert line.startswith(f"error: {season}: roster[1].agent: unknown agent spec 'bogus'"), line
     assert "agents:" not in line
+
+
+def test_a_model_option_given_as_its_own_option_is_named_by_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    monkeypatch.delenv("OTHER_KEY_VAR", raising=False)
+    out = str(tmp_path / "o")
+    code, text = _run(["play", "--agents", "openai/m", "--api-key-env", "NO_SUCH_KEY_VAR", "--out", out])
+    assert code == 2
+    assert _one_error_line(text) == "error: --api-key-env: environment variable NO_SUCH_KEY_VAR is not set"
+    # the model string's own option wins over the shared one, and is named as part of --agents
+    spec = "openai/m?api_key_env=OTHER_KEY_VAR"
+    code, text = _run(["play", "--agents", spec, "--api-key-env", "NO_SUCH_KEY_VAR", "--out", out])
+    assert code == 2
+    assert _one_error_line(text) == "error: --agents: api_key_env: environment variable OTHER_KEY_VAR is not set"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -172,7 +172,9 @@ def refuse_seats_on_ray(ray: str | None, specs: list[str]) -> None:
 
 
 # ------------------------------------------------ input paths and model strings, named by their option
-def check_in_path(path: Path, name: str, wanted: str | None = None, kind: str = "any") -> Path:
+def check_in_path(
+    path: Path, name: str, wanted: str | None = None, kind: Literal["any", "folder", "file"] = "any"
+) -> Path:
     """Fail (code 2) naming the option or argument when an input ``path`` does not exist or is the wrong kind.
 
     Args:
@@ -210,7 +212,8 @@ def option_message(option: str, err: BaseException) -> str:
     every other word.
     """
     msg = str(err)
-    for name in (option, option.lstrip("-").lower(), *_LIBRARY_NAMES):
+    bare = option.lstrip("-").lower()
+    for name in (option, bare, bare.replace("-", "_"), *_LIBRARY_NAMES):
         msg = msg.removeprefix(f"{name}: ")
     return f"{option}: {msg}"
 
@@ -224,12 +227,28 @@ def seat_option(seat: int, overrides: Mapping[int, str], option: str = "--agents
     return f"--seat {seat}={overrides[seat]}" if seat in overrides else option
 
 
-def check_agent_spec(spec: str, option: str, rules: RuleSet, seat: int = 0, seed: int = 0) -> None:
+def check_agent_spec(
+    spec: str,
+    option: str,
+    rules: RuleSet,
+    seat: int = 0,
+    seed: int = 0,
+    given: Mapping[str, str] | None = None,
+) -> None:
     """Build the agent for a spec given on the command line; fail (code 2) naming ``option`` if it cannot be built.
 
     A model string's bad provider, option name or value (``openai/m?max_n=x``), an unknown
     agent spec, a missing optional extra or a bad remote-seat spec all come out as
     ``OPTION: …`` on one line, before any game or model call.
+
+    Args:
+        spec: The agent spec (model options from other command-line options already added).
+        option: Where the spec came from (``--agents``, ``--seat 3=…``).
+        rules: The rule set the agent plays.
+        seat: The seat it plays.
+        seed: The game seed.
+        given: Model options that came from options of their own (``{"api_key_env":
+            "--api-key-env"}``): an error about one of them names that option instead.
 
     Raises:
         typer.Exit: (through :func:`fail`, code 2) the spec cannot be built.
@@ -239,7 +258,9 @@ def check_agent_spec(spec: str, option: str, rules: RuleSet, seat: int = 0, seed
     try:
         make_agent(spec, seat, rules, seed)
     except (ValueError, ImportError) as err:  # AgentSpecError, ModelSpecError, PromptPackError, SeatSpecError
-        fail(option_message(option, err))
+        msg = str(err)
+        by = next((o for k, o in (given or {}).items() if msg.startswith(f"{k}:") or f"option {k}=" in msg), option)
+        fail(option_message(by, err))
 
 
 def load_price_option(path: Path | None, option: str = "--prices") -> PriceTable:

@@ -51,6 +51,10 @@ from mafialab.record import GAME_FILE, PriceTable
 from mafialab.remote import SeatServer, SeatTicket, is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
 
+_OPTION_OF = {"base_url": "--base-url", "api_key_env": "--api-key-env", "max_tokens": "--max-tokens",
+              "temperature": "--temperature"}  # fmt: skip
+"""The option each shared model option comes from (an error about it names that option)."""
+
 
 def _seat_options(spec: str, timeout: float, probe: bool) -> str:
     """``spec`` with ``timeout``/``probe`` added when it is a remote or human seat (options given win)."""
@@ -460,7 +464,8 @@ def _play(
         except ValueError as err:
             fail(option_message(option, err))
         specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
-        check_agent_spec(specs[-1], option, rs, s, seed)
+        from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
+        check_agent_spec(specs[-1], option, rs, s, seed, from_options)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
