@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from mafialab.counterfactual import (
 )
 from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
 from mafialab.record import GameLog, LogFormatError, read_game
+from mafialab.rules import winner_name, winners_line
 
 BRANCHES = "a folder of branches (the --out of `mafialab fork run`)"
 
@@ -211,11 +213,12 @@ def run_cmd(
         fail(str(err))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
-        t.add_row(b.game_id, str(b.replica), b.winner or "-", f"{b.fallbacks}/{b.decisions}")
+        t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
     console.print(t)
+    won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
     console.print(
         f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
-        f"town won {batch.wins('town')}, mafia {batch.wins('mafia')}. Logs in {escape(str(out))}/",
+        f"won: {won}. Logs in {escape(str(out))}/",
         highlight=False,
     )
 
