@@ -166,6 +166,17 @@ MISSING = {
         ["beliefshift", "freeze", "{runs}", "{nope}.jsonl", "--out", "{tmp}/b.jsonl"],
         "ANNOTATIONS: {nope}.jsonl does not exist",
     ),
+    "judge": (["judge", "{nope}", "--judge", "mock/j"], "GAME_DIR: {nope} does not exist: expected a game's folder"),
+    "export parquet": (["export", "parquet", "{nope}", "--out", "{tmp}/t"], "DIRECTORY: {nope} does not exist"),
+    "export tgn": (["export", "tgn", "{nope}"], "DIRECTORY: {nope} does not exist"),
+    "beliefshift annotate": (
+        ["beliefshift", "annotate", "{runs}", "{nope}", "--out", "{tmp}/a.jsonl"],
+        "LOGS: {nope} does not exist: expected a game's folder",
+    ),
+    "beliefshift freeze LOGS": (
+        ["beliefshift", "freeze", "{nope}", "{nope}.jsonl", "--out", "{tmp}/b.jsonl"],
+        "LOGS: {nope} does not exist",
+    ),
     "import mafiascope": (
         ["import", "mafiascope", "{nope}", "--out", "{tmp}/i"],
         "SRC: {nope} does not exist: expected a MafiaScope folder",

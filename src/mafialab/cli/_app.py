@@ -204,6 +204,20 @@ ONE_GAME = "one game's folder (holding game.jsonl)"
 """What a one-game command (``fork``, ``retest``, ``bifurcate run``) wants, for :func:`check_in_path`."""
 
 
+def check_games_path(path: Path, name: str) -> Path:
+    """Fail (code 2) naming the argument when ``path``, where game logs are read from, does not exist.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist: expected a
+            game's folder …`` (:func:`mafialab.record.no_games_message`).
+    """
+    from mafialab.record import no_games_message
+
+    if not path.exists():
+        fail(f"{name}: {no_games_message(path)}")
+    return path
+
+
 def option_message(option: str, err: BaseException) -> str:
     """``OPTION: message`` for an error about a value given as ``option`` (its own leading name dropped).
 

@@ -42,7 +42,15 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import check_in_path, check_out_dir, check_out_file, console, fail, progress_bar
+from mafialab.cli._app import (
+    check_games_path,
+    check_in_path,
+    check_out_dir,
+    check_out_file,
+    console,
+    fail,
+    progress_bar,
+)
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
@@ -63,6 +71,8 @@ def annotate_cmd(
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
     check_out_file(out)  # before any work (model calls)
+    for path in logs:
+        check_games_path(path, "LOGS")
     try:
         games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
@@ -157,6 +167,7 @@ def freeze_cmd(
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     check_out_file(out)  # before any work (model calls)
+    check_games_path(logs, "LOGS")
     check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
     if prompts is not None:
         check_in_path(prompts, "--prompts", "a YAML file", kind="file")

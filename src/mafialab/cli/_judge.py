@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from mafialab.cli._app import console, fail
+from mafialab.cli._app import check_games_path, console, fail
 from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model
@@ -49,6 +49,7 @@ def judge(
     attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Calls per verdict (first try + retries)."),
 ) -> None:
     """Judge finished games; verdicts are appended to verdicts.jsonl beside each game.jsonl."""
+    check_games_path(game_dir, "GAME_DIR")
     dirs = iter_game_dirs(game_dir) if game_dir.is_dir() else []
     if not dirs:
         fail(no_games_message(game_dir))
