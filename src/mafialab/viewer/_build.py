@@ -385,6 +385,7 @@ def build_game(
         "models": sorted({s.agent for s in h.roster}),
         "winner": glog.winner,
         "winner_name": lex.team_name(ends[-1].winner) if ends else None,
+        "teams": {"town": lex.town_team, "mafia": lex.mafia_team},  # so a branch's winner is named as its rules do
         "rounds": ends[-1].rounds if ends else (events[-1].round if events else 0),
         "probes": len(probes),
         "probe_ids": dict(Counter(p.probe_id for p in probes)),
