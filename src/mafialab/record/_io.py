@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -151,38 +152,37 @@ _SEAT_LIST_FIELDS = ("members", "alive", "candidates")
 _SEAT_MAP_FIELDS = {"votes": True, "tally": False}  # field -> whether its values are seats too (keys always are)
 
 
-def seats_named(event: Event) -> list[tuple[str, int]]:
-    """Every ``(field, seat)`` an event names: its seat, target, lists and maps of seats, visibility.
-
-    Fields: ``seat``, ``target``, ``killed``, ``saved``, ``outcome`` (one seat or ``None``);
-    ``members``, ``alive``, ``candidates`` (lists); ``votes`` (voter -> target, both seats),
-    ``tally`` (target -> count); ``visibility.seats``. Other fields hold no seat numbers.
-    """
-    out: list[tuple[str, int]] = []
-    for name in _SEAT_FIELDS:
-        v = getattr(event, name, None)
-        if isinstance(v, int) and not isinstance(v, bool):
-            out.append((name, v))
-    for name in _SEAT_LIST_FIELDS:
-        out += [(name, v) for v in getattr(event, name, None) or ()]
-    for name, values_too in _SEAT_MAP_FIELDS.items():
-        for k, v in (getattr(event, name, None) or {}).items():
-            out.append((name, k))
-            if values_too and v is not None:
-                out.append((name, v))
-    out += [("visibility.seats", v) for v in event.visibility.seats]
-    return out
+@functools.cache
+def _seat_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(field, shape)`` of an event class's fields that hold seats; shape ``one``, ``list``, ``map`` or ``keys``."""
+    fields = getattr(cls, "model_fields", {})
+    return (
+        tuple((n, "one") for n in _SEAT_FIELDS if n in fields)
+        + tuple((n, "list") for n in _SEAT_LIST_FIELDS if n in fields)
+        + tuple((n, "map" if both else "keys") for n, both in _SEAT_MAP_FIELDS.items() if n in fields)
+    )
 
 
 def seat_range_problem(event: Event, n_seats: int) -> str | None:
     """Why ``event`` cannot belong to a game of ``n_seats`` seats (a seat it names is out of range), else ``None``.
 
+    The seats an event names: ``seat``, ``target``, ``killed``, ``saved``, ``outcome`` (one seat
+    or ``None``); ``members``, ``alive``, ``candidates`` (lists); ``votes`` (voter -> target,
+    both seats), ``tally`` (target -> count); ``visibility.seats``.
+
     Example: ``"seat 99 in 'seat' is out of range: the roster has seats 0-6"``.
     """
-    bad = next(((f, v) for f, v in seats_named(event) if not 0 <= v < n_seats), None)
-    if bad is None:
-        return None
-    return f"seat {bad[1]} in {bad[0]!r} is out of range: the roster has seats 0-{n_seats - 1}"
+    for name, shape in (*_seat_fields(type(event)), ("visibility.seats", "list")):
+        v: Any = event.visibility.seats if name == "visibility.seats" else getattr(event, name)
+        if v is None:
+            continue
+        seats: Iterable[Any] = (
+            (v,) if shape == "one" else v if shape == "list" else v.keys() if shape == "keys" else [*v, *v.values()]
+        )
+        for seat in seats:
+            if isinstance(seat, int) and not 0 <= seat < n_seats:
+                return f"seat {seat} in {name!r} is out of range: the roster has seats 0-{n_seats - 1}"
+    return None
 
 
 def read_game(path: Path, *, warn: bool = True) -> GameLog:
