@@ -77,16 +77,22 @@ LOSS_LEGEND = "transport/empty/cut/unparseable/shape"
 def whole_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
     """A table whose values are never cut ("wer…") nor broken inside a word at 80 columns.
 
-    Each column is at least as wide as its longest value (a header wraps at its spaces
-    instead); a table that does not fit the console with rules drops its vertical rules and
-    outer padding. One still too wide should be split by its caller (as the instrument's two
-    tables are).
+    Each column is as wide as its longest value, or longest line of a value (a value with its
+    interval takes two lines: :func:`_with_ci`), and as its header when that still fits the
+    console (else a header wraps at its spaces). A table that does not fit the console with
+    rules drops its vertical rules and outer padding; one still too wide should be split by
+    its caller (as the instrument is).
     """
-    widths = [max([len(w) for w in h.split()] + [len(r[k]) for r in rows]) for k, h in enumerate(head)]
-    ruled = sum(widths) + 3 * len(widths) + 1 <= console.width  # boxed, as every other table, when it fits
-    t = Table(title=title) if ruled else Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    values = [max([len(line) for r in rows for line in r[k].splitlines()], default=0) for k in range(len(head))]
+    whole = [max(v, len(h)) for v, h in zip(values, head, strict=True)]  # headers on one line
+    words = [max([v, *(len(w) for w in h.split())]) for v, h in zip(values, head, strict=True)]  # headers wrapped
+    n = len(head)
+    layouts = [(True, whole), (True, words), (False, whole), (False, words)]  # the first that fits
+    fits = [(r, w) for r, w in layouts if sum(w) + (3 * n + 1 if r else 3 * n - 3) <= console.width]
+    ruled, widths = fits[0] if fits else layouts[-1]
+    t = Table(title=title) if ruled else Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for h, w in zip(head, widths, strict=True):
-        t.add_column(h, min_width=w, overflow="fold")
+        t.add_column(h, width=w, overflow="fold")
     for r in rows:
         t.add_row(*r)
     return t
@@ -179,21 +185,27 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
         _print_dynamics(rep)
 
 
+def _with_ci(value: str, ci: str) -> str:
+    """A value with its 95% interval on the line below (one line when there is no interval)."""
+    return f"{value}\n{ci}" if ci else value
+
+
 def _print_f1(rep: dict[str, Any]) -> None:
-    t = Table("round", "committed acc (n)", "95% CI", "chance", "Unknown (n)", "recall (n)", "95% CI", "chance",
-              title="F1 first-order (non-mafia observers)")  # fmt: skip
-    for r, v in rep["first_order"].items():
-        t.add_row(
+    rows = [
+        [
             r,
-            f"{_f(v['committed_accuracy'])} ({v['committed_n']})",
-            _ci(v["ci95"]["committed_accuracy"], v["committed_accuracy"]),
+            _with_ci(f"{_f(v['committed_accuracy'])} ({v['committed_n']})",
+                     _ci(v["ci95"]["committed_accuracy"], v["committed_accuracy"])),
             _f(v["accuracy_chance"]),
             f"{_f(v['unknown_rate'])} ({v['unknown_n']})",
-            f"{_f(v['recall'])} ({v['recall_n']})",
-            _ci(v["ci95"]["recall"], v["recall"]),
+            _with_ci(f"{_f(v['recall'])} ({v['recall_n']})", _ci(v["ci95"]["recall"], v["recall"])),
             _f(v["recall_chance"]),
-        )
-    console.print(t)
+        ]
+        for r, v in rep["first_order"].items()
+    ]  # fmt: skip
+    head = ["round", "committed accuracy (n)", "chance", "Unknown (n)", "recall (n)", "chance"]
+    console.print(whole_table("F1 first-order (non-mafia observers)", head, rows))
+    console.print("95% CI under each value", style="dim", highlight=False)
 
 
 def _print_f2(rep: dict[str, Any]) -> None:
@@ -212,19 +224,19 @@ def _print_f2(rep: dict[str, Any]) -> None:
 
 
 def _print_f3(rep: dict[str, Any]) -> None:
-    t = Table("predictor", "pairs", "over-prediction", "95% CI", "pred/actual suspects", "accuracy", "majority",
-              title="F3 second-order")  # fmt: skip
-    for side, v in rep["second_order"].items():
-        t.add_row(
+    rows = [
+        [
             side,
             str(v["pairs"]),
-            _f(v["overprediction_ratio"]),
-            _ci(v["ci95"]["overprediction_ratio"], v["overprediction_ratio"]),
+            _with_ci(_f(v["overprediction_ratio"]), _ci(v["ci95"]["overprediction_ratio"], v["overprediction_ratio"])),
             f"{v['predicted_suspects']}/{v['actual_suspects']}",
             _f(v["accuracy"]),
             _f(v["majority_baseline"]),
-        )
-    console.print(t)
+        ]
+        for side, v in rep["second_order"].items()
+    ]
+    head = ["predictor", "pairs", "over-prediction (95% CI)", "pred/actual suspects", "accuracy", "majority"]
+    console.print(whole_table("F3 second-order", head, rows))
 
 
 def _print_f4(rep: dict[str, Any], probed: bool = True) -> None:
@@ -233,18 +245,14 @@ def _print_f4(rep: dict[str, Any], probed: bool = True) -> None:
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
             if metric not in _F4_EXTRA and x["n"]:
-                rows.append(
-                    [side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"])]
-                )
+                rate = _with_ci(_f(x["rate"]), _ci(x["ci95"], x["rate"]))
+                rows.append([side, metric, f"{x['hits']}/{x['n']}", rate, _f(x["chance"])])
         for pred, x in v.get("baselines", {}).items():
             if x["n"]:
-                rows.append(
-                    [side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), ""]
-                )
+                rate = _with_ci(_f(x["rate"]), _ci(x["ci95"], x["rate"]))
+                rows.append([side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", rate, ""])
     if rows:
-        console.print(
-            whole_table("F4 vote coupling", ["voters", "measure", "hits/n", "rate", "95% CI", "chance"], rows)
-        )
+        console.print(whole_table("F4 vote coupling", ["voters", "measure", "hits/n", "rate (95% CI)", "chance"], rows))
     else:
         console.print("F4 vote coupling: no counted vote in these games", highlight=False)
     sides = {
@@ -277,8 +285,7 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
     dyn, quad = rep.get("dynamics"), rep.get("quadrants")
     if dyn is not None and dyn["volatility_pairs"]:
         floor = dyn["retest"]
-        t = Table("group", "volatility (pairs)", "95% CI", "top-suspect flips (pairs)", "95% CI",
-                  "retest floor", "return rate (flips)", title="Belief dynamics (suspicion rankings)")  # fmt: skip
+        rows = []
         groups = [("all", dyn)]
         groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
         groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
@@ -290,16 +297,19 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
                 fl = f"{_f(r['flip_rate'])} ({r['pairs']})"
             else:
                 fl = ""
-            t.add_row(
-                name,
-                f"{_f(v['volatility'])} ({v['volatility_pairs']})",
-                _ci(v["ci95"]["volatility"], v["volatility"]),
-                f"{_f(v['flip_rate'])} ({v['flip_pairs']})",
-                _ci(v["ci95"]["flip_rate"], v["flip_rate"]),
-                fl,
-                f"{_f(v['return_rate'])} ({v['flips']})",
-            )
-        console.print(t)
+            rows.append(
+                [
+                    name,
+                    _with_ci(f"{_f(v['volatility'])} ({v['volatility_pairs']})",
+                             _ci(v["ci95"]["volatility"], v["volatility"])),
+                    _with_ci(f"{_f(v['flip_rate'])} ({v['flip_pairs']})", _ci(v["ci95"]["flip_rate"], v["flip_rate"])),
+                    fl,
+                    f"{_f(v['return_rate'])} ({v['flips']})",
+                ]
+            )  # fmt: skip
+        head = ["group", "volatility (pairs)", "top-suspect flips (pairs)", "retest floor", "return rate (flips)"]
+        console.print(whole_table("Belief dynamics (suspicion rankings)", head, rows))
+        console.print("95% CI under each value", style="dim", highlight=False)
         if floor is not None and floor["flip_rate_reweighted"] is not None:
             console.print(
                 f"retest floor reweighted to the observed pairs per round: {_f(floor['flip_rate_reweighted'])} "
