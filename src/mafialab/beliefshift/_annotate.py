@@ -607,17 +607,14 @@ class RulesAnnotator:
         """The players a pronoun stands for.
 
         "you" (two, both, one of you) is every candidate when only two are alive besides the
-        speaker; a singular pronoun (he, she, him, her) needs exactly one antecedent; a group
-        pronoun (both, one of them) at least two; a plural one takes the antecedents as they
-        are. Anything else resolves to no one (never a guess).
+        speaker; a singular pronoun (he, she, him, her) needs exactly one antecedent; a plural
+        one takes the antecedents as they are. Anything else resolves to no one (never a guess).
         """
         p = pron.lower()
         if "you" in p:
             return list(candidates) if len(candidates) == 2 else []
         if re.search(r"\b(?:he|she|him|her)\b", p):
             return antecedents if len(antecedents) == 1 else []
-        if re.search(r"\b(?:both|one|either|two)\b", p):  # "both", "one of them": a group of two or more
-            return antecedents if len(antecedents) >= 2 else []
         return antecedents
 
     @staticmethod
@@ -751,6 +748,9 @@ class RulesAnnotator:
                     named = [x.group(1) for x in comp.name.finditer(sentence, 0, m.start())]
                     ante = list(dict.fromkeys(named)) or prev_subjects
                     refs = self._pronoun_refs(m.group("pron"), ante, candidates)
+                    group_of = comp.group_lead is not None and comp.group_lead.match(m.group("pron"))
+                    if group_of and "you" not in m.group("pron").lower() and len(refs) < 2:
+                        continue  # "one of them", "both": two or more players, never one
                     add(refs, "suspect", sentence, f"pronoun-possibility:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
