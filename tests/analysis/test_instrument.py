@@ -154,4 +154,4 @@ def test_scripted_game_report_has_every_field(tmp_path: Path) -> None:
     assert "instrument,pooled,multiplier," in csv_out
     assert "vote_coupling,innocents increment most_mentioned,mcnemar_p," in csv_out
     table = CliRunner(env={"COLUMNS": "250"}).invoke(app, ["report", str(tmp_path), "--resamples", "20"]).stdout
-    assert "F4 against the transcript" in table and "Instrument: cost and loss" in table
+    assert "F4 against the transcript" in table and "Instrument: cost" in table and "Instrument: probe answers" in table

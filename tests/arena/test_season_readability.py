@@ -9,9 +9,10 @@ import yaml
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from mafialab.arena import load_season, season_warnings
+from mafialab.arena import load_season, season_warnings, terminal_game_rows, write_index
 from mafialab.cli import app
 from mafialab.record import PROBES_FILE
+from mafialab.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "arena_season.yaml"
@@ -49,6 +50,21 @@ def test_the_leaderboard_reads_at_80_columns_with_whole_names(played: Path) -> N
     # every table closes its right border: nothing wider than the screen was cropped
     assert all(ln.rstrip()[-1] in "┓┃┩│┘" for ln in lines if ln.startswith(("┏", "┃", "┡", "│", "└")))
     assert "† no interval" in " ".join(res.output.split()) or "[" in res.output
+
+
+def test_the_games_table_names_winners_as_the_rule_set_does(played: Path) -> None:
+    index = write_index(played)
+    rules = load_rules(index.rules_id)
+    played_games = [g for g in index.games if g.winner is not None]
+    assert played_games
+    head, rows = terminal_game_rows(index)
+    md = runner.invoke(app, ["season", "leaderboard", str(played), "--markdown"]).output
+    for g in played_games:
+        name = rules.lexicon.team_name(g.winner)
+        assert g.winner_name == name
+        (row,) = [r for r in rows if r[0] == g.game_id]
+        assert row[head.index("winner")].startswith(name)
+        assert f"| {g.game_id} | {g.seed} | {name} |" in md
 
 
 def test_markdown_stays(played: Path) -> None:

@@ -1,5 +1,7 @@
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -180,5 +182,28 @@ def test_output_paths_with_brackets_are_printed_as_written(tmp_path, name):
     out = tmp_path / name
     res = runner.invoke(app, ["play", "--agents", "scripted", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert f"Logs in {out}/" in res.output
-    assert len(list(iter_game_dirs(out))) == 1
+    (game,) = iter_game_dirs(out)
+    assert f"  seed 0: {game.resolve()}" in res.output.splitlines()
+
+
+@pytest.mark.parametrize(("games", "listed"), [(3, 3), (23, 20)])
+def test_play_prints_each_games_folder_whole_one_per_line(tmp_path, monkeypatch, games, listed):
+    # at 80 columns too: a folder is never cut ("werewolf7-s0-d2c…") nor wrapped inside its path
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(
+        app, ["play", "--agents", "scripted", "--games", str(games), "--out", "runs"]
+    )
+    assert res.exit_code == 0, res.output
+    dirs = {d.name: d for d in iter_game_dirs(tmp_path / "runs")}
+    assert len(dirs) == games
+    lines = res.output.splitlines()
+    shown = [m.groups() for m in map(re.compile(r"^  seed (\d+): (.+)$").match, lines) if m]
+    assert len(shown) == listed
+    for seed, folder in shown:
+        path = Path(folder)
+        assert path.is_absolute() and path.parent == (tmp_path / "runs").resolve()
+        assert path.name in dirs and (path / "game.jsonl").exists()
+        assert read_game(path).header.seed == int(seed)
+    if games > listed:
+        assert f"... and {games - listed} more, each a folder of {(tmp_path / 'runs').resolve()}/" in res.output
+    assert "Logs in runs/" not in res.output

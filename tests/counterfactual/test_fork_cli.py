@@ -97,3 +97,22 @@ def test_steps_of_a_log_with_an_unreadable_line_say_the_list_stops_at_it(tmp_pat
     warning = " ".join(res.stderr.split())
     assert f"1 unreadable line(s) in the log (first: {g / 'game.jsonl'}:{cut + 1}:" in warning
     assert f"as far as it still follows the game ({listed} step(s) listed)" in warning
+
+
+def test_fork_run_names_the_winners_as_the_rule_set_does(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "2", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    g = next((tmp_path / "r").iterdir())  # werewolf7: "Village" and "Werewolves"
+    res = runner.invoke(app, ["fork", "run", str(g), "--at", "20", "-n", "4", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    names = {"town": "Village", "mafia": "Werewolves"}
+    won: dict[str, int] = {}
+    for branch in (tmp_path / "f").iterdir():
+        log = read_game(branch)
+        assert log.winner in names
+        row = next(line for line in res.output.splitlines() if log.game_id in line)
+        assert f" {names[log.winner]} " in row and " town " not in row and " mafia " not in row
+        won[names[log.winner]] = won.get(names[log.winner], 0) + 1
+    flat = " ".join(res.output.split())
+    expected = ", ".join(f"{n} {won[n]}" for n in ("Village", "Werewolves") if n in won)
+    assert f"won: {expected}." in flat and "town won" not in flat

@@ -72,7 +72,12 @@ def test_tree_branch_page_and_static_build_has_no_branch_button(site: Path, page
     node = pg.locator(f"li.batchnode[data-batch='{inject['batch']}']")
     text = node.text_content() or ""
     assert f"step {inject['step']}" in text and "4 replicas" in text
-    assert f"town {inject['town']['k']} / mafia {inject['mafia']['k']}" in text
+    # counts and winners named as the parent's rule set names its teams (not "town"/"mafia")
+    teams = next(r for r in index["games"] if r["id"] == inject["parent"])["teams"]
+    assert f"{teams['town']} {inject['town']['k']} / {teams['mafia']} {inject['mafia']['k']}" in text
+    for gid, won in zip(inject["games"], inject["winners"], strict=True):
+        branch = node.locator(f"li.branchnode[data-game='{gid}']").first.text_content() or ""
+        assert f"→ {teams[won]}" in branch if won else "→ unfinished" in branch
     # a branch page: breadcrumb back to the parent, prefix dimmed, fork step marked
     gid = inject["games"][0]
     row = next(r for r in index["games"] if r["id"] == gid)
@@ -100,7 +105,12 @@ def test_outcome_strip_and_comparison(site: Path, page: tuple[Page, list[str]]) 
     pg.wait_for_selector("#outcome")
     widths = pg.eval_on_selector_all("#outcome rect.seg", "els => els.map(e => +e.getAttribute('width'))")
     assert widths[0] == pytest.approx(600 * a["town"]["k"] / a["replicas"])
-    assert f"n = {a['n']} finished" in (pg.text_content(".outcome-legend") or "")
+    legend = pg.text_content(".outcome-legend") or ""
+    assert f"n = {a['n']} finished" in legend
+    teams = next(r for r in index["games"] if r["id"] == "parent")["teams"]
+    assert f"P({teams['town']} wins)" in legend and f"P({teams['mafia']} wins)" in legend
+    listed = pg.eval_on_selector_all("#batch-branches li", "els => els.map(e => e.textContent)")
+    assert listed == [f"{g} → {teams[w] if w else 'unfinished'}" for g, w in zip(a["games"], a["winners"], strict=True)]
     pg.click(f"a[href='#/compare/{a['batch']}/{b['batch']}']")
     pg.wait_for_selector("#delta")
     res = CliRunner().invoke(

@@ -67,6 +67,9 @@ def test_the_season_page_renders_and_links_to_games(season_site: tuple[Path, Pat
         assert pg.locator("#season-games section").count() == 3
         text = pg.text_content("#season-games") or ""
         assert "The town talks itself into knots" in text and "MVP: Alex" in text
+        # winners as the rule set names its teams (arena12: Town, Mafia), never the canonical ids
+        assert "won by Town" in text or "won by Mafia" in text
+        assert "won by town" not in text and "won by mafia" not in text
         pg.click("#season-games section h3 a >> nth=0")
         pg.wait_for_selector("#strip, .strip-empty")
         # the game page's title names the game, not a team (it read "Mafia · <id>", like a winner)

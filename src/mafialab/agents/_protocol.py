@@ -68,15 +68,15 @@ def make_agent(spec: str, seat: int, rules: RuleSet, seed: int) -> Agent:
         provider, sep, model = spec.partition("/")
         if sep and provider and not model.split("?", 1)[0] and provider in _backend_names():
             raise AgentSpecError(
-                f"agents: {spec!r}: the model string names no model after {provider + '/'!r} "
+                f"{spec!r}: the model string names no model after {provider + '/'!r} "
                 f"(e.g. {provider}/NAME; `mafialab models list` shows each provider's form)"
             )
         if sep and provider:
             raise AgentSpecError(
-                f"agents: {spec!r}: unknown model provider {provider!r} "
+                f"{spec!r}: unknown model provider {provider!r} "
                 f"(providers: {', '.join(_backend_names())}; see `mafialab models list`)"
             )
-        raise AgentSpecError(f"agents: unknown agent spec {spec!r} (known: {known}, or a model string provider/model)")
+        raise AgentSpecError(f"unknown agent spec {spec!r} (known: {known}, or a model string provider/model)")
     return factory(spec, seat, rules, seed)
 
 

@@ -27,7 +27,7 @@ from mafialab.record import (
     read_game,
     read_verdicts,
 )
-from mafialab.rules import Team
+from mafialab.rules import RuleSet, Team, winner_name
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +138,8 @@ class GameRow(BaseModel):
     degraded: bool
     counted: bool
     answered_share: float | None
+    winner_name: str | None = None
+    """The winner as the season's rule set names the team (``Werewolves``); ``None`` until played."""
     headline: str | None = None
     mvp: str | None = None
     mvp_entry: str | None = None
@@ -462,6 +464,7 @@ def build_index(out: Path) -> SeasonIndex:
     tally = _Tally(cfg)
     rows: list[GameRow] = []
     discarded: list[dict[str, Any]] = []
+    season_rules: RuleSet | None = None  # from the games' headers: every game of a season has the same
     for slot in m.slots:
         gdir = out / GAMES_DIR / slot.game_id
         discarded += [{"slot": slot.slot, **a.model_dump()} for a in slot.history]
@@ -471,6 +474,7 @@ def build_index(out: Path) -> SeasonIndex:
         if slot.status == "pending" or not (gdir / "game.jsonl").exists():
             continue
         game: GameLog = read_game(gdir)
+        season_rules = game.header.rules
         verdicts = latest_verdicts(read_verdicts(gdir))
         tally.add_judge_usage(verdicts)
         if game.winner is None or slot.degraded:
@@ -486,6 +490,9 @@ def build_index(out: Path) -> SeasonIndex:
         tally.add_seats(slot, game, ens, verdicts)
         tally.add_calls(slot, gdir)
         tally.rate_match(slot, game)
+    if season_rules is not None:
+        for row in rows:
+            row.winner_name = winner_name(row.winner, season_rules) if row.winner is not None else None
     return SeasonIndex(
         season=cfg.name,
         rules_id=m.rules_id,
@@ -612,7 +619,7 @@ def terminal_tables(index: SeasonIndex) -> list[tuple[str, list[str], list[list[
 def terminal_game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
     """The per-game table at 80 columns: id, winner (``degraded`` marked), rounds, MVP, headline."""
     rows = [
-        [g.game_id, (g.winner or "–") + (" (degraded)" if g.degraded else ""),
+        [g.game_id, (g.winner_name or g.winner or "–") + (" (degraded)" if g.degraded else ""),
          "–" if g.rounds is None else str(g.rounds), f"{g.mvp} ({g.mvp_entry})" if g.mvp else "–", g.headline or "–"]
         for g in index.games
     ]  # fmt: skip
@@ -629,7 +636,7 @@ def game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
             [
                 g.game_id,
                 str(g.seed),
-                g.winner or "–",
+                g.winner_name or g.winner or "–",
                 "–" if g.rounds is None else str(g.rounds),
                 "yes" if g.degraded else "no",
                 mvp,

@@ -1,43 +1,84 @@
-"""The ``mafialab`` command line: parses and prints; the work lives in the library."""
+"""The ``mafialab`` command line: parses and prints; the work lives in the library.
 
+Importing this package is cheap: the command modules (and through them the whole library,
+a second or more) load when :data:`app` is first used or :func:`main` runs, so a Ctrl-C
+while they load is answered by :func:`main` like any other interrupt.
+"""
+
+from __future__ import annotations
+
+import os
 import sys
+from functools import cache
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from rich.markup import escape
+if TYPE_CHECKING:
+    import typer
 
-from mafialab.cli import (
-    _beliefshift,
-    _bifurcate,
-    _bus,
-    _export,
-    _fork,
-    _import,
-    _judge,
-    _models,
-    _play,
-    _report,
-    _retest,
-    _rules,
-    _season,
-    _view,
-)
-from mafialab.cli._app import app, err_console
+    app: typer.Typer
 
-# The command tree, registered here and nowhere else, in the order `mafialab --help` lists it.
-# A command module defines its functions (or its own sub-app) and does no registering.
-app.command("play")(_play.play)
-app.add_typer(_rules.rules_app, name="rules")
-app.add_typer(_models.models_app, name="models")
-app.command("report")(_report.report)
-app.command("view")(_view.view)
-app.add_typer(_export.export_app, name="export")
-app.add_typer(_import.import_app, name="import")
-app.command("judge")(_judge.judge)
-app.add_typer(_season.season_app, name="season")
-app.add_typer(_beliefshift.bs_app, name="beliefshift")
-app.add_typer(_fork.fork_app, name="fork")
-app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
-app.command("retest")(_retest.retest)
-app.add_typer(_bus.bus_app, name="bus")
+INTERRUPTED_AT_START = "interrupted while starting; nothing was written"
+"""What :func:`main` prints (after ``mafialab: ``) on a Ctrl-C before a command runs."""
+
+
+@cache
+def _command_tree() -> typer.Typer:
+    """The ``mafialab`` Typer application with every command registered (once per process)."""
+    from mafialab.cli import (
+        _beliefshift,
+        _bifurcate,
+        _bus,
+        _export,
+        _fork,
+        _import,
+        _judge,
+        _models,
+        _play,
+        _report,
+        _retest,
+        _rules,
+        _season,
+        _view,
+    )
+    from mafialab.cli._app import app
+
+    # The command tree, registered here and nowhere else, in the order `mafialab --help` lists it.
+    # A command module defines its functions (or its own sub-app) and does no registering.
+    app.command("play")(_play.play)
+    app.add_typer(_rules.rules_app, name="rules")
+    app.add_typer(_models.models_app, name="models")
+    app.command("report")(_report.report)
+    app.command("view")(_view.view)
+    app.add_typer(_export.export_app, name="export")
+    app.add_typer(_import.import_app, name="import")
+    app.command("judge")(_judge.judge)
+    app.add_typer(_season.season_app, name="season")
+    app.add_typer(_beliefshift.bs_app, name="beliefshift")
+    app.add_typer(_fork.fork_app, name="fork")
+    app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
+    app.command("retest")(_retest.retest)
+    app.add_typer(_bus.bus_app, name="bus")
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """``mafialab.cli.app``: the registered command tree (:func:`_command_tree`), built on first use."""
+    if name == "app":
+        return _command_tree()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _interrupted_at_start() -> NoReturn:
+    """Exit with code 130 and one line; nothing is open yet, so no clean-up is skipped.
+
+    ``os._exit``, not ``sys.exit``: a Ctrl-C that passed through some extension module's
+    import makes CPython end the process by SIGINT after any later ``sys.exit`` (seen as
+    code -2 instead of 130 by a parent process).
+    """
+    sys.stderr.write(f"mafialab: {INTERRUPTED_AT_START}\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(130)
 
 
 def main() -> None:
@@ -45,15 +86,32 @@ def main() -> None:
 
     A file-system error that reaches this point (an output directory that is read-only or
     is a file, a full disk) is printed as ``error: PATH: reason`` and exits with code 2
-    instead of a traceback; what was written before it stays on disk.
+    instead of a traceback; what was written before it stays on disk. A Ctrl-C (SIGINT)
+    while the commands load prints ``mafialab: interrupted while starting; nothing was
+    written`` and exits with code 130; a command's own interrupt message (``play`` says what it
+    kept) or else ``mafialab: interrupted`` is the one line printed on a Ctrl-C later on.
     """
     try:
-        app()
+        tree = _command_tree()
+        from rich.markup import escape
+
+        from mafialab.cli._app import err_console
+    except KeyboardInterrupt:
+        _interrupted_at_start()
+    try:
+        tree()
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         why = err.strerror or str(err)
         err_console.print(f"[bold red]error:[/] {escape(where + str(why))}", highlight=False, markup=True)
         sys.exit(2)
+    except KeyboardInterrupt:  # while Typer builds the command line, before any command runs
+        _interrupted_at_start()
+    except SystemExit as stop:
+        # Typer turns a Ctrl-C in a command without its own message into a silent exit 130
+        if stop.code == 130 and isinstance(getattr(stop.__context__, "__cause__", None), KeyboardInterrupt):
+            sys.stderr.write("mafialab: interrupted\n")
+        raise
 
 
 __all__ = ["app", "main"]

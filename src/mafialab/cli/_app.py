@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from mafialab.record import PriceTable
+    from mafialab.rules import RuleSet
 
 app = typer.Typer(
     name="mafialab",
@@ -43,10 +48,11 @@ def _root(
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``error: message`` to stderr and exit with ``code`` (no traceback).
 
+    The message is one line (the terminal wraps it, Rich does not cut it into lines).
     ``message`` is plain text: square brackets in it (``mafialab[embedded]``, a path, model
     text) are printed as they are, never read as Rich markup.
     """
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -163,3 +169,127 @@ def refuse_seats_on_ray(ray: str | None, specs: list[str]) -> None:
 
     if ray is not None and any(is_seat_spec(sp) for sp in specs):
         fail(RAY_SEATS)
+
+
+# ------------------------------------------------ input paths and model strings, named by their option
+def check_in_path(
+    path: Path, name: str, wanted: str | None = None, kind: Literal["any", "folder", "file"] = "any"
+) -> Path:
+    """Fail (code 2) naming the option or argument when an input ``path`` does not exist or is the wrong kind.
+
+    Args:
+        path: The path given on the command line.
+        name: The option (``--prices``) or argument (``DIR_A``, ``FILE``) it was given as.
+        wanted: What is expected, for the message (``"one game's folder (holding game.jsonl)"``).
+        kind: ``"folder"`` (a file is refused), ``"file"`` (a folder is refused) or ``"any"``.
+
+    Returns:
+        ``path``, unchanged.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist[: expected …]``,
+            ``NAME: PATH is a file, not a folder: expected …`` or ``NAME: PATH is a folder, not
+            a file: expected …``.
+    """
+    if not path.exists():
+        fail(f"{name}: {path} does not exist" + (f": expected {wanted}" if wanted else ""))
+    if kind == "folder" and not path.is_dir():
+        fail(f"{name}: {path} is a file, not a folder: expected {wanted or 'a folder'}")
+    if kind == "file" and path.is_dir():
+        fail(f"{name}: {path} is a folder, not a file: expected {wanted or 'a file'}")
+    return path
+
+
+ONE_GAME = "one game's folder (holding game.jsonl)"
+"""What a one-game command (``fork``, ``retest``, ``bifurcate run``) wants, for :func:`check_in_path`."""
+
+
+def check_games_path(path: Path, name: str) -> Path:
+    """Fail (code 2) naming the argument when ``path``, where game logs are read from, does not exist.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist: expected a
+            game's folder …`` (:func:`mafialab.record.no_games_message`).
+    """
+    from mafialab.record import no_games_message
+
+    if not path.exists():
+        fail(f"{name}: {no_games_message(path)}")
+    return path
+
+
+def option_message(option: str, err: BaseException) -> str:
+    """``OPTION: message`` for an error about a value given as ``option`` (its own leading name dropped).
+
+    The library says ``agents: …``, ``probes: …`` or ``rules: …`` (its parameter) where the
+    command line has ``--agents``, ``--seat 3=…``, ``--battery`` or ``NAME``; the message keeps
+    every other word.
+    """
+    msg = str(err)
+    bare = option.lstrip("-").lower()
+    for name in (option, bare, bare.replace("-", "_"), *_LIBRARY_NAMES):
+        msg = msg.removeprefix(f"{name}: ")
+    return f"{option}: {msg}"
+
+
+_LIBRARY_NAMES = ("agents", "probes", "rules")
+"""Parameter names the library starts its errors with, where the CLI names its own option."""
+
+
+def seat_option(seat: int, overrides: Mapping[int, str], option: str = "--agents") -> str:
+    """The option a seat's agent spec came from: ``--seat N=SPEC`` when overridden, else ``option``."""
+    return f"--seat {seat}={overrides[seat]}" if seat in overrides else option
+
+
+def check_agent_spec(
+    spec: str,
+    option: str,
+    rules: RuleSet,
+    seat: int = 0,
+    seed: int = 0,
+    given: Mapping[str, str] | None = None,
+) -> None:
+    """Build the agent for a spec given on the command line; fail (code 2) naming ``option`` if it cannot be built.
+
+    A model string's bad provider, option name or value (``openai/m?max_n=x``), an unknown
+    agent spec, a missing optional extra or a bad remote-seat spec all come out as
+    ``OPTION: …`` on one line, before any game or model call.
+
+    Args:
+        spec: The agent spec (model options from other command-line options already added).
+        option: Where the spec came from (``--agents``, ``--seat 3=…``).
+        rules: The rule set the agent plays.
+        seat: The seat it plays.
+        seed: The game seed.
+        given: Model options that came from options of their own (``{"api_key_env":
+            "--api-key-env"}``): an error about one of them names that option instead.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) the spec cannot be built.
+    """
+    from mafialab.agents import make_agent
+
+    try:
+        make_agent(spec, seat, rules, seed)
+    except (ValueError, ImportError) as err:  # AgentSpecError, ModelSpecError, PromptPackError, SeatSpecError
+        msg = str(err)
+        by = next((o for k, o in (given or {}).items() if msg.startswith(f"{k}:") or f"option {k}=" in msg), option)
+        fail(option_message(by, err))
+
+
+def load_price_option(path: Path | None, option: str = "--prices") -> PriceTable:
+    """The ``--prices`` table (the defaults when ``path`` is ``None``); errors name the option and the path.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) the file does not exist, is a folder, or an
+            entry is bad (``--prices: FILE: MODEL.FIELD: …``).
+    """
+    from mafialab.record import PriceTable, load_prices
+
+    if path is None:
+        return PriceTable()
+    check_in_path(path, option, "a YAML file", kind="file")
+    try:
+        return load_prices(path)
+    except ValueError as err:  # ConfigError: names the file, the model and the field
+        fail(option_message(option, err))

@@ -42,8 +42,16 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import check_out_dir, check_out_file, console, fail, progress_bar
-from mafialab.harness import RayConnectError
+from mafialab.cli._app import (
+    check_games_path,
+    check_in_path,
+    check_out_dir,
+    check_out_file,
+    console,
+    fail,
+    progress_bar,
+)
+from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
 
@@ -63,6 +71,8 @@ def annotate_cmd(
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
     check_out_file(out)  # before any work (model calls)
+    for path in logs:
+        check_games_path(path, "LOGS")
     try:
         games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
@@ -76,6 +86,7 @@ def annotate_cmd(
             fail(f"--annotator: {err}")
     total = len(games)
     n_msgs = sum(len(day_messages(g)) for g in games)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task("messages", total=n_msgs)
         res = asyncio.run(
@@ -103,6 +114,8 @@ def agreement_cmd(
     A may be a labels file (one line per message: game_id, round, speaker, labels of
     target/category); B is joined to it by game, round and speaker name.
     """
+    check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
+    check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
     try:
         if is_labels_file(ann_a):
             ref = read_labels(ann_a)
@@ -154,6 +167,10 @@ def freeze_cmd(
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     check_out_file(out)  # before any work (model calls)
+    check_games_path(logs, "LOGS")
+    check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
+    if prompts is not None:
+        check_in_path(prompts, "--prompts", "a YAML file", kind="file")
     try:
         games = load_logs([logs], include_branches=include_branches)
         ann = read_annotations(annotations)
@@ -201,6 +218,7 @@ def run_cmd(
     if protocol not in ("anchored", "independent"):
         fail(f"--protocol: expected anchored or independent, got {protocol!r}")
     check_out_file(out)  # before any work (model calls)
+    check_in_path(bench, "BENCH", "a JSONL file", kind="file")
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
@@ -221,6 +239,7 @@ def run_cmd(
         label=label,
     )
     n = sum(len(i.observers) for i in items)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
         try:
@@ -263,6 +282,10 @@ def report_cmd(
     if ci not in ("t", "cluster"):
         fail(f"--ci: expected t or cluster, got {ci!r}")
     check_out_dir(out)
+    for path in results:
+        check_in_path(path, "RESULTS", "a JSONL file or an Inspect log", kind="file")
+    if models is not None:
+        check_in_path(models, "--models", "a YAML file", kind="file")
     try:
         infos = load_models_yaml(models) if models else None
         recs, problems = read_all_results(results)

@@ -15,7 +15,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
-from mafialab.cli._app import check_out_dir, console, err_console, fail, progress_bar, ray_option, refuse_seats_on_ray
+from mafialab.cli._app import (
+    ONE_GAME,
+    check_agent_spec,
+    check_in_path,
+    check_out_dir,
+    console,
+    err_console,
+    fail,
+    progress_bar,
+    ray_option,
+    refuse_seats_on_ray,
+)
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
@@ -92,6 +103,7 @@ def report_cmd(
     Per point, per quadrant and pooled: flip share, P(town win | the variant voted for a
     mafioso) against otherwise with a two-sided Fisher exact test, modal target concentration.
     """
+    check_in_path(path, "PATH", "a bifurcation folder (the --out of `mafialab bifurcate run`, or a MafiaScope one)")
     try:
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
     except (FileNotFoundError, ValueError) as err:
@@ -144,12 +156,19 @@ def run_cmd(
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """
     from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
-    from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
+    from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
     from mafialab.record import LogFormatError, read_game
 
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
     try:
         log = read_game(game)
+    except LogFormatError as err:
+        fail(str(err))
+    for option, spec in (("--agents", agents), ("--sampler", sampler)):
+        if spec is not None:
+            check_agent_spec(spec, option, log.header.rules, 0, seed)
+    try:
         refuse_seats_on_ray(ray_address, [*branch_specs(log, agents), *([sampler] if sampler else [])])
         if dry_run:
             est = estimate_bifurcation(
@@ -162,6 +181,7 @@ def run_cmd(
                 highlight=False,
             )
             return
+        freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
         with progress_bar() as bar:
             what = "samples and forks" if ray_address is None else f"samples and forks (ray {ray_address})"
             task = bar.add_task(what, total=None)
@@ -183,6 +203,8 @@ def run_cmd(
                     ray=ray_address,
                 )
             )
+    except typer.Exit:
+        raise  # a refusal already printed (typer.Exit is a RuntimeError: not to be printed again as "error: 2")
     except (
         LogFormatError,
         ReplayMismatch,

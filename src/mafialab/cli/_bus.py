@@ -9,7 +9,7 @@ import httpx
 import typer
 import uvicorn
 
-from mafialab.cli._app import console, fail
+from mafialab.cli._app import console, fail, option_message
 from mafialab.models import ModelSpecError
 from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs
 
@@ -66,7 +66,9 @@ def bus_worker(
         n = asyncio.run(
             serve_jobs(hub, key, model, worker_id=worker_id, token=token, concurrency=concurrency, max_jobs=max_jobs)
         )
-    except (ModelSpecError, ValueError, ImportError) as err:
+    except (ModelSpecError, ImportError) as err:
+        fail(option_message("--model", err))
+    except ValueError as err:
         fail(str(err))
     except httpx.HTTPError as err:
         fail(f"--hub: could not register with {hub}: {err}")

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from mafialab.cli._app import app
+from mafialab.cli import app
 
 
 def _ctx(cmd: Any, name: str, parent: Any = None) -> Any:

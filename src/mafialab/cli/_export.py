@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import check_out_dir, check_out_file, err_console, fail
+from mafialab.cli._app import check_games_path, check_out_dir, check_out_file, err_console, fail
 from mafialab.record import LogFormatError
 
 export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
@@ -28,6 +28,7 @@ def export_parquet_cmd(
         check_out_file(out)
     elif not (out.exists() and not out.is_dir()):  # a file: export_parquet says "a directory or a FILE.parquet"
         check_out_dir(out)
+    check_games_path(directory, "DIRECTORY")
     try:
         for p in export_parquet(directory, out, overwrite=force):
             err_console.print(f"wrote {escape(str(p))}", style="dim")
@@ -52,6 +53,7 @@ def export_tgn_cmd(
         fail(f"--out: expected a .csv or .parquet file, got {out}")
     if out is not None:
         check_out_file(out)
+    check_games_path(directory, "DIRECTORY")
     try:
         df = belief_edges(directory)
     except (FileNotFoundError, LogFormatError) as err:

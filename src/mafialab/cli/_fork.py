@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,20 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
+from mafialab.agents import parse_seat_overrides
 from mafialab.cli._app import (
+    ONE_GAME,
+    check_agent_spec,
+    check_in_path,
     check_out_dir,
     console,
     err_console,
     fail,
+    load_price_option,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
+    seat_option,
 )
 from mafialab.counterfactual import (
     Inject,
@@ -35,8 +42,11 @@ from mafialab.counterfactual import (
     run_fork,
     sweep,
 )
-from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch
-from mafialab.record import LogFormatError, PriceTable, load_prices, read_game
+from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
+from mafialab.record import GameLog, LogFormatError, read_game
+from mafialab.rules import winner_name, winners_line
+
+BRANCHES = "a folder of branches (the --out of `mafialab fork run`)"
 
 fork_app = typer.Typer(help="Fork a recorded game at a step and replay it with a change.", no_args_is_help=True)
 
@@ -87,16 +97,12 @@ def parse_intervention(
     return Resample()
 
 
-def _seats(items: list[str], n: int) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for item in items:
-        seat, sep, spec = item.partition("=")
-        if not sep or not seat.strip().isdigit() or not spec.strip():
-            raise ValueError(f"--seat: expected N=SPEC (e.g. 3=scripted), got {item!r}")
-        if int(seat) >= n:
-            raise ValueError(f"--seat: seat {seat} out of range 0..{n - 1}")
-        out[int(seat)] = spec.strip()
-    return out
+def _check_given_agents(log: GameLog, agents: str | None, seats: dict[int, str], seed: int) -> None:
+    """Fail (code 2) naming ``--agents`` or ``--seat N=SPEC`` when a spec given on the command line cannot be built."""
+    if agents is not None:
+        check_agent_spec(agents, "--agents", log.header.rules, 0, seed)
+    for s, spec in seats.items():
+        check_agent_spec(spec, seat_option(s, seats), log.header.rules, s, seed)
 
 
 def _fmt_rate(r: dict[str, Any]) -> str:
@@ -111,11 +117,14 @@ def steps_cmd(
     fmt: str = typer.Option("table", "--format", help="table or json."),
 ) -> None:
     """List the forkable steps of GAME: id, round, phase, seat, kind and what was done."""
+    check_in_path(game, "GAME", ONE_GAME)
     try:
-        log = read_game(game)
+        log = read_game(game, warn=False)  # each problem is printed once, below
         steps = fork_steps(log)
     except (LogFormatError, ReplayMismatch) as err:
         fail(str(err))
+    for why in log.problems[1:]:
+        err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
     if log.problems:  # a skipped line is a lost event: replay, and so the list, stops at the first gap
         err_console.print(
             f"[yellow]warning:[/] {len(log.problems)} unreadable line(s) in the log (first: "
@@ -158,12 +167,16 @@ def run_cmd(
 ) -> None:
     """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
+    table = load_price_option(prices)
     try:
         log = read_game(game)
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
+        overrides = parse_seat_overrides(seat, len(names))
+        _check_given_agents(log, agents, overrides, seed)
         iv = parse_intervention(names, inject, resample, belief, night)
         step = resolve_step(fork_steps(log), at)
-        refuse_seats_on_ray(ray_address, branch_specs(log, agents, _seats(seat, len(names))))
+        refuse_seats_on_ray(ray_address, branch_specs(log, agents, overrides))
         if dry_run:
             est = estimate_fork(log, step, n, probes=probes != "none")
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
@@ -175,7 +188,7 @@ def run_cmd(
                 soft_wrap=True,
             )
             return
-        table = load_prices(prices) if prices is not None else PriceTable()
+        freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
         with progress_bar() as bar:
             task = bar.add_task("branches" if ray_address is None else f"branches (ray {ray_address})", total=n)
             batch = asyncio.run(
@@ -186,7 +199,7 @@ def run_cmd(
                     n=n,
                     seed=seed,
                     agents=agents,
-                    seats=_seats(seat, len(names)),
+                    seats=overrides,
                     temperature=temperature,
                     probes=probes,
                     parallel=parallel,
@@ -200,11 +213,12 @@ def run_cmd(
         fail(str(err))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
-        t.add_row(b.game_id, str(b.replica), b.winner or "-", f"{b.fallbacks}/{b.decisions}")
+        t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
     console.print(t)
+    won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
     console.print(
         f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
-        f"town won {batch.wins('town')}, mafia {batch.wins('mafia')}. Logs in {escape(str(out))}/",
+        f"won: {won}. Logs in {escape(str(out))}/",
         highlight=False,
     )
 
@@ -218,6 +232,8 @@ def compare_cmd(
     fmt: str = typer.Option("table", "--format", help="table or json."),
 ) -> None:
     """P(each team wins) per batch (Wilson 95 %), the difference (Newcombe 95 %), Fisher exact p, n."""
+    check_in_path(dir_a, "DIR_A", BRANCHES, kind="folder")
+    check_in_path(dir_b, "DIR_B", BRANCHES, kind="folder")
     try:
         res = compare_batches(dir_a, dir_b, batch_a, batch_b)
     except (LogFormatError, ValueError) as err:
@@ -257,8 +273,12 @@ def sweep_cmd(
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
+        if agents is not None:
+            _check_given_agents(read_game(game), agents, {}, seed)
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
         fail(str(err))

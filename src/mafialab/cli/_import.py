@@ -32,8 +32,8 @@ def import_mafiascope_cmd(
     check_out_dir(out)
     try:
         rep = import_mafiascope(src, out)
-    except (FileNotFoundError, ValueError) as err:
-        fail(str(err))
+    except (FileNotFoundError, NotADirectoryError, ValueError) as err:
+        fail(f"SRC: {err}")
     t = Table("game", "rules", "events", "probes", "snapshots", "failed turns", "foreign", "finished")
     for g in rep.games:
         t.add_row(

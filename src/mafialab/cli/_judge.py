@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from mafialab.cli._app import console, fail
-from mafialab.harness import unreachable
+from mafialab.cli._app import check_games_path, console, fail
+from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, no_games_message, read_game
@@ -49,6 +49,7 @@ def judge(
     attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Calls per verdict (first try + retries)."),
 ) -> None:
     """Judge finished games; verdicts are appended to verdicts.jsonl beside each game.jsonl."""
+    check_games_path(game_dir, "GAME_DIR")
     dirs = iter_game_dirs(game_dir) if game_dir.is_dir() else []
     if not dirs:
         fail(no_games_message(game_dir))
@@ -75,4 +76,5 @@ def judge(
                 continue
             _print(ens, verdicts)
 
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     asyncio.run(run())

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import math
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
 import typer
@@ -17,15 +16,20 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from mafialab.agents import Agent, AgentSpecError, PromptPackError, make_agent, parse_seat_overrides, table_specs
+from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
 from mafialab.cli._app import (
+    check_agent_spec,
     check_out_dir,
     console,
+    err_console,
     fail,
+    load_price_option,
+    option_message,
     os_error_message,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
+    seat_option,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -35,6 +39,7 @@ from mafialab.harness import (
     RayConnectError,
     default_game_id,
     driver_limits,
+    freeze_startup_heap,
     play_games,
     play_games_ray,
     preflight,
@@ -42,9 +47,13 @@ from mafialab.harness import (
 )
 from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
-from mafialab.record import GAME_FILE, PriceTable, load_prices
-from mafialab.remote import SeatServer, SeatSpecError, SeatTicket, is_seat_spec, parse_seat_spec
-from mafialab.rules import RuleSet, RuleSetError, load_rules
+from mafialab.record import GAME_FILE, PriceTable
+from mafialab.remote import SeatServer, SeatTicket, is_seat_spec, parse_seat_spec
+from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
+
+_OPTION_OF = {"base_url": "--base-url", "api_key_env": "--api-key-env", "max_tokens": "--max-tokens",
+              "temperature": "--temperature"}  # fmt: skip
+"""The option each shared model option comes from (an error about it names that option)."""
 
 
 def _seat_options(spec: str, timeout: float, probe: bool) -> str:
@@ -142,6 +151,7 @@ def _play_on_ray(
     address: str,
 ) -> list[GameResult]:
     """:func:`mafialab.harness.play_games_ray` with a progress bar of finished games."""
+    freeze_startup_heap()  # the driver writes every game: keep its start-up heap out of full GC passes
     games_task = progress.add_task(f"games (ray {address})", total=len(seeds))
     return play_games_ray(
         rules,
@@ -194,7 +204,7 @@ async def _play_all(
         return found
 
     def start(seed: int) -> None:
-        _freeze_startup_heap()  # the agents are built: the backends' imports are done
+        freeze_startup_heap()  # the agents are built: the backends' imports are done
         phases.start(seed)
 
     def done(seed: int, result: GameResult | None) -> None:
@@ -215,27 +225,6 @@ async def _play_all(
         on_done=done,
         allow_degraded=allow_degraded,
     )
-
-
-_HEAP_FROZEN = False
-
-
-def _freeze_startup_heap() -> None:
-    """Keep what start-up built out of the cyclic garbage collector's full passes (once per process).
-
-    By the first game the process holds a large, long-lived heap (the modules of the model
-    client, pydantic models, prompt packs, the rule set). Each full (generation 2)
-    collection walks all of it, stalling the event loop, game and probes alike, for up to
-    0.3 s, several times in a probed game (measured with ``benchmarks/throughput.py`` on
-    the loaded 2-core development machine). :func:`gc.freeze` after a young-generation
-    collection moves those objects to the permanent generation; everything created later
-    is collected as before.
-    """
-    global _HEAP_FROZEN
-    if not _HEAP_FROZEN:
-        _HEAP_FROZEN = True
-        gc.collect(1)
-        gc.freeze()
 
 
 MAX_FALLBACK_LINES = 20
@@ -267,6 +256,29 @@ def fallback_lines(results: Sequence[GameResult], specs: Sequence[str]) -> list[
     if len(lines) > MAX_FALLBACK_LINES:
         more = len(lines) - MAX_FALLBACK_LINES
         lines = [*lines[:MAX_FALLBACK_LINES], f"... and {more} more (see calls.jsonl beside each game)"]
+    return lines
+
+
+MAX_FOLDER_LINES = 20
+"""Most game folders ``play`` lists one per line (the rest are counted: every game is a folder of OUT)."""
+
+
+def game_folder_lines(results: Sequence[GameResult], out: Path) -> list[str]:
+    """One line per game played: its seed and its folder's whole absolute path, for the console.
+
+    Args:
+        results: The games played, in the order of their seeds.
+        out: The folder the games were written under (``OUT/<game_id>/``).
+
+    Returns:
+        ``"seed <S>: <absolute folder>"`` lines, at most :data:`MAX_FOLDER_LINES`, then one
+        line counting the rest and naming the folder that holds them all.
+    """
+    base = out.resolve()
+    lines = [f"seed {r.seed}: {base / r.game_id}" for r in results]
+    if len(lines) > MAX_FOLDER_LINES:
+        more = len(lines) - MAX_FOLDER_LINES
+        lines = [*lines[:MAX_FOLDER_LINES], f"... and {more} more, each a folder of {base}/"]
     return lines
 
 
@@ -306,6 +318,28 @@ def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery
         + f"; it is kept, and this run writes to {escape(str(alt))}/"
     )
     return alt
+
+
+def interrupted(out: Path | None) -> NoReturn:
+    """Stop ``play`` after a Ctrl-C (SIGINT): one line on stderr saying what was kept, exit code 130.
+
+    Args:
+        out: The folder the games write into once they started, or ``None`` when the
+            interrupt came before (while agents, models and the preflight were being set up,
+            so nothing was written).
+
+    Raises:
+        typer.Exit: Always, with code 130 (the shell's code for SIGINT).
+    """
+    if out is None:
+        msg = "interrupted before the first game started; nothing was written"
+    else:
+        msg = (
+            f"interrupted; every record written so far is kept under {out}/ (an unfinished game has no "
+            "game_end event; replay or resume it with mafialab.harness)"
+        )
+    err_console.print(f"[bold red]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
 
 
 def play(
@@ -370,13 +404,44 @@ def play(
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
+    args = dict(locals())
+    where: list[Path] = []  # OUT, once games may write into it
+    try:
+        _play(where, **args)
+    except KeyboardInterrupt:  # anywhere: loading models, the preflight, the games, the summary
+        interrupted(where[-1] if where else None)
+
+
+def _play(
+    where: list[Path],
+    rules: str,
+    agents: str,
+    seat: list[str],
+    seed: int,
+    games: int,
+    parallel: int,
+    out: Path,
+    base_url: str | None,
+    api_key_env: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+    prices: Path | None,
+    allow_degraded: bool,
+    probes: str,
+    remote_port: int,
+    remote_host: str,
+    remote_timeout: float,
+    probe_remote: bool,
+    ray_address: str | None,
+) -> None:
+    """The work of :func:`play` (its options as arguments); ``where`` gets OUT before the first game."""
     check_out_dir(out)
     if not math.isfinite(remote_timeout):
         fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
     try:
         rs = load_rules(rules)
     except RuleSetError as err:
-        fail(str(err))
+        fail(option_message("--rules", err))
     opts: dict[str, Any] = {}
     if base_url is not None:
         opts["base_url"] = base_url
@@ -386,22 +451,28 @@ def play(
         opts["max_tokens"] = max_tokens
     if temperature is not None:
         opts["temperature"] = temperature
+    table = load_price_option(prices)
     try:
-        table = load_prices(prices) if prices is not None else PriceTable()
-        specs = table_specs(agents, parse_seat_overrides(seat, rs.n_seats), rs.n_seats, opts)
-        specs = [_seat_options(sp, remote_timeout, probe_remote and probes != "none") for sp in specs]
-        # validate every spec (and load models) before playing
-        for s, spec in enumerate(specs):
-            make_agent(spec, s, rs, seed)
-    except (ValueError, AgentSpecError, PromptPackError, ImportError, SeatSpecError) as err:
+        overrides = parse_seat_overrides(seat, rs.n_seats)
+    except ValueError as err:
         fail(str(err))
+    specs: list[str] = []
+    for s in range(rs.n_seats):  # validate every spec (and load models) before playing, naming its option
+        option = seat_option(s, overrides)
+        try:
+            spec = with_model_options(overrides.get(s, agents), opts)
+        except ValueError as err:
+            fail(option_message(option, err))
+        specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
+        from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
+        check_agent_spec(specs[-1], option, rs, s, seed, from_options)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
     try:
         battery = resolve_battery(probes)
     except ProbeBatteryError as err:
-        fail(str(err))
+        fail(option_message("--probes", err))
     out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
         mute = _unprobed_specs(specs, rs, seed)
@@ -419,6 +490,7 @@ def play(
         fail(str(err))
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
+    where.append(out)  # from here on, records may be written under OUT
     bar = progress_bar()
     bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:
@@ -439,31 +511,22 @@ def play(
             fail(str(err))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")
-        except KeyboardInterrupt:
-            fail(
-                f"interrupted; every record written so far is kept under {out}/ "
-                "(an unfinished game has no game_end event; replay or resume it with mafialab.harness)",
-                code=130,
-            )
-    t = Table("game", "seed", "winner", "rounds", "eliminations", "fallbacks")
+    t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below
     for r in results:
         elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
         fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
-        t.add_row(r.game_id, str(r.seed), rs.lexicon.team_name(r.winner) if r.winner else "-", str(r.rounds), elim, fb)
+        t.add_row(str(r.seed), winner_name(r.winner, rs), str(r.rounds), elim, fb)
     console.print(t)
     causes = fallback_lines(results, specs)
     if causes:
         console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
         for line in causes:
             console.print(f"  {escape(line)}", highlight=False)
-    wins = Counter(r.winner for r in results)
     calls = [c for r in results for c in r.calls]
-    line = (
-        f"{len(results)} game(s) of {rs.id}: "
-        + ", ".join(f"{rs.lexicon.team_name(w)} {n}" for w, n in wins.items() if w)
-        + f". Logs in {escape(str(out))}/"
-    )
-    console.print(line)
+    wins = winners_line(Counter(r.winner for r in results), rs)
+    console.print(f"{len(results)} game(s) of {rs.id}: {wins}. Game folders:", highlight=False)
+    for line in game_folder_lines(results, out):
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     if calls:
         ok = sum(1 for c in calls if c.status in ("ok", "retried"))
         secs = sum(c.latency_ms for c in calls) / 1000

@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -27,8 +29,9 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import check_out_dir, console, err_console, fail
+from mafialab.cli._app import check_in_path, check_out_dir, console, err_console, fail
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
+from mafialab.rules import RuleSet, winners_line
 
 
 class _Fmt(StrEnum):
@@ -41,6 +44,12 @@ class _Method(StrEnum):
     default = "default"
     mafiascope = "mafiascope"
 
+
+NO_PROBES = (
+    "no probe records in these games: F1-F3, F4's probe measures, belief dynamics and the quadrant table "
+    "need a probe battery (mafialab play --probes default)"
+)
+"""What a report of games without probe records says instead of its probe tables."""
 
 _F4_EXTRA = ("baselines", "increment")
 """Keys of ``vote_coupling.<side>`` that are not F4 measures."""
@@ -61,25 +70,64 @@ def _tok(t: dict[str, int] | None) -> str:
     return "-" if t is None else f"{t['prompt']}+{t['completion']}"
 
 
-def _print_instrument(ins: dict[str, Any]) -> None:
-    t = Table("game", "source", "game calls", "probe calls", "x", "tokens game", "tokens probe", "raw", "repaired",
-              "unusable", "lost: transport/empty/cut/unparseable/shape", title="Instrument: cost and loss")  # fmt: skip
-    for row in [{"game_id": "pooled", "calls_source": "", **ins["pooled"]}, *ins["games"]]:
-        a, lost = row["probe_answers"], row["lost"]
-        t.add_row(
-            row["game_id"][:12],
-            row["calls_source"],
-            str(row["game_calls"]),
-            str(row["probe_calls"]),
+LOSS_LEGEND = "transport/empty/cut/unparseable/shape"
+"""The causes in the ``lost`` column of the instrument's answers table, in order."""
+
+
+def whole_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """A table whose values are never cut ("wer…") nor broken inside a word at 80 columns.
+
+    Each column is at least as wide as its longest value (a header wraps at its spaces
+    instead); a table that does not fit the console with rules drops its vertical rules and
+    outer padding. One still too wide should be split by its caller (as the instrument's two
+    tables are).
+    """
+    widths = [max([len(w) for w in h.split()] + [len(r[k]) for r in rows]) for k, h in enumerate(head)]
+    ruled = sum(widths) + 3 * len(widths) + 1 <= console.width  # boxed, as every other table, when it fits
+    t = Table(title=title) if ruled else Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    for h, w in zip(head, widths, strict=True):
+        t.add_column(h, min_width=w, overflow="fold")
+    for r in rows:
+        t.add_row(*r)
+    return t
+
+
+def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
+    """The instrument's cost and loss, pooled then per game, as two tables that fit 80 columns."""
+    rows = [{"game_id": "pooled", "calls_source": "", **ins["pooled"]}, *ins["games"]]
+    cost = [
+        [
+            row["game_id"],
+            f"{row['game_calls']}+{row['probe_calls']}" + ("*" if row["calls_source"] == "game log" else ""),
             _f(row["multiplier"], 1),
             _tok(row["tokens"]["game"]),
             _tok(row["tokens"]["probe"]),
-            str(a["raw"]),
-            str(a["repaired"]),
-            str(a["unusable"]),
-            "/".join(str(lost[k]) for k in ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")),
-        )
-    console.print(t)
+        ]
+        for row in rows
+    ]
+    console.print(whole_table("Instrument: cost", ["game", "calls", "x", "game tokens", "probe tokens"], cost))
+    console.print(
+        "calls: game + probe calls (* counted from the game log: no calls.jsonl); x: all calls per game call; "
+        "tokens: prompt+completion (- when not recorded)",
+        style="dim",
+        highlight=False,
+    )
+    if not probed:
+        return
+    loss = [
+        [
+            row["game_id"],
+            str(row["probe_answers"]["raw"]),
+            str(row["probe_answers"]["repaired"]),
+            str(row["probe_answers"]["unusable"]),
+            "/".join(
+                str(row["lost"][k]) for k in ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")
+            ),
+        ]
+        for row in rows
+    ]
+    console.print(whole_table("Instrument: probe answers", ["game", "raw", "repaired", "unusable", "lost"], loss))
+    console.print(f"lost: unusable answers by cause, {LOSS_LEGEND}", style="dim", highlight=False)
 
 
 def _missing(rep: dict[str, Any], *keys: str) -> bool:
@@ -91,10 +139,12 @@ def _missing(rep: dict[str, Any], *keys: str) -> bool:
     return len(whys) == len(keys)
 
 
-def _print_tables(rep: dict[str, Any]) -> None:
+def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
+    """The pooled report as tables; ``rules``: the games' rule sets (they name the winning teams)."""
+    won = escape(winners_line(rep["winners"], rules))
     console.print(
         f"[bold]{rep['games']} games[/] (method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']}); "
-        f"winners {rep['winners']}; probe records {rep['probe_records']}, parsed {rep['parsed']}"
+        f"winners {won}; probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
     if rep.get("no_interval"):
@@ -102,8 +152,9 @@ def _print_tables(rep: dict[str, Any]) -> None:
             f"[yellow]{rep['no_interval']}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
             "so every 95% CI below is n/a[/]"
         )
-    if rep["probe_records"] == 0:
-        console.print("[yellow]no probe records in these games: the belief metrics are empty[/]")
+    probed = rep["probe_records"] > 0
+    if not probed:  # one line, not a table (or a reason) per metric that has nothing to show
+        console.print(f"[yellow]{NO_PROBES}[/]")
     cov = rep.get("coverage")
     if cov and cov["answers"]:
         console.print(
@@ -112,18 +163,20 @@ def _print_tables(rep: dict[str, Any]) -> None:
             + (f" (battery {', '.join(cov['batteries'])})" if cov["batteries"] else ""),
             highlight=False,
         )
-    if not _missing(rep, "first_order"):
+    if probed and not _missing(rep, "first_order"):
         _print_f1(rep)
-    if not _missing(rep, "calibration"):
+    if probed and not _missing(rep, "calibration"):
         _print_f2(rep)
-    if not _missing(rep, "second_order"):
+    if probed and not _missing(rep, "second_order"):
         _print_f3(rep)
-    _print_f4(rep)
-    _missing(rep, "vote_coupling.top1", "vote_coupling.committed_set")
+    _print_f4(rep, probed)
+    if probed:
+        _missing(rep, "vote_coupling.top1", "vote_coupling.committed_set")
     if rep.get("instrument"):
-        _print_instrument(rep["instrument"])
-    _missing(rep, "dynamics", "quadrants")
-    _print_dynamics(rep)
+        _print_instrument(rep["instrument"], probed)
+    if probed:
+        _missing(rep, "dynamics", "quadrants")
+        _print_dynamics(rep)
 
 
 def _print_f1(rep: dict[str, Any]) -> None:
@@ -174,26 +227,50 @@ def _print_f3(rep: dict[str, Any]) -> None:
     console.print(t)
 
 
-def _print_f4(rep: dict[str, Any]) -> None:
-    t = Table("voters", "measure", "hits/n", "rate", "95% CI", "chance", title="F4 vote coupling")
+def _print_f4(rep: dict[str, Any], probed: bool = True) -> None:
+    """F4 and its increment over the transcript baselines; rows without a vote (n = 0) are left out."""
+    rows = []
     for side, v in rep["vote_coupling"].items():
         for metric, x in v.items():
-            if metric not in _F4_EXTRA:
-                t.add_row(
-                    side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"])
+            if metric not in _F4_EXTRA and x["n"]:
+                rows.append(
+                    [side, metric, f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), _f(x["chance"])]
                 )
         for pred, x in v.get("baselines", {}).items():
-            t.add_row(
-                side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), ""
-            )
-    console.print(t)
-    t = Table("voters", "vs", "n", "probe", "base", "b", "c", "McNemar p", "diff", "95% CI",
-              title="F4 against the transcript: the probe's increment on votes where both predict")  # fmt: skip
-    for side, v in rep["vote_coupling"].items():
-        for pred, x in v.get("increment", {}).items():
-            t.add_row(side, pred, str(x["n"]), str(x["probe_hits"]), str(x["baseline_hits"]), str(x["b"]),
-                      str(x["c"]), _f(x["mcnemar_p"]), _f(x["diff"]), _ci(x["diff_ci95"], x["diff"]))  # fmt: skip
-    console.print(t)
+            if x["n"]:
+                rows.append(
+                    [side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", _f(x["rate"]), _ci(x["ci95"], x["rate"]), ""]
+                )
+    if rows:
+        console.print(
+            whole_table("F4 vote coupling", ["voters", "measure", "hits/n", "rate", "95% CI", "chance"], rows)
+        )
+    else:
+        console.print("F4 vote coupling: no counted vote in these games", highlight=False)
+    sides = {
+        side: [
+            [pred, str(x["n"]), f"{x['probe_hits']}/{x['baseline_hits']}", f"{x['b']}/{x['c']}", _f(x["mcnemar_p"]),
+             _f(x["diff"]), _ci(x["diff_ci95"], x["diff"])]
+            for pred, x in v.get("increment", {}).items()
+            if x["n"]
+        ]
+        for side, v in rep["vote_coupling"].items()
+    }  # fmt: skip
+    if not any(sides.values()):
+        if probed and any(v.get("increment") for v in rep["vote_coupling"].values()):
+            console.print("F4 against the transcript: no vote where both the probe and a baseline predict")
+        return
+    head = ["vs", "n", "probe/base", "b/c", "McNemar p", "diff", "95% CI"]
+    for side, inc in sides.items():  # one table per side of voters: each fits 80 columns
+        title = f"F4 against the transcript ({side} voters)"
+        if inc:
+            console.print(whole_table(title, head, inc))
+    console.print(
+        "the probe's increment over each transcript baseline, on votes where both predict; probe/base: votes each "
+        "predicts; b/c: probe right and base wrong / the reverse",
+        style="dim",
+        highlight=False,
+    )
 
 
 def _print_dynamics(rep: dict[str, Any]) -> None:
@@ -228,20 +305,14 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
                 f"retest floor reweighted to the observed pairs per round: {_f(floor['flip_rate_reweighted'])} "
                 f"(observed {_f(dyn['flip_rate'])})"
             )
-    if quad is not None and quad["votes"]:
-        t = Table("voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck",
-                  title="Innocent day votes by quadrant (assessment right? x move good?)")  # fmt: skip
-        for name, v in [("all", quad), *quad["by_model"].items()]:
-            t.add_row(
-                name,
-                str(v["votes"]),
-                str(v["assessed"]),
-                *[
-                    f"{v[q]['n']} ({_f(v[q]['share'], 2)})"
-                    for q in ("correct_good", "policy_gap", "perception_gap", "luck")
-                ],
-            )
-        console.print(t)
+    if quad is not None and quad["assessed"]:
+        quads = ("correct_good", "policy_gap", "perception_gap", "luck")
+        rows = [
+            [name, str(v["votes"]), str(v["assessed"]), *[f"{v[q]['n']} ({_f(v[q]['share'], 2)})" for q in quads]]
+            for name, v in [("all", quad), *quad["by_model"].items()]
+        ]
+        head = ["voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck"]
+        console.print(whole_table("Innocent day votes by quadrant (assessment right? x move good?)", head, rows))
 
 
 def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> None:
@@ -334,7 +405,7 @@ def report(
             )
         per_dir.append((directory, games))
     retest_paths = [p for d in directories for p in find_retests(d)]
-    retest_paths += [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
@@ -352,7 +423,7 @@ def report(
             w.writeheader()
             w.writerows(report_rows(rep))
         else:
-            _print_tables(rep)
+            _print_tables(rep, [g.rules for g in games])
         if plots is not None:
             from mafialab.analysis import write_plots
 

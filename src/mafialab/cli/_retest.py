@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import check_out_dir, console, fail
+from mafialab.cli._app import ONE_GAME, check_agent_spec, check_in_path, check_out_dir, console, fail, option_message
 
 
 def retest(
@@ -27,12 +27,20 @@ def retest(
     OUT under the report's directory).
     """
     from mafialab.analysis import retest_floor
-    from mafialab.harness import PreflightError, ReplayMismatch
-    from mafialab.probes import run_retest
-    from mafialab.record import RETEST_FILE, LogFormatError, read_retests
+    from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
+    from mafialab.probes import resolve_battery, run_retest
+    from mafialab.record import RETEST_FILE, LogFormatError, read_game, read_retests
 
     check_out_dir(out)
+    check_in_path(game, "GAME", ONE_GAME)
+    freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
+        resolve_battery(battery)
+    except ValueError as err:  # ProbeBatteryError
+        fail(option_message("--battery", err))
+    try:
+        if agents is not None:
+            check_agent_spec(agents, "--agents", read_game(game).header.rules, 0, seed)
         n = asyncio.run(
             run_retest(
                 game,

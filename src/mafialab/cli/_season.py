@@ -32,9 +32,17 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import check_out_dir, console, fail, progress_bar, ray_option, refuse_seats_on_ray
+from mafialab.cli._app import (
+    check_in_path,
+    check_out_dir,
+    console,
+    fail,
+    progress_bar,
+    ray_option,
+    refuse_seats_on_ray,
+)
 from mafialab.engine import deal_roles
-from mafialab.harness import RayConnectError
+from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
 
 season_app = typer.Typer(help="Seasons: many games, balanced seating, judges, leaderboards.", no_args_is_help=True)
@@ -78,6 +86,7 @@ def _show_board(out: Path, markdown: bool) -> None:
 
 
 RAY_OPTION = ray_option("Play the games", "the logs land in OUT as in a local run, judging stays here")
+SEASON_DIR = "a season folder (the --out of `mafialab season run`, holding season.json)"
 
 
 def _drive(
@@ -96,6 +105,7 @@ def _drive(
                 console.print(f"[red]game failed[/]: {slot.game_id}", highlight=False)
 
         try:
+            freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
             asyncio.run(coro_factory(on))
         except (SeasonError, SeasonConfigError, ModelSpecError, ImportError, RayConnectError) as err:
             fail(str(err))
@@ -112,6 +122,7 @@ def season_run(
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
     check_out_dir(out)
+    check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
@@ -134,6 +145,7 @@ def season_resume(
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Resume a season: rerun games without an outcome from their own seed, judge the rest."""
+    check_in_path(out, "OUT", SEASON_DIR, kind="folder")
     try:
         m = load_manifest(out)
     except SeasonError as err:
@@ -150,6 +162,7 @@ def season_leaderboard(
     markdown: bool = typer.Option(False, "--markdown", "--md", help="Print Markdown instead of tables."),
 ) -> None:
     """Print the leaderboard and rewrite index.json and leaderboard.md."""
+    check_in_path(out, "OUT", SEASON_DIR, kind="folder")
     try:
         load_manifest(out)
     except SeasonError as err:
@@ -160,6 +173,7 @@ def season_leaderboard(
 @season_app.command("plan")
 def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> None:
     """Show the seating plan (entry per seat per game) without playing."""
+    check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg = load_season(file)
     except SeasonConfigError as err:

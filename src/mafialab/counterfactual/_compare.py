@@ -100,6 +100,8 @@ def read_batches(path: Path) -> list[BatchSummary]:
 
 
 def _one_batch(path: Path, batch: str | None) -> BatchSummary:
+    if not Path(path).exists():  # (iter_game_dirs finds no games in it: "no branches" hid the typo)
+        raise ValueError(f"{path} does not exist: expected a folder of branches")
     found = read_batches(path)
     if batch is not None:
         found = [b for b in found if b.batch == batch]
@@ -131,7 +133,7 @@ def compare_batches(
         "b": {...}, "difference": {team: {"diff", "lo", "hi", "fisher_p"}}}``.
 
     Raises:
-        ValueError: A directory holds no branch, several batches and none was named, or both
+        ValueError: A directory does not exist or holds no branch, several batches and none was named, or both
             sides are the same batch (a comparison with itself says nothing).
     """
     sa = a if isinstance(a, BatchSummary) else _one_batch(Path(a), batch_a)

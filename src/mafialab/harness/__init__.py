@@ -14,6 +14,7 @@ from mafialab.harness._calls import (
     preflight,
     unreachable,
 )
+from mafialab.harness._heap import freeze_startup_heap
 from mafialab.harness._play import (
     GameObserver,
     GameResult,
@@ -56,6 +57,7 @@ __all__ = [
     "RayObserverFactory",
     "connect_ray",
     "driver_limits",
+    "freeze_startup_heap",
     "play_games_ray",
     "ray_map",
     "ray_run",

@@ -44,7 +44,8 @@ async def play_games(
         prices: Price table for call costs.
         observers: Builds each game's observers from its seed and agents.
         on_start: Called with the seed when a game starts.
-        on_batch: Called with the seed and state after every batch of decisions.
+        on_batch: Called with the seed and state once before the first decision (the phase about
+            to be played is then known) and after every batch of decisions.
         on_done: Called with the seed and result when a game ends (``None`` when it raised).
         allow_degraded: Play even when a remote server answers no preflight probe usably in
             any structured-output dialect (see :func:`play_game`).

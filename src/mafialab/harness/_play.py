@@ -186,7 +186,8 @@ async def run_game(
         observers: Called with every batch of new events (the first call also gets the
             events the state emitted before its first decision); their ``finish`` is
             awaited at the end, their ``cancel`` called if the game raises.
-        on_batch: Callback after every batch (progress display).
+        on_batch: Progress display: called with the state once before the first decision
+            (its events then show the phase about to be played) and after every batch.
         written: Number of ``state.events`` already written/observed (e.g. when resuming).
 
     Returns:
@@ -204,8 +205,15 @@ async def run_game(
         for obs in observers:
             await obs.on_events(new, state)
 
+    async def progress() -> None:
+        if on_batch is not None:
+            r = on_batch(state)
+            if r is not None:
+                await r
+
     try:
         await flush()
+        await progress()  # the phase of the first decisions is already known (e.g. night 1)
         while not state.is_terminal:
             batch = state.pending()
             answers = await asyncio.gather(*(agents[d.seat].decide(d, state.view(d.seat)) for d in batch))
@@ -220,10 +228,7 @@ async def run_game(
                         assert bad is None, bad
                     fallbacks += 1
             await flush()
-            if on_batch is not None:
-                r = on_batch(state)
-                if r is not None:
-                    await r
+            await progress()
         for obs in observers:  # background work of observers (probes) ends with the game
             finish = getattr(obs, "finish", None)
             if finish is not None:
@@ -278,7 +283,8 @@ async def play_game(
         observers: Called after every batch with its new events.
         meta: Extra header fields.
         personas: Optional persona per seat, recorded in the roster.
-        on_batch: Callback after every batch (progress display).
+        on_batch: Progress display, as for :func:`run_game` (once before the first decision, then after
+            every batch).
         prices: Price table for the calls' ``cost_usd`` (default: embedded and mock free).
         check_remote: Preflight remote models before starting (default on).
         gate_threshold: Integrity-gate threshold (share of model decisions answered, 0-1).

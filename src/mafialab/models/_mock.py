@@ -110,6 +110,18 @@ def mock_factory(model: str, **options: Any) -> MockModel:
     """Factory for ``mock/<name>`` model strings.
 
     The mock answers ``"{}"`` to everything unless ``outputs`` is given in ``options``.
+
+    Raises:
+        ModelSpecError: An option the mock does not take (``mock/x?max_tokens=3``), named with
+            the ones it does.
     """
     outputs = options.pop("outputs", lambda req: "{}")
+    unknown = sorted(set(options) - set(_MOCK_OPTIONS))
+    if unknown:
+        known = ", ".join(sorted({"outputs", *_MOCK_OPTIONS}))
+        raise ModelSpecError(f"mock/{model}: unknown option {unknown[0]!r} (known: {known})")
     return MockModel(outputs, name=f"mock/{model}", **options)
+
+
+_MOCK_OPTIONS = ("context_window", "calls_network")
+"""Options of :class:`MockModel` a model string may set (besides ``outputs``)."""

@@ -738,6 +738,9 @@ def import_game(src: Path, dst: Path) -> GameImport:
         return gi
     records = list(iter_jsonl(gpath, gi.problems))
     setup = next((r for _, r in records if r.get("kind") == "setup"), None)
+    if setup is None and records and records[0][1].get("kind") == "game_start":
+        gi.problems.append(f"{gpath}: already a mafialab log (a game_start header), not a MafiaScope one; not imported")
+        return gi
     if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
         gi.problems.append(f"{gpath}: no readable setup record with players; game not imported")
         return gi
@@ -831,15 +834,25 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
 
     Raises:
         FileNotFoundError: If ``src_dir`` does not exist or holds no ``game.jsonl``.
+        NotADirectoryError: If ``src_dir`` is a file (the message says a folder is expected).
+        ValueError: If every ``game.jsonl`` under ``src_dir`` is already a mafialab log (a
+            ``game_start`` header): there is nothing to import.
     """
     src_dir, out_dir = Path(src_dir), Path(out_dir)
+    if not src_dir.exists():
+        raise FileNotFoundError(f"{src_dir} does not exist: expected {MAFIASCOPE_FOLDER}")
     if not src_dir.is_dir():
-        raise FileNotFoundError(f"{src_dir}: no such directory")
+        raise NotADirectoryError(f"{src_dir} is a file, not a folder: expected {MAFIASCOPE_FOLDER}")
     if is_mafiascope_bifurcation(src_dir):
         return import_mafiascope_bifurcation(src_dir, out_dir)
     dirs = [src_dir] if (src_dir / "game.jsonl").is_file() else sorted(p.parent for p in src_dir.rglob("game.jsonl"))
     if not dirs:
         raise FileNotFoundError(f"{src_dir}: no game.jsonl found")
+    if all(_first_kind(d / "game.jsonl") == "game_start" for d in dirs):
+        raise ValueError(
+            f"{src_dir} is already a mafialab log folder ({len(dirs)} game(s) with a game_start header), not "
+            "MafiaScope logs: nothing to import; give it to mafialab view, report or fork as it is"
+        )
     report = ImportReport()
     for d in dirs:
         rel = d.relative_to(src_dir) if d != src_dir else Path(d.resolve().name)
@@ -853,6 +866,16 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
             gi.problems.append(f"{d / 'game.jsonl'}: game not imported ({type(err).__name__}: {first})")
             report.games.append(gi)
     return report
+
+
+MAFIASCOPE_FOLDER = "a MafiaScope folder (its logs folder, a corpus, one game's folder, or a bifurcation folder)"
+"""What :func:`import_mafiascope` reads, for its messages."""
+
+
+def _first_kind(path: Path) -> object:
+    """The ``kind`` of the first JSON object line of ``path`` (``None`` when there is none)."""
+    first = next(iter_jsonl(path, []), None)
+    return first[1].get("kind") if first is not None else None
 
 
 def import_mafiascope_bifurcation(src_dir: Path, out_dir: Path) -> ImportReport:

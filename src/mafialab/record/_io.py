@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -74,11 +75,14 @@ class JsonlWriter:
         self.close()
 
 
-def iter_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(
+    path: Path, problems: list[str] | None = None, *, warn: bool = True
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON object line of ``path``.
 
     Blank lines are skipped. A line that is not a JSON object (a torn last line, say) is
-    reported as ``"<path>:<line>: <why>"`` to ``problems`` (and logged) and skipped.
+    reported as ``"<path>:<line>: <why>"`` to ``problems`` (and logged as a warning unless
+    ``warn`` is false) and skipped.
 
     Raises:
         LogFormatError: If the file cannot be opened.
@@ -104,7 +108,8 @@ def iter_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[tuple[
                     yield n, obj
                     continue
                 msg = f"{path}:{n}: not a JSON object"
-            log.warning(msg)
+            if warn:
+                log.warning(msg)
             if problems is not None:
                 problems.append(msg)
 
@@ -142,8 +147,52 @@ class GameLog:
         return end.winner if end is not None else None
 
 
-def read_game(path: Path) -> GameLog:
+_SEAT_FIELDS = ("seat", "target", "killed", "saved", "outcome")
+_SEAT_LIST_FIELDS = ("members", "alive", "candidates")
+_SEAT_MAP_FIELDS = {"votes": True, "tally": False}  # field -> whether its values are seats too (keys always are)
+
+
+@functools.cache
+def _seat_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(field, shape)`` of an event class's fields that hold seats; shape ``one``, ``list``, ``map`` or ``keys``."""
+    fields = getattr(cls, "model_fields", {})
+    return (
+        tuple((n, "one") for n in _SEAT_FIELDS if n in fields)
+        + tuple((n, "list") for n in _SEAT_LIST_FIELDS if n in fields)
+        + tuple((n, "map" if both else "keys") for n, both in _SEAT_MAP_FIELDS.items() if n in fields)
+    )
+
+
+def seat_range_problem(event: Event, n_seats: int) -> str | None:
+    """Why ``event`` cannot belong to a game of ``n_seats`` seats (a seat it names is out of range), else ``None``.
+
+    The seats an event names: ``seat``, ``target``, ``killed``, ``saved``, ``outcome`` (one seat
+    or ``None``); ``members``, ``alive``, ``candidates`` (lists); ``votes`` (voter -> target,
+    both seats), ``tally`` (target -> count); ``visibility.seats``.
+
+    Example: ``"seat 99 in 'seat' is out of range: the roster has seats 0-6"``.
+    """
+    for name, shape in (*_seat_fields(type(event)), ("visibility.seats", "list")):
+        v: Any = event.visibility.seats if name == "visibility.seats" else getattr(event, name)
+        if v is None:
+            continue
+        seats: Iterable[Any] = (
+            (v,) if shape == "one" else v if shape == "list" else v.keys() if shape == "keys" else [*v, *v.values()]
+        )
+        for seat in seats:
+            if isinstance(seat, int) and not 0 <= seat < n_seats:
+                return f"seat {seat} in {name!r} is out of range: the roster has seats 0-{n_seats - 1}"
+    return None
+
+
+def read_game(path: Path, *, warn: bool = True) -> GameLog:
     """Read a game directory (or its ``game.jsonl``).
+
+    Args:
+        path: The game directory, or its ``game.jsonl``.
+        warn: Log each problem (below) as a warning. A caller that reads a game a second time
+            passes ``False`` so the same warning is not printed twice; :attr:`GameLog.problems`
+            lists them either way.
 
     Records written at an older schema version are migrated (see ``docs/log-format.md``,
     "Versions"); :attr:`GameLog.schema_version` keeps the version as written.
@@ -154,6 +203,11 @@ def read_game(path: Path) -> GameLog:
             header (a raw MafiaScope log gets a hint to import it), or the header is invalid.
         LogVersionError: If the log was written at a newer schema version than this mafialab
             reads (a :class:`LogFormatError`; the message names the file and both versions).
+
+    A line that is not JSON, an invalid record, or an event naming a seat the roster does not
+    have (:func:`seat_range_problem`: a ``role_assigned`` for seat 99 in a 7-seat game) is
+    skipped, logged as a warning and listed in :attr:`GameLog.problems` as ``file:line: why``;
+    the file itself is never changed.
     """
     path = Path(path)
     file = _one_game_file(path)
@@ -162,7 +216,7 @@ def read_game(path: Path) -> GameLog:
     status: GameStatus | None = None
     events: list[Event] = []
     version = SCHEMA_VERSION
-    for n, obj in iter_jsonl(file, problems):
+    for n, obj in iter_jsonl(file, problems, warn=warn):
         kind = obj.get("kind")
         if header is None and kind != "game_start" and not problems:
             # the header is written first; without it nothing else can be read (and a foreign
@@ -179,11 +233,20 @@ def read_game(path: Path) -> GameLog:
             elif kind == "game_status":
                 status = GameStatus.model_validate(obj)
             else:
-                events.append(EVENT_ADAPTER.validate_python(obj))
+                ev = EVENT_ADAPTER.validate_python(obj)
+                why = seat_range_problem(ev, len(header.roster)) if header is not None else None
+                if why is None:
+                    events.append(ev)
+                else:  # skipped like any invalid record (kept in the file), and said so
+                    msg = f"{file}:{n}: invalid {kind} record ({why})"
+                    problems.append(msg)
+                    if warn:
+                        log.warning(msg)
         except ValidationError as err:
             msg = f"{file}:{n}: invalid {kind or 'record'} record ({validation_message(err, limit=1)})"
-            log.warning(msg)
             problems.append(msg)
+            if warn:
+                log.warning(msg)
     if header is None:
         bad = next((p for p in problems if "invalid game_start record" in p), None)
         reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""

@@ -22,6 +22,7 @@ from mafialab.rules._ruleset import (
     rule_fields,
     rules_from_dict,
 )
+from mafialab.rules._winners import UNFINISHED, winner_name, winners_line
 
 __all__ = [
     "ARENA12",
@@ -31,6 +32,7 @@ __all__ = [
     "MAFIASCOPE7",
     "MAFIASCOPE7_V2",
     "RULE_SCOPE",
+    "UNFINISHED",
     "WEREWOLF7",
     "WEREWOLF7_V2",
     "DayRules",
@@ -44,4 +46,6 @@ __all__ = [
     "load_rules",
     "rule_fields",
     "rules_from_dict",
+    "winner_name",
+    "winners_line",
 ]

@@ -123,14 +123,15 @@ def file_id(game_id: str, where: str = "") -> str:
     return f"{safe}-{hashlib.sha1(f'{where}/{game_id}'.encode()).hexdigest()[:8]}"
 
 
-def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
+def read_probes(game_dir: Path, problems: list[str], n_seats: int | None = None) -> list[ProbeRecord]:
     """Probe records of a game (``probes.jsonl``; empty list if missing), in key order.
 
     Records are sorted by :func:`~mafialab.record.probe_sort_key` (the file is in the order
     answers arrived).
 
-    Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped; records of
-    an older log schema are migrated.
+    Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped, and so is a
+    record for a seat outside ``0..n_seats-1`` when ``n_seats`` (the roster's size) is given;
+    records of an older log schema are migrated.
 
     Raises:
         mafialab.record.LogVersionError: The game was written at a newer schema version.
@@ -138,11 +139,22 @@ def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
     path = Path(game_dir) / PROBES_FILE
     if not path.is_file():
         return []
-    out = []
+    out: list[ProbeRecord] = []
+
+    def keep(n: int, rec: ProbeRecord) -> None:
+        if n_seats is None or 0 <= rec.seat < n_seats:
+            out.append(rec)
+            return
+        msg = (
+            f"{path}:{n}: invalid probe record (seat {rec.seat} is out of range: the roster has seats 0-{n_seats - 1})"
+        )
+        log.warning(msg)
+        problems.append(msg)
+
     if log_version(game_dir) != SCHEMA_VERSION:  # an older (or newer: refused) log goes through the migrations
         for n, rec in iter_log_records(path, problems):
             try:
-                out.append(ProbeRecord.model_validate(rec))
+                keep(n, ProbeRecord.model_validate(rec))
             except ValidationError as err:
                 first = err.errors()[0]
                 msg = f"{path}:{n}: invalid probe record ({'.'.join(str(x) for x in first['loc'])}: {first['msg']})"
@@ -161,7 +173,7 @@ def read_probes(game_dir: Path, problems: list[str]) -> list[ProbeRecord]:
             if not line.strip():
                 continue
             try:  # parse and validate in one pass (pydantic-core), much faster than json + validate
-                out.append(ProbeRecord.model_validate_json(line))
+                keep(n, ProbeRecord.model_validate_json(line))
             except ValidationError as err:
                 first = err.errors()[0]
                 if first["type"] == "json_invalid":
@@ -373,6 +385,7 @@ def build_game(
         "models": sorted({s.agent for s in h.roster}),
         "winner": glog.winner,
         "winner_name": lex.team_name(ends[-1].winner) if ends else None,
+        "teams": {"town": lex.town_team, "mafia": lex.mafia_team},  # so a branch's winner is named as its rules do
         "rounds": ends[-1].rounds if ends else (events[-1].round if events else 0),
         "probes": len(probes),
         "probe_ids": dict(Counter(p.probe_id for p in probes)),
@@ -595,7 +608,7 @@ def _build_dir(task: _Task) -> _DirResult | str:
     except LogFormatError as err:
         return str(err)
     problems: list[str] = []
-    probes = read_probes(d, problems)
+    probes = read_probes(d, problems, len(glog.header.roster))
     retests = read_retests(retest_files, problems) if retest_files else []
     gb = build_game(glog, probes, corpus, problems, retests)
     gid = glog.header.game_id

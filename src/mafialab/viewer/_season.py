@@ -33,8 +33,9 @@ def season_payloads(
     Returns:
         ``[{"name", "rules", "planned", "counted", "replacements", "dir", "leaderboard":
         {"head", "rows"}, "games": [{"slot", "game_id", "key" (site key of the game, or
-        None when it is not in the site), "winner", "rounds", "degraded", "counted",
-        "headline", "recap", "mvp", "mvp_entry", "judges", "missing", "scores": [{"name",
+        None when it is not in the site), "winner", "winner_name" (the rule set's team name),
+        "rounds", "degraded", "counted", "headline", "recap", "mvp", "mvp_entry", "judges", "missing",
+        "scores": [{"name",
         "entry", "role", "team", "deception", "detection", "influence"}]}]}]``; judge text is
         model output (the page escapes it).
     """
@@ -76,7 +77,8 @@ def season_payloads(
                     log.warning("%s: verdicts unreadable: %s", gdir, err)
             games.append(
                 {"slot": g.slot, "game_id": g.game_id, "key": by_id.get(g.game_id), "winner": g.winner,
-                 "rounds": g.rounds, "degraded": g.degraded, "counted": g.counted, "headline": g.headline,
+                 "winner_name": g.winner_name, "rounds": g.rounds, "degraded": g.degraded, "counted": g.counted,
+                 "headline": g.headline,
                  "recap": recap, "mvp": g.mvp, "mvp_entry": g.mvp_entry, "judges": judges, "missing": missing,
                  "scores": scores}
             )  # fmt: skip

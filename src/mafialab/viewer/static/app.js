@@ -426,7 +426,7 @@
     for (const g of z.games) {
       const title = "Game " + g.slot + " · " + g.game_id;
       const head = h("h3", null, g.key ? h("a", { href: gameHash(g.key, null) }, title) : title);
-      const facts = h("p", { class: "muted" }, (g.winner ? "won by " + g.winner : "unfinished") + (g.rounds !== null ? " after " + g.rounds + " round(s)" : "") +
+      const facts = h("p", { class: "muted" }, (g.winner ? "won by " + (g.winner_name || g.winner) : "unfinished") + (g.rounds !== null ? " after " + g.rounds + " round(s)" : "") +
         (g.degraded ? " · degraded" : "") + (g.counted ? "" : " · not counted") + (g.judges.length ? " · judges: " + g.judges.join(", ") : " · not judged") + (g.missing.length ? " · missing: " + g.missing.join(", ") : ""));
       const box = h("section", { class: "season-game", dataset: { game: g.game_id } }, head, facts);
       if (g.headline) box.appendChild(h("p", { class: "headline" }, h("b", null, g.headline)));

@@ -18,6 +18,8 @@
   const rowOf = (index, id) => index.games.find((g) => g.id === id);
   const batchesOf = (index, id) => (index.batches || []).filter((b) => b.parent === id);
   const rateText = (r) => (r.n ? r.k + "/" + r.n + " = " + pct(r.p) + (r.lo !== null ? " [" + pct(r.lo) + ", " + pct(r.hi) + "]" : "") : "–");
+  // a winner as the game's rule set names the team ("Werewolves"), from the game's row or its parent's
+  const winnerText = (row, w) => (w ? teamName(row || {}, w) : "unfinished");
   const stepText = (b) => "step " + b.step + (b.at ? " (" + b.at + (b.kind ? ", " + b.kind : "") + ")" : "");
 
   // ------------------------------------------------------------------ tree
@@ -30,15 +32,15 @@
     if (!bs.length || depth > 8) return null;
     return h("ul", { class: "branchtree", dataset: { parent: id } }, bs.map((b) => h("li", { class: "batchnode", dataset: { batch: b.batch } },
       h("a", { href: "#/batch/" + enc(b.batch), class: "batchlink" }, stepText(b)), " · ", h("span", { class: "ivlabel" }, b.label),
-      " · " + b.replicas + " replica" + (b.replicas === 1 ? "" : "s") + " · ", h("span", { class: "counts" }, outcomeCounts(b)), " ",
-      miniStrip(b),
+      " · " + b.replicas + " replica" + (b.replicas === 1 ? "" : "s") + " · ", h("span", { class: "counts" }, outcomeCounts(b, rowOf(index, id))), " ",
+      miniStrip(b, rowOf(index, id)),
       h("ul", { class: "branches" }, b.games.map((gid, k) => h("li", { class: "branchnode", dataset: { game: gid } },
-        h("a", { href: gameHash(gid, null) }, gid), " → " + (b.winners[k] || "unfinished"), tree(index, gid, depth + 1)))))));
+        h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rowOf(index, gid) || rowOf(index, id), b.winners[k]), tree(index, gid, depth + 1)))))));
   }
 
-  function miniStrip(b) {
+  function miniStrip(b, g) {
     const W = 120, H = 10, n = b.replicas || 1;
-    const svg = s("svg", { class: "ministrip", viewBox: "0 0 " + W + " " + H, width: W, height: H, preserveAspectRatio: "none", title: outcomeCounts(b) + " of " + b.replicas });
+    const svg = s("svg", { class: "ministrip", viewBox: "0 0 " + W + " " + H, width: W, height: H, preserveAspectRatio: "none", title: outcomeCounts(b, g) + " of " + b.replicas });
     let x = 0;
     for (const t of TEAMS) { const w = (W * b[t].k) / n; svg.appendChild(s("rect", { x, y: 0, width: w, height: H, class: "seg " + t })); x += w; }
     svg.appendChild(s("rect", { x, y: 0, width: W - x, height: H, class: "seg unfinished" }));
@@ -86,8 +88,8 @@
     root.appendChild(h("h1", null, "Batch " + b.batch));
     root.appendChild(h("p", { class: "muted" }, "Fork of ", prow ? h("a", { href: gameHash(b.parent, null) }, b.parent) : b.parent, " at " + stepText(b) + " · ", h("span", { class: "ivlabel", id: "iv" }, b.label)));
     root.appendChild(h("h2", null, "Outcome"));
-    root.appendChild(outcomeStrip(b, {}, "outcome"));
-    root.appendChild(h("ol", { class: "branches", id: "batch-branches" }, b.games.map((gid, k) => h("li", null, h("a", { href: gameHash(gid, null) }, gid), " → " + (b.winners[k] || "unfinished")))));
+    root.appendChild(outcomeStrip(b, prow || {}, "outcome"));
+    root.appendChild(h("ol", { class: "branches", id: "batch-branches" }, b.games.map((gid, k) => h("li", null, h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rowOf(index, gid) || prow, b.winners[k])))));
     const others = batchesOf(index, b.parent).filter((x) => x.batch !== b.batch);
     if (others.length) {
       root.appendChild(h("h2", null, "Compare with another batch of the same parent"));
@@ -112,8 +114,8 @@
     if (!cmp) { root.appendChild(h("p", { class: "note warn" }, "No precomputed comparison (more than 40 batches of this parent): use `mafialab fork compare`.")); return; }
     const [a, b] = c ? [A, B] : [B, A];
     root.appendChild(h("div", { class: "compare", id: "compare" },
-      h("div", { class: "side", dataset: { side: "a" } }, h("h3", null, "A: " + a.batch + " · " + stepText(a)), h("p", { class: "ivlabel" }, a.label), outcomeStrip(a, {}, "outcome-a")),
-      h("div", { class: "side", dataset: { side: "b" } }, h("h3", null, "B: " + b.batch + " · " + stepText(b)), h("p", { class: "ivlabel" }, b.label), outcomeStrip(b, {}, "outcome-b"))));
+      h("div", { class: "side", dataset: { side: "a" } }, h("h3", null, "A: " + a.batch + " · " + stepText(a)), h("p", { class: "ivlabel" }, a.label), outcomeStrip(a, rowOf(index, a.parent) || {}, "outcome-a")),
+      h("div", { class: "side", dataset: { side: "b" } }, h("h3", null, "B: " + b.batch + " · " + stepText(b)), h("p", { class: "ivlabel" }, b.label), outcomeStrip(b, rowOf(index, b.parent) || {}, "outcome-b"))));
     root.appendChild(h("table", { class: "metrics", id: "delta" }, h("thead", null, h("tr", null, ["team", "P(win) A", "P(win) B", "Δ A − B", "95% Newcombe", "Fisher p"].map((t) => h("th", null, t)))),
       h("tbody", null, TEAMS.map((t) => { const d = cmp.difference[t]; return h("tr", { dataset: { team: t } }, h("td", null, t), h("td", { class: "num" }, rateText(cmp.a[t])), h("td", { class: "num" }, rateText(cmp.b[t])),
         h("td", { class: "num delta" }, d.diff === null ? "–" : num(d.diff, 3)), h("td", { class: "num" }, d.lo === null ? "–" : "[" + num(d.lo, 3) + ", " + num(d.hi, 3) + "]"), h("td", { class: "num" }, d.fisher_p === null ? "–" : num(d.fisher_p, 3))); }))));
@@ -183,13 +185,14 @@
     return h("div", { class: "gaugebox", id }, h("span", { class: "glabel" }, label), svg, h("span", { class: "gvalue" }, text));
   }
 
-  function bifPanel(gid, bifs, pid) {
+  function bifPanel(g, bifs, pid) {
+    const gid = g.id;
     for (const bif of bifs) {
       const p = bif.points.find((x) => x.point_id === pid);
       if (!p) continue;
       const rp = p.report || {};
       const panel = h("section", { class: "bifpanel", id: "bifpanel", dataset: { point: pid } });
-      panel.append(h("h3", null, "Bifurcation point " + pid), h("p", { class: "muted" }, "experiment " + bif.experiment + " (" + bif.path + ") · voter " + rp.voter + " · quadrant " + (rp.quadrant || "unknown") + " · factual target " + (rp.factual_target || "no vote") + " · parent winner " + (p.parent_winner || "–")));
+      panel.append(h("h3", null, "Bifurcation point " + pid), h("p", { class: "muted" }, "experiment " + bif.experiment + " (" + bif.path + ") · voter " + rp.voter + " · quadrant " + (rp.quadrant || "unknown") + " · factual target " + (rp.factual_target || "no vote") + " · parent winner " + (p.parent_winner ? winnerText(g, p.parent_winner) : "–")));
       panel.append(gauge("lock-in (modal concentration)", rp.modal_concentration, num(rp.modal_concentration, 3) + (rp.factual_is_modal === null ? "" : rp.factual_is_modal ? " · factual target is modal" : " · factual target is not modal"), "lockin"));
       panel.append(gauge("flip share", rp.flip_share, rp.forks ? rp.flips + "/" + rp.forks + " = " + num(rp.flip_share, 3) : "–", "flipgauge"));
       const counts = Object.entries(rp.target_counts || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
@@ -199,7 +202,7 @@
       panel.append(h("h4", null, "Kept variants"), h("table", { class: "metrics", id: "variants" },
         h("thead", null, h("tr", null, ["#", "kept as", "target", "injected text", "winner", "flip", "fork"].map((t) => h("th", null, t)))),
         h("tbody", null, p.variants.map((v) => h("tr", { dataset: { variant: v.variant_idx } }, h("td", { class: "num" }, v.variant_idx), h("td", null, v.stage || v.source), h("td", null, v.vote_target || "no vote"),
-          h("td", { class: "vtext" }, v.text === null ? "(not recorded)" : v.text), h("td", null, v.winner || (v.error ? "failed: " + v.error : "unfinished")), h("td", null, v.flipped === null ? "–" : v.flipped ? "yes" : "no"),
+          h("td", { class: "vtext" }, v.text === null ? "(not recorded)" : v.text), h("td", null, v.winner ? winnerText(g, v.winner) : v.error ? "failed: " + v.error : "unfinished"), h("td", null, v.flipped === null ? "–" : v.flipped ? "yes" : "no"),
           h("td", null, v.fork_id ? h("a", { href: gameHash(v.fork_id, null), class: "forklink" }, "open fork") : "–"))))));
       panel.append(h("p", { class: "muted" }, "Numbers from mafialab.analysis.report_bifurcation at build time (= `mafialab bifurcate report --format json`). ", h("a", { href: gameHash(gid, null) }, "close")));
       return panel;
@@ -258,7 +261,7 @@
           if (!bf) return;
           if (bf.sensitivity.length) belowStrip.prepend(sensitivityStrip(g, bf.sensitivity, pick));
           if (bf.bifurcations.length) { belowStrip.prepend(badgeRow(g, bf.bifurcations, g.id)); belowStrip.after(state.panelBox); }
-          if (state.bif) clear(state.panelBox).append(bifPanel(g.id, bf.bifurcations, state.bif));
+          if (state.bif) clear(state.panelBox).append(bifPanel(g, bf.bifurcations, state.bif));
         });
       },
       show(i, seq) {
@@ -273,7 +276,7 @@
       route(r) {
         state.bif = r.bif || null;
         if (!state.bif) { clear(state.panelBox); return; }
-        if (state.bf) clear(state.panelBox).append(bifPanel(g.id, state.bf.bifurcations, state.bif));
+        if (state.bf) clear(state.panelBox).append(bifPanel(g, state.bf.bifurcations, state.bif));
       },
     };
   };
