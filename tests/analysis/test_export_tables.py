@@ -28,6 +28,8 @@ def test_games_and_seats_tables(tmp_path: Path) -> None:
         log = read_game(tmp_path / "runs" / row.path)
         end = next(e for e in log.events if e.kind == "game_end")
         assert (row.winner, row.rounds, row.reason, row.seed) == (end.winner, end.rounds, end.reason, log.header.seed)
+        assert row.winner_name == log.header.rules.lexicon.team_name(end.winner)  # werewolf7: Village / Werewolves
+        assert row.winner_name in ("Village", "Werewolves")
         mine = seats[seats.game_id == row.game_id].sort_values("seat")
         assert list(mine.role) == [s.role for s in log.header.roster]
         assert list(mine.survived) == [s in end.alive for s in range(len(log.header.roster))]

@@ -116,3 +116,14 @@ def test_fork_run_names_the_winners_as_the_rule_set_does(tmp_path: Path) -> None
     flat = " ".join(res.output.split())
     expected = ", ".join(f"{n} {won[n]}" for n in ("Village", "Werewolves") if n in won)
     assert f"won: {expected}." in flat and "town won" not in flat
+    # fork compare and fork sweep name the teams the same way
+    res = runner.invoke(app, ["fork", "run", str(g), "--at", "25", "-n", "3", "--out", str(tmp_path / "f2")])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["fork", "compare", str(tmp_path / "f"), str(tmp_path / "f2")])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "P(Village wins)" in flat and "P(Werewolves wins)" in flat and "P(town" not in flat
+    assert "Village: A - B =" in flat and "town: A - B" not in flat
+    res = runner.invoke(app, ["fork", "sweep", str(g), "-n", "1", "--steps", "20", "--out", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    assert "P(Village wins)" in " ".join(res.output.split())

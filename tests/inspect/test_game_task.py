@@ -14,6 +14,7 @@ from inspect_ai.model import ModelOutput, get_model
 from mafialab.analysis import load_games, report
 from mafialab.inspect import seat_figures
 from mafialab.record import read_game
+from mafialab.rules import winner_name
 from tests.inspect.conftest import instance, with_usage
 
 
@@ -75,6 +76,8 @@ def test_scores_are_the_seats_figures(played: tuple[Any, Path]) -> None:
         teams = ["mafia" if game.names[x] in game.mafia else "town" for x in (0, 3)]
         assert score.value["win"] == sum(t == game.winner for t in teams) / 2
         assert score.metadata["seats"] == [0, 3]
+        assert score.answer == f"winner: {winner_name(game.winner, game.rules)}"  # "Village", not "town"
+        assert f"winner {winner_name(game.winner, game.rules)} after" in s.output.completion
         # the suspicion battery gives no role assessments: no first-order accuracy, no calibration
         assert "first_order_accuracy" not in score.value and "ece" not in score.value
     metrics = {k: v.value for sc in log.results.scores for k, v in sc.metrics.items()}

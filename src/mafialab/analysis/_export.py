@@ -19,6 +19,7 @@ from mafialab.record import (
     no_games_message,
     read_game,
 )
+from mafialab.rules import winner_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,9 +28,10 @@ EVENT_COLUMNS = ("game_id", "seq", "round", "phase", "kind", "ts", "public", "te
                  "text", "data")  # fmt: skip
 """Columns of the events table; ``data`` holds the event's other fields as JSON."""
 
-GAME_COLUMNS = ("game_id", "path", "rules_id", "seed", "winner", "rounds", "reason", "source", "parent", "degraded",
-                "probes", "n_seats")  # fmt: skip
-"""Columns of the games table: one row per game (``reason``: how it ended; ``probes``: the battery)."""
+GAME_COLUMNS = ("game_id", "path", "rules_id", "seed", "winner", "winner_name", "rounds", "reason", "source", "parent",
+                "degraded", "probes", "n_seats")  # fmt: skip
+"""Columns of the games table: one row per game (``winner``: the team id, ``winner_name``: as the rule set
+names it; ``reason``: how it ended; ``probes``: the battery)."""
 
 SEAT_COLUMNS = ("game_id", "seat", "name", "role", "team", "agent", "model", "survived")
 """Columns of the seats table: one row per seat of each game (``survived``: alive at the end)."""
@@ -86,9 +88,11 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
             where = d.relative_to(Path(root)).as_posix()
         except ValueError:
             where = d.as_posix()
+        won = end.winner if end is not None else None
         games.append(
-            {"game_id": gid, "path": where, "rules_id": h.rules_id, "seed": h.seed,
-             "winner": end.winner if end is not None else None, "rounds": end.rounds if end is not None else None,
+            {"game_id": gid, "path": where, "rules_id": h.rules_id, "seed": h.seed, "winner": won,
+             "winner_name": winner_name(won, h.rules) if won is not None else None,
+             "rounds": end.rounds if end is not None else None,
              "reason": end.reason if end is not None else None, "source": h.source,
              "parent": h.parent.game_id if h.parent is not None else None,
              "degraded": bool(log.status is not None and log.status.degraded),

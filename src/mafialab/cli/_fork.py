@@ -43,8 +43,8 @@ from mafialab.counterfactual import (
     sweep,
 )
 from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
-from mafialab.record import GameLog, LogFormatError, read_game
-from mafialab.rules import winner_name, winners_line
+from mafialab.record import GameLog, LogFormatError, iter_game_dirs, read_game
+from mafialab.rules import RuleSet, winner_name, winners_line
 
 BRANCHES = "a folder of branches (the --out of `mafialab fork run`)"
 
@@ -241,7 +241,10 @@ def compare_cmd(
     if fmt == "json":
         console.print_json(json.dumps(res))
         return
-    t = Table("", "batch", "step", "intervention", "n", "P(town wins)", "P(mafia wins)")
+    rules = _rules_of(dir_a)
+    t = Table(
+        "", "batch", "step", "intervention", "n", *(f"P({winner_name(w, rules)} wins)" for w in ("town", "mafia"))
+    )
     for k in ("a", "b"):
         s = res[k]
         t.add_row(
@@ -254,10 +257,23 @@ def compare_cmd(
         if d["diff"] is None:
             continue
         console.print(
-            f"{team}: A - B = {d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] (Newcombe 95 %), "
+            f"{winner_name(team, rules)}: A - B = {d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] (Newcombe 95 %), "
             f"Fisher exact p = {d['fisher_p']:.4g} (two-sided), n = {res['a']['n']} vs {res['b']['n']}",
             highlight=False,
         )
+
+
+def _rules_of(folder: Path) -> list[RuleSet]:
+    """The rule set of the first game under ``folder`` (a batch's branches share their parent's), to name teams.
+
+    Empty when no game there can be read: the teams then keep their ids (``town``, ``mafia``).
+    """
+    for d in iter_game_dirs(folder)[:1]:
+        try:
+            return [read_game(d, warn=False).header.rules]
+        except (LogFormatError, OSError, ValueError):
+            return []
+    return []
 
 
 @fork_app.command("sweep")
@@ -290,7 +306,9 @@ def sweep_cmd(
         ]  # fmt: skip
         console.print_json(json.dumps(data))
         return
-    t = Table("step", "round:phase:index", "seat", "kind", "n", "P(town wins)", "P(mafia wins)")
+    rules = _rules_of(game)
+    wins = (f"P({winner_name(w, rules)} wins)" for w in ("town", "mafia"))
+    t = Table("step", "round:phase:index", "seat", "kind", "n", *wins)
     for r in rows:
         t.add_row(
             str(r.step.id), r.step.label, r.step.name, r.step.kind, str(r.n), _fmt_rate(r.town), _fmt_rate(r.mafia)

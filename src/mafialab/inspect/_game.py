@@ -19,7 +19,7 @@ from mafialab.harness import play_game
 from mafialab.inspect._model import InspectChatModel
 from mafialab.probes import make_probe_observer, resolve_battery
 from mafialab.record import read_game
-from mafialab.rules import RuleSet, load_rules
+from mafialab.rules import RuleSet, load_rules, winner_name
 
 GAME_KEY = "game_dir"
 """Key of the game directory in the sample's store and metadata and in the score's metadata."""
@@ -153,7 +153,7 @@ def game_scorer() -> Any:
         names = [game.names[s] for s in seats]
         return Score(
             value=values,
-            answer=f"winner: {game.winner or 'none'}",
+            answer=f"winner: {winner_name(game.winner, game.rules)}",
             explanation=", ".join(f"{game.names[s]} ({game.role[game.names[s]]})" for s in seats),
             metadata={
                 GAME_KEY: str(path),
@@ -210,7 +210,7 @@ def play_seats(
         state.metadata[GAME_KEY] = str(result.path)
         state.metadata["game_id"] = result.game_id
         summary = (
-            f"{result.game_id}: winner {result.winner or 'none'} after {result.rounds} round(s); "
+            f"{result.game_id}: winner {winner_name(result.winner, rules)} after {result.rounds} round(s); "
             f"{result.fallbacks}/{result.decisions} decisions fell back; log in {result.path}"
         )
         state.output.completion = summary
