@@ -251,8 +251,29 @@ V7_FAULT_CASES = [
     # a pronoun after the speaker's own clause stands for the players that clause named
     ("Dana's vote looks fine to me, but I want to hear from Bailey and Ellis—they've barely said a word, which is suspicious.", {"Bailey": "suspect", "Ellis": "suspect"}),
     ("Dana's vote looks fine to me. Still, I want to hear from Bailey and Ellis. They've barely said a word, which is suspicious.", {"Bailey": "suspect", "Ellis": "suspect"}),
-    # a suspicion withdrawn in the same sentence
+    # a suspicion withdrawn in the same sentence, or doubted right after it
     ("Finley's vote was suspicious at first, but he explained it well, so I'm dropping it.", {}),
+    ("Casey's comment about Ellis feels interesting, but I'm not sure if that's really suspicious.", {}),
+    # a clearing word in excess, or as a yardstick, does not clear
+    ("Casey and Dana both going after Bailey felt a bit too clean.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("Finley's vote came late and felt too innocent by half.", {"Finley": "suspect"}),
+    ("Casey pushing that hard is a little too aggressive for an innocent.", {"Casey": "suspect"}),
+    ("Finley has been too consistently helpful to be Mafia.", {}),
+    # tense and wording variants of known cues; coincidence or pattern; "if anything" is no condition
+    ("I don't have much to go on yet, but Dana's errors stood out to me.", {"Dana": "suspect"}),
+    ("Bailey has been pushing every vote, which cuts both ways.", {"Bailey": "suspect"}),
+    ("Ellis jumping on the quietest player feels like low-hanging fruit.", {"Ellis": "suspect"}),
+    ("I'm more interested in why Finley went silent after the vote.", {"Finley": "suspect"}),
+    ("Bailey dropped out again, which could be coincidence or a pattern.", {"Bailey": "suspect"}),
+    ("If anything, the quiet ones like Dana and Finley could easily be laying low.", {"Dana": "suspect", "Finley": "suspect"}),
+    # the examples of a group are its subject; a directed cue at a group, then its examples after a dash
+    ("Ellis and Finley talk a lot, while others like Bailey and Casey haven't said a word—silence can be a red flag.", {"Bailey": "suspect", "Casey": "suspect"}),
+    ("Maybe someone like Bailey—awfully quiet all day—could be hiding something.", {"Bailey": "suspect"}),
+    ("I'm zeroing in on anyone who's been quiet so far—like Dana and Ellis.", {"Dana": "suspect", "Ellis": "suspect"}),
+    # players named by a verb of naming are its objects; a parallel object needs both "for"s
+    ("I'm suspicious of how quick Dana was to name-drop Casey and Bailey, almost like she's trying to steer us.", {"Dana": "suspect"}),
+    ("I'm a bit wary of how quickly Ellis jumped into accusing Casey and Dana for being calm.", {"Ellis": "suspect"}),
+    ("That's an interesting point, Dana, and I'll think about it.", {}),
 ]  # fmt: skip
 
 

@@ -174,7 +174,8 @@ class AnnotatorPack:
             ``own_judgement`` and ``complement_verbs`` (v4), ``complement_openers``,
             ``claim_nouns``, ``self_reference``, ``relative_openers`` and
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
-            ``discourse_openers``, ``group_pronouns`` and ``pronoun_possibility`` (v7) (the English words
+            ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
+            ``group_examples`` (v7) (the English words
             of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -235,6 +236,7 @@ _OPTIONAL_CUE_KEYS = (
     "discourse_openers",
     "group_pronouns",
     "pronoun_possibility",
+    "group_examples",
 )
 
 
@@ -348,6 +350,7 @@ class _Compiled:
     plural: re.Pattern[str]
     group_lead: re.Pattern[str] | None
     speaker_led: re.Pattern[str] | None
+    examples: re.Pattern[str] | None
 
 
 class RulesAnnotator:
@@ -447,7 +450,9 @@ class RulesAnnotator:
             ),
             directed=re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}{nl}", i),
             suspicion=re.compile(rf"\b{_alt(sub(x) for x in c['suspicion'])}\b", i),
-            clearing=re.compile(rf"\b{_alt(sub(x) for x in c['clearing'])}\b", i),
+            # (v7) a clearing word in excess ("too clean", "too innocent") is no clearing
+            # and a clearing word as a yardstick ("too aggressive for an innocent") neither
+            clearing=re.compile(rf"(?<!too )(?<!for an )(?<!for a )\b{_alt(sub(x) for x in c['clearing'])}\b", i),
             negation=re.compile(rf"\b{_alt(c['negation'])}(?:\W+\w+){{0,4}}?\W*$", i),
             conditional=re.compile(rf"^\W*(?:and\s+|so\s+|but\s+)?{_alt(c['conditional'])}\b", i),
             reported=re.compile(rf"\b{_alt(c['reported'])}\b", i),
@@ -457,7 +462,9 @@ class RulesAnnotator:
             alternatives=re.compile(rf"\b{_alt(sub(x) for x in c['alternatives'])}", i),
             accuse_said_of=re.compile(rf"\b{_alt(sub(x) for x in c['accuse_said_of'])}", i),
             negation_any=re.compile(rf"\b{_alt(c['negation'])}\b", i),
-            if_before=re.compile(r"\b(?:if(?! (?:I|we) (?:had|have|were|must) to\b)|unless|whether)\b", i),
+            if_before=re.compile(
+                r"\b(?:if(?! (?:I|we) (?:had|have|were|must) to\b)(?! anything\b)|unless|whether)\b", i
+            ),
             generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
             list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
             pronoun=re.compile(
@@ -503,7 +510,8 @@ class RulesAnnotator:
                 re.compile(
                     rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})"
                     rf"\s+(?:who|that|whose|with)\b"
-                    rf"[^.;!?]{{0,100}}?(?:[—–:]|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
+                    rf"[^.;!?]{{0,100}}?(?:[—–:]\s*(?:(?:like|such as|especially|namely|including)\s+)?"
+                    rf"|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
                     i,
                 ),
                 # "keeping an eye on the quiet ones, like A and B": examples of the described group
@@ -524,6 +532,9 @@ class RulesAnnotator:
             if pron
             else [],
             plural=re.compile(rf"\W*{opener}(?:their|they|them{group})\b", i),
+            examples=opt(
+                "group_examples", rf"\b{{alt}},?\s+(?:like|such as|including)\s+(?:{name}(?:'s)?\W+(?:and\W+|or\W+)?)*$"
+            ),
             group_lead=re.compile(rf"\W*(?:and\s+|so\s+)?{opener}(?:{group[1:]})\b", i) if group else None,
             # (v7) a clause whose subject is the speaker ("I want to hear from X and Y"): a pronoun
             # opening the next clause stands for the players it named ("they've said nothing")
@@ -596,17 +607,14 @@ class RulesAnnotator:
         """The players a pronoun stands for.
 
         "you" (two, both, one of you) is every candidate when only two are alive besides the
-        speaker; a singular pronoun (he, she, him, her) needs exactly one antecedent; a group
-        pronoun (both, one of them) at least two; a plural one takes the antecedents as they
-        are. Anything else resolves to no one (never a guess).
+        speaker; a singular pronoun (he, she, him, her) needs exactly one antecedent; a plural
+        one takes the antecedents as they are. Anything else resolves to no one (never a guess).
         """
         p = pron.lower()
         if "you" in p:
             return list(candidates) if len(candidates) == 2 else []
         if re.search(r"\b(?:he|she|him|her)\b", p):
             return antecedents if len(antecedents) == 1 else []
-        if re.search(r"\b(?:both|one|either|two)\b", p):  # "both", "one of them": a group of two or more
-            return antecedents if len(antecedents) >= 2 else []
         return antecedents
 
     @staticmethod
@@ -740,6 +748,9 @@ class RulesAnnotator:
                     named = [x.group(1) for x in comp.name.finditer(sentence, 0, m.start())]
                     ante = list(dict.fromkeys(named)) or prev_subjects
                     refs = self._pronoun_refs(m.group("pron"), ante, candidates)
+                    group_of = comp.group_lead is not None and comp.group_lead.match(m.group("pron"))
+                    if group_of and "you" not in m.group("pron").lower() and len(refs) < 2:
+                        continue  # "one of them", "both": two or more players, never one
                     add(refs, "suspect", sentence, f"pronoun-possibility:{m.group(0)}")
             # clause by clause: directed cues and suspicion of the clause's subject
             subjects: list[str] = []
@@ -760,7 +771,13 @@ class RulesAnnotator:
                         directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
                         # "suspicious of X for ..., and Y for ...": a parallel object needs its own "for"
-                        parallel = more is not None and re.match(r"\s+for\b", clause[more.end() :]) is not None
+                        # (and the first object has its own "for" too: "wary of how X jumped into
+                        # accusing A and B for ..." names no parallel object)
+                        parallel = (
+                            more is not None
+                            and re.match(r"\s+for\b", clause[more.end() :]) is not None
+                            and re.match(r"\s+for\b", clause[m.end() :]) is not None
+                        )
                         if more is not None and not more.group("prep") and not parallel:
                             more = None
                         if more is not None:
@@ -780,7 +797,11 @@ class RulesAnnotator:
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
-                    if not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
+                    if (
+                        not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
+                        # "others like A and B haven't spoken": the examples of a group are its subject
+                        or (comp.examples is not None and comp.examples.search(clause, 0, m.start()) is not None)
+                    )
                     and (said is None or m.start() < said.start())
                     # "Casey's theory about loud players being a cover": Casey is the claim's author
                     and not (
