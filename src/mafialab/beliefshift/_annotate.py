@@ -237,6 +237,8 @@ _OPTIONAL_CUE_KEYS = (
     "group_pronouns",
     "pronoun_possibility",
     "group_examples",
+    # added in annotator-en-v8
+    "consequent_markers",
 )
 
 
@@ -351,6 +353,7 @@ class _Compiled:
     group_lead: re.Pattern[str] | None
     speaker_led: re.Pattern[str] | None
     examples: re.Pattern[str] | None
+    consequent: re.Pattern[str] | None = None
 
 
 class RulesAnnotator:
@@ -553,6 +556,9 @@ class RulesAnnotator:
                 else None
             ),
             and_on=re.compile(rf"[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?P<prep>(?:on|at)\s+(?:the\s+)?)?{nl}", i),
+            # (v8) "if X is innocent, that means the Mafia is among A, B": the main clause after
+            # a condition is the speaker's own possibility
+            consequent=opt("consequent_markers", r",\s*(?:{alt})\b"),
         )
         self._cache[key] = comp
         return comp
@@ -580,6 +586,21 @@ class RulesAnnotator:
                 continue
             return m
         return None
+
+    @staticmethod
+    def _consequent(clause: str, comp: _Compiled) -> str | None:
+        """The main clause after a condition that opens ``clause``, else ``None``.
+
+        "If X is innocent, that means the Mafia is among A and B": the part after the
+        consequent marker (``cues.consequent_markers``, pack v8) raises the speaker's own
+        possibility; the condition itself stays hypothetical.
+        """
+        if comp.consequent is None or not comp.conditional.search(clause):
+            return None
+        last = None
+        for last in comp.consequent.finditer(clause):
+            pass
+        return clause[last.end() :] if last is not None else None
 
     @staticmethod
     def _hedged(sentence: str, m: re.Match[str], clause: str, comp: _Compiled) -> bool:
@@ -711,6 +732,9 @@ class RulesAnnotator:
                         pos = m.start() + 1  # a rejected match is retried one character later
                         before = sentence[: m.start()]
                         clause = comp.breaks.split(before)[-1]
+                        main = self._consequent(clause, comp)
+                        if main is not None:
+                            clause = main  # the possibility is raised in the main clause (v8)
                         if comp.negation.search(clause) or comp.conditional.search(clause):
                             continue
                         if self._reported(clause, comp) is not None:
@@ -718,8 +742,8 @@ class RulesAnnotator:
                         if m.group(0)[:1].isupper() and comp.obj_before.search(before):
                             continue  # "wary of Alex, and Finley is ..." is about Finley only
                         cat: Category = kind
-                        if cat == "accuse" and self._hedged(sentence, m, clause, comp):
-                            cat = "suspect"
+                        if cat == "accuse" and (main is not None or self._hedged(sentence, m, clause, comp)):
+                            cat = "suspect"  # hedged, or the consequence of a condition
                         nms = (
                             self._names_in(m.group("names"), comp)
                             if "names" in m.groupdict() and m.group("names")
@@ -762,6 +786,9 @@ class RulesAnnotator:
                 if not clause or not clause.strip():
                     continue
                 hypothetical = bool(comp.conditional.search(clause))
+                main = self._consequent(clause, comp)
+                if main is not None and main.strip():
+                    clause, hypothetical = main, False  # "if X is innocent, then Y ..." (v8): Y's clause
                 if not hypothetical:
                     for m in comp.directed.finditer(clause):
                         pre = clause[: m.start()]
@@ -899,7 +926,10 @@ class RulesAnnotator:
                 if selfref is not None and selfref.start() <= cue_m.start() < selfref.end():
                     continue  # "that leaves me in a tough spot as the lone Mafia": about the speaker
                 if inherited:
-                    if comp.negation_any.search(clause):
+                    # a negation inside the cue itself ("haven't taken a stand", v8) is the cue
+                    if any(
+                        not (cue_m.start() <= x.start() < cue_m.end()) for x in comp.negation_any.finditer(clause)
+                    ):
                         continue
                     targets = own
                 else:
