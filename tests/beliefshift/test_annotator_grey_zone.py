@@ -417,3 +417,46 @@ def test_a_dead_players_flip_is_no_cue_for_the_living():
     cands = {n: i for i, n in enumerate(CTX.names) if n not in ("Alex", "Ellis")}  # Ellis was voted out
     text = "Dana has been right all game—they voted Ellis and he flipped Mafia."
     assert RulesAnnotator().label_text(text, "Alex", cands, CTX) == []
+
+
+# kinds of fault pooled over the development set and samples 3-7 (fixed in annotator-en-v8),
+# one sentence of ours each: a list or cue in the main clause after a condition, behaviour that
+# is itself the suspicion (no cue word), the speaker's own innocence clearing no one, a group
+# pronoun for the players of the two sentences before, the victim of a kill attempt and the
+# player someone else turned to suspecting
+V8_FAULT_CASES = [
+    # the main clause after a condition is the speaker's own possibility; the condition is not
+    ("Bailey and Casey look calm—if Dana is innocent, that means two Mafia could be among Bailey, Casey and Ellis.", {"Bailey": "suspect", "Casey": "suspect", "Ellis": "suspect"}),
+    ("If Dana is really town, then the Mafia is between Bailey and Casey.", {"Bailey": "suspect", "Casey": "suspect"}),
+    ("If the vote was a mistake, then Finley is looking very suspicious.", {"Finley": "suspect"}),
+    ("If Dana were Mafia, why would she vote for her own partner?", {}),
+    ("If Bailey is innocent, then Casey is clearly innocent too.", {}),
+    # behaviour described without a cue word
+    ("Casey kept to safe votes all game.", {"Casey": "suspect"}),
+    ("Dana only follows others and never leads.", {"Dana": "suspect"}),
+    ("Finley went quiet after the vote.", {"Finley": "suspect"}),
+    ("Bailey and Ellis have both given long speeches but haven't taken real risks.", {"Bailey": "suspect", "Ellis": "suspect"}),
+    ("Bailey has been floating in the middle, voting with the majority each time.", {"Bailey": "suspect"}),
+    ("Finley echoed my point without adding anything new.", {"Finley": "suspect"}),
+    ("Dana has never once taken a stand.", {"Dana": "suspect"}),
+    ("Ellis seemed calm, almost like they were being careful not to draw attention.", {"Ellis": "suspect"}),
+    ("Casey voted with the majority, like most of us did, and she explained why.", {}),
+    ("Dana took a real risk by calling out Bailey early.", {}),
+    ("I went quiet yesterday because of the errors.", {}),
+    ("Finley went quiet because his connection dropped.", {}),
+    # the speaker's own innocence clears none of the players named after it
+    ("I know I'm innocent, so the Mafia is among Bailey, Dana and Casey.", {"Bailey": "suspect", "Casey": "suspect", "Dana": "suspect"}),
+    # a group pronoun for the players of the two sentences before (exactly two)
+    ("Dana voted for Ellis and has been loud. Casey followed the vote but stayed quiet. Both could be Mafia.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("Dana voted for Ellis and has been loud. Casey followed the vote but stayed quiet. One of them is probably Mafia.", {"Casey": "suspect", "Dana": "suspect"}),
+    # the victim of a kill attempt, and the player someone else turned to suspecting
+    ("Finley getting targeted is a big red flag—the Mafia saw them as a threat.", {}),
+    ("Right now, Bailey's quick shift to suspect Casey feels like an attempt to lead the charge.", {"Bailey": "suspect"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V8_FAULT_CASES)
+def test_v8_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold

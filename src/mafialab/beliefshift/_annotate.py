@@ -175,7 +175,7 @@ class AnnotatorPack:
             ``claim_nouns``, ``self_reference``, ``relative_openers`` and
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
-            ``group_examples`` (v7) (the English words
+            ``group_examples`` (v7), ``consequent_markers`` (v8) (the English words
             of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -385,7 +385,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v7``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v8``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
@@ -597,10 +597,8 @@ class RulesAnnotator:
         """
         if comp.consequent is None or not comp.conditional.search(clause):
             return None
-        last = None
-        for last in comp.consequent.finditer(clause):
-            pass
-        return clause[last.end() :] if last is not None else None
+        ends = [m.end() for m in comp.consequent.finditer(clause)]
+        return clause[ends[-1] :] if ends else None
 
     @staticmethod
     def _hedged(sentence: str, m: re.Match[str], clause: str, comp: _Compiled) -> bool:
@@ -705,6 +703,7 @@ class RulesAnnotator:
         # quoted words are someone else's ("the 'Mafia held back' theory"): blanked, same length
         clean = _QUOTED.sub(lambda q: " " * len(q.group(0)), text.translate(_MARKUP))
         prev_subjects: list[str] = []
+        older_subjects: list[str] = []  # the subjects of the sentence before prev_subjects' (v8)
         cleared: set[str] = set()
         last_all: list[str] = []
         spoken_of: list[str] = []  # players named in the speaker's own last clause ("I want to hear from X")
@@ -773,6 +772,11 @@ class RulesAnnotator:
                     ante = list(dict.fromkeys(named)) or prev_subjects
                     refs = self._pronoun_refs(m.group("pron"), ante, candidates)
                     group_of = comp.group_lead is not None and comp.group_lead.match(m.group("pron"))
+                    if group_of and "you" not in m.group("pron").lower() and len(refs) < 2 and not named:
+                        # "A voted late. B stayed quiet. Both could be Mafia." (v8): the two players
+                        # of the two sentences before, when they are exactly two
+                        pair = [n for n in dict.fromkeys([*older_subjects, *prev_subjects]) if n in candidates]
+                        refs = pair if len(pair) == 2 and len(prev_subjects) == 1 else []
                     if group_of and "you" not in m.group("pron").lower() and len(refs) < 2:
                         continue  # "one of them", "both": two or more players, never one
                     add(refs, "suspect", sentence, f"pronoun-possibility:{m.group(0)}")
@@ -903,6 +907,13 @@ class RulesAnnotator:
                         and comp.hedged_clear.search(clause, 0, clear_m.start())
                     ):
                         clear_m = None  # "could be genuine, but it's also a cover": one side of an alternative
+                    if clear_m is not None and comp.self_subject is not None and not inherited:
+                        # "I know I'm innocent, so the Mafia is among A and B" (v8): the speaker's
+                        # own clearing clears no one named after it
+                        lead_names = [x for x in mentions if x.end() <= clear_m.start()]
+                        seg = clause[lead_names[-1].end() if lead_names else 0 : clear_m.start()]
+                        if comp.self_subject.search(seg):
+                            continue  # no label from this clause either (as before v8)
                     if clear_m is not None and cue_m is None:
                         cleared.update(
                             own if inherited else self._subject_group(clause, mentions, clear_m.start(), comp)
@@ -927,9 +938,7 @@ class RulesAnnotator:
                     continue  # "that leaves me in a tough spot as the lone Mafia": about the speaker
                 if inherited:
                     # a negation inside the cue itself ("haven't taken a stand", v8) is the cue
-                    if any(
-                        not (cue_m.start() <= x.start() < cue_m.end()) for x in comp.negation_any.finditer(clause)
-                    ):
+                    if any(not (cue_m.start() <= x.start() < cue_m.end()) for x in comp.negation_any.finditer(clause)):
                         continue
                     targets = own
                 else:
@@ -944,6 +953,8 @@ class RulesAnnotator:
                         if comp.complement_names is not None
                         and comp.complement_end is not None
                         and comp.complement_end.search(clause, 0, cue_m.end())
+                        # "X's shift to suspect Y" (v8): X's act, not a thought about Y
+                        and not re.search(r"\bto\s+$", clause[: cue_m.start()], re.I)
                         else None
                     )
                     first_after = next((m for m in mentions if m.start() >= cue_m.end()), None)
@@ -967,9 +978,10 @@ class RulesAnnotator:
                         targets = self._subject_group(clause, mentions, cue_m.start(), comp)
                 add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
             if subjects:
-                prev_subjects = subjects
+                older_subjects, prev_subjects = prev_subjects, subjects
             elif directed_names:
-                prev_subjects = sorted(set(directed_names))  # "... suspicious of Alex. That silence ..."
+                # "... suspicious of Alex. That silence ..."
+                older_subjects, prev_subjects = prev_subjects, sorted(set(directed_names))
         # a candidate list member the speaker then clears explicitly is not suspected
         # (definitions: "unless the speaker then clears that player")
         # (a label from the sentence of a list naming the player counts as the list's)
