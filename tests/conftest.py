@@ -112,3 +112,11 @@ def ray_local():  # type: ignore[no-untyped-def]
     )
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture
+def ray_by_value(ray_local, request):  # type: ignore[no-untyped-def]
+    """``ray_local`` with the requesting test module shipped by value (workers do not import ``tests``)."""
+    ray_local.cloudpickle.register_pickle_by_value(request.module)
+    yield ray_local
+    ray_local.cloudpickle.unregister_pickle_by_value(request.module)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -62,16 +61,10 @@ def _busy_on_worker(chat_spec: str, embed_spec: str, stop: str) -> tuple[int, in
         return asyncio.run(go())
 
 
-@pytest.fixture
-def by_value(ray_local: Any) -> Any:
-    """Ship this module's worker function by value (the workers do not import ``tests``)."""
-    ray_local.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield ray_local
-    ray_local.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
-def test_the_driver_calls_of_a_ray_bifurcation_count_against_the_cluster_limit(tmp_path: Path, by_value: Any) -> None:
-    ray = by_value
+def test_the_driver_calls_of_a_ray_bifurcation_count_against_the_cluster_limit(
+    tmp_path: Path, ray_by_value: Any
+) -> None:
+    ray = ray_by_value
     parent = play_probed_parent(tmp_path / "parents")
     point = plan_points(read_game(parent), "innocent-votes")[0]
     stop = tmp_path / "stop"

@@ -84,6 +84,7 @@ def test_beliefshift_run_freezes_before_it_elicits(
 ) -> None:
     monkeypatch.setattr(beliefshift_cli, "read_bench", lambda path: (None, []))
     monkeypatch.setattr(beliefshift_cli, "run_bench", _stop(events, ResultsMismatch("stopped here")))
+    (tmp_path / "b.jsonl").write_text("")  # read_bench is stubbed; the CLI checks the path exists first
     res = runner.invoke(
         app, ["beliefshift", "run", str(tmp_path / "b.jsonl"), "-m", "mock/m", "--out", str(tmp_path / "r.jsonl")]
     )

@@ -131,16 +131,8 @@ def _calls_on_worker(spec: str, n_calls: int, cluster: bool) -> int:
         return asyncio.run(go())
 
 
-@pytest.fixture
-def by_value(ray_local: Any) -> Any:
-    """Ship this module's worker functions by value (the workers do not import ``tests``)."""
-    ray_local.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield ray_local
-    ray_local.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
-def test_tasks_sharing_a_backend_never_exceed_its_limit_together(by_value: Any) -> None:
-    ray = by_value
+def test_tasks_sharing_a_backend_never_exceed_its_limit_together(ray_by_value: Any) -> None:
+    ray = ray_by_value
     task = ray.remote(max_retries=0)(_calls_on_worker)
     with OpenAIStub(latency_s=0.3).in_thread() as stub:
         spec = f"openai/shared-{uuid.uuid4().hex[:6]}?base_url={stub.base_url}&max_concurrency=2"
@@ -189,8 +181,8 @@ def _raise_and_cancel_on_worker(key: str) -> list[tuple[int, int]]:
         return asyncio.run(go())
 
 
-def test_a_call_that_raises_or_is_cancelled_gives_its_slot_back(by_value: Any) -> None:
-    ray = by_value
+def test_a_call_that_raises_or_is_cancelled_gives_its_slot_back(ray_by_value: Any) -> None:
+    ray = ray_by_value
     key = f"test|raise-{uuid.uuid4().hex[:6]}"
     seen = ray.get(ray.remote(max_retries=0)(_raise_and_cancel_on_worker).remote(key))
     assert seen == [(1, 0), (1, 1), (1, 0), (0, 0)]
@@ -210,8 +202,8 @@ def _die_holding_a_slot(key: str, lease_s: float) -> None:
         asyncio.run(go())
 
 
-def test_a_dead_workers_slot_is_freed_after_its_lease(by_value: Any) -> None:
-    ray = by_value
+def test_a_dead_workers_slot_is_freed_after_its_lease(ray_by_value: Any) -> None:
+    ray = ray_by_value
     key = f"test|dead-{uuid.uuid4().hex[:6]}"
     ref = ray.remote(max_retries=0)(_die_holding_a_slot).remote(key, 1.0)
     with pytest.raises(ray.exceptions.WorkerCrashedError):

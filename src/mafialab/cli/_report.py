@@ -14,6 +14,7 @@ import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from mafialab.analysis import (
     BY_KEYS,
@@ -94,7 +95,7 @@ def whole_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]]) 
     for h, w in zip(head, widths, strict=True):
         t.add_column(h, width=w, overflow="fold")
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*(Text(c) for c in r))  # game ids, model names: text, never console markup
     return t
 
 
