@@ -81,6 +81,23 @@ def _interrupted_at_start() -> NoReturn:
     os._exit(130)
 
 
+def _closed_stdout() -> NoReturn:
+    """End quietly with code 141 (128 + SIGPIPE) when the reader of stdout went away.
+
+    ``mafialab report DIR | head``: ``head`` closes the pipe after its lines; like ``yes`` or
+    ``cat`` killed by SIGPIPE the command stops printing, says nothing, and exits with 141
+    (the code a shell gives such a process; ``set -o pipefail`` sees it). Stdout is pointed at
+    ``/dev/null`` first so that the interpreter's last flush does not fail again; exit
+    handlers still run (files being written are closed as on any exit).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(141)
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -90,6 +107,8 @@ def main() -> None:
     while the commands load prints ``mafialab: interrupted while starting; nothing was
     written`` and exits with code 130; a command's own interrupt message (``play`` says what it
     kept) or else ``mafialab: interrupted`` is the one line printed on a Ctrl-C later on.
+    When stdout is a pipe whose reader has gone (``mafialab report DIR | head``) the command
+    ends silently with code 141, as ``yes | head`` does.
     """
     try:
         tree = _command_tree()
@@ -107,7 +126,11 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:  # while Typer builds the command line, before any command runs
         _interrupted_at_start()
+    except BrokenPipeError:
+        _closed_stdout()
     except SystemExit as stop:
+        if isinstance(stop.__context__, BrokenPipeError):  # Click's own exit 1 on a closed pipe
+            _closed_stdout()
         # Typer turns a Ctrl-C in a command without its own message into a silent exit 130
         if stop.code == 130 and isinstance(getattr(stop.__context__, "__cause__", None), KeyboardInterrupt):
             sys.stderr.write("mafialab: interrupted\n")

@@ -52,13 +52,41 @@ def fail(message: str, code: int = 2) -> NoReturn:
     ``message`` is plain text: square brackets in it (``mafialab[embedded]``, a path, model
     text) are printed as they are, never read as Rich markup.
     """
+    close_progress_bars()
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code)
 
 
+_open_bars: list[Progress] = []
+
+
+class _Bar(Progress):
+    """A :class:`rich.progress.Progress` that :func:`close_progress_bars` can find while it runs."""
+
+    def start(self) -> None:
+        super().start()
+        _open_bars.append(self)
+
+    def stop(self) -> None:
+        if self in _open_bars:
+            _open_bars.remove(self)
+        super().stop()
+
+
+def close_progress_bars() -> None:
+    """Stop (and clear) every progress bar still drawn, so the next line printed starts clean.
+
+    An error raised inside ``with progress_bar():`` used to be printed while the bar was live:
+    on a terminal the message was glued to the bar's line and the bar then cleared below it,
+    leaving a stray or blank line before the error. :func:`fail` calls this first.
+    """
+    for bar in reversed(list(_open_bars)):
+        bar.stop()
+
+
 def progress_bar() -> Progress:
     """The progress bar every long-running command shows (description, bar, n/total, elapsed)."""
-    return Progress(
+    return _Bar(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
