@@ -14,7 +14,8 @@ def parse_seat_overrides(items: list[str], n_seats: int) -> dict[int, str]:
     """Parse per-seat overrides ``N=SPEC`` (the CLI's ``--seat``) into ``{seat: spec}``.
 
     Raises:
-        ValueError: Malformed item or seat out of range (message names the item).
+        ValueError: Malformed item, seat out of range, or a seat given twice (message names
+            the item).
     """
     out: dict[int, str] = {}
     for item in items:
@@ -24,6 +25,10 @@ def parse_seat_overrides(items: list[str], n_seats: int) -> dict[int, str]:
         seat = int(seat_s)
         if seat >= n_seats:
             raise ValueError(f"--seat: seat {seat} out of range 0..{n_seats - 1}")
+        if seat in out:
+            raise ValueError(
+                f"--seat: seat {seat} is given twice ({seat}={out[seat]} and {item.strip()}); give each seat once"
+            )
         out[seat] = spec.strip()
     return out
 

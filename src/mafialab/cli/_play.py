@@ -61,7 +61,10 @@ def _seat_options(spec: str, timeout: float, probe: bool) -> str:
     if not is_seat_spec(spec):
         return spec
     head, _, query = spec.partition("?")
-    given = dict(parse_qsl(query, keep_blank_values=True))
+    pairs = parse_qsl(query, keep_blank_values=True)
+    given = dict(pairs)
+    if len(given) < len(pairs):  # an option given twice: left for parse_seat_spec to refuse by name
+        return spec
     opts = {"timeout": f"{timeout:g}", **({"probe": "1"} if probe else {}), **given}
     return f"{head}?{urlencode(opts)}"
 

@@ -338,8 +338,8 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
         ``("provider/model", options)``.
 
     Raises:
-        ModelSpecError: No ``provider/model`` part, or a malformed query (the message quotes
-            ``spec``).
+        ModelSpecError: No ``provider/model`` part, a malformed query, or an option given
+            twice (``?timeout=1&timeout=2``; the message quotes ``spec``).
     """
     model, _, query = spec.partition("?")
     provider, sep, name = model.partition("/")
@@ -351,6 +351,8 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
         raise ModelSpecError(f"model: malformed options in {spec!r} (expected ?key=value&key=value)") from None
     options: dict[str, Any] = {}
     for key, value in pairs:
+        if key in options:
+            raise ModelSpecError(f"model: option {key!r} is given twice in {spec!r}; give it once")
         try:
             options[key] = json.loads(value)
         except ValueError:

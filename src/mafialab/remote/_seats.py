@@ -89,7 +89,11 @@ def parse_seat_spec(spec: str) -> SeatSpec:
         raise SeatSpecError(f"seat spec: name {name!r} must be 1-40 letters, digits, '-', '_' or '.'")
     timeout_s = DEFAULT_REMOTE_TIMEOUT_S
     probe = False
-    for key, value in parse_qsl(query, keep_blank_values=True):
+    pairs = parse_qsl(query, keep_blank_values=True)
+    twice = next((k for i, (k, _) in enumerate(pairs) if k in {k2 for k2, _ in pairs[:i]}), None)
+    if twice is not None:
+        raise SeatSpecError(f"seat spec: option {twice!r} is given twice in {spec!r}; give it once")
+    for key, value in pairs:
         if key == "timeout":
             try:
                 timeout_s = float(value)
