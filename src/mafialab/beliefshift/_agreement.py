@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -275,20 +276,36 @@ class LabelsFile:
     messages: list[LabelledMessage]
 
 
-def is_labels_file(path: Path) -> bool:
-    """Whether ``path`` is a labels file rather than an annotation file.
+def file_kind(path: Path) -> Literal["labels", "annotations", "empty", "unknown"]:
+    """What a file given to ``beliefshift agreement`` looks like, from its first non-blank line.
 
-    True when its first non-blank line has ``labels`` and ``speaker`` and no ``kind``.
+    Returns:
+        ``"labels"``: a JSON object with no ``kind`` and any of the labels format's fields
+        (``speaker``, ``labels``) and no ``message_id``: a labels file, even when that line is
+        invalid (so its errors are reported in the labels format); ``"annotations"``: an
+        object with a ``kind`` or a ``message_id`` (``ANN.jsonl``); ``"empty"``: no non-blank
+        line; ``"unknown"``: anything else (not JSON, not an object, other fields, unreadable).
     """
     try:
         with Path(path).open(encoding="utf-8") as fh:
             for line in fh:
                 if line.strip():
                     obj = json.loads(line)
-                    return isinstance(obj, dict) and "kind" not in obj and "labels" in obj and "speaker" in obj
+                    if not isinstance(obj, dict):
+                        return "unknown"
+                    if "kind" in obj or "message_id" in obj:
+                        return "annotations"
+                    if "speaker" in obj or "labels" in obj:
+                        return "labels"
+                    return "unknown"
     except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return False
+        return "unknown"
+    return "empty"
+
+
+def is_labels_file(path: Path) -> bool:
+    """Whether ``path`` is a labels file rather than an annotation file (:func:`file_kind`)."""
+    return file_kind(path) == "labels"
 
 
 def read_labels(path: Path) -> LabelsFile:
@@ -323,9 +340,7 @@ def read_labels(path: Path) -> LabelsFile:
         try:
             rec = LabelledMessage.model_validate(obj)
         except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"])
-            raise BeliefShiftFormatError(f"{path}:{n}: invalid labels record ({loc}: {first['msg']})") from None
+            raise BeliefShiftFormatError(f"{path}:{n}: invalid labels line ({_labels_problems(err)})") from None
         key = (rec.game_id, rec.round, rec.speaker)
         if key in seen:
             raise BeliefShiftFormatError(f"{path}:{n}: message {key} already labelled on line {seen[key]}")
@@ -335,7 +350,24 @@ def read_labels(path: Path) -> LabelsFile:
         if dup:
             raise BeliefShiftFormatError(f"{path}:{n}: labels: target {dup[0]!r} labelled twice")
         out.append(rec)
+    if not out:
+        raise BeliefShiftFormatError(f"{path}: the labels file is empty (expected one JSON line per labelled message)")
     return LabelsFile(path, out)
+
+
+def _labels_problems(err: ValidationError) -> str:
+    """Every bad field of a labels line, named in the labels format: ``round: expected ..., got 'one'``."""
+    out = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"])
+        if e["type"] == "missing":
+            out.append(f"{loc}: missing")
+        elif e["type"] == "extra_forbidden":
+            model, what = (TargetLabel, "a label") if len(e["loc"]) > 1 else (LabelledMessage, "a labels line")
+            out.append(f"{loc}: unknown field ({what} has {', '.join(model.model_fields)})")
+        else:
+            out.append(f"{loc}: {e['msg']}, got {e.get('input')!r}")
+    return "; ".join(out)
 
 
 def agreement_with_labels(labels: LabelsFile, ann: AnnotationSet) -> AgreementReport:

@@ -85,10 +85,9 @@ def _validate(model: type[R], obj: dict[str, object], path: Path, line: int) -> 
     try:
         return model.model_validate(obj)
     except ValidationError as err:
-        kind = obj.get("kind", "record")
-        raise BeliefShiftFormatError(
-            f"{path}:{line}: invalid {kind} record ({validation_message(err, limit=1)})"
-        ) from None
+        kind = obj.get("kind")
+        what = f"{kind} record" if isinstance(kind, str) and kind else "record"
+        raise BeliefShiftFormatError(f"{path}:{line}: invalid {what} ({validation_message(err, limit=1)})") from None
 
 
 def _read(

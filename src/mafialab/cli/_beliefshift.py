@@ -27,8 +27,8 @@ from mafialab.beliefshift import (
     annotate_games,
     build_report,
     day_messages,
+    file_kind,
     freeze,
-    is_labels_file,
     load_logs,
     load_models_yaml,
     load_prompts_text,
@@ -116,8 +116,22 @@ def agreement_cmd(
     """
     check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
     check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
+    kind_a, kind_b = file_kind(ann_a), file_kind(ann_b)
+    for name, path, kind in (("ANN_A", ann_a, kind_a), ("ANN_B", ann_b, kind_b)):
+        if kind == "empty":
+            fail(f"{name}: {path} is empty (expected {'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl)")
+    if kind_b == "labels":
+        if kind_a == "annotations":
+            fail(
+                f"ANN_A and ANN_B look swapped: {ann_b} (ANN_B) looks like a labels file and {ann_a} (ANN_A) "
+                "like an annotation file; give the labels file (the reference) first"
+            )
+        fail(
+            f"ANN_B: {ann_b} looks like a labels file (game_id/round/speaker/labels lines); ANN_B is the "
+            "annotation file to score (ANN.jsonl from `beliefshift annotate`), a labels file goes first as ANN_A"
+        )
     try:
-        if is_labels_file(ann_a):
+        if kind_a == "labels":
             ref = read_labels(ann_a)
             rep = agreement_with_labels(ref, read_annotations(ann_b))
         else:

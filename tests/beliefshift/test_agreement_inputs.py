@@ -1,0 +1,113 @@
+"""``beliefshift agreement``'s inputs: a labels file's errors in the labels format, swapped or empty files.
+
+A labels line with ``round: "one"`` and no ``labels`` used to be taken for an annotation file
+("invalid record record (message_id: Field required ...)"); it names the labels file, line
+and fields. Each error is one line, exit code 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.beliefshift import (
+    BeliefShiftFormatError,
+    RulesAnnotator,
+    annotate_games,
+    file_kind,
+    load_logs,
+    read_annotations,
+    read_labels,
+    write_annotations,
+)
+from mafialab.cli import app
+from tests.beliefshift_fixtures import play_native
+
+runner = CliRunner(env={"COLUMNS": "300", "NO_COLOR": "1"})
+GOOD = {"game_id": "g", "round": 1, "speaker": "A", "labels": []}
+
+
+@pytest.fixture(scope="module")
+def ann(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("agree_inputs")
+    play_native(out, range(1))
+    res = asyncio.run(annotate_games(load_logs([out]), RulesAnnotator()))
+    write_annotations(out / "ann.jsonl", res)
+    return out / "ann.jsonl"
+
+
+def _write(path: Path, *lines: object) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def _agreement(a: Path, b: Path) -> tuple[int, str]:
+    res = runner.invoke(app, ["beliefshift", "agreement", str(a), str(b)])
+    assert "Traceback" not in res.output and not isinstance(res.exception, (ValueError, KeyError, TypeError))
+    return res.exit_code, res.output
+
+
+def test_a_bad_first_labels_line_is_reported_in_the_labels_format(ann: Path, tmp_path: Path) -> None:
+    lab = _write(tmp_path / "labels.jsonl", {"game_id": "g", "round": "one", "speaker": "A"})
+    assert file_kind(lab) == "labels"
+    code, out = _agreement(lab, ann)
+    assert code == 2 and out.count("\n") == 1, out
+    assert out.startswith(f"error: {lab}:1: invalid labels line (round: "), out
+    assert "got 'one'" in out and "labels: missing" in out
+    assert "message_id" not in out and "record record" not in out
+
+
+def test_every_bad_field_is_named(tmp_path: Path) -> None:
+    lab = _write(
+        tmp_path / "l.jsonl", GOOD, {**GOOD, "speaker": "B", "rnd": 2, "labels": [{"target": "C", "cat": "x"}]}
+    )
+    with pytest.raises(BeliefShiftFormatError) as err:
+        read_labels(lab)
+    msg = str(err.value)
+    assert msg.startswith(f"{lab}:2: invalid labels line (")
+    assert "rnd: unknown field (a labels line has game_id, round, speaker, labels, note)" in msg
+    assert "labels.0.cat: unknown field (a label has target, category)" in msg
+    assert "labels.0.category: missing" in msg
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_an_empty_labels_file_says_it_is_empty(ann: Path, tmp_path: Path, content: str) -> None:
+    lab = tmp_path / "labels.jsonl"
+    lab.write_text(content, encoding="utf-8")
+    assert file_kind(lab) == "empty"
+    code, out = _agreement(lab, ann)
+    assert code == 2 and out == f"error: ANN_A: {lab} is empty (expected a labels file or ANN.jsonl)\n", out
+    code, out = _agreement(ann, lab)
+    assert code == 2 and out == f"error: ANN_B: {lab} is empty (expected ANN.jsonl)\n", out
+
+
+def test_read_labels_refuses_a_file_without_a_message(tmp_path: Path) -> None:
+    with pytest.raises(BeliefShiftFormatError, match="the labels file is empty"):
+        read_labels(_write(tmp_path / "l.jsonl", " "))
+
+
+def test_swapped_arguments_say_which_file_looks_like_which(ann: Path, tmp_path: Path) -> None:
+    lab = _write(tmp_path / "labels.jsonl", GOOD)
+    assert (file_kind(lab), file_kind(ann)) == ("labels", "annotations")
+    code, out = _agreement(ann, lab)
+    assert code == 2 and out.count("\n") == 1, out
+    assert out.startswith("error: ANN_A and ANN_B look swapped: ")
+    assert f"{lab} (ANN_B) looks like a labels file and {ann} (ANN_A) like an annotation file" in out
+
+
+def test_two_labels_files_say_the_second_must_be_an_annotation_file(tmp_path: Path) -> None:
+    lab = _write(tmp_path / "labels.jsonl", GOOD)
+    code, out = _agreement(lab, lab)
+    assert code == 2 and out.startswith(f"error: ANN_B: {lab} looks like a labels file"), out
+
+
+def test_an_annotation_file_without_kind_is_not_a_doubled_record(tmp_path: Path) -> None:
+    bad = _write(tmp_path / "ann.jsonl", {"message_id": "m"})
+    assert file_kind(bad) == "annotations"
+    with pytest.raises(BeliefShiftFormatError) as err:
+        read_annotations(bad)
+    assert "record record" not in str(err.value) and f"{bad}:1: invalid record (" in str(err.value)
