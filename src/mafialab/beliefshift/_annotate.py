@@ -175,8 +175,9 @@ class AnnotatorPack:
             ``claim_nouns``, ``self_reference``, ``relative_openers`` and
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
-            ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and ``speaker_in_group`` (v9) (the English words
-            of the clause rules live there too, not in code).
+            ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
+            ``speaker_in_group`` (v9) (the English words of the clause rules live there too,
+            not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -393,7 +394,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v8``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v9``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
