@@ -207,7 +207,8 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     A line that is not JSON, an invalid record, or an event naming a seat the roster does not
     have (:func:`seat_range_problem`: a ``role_assigned`` for seat 99 in a 7-seat game) is
     skipped, logged as a warning and listed in :attr:`GameLog.problems` as ``file:line: why``;
-    the file itself is never changed.
+    so is a record repeating an earlier record's ``seq`` (a duplicated line: the first is
+    kept, ``repeated seq N``). The file itself is never changed.
     """
     path = Path(path)
     file = _one_game_file(path)
@@ -216,8 +217,18 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     status: GameStatus | None = None
     events: list[Event] = []
     version = SCHEMA_VERSION
+    first_line: dict[int, int] = {}  # seq -> line of the record kept for it
     for n, obj in iter_jsonl(file, problems, warn=warn):
         kind = obj.get("kind")
+        seq = obj.get("seq")
+        if kind != "game_status" and isinstance(seq, int) and seq in first_line:
+            # a repeated line (a copy-paste, a doubled write): keep the first, skip this one
+            # like any invalid record, and say so; the file is never changed
+            msg = f"{file}:{n}: repeated seq {seq} (line {first_line[seq]} has it; kept that one)"
+            problems.append(msg)
+            if warn:
+                log.warning(msg)
+            continue
         if header is None and kind != "game_start" and not problems:
             # the header is written first; without it nothing else can be read (and a foreign
             # log would otherwise yield one error per line)
@@ -230,6 +241,7 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
         try:
             if kind == "game_start":
                 header = GameHeader.model_validate(obj)
+                first_line[header.seq] = n
             elif kind == "game_status":
                 status = GameStatus.model_validate(obj)
             else:
@@ -237,6 +249,7 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
                 why = seat_range_problem(ev, len(header.roster)) if header is not None else None
                 if why is None:
                     events.append(ev)
+                    first_line[ev.seq] = n
                 else:  # skipped like any invalid record (kept in the file), and said so
                     msg = f"{file}:{n}: invalid {kind} record ({why})"
                     problems.append(msg)
