@@ -120,8 +120,10 @@ def fork_steps(log: GameLog) -> ForkSteps:
     return out
 
 
-def resolve_step(steps: list[ForkStep], step: str | int) -> ForkStep:
+def resolve_step(steps: list[ForkStep], step: str | int, option: str = "--at") -> ForkStep:
     """The step named by a decision id (``"12"``) or ``round:phase:index`` (``"1:day:3"``).
+
+    ``option`` is the command-line option the step came from, named in the errors.
 
     Raises:
         ValueError: No such step (the message names the argument and the range); a step at
@@ -134,17 +136,17 @@ def resolve_step(steps: list[ForkStep], step: str | int) -> ForkStep:
         found = next((s for s in steps if s.id == int(text)), None)
         if found is None and stop is not None and (stop.step is None or int(text) >= stop.step):
             first = f"decision ids {steps[0].id}..{steps[-1].id} fork" if steps else "no step forks"
-            raise ValueError(f"--at: step {text} cannot be forked: the replay stops at {stop.reason} ({first})")
+            raise ValueError(f"{option}: step {text} cannot be forked: the replay stops at {stop.reason} ({first})")
     else:
         parts = text.split(":")
         if len(parts) != 3 or not parts[0].isdigit() or not parts[2].isdigit():
-            raise ValueError(f"--at: expected a decision id or round:phase:index (e.g. 1:day:3), got {text!r}")
+            raise ValueError(f"{option}: expected a decision id or round:phase:index (e.g. 1:day:3), got {text!r}")
         found = next((s for s in steps if s.label == f"{int(parts[0])}:{parts[1]}:{int(parts[2])}"), None)
     if found is None:
         rng = f"{steps[0].id}..{steps[-1].id}" if steps else "none"
         why = f"; the replay stops at {stop.reason}" if stop is not None else ""
         raise ValueError(
-            f"--at: no forkable step {text!r} (decision ids {rng}; list them with `mafialab fork steps`){why}"
+            f"{option}: no forkable step {text!r} (decision ids {rng}; list them with `mafialab fork steps`){why}"
         )
     return found
 
