@@ -18,12 +18,12 @@ from mafialab.beliefshift import (
     BeliefShiftFormatError,
     RulesAnnotator,
     annotate_games,
-    file_kind,
     load_logs,
     read_annotations,
     read_labels,
     write_annotations,
 )
+from mafialab.beliefshift._agreement import file_kind
 from mafialab.cli import app
 from tests.beliefshift_fixtures import play_native
 

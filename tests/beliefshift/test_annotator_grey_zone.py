@@ -460,3 +460,30 @@ def test_v8_fault_kinds_get_the_defined_label(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
     got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
     assert got == gold
+
+
+# kinds of false label pooled over the development set and samples 3-8 (fixed in annotator-en-v9),
+# one sentence of ours each: a player paired with the speaker ("X and me") is the speaker's
+# company or someone else's target, suspicion stirred up or doubt cast on a player by someone
+# else, a player's own uncertainty, and a town player's aim; the counter-cases keep their labels
+V9_FAULT_CASES = [
+    ("Casey and I are still here after that fight, which might mean the Mafia wants us to keep arguing while they hide.", {}),
+    ("It's too early to pin suspicion on Dana and me just because we're quiet.", {}),
+    ("Ellis spent the morning pointing at quiet players like Finley and me, which feels like a way to dodge attention.", {"Ellis": "suspect"}),
+    ("Finley and I pushed the same vote, so one of us could be Mafia.", {"Finley": "suspect"}),
+    ("Now it's down to Casey, Dana and me, and the Mafia is one of Casey, Dana or me.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("Bailey and I voted together, but Bailey keeps deflecting every question.", {"Bailey": "suspect"}),
+    ("Dana is now uncertain and keeps second-guessing herself.", {}),
+    ("The killers want to stir up suspicion on Casey and Ellis for backing me.", {}),
+    ("Bailey went silent, then cast doubt on Dana and Finley out of nowhere—that's a classic lurker move.", {"Bailey": "suspect"}),
+    ("I need to cast doubt on Ellis today.", {"Ellis": "suspect"}),
+    ("Dana's been loud, but that could be town trying to lead.", {}),
+    ("Dana could be trying to lead us astray.", {"Dana": "suspect"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V9_FAULT_CASES)
+def test_v9_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold

@@ -177,6 +177,11 @@ def test_cli_run_dry_run_and_report(parent: Path, tmp_path: Path) -> None:
     assert "2 point(s): 1000 resample call(s), 40 fork(s)" in res.stdout
     res = runner.invoke(app, ["bifurcate", "run", str(parent), "--points", "12345", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "no forkable step" in res.stderr
+    for bad, why in (("bogus", "expected a decision id"), ("12345", "no forkable step '12345'")):
+        res = runner.invoke(
+            app, ["bifurcate", "run", str(parent), "--points", bad, "--dry-run", "--out", str(tmp_path / "y")]
+        )
+        assert res.exit_code == 2 and f"error: --points: {why}" in res.stderr  # the option given, not --at
 
 
 @pytest.mark.slow

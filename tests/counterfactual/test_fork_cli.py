@@ -77,6 +77,8 @@ def test_sweep_prints_a_row_per_step(tmp_path: Path) -> None:
     rows = json.loads(res.output)
     assert [r["step"] for r in rows] == [10, 16]
     assert all(r["n"] == 2 and r["town"]["k"] + r["mafia"]["k"] == 2 for r in rows)
+    res = runner.invoke(app, ["fork", "sweep", str(g), "-n", "1", "--steps", "bogus", "--out", str(tmp_path / "t")])
+    assert res.exit_code == 2 and "error: --steps: expected a decision id" in res.output  # the option given
 
 
 def test_steps_of_a_log_with_an_unreadable_line_say_the_list_stops_at_it(tmp_path: Path) -> None:

@@ -47,3 +47,32 @@ def test_view_prints_the_warning(game_dir: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site"), "-j", "1"])
     assert res.exit_code == 0, res.output
     assert "warning:" in res.output and "Built 2 game(s)" in res.output
+
+
+def test_a_newer_schema_copy_is_skipped_by_view_and_report_and_shares_no_id(game_dir: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "mixed"
+    shutil.copytree(game_dir, logs / "g1")
+    shutil.copytree(game_dir, logs / "g2")
+    file = logs / "g2" / "game.jsonl"
+    lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["schema_version"] = 99  # written by a newer mafialab: this one cannot read it
+    file.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    summary = build_site(logs, tmp_path / "site", jobs=1)
+    gid = game_dir.name
+    assert summary.games == [gid]  # the only game read keeps its plain id
+    assert [p for p, _ in summary.skipped] == [str(logs / "g2")]
+    assert summary.warnings == []  # no "in 2 directories": the copy was not read
+    runner = CliRunner(env={"COLUMNS": "300", "NO_COLOR": "1"})
+    res = runner.invoke(app, ["view", str(logs), "--out", str(tmp_path / "site2")])
+    assert res.exit_code == 0, res.output
+    assert "2 directories" not in res.output and "Built 1 game(s)" in res.output
+    res = runner.invoke(app, ["report", str(logs), "--format", "json"])
+    assert res.exit_code == 0, res.output  # skipped as view skips it, not a refusal of the folder
+    assert json.loads(res.stdout)["games"] == 1
+    (skip,) = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped:")]
+    assert f"{file}:1: written with log schema v99" in skip
+    assert "2 directories" not in res.stderr
+    shutil.rmtree(logs / "g1")  # nothing readable left: both refuse the folder
+    res = runner.invoke(app, ["report", str(logs)])
+    assert res.exit_code == 2 and "can be read" in res.output

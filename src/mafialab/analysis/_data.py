@@ -13,6 +13,7 @@ from mafialab.record import (
     GAME_FILE,
     PROBES_FILE,
     GameLog,
+    LogFormatError,
     iter_game_dirs,
     iter_log_records,
     no_games_message,
@@ -368,6 +369,7 @@ def load_games(
     include_branches: bool = False,
     left_out: list[str] | None = None,
     warnings: list[str] | None = None,
+    skipped: list[str] | None = None,
 ) -> list[GameData]:
     """Read every game directory under ``root`` (see :func:`mafialab.record.iter_game_dirs`).
 
@@ -381,19 +383,35 @@ def load_games(
         left_out: Receives the ids of the branches left out.
         warnings: Receives one line per game id found in more than one directory (then they
             are not logged; without it they are).
+        skipped: When given, a game that cannot be read (no valid header, a log schema newer
+            than this mafialab reads) is skipped and its reason (naming the file) appended,
+            as ``mafialab view`` skips it; without it the first such game raises.
 
     Two directories holding the same game id are both kept, with a warning naming both
     paths (:func:`same_id`); the bootstrap treats them as two games.
 
     Raises:
-        mafialab.record.LogFormatError: If a ``game.jsonl`` has no valid header.
+        mafialab.record.LogFormatError: If a ``game.jsonl`` has no valid header (without
+            ``skipped``), or none of the games under ``root`` can be read (with it).
         FileNotFoundError: If ``root`` holds no game.
     """
     dirs = iter_game_dirs(Path(root))
     if not dirs:
         raise FileNotFoundError(no_games_message(Path(root)))
-    games = [game_data(read_game(d)) for d in dirs]
-    dups = same_id(games)
+    games = []
+    reasons: list[str] = []
+    for d in dirs:
+        try:
+            games.append(game_data(read_game(d)))
+        except LogFormatError as err:
+            if skipped is None:
+                raise
+            reasons.append(str(err))
+    if skipped is not None:
+        skipped.extend(reasons)
+        if not games:
+            raise LogFormatError(f"none of the {len(dirs)} game(s) under {root} can be read: {reasons[0]}")
+    dups = same_id(games)  # only games actually read: a skipped copy shares no id
     if warnings is not None:
         warnings.extend(dups)  # the caller shows them: logging them too printed each twice
     else:

@@ -10,7 +10,6 @@ paper's tables (see ``docs/beliefshift.md``).
 from mafialab.beliefshift._agreement import (
     agreement,
     agreement_with_labels,
-    file_kind,
     is_labels_file,
     read_labels,
 )
@@ -72,7 +71,6 @@ __all__ = [
     "build_report",
     "day_messages",
     "elicit_observation",
-    "file_kind",
     "freeze",
     "is_labels_file",
     "load_annotator_pack",

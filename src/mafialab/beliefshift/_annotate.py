@@ -175,8 +175,9 @@ class AnnotatorPack:
             ``claim_nouns``, ``self_reference``, ``relative_openers`` and
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
-            ``group_examples`` (v7), ``consequent_markers`` (v8) (the English words
-            of the clause rules live there too, not in code).
+            ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
+            ``speaker_in_group`` (v9) (the English words of the clause rules live there too,
+            not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -187,6 +188,9 @@ class AnnotatorPack:
     system: str
     user: str
 
+
+# rules whose labels a player grouped with the speaker ("X and I") does not get (v9)
+_SELF_GROUPED_RULES = frozenset({"suspect", "directed", "directed-pronoun"})
 
 _CUE_KEYS = (
     "wolf_words",
@@ -239,6 +243,9 @@ _OPTIONAL_CUE_KEYS = (
     "group_examples",
     # added in annotator-en-v8
     "consequent_markers",
+    # added in annotator-en-v9
+    "with_speaker",
+    "speaker_in_group",
 )
 
 
@@ -336,6 +343,8 @@ class _Compiled:
     described: list[re.Pattern[str]]
     first_person: re.Pattern[str] | None
     self_subject: re.Pattern[str] | None
+    with_speaker: list[re.Pattern[str]]
+    speaker_group: re.Pattern[str] | None
     argued_away: re.Pattern[str] | None
     cited: re.Pattern[str] | None
     judged: re.Pattern[str] | None
@@ -385,7 +394,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v8``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v9``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
@@ -489,6 +498,8 @@ class RulesAnnotator:
                 else []
             ),
             first_person=opt("first_person", r"\b{alt}\s+(?:\w+\s+){0,3}$"),
+            with_speaker=[re.compile(r"\b" + sub(x)) for x in c.get("with_speaker", ())],
+            speaker_group=opt("speaker_in_group", r"\b{alt}\b"),
             self_subject=opt("self_subject", r"\b{alt}\b"),
             argued_away=opt("argued_away", r"\b{alt}", subst=True),
             complement=opt("complement_verbs", r"\b{alt}\s+(?:that\s+)?$"),
@@ -622,6 +633,28 @@ class RulesAnnotator:
         return None
 
     @staticmethod
+    def _with_speaker(sentence: str, comp: _Compiled) -> set[str]:
+        """Players coordinated with the speaker in a sentence ("Jordan and me", "me and Casey"; v9).
+
+        The speaker does not suspect their own group: a suspicion cue or a directed cue whose
+        subject or object is "X and I" is about someone's view of that pair, not the speaker's
+        suspicion of X. Candidate lists ("it's between me and X") keep their labels.
+        """
+        if not comp.with_speaker:
+            return set()
+        if comp.speaker_group is not None and comp.speaker_group.search(sentence):
+            return set()  # "Logan and I pushed Casey; one of us could be Mafia": a candidate group
+        out: set[str] = set()
+        for rx in comp.with_speaker:
+            for m in rx.finditer(sentence):
+                pair = [x.group(1) for x in comp.name.finditer(m.group(0))]
+                # a pair only ("Ellis, Alex and me need scrutiny" is a candidate list), and a player
+                # the sentence names nowhere else ("Gray and I voted; Gray calls it ...": Gray acts)
+                if len(pair) == 1 and sum(x.group(1) == pair[0] for x in comp.name.finditer(sentence)) == 1:
+                    out.update(pair)
+        return out
+
+    @staticmethod
     def _pronoun_refs(pron: str, antecedents: list[str], candidates: dict[str, int]) -> list[str]:
         """The players a pronoun stands for.
 
@@ -708,8 +741,12 @@ class RulesAnnotator:
         last_all: list[str] = []
         spoken_of: list[str] = []  # players named in the speaker's own last clause ("I want to hear from X")
 
+        with_self: set[str] = set()  # players grouped with the speaker in this sentence (v9)
+
         def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
             for nm in nms:
+                if nm in with_self and rule.split(":", 1)[0] in _SELF_GROUPED_RULES:
+                    continue  # "Harper and I are still alive, which could mean ...": the speaker's own group
                 if nm in candidates:
                     found.append(Label(candidates[nm], category, evidence[:300], rule))
 
@@ -717,6 +754,7 @@ class RulesAnnotator:
             sentence = sentence.strip()
             if not sentence:
                 continue
+            with_self = self._with_speaker(sentence, comp)
             # identity statements and candidate lists, on the whole sentence
             kinds: tuple[tuple[list[re.Pattern[str]], Category], ...] = (
                 (comp.accuse, "accuse"),

@@ -27,8 +27,8 @@ from mafialab.beliefshift import (
     annotate_games,
     build_report,
     day_messages,
-    file_kind,
     freeze,
+    is_labels_file,
     load_logs,
     load_models_yaml,
     load_prompts_text,
@@ -101,6 +101,15 @@ def annotate_cmd(
     )
 
 
+def _is_empty(path: Path) -> bool:
+    """Whether a file holds nothing but blank lines (an unreadable file is left to its reader)."""
+    try:
+        with path.open("rb") as fh:
+            return all(not line.strip() for line in fh)
+    except OSError:
+        return False
+
+
 @bs_app.command("agreement")
 def agreement_cmd(
     ann_a: Path = typer.Argument(
@@ -116,12 +125,12 @@ def agreement_cmd(
     """
     check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
     check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
-    kind_a, kind_b = file_kind(ann_a), file_kind(ann_b)
-    for name, path, kind in (("ANN_A", ann_a, kind_a), ("ANN_B", ann_b, kind_b)):
-        if kind == "empty":
+    for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
+        if _is_empty(path):
             fail(f"{name}: {path} is empty (expected {'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl)")
-    if kind_b == "labels":
-        if kind_a == "annotations":
+    labels_a = is_labels_file(ann_a)
+    if is_labels_file(ann_b):
+        if not labels_a:
             fail(
                 f"ANN_A and ANN_B look swapped: {ann_b} (ANN_B) looks like a labels file and {ann_a} (ANN_A) "
                 "like an annotation file; give the labels file (the reference) first"
@@ -131,7 +140,7 @@ def agreement_cmd(
             "annotation file to score (ANN.jsonl from `beliefshift annotate`), a labels file goes first as ANN_A"
         )
     try:
-        if kind_a == "labels":
+        if labels_a:
             ref = read_labels(ann_a)
             rep = agreement_with_labels(ref, read_annotations(ann_b))
         else:

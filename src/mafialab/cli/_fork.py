@@ -133,6 +133,18 @@ def steps_cmd(
             highlight=False,
             soft_wrap=True,
         )
+    if steps.stop is not None:
+        err_console.print(
+            f"[yellow]the list stops[/] at {escape(steps.stop.reason)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif not steps:
+        err_console.print(
+            f"{escape(str(game))}: the game has no decisions to fork at (it ended or was stopped before the first)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if fmt == "json":
         rows = [{**s.__dict__, "label": s.label} for s in steps]
         console.print_json(json.dumps(rows, ensure_ascii=False))

@@ -385,7 +385,9 @@ def report(
 
     One directory: the pooled report (a warning names what it pools when it mixes rule sets
     or models). --by KEY: one report per group, side by side. Several directories: one
-    column per directory (combined with --by, per directory and group).
+    column per directory (combined with --by, per directory and group). A game that cannot
+    be read (no valid header, a newer log schema) is skipped with a line naming its file, as
+    `view` skips it; a directory none of whose games can be read is refused.
     """
     keys = _by_keys(by)
     ref = None
@@ -404,9 +406,14 @@ def report(
         try:
             left_out: list[str] = []
             dups: list[str] = []
-            games = load_games(directory, include_branches=include_branches, left_out=left_out, warnings=dups)
+            unread: list[str] = []
+            games = load_games(
+                directory, include_branches=include_branches, left_out=left_out, warnings=dups, skipped=unread
+            )
         except (FileNotFoundError, LogFormatError) as err:
             fail(str(err))
+        for why in unread:  # as `view` does: a game that cannot be read is skipped, named
+            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for why in dups:
             err_console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
         if left_out:

@@ -209,8 +209,9 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
         chosen = [(d, "random") for d in pool[:n]]
     else:
         chosen = []
+        all_steps = fork_steps(plog)
         for part in (p for p in spec.split(",") if p.strip()):
-            step = resolve_step(fork_steps(plog), part.strip())
+            step = resolve_step(all_steps, part.strip(), "--points")
             if step.id not in by_id:
                 raise ValueError(f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote")
             chosen.append((step.id, quadrant_of.get(step.id)))

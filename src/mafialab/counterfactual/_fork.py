@@ -680,7 +680,7 @@ async def sweep(
 
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     all_steps = fork_steps(plog)
-    chosen = [resolve_step(all_steps, s) for s in steps] if steps else [s for s in all_steps if s.public]
+    chosen = [resolve_step(all_steps, s, "--steps") for s in steps] if steps else [s for s in all_steps if s.public]
     rows = []
     for st in chosen:
         b = await run_fork(plog, st, Resample(), n=n, seed=seed, out=out, **fork_options)

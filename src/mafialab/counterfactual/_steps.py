@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from mafialab.engine import Action, Decision, GameState
-from mafialab.harness import replay_decisions
+from mafialab.harness import ReplayStop, replay_until_mismatch
 from mafialab.record import GameLog
 
 PUBLIC_KINDS = ("speak", "vote", "nominate")
@@ -66,22 +66,38 @@ def _done(state: GameState, d: Decision, a: Action) -> str:
     return " ".join(parts)
 
 
-def fork_steps(log: GameLog) -> list[ForkStep]:
+class ForkSteps(list[ForkStep]):
+    """The forkable steps of a game, in order (a ``list`` of :class:`ForkStep`).
+
+    Attributes:
+        stop: ``None`` when every decision of the log replays; else the
+            :class:`mafialab.harness.ReplayStop` naming the first decision that cannot be
+            forked at and why (the list holds the steps before it).
+    """
+
+    stop: ReplayStop | None = None
+
+
+def fork_steps(log: GameLog) -> ForkSteps:
     """Every decision of ``log`` that replays, in order: the steps a fork may start at.
 
     Args:
         log: A native game, a branch with its prefix, or an imported MafiaScope game.
 
     Returns:
-        One :class:`ForkStep` per answered decision. For an imported game the list stops
-        at the first step that cannot be rebuilt (see :func:`mafialab.harness.replay`).
+        One :class:`ForkStep` per decision before the first one the replay cannot follow
+        (see :func:`mafialab.harness.replay_until_mismatch`): an unreadable recorded answer
+        (e.g. a night action naming no seat), an outcome the engine does not reproduce, or an
+        event lost to an unreadable line of the log. ``.stop`` says where and why the list
+        stops (``None``: it does not). An empty list with no stop: the game has no decisions.
 
     Raises:
         ReplayMismatch: The log does not replay at all (e.g. an imported Sheriff variant).
     """
-    state, done = replay_decisions(log, check=False)
+    state, done, stop = replay_until_mismatch(log)
     counts: dict[tuple[int, str], int] = {}
-    out = []
+    out = ForkSteps()
+    out.stop = stop
     for r in done:
         d = r.decision
         key = (d.round, d.phase)
@@ -104,23 +120,34 @@ def fork_steps(log: GameLog) -> list[ForkStep]:
     return out
 
 
-def resolve_step(steps: list[ForkStep], step: str | int) -> ForkStep:
+def resolve_step(steps: list[ForkStep], step: str | int, option: str = "--at") -> ForkStep:
     """The step named by a decision id (``"12"``) or ``round:phase:index`` (``"1:day:3"``).
 
+    ``option`` is the command-line option the step came from, named in the errors.
+
     Raises:
-        ValueError: No such step (the message names the argument and the range).
+        ValueError: No such step (the message names the argument and the range); a step at
+            or after the point where the replay stops following the game (``steps.stop`` of
+            a :class:`ForkSteps`) is refused naming that step and the cause.
     """
     text = str(step).strip()
+    stop = getattr(steps, "stop", None)
     if text.isdigit():
         found = next((s for s in steps if s.id == int(text)), None)
+        if found is None and stop is not None and (stop.step is None or int(text) >= stop.step):
+            first = f"decision ids {steps[0].id}..{steps[-1].id} fork" if steps else "no step forks"
+            raise ValueError(f"{option}: step {text} cannot be forked: the replay stops at {stop.reason} ({first})")
     else:
         parts = text.split(":")
         if len(parts) != 3 or not parts[0].isdigit() or not parts[2].isdigit():
-            raise ValueError(f"--at: expected a decision id or round:phase:index (e.g. 1:day:3), got {text!r}")
+            raise ValueError(f"{option}: expected a decision id or round:phase:index (e.g. 1:day:3), got {text!r}")
         found = next((s for s in steps if s.label == f"{int(parts[0])}:{parts[1]}:{int(parts[2])}"), None)
     if found is None:
         rng = f"{steps[0].id}..{steps[-1].id}" if steps else "none"
-        raise ValueError(f"--at: no forkable step {text!r} (decision ids {rng}; list them with `mafialab fork steps`)")
+        why = f"; the replay stops at {stop.reason}" if stop is not None else ""
+        raise ValueError(
+            f"{option}: no forkable step {text!r} (decision ids {rng}; list them with `mafialab fork steps`){why}"
+        )
     return found
 
 

@@ -41,11 +41,13 @@ from mafialab.harness._ray import (
 from mafialab.harness._replay import (
     ReplayedDecision,
     ReplayMismatch,
+    ReplayStop,
     initial_state,
     recorded_actions,
     replay,
     replay_decisions,
     replay_rules,
+    replay_until_mismatch,
     resume,
 )
 
@@ -76,9 +78,11 @@ __all__ = [
     "GameResult",
     "ReplayMismatch",
     "ReplayedDecision",
+    "ReplayStop",
     "initial_state",
     "replay_decisions",
     "replay_rules",
+    "replay_until_mismatch",
     "default_game_id",
     "run_config",
     "make_header",

@@ -172,25 +172,40 @@ def _outcomes(events: Sequence[Event]) -> list[tuple[Any, ...]]:
     return out
 
 
-def replay_decisions(
-    log: GameLog, upto: int | None = None, check: bool = True
-) -> tuple[GameState, list[ReplayedDecision]]:
-    """Rebuild the engine state from a log and list every decision answered on the way.
+@dataclass(frozen=True)
+class ReplayStop:
+    """Where and why a replay stops following its log (see :func:`replay_until_mismatch`).
 
-    Args:
-        log: A native log, a branch with its prefix, or an imported MafiaScope game.
-        upto: Stop before decision id ``upto`` (the fork step); ``None`` replays everything.
-        check: Native logs: the rebuilt events must equal the logged ones (clock fields
-            aside; a log cut short passes). Imported logs: the rebuilt eliminations and winner
-            must equal the recorded ones.
-
-    Returns:
-        ``(state, decisions)``.
-
-    Raises:
-        ReplayMismatch: The log cannot be rebuilt; the message names the first step that
-            cannot be reproduced.
+    Attributes:
+        step: The first decision id that cannot be forked at (replaying the decisions before
+            it does not reproduce the log); ``None`` when it stops after the last decision.
+        reason: One line: the step (round, phase, seat, kind) and the cause, naming the
+            ``file:line`` of an unreadable record of the log when one explains it.
     """
+
+    step: int | None
+    reason: str
+
+
+def _problem_note(log: GameLog) -> str:
+    if not log.problems:
+        return ""
+    more = f" and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
+    return f"; the log skipped an unreadable record: {log.problems[0]}{more}"
+
+
+def _event_gap(log: GameLog, state: GameState, checked: int) -> tuple[int | None, int]:
+    """The first rebuilt event (0-based) from ``checked`` on that differs from the log, and the new count checked."""
+    n = min(len(state.events), len(log.events))  # a log cut short is a prefix of the rebuilt events
+    for i in range(checked, n):
+        if state.events[i].model_dump(exclude={"ts"}) != log.events[i].model_dump(exclude={"ts"}):
+            return i, checked
+    return None, n
+
+
+def _run_replay(
+    log: GameLog, upto: int | None, check: bool, partial: bool
+) -> tuple[GameState, list[ReplayedDecision], ReplayStop | None]:
     h = log.header
     rules = replay_rules(log)
     parent = getattr(h, "parent", None)
@@ -216,6 +231,26 @@ def replay_decisions(
         cont = None
         answer = _imported_answers(log, state)
     recorded = _outcomes(log.events)
+    checked = 0
+
+    def follows(d: Decision) -> str | None:
+        """Partial replays: why the state before ``d`` no longer follows the log, or ``None``."""
+        nonlocal checked
+        if h.source == "mafialab":
+            gap, checked = _event_gap(log, state, checked)
+            if gap is not None:
+                theirs = "" if log.problems else f", {log.events[gap].kind} there"
+                return (
+                    f"{_describe(state, d)}: event {gap + 1} differs from the log ({state.events[gap].kind} rebuilt"
+                    f"{theirs}){_problem_note(log)}"
+                )
+            return None
+        mine = _outcomes(state.events)
+        if mine != recorded[: len(mine)]:
+            rec_out = recorded[len(mine) - 1] if len(recorded) >= len(mine) else "end"
+            return f"{_describe(state, d)}: the engine's outcome {mine[-1]} differs from the recorded {rec_out}"
+        return None
+
     while not state.is_terminal:
         batch = sorted(state.pending(), key=lambda d: d.id)
         if not batch:
@@ -230,6 +265,19 @@ def replay_decisions(
             if h.source == "mafialab" and d.id not in by_id:
                 stop = True  # a log cut short
                 break
+            if partial:
+                why = follows(d)
+                if why is not None:
+                    return state, done, ReplayStop(d.id, why)
+                try:
+                    a, idx = answer(d)
+                except ReplayMismatch as err:
+                    return state, done, ReplayStop(d.id, str(err))
+                res = state.apply(a)
+                if res is not None:
+                    return state, done, ReplayStop(d.id, f"{_describe(state, d)}: {res.reason}")
+                done.append(ReplayedDecision(d, a, idx))
+                continue
             a, idx = answer(d)
             res = state.apply(a)
             if res is not None:
@@ -244,19 +292,63 @@ def replay_decisions(
                     )
         if stop:
             break
-    if check and h.source == "mafialab":
-        n = len(state.events)
-        mine_d = [e.model_dump(exclude={"ts"}) for e in state.events]
-        theirs = [e.model_dump(exclude={"ts"}) for e in log.events[:n]]
-        if mine_d != theirs:
-            i = next((i for i, (x, y) in enumerate(zip(mine_d, theirs, strict=False)) if x != y), None)
-            # i is None: the log is a prefix of the rebuilt events, i.e. it was cut short (a crash
-            # or Ctrl-C before the engine's own events after the last action were written)
-            if i is not None:
-                raise ReplayMismatch(f"event {i + 1} differs from the log")
+    if check and h.source == "mafialab" and not partial:
+        # a gap at None: the log is a prefix of the rebuilt events, i.e. it was cut short (a crash
+        # or Ctrl-C before the engine's own events after the last action were written)
+        gap, _ = _event_gap(log, state, 0)
+        if gap is not None:
+            where = f"{_describe(state, done[-1].decision)}: " if done else "before the first decision: "
+            theirs = "" if log.problems else f", {log.events[gap].kind} there"
+            raise ReplayMismatch(
+                f"{log.path}: {where}event {gap + 1} differs from the log ({state.events[gap].kind} rebuilt"
+                f"{theirs}){_problem_note(log)}"
+            )
     if cont is not None and upto is not None and upto >= cont and state.continuation_seed is None:
         state.reseed(parent.continuation_seed)  # type: ignore[union-attr]
+    return state, done, None
+
+
+def replay_decisions(
+    log: GameLog, upto: int | None = None, check: bool = True
+) -> tuple[GameState, list[ReplayedDecision]]:
+    """Rebuild the engine state from a log and list every decision answered on the way.
+
+    Args:
+        log: A native log, a branch with its prefix, or an imported MafiaScope game.
+        upto: Stop before decision id ``upto`` (the fork step); ``None`` replays everything.
+        check: Native logs: the rebuilt events must equal the logged ones (clock fields
+            aside; a log cut short passes). Imported logs: the rebuilt eliminations and winner
+            must equal the recorded ones.
+
+    Returns:
+        ``(state, decisions)``.
+
+    Raises:
+        ReplayMismatch: The log cannot be rebuilt; the message names the first step that
+            cannot be reproduced (and the ``file:line`` of an unreadable record of the log
+            when one explains it).
+    """
+    state, done, _ = _run_replay(log, upto, check, partial=False)
     return state, done
+
+
+def replay_until_mismatch(log: GameLog) -> tuple[GameState, list[ReplayedDecision], ReplayStop | None]:
+    """Replay ``log`` as far as it follows the recorded game: the decisions a fork may start at.
+
+    Before each decision the rebuilt game is checked against the log (native logs: every
+    event, clock fields aside; imported MafiaScope games: eliminations and winner). The
+    replay stops at the first decision whose recorded answer cannot be read or applied, or
+    before which the rebuilt game already differs (e.g. an event lost to an unreadable line).
+
+    Returns:
+        ``(state, decisions, stop)``: the decisions answered before the stop, and ``None``
+        or the :class:`ReplayStop` naming that decision and the cause.
+
+    Raises:
+        ReplayMismatch: The log does not replay at all (an imported rule set other than
+            ``mafiascope7``, an imported branch without its prefix).
+    """
+    return _run_replay(log, None, True, partial=True)
 
 
 def replay(log: GameLog, upto: int | None = None, check: bool = True) -> GameState:

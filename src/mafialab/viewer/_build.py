@@ -555,13 +555,24 @@ _Task = tuple[Path, str, Path, tuple[Path, ...], str | None]
 
 
 def _header_id(game_dir: Path) -> str | None:
-    """The ``game_id`` of a game's first record, or ``None`` when it cannot be read (cheap)."""
+    """The ``game_id`` of a game's ``game_start`` header, or ``None`` when it cannot be read (cheap).
+
+    A header of a log schema this mafialab does not read (a newer one) counts as unreadable:
+    that game is skipped by the build, so it shares no id with another.
+    """
     try:
         with (game_dir / GAME_FILE).open(encoding="utf-8", errors="replace") as fh:
             first = json.loads(fh.readline())
     except (OSError, ValueError, RecursionError):
         return None
-    gid = first.get("game_id") if isinstance(first, dict) else None
+    if not isinstance(first, dict) or first.get("kind") != "game_start":
+        return None
+    try:
+        if log_version(game_dir) > SCHEMA_VERSION:
+            return None
+    except LogFormatError:
+        return None
+    gid = first.get("game_id")
     return gid if isinstance(gid, str) else None
 
 
