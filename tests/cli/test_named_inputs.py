@@ -102,7 +102,7 @@ MODEL_OPTIONS = {
         ["play", "--agents", "scripted", "--rules", "nope", "--out", "{tmp}/o"],
         "--rules: unknown rule set",
     ),
-    "rules show": (["rules", "show", "nope"], "NAME: unknown rule set 'nope'"),
+    "rules show": (["rules", "show", "nope"], "unknown rule set 'nope'"),
 }
 
 

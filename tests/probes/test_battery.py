@@ -114,7 +114,10 @@ def _probe(**kw: object) -> dict[str, object]:
     [
         ({"probes": [_probe(), _probe(id="q"), _probe(id="r", when="sometimes")]}, "probes[2].when: Input should be"),
         ({"probes": [{"id": "a"}]}, "probes[0].question: Field required"),
-        ({"probes": [_probe(), {"id": "b", "qestion": "x"}]}, "probes[1].qestion: Extra inputs are not permitted"),
+        (
+            {"probes": [_probe(), {"id": "b", "qestion": "x"}]},
+            "probes[1].qestion: unknown field 'qestion' (did you mean 'question'?)",
+        ),
         ({"probes": [_probe(), _probe()]}, "probes[1].id: duplicate probe id 'p'"),
         ({"probes": [_probe(question="Hi {foo}")]}, "probes[0].question: unknown placeholder {foo}"),
         ({"probes": [_probe(question="Hi {}")]}, "probes[0].question: unknown placeholder {} (an empty field)"),
@@ -126,7 +129,7 @@ def _probe(**kw: object) -> dict[str, object]:
         ({"probes": [_probe(max_tokens=0)]}, "probes[0].max_tokens: Input should be greater than or equal to 1"),
         ({"probes": [_probe(id="has space")]}, "probes[0].id: String should match pattern"),
         ({"probes": []}, "probes: Tuple should have at least 1 item"),
-        ({"probez": []}, "probez: Extra inputs are not permitted"),
+        ({"probez": []}, "probez: unknown field 'probez' (did you mean 'probes'?)"),
         ([1, 2], "expected a mapping"),
         (
             {"introspection": {"enabled": True, "probes": [_probe(when="round_end")]}},

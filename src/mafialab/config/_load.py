@@ -10,6 +10,7 @@ path names keys with dots and list positions in brackets (``roster[2].agent``) a
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 from importlib.resources.abc import Traversable
@@ -40,21 +41,69 @@ def field_path(loc: Sequence[int | str]) -> str:
     return out or "(top level)"
 
 
-def validation_message(err: ValidationError, prefix: Sequence[int | str] = (), limit: int = MAX_PROBLEMS) -> str:
+def _model_at(model: type[BaseModel] | None, loc: Sequence[int | str]) -> type[BaseModel] | None:
+    """The pydantic model validating the value at ``loc`` inside ``model`` (``None`` when unknown)."""
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        if isinstance(part, int):
+            return None  # a list position inside a model: handled with the field below
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        current = _inner_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """The model inside ``X``, ``X | None``, ``list[X]``, ``tuple[X, ...]`` or ``dict[str, X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        inner = _inner_model(arg)
+        if inner is not None:
+            return inner
+    return None
+
+
+def _unknown_field(name: str, model: type[BaseModel] | None) -> str:
+    """``unknown field 'X'`` with the nearest allowed name, or the allowed names."""
+    msg = f"unknown field {name!r}"
+    if model is None:
+        return msg
+    allowed = list(model.model_fields)
+    near = difflib.get_close_matches(name, allowed, n=1)
+    return f"{msg} (did you mean {near[0]!r}?)" if near else f"{msg} (allowed: {', '.join(allowed)})"
+
+
+def validation_message(
+    err: ValidationError,
+    prefix: Sequence[int | str] = (),
+    limit: int = MAX_PROBLEMS,
+    *,
+    model: type[BaseModel] | None = None,
+) -> str:
     """The problems of ``err`` as ``path: message`` joined by ``"; "``.
 
     A problem found by a check of the whole model (no location) is its message alone: such
-    checks name the fields they compare.
+    checks name the fields they compare. A field the model does not have reads ``unknown
+    field 'X' (did you mean 'Y'?)``, or lists the allowed fields when none is near (with
+    ``model``; pydantic says "Extra inputs are not permitted").
 
     Args:
         err: The pydantic error.
         prefix: Path of the validated value inside its file (prepended to every location).
         limit: Most problems named (the rest are counted).
+        model: The model that was validated (names the allowed fields of an unknown one).
     """
     errors = err.errors()
     parts = []
     for e in errors[:limit]:
         msg = str(e["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if e["type"] == "extra_forbidden" and e["loc"] and isinstance(e["loc"][-1], str):
+            owner = _model_at(model, [p for p in e["loc"][:-1] if not isinstance(p, int)])
+            msg = _unknown_field(e["loc"][-1], owner)
         loc = (*prefix, *e["loc"])
         parts.append(f"{field_path(loc)}: {msg}" if loc else msg)  # a model-level check names its fields itself
     more = len(errors) - limit
@@ -95,7 +144,7 @@ def parse_config_text(text: str, source: str, *, json_text: bool = False, error:
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
-            raise error(f"{source}: line {err.lineno}: not valid JSON ({err.msg})") from None
+            raise error(f"{source}: line {err.lineno}: not valid JSON ({err})") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -134,9 +183,11 @@ def load_config(
         source = source or str(data)
         data = read_config(data, error=error, source=source)
     where = source or model.__name__
+    if data is None and not prefix:
+        raise error(f"{where}: the file is empty (expected a mapping of {model.__name__} fields)")
     if not isinstance(data, dict):
         raise error(f"{where}: {field_path(prefix)}: expected a mapping, got {type(data).__name__}")
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise error(f"{where}: {validation_message(err, prefix)}") from None
+        raise error(f"{where}: {validation_message(err, prefix, model=model)}") from None

@@ -258,7 +258,8 @@ def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery
     try:
         battery = ProbeBattery.model_validate(data)
     except ValidationError as err:
-        raise ProbeBatteryError(f"{source}: {validation_message(err, (prefix,) if prefix else ())}") from None
+        msg = validation_message(err, (prefix,) if prefix else (), model=ProbeBattery)
+        raise ProbeBatteryError(f"{source}: {msg}") from None
     try:
         _check(battery, prefix)
     except ProbeBatteryError as err:

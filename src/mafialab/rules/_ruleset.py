@@ -336,6 +336,8 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     Raises:
         RuleSetError: With the failing field path in the message.
     """
+    if data is None:
+        raise RuleSetError(f"{source}: the file is empty (expected a rule set: a mapping of its fields)")
     if not isinstance(data, dict):
         raise RuleSetError(f"{source}: (top level): expected a mapping, got {type(data).__name__}")
     data = dict(data)
