@@ -85,6 +85,25 @@ def test_an_empty_labels_file_says_it_is_empty(ann: Path, tmp_path: Path, conten
     assert code == 2 and out == f"error: ANN_B: {lab} is empty (expected ANN.jsonl)\n", out
 
 
+@pytest.mark.parametrize("content", ["# Notes\n\nnot json at all\n", '[1, 2]\n"text"\n{broken\n'])
+def test_a_file_with_no_json_object_line_is_refused_in_one_line(ann: Path, tmp_path: Path, content: str) -> None:
+    # a README given by mistake printed one 'not valid JSON' warning per line, then 'share no scanned message'
+    other = tmp_path / "notes.md"
+    other.write_text(content, encoding="utf-8")
+    want = "has no JSON-object line: expected {}ANN.jsonl (one JSON object per line)\n"
+    code, out = _agreement(other, ann)
+    assert code == 2 and out == f"error: ANN_A: {other} " + want.format("a labels file or "), out
+    code, out = _agreement(ann, other)
+    assert code == 2 and out == f"error: ANN_B: {other} " + want.format(""), out
+
+
+def test_a_torn_first_line_is_left_to_the_reader(ann: Path, tmp_path: Path) -> None:
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text('{"kind": "annot\n' + ann.read_text(encoding="utf-8"), encoding="utf-8")
+    code, out = _agreement(ann, torn)
+    assert "has no JSON-object line" not in out and code == 0, out
+
+
 def test_read_labels_refuses_a_file_without_a_message(tmp_path: Path) -> None:
     with pytest.raises(BeliefShiftFormatError, match="the labels file is empty"):
         read_labels(_write(tmp_path / "l.jsonl", " "))

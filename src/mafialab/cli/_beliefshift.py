@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from pathlib import Path
 
@@ -110,6 +111,26 @@ def _is_empty(path: Path) -> bool:
         return False
 
 
+def _first_json_line(path: Path) -> int | None:
+    """The number (1-based) of the first line of ``path`` that is a JSON object, or None.
+
+    None when no line is one (a text or binary file given by mistake) or the file cannot be
+    read as UTF-8 text (left to its reader).
+    """
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if line.strip():
+                    try:
+                        if isinstance(json.loads(line), dict):
+                            return n
+                    except (ValueError, RecursionError):
+                        continue
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return None
+
+
 @bs_app.command("agreement")
 def agreement_cmd(
     ann_a: Path = typer.Argument(
@@ -128,6 +149,11 @@ def agreement_cmd(
     for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
         if _is_empty(path):
             fail(f"{name}: {path} is empty (expected {'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl)")
+        if _first_json_line(path) is None:
+            fail(
+                f"{name}: {path} has no JSON-object line: expected "
+                f"{'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl (one JSON object per line)"
+            )
     labels_a = is_labels_file(ann_a)
     if is_labels_file(ann_b):
         if not labels_a:
