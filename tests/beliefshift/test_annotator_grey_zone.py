@@ -487,3 +487,24 @@ def test_v9_fault_kinds_get_the_defined_label(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
     got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
     assert got == gold
+
+
+# clearing read as suspicion (fixed in annotator-en-v10), sentences of ours; the counter-cases
+# keep their labels: a lean toward a player that is no lean toward innocence, a clearing of
+# one player beside a suspicion of another
+V10_CLEARING_CASES = [
+    ("Dana's answer clears her from any suspicion in my eyes.", {}),
+    ("That alibi clears Casey of suspicion for me.", {}),
+    ("I'm leaning toward Ellis being innocent after that vote.", {}),
+    ("Honestly I lean towards Finley as town now.", {}),
+    ("I'm leaning toward Ellis being the last Mafia.", {"Ellis": "suspect"}),
+    ("I'm leaning towards Bailey after that vote.", {"Bailey": "suspect"}),
+    ("Dana's answer clears her, but Casey dodged the question twice, which feels off.", {"Casey": "suspect"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V10_CLEARING_CASES)
+def test_v10_clearing_is_not_suspicion(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold
