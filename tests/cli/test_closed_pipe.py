@@ -58,3 +58,21 @@ def test_the_output_before_the_pipe_closes_is_written(runs: Path) -> None:
         [sys.executable, "-m", "mafialab", "report", str(runs)], env=ENV, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0 and proc.stdout.startswith("3 games"), proc.stdout[:200]
+
+
+def test_a_broken_pipe_raised_by_a_command_is_no_file_system_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # BrokenPipeError is an OSError: main() must take it as a closed pipe (141, silent), not as
+    # "error: Broken pipe" with code 2
+    import mafialab.cli as cli
+
+    def command() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def closed() -> None:
+        raise SystemExit("closed pipe")
+
+    monkeypatch.setattr(cli, "_command_tree", lambda: command)
+    monkeypatch.setattr(cli, "_closed_stdout", closed)
+    with pytest.raises(SystemExit) as stop:
+        cli.main()
+    assert stop.value.code == "closed pipe"

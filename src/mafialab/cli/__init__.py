@@ -119,6 +119,8 @@ def main() -> None:
         _interrupted_at_start()
     try:
         tree()
+    except BrokenPipeError:  # before OSError, of which it is one
+        _closed_stdout()
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         why = err.strerror or str(err)
@@ -126,8 +128,6 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:  # while Typer builds the command line, before any command runs
         _interrupted_at_start()
-    except BrokenPipeError:
-        _closed_stdout()
     except SystemExit as stop:
         if isinstance(stop.__context__, BrokenPipeError):  # Click's own exit 1 on a closed pipe
             _closed_stdout()
