@@ -218,16 +218,19 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     events: list[Event] = []
     version = SCHEMA_VERSION
     first_line: dict[int, int] = {}  # seq -> line of the record kept for it
+
+    def problem(msg: str) -> None:
+        problems.append(msg)
+        if warn:
+            log.warning(msg)
+
     for n, obj in iter_jsonl(file, problems, warn=warn):
         kind = obj.get("kind")
         seq = obj.get("seq")
         if kind != "game_status" and isinstance(seq, int) and seq in first_line:
             # a repeated line (a copy-paste, a doubled write): keep the first, skip this one
             # like any invalid record, and say so; the file is never changed
-            msg = f"{file}:{n}: repeated seq {seq} (line {first_line[seq]} has it; kept that one)"
-            problems.append(msg)
-            if warn:
-                log.warning(msg)
+            problem(f"{file}:{n}: repeated seq {seq} (line {first_line[seq]} has it; kept that one)")
             continue
         if header is None and kind != "game_start" and not problems:
             # the header is written first; without it nothing else can be read (and a foreign
@@ -251,15 +254,9 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
                     events.append(ev)
                     first_line[ev.seq] = n
                 else:  # skipped like any invalid record (kept in the file), and said so
-                    msg = f"{file}:{n}: invalid {kind} record ({why})"
-                    problems.append(msg)
-                    if warn:
-                        log.warning(msg)
+                    problem(f"{file}:{n}: invalid {kind} record ({why})")
         except ValidationError as err:
-            msg = f"{file}:{n}: invalid {kind or 'record'} record ({validation_message(err, limit=1)})"
-            problems.append(msg)
-            if warn:
-                log.warning(msg)
+            problem(f"{file}:{n}: invalid {kind or 'record'} record ({validation_message(err, limit=1)})")
     if header is None:
         bad = next((p for p in problems if "invalid game_start record" in p), None)
         reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""
