@@ -194,6 +194,12 @@ def _problem_note(log: GameLog) -> str:
     return f"; the log skipped an unreadable record: {log.problems[0]}{more}"
 
 
+def _gap_message(log: GameLog, state: GameState, gap: int) -> str:
+    """``event N differs from the log (KIND rebuilt[, KIND there])`` and the unreadable record behind it, if any."""
+    theirs = "" if log.problems else f", {log.events[gap].kind} there"
+    return f"event {gap + 1} differs from the log ({state.events[gap].kind} rebuilt{theirs}){_problem_note(log)}"
+
+
 def _event_gap(log: GameLog, state: GameState, checked: int) -> tuple[int | None, int]:
     """The first rebuilt event (0-based) from ``checked`` on that differs from the log, and the new count checked."""
     n = min(len(state.events), len(log.events))  # a log cut short is a prefix of the rebuilt events
@@ -238,13 +244,7 @@ def _run_replay(
         nonlocal checked
         if h.source == "mafialab":
             gap, checked = _event_gap(log, state, checked)
-            if gap is not None:
-                theirs = "" if log.problems else f", {log.events[gap].kind} there"
-                return (
-                    f"{_describe(state, d)}: event {gap + 1} differs from the log ({state.events[gap].kind} rebuilt"
-                    f"{theirs}){_problem_note(log)}"
-                )
-            return None
+            return None if gap is None else f"{_describe(state, d)}: {_gap_message(log, state, gap)}"
         mine = _outcomes(state.events)
         if mine != recorded[: len(mine)]:
             rec_out = recorded[len(mine) - 1] if len(recorded) >= len(mine) else "end"
@@ -298,11 +298,7 @@ def _run_replay(
         gap, _ = _event_gap(log, state, 0)
         if gap is not None:
             where = f"{_describe(state, done[-1].decision)}: " if done else "before the first decision: "
-            theirs = "" if log.problems else f", {log.events[gap].kind} there"
-            raise ReplayMismatch(
-                f"{log.path}: {where}event {gap + 1} differs from the log ({state.events[gap].kind} rebuilt"
-                f"{theirs}){_problem_note(log)}"
-            )
+            raise ReplayMismatch(f"{log.path}: {where}{_gap_message(log, state, gap)}")
     if cont is not None and upto is not None and upto >= cont and state.continuation_seed is None:
         state.reseed(parent.continuation_seed)  # type: ignore[union-attr]
     return state, done, None
