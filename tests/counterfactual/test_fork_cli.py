@@ -101,6 +101,22 @@ def test_steps_of_a_log_with_an_unreadable_line_say_the_list_stops_at_it(tmp_pat
     assert f"as far as it still follows the game ({listed} step(s) listed)" in warning
 
 
+def test_steps_of_a_log_with_a_repeated_line_lose_nothing(tmp_path: Path) -> None:
+    # the reader keeps a repeated line's first copy: no event is missing, every step is listed
+    g = _parent(tmp_path)
+    full = runner.invoke(app, ["fork", "steps", str(g), "--format", "json"])
+    lines = (g / "game.jsonl").read_text().splitlines(keepends=True)
+    vote = next(i for i, ln in enumerate(lines) if json.loads(ln)["kind"] == "vote")
+    lines.insert(vote + 1, lines[vote])
+    (g / "game.jsonl").write_text("".join(lines))
+    res = runner.invoke(app, ["fork", "steps", str(g), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == json.loads(full.output)
+    said = " ".join(res.stderr.split())
+    assert "unreadable line" not in said and "missing" not in said, said
+    assert f"skipped: {g / 'game.jsonl'}:{vote + 2}: repeated seq" in said
+
+
 def test_fork_run_names_the_winners_as_the_rule_set_does(tmp_path: Path) -> None:
     res = runner.invoke(app, ["play", "--agents", "scripted", "--seed", "2", "--out", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,12 @@ async def test_a_probed_terminal_seat_answers_one_line_as_json(tmp_path: Path) -
         w.write("typed too early: dropped\n")  # lines typed before a question are forgotten
         w.flush()
         r1 = await agent.probe("Who do you suspect?", state.view(1), {"type": "object"}, 50, "who")
+        # the input thread queues the early line in its own time (slow on a loaded machine): the
+        # second question must find it typed already, as a person's early line always is
+        waited = time.monotonic() + 10
+        while agent._reader.queue.qsize() < 1 and time.monotonic() < waited:  # type: ignore[attr-defined]
+            await asyncio.sleep(0.01)
+        assert agent._reader.queue.qsize() == 1  # type: ignore[attr-defined]
         second = asyncio.ensure_future(agent.probe("And why?", state.view(1), None, 50, "why"))
         await asyncio.sleep(0.2)
         w.write("just words\n")

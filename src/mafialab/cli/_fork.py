@@ -123,12 +123,15 @@ def steps_cmd(
         steps = fork_steps(log)
     except (LogFormatError, ReplayMismatch) as err:
         fail(str(err))
-    for why in log.problems[1:]:
-        err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
-    if log.problems:  # a skipped line is a lost event: replay, and so the list, stops at the first gap
+    # a repeated line loses nothing (its first copy is kept); any other skipped line is a lost event
+    lost = [why for why in log.problems if ": repeated seq " not in why]
+    for why in log.problems:
+        if not lost or why is not lost[0]:
+            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
+    if lost:  # replay, and so the list, stops at the first gap
         err_console.print(
-            f"[yellow]warning:[/] {len(log.problems)} unreadable line(s) in the log (first: "
-            f"{escape(log.problems[0])}): the events on them are missing, so a fork replays the log only "
+            f"[yellow]warning:[/] {len(lost)} unreadable line(s) in the log (first: "
+            f"{escape(lost[0])}): the events on them are missing, so a fork replays the log only "
             f"as far as it still follows the game ({len(steps)} step(s) listed)",
             highlight=False,
             soft_wrap=True,
