@@ -16,7 +16,7 @@ import pytest
 
 from mafialab.agents import make_agent
 from mafialab.harness import play_game
-from mafialab.record import GAME_FILE, read_game
+from mafialab.record import GAME_FILE, iter_jsonl, read_game
 from mafialab.rules import WEREWOLF7
 
 
@@ -72,3 +72,15 @@ def test_a_second_header_is_skipped_with_a_warning(played: Path, tmp_path: Path)
     assert log.header.seed == 3
     assert log.problems == [f"{g / GAME_FILE}:2: repeated seq 0 (line 1 has it; kept that one)"]
     assert len(log.events) == len(read_game(played, warn=False).events)
+
+
+def test_a_torn_line_is_named_with_its_column(tmp_path: Path) -> None:
+    # json's own msg ends in "at" ("Invalid control character at"); the column completes it
+    f = tmp_path / "x.jsonl"
+    f.write_text('{"kind": "speech", "text": "a\tb"}\n{"kind": "speech", "seq": \n', encoding="utf-8")
+    problems: list[str] = []
+    assert list(iter_jsonl(f, problems, warn=False)) == []
+    assert problems == [
+        f"{f}:1: not valid JSON (Invalid control character at column 30)",
+        f"{f}:2: not valid JSON (Expecting value at column 26)",
+    ]

@@ -100,7 +100,8 @@ def iter_jsonl(
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                msg = f"{path}:{n}: not valid JSON ({err.msg})"
+                col = min(err.pos, len(line.rstrip())) + 1  # (json counts the line's newline as a line of its own)
+                msg = f"{path}:{n}: not valid JSON ({err.msg.removesuffix(' at')} at column {col})"
             except RecursionError:
                 msg = f"{path}:{n}: JSON nested too deeply to read"
             else:
