@@ -246,6 +246,9 @@ _OPTIONAL_CUE_KEYS = (
     # added in annotator-en-v9
     "with_speaker",
     "speaker_in_group",
+    # added in annotator-en-v11
+    "name_modifiers",
+    "others_view",
 )
 
 
@@ -298,7 +301,7 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 
 
 # --------------------------------------------------------------------------- rules annotator
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\.\.\.)[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
 _QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
 
@@ -363,6 +366,8 @@ class _Compiled:
     speaker_led: re.Pattern[str] | None
     examples: re.Pattern[str] | None
     consequent: re.Pattern[str] | None = None
+    modifier: re.Pattern[str] | None = None
+    others_view: re.Pattern[str] | None = None
 
 
 class RulesAnnotator:
@@ -570,6 +575,10 @@ class RulesAnnotator:
             # (v8) "if X is innocent, that means the Mafia is among A, B": the main clause after
             # a condition is the speaker's own possibility
             consequent=opt("consequent_markers", r",\s*(?:{alt})\b"),
+            # (v11) "a Casey vote", "the Dana bandwagon": the name modifies the noun
+            modifier=opt("name_modifiers", rf"\b(?:an?|the|that|this)\s+{name}[-\s]+(?:{{alt}})\b"),
+            # (v11) "he's wary of A": a third-person subject right before a directed cue
+            others_view=opt("others_view", r"\b(?:{alt})\s*$", subst=True),
         )
         self._cache[key] = comp
         return comp
@@ -836,6 +845,8 @@ class RulesAnnotator:
                         pre = clause[: m.start()]
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
+                        if comp.others_view is not None and comp.others_view.search(pre):
+                            continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
                         directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
@@ -863,6 +874,9 @@ class RulesAnnotator:
                             refs = self._pronoun_refs(m.group("pron"), subjects or prev_subjects, candidates)
                             add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
                 said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
+                modified = (
+                    [x.span() for x in comp.modifier.finditer(clause)] if comp.modifier is not None else []
+                )
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
@@ -872,6 +886,8 @@ class RulesAnnotator:
                         or (comp.examples is not None and comp.examples.search(clause, 0, m.start()) is not None)
                     )
                     and (said is None or m.start() < said.start())
+                    # "pushing for a Casey vote": the vote's target, not a subject (v11)
+                    and not any(a <= m.start() < b for a, b in modified)
                     # "Casey's theory about loud players being a cover": Casey is the claim's author
                     and not (
                         m.group(0).endswith("'s")
