@@ -871,7 +871,15 @@ class RulesAnnotator:
                         for m in comp.directed_pronoun.finditer(clause):
                             if comp.negation.search(clause[: m.start()]):
                                 continue
-                            refs = self._pronoun_refs(m.group("pron"), subjects or prev_subjects, candidates)
+                            # (v11) the subjects named earlier in this clause ("A and B voted late,
+                            # so I'm watching their reactions"), when no clause before named any
+                            here = [
+                                x.group(1)
+                                for x in comp.name.finditer(clause, 0, m.start())
+                                if not comp.obj_before.search(clause[max(0, x.start() - 80) : x.start()])
+                            ]
+                            ante = subjects or list(dict.fromkeys(here)) or prev_subjects
+                            refs = self._pronoun_refs(m.group("pron"), ante, candidates)
                             add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
                 said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
                 modified = (
