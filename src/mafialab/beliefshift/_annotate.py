@@ -1044,6 +1044,9 @@ class RulesAnnotator:
             elif directed_names:
                 # "... suspicious of Alex. That silence ..."
                 older_subjects, prev_subjects = prev_subjects, sorted(set(directed_names))
+            elif comp.generic.match(sentence):
+                # "The Mafia killed A. That feels strategic.": the hidden team is the new topic (v11)
+                older_subjects, prev_subjects = prev_subjects, []
         # a candidate list member the speaker then clears explicitly is not suspected
         # (definitions: "unless the speaker then clears that player")
         # (a label from the sentence of a list naming the player counts as the list's)
