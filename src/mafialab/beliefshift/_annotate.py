@@ -399,7 +399,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v10``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v11``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
@@ -882,9 +882,7 @@ class RulesAnnotator:
                             refs = self._pronoun_refs(m.group("pron"), ante, candidates)
                             add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
                 said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
-                modified = (
-                    [x.span() for x in comp.modifier.finditer(clause)] if comp.modifier is not None else []
-                )
+                modified = [x.span() for x in comp.modifier.finditer(clause)] if comp.modifier is not None else []
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
