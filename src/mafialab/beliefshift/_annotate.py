@@ -176,8 +176,8 @@ class AnnotatorPack:
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
             ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
-            ``speaker_in_group`` (v9) (the English words of the clause rules live there too,
-            not in code).
+            ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11) (the English
+            words of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -578,7 +578,12 @@ class RulesAnnotator:
             # (v11) "a Casey vote", "the Dana bandwagon": the name modifies the noun
             modifier=opt("name_modifiers", rf"\b(?:an?|the|that|this)\s+{name}[-\s]+(?:{{alt}})\b"),
             # (v11) "he's wary of A": a third-person subject right before a directed cue
-            others_view=opt("others_view", r"\b(?:{alt})\s*$", subst=True),
+            # ({N} is one name here: only the name right before the verb can be its subject)
+            others_view=(
+                re.compile(rf"\b(?:{_alt(x.replace('{N}', name) for x in c['others_view'])})\s*$", i)
+                if c.get("others_view")
+                else None
+            ),
         )
         self._cache[key] = comp
         return comp
@@ -845,7 +850,7 @@ class RulesAnnotator:
                         pre = clause[: m.start()]
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
-                        if comp.others_view is not None and comp.others_view.search(pre):
+                        if comp.others_view is not None and comp.others_view.search(pre[-120:]):
                             continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
                         directed_names += self._names_in(m.group("names"), comp)
