@@ -30,6 +30,7 @@ from mafialab.cli._app import (
     ray_option,
     refuse_seats_on_ray,
     seat_option,
+    seed_option,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -357,7 +358,7 @@ def play(
         "(local/smollm2 [embedded, default], local/gemma3-270m, openai/MODEL, mock/NAME).",
     ),
     seat: list[str] = typer.Option([], "--seat", help="Per-seat override N=SPEC (seats from 0); repeatable."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the first game; game i uses seed+i."),
+    seed: int = seed_option("Seed of the first game; game i uses seed+i.", "-s"),
     games: int = typer.Option(1, "--games", "-k", min=1, help="Number of games."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Games played at the same time."),
     out: Path = typer.Option(Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."),
