@@ -21,7 +21,6 @@ from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
     console,
-    err_console,
     fail,
     load_price_option,
     option_message,
@@ -342,8 +341,7 @@ def interrupted(out: Path | None) -> NoReturn:
             f"interrupted; every record written so far is kept under {out}/ (an unfinished game has no "
             "game_end event; replay or resume it with mafialab.harness)"
         )
-    err_console.print(f"[bold red]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(130)
+    fail(msg, code=130)
 
 
 def play(
