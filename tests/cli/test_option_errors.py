@@ -65,9 +65,13 @@ def test_a_negative_seed_is_refused_on_every_command_that_takes_one(path: tuple[
     assert line == "error: --seed: -1 is out of range (allowed: 0 or more)"
 
 
-@pytest.mark.parametrize(("path", "name", "lo", "hi"), BOUNDED, ids=lambda x: " ".join(x) if isinstance(x, tuple) else x)
+@pytest.mark.parametrize(
+    ("path", "name", "lo", "hi"), BOUNDED, ids=lambda x: " ".join(x) if isinstance(x, tuple) else x
+)
 def test_a_value_out_of_range_names_the_option_and_the_allowed_range(path, name, lo, hi) -> None:
-    allowed = f"{lo} to {hi}" if lo is not None and hi is not None else f"{lo} or more" if lo is not None else f"at most {hi}"
+    allowed = (
+        f"{lo} to {hi}" if lo is not None and hi is not None else f"{lo} or more" if lo is not None else f"at most {hi}"
+    )
     bad = lo - 1 if lo is not None else hi + 1
     line = _one_error_line([*path, name, str(bad)])
     assert line == f"error: {name}: {bad} is out of range (allowed: {allowed})"
