@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mafialab.agents import AgentSpecError, make_agent
 from mafialab.config import ConfigError, load_config, read_config
-from mafialab.models import ModelSpecError, resolve_backend
+from mafialab.models import ModelSpecError, parse_model_spec, resolve_backend
 from mafialab.record import Price, PriceTable
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
@@ -263,7 +263,7 @@ def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
             raise SeasonConfigError(f"{source}: roster[{i}].agent: {err}") from None
     for i, j in enumerate(cfg.judges):
         try:
-            resolve_backend(j.model.partition("/")[0])
+            resolve_backend(parse_model_spec(j.model)[0].partition("/")[0])  # the one model-string wording
         except (ModelSpecError, ImportError) as err:
             raise SeasonConfigError(f"{source}: judges[{i}].model: {err}") from None
     return cfg
