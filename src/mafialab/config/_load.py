@@ -67,12 +67,31 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+def accepted_fields(model: type[BaseModel]) -> list[str]:
+    """The keys a mapping validated into ``model`` may hold, in the model's order.
+
+    Each field as a file spells it: its alias (``schema``), and its own name too when the
+    model also validates by name; then the model's ``FILE_KEYS`` (a ``ClassVar`` naming keys
+    its loader reads and removes before validation, such as a rule set's ``extends``).
+    """
+    by_name = bool(model.model_config.get("populate_by_name") or model.model_config.get("validate_by_name"))
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        if alias is None or by_name:
+            out.append(name)
+        if alias is not None and alias != name:
+            out.append(alias)
+    out += [k for k in getattr(model, "FILE_KEYS", ()) if k not in out]
+    return out
+
+
 def _unknown_field(name: str, model: type[BaseModel] | None) -> str:
-    """``unknown field 'X'`` with the nearest allowed name, or the allowed names."""
+    """``unknown field 'X'`` with the nearest accepted name, or the accepted names (:func:`accepted_fields`)."""
     msg = f"unknown field {name!r}"
     if model is None:
         return msg
-    allowed = list(model.model_fields)
+    allowed = accepted_fields(model)
     near = difflib.get_close_matches(name, allowed, n=1)
     return f"{msg} (did you mean {near[0]!r}?)" if near else f"{msg} (allowed: {', '.join(allowed)})"
 
