@@ -29,6 +29,7 @@ from mafialab.cli._app import (
     seat_option,
     seed_option,
 )
+from mafialab.config import json_error
 from mafialab.counterfactual import (
     Inject,
     Intervention,
@@ -77,7 +78,7 @@ def parse_intervention(
             data = json.loads(inject)
         except json.JSONDecodeError as err:
             example = '{"target": "Casey", "text": "..."}'
-            raise ValueError(f"--inject: not JSON ({err.msg}); e.g. '{example}'") from None
+            raise ValueError(f"--inject: {json_error(err)}; e.g. '{example}'") from None
         if not isinstance(data, dict):
             raise ValueError("--inject: expected a JSON object with target and/or text")
         try:

@@ -153,6 +153,16 @@ def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigErr
     return parse_config_text(text, where, json_text=path.name.endswith(".json"), error=error)
 
 
+def json_error(err: json.JSONDecodeError) -> str:
+    """One JSON error in the words every reader of JSON text uses: ``not valid JSON (MSG at line L column C)``.
+
+    ``MSG`` is :mod:`json`'s own message (``Expecting value``, ``Unterminated string
+    starting``); line and column count from 1 in the text that was parsed (a config file, the
+    value of an option such as ``fork run --inject``).
+    """
+    return f"not valid JSON ({err.msg.removesuffix(' at')} at line {err.lineno} column {err.colno})"
+
+
 def parse_config_text(text: str, source: str, *, json_text: bool = False, error: type[ValueError] = ConfigError) -> Any:
     """Parse configuration text (YAML, or JSON with ``json_text``).
 
@@ -163,7 +173,7 @@ def parse_config_text(text: str, source: str, *, json_text: bool = False, error:
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
-            raise error(f"{source}: line {err.lineno}: not valid JSON ({err})") from None
+            raise error(f"{source}: {json_error(err)}") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:
