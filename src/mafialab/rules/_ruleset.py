@@ -169,15 +169,13 @@ class RuleSet(_Frozen):
         lexicon: Display words.
         seat_names: Names given to seats 0..n-1 (at least as many as seats).
 
-    A rule-set file may also hold ``extends`` (:data:`FILE_KEYS`), read by
-    :func:`rules_from_dict` before validation.
-
     Raises:
         pydantic.ValidationError: On construction with an invalid field.
     """
 
     FILE_KEYS: ClassVar[tuple[str, ...]] = ("extends",)
-    """Keys a rule-set file may hold besides the fields (named among the allowed ones in errors)."""
+    """Keys a rule-set file may hold besides the fields: ``extends``, read by :func:`rules_from_dict`
+    before validation (named among the allowed fields in errors)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     version: int = Field(default=1, ge=1)
