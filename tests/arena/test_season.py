@@ -410,7 +410,10 @@ async def test_integrity_gate_refuses_unreachable_backend(tmp_path: Path):
         ({"roster": ["scripted", "nonsense-agent"]}, "roster[1].agent"),
         ({"roster": [{"agent": "scripted", "name": "a"}, {"agent": "random", "name": "a"}]}, "roster"),
         ({"judges": ["no-slash"]}, "judges[0].model"),
-        ({"judges": ["mock/a", "nosuchprovider/x"]}, "judges[1].model: model: unknown provider"),
+        (
+            {"judges": ["mock/a", "nosuchprovider/x"]},
+            "judges[1].model: 'nosuchprovider/x': unknown model provider 'nosuchprovider'",
+        ),
         ({"gamez": 3}, "gamez"),
         ({"rules": "chess"}, "rules"),
         ({"limits": {"min_answered_share": 1.5}}, "limits.min_answered_share"),

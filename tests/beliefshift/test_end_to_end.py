@@ -119,7 +119,7 @@ def test_offline_end_to_end_native_games_with_mock(tmp_path, monkeypatch):
     [
         (["annotate", "nowhere", "--out", "a.jsonl"], "nowhere"),
         (["agreement", "x.jsonl", "y.jsonl"], "x.jsonl"),
-        (["run", "bench.jsonl", "--model", "nosuch/x", "--out", "r.jsonl"], "unknown provider"),
+        (["run", "bench.jsonl", "--model", "nosuch/x", "--out", "r.jsonl"], "unknown model provider 'nosuch'"),
         (["run", "bench.jsonl", "--protocol", "sideways", "--out", "r.jsonl"], "--protocol"),
         (["report", "garbage.jsonl"], "garbage.jsonl:1"),
         (["report", "results.jsonl", "--models", "bad.yaml"], "models[0].params_b"),

@@ -277,3 +277,44 @@ def test_a_model_option_given_as_its_own_option_is_named_by_it(tmp_path: Path, m
     code, text = _run(["play", "--agents", spec, "--api-key-env", "NO_SUCH_KEY_VAR", "--out", out])
     assert code == 2
     assert _one_error_line(text) == "error: --agents: api_key_env: environment variable OTHER_KEY_VAR is not set"
+
+
+MODEL_STRING_OPTIONS = {
+    "play --agents": (["play", "--agents", "{spec}", "--out", "{tmp}/o"], "--agents"),
+    "play --seat": (["play", "--agents", "scripted", "--seat", "2={spec}", "--out", "{tmp}/o"], "--seat 2={spec}"),
+    "judge --judge": (["judge", "{runs}", "--judge", "{spec}"], "--judge"),
+    "bus worker --model": (
+        ["bus", "worker", "--model", "{spec}", "--hub", "http://127.0.0.1:9", "--max-jobs", "1"],
+        "--model",
+    ),
+    "beliefshift annotate --annotator": (
+        ["beliefshift", "annotate", "{runs}", "--annotator", "{spec}", "--out", "{tmp}/a.jsonl"],
+        "--annotator",
+    ),
+}
+
+
+@pytest.mark.parametrize("spec", ["bogus/x", "openai/"])
+@pytest.mark.parametrize("name", sorted(MODEL_STRING_OPTIONS))
+def test_every_model_option_words_a_bad_provider_as_the_one_model_string_parser(
+    runs: Path, tmp_path: Path, name: str, spec: str
+) -> None:
+    from mafialab.models import ModelSpecError, parse_model_spec
+
+    with pytest.raises(ModelSpecError) as parsed:
+        parse_model_spec(spec)
+    template, option = MODEL_STRING_OPTIONS[name]
+    code, out = _run([a.format(tmp=tmp_path, runs=runs, spec=spec) for a in template])
+    assert code == 2, out
+    assert _one_error_line(out) == f"error: {option.format(spec=spec)}: {parsed.value}"
+
+
+def test_a_season_judge_with_an_unknown_provider_has_the_same_wording() -> None:
+    from mafialab.arena import SeasonConfigError, season_from_dict
+    from mafialab.models import ModelSpecError, parse_model_spec
+
+    with pytest.raises(ModelSpecError) as parsed:
+        parse_model_spec("bogus/x")
+    with pytest.raises(SeasonConfigError) as err:
+        season_from_dict({"name": "s", "games": 1, "roster": ["scripted"], "judges": ["bogus/x"]})
+    assert str(err.value).endswith(f"judges[0].model: {parsed.value}")

@@ -59,7 +59,11 @@ def test_dry_run_plays_nothing_and_errors_name_the_option(tmp_path: Path) -> Non
     res = runner.invoke(app, ["fork", "run", str(g), "--at", "999", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "--at: no forkable step '999'" in res.output
     res = runner.invoke(app, ["fork", "run", str(g), "--at", "12", "--inject", "{bad", "--out", str(tmp_path / "x")])
-    assert res.exit_code == 2 and "--inject: not JSON" in res.output
+    assert (
+        res.exit_code == 2
+        and "--inject: not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"
+        in res.output
+    )
     res = runner.invoke(
         app, ["fork", "run", str(g), "--at", "12", "--resample", "--belief", "0=x", "--out", str(tmp_path / "x")]
     )

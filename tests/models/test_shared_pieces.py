@@ -29,9 +29,13 @@ def test_model_strings_parse_once() -> None:
         "openai/gpt-4o",
         {"max_tokens": 64, "base_url": "http://h:1/v1", "extra": {"a": 1}},
     )
-    for bad in ("gpt-4o", "/x", "openai/", "mock/x?=&&"):
+    for bad in ("gpt-4o", "/x", "mock/x?=&&"):
         with pytest.raises(ModelSpecError, match=r"^model: "):
             parse_model_spec(bad)
+    with pytest.raises(ModelSpecError, match=r"^'openai/': the model string names no model after 'openai/'"):
+        parse_model_spec("openai/")
+    with pytest.raises(ModelSpecError, match=r"^'bogus/x\?a=1': unknown model provider 'bogus' \(providers: .*mock"):
+        parse_model_spec("bogus/x?a=1")
     m = get_model("mock/x?context_window=2048&calls_network=true", context_window=99)
     assert (m.name, m.context_window, m.calls_network) == ("mock/x", 99, True)  # keyword options win
 

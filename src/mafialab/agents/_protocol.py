@@ -65,23 +65,22 @@ def make_agent(spec: str, seat: int, rules: RuleSet, seed: int) -> Agent:
         factory = next((f for m, f in _RESOLVERS if m(spec)), None)
     if factory is None:
         known = ", ".join(agent_names()) or "none"
-        provider, sep, model = spec.partition("/")
-        if sep and provider and not model.split("?", 1)[0] and provider in _backend_names():
-            raise AgentSpecError(
-                f"{spec!r}: the model string names no model after {provider + '/'!r} "
-                f"(e.g. {provider}/NAME; `mafialab models list` shows each provider's form)"
-            )
-        if sep and provider:
-            raise AgentSpecError(
-                f"{spec!r}: unknown model provider {provider!r} "
-                f"(providers: {', '.join(_backend_names())}; see `mafialab models list`)"
-            )
+        provider, sep, _ = spec.partition("/")
+        if sep and provider:  # a model string: the models layer's one parser words what is wrong
+            _check_model_string(spec)
         raise AgentSpecError(f"unknown agent spec {spec!r} (known: {known}, or a model string provider/model)")
     return factory(spec, seat, rules, seed)
 
 
-def _backend_names() -> list[str]:
-    """The registered model providers (imported late: agents sit above models only at run time)."""
-    from mafialab.models import backend_names
+def _check_model_string(spec: str) -> None:
+    """Raise :class:`AgentSpecError` with :func:`mafialab.models.parse_model_spec`'s message for ``spec``.
 
-    return list(backend_names())
+    An unknown provider or a provider with no model name reads as it does for every other
+    model option (``--judge``, ``--model``, ``--annotator``).
+    """
+    from mafialab.models import ModelSpecError, parse_model_spec
+
+    try:
+        parse_model_spec(spec)
+    except ModelSpecError as err:
+        raise AgentSpecError(str(err)) from None

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mafialab.agents import AgentSpecError, make_agent
 from mafialab.config import ConfigError, load_config, read_config
-from mafialab.models import ModelSpecError, resolve_backend
+from mafialab.models import ModelSpecError, parse_model_spec, resolve_backend
 from mafialab.record import Price, PriceTable
 from mafialab.rules import RuleSet, RuleSetError, load_rules
 
@@ -111,7 +111,7 @@ class SeasonConfig(BaseModel):
         description: Free text.
         rules: Rule-set name (``arena12``), versioned id or YAML path.
         games: Number of games (counted games; degraded ones are replaced).
-        seed: Season seed ``S``: game ``j`` uses seed ``S + j``; the ``j``-th replacement
+        seed: Season seed ``S`` (>= 0): game ``j`` uses seed ``S + j``; the ``j``-th replacement
             (0-based) uses ``S + K + j``.
         roster: The entries, at least one (a string is shorthand for ``{agent: ...}``).
         judges: Judge models (strings or ``{model, options}``); none means no judging.
@@ -130,7 +130,7 @@ class SeasonConfig(BaseModel):
     description: str = ""
     rules: str = "arena12"
     games: int = Field(ge=1, le=100_000)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     roster: list[RosterEntry] = Field(min_length=1)
     judges: list[JudgeSpec] = Field(default_factory=list)
     prices: dict[str, Price] = Field(default_factory=dict)
@@ -263,7 +263,7 @@ def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
             raise SeasonConfigError(f"{source}: roster[{i}].agent: {err}") from None
     for i, j in enumerate(cfg.judges):
         try:
-            resolve_backend(j.model.partition("/")[0])
+            resolve_backend(parse_model_spec(j.model)[0].partition("/")[0])  # the one model-string wording
         except (ModelSpecError, ImportError) as err:
             raise SeasonConfigError(f"{source}: judges[{i}].model: {err}") from None
     return cfg

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     app: typer.Typer
 
 INTERRUPTED_AT_START = "interrupted while starting; nothing was written"
-"""What :func:`main` prints (after ``mafialab: ``) on a Ctrl-C before a command runs."""
+"""What :func:`main` prints (after ``error: ``) on a Ctrl-C before a command runs."""
+
+INTERRUPTED = "interrupted"
+"""What :func:`main` prints (after ``error: ``) on a Ctrl-C in a command without its own message."""
+
+
+def _error_line(message: str) -> None:
+    """Write ``error: message`` to stderr, as :func:`mafialab.cli._app.fail` does (Rich may not be loaded yet)."""
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
 
 
 @cache
@@ -75,8 +84,7 @@ def _interrupted_at_start() -> NoReturn:
     import makes CPython end the process by SIGINT after any later ``sys.exit`` (seen as
     code -2 instead of 130 by a parent process).
     """
-    sys.stderr.write(f"mafialab: {INTERRUPTED_AT_START}\n")
-    sys.stderr.flush()
+    _error_line(INTERRUPTED_AT_START)
     sys.stdout.flush()
     os._exit(130)
 
@@ -104,9 +112,10 @@ def main() -> None:
     A file-system error that reaches this point (an output directory that is read-only or
     is a file, a full disk) is printed as ``error: PATH: reason`` and exits with code 2
     instead of a traceback; what was written before it stays on disk. A Ctrl-C (SIGINT)
-    while the commands load prints ``mafialab: interrupted while starting; nothing was
+    while the commands load prints ``error: interrupted while starting; nothing was
     written`` and exits with code 130; a command's own interrupt message (``play`` says what it
-    kept) or else ``mafialab: interrupted`` is the one line printed on a Ctrl-C later on.
+    kept) or else ``error: interrupted`` is the one line printed on a Ctrl-C later on. Every
+    interrupt line starts with ``error:``, as every other error does.
     When stdout is a pipe whose reader has gone (``mafialab report DIR | head``) the command
     ends silently with code 141, as ``yes | head`` does.
     """
@@ -133,7 +142,7 @@ def main() -> None:
             _closed_stdout()
         # Typer turns a Ctrl-C in a command without its own message into a silent exit 130
         if stop.code == 130 and isinstance(getattr(stop.__context__, "__cause__", None), KeyboardInterrupt):
-            sys.stderr.write("mafialab: interrupted\n")
+            _error_line(INTERRUPTED)
         raise
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -11,12 +12,84 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
     from mafialab.record import PriceTable
     from mafialab.rules import RuleSet
 
+_RANGE_ERRORS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than")
+"""Pydantic error types Typer raises for a number outside an option's ``min``/``max``."""
+
+
+def _param_name(param: Any) -> str:
+    """How the command line names ``param``: its long option (``--games``) or its argument (``DIR``)."""
+    if getattr(param, "param_type_name", "") == "argument":
+        return str(param.metavar or param.name or "ARGUMENT").upper().rstrip(".")
+    opts = list(getattr(param, "opts", None) or [])
+    return next((o for o in opts if o.startswith("--")), opts[0] if opts else str(getattr(param, "name", "?")))
+
+
+def _allowed_range(param: Any) -> str:
+    """``1 or more``, ``at most 9`` or ``0 to 65535`` from an option's ``min``/``max``."""
+    lo, hi = getattr(param, "min", None), getattr(param, "max", None)
+    if lo is not None and hi is not None:
+        return f"{lo} to {hi}"
+    return f"{lo} or more" if lo is not None else f"at most {hi}"
+
+
+def param_error_message(err: typer.BadParameter) -> str:
+    """One line for a value Click/Typer refused while parsing: ``OPTION: what is wrong``.
+
+    A number outside the option's range reads ``--games: 0 is out of range (allowed: 1 or
+    more)``; a value of the wrong type ``--games: 'x' is not valid: input should be a valid
+    integer …``; a missing argument or option ``DIR: missing (see `mafialab view -h`)``.
+    """
+    from pydantic import ValidationError
+
+    param = err.param
+    name = _param_name(param) if param is not None else (err.param_hint or "value")
+    if any(c.__name__ == "MissingParameter" for c in type(err).__mro__):  # click's, or Typer's copy of click
+        where = err.ctx.command_path if err.ctx is not None else "mafialab"
+        return f"{name}: missing (see `{where} -h`)"
+    cause = err.__cause__
+    detail = cause.errors()[0] if isinstance(cause, ValidationError) and cause.errors() else None
+    bounded = param is not None and (getattr(param, "min", None) is not None or getattr(param, "max", None) is not None)
+    if detail is not None and detail["type"] in _RANGE_ERRORS and bounded:
+        return f"{name}: {detail['input']} is out of range (allowed: {_allowed_range(param)})"
+    msg = err.message.rstrip(".")
+    msg = msg[:1].lower() + msg[1:]
+    return f"{name}: {detail['input']!r} is not valid: {msg}" if detail is not None else f"{name}: {msg}"
+
+
+@contextmanager
+def _one_line_bad_parameter() -> Iterator[None]:
+    """Turn a :class:`typer.BadParameter` raised inside into :func:`fail`'s one line (code 2)."""
+    try:
+        yield
+    except typer.BadParameter as err:
+        fail(param_error_message(err))
+
+
+class _OneLineErrors(TyperGroup):
+    """The root command group: a value Click refuses (range, type, missing) is one ``error:`` line.
+
+    Every sub-command's options are parsed inside the root group's :meth:`invoke`, so one
+    class here covers every command (no per-option handling); Click's usage box and panel
+    are printed only for a structural mistake (an unknown option or command).
+    """
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        with _one_line_bad_parameter():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_bad_parameter():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="mafialab",
     help="mafialab: play, probe, measure and view Mafia-family games between LLM agents.",
     no_args_is_help=True,
@@ -185,6 +258,15 @@ def ray_option(work: str, where: str) -> Any:
         help=f"{work} as Ray tasks: auto (an existing cluster), local (one started for the run) or a cluster "
         f"ADDRESS; {where}. Needs mafialab\\[ray].",
     )
+
+
+def seed_option(help: str, *short: str) -> Any:
+    """The ``--seed`` option of every command that draws: an integer >= 0 (default 0).
+
+    A negative seed is refused by the root group as any out-of-range value is (``--seed: -1
+    is out of range (allowed: 0 or more)``), so no folder or record is ever named with one.
+    """
+    return typer.Option(0, "--seed", *short, min=0, help=help)
 
 
 RAY_SEATS = "--ray: remote and human seats are served by this process; play them without --ray"

@@ -51,6 +51,7 @@ from mafialab.cli._app import (
     console,
     fail,
     progress_bar,
+    seed_option,
 )
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
@@ -210,7 +211,7 @@ def freeze_cmd(
     annotations: Path = typer.Argument(..., help="Annotation file (ANN.jsonl)."),
     out: Path = typer.Option(..., "--out", "-o", help="Benchmark file to write (BENCH.jsonl)."),
     observers: int = typer.Option(2, "--observers", min=1, help="Observers per message (fewer if fewer eligible)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the observer draws (recorded)."),
+    seed: int = seed_option("Seed of the observer draws (recorded)."),
     prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:

@@ -26,6 +26,7 @@ from mafialab.cli._app import (
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
+    seed_option,
 )
 
 bifurcate_app = typer.Typer(
@@ -96,7 +97,7 @@ def report_cmd(
     path: Path = typer.Argument(..., help="Bifurcation directory (mafialab's, or a MafiaScope release)."),
     fmt: _Fmt = typer.Option(_Fmt.table, "--format", "-f", help="table, json or csv (one row per quadrant)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Cluster-bootstrap resamples for the ci95."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = seed_option("Bootstrap seed."),
 ) -> None:
     """Report flip shares, vote-for-a-mafioso effects and lock-in of a bifurcation run.
 
@@ -130,7 +131,7 @@ def run_cmd(
     per_quadrant: int | None = typer.Option(
         None, "--per-quadrant", min=1, help="With innocent-votes: N policy-gap and N perception-gap votes, drawn."
     ),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the draws, the resamples and the forks."),
+    seed: int = seed_option("Seed of the draws, the resamples and the forks.", "-s"),
     resamples: int = typer.Option(500, "--resamples", "-K", min=1, help="Samples of the voter's answer per point."),
     keep: int = typer.Option(20, "--keep", "-M", min=1, help="Variants kept and forked per point (factual included)."),
     temperature: float = typer.Option(1.2, "--temperature", "-T", min=0.0, help="Temperature of the resamples."),

@@ -27,7 +27,9 @@ from mafialab.cli._app import (
     ray_option,
     refuse_seats_on_ray,
     seat_option,
+    seed_option,
 )
+from mafialab.config import json_error
 from mafialab.counterfactual import (
     Inject,
     Intervention,
@@ -76,7 +78,7 @@ def parse_intervention(
             data = json.loads(inject)
         except json.JSONDecodeError as err:
             example = '{"target": "Casey", "text": "..."}'
-            raise ValueError(f"--inject: not JSON ({err.msg}); e.g. '{example}'") from None
+            raise ValueError(f"--inject: {json_error(err)}; e.g. '{example}'") from None
         if not isinstance(data, dict):
             raise ValueError("--inject: expected a JSON object with target and/or text")
         try:
@@ -167,7 +169,7 @@ def run_cmd(
     belief: str | None = typer.Option(None, "--belief", help="SEAT=TEXT: a private line in one seat's context."),
     night: str | None = typer.Option(None, "--night", help="SEAT=TARGET: override the seat's next night action."),
     n: int = typer.Option(1, "-n", min=1, help="Replicas of the fork."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the batch (with the replica: each branch's seed)."),
+    seed: int = seed_option("Seed of the batch (with the replica: each branch's seed).", "-s"),
     agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
     seat: list[str] = typer.Option([], "--seat", help="Per-seat agent N=SPEC; repeatable."),
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
@@ -296,7 +298,7 @@ def sweep_cmd(
     game: Path = typer.Argument(..., help="Parent game directory."),
     n: int = typer.Option(..., "-n", min=1, help="Replicas per step."),
     steps: list[str] = typer.Option([], "--steps", help="Steps to fork (default: every public step); repeatable."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the sweep."),
+    seed: int = seed_option("Seed of the sweep.", "-s"),
     agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Branches played at the same time."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),

@@ -21,7 +21,6 @@ from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
     console,
-    err_console,
     fail,
     load_price_option,
     option_message,
@@ -30,6 +29,7 @@ from mafialab.cli._app import (
     ray_option,
     refuse_seats_on_ray,
     seat_option,
+    seed_option,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -341,8 +341,7 @@ def interrupted(out: Path | None) -> NoReturn:
             f"interrupted; every record written so far is kept under {out}/ (an unfinished game has no "
             "game_end event; replay or resume it with mafialab.harness)"
         )
-    err_console.print(f"[bold red]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(130)
+    fail(msg, code=130)
 
 
 def play(
@@ -357,7 +356,7 @@ def play(
         "(local/smollm2 [embedded, default], local/gemma3-270m, openai/MODEL, mock/NAME).",
     ),
     seat: list[str] = typer.Option([], "--seat", help="Per-seat override N=SPEC (seats from 0); repeatable."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the first game; game i uses seed+i."),
+    seed: int = seed_option("Seed of the first game; game i uses seed+i.", "-s"),
     games: int = typer.Option(1, "--games", "-k", min=1, help="Number of games."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Games played at the same time."),
     out: Path = typer.Option(Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."),

@@ -30,7 +30,7 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import check_in_path, check_out_dir, console, err_console, fail
+from mafialab.cli._app import check_in_path, check_out_dir, console, err_console, fail, seed_option
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 
@@ -372,7 +372,7 @@ def report(
         None, "--reference", help="Show published figures beside ours: mafiascope (numbers shipped with mafialab)."
     ),
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed (>= 0)."),
+    seed: int = seed_option("Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
     retest: list[Path] | None = typer.Option(
         None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."

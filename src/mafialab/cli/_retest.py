@@ -8,7 +8,16 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import ONE_GAME, check_agent_spec, check_in_path, check_out_dir, console, fail, option_message
+from mafialab.cli._app import (
+    ONE_GAME,
+    check_agent_spec,
+    check_in_path,
+    check_out_dir,
+    console,
+    fail,
+    option_message,
+    seed_option,
+)
 
 
 def retest(
@@ -18,7 +27,7 @@ def retest(
     battery: str = typer.Option("suspicion", "--battery", "-b", help="Probe battery (name or YAML path)."),
     agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: the game's)."),
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the draw and of the repeats."),
+    seed: int = seed_option("Seed of the draw and of the repeats.", "-s"),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for retest.jsonl."),
 ) -> None:
     """Re-ask a probe battery on frozen contexts: the test-retest floor of top-suspect flips.

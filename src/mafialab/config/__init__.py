@@ -8,10 +8,19 @@ templates, price tables) is read with :func:`load_config`; errors read
 from mafialab.config._load import (
     ConfigError,
     field_path,
+    json_error,
     load_config,
     parse_config_text,
     read_config,
     validation_message,
 )
 
-__all__ = ["ConfigError", "field_path", "load_config", "parse_config_text", "read_config", "validation_message"]
+__all__ = [
+    "ConfigError",
+    "field_path",
+    "json_error",
+    "load_config",
+    "parse_config_text",
+    "read_config",
+    "validation_message",
+]

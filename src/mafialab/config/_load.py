@@ -67,12 +67,31 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+def accepted_fields(model: type[BaseModel]) -> list[str]:
+    """The keys a mapping validated into ``model`` may hold, in the model's order.
+
+    Each field as a file spells it: its alias (``schema``), and its own name too when the
+    model also validates by name; then the model's ``FILE_KEYS`` (a ``ClassVar`` naming keys
+    its loader reads and removes before validation, such as a rule set's ``extends``).
+    """
+    by_name = bool(model.model_config.get("populate_by_name") or model.model_config.get("validate_by_name"))
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        if alias is None or by_name:
+            out.append(name)
+        if alias is not None and alias != name:
+            out.append(alias)
+    out += [k for k in getattr(model, "FILE_KEYS", ()) if k not in out]
+    return out
+
+
 def _unknown_field(name: str, model: type[BaseModel] | None) -> str:
-    """``unknown field 'X'`` with the nearest allowed name, or the allowed names."""
+    """``unknown field 'X'`` with the nearest accepted name, or the accepted names (:func:`accepted_fields`)."""
     msg = f"unknown field {name!r}"
     if model is None:
         return msg
-    allowed = list(model.model_fields)
+    allowed = accepted_fields(model)
     near = difflib.get_close_matches(name, allowed, n=1)
     return f"{msg} (did you mean {near[0]!r}?)" if near else f"{msg} (allowed: {', '.join(allowed)})"
 
@@ -134,6 +153,16 @@ def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigErr
     return parse_config_text(text, where, json_text=path.name.endswith(".json"), error=error)
 
 
+def json_error(err: json.JSONDecodeError) -> str:
+    """One JSON error in the words every reader of JSON text uses: ``not valid JSON (MSG at line L column C)``.
+
+    ``MSG`` is :mod:`json`'s own message (``Expecting value``, ``Unterminated string
+    starting``); line and column count from 1 in the text that was parsed (a config file, the
+    value of an option such as ``fork run --inject``).
+    """
+    return f"not valid JSON ({err.msg.removesuffix(' at')} at line {err.lineno} column {err.colno})"
+
+
 def parse_config_text(text: str, source: str, *, json_text: bool = False, error: type[ValueError] = ConfigError) -> Any:
     """Parse configuration text (YAML, or JSON with ``json_text``).
 
@@ -144,7 +173,7 @@ def parse_config_text(text: str, source: str, *, json_text: bool = False, error:
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
-            raise error(f"{source}: line {err.lineno}: not valid JSON ({err})") from None
+            raise error(f"{source}: {json_error(err)}") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:

@@ -304,12 +304,23 @@ def resolve_backend(provider: str) -> BackendFactory:
     """
     ref = _BACKENDS.get(provider)
     if ref is None:
-        raise ModelSpecError(f"model: unknown provider {provider!r} (known: {', '.join(backend_names())})")
+        raise ModelSpecError(unknown_provider_message(provider))
     if isinstance(ref, str):
         module, _, attr = ref.partition(":")
         ref = getattr(importlib.import_module(module), attr)
         _BACKENDS[provider] = ref
     return ref
+
+
+def unknown_provider_message(provider: str, spec: str | None = None) -> str:
+    """The one wording of a model string whose provider is not registered (every model option uses it).
+
+    ``'foo/bar': unknown model provider 'foo' (providers: bus, local, mock, openai; see
+    `mafialab models list`)``; without ``spec`` the message starts at ``unknown``.
+    """
+    return (
+        f"{spec!r}: " if spec is not None else ""
+    ) + f"unknown model provider {provider!r} (providers: {', '.join(backend_names())}; see `mafialab models list`)"
 
 
 def require(module: str, pip_name: str, backend: str) -> Any:
@@ -338,13 +349,22 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
         ``("provider/model", options)``.
 
     Raises:
-        ModelSpecError: No ``provider/model`` part, a malformed query, or an option given
-            twice (``?timeout=1&timeout=2``; the message quotes ``spec``).
+        ModelSpecError: No ``provider/model`` part, a provider that is not registered
+            (:func:`unknown_provider_message`), no model name after a known provider, a
+            malformed query, or an option given twice (``?timeout=1&timeout=2``; the message
+            quotes ``spec``).
     """
     model, _, query = spec.partition("?")
     provider, sep, name = model.partition("/")
-    if not sep or not provider or not name:
+    if not sep or not provider:
         raise ModelSpecError(f"model: expected provider/model (e.g. openai/gpt-4o-mini), got {spec!r}")
+    if provider not in _BACKENDS:
+        raise ModelSpecError(unknown_provider_message(provider, spec))
+    if not name:
+        raise ModelSpecError(
+            f"{spec!r}: the model string names no model after {provider + '/'!r} "
+            f"(e.g. {provider}/NAME; `mafialab models list` shows each provider's form)"
+        )
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -172,6 +172,10 @@ class RuleSet(_Frozen):
     Raises:
         pydantic.ValidationError: On construction with an invalid field.
     """
+
+    FILE_KEYS: ClassVar[tuple[str, ...]] = ("extends",)
+    """Keys a rule-set file may hold besides the fields: ``extends``, read by :func:`rules_from_dict`
+    before validation (named among the allowed fields in errors)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     version: int = Field(default=1, ge=1)
