@@ -249,6 +249,9 @@ _OPTIONAL_CUE_KEYS = (
     # added in annotator-en-v11
     "name_modifiers",
     "others_view",
+    # added in annotator-en-v12
+    "acted_on_groups",
+    "modifier_adjectives",
 )
 
 
@@ -368,6 +371,7 @@ class _Compiled:
     consequent: re.Pattern[str] | None = None
     modifier: re.Pattern[str] | None = None
     others_view: re.Pattern[str] | None = None
+    acted_on: re.Pattern[str] | None = None
 
 
 class RulesAnnotator:
@@ -399,7 +403,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v11``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v12``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
@@ -554,6 +558,12 @@ class RulesAnnotator:
             examples=opt(
                 "group_examples", rf"\b{{alt}},?\s+(?:like|such as|including)\s+(?:{name}(?:'s)?\W+(?:and\W+|or\W+)?)*$"
             ),
+            # (v12) "to frame someone like A": a group that is the object of such a verb, and its examples
+            acted_on=opt(
+                "acted_on_groups",
+                rf"\b{{alt}}\s+(?:{_alt(c.get('group_examples', ()) or ['-'])}),?\s+(?:like|such as|including)\s+"
+                rf"(?:{name}(?:'s)?\W+(?:and\W+|or\W+)?)*$",
+            ),
             group_lead=re.compile(rf"\W*(?:and\s+|so\s+)?{opener}(?:{group[1:]})\b", i) if group else None,
             # (v7) a clause whose subject is the speaker ("I want to hear from X and Y"): a pronoun
             # opening the next clause stands for the players it named ("they've said nothing")
@@ -576,7 +586,10 @@ class RulesAnnotator:
             # a condition is the speaker's own possibility
             consequent=opt("consequent_markers", r",\s*(?:{alt})\b"),
             # (v11) "a Casey vote", "the Dana bandwagon": the name modifies the noun
-            modifier=opt("name_modifiers", rf"\b(?:an?|the|that|this)\s+{name}[-\s]+(?:{{alt}})\b"),
+            modifier=opt(
+                "name_modifiers",
+                rf"\b(?:an?|the|that|this)\s+(?:{_alt(c.get('modifier_adjectives', ()) or ['-'])}\s+)?{name}[-\s]+(?:{{alt}})\b",
+            ),
             # (v11) "he's wary of A": a third-person subject right before a directed cue
             # ({N} is one name here: only the name right before the verb can be its subject)
             others_view=(
@@ -876,6 +889,8 @@ class RulesAnnotator:
                         for m in comp.directed_pronoun.finditer(clause):
                             if comp.negation.search(clause[: m.start()]):
                                 continue
+                            if comp.others_view is not None and comp.others_view.search(clause[max(0, m.start() - 120) : m.start()]):
+                                continue  # "A voted B and seems wary of them": A's view (v12)
                             # (v11) the subjects named earlier in this clause ("A and B voted late,
                             # so I'm watching their reactions"), when no clause before named any
                             here = [
@@ -894,7 +909,12 @@ class RulesAnnotator:
                     if (
                         not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
                         # "others like A and B haven't spoken": the examples of a group are its subject
-                        or (comp.examples is not None and comp.examples.search(clause, 0, m.start()) is not None)
+                        or (
+                            comp.examples is not None
+                            and comp.examples.search(clause, 0, m.start()) is not None
+                            # "to frame someone like A": the group is acted on, so are its examples (v12)
+                            and (comp.acted_on is None or comp.acted_on.search(clause, 0, m.start()) is None)
+                        )
                     )
                     and (said is None or m.start() < said.start())
                     # "pushing for a Casey vote": the vote's target, not a subject (v11)
