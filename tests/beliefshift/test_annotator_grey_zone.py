@@ -561,3 +561,40 @@ def test_v11_fault_kinds_get_the_defined_label(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
     got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
     assert got == gold
+
+
+# the kinds of fault seen on sample 10 (fixed in annotator-en-v12), sentences of ours, each with
+# a counter-case that keeps its label
+V12_FAULT_CASES = [
+    # a group that a verb acts on ("to frame someone like X"): its examples are objects too
+    ("Pinning it on Casey feels like a ploy to frame someone like Dana or Ellis.", {}),
+    ("They keep trying to blame people like Finley for every bad vote.", {}),
+    ("Players like Dana and Ellis haven't said a word all day, which is suspicious.", {"Dana": "suspect", "Ellis": "suspect"}),
+    # a stated bet on a player is an accusation, hedged a suspicion, negated nothing
+    ("My money's on Finley.", {"Finley": "accuse"}),
+    ("My money is still on Dana being the ringleader.", {"Dana": "accuse"}),
+    ("If I had to bet, my money's probably on Ellis.", {"Ellis": "suspect"}),
+    ("My money isn't on Casey anymore.", {}),
+    # wondering whether a player deceives the group, or whether the pair just named are the team
+    ("I'm starting to wonder if Bailey is playing us.", {"Bailey": "suspect"}),
+    ("I wonder if Bailey is playing it safe because she's new.", {}),
+    ("Casey and Dana keep backing each other, and I wonder if they're both Mafia.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("Casey and Dana keep backing each other, and I wonder if they're both new to the game.", {}),
+    # a second verb of a third-person subject: that player's own suspicion, not the speaker's
+    ("Dana voted for Ellis and seems honestly suspicious of him.", {}),
+    ("Bailey argued with Casey and is still wary of Finley.", {}),
+    ("Dana voted for Ellis, and I'm suspicious of Ellis.", {"Ellis": "suspect"}),
+    # a name modifying a noun after an adjective ("that early X vote"): the vote's target
+    ("The wolves probably hid inside that early Finley vote to avoid suspicion.", {}),
+    ("That early vote from Finley felt like a way to avoid suspicion.", {"Finley": "suspect"}),
+    # a participle used as a preposition has no subject of its own
+    ("I won't swear Dana is innocent, but compared to Bailey's strategic scheming?", {}),
+    ("Dana kept quiet, but then dodged my question, which is suspicious.", {"Dana": "suspect"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V12_FAULT_CASES)
+def test_v12_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold

@@ -176,8 +176,9 @@ class AnnotatorPack:
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
             ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
-            ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11) (the English
-            words of the clause rules live there too, not in code).
+            ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11),
+            ``acted_on_groups`` and ``modifier_adjectives`` (v12) (the English words of the clause
+            rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -462,6 +463,8 @@ class RulesAnnotator:
             alt = _alt(sub(x) for x in c[key]) if subst else _alt(c[key])
             return re.compile(template.replace("{alt}", alt), flags)
 
+        # (v12) adjectives that may stand between the article and a name that modifies a noun
+        modifier_adjs = _alt(c.get("modifier_adjectives", ()) or ["-"])
         comp = _Compiled(
             name=re.compile(rf"\b({name})(?:'s)?\b"),
             names=re.compile(nl),
@@ -588,7 +591,7 @@ class RulesAnnotator:
             # (v11) "a Casey vote", "the Dana bandwagon": the name modifies the noun
             modifier=opt(
                 "name_modifiers",
-                rf"\b(?:an?|the|that|this)\s+(?:{_alt(c.get('modifier_adjectives', ()) or ['-'])}\s+)?{name}[-\s]+(?:{{alt}})\b",
+                rf"\b(?:an?|the|that|this)\s+(?:{modifier_adjs}\s+)?{name}[-\s]+(?:{{alt}})\b",
             ),
             # (v11) "he's wary of A": a third-person subject right before a directed cue
             # ({N} is one name here: only the name right before the verb can be its subject)
@@ -889,7 +892,8 @@ class RulesAnnotator:
                         for m in comp.directed_pronoun.finditer(clause):
                             if comp.negation.search(clause[: m.start()]):
                                 continue
-                            if comp.others_view is not None and comp.others_view.search(clause[max(0, m.start() - 120) : m.start()]):
+                            pre = clause[max(0, m.start() - 120) : m.start()]
+                            if comp.others_view is not None and comp.others_view.search(pre):
                                 continue  # "A voted B and seems wary of them": A's view (v12)
                             # (v11) the subjects named earlier in this clause ("A and B voted late,
                             # so I'm watching their reactions"), when no clause before named any
