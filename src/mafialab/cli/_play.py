@@ -544,5 +544,6 @@ def _play(
     site = out.with_name(f"{out.name}-site")
     console.print(
         f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
-        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+        f"[bold]mafialab report {escape(str(out))}[/] (metrics)",
+        soft_wrap=True,  # commands to copy are never cut in two (a pipe is 80 columns wide)
     )

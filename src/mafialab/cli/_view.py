@@ -64,6 +64,7 @@ def view(
         f"Built {len(summary.games)} game(s) into {escape(str(out))}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
         highlight=False,
+        soft_wrap=True,  # a URL is never cut in two (a pipe is 80 columns wide)
     )
     if not serve:
         return
@@ -77,7 +78,9 @@ def view(
         else f"{host}, reachable from other machines: the fork API needs the bearer token from {token_env}"
     )
     console.print(
-        f"Serving on {server.url} ({where}; fork API at {server.url}api/docs; Ctrl-C to stop)", highlight=False
+        f"Serving on {server.url} ({where}; fork API at {server.url}api/docs; Ctrl-C to stop)",
+        highlight=False,
+        soft_wrap=True,
     )
     try:
         while True:
