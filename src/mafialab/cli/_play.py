@@ -494,7 +494,7 @@ def _play(
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
     where.append(out)  # from here on, records may be written under OUT
     bar = progress_bar()
-    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+    bar.disable = bar.disable or len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:
         try:
             if ray_address is not None:
