@@ -508,3 +508,56 @@ def test_v10_clearing_is_not_suspicion(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
     got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
     assert got == gold
+
+
+# the kinds of fault seen on sample 9 (fixed in annotator-en-v11), sentences of ours, each with
+# a counter-case that keeps its label
+V11_FAULT_CASES = [
+    # the players left once others are cleared, the speaker among them: a candidate list
+    ("Casey is cleared by the save, so that leaves me, Dana and Finley.", {"Dana": "suspect", "Finley": "suspect"}),
+    ("With the save on Casey, that leaves Bailey, Dana and me.", {"Bailey": "suspect", "Dana": "suspect"}),
+    ("That leaves Dana with a lot of explaining to do.", {}),
+    # a pseudo-cleft with the player last, an ellipsis before the name
+    ("What bothers me most is... Dana.", {"Dana": "suspect"}),
+    ("What worries me most is Casey's silence.", {"Casey": "suspect"}),
+    # an ellipsis is a pause, not a sentence end: the condition still holds
+    ("If... Dana is Mafia, why would she vote against her own partner?", {}),
+    # a name that modifies a noun ("a Finley vote") is the vote's target, not the subject
+    ("Dana kept pushing for a Finley vote, which feels calculated.", {"Dana": "suspect"}),
+    ("Bailey jumped on the Ellis bandwagon too quickly.", {"Bailey": "suspect"}),
+    # another player's own suspicion is not the speaker's
+    ("Casey has been suspicious of Dana since day one.", {}),
+    ("She's wary of Finley after the vote.", {}),
+    ("I've been suspicious of Dana since day one.", {"Dana": "suspect"}),
+    # a directed cue at "the two who ...", then the names after a colon
+    ("I'm most suspicious of the two who voted together yesterday: Dana and Ellis.", {"Dana": "suspect", "Ellis": "suspect"}),
+    # "their reactions" stands for the players named earlier in the clause
+    ("Casey and Dana both voted for me, so I'm keeping an eye on their reactions.", {"Casey": "suspect", "Dana": "suspect"}),
+    ("I'm keeping an eye on their reactions.", {}),
+    # nobody has given a reason to suspect: clearing phrased around the cue word
+    ("Finley has been steady, and nobody has given us any reason to suspect her.", {}),
+    # a fault a player owns up to, a vote given as suspicious, a cue inside someone's theory
+    ("Dana admitted voting too quickly yesterday.", {}),
+    ("Dana voted too quickly yesterday.", {"Dana": "suspect"}),
+    ("Ellis named Casey as suspicious yesterday.", {}),
+    ("Dana, your theory about quiet players being suspicious is a stretch.", {}),
+    # the victims of someone's manipulation, and suspicion a player drives at another
+    ("I'm worried that Casey was misled by that speech.", {}),
+    ("I'm worried about Casey.", {"Casey": "suspect"}),
+    ("Bailey has driven suspicion toward the quiet players all game.", {}),
+    # "after X did": a time reference, so the relative clause is about the subject
+    ("Casey piled on Dana right after Ellis did, which could be a coordinated Mafia move.", {"Casey": "suspect"}),
+    # the hidden team placed among "you" and the names after it
+    ("If Finley is innocent, then the Mafia is among you, Bailey and Casey.", {"Bailey": "suspect", "Casey": "suspect"}),
+    # a sentence led by the hidden team ends the topic of the sentences before
+    ("Dana and Ellis were calm all day. The Mafia killed Finley overnight. That feels strategic.", {}),
+    # "innocents" clears like "innocent"
+    ("Casey's been jumpy all day, but that's just how nervous innocents act.", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V11_FAULT_CASES)
+def test_v11_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold

@@ -176,8 +176,8 @@ class AnnotatorPack:
             ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
             ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
-            ``speaker_in_group`` (v9) (the English words of the clause rules live there too,
-            not in code).
+            ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11) (the English
+            words of the clause rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
     """
@@ -246,6 +246,9 @@ _OPTIONAL_CUE_KEYS = (
     # added in annotator-en-v9
     "with_speaker",
     "speaker_in_group",
+    # added in annotator-en-v11
+    "name_modifiers",
+    "others_view",
 )
 
 
@@ -298,7 +301,7 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
 
 
 # --------------------------------------------------------------------------- rules annotator
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\.\.\.)[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
 _QUOTED = re.compile(r'"[^"\n]{0,80}"')
 _MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
 
@@ -363,6 +366,8 @@ class _Compiled:
     speaker_led: re.Pattern[str] | None
     examples: re.Pattern[str] | None
     consequent: re.Pattern[str] | None = None
+    modifier: re.Pattern[str] | None = None
+    others_view: re.Pattern[str] | None = None
 
 
 class RulesAnnotator:
@@ -394,7 +399,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v10``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v11``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
@@ -570,6 +575,15 @@ class RulesAnnotator:
             # (v8) "if X is innocent, that means the Mafia is among A, B": the main clause after
             # a condition is the speaker's own possibility
             consequent=opt("consequent_markers", r",\s*(?:{alt})\b"),
+            # (v11) "a Casey vote", "the Dana bandwagon": the name modifies the noun
+            modifier=opt("name_modifiers", rf"\b(?:an?|the|that|this)\s+{name}[-\s]+(?:{{alt}})\b"),
+            # (v11) "he's wary of A": a third-person subject right before a directed cue
+            # ({N} is one name here: only the name right before the verb can be its subject)
+            others_view=(
+                re.compile(rf"\b(?:{_alt(x.replace('{N}', name) for x in c['others_view'])})\s*$", i)
+                if c.get("others_view")
+                else None
+            ),
         )
         self._cache[key] = comp
         return comp
@@ -836,6 +850,8 @@ class RulesAnnotator:
                         pre = clause[: m.start()]
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
+                        if comp.others_view is not None and comp.others_view.search(pre[-120:]):
+                            continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
                         directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
@@ -860,9 +876,18 @@ class RulesAnnotator:
                         for m in comp.directed_pronoun.finditer(clause):
                             if comp.negation.search(clause[: m.start()]):
                                 continue
-                            refs = self._pronoun_refs(m.group("pron"), subjects or prev_subjects, candidates)
+                            # (v11) the subjects named earlier in this clause ("A and B voted late,
+                            # so I'm watching their reactions"), when no clause before named any
+                            here = [
+                                x.group(1)
+                                for x in comp.name.finditer(clause, 0, m.start())
+                                if not comp.obj_before.search(clause[max(0, x.start() - 80) : x.start()])
+                            ]
+                            ante = subjects or list(dict.fromkeys(here)) or prev_subjects
+                            refs = self._pronoun_refs(m.group("pron"), ante, candidates)
                             add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
                 said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
+                modified = [x.span() for x in comp.modifier.finditer(clause)] if comp.modifier is not None else []
                 mentions = [
                     m
                     for m in comp.name.finditer(clause)
@@ -872,6 +897,8 @@ class RulesAnnotator:
                         or (comp.examples is not None and comp.examples.search(clause, 0, m.start()) is not None)
                     )
                     and (said is None or m.start() < said.start())
+                    # "pushing for a Casey vote": the vote's target, not a subject (v11)
+                    and not any(a <= m.start() < b for a, b in modified)
                     # "Casey's theory about loud players being a cover": Casey is the claim's author
                     and not (
                         m.group(0).endswith("'s")
@@ -1020,6 +1047,9 @@ class RulesAnnotator:
             elif directed_names:
                 # "... suspicious of Alex. That silence ..."
                 older_subjects, prev_subjects = prev_subjects, sorted(set(directed_names))
+            elif comp.generic.match(sentence):
+                # "The Mafia killed A. That feels strategic.": the hidden team is the new topic (v11)
+                older_subjects, prev_subjects = prev_subjects, []
         # a candidate list member the speaker then clears explicitly is not suspected
         # (definitions: "unless the speaker then clears that player")
         # (a label from the sentence of a list naming the player counts as the list's)
