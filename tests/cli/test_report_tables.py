@@ -104,4 +104,32 @@ def test_a_report_of_games_without_probes_says_so_in_one_line_instead_of_empty_t
     assert " 0/0 " not in text  # no row without a vote
     assert "Instrument: cost" in text  # what the games cost is still shown
     assert "transcript: most_mentioned" in text  # and the transcript baselines, which need no probe
-    assert "winners Village 2;" in " ".join(text.split())  # named by the rule set, not {'town': 2}
+    assert "\nwinners Village 2\n" in text  # named by the rule set, not {'town': 2}
+
+
+def test_the_heading_is_whole_lines_at_80_columns(probed, monkeypatch) -> None:
+    # piped, Rich wraps at 80 columns: the heading was one long line cut mid-phrase ("probe\nrecords")
+    text = _render(probed, monkeypatch)
+    rep = compute_report(probed, "default", resamples=50, seed=0)
+    head = text.splitlines()[:3]
+    assert head == [
+        "2 games (method default, 50 resamples, seed 0)",
+        f"winners {' '.join(head[1].split()[1:])}",
+        f"probe records {rep['probe_records']}, parsed {rep['parsed']}",
+    ]
+    assert all(len(line) <= 80 for line in head)
+
+
+def test_report_piped_starts_with_whole_lines_and_the_comparison_title_is_one_line(probed, tmp_path) -> None:
+    runner = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"})
+    root = probed[0].path.parent
+    res = runner.invoke(app, ["report", str(root), "--resamples", "20"])
+    assert res.exit_code == 0, res.output
+    first = res.stdout.splitlines()[0]
+    assert first == "2 games (method default, 20 resamples, seed 0)", res.stdout[:300]
+    res = runner.invoke(app, ["report", str(root), str(root), "--resamples", "20"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    (title,) = [x for x in lines if "Side by side" in x]
+    assert title.strip() == "Side by side (by directory)"
+    assert "95% CI: bootstrap by game within each group" in lines

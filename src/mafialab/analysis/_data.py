@@ -17,6 +17,7 @@ from mafialab.record import (
     iter_game_dirs,
     iter_log_records,
     no_games_message,
+    none_readable_message,
     probe_sort_key,
     read_game,
 )
@@ -410,7 +411,7 @@ def load_games(
     if skipped is not None:
         skipped.extend(reasons)
         if not games:
-            raise LogFormatError(f"none of the {len(dirs)} game(s) under {root} can be read: {reasons[0]}")
+            raise LogFormatError(none_readable_message(Path(root), dirs, reasons))
     dups = same_id(games)  # only games actually read: a skipped copy shares no id
     if warnings is not None:
         warnings.extend(dups)  # the caller shows them: logging them too printed each twice

@@ -158,7 +158,12 @@ def close_progress_bars() -> None:
 
 
 def progress_bar() -> Progress:
-    """The progress bar every long-running command shows (description, bar, n/total, elapsed)."""
+    """The progress bar every long-running command shows (description, bar, n/total, elapsed).
+
+    Drawn only on a terminal: when stdout is a pipe or a file (``mafialab view DIR > log``)
+    it is disabled, since Rich's transient bar printed an empty line there each time it
+    started or stopped (around an error too). Its tasks are still counted.
+    """
     return _Bar(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -166,6 +171,7 @@ def progress_bar() -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        disable=not console.is_terminal,
     )
 
 

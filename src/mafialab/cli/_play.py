@@ -494,7 +494,7 @@ def _play(
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
     where.append(out)  # from here on, records may be written under OUT
     bar = progress_bar()
-    bar.disable = len(served) < len(external)  # a person types at this terminal: no live display
+    bar.disable = bar.disable or len(served) < len(external)  # a person types at this terminal: no live display
     with bar as progress:
         try:
             if ray_address is not None:
@@ -544,5 +544,6 @@ def _play(
     site = out.with_name(f"{out.name}-site")
     console.print(
         f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
-        f"[bold]mafialab report {escape(str(out))}[/] (metrics)"
+        f"[bold]mafialab report {escape(str(out))}[/] (metrics)",
+        soft_wrap=True,  # commands to copy are never cut in two (a pipe is 80 columns wide)
     )

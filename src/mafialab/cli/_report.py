@@ -149,9 +149,13 @@ def _missing(rep: dict[str, Any], *keys: str) -> bool:
 def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
     """The pooled report as tables; ``rules``: the games' rule sets (they name the winning teams)."""
     won = escape(winners_line(rep["winners"], rules))
+    # the heading as short lines, one phrase each: at 80 columns (a pipe) one long line was cut mid-phrase
     console.print(
-        f"[bold]{rep['games']} games[/] (method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']}); "
-        f"winners {won}; probe records {rep['probe_records']}, parsed {rep['parsed']}"
+        f"[bold]{rep['games']} games[/] (method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']})"
+    )
+    console.print(f"winners {won}", highlight=False)
+    console.print(
+        f"probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
     if rep.get("no_interval"):
@@ -329,10 +333,11 @@ def _print_dynamics(rep: dict[str, Any]) -> None:
 def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> None:
     header, rows = summary_table(cmp, reference)
     by = ", ".join(cmp["by"]) or "directory"
-    t = Table(*header, title=f"Side by side ({by}; 95% CI: bootstrap by game within each group)")
+    t = Table(*header, title=f"Side by side (by {by})")  # a title as wide as a narrow table: not cut in two
     for row in rows:
         t.add_row(*row)
     console.print(t)
+    console.print("95% CI: bootstrap by game within each group", style="dim", highlight=False)
     for g in cmp["groups"]:
         cov = g["report"]["coverage"]
         lost = [f"{v['name']} (needs {' and '.join(v['needs'])})" for v in cov["metrics"].values() if not v["computed"]]

@@ -46,7 +46,7 @@ def view(
         except ValueError as err:
             fail(str(err))
     for why in replace_notes(directory, out):
-        console.print(f"[yellow]note:[/] {escape(str(why))}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
     with progress_bar() as progress:
@@ -57,13 +57,14 @@ def view(
             fail(str(err))
     dt = time.perf_counter() - t0
     for path, reason in summary.skipped:
-        console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False)
+        console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False, soft_wrap=True)
     for why in summary.warnings:
-        console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     console.print(
         f"Built {len(summary.games)} game(s) into {escape(str(out))}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
         highlight=False,
+        soft_wrap=True,  # a URL is never cut in two (a pipe is 80 columns wide)
     )
     if not serve:
         return
@@ -77,7 +78,9 @@ def view(
         else f"{host}, reachable from other machines: the fork API needs the bearer token from {token_env}"
     )
     console.print(
-        f"Serving on {server.url} ({where}; fork API at {server.url}api/docs; Ctrl-C to stop)", highlight=False
+        f"Serving on {server.url} ({where}; fork API at {server.url}api/docs; Ctrl-C to stop)",
+        highlight=False,
+        soft_wrap=True,
     )
     try:
         while True:

@@ -74,7 +74,13 @@ from mafialab.record._io import (
     no_games_message as no_games_message,
 )
 from mafialab.record._io import (
+    none_readable_message as none_readable_message,
+)
+from mafialab.record._io import (
     probe_sort_key as probe_sort_key,
+)
+from mafialab.record._io import (
+    read_header as read_header,
 )
 from mafialab.record._io import (
     read_records as read_records,

@@ -269,6 +269,68 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     )
 
 
+def read_header(path: Path) -> GameHeader:
+    """The ``game_start`` header of a game, found by the rules :func:`read_game` reads it by.
+
+    Cheap: a valid header on the first line is all that is read. A game whose header this
+    raises for is a game :func:`read_game` refuses, and the other way round.
+
+    Args:
+        path: The game directory, or its ``game.jsonl``.
+
+    Raises:
+        LogFormatError: No valid header (the first record is another kind, or every
+            ``game_start`` record is invalid), or a log schema newer than this mafialab reads
+            (:class:`LogVersionError`).
+    """
+    file = _one_game_file(Path(path))
+    problems: list[str] = []
+    for n, obj in iter_jsonl(file, problems, warn=False):
+        kind = obj.get("kind")
+        if kind != "game_start":
+            if not problems:  # read_game stops here too: the header is written first
+                raise LogFormatError(f"{file}: line {n} is {kind!r}: no valid game_start header record")
+            continue
+        where = f"{file}:{n}"
+        try:
+            return GameHeader.model_validate(upgrade(obj, record_version(obj, where), where))
+        except ValidationError as err:
+            problems.append(f"{where}: invalid game_start record ({validation_message(err, limit=1)})")
+    raise LogFormatError(f"{file}: no valid game_start header record" + (f" ({problems[-1]})" if problems else ""))
+
+
+def none_readable_message(root: Path, dirs: list[Path], reasons: list[str], shown: int = 3) -> str:
+    """Why none of the games under ``root`` can be read, in one line (``view`` and ``report``).
+
+    A folder of raw MafiaScope logs (every game's first record is MafiaScope's ``setup``)
+    says so and how to import it; any other folder gets its first ``shown`` reasons, with no
+    import hint (a newer log schema or a broken header has nothing to do with MafiaScope).
+
+    Args:
+        root: The folder given.
+        dirs: Its game directories (:func:`iter_game_dirs`).
+        reasons: Why each could not be read (each names its file).
+        shown: How many reasons to quote; the rest are counted.
+    """
+    raw = [d for d in dirs if _first_kind(d / GAME_FILE) == "setup"]
+    if dirs and len(raw) == len(dirs):
+        return (
+            f"{root} holds {len(raw)} MafiaScope log(s) (first record 'setup'), not mafialab logs: import them "
+            f"first: mafialab import mafiascope {root} --out LOGS"
+        )
+    more = f" (and {len(reasons) - shown} more)" if len(reasons) > shown else ""
+    return f"none of the {len(dirs)} game(s) under {root} can be read: " + "; ".join(reasons[:shown]) + more
+
+
+def _first_kind(path: Path) -> object:
+    """The ``kind`` of the first JSON object line of ``path`` (``None`` when there is none or it cannot be read)."""
+    try:
+        first = next(iter_jsonl(path, [], warn=False), None)
+    except LogFormatError:
+        return None
+    return first[1].get("kind") if first is not None else None
+
+
 def log_version(game_dir: Path) -> int:
     """Schema version of a game directory: its ``game.jsonl`` header's ``schema_version``.
 

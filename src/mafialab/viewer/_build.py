@@ -40,8 +40,10 @@ from mafialab.record import (
     iter_log_records,
     log_version,
     no_games_message,
+    none_readable_message,
     probe_sort_key,
     read_game,
+    read_header,
     read_retests,
 )
 from mafialab.render import field_rules, lexicon_words, load_event_templates
@@ -555,25 +557,16 @@ _Task = tuple[Path, str, Path, tuple[Path, ...], str | None]
 
 
 def _header_id(game_dir: Path) -> str | None:
-    """The ``game_id`` of a game's ``game_start`` header, or ``None`` when it cannot be read (cheap).
+    """The ``game_id`` of a game's header (:func:`mafialab.record.read_header`), or ``None`` when unreadable.
 
-    A header of a log schema this mafialab does not read (a newer one) counts as unreadable:
-    that game is skipped by the build, so it shares no id with another.
+    A game whose header cannot be read (none, an invalid one, a log schema this mafialab
+    does not read) is skipped by the build, so it shares no id with another: the header is
+    read by the same rules as :func:`mafialab.record.read_game` reads it.
     """
     try:
-        with (game_dir / GAME_FILE).open(encoding="utf-8", errors="replace") as fh:
-            first = json.loads(fh.readline())
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(first, dict) or first.get("kind") != "game_start":
-        return None
-    try:
-        if log_version(game_dir) > SCHEMA_VERSION:
-            return None
+        return read_header(game_dir).game_id
     except LogFormatError:
         return None
-    gid = first.get("game_id")
-    return gid if isinstance(gid, str) else None
 
 
 def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Path, str]:
@@ -828,11 +821,7 @@ def build_site(
         if rows:
             metrics = metrics_future.result() if metrics_future is not None else corpus_metrics(corpora)
     if not rows:
-        raise ViewerError(
-            f"DIR: none of the {len(dirs)} game director(ies) under {root} could be read: "
-            + "; ".join(r for _, r in summary.skipped[:3])
-            + " (MafiaScope logs? import them first: mafialab import mafiascope DIR --out LOGS)"
-        )
+        raise ViewerError(f"DIR: {none_readable_message(root, dirs, [r for _, r in summary.skipped])}")
     bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
     summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
     index = {
