@@ -590,6 +590,10 @@ V12_FAULT_CASES = [
     # a participle used as a preposition has no subject of its own
     ("I won't swear Dana is innocent, but compared to Bailey's strategic scheming?", {}),
     ("Dana kept quiet, but then dodged my question, which is suspicious.", {"Dana": "suspect"}),
+    # players watched because they sided with the speaker are allies, not suspects
+    ("I'll keep an eye on how Casey and Dana respond, since they voted with me yesterday.", {}),
+    ("I'm watching Ellis because she sided with me, and I hope that holds.", {}),
+    ("I'll keep an eye on Casey and Dana, since they voted against me yesterday.", {"Casey": "suspect", "Dana": "suspect"}),
 ]  # fmt: skip
 
 

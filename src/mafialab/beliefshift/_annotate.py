@@ -177,7 +177,7 @@ class AnnotatorPack:
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
             ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
             ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11),
-            ``acted_on_groups`` and ``modifier_adjectives`` (v12) (the English words of the clause
+            ``acted_on_groups``, ``modifier_adjectives`` and ``ally_reasons`` (v12) (the English words of the clause
             rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -253,6 +253,7 @@ _OPTIONAL_CUE_KEYS = (
     # added in annotator-en-v12
     "acted_on_groups",
     "modifier_adjectives",
+    "ally_reasons",
 )
 
 
@@ -373,6 +374,7 @@ class _Compiled:
     modifier: re.Pattern[str] | None = None
     others_view: re.Pattern[str] | None = None
     acted_on: re.Pattern[str] | None = None
+    ally: re.Pattern[str] | None = None
 
 
 class RulesAnnotator:
@@ -561,6 +563,7 @@ class RulesAnnotator:
             examples=opt(
                 "group_examples", rf"\b{{alt}},?\s+(?:like|such as|including)\s+(?:{name}(?:'s)?\W+(?:and\W+|or\W+)?)*$"
             ),
+            ally=opt("ally_reasons", r"\b{alt}"),
             # (v12) "to frame someone like A": a group that is the object of such a verb, and its examples
             acted_on=opt(
                 "acted_on_groups",
@@ -868,6 +871,8 @@ class RulesAnnotator:
                             continue
                         if comp.others_view is not None and comp.others_view.search(pre[-120:]):
                             continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
+                        if comp.ally is not None and comp.ally.match(clause, m.end()):
+                            continue  # "watching how A reacts, since they voted with me": an ally (v12)
                         add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
                         directed_names += self._names_in(m.group("names"), comp)
                         more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
