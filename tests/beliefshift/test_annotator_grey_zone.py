@@ -602,3 +602,31 @@ def test_v12_fault_kinds_get_the_defined_label(text, gold):
     cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
     got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
     assert got == gold
+
+
+# the kinds of fault seen on sample 11 (fixed in annotator-en-v13), sentences of ours, each with
+# a counter-case that keeps the earlier reading
+V13_FAULT_CASES = [
+    # a lookbehind is a whole word: "redirecting suspicion" is deflection, "directing" is not
+    ("Ellis keeps redirecting suspicion whenever the talk turns to her.", {"Ellis": "suspect"}),
+    ("I side with Bailey that Casey is redirecting suspicion far too smoothly.", {"Casey": "suspect"}),
+    ("Dana has been directing suspicion at Finley since the morning.", {}),
+    # suspicion a player drives toward the speaker is the speaker's read of that player
+    ("Casey keeps driving suspicion toward me without a single reason.", {"Casey": "suspect"}),
+    ("Casey has been driving suspicion all day with long speeches.", {}),
+    # a name's "'s" before an adjective cue reads "is": that player's own view
+    ("Bailey's pointing at Dana, and Ellis's wary of both of them.", {}),
+    ("Finley's suspicious of Casey for the late vote.", {}),
+    ("Finley's suspicion of Casey makes sense to me.", {"Casey": "suspect"}),
+    # the speaker's thoughts returning to a player
+    ("I keep coming back to Dana's sudden change of vote.", {"Dana": "suspect"}),
+    ("We kept going back to Finley's timeline all night.", {"Finley": "suspect"}),
+    ("Bailey keeps coming back to the same old point about quiet players.", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V13_FAULT_CASES)
+def test_v13_fault_kinds_get_the_defined_label(text, gold):
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+    assert got == gold

@@ -177,7 +177,8 @@ class AnnotatorPack:
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
             ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
             ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11),
-            ``acted_on_groups``, ``modifier_adjectives`` and ``ally_reasons`` (v12) (the English words of the clause
+            ``acted_on_groups``, ``modifier_adjectives`` and ``ally_reasons`` (v12), ``possessive_cues`` (v13)
+            (the English words of the clause
             rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
         user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
@@ -254,6 +255,8 @@ _OPTIONAL_CUE_KEYS = (
     "acted_on_groups",
     "modifier_adjectives",
     "ally_reasons",
+    # added in annotator-en-v13
+    "possessive_cues",
 )
 
 
@@ -373,6 +376,7 @@ class _Compiled:
     consequent: re.Pattern[str] | None = None
     modifier: re.Pattern[str] | None = None
     others_view: re.Pattern[str] | None = None
+    possessive_cue: re.Pattern[str] | None = None
     acted_on: re.Pattern[str] | None = None
     ally: re.Pattern[str] | None = None
 
@@ -406,7 +410,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v12``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v13``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:
@@ -603,6 +607,8 @@ class RulesAnnotator:
                 if c.get("others_view")
                 else None
             ),
+            # (v13) "A's suspicion of B": a possessive before a noun cue, so no "A is" view
+            possessive_cue=(re.compile(rf"{_alt(c['possessive_cues'])}\b", i) if c.get("possessive_cues") else None),
         )
         self._cache[key] = comp
         return comp
@@ -630,6 +636,24 @@ class RulesAnnotator:
                 continue
             return m
         return None
+
+    @staticmethod
+    def _others_view(pre: str, cue: re.Match[str], comp: _Compiled) -> bool:
+        """Whether the directed ``cue`` after the text ``pre`` is another player's view (v11).
+
+        A third-person subject and its verb right before the cue ("he's wary of A") make the cue
+        that player's view. A name's "'s" counts as "is" only before an adjective cue (v13):
+        "A's suspicious of B" is A's view, "A's suspicion of B" may be the speaker's.
+        """
+        if comp.others_view is None:
+            return False
+        ov = comp.others_view.search(pre)
+        if ov is None:
+            return False
+        if re.match(r"(?:he|she|they|who)\b", ov.group(0), re.I) or "'s" not in ov.group(0).lower():
+            return True
+        # a name's "'s" (or a pronoun's, handled above): possessive before a noun cue
+        return comp.possessive_cue is None or comp.possessive_cue.match(cue.group(0)) is None
 
     @staticmethod
     def _consequent(clause: str, comp: _Compiled) -> str | None:
@@ -869,7 +893,7 @@ class RulesAnnotator:
                         pre = clause[: m.start()]
                         if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
                             continue
-                        if comp.others_view is not None and comp.others_view.search(pre[-120:]):
+                        if self._others_view(pre[-120:], m, comp):
                             continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
                         if comp.ally is not None and comp.ally.match(clause, m.end()):
                             continue  # "watching how A reacts, since they voted with me": an ally (v12)
@@ -898,7 +922,7 @@ class RulesAnnotator:
                             if comp.negation.search(clause[: m.start()]):
                                 continue
                             pre = clause[max(0, m.start() - 120) : m.start()]
-                            if comp.others_view is not None and comp.others_view.search(pre):
+                            if self._others_view(pre, m, comp):
                                 continue  # "A voted B and seems wary of them": A's view (v12)
                             # (v11) the subjects named earlier in this clause ("A and B voted late,
                             # so I'm watching their reactions"), when no clause before named any
