@@ -622,6 +622,12 @@ V13_FAULT_CASES = [
     ("I keep coming back to Dana's sudden change of vote.", {"Dana": "suspect"}),
     ("We kept going back to Finley's timeline all night.", {"Finley": "suspect"}),
     ("Bailey keeps coming back to the same old point about quiet players.", {}),
+    # the speaker's judgement of a player's claim after it is about that player; a cue or a
+    # clearing word inside the claim stays the claim's own
+    ("Casey's theory about loud players feels far too convenient.", {"Casey": "suspect"}),
+    ("Ellis's read that Dana is innocent sounds too convenient to me.", {"Ellis": "suspect"}),
+    ("Casey's theory that quiet players are suspicious is weak.", {}),
+    ("Ellis's point about the vote is solid, so let's look at who stayed quiet.", {}),
 ]  # fmt: skip
 
 

@@ -177,7 +177,8 @@ class AnnotatorPack:
             ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
             ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
             ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11),
-            ``acted_on_groups``, ``modifier_adjectives`` and ``ally_reasons`` (v12), ``possessive_cues`` (v13)
+            ``acted_on_groups``, ``modifier_adjectives`` and ``ally_reasons`` (v12),
+            ``possessive_cues`` and ``claim_judgements`` (v13)
             (the English words of the clause
             rules live there too, not in code).
         system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
@@ -257,6 +258,7 @@ _OPTIONAL_CUE_KEYS = (
     "ally_reasons",
     # added in annotator-en-v13
     "possessive_cues",
+    "claim_judgements",
 )
 
 
@@ -377,6 +379,7 @@ class _Compiled:
     modifier: re.Pattern[str] | None = None
     others_view: re.Pattern[str] | None = None
     possessive_cue: re.Pattern[str] | None = None
+    claim_judged: re.Pattern[str] | None = None
     acted_on: re.Pattern[str] | None = None
     ally: re.Pattern[str] | None = None
 
@@ -609,6 +612,8 @@ class RulesAnnotator:
             ),
             # (v13) "A's suspicion of B": a possessive before a noun cue, so no "A is" view
             possessive_cue=(re.compile(rf"{_alt(c['possessive_cues'])}\b", i) if c.get("possessive_cues") else None),
+            # (v13) "A's theory ... feels too convenient": the speaker's judgement of A's claim
+            claim_judged=re.compile(rf"\b{_alt(c['claim_judgements'])}\b", i) if c.get("claim_judgements") else None,
         )
         self._cache[key] = comp
         return comp
@@ -956,7 +961,10 @@ class RulesAnnotator:
                     and not (
                         m.group(0).endswith("'s")
                         and comp.claim_author is not None
-                        and comp.claim_author.match(clause, m.end())
+                        and (claim := comp.claim_author.match(clause, m.end())) is not None
+                        # (v13) unless the speaker then judges the claim ("A's theory ... feels
+                        # too convenient"): a judgement of A's claim is about A
+                        and not (comp.claim_judged is not None and comp.claim_judged.search(clause, claim.end()))
                     )
                 ]
                 own = [m.group(1) for m in mentions]
@@ -1036,6 +1044,13 @@ class RulesAnnotator:
                         cleared.update(
                             own if inherited else self._subject_group(clause, mentions, clear_m.start(), comp)
                         )
+                    if (
+                        clear_m is not None
+                        and cue_m is not None
+                        and comp.claim_judged is not None
+                        and comp.claim_judged.search(clause, clear_m.end(), cue_m.start())
+                    ):
+                        clear_m = None  # (v13) "A's read of B as innocent feels too neat": the read's words
                     if cue_m is None or clear_m is not None:
                         continue
                 cited = comp.cited.search(clause, 0, cue_m.start()) if comp.cited is not None else None
