@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
@@ -195,21 +195,64 @@ def _check_writable_place(path: Path, option: str, what: str) -> None:
         fail(f"{option}: cannot write {what} {path}: {base} is not writable (permissions or a read-only disk)")
 
 
-def check_out_dir(path: Path, option: str = "--out") -> Path:
+def _recorded_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a recorded game's (or a bifurcation's) folder."""
+    from mafialab.record import BIFURCATION_FILE, GAME_FILE
+
+    return (folder / GAME_FILE).is_file() or (folder / BIFURCATION_FILE).is_file()
+
+
+def refuse_recorded_or_input(path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = ()) -> None:
+    """Fail (code 2) when the output ``path`` is one of the command's inputs or a recorded log.
+
+    The README's promise, a recorded game is never overwritten, kept for every ``--out``:
+    ``path`` (followed through symlinks and ``..``) may not be
+
+    * one of ``inputs`` (``(NAME, PATH)`` pairs: the command's own input files), or
+    * a file named as recorded data (:data:`mafialab.record.RECORDED_FILES`: ``game.jsonl``,
+      ``calls.jsonl``, ``probes.jsonl`` …) inside a recorded game's or bifurcation's folder,
+      or such a file that exists anywhere.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``OPTION: PATH is the input NAME …`` or
+            ``OPTION: PATH is a recorded game's FILE …``.
+    """
+    from mafialab.record import RECORDED_FILES
+
+    real = Path(os.path.realpath(path))
+    for name, given in inputs:
+        same = real == Path(os.path.realpath(given))
+        if not same and real.exists() and given.exists():
+            try:
+                same = os.path.samefile(real, given)
+            except OSError:
+                same = False
+        if same:
+            fail(f"{option}: {path} is the input {name}; writing it would replace it: choose another path")
+    if real.name in RECORDED_FILES and (real.exists() or _recorded_folder(real.parent)):
+        fail(
+            f"{option}: {path} is a recorded log ({real.name}); a recorded game is never overwritten: "
+            "choose another path"
+        )
+
+
+def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = ()) -> Path:
     """Check that ``path`` can be the folder a command writes into (created when missing).
 
     Args:
         path: The folder given on the command line.
         option: The option's name, for the message (``--out``, ``--plots``).
+        inputs: The command's input files as ``(NAME, PATH)`` pairs (:func:`refuse_recorded_or_input`).
 
     Returns:
         ``path``, unchanged.
 
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``path`` is a file, an
-            ancestor of it is a file, or the folder (or the closest existing ancestor) is not
-            writable.
+            ancestor of it is a file, the folder (or the closest existing ancestor) is not
+            writable, or it is an input or a recorded log's name (:func:`refuse_recorded_or_input`).
     """
+    refuse_recorded_or_input(path, option, inputs)
     if path.exists() and not path.is_dir():
         fail(f"{option}: {path} is a file; give a folder (it is created when missing)")
     if path.is_dir():
@@ -220,21 +263,24 @@ def check_out_dir(path: Path, option: str = "--out") -> Path:
     return path
 
 
-def check_out_file(path: Path, option: str = "--out") -> Path:
+def check_out_file(path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = ()) -> Path:
     """Check that ``path`` can be the file a command writes (its folder created when missing).
 
     Args:
         path: The file given on the command line.
         option: The option's name, for the message.
+        inputs: The command's input files as ``(NAME, PATH)`` pairs (:func:`refuse_recorded_or_input`).
 
     Returns:
         ``path``, unchanged.
 
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``path`` is a folder, an
-            ancestor of it is a file, or the file (or the closest existing folder above it) is
-            not writable.
+            ancestor of it is a file, the file (or the closest existing folder above it) is
+            not writable, or it is one of ``inputs`` or a recorded log (``game.jsonl``,
+            ``calls.jsonl`` … of a game's folder; :func:`refuse_recorded_or_input`).
     """
+    refuse_recorded_or_input(path, option, inputs)
     if path.is_dir():
         fail(f"{option}: {path} is a folder; give a file name (e.g. {path / 'out.jsonl'})")
     if path.exists():

@@ -269,7 +269,7 @@ def freeze_cmd(
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
-    check_out_file(out)  # before any work (model calls)
+    check_out_file(out, inputs=[("ANNOTATIONS", annotations)])  # before any work (model calls)
     check_games_path(logs, "LOGS")
     check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
     if prompts is not None:
@@ -320,7 +320,7 @@ def run_cmd(
     """Elicit each observer's prior and belief shift for every benchmark item."""
     if protocol not in ("anchored", "independent"):
         fail(f"--protocol: expected anchored or independent, got {protocol!r}")
-    check_out_file(out)  # before any work (model calls)
+    check_out_file(out, inputs=[("BENCH", bench)])  # before any work (model calls)
     check_in_path(bench, "BENCH", "a JSONL file", kind="file")
     try:
         header, items = read_bench(bench)

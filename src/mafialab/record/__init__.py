@@ -52,6 +52,7 @@ from mafialab.record._bifurcation import (
     write_header as write_header,
 )
 from mafialab.record._import_mafiascope import (
+    SNAPSHOTS_FILE,
     import_mafiascope,
 )
 from mafialab.record._io import (
@@ -111,6 +112,25 @@ from mafialab.record._schema import (
 from mafialab.record._schema import (
     JUDGE_AXES as JUDGE_AXES,
 )
+
+RECORDED_FILES: frozenset[str] = frozenset(
+    {
+        GAME_FILE,
+        CALLS_FILE,
+        PROBES_FILE,
+        VERDICTS_FILE,
+        SNAPSHOTS_FILE,
+        RETEST_FILE,
+        BIFURCATION_FILE,
+        POINTS_FILE,
+        FORKS_FILE,
+    }
+)
+"""The names of the files mafialab records in a game's (or a bifurcation's) folder.
+
+No command writes one of these through ``--out``: :func:`mafialab.cli._app.check_out_file`
+refuses such a path inside a recorded folder (a recorded log is never overwritten). Not API.
+"""
 
 __all__ = [
     "Bifurcation",
