@@ -53,6 +53,7 @@ from mafialab.cli._app import (
     progress_bar,
     seed_option,
 )
+from mafialab.cli._words import count
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
@@ -97,7 +98,8 @@ def annotate_cmd(
     write_annotations(out, res)
     n_s = sum(a.category == "suspect" for a in res.annotations)
     console.print(
-        f"{total} game(s), {len(res.header.scanned)} day messages: {len(res.annotations)} annotations "
+        f"{count(total, 'game')}, {count(len(res.header.scanned), 'day message')}: "
+        f"{count(len(res.annotations), 'annotation')} "
         f"({n_s} suspect, {len(res.annotations) - n_s} accuse), {len(res.header.failed)} failed. "
         f"Wrote {escape(str(out))}"
     )
@@ -285,8 +287,9 @@ def freeze_cmd(
     h = bench.header
     none = sum(1 for i in bench.items if not i.observers)
     console.print(
-        f"bench {h.bench_id}: {h.n_items} items, {h.n_observations} observations from {len(h.games)} game(s)"
-        + (f" ({none} item(s) without an eligible observer)" if none else "")
+        f"bench {h.bench_id}: {count(h.n_items, 'item')}, {count(h.n_observations, 'observation')} "
+        f"from {count(len(h.games), 'game')}"
+        + (f" ({count(none, 'item')} without an eligible observer)" if none else "")
         + f". Wrote {escape(str(out))}"
     )
 
