@@ -101,7 +101,81 @@ def test_a_torn_first_line_is_left_to_the_reader(ann: Path, tmp_path: Path) -> N
     torn = tmp_path / "torn.jsonl"
     torn.write_text('{"kind": "annot\n' + ann.read_text(encoding="utf-8"), encoding="utf-8")
     code, out = _agreement(ann, torn)
-    assert "has no JSON-object line" not in out and code == 0, out
+    assert "has no JSON-object line" not in out, out
+    assert code == 2 and out.startswith(f"error: {torn}:1: not valid JSON (") and out.count("\n") == 1, out
+
+
+def _labels_of(ann: Path) -> list[dict[str, object]]:
+    """A labels file equal to the annotation file ``ann``."""
+    res = read_annotations(ann)
+    assert res.header is not None
+    rosters = res.header.rosters
+    recs = {
+        m.message_id: {"game_id": m.game_id, "round": m.round, "speaker": rosters[m.game_id][m.seat], "labels": []}
+        for m in res.header.scanned
+    }
+    for a in res.annotations:
+        recs[a.message_id]["labels"].append({"target": a.target.name, "category": a.category})  # type: ignore[attr-defined]
+    return list(recs.values())
+
+
+@pytest.mark.parametrize("which", ["labels", "annotations"])
+def test_a_garbage_line_in_either_file_is_refused_with_its_line(ann: Path, tmp_path: Path, which: str) -> None:
+    lab = _write(tmp_path / "labels.jsonl", *_labels_of(ann))
+    bad = lab if which == "labels" else _write(tmp_path / "ann.jsonl", ann.read_text(encoding="utf-8").rstrip("\n"))
+    lines = bad.read_text(encoding="utf-8").splitlines()
+    bad.write_text("\n".join([*lines[:2], "garbage", *lines[2:]]) + "\n", encoding="utf-8")
+    code, out = _agreement(lab, bad if which == "annotations" else ann)
+    assert code == 2 and out.count("\n") == 1, out
+    assert out == f"error: {bad}:3: not valid JSON (Expecting value at column 1)\n", out
+
+
+def test_read_annotations_refuses_an_unreadable_line(ann: Path, tmp_path: Path) -> None:
+    bad = _write(tmp_path / "ann.jsonl", ann.read_text(encoding="utf-8").rstrip("\n"), "[1]")
+    n = len(bad.read_text(encoding="utf-8").splitlines())
+    with pytest.raises(BeliefShiftFormatError, match=rf"ann.jsonl:{n}: not a JSON object"):
+        read_annotations(bad)
+
+
+@pytest.mark.parametrize(
+    ("edit", "want"),
+    [
+        (lambda L: L[1].update(speaker="Zed"), ":2: speaker: 'Zed' is not a player of game "),
+        (lambda L: L[0]["labels"].append({"target": "Zed", "category": "accuse"}), ":1: labels.0.target: 'Zed' is not a player of game "),
+        (lambda L: L[2]["labels"].append({"target": L[2]["speaker"], "category": "suspect"}), ":3: labels.0.target: "),
+    ],
+)  # fmt: skip
+def test_a_name_that_is_no_player_of_the_game_is_refused(ann: Path, tmp_path: Path, edit: object, want: str) -> None:
+    lines = _labels_of(ann)
+    for x in lines[:3]:
+        x["labels"] = []
+    edit(lines)  # type: ignore[operator]
+    lab = _write(tmp_path / "labels.jsonl", *lines)
+    code, out = _agreement(lab, ann)
+    assert code == 2 and out.count("\n") == 1 and out.startswith(f"error: {lab}{want}"), out
+    assert ("is the speaker" in out) if want.endswith("target: ") else ("(players: Alex, " in out), out
+
+
+def test_left_out_messages_are_named_by_line(ann: Path, tmp_path: Path) -> None:
+    lines = _labels_of(ann)
+    lines += [{"game_id": f"nosuch{i}", "round": 1, "speaker": "Alex", "labels": []} for i in range(5)]
+    lab = _write(tmp_path / "labels.jsonl", *lines)
+    code, out = _agreement(lab, ann)
+    k = len(lines) - 5
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert "note: 5 labelled message(s) not scanned in the annotation file" in flat, out
+    assert f"left out: {lab}:{k + 1}, {lab}:{k + 2}, {lab}:{k + 3} and 2 more" in flat, out
+
+
+def test_a_file_of_neither_kind_says_what_was_expected(ann: Path, tmp_path: Path) -> None:
+    foo = _write(tmp_path / "foo.jsonl", {"foo": 1})
+    code, out = _agreement(foo, ann)
+    assert code == 2 and out.count("\n") == 1, out
+    assert out.startswith(f"error: ANN_A: {foo}:1: neither a labels line nor an annotation record (fields: foo); ")
+    assert 'expected a labels file (lines like {"game_id": ' in out and "Field required" not in out
+    code, out = _agreement(ann, foo)
+    assert code == 2 and out.startswith(f"error: ANN_B: {foo}:1: neither") and "a labels file" not in out, out
 
 
 def test_read_labels_refuses_a_file_without_a_message(tmp_path: Path) -> None:

@@ -112,15 +112,23 @@ def test_missed_extra_and_category_errors_are_counted(annotated, tmp_path):
 
 def test_unscanned_messages_and_dead_targets_are_noted(annotated, tmp_path):
     res, ann, _ = annotated
+    m = res.header.scanned[0]
+    roster = res.header.rosters[m.game_id]
+    dead = next(name for seat, name in enumerate(roster) if seat != m.seat and seat not in m.candidates)
 
     def edit(lines):
         lines.append({"game_id": "no-such-game", "round": 1, "speaker": "Alex", "labels": []})
-        lines[0]["labels"].append({"target": "Nobody", "category": "accuse"})
+        lines[0]["labels"].append({"target": dead, "category": "accuse"})  # a player, but not a living one
 
-    rep = agreement_with_labels(read_labels(_write(tmp_path / "l.jsonl", _labels_from(res, edit))), ann)
-    assert any("not in the annotation file" in n for n in rep.notes)
+    path = _write(tmp_path / "l.jsonl", _labels_from(res, edit))
+    rep = agreement_with_labels(read_labels(path), ann)
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    assert (
+        f"1 labelled message(s) not scanned in the annotation file (game or round not annotated), left out: {path}:{n}"
+        in rep.notes
+    )
     assert any("not living candidates" in n for n in rep.notes)
-    assert ("missed", "Nobody") in {(d.kind, d.target) for d in rep.disagreements}
+    assert ("missed", dead) in {(d.kind, d.target) for d in rep.disagreements}
 
 
 @pytest.mark.parametrize(

@@ -1,3 +1,5 @@
+import re
+
 from typer.testing import CliRunner
 
 from mafialab.cli import app
@@ -42,7 +44,7 @@ def test_play_against_openai_compatible_server(tmp_path):
     log = read_game(dirs[0])
     assert [s.agent for s in log.header.roster][:2] == ["scripted", "openai/stub-model"]
     assert log.status is not None and not log.status.degraded and log.status.answered_share == 1.0
-    assert "model call(s)" in res.output
+    assert re.search(r"\b\d+ model calls?, \d+ usable", res.output), res.output
 
 
 def test_play_refuses_unreachable_server(tmp_path):

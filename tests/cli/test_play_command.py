@@ -37,7 +37,7 @@ def test_play_writes_k_games_and_summary(tmp_path):
     for log in logs:
         assert log.winner in ("town", "mafia")
         assert log.game_id in res.output
-    assert "3 game(s) of mafiascope7-v1" in res.output
+    assert "3 games of mafiascope7-v1" in res.output
 
 
 def test_play_mixed_seats_and_yaml_rules(tmp_path):

@@ -223,7 +223,7 @@ def test_bus_worker_command_serves_a_model_to_a_game_elsewhere(hub_server: Backg
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0 and "1 job(s) answered" in out
+    assert proc.returncode == 0 and "1 job answered" in out
 
 
 def test_bus_worker_command_says_when_the_hub_is_unreachable() -> None:

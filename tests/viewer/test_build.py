@@ -365,7 +365,7 @@ def test_parallel_build_writes_the_same_site(logs: Path, site: Path, tmp_path: P
 def test_cli_builds_and_reports(logs: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "s")])
     assert r.exit_code == 0, r.output
-    assert "Built 2 game(s)" in r.output
+    assert "Built 2 games" in r.output
     assert (tmp_path / "s" / "index.html").is_file()
 
 

@@ -46,7 +46,7 @@ def test_view_prints_the_warning(game_dir: Path, tmp_path: Path) -> None:
     shutil.copytree(game_dir, logs / "b" / game_dir.name)
     res = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site"), "-j", "1"])
     assert res.exit_code == 0, res.output
-    assert "warning:" in res.output and "Built 2 game(s)" in res.output
+    assert "warning:" in res.output and "Built 2 games" in res.output
 
 
 def test_a_newer_schema_copy_is_skipped_by_view_and_report_and_shares_no_id(game_dir: Path, tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_a_newer_schema_copy_is_skipped_by_view_and_report_and_shares_no_id(game
     runner = CliRunner(env={"COLUMNS": "300", "NO_COLOR": "1"})
     res = runner.invoke(app, ["view", str(logs), "--out", str(tmp_path / "site2")])
     assert res.exit_code == 0, res.output
-    assert "2 directories" not in res.output and "Built 1 game(s)" in res.output
+    assert "2 directories" not in res.output and "Built 1 game" in res.output
     res = runner.invoke(app, ["report", str(logs), "--format", "json"])
     assert res.exit_code == 0, res.output  # skipped as view skips it, not a refusal of the folder
     assert json.loads(res.stdout)["games"] == 1

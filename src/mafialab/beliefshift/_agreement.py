@@ -270,10 +270,22 @@ class LabelledMessage(_LabelsRecord):
 
 @dataclass
 class LabelsFile:
-    """A labels file read back (see :func:`read_labels`)."""
+    """A labels file read back (see :func:`read_labels`).
+
+    Attributes:
+        path: The file.
+        messages: Its labelled messages, in file order.
+        lines: The 1-based line number of each message (same order), for messages that name
+            ``file:line``; empty for a set built by hand (messages are then named by position).
+    """
 
     path: Path
     messages: list[LabelledMessage]
+    lines: list[int] = field(default_factory=list)
+
+    def where(self, i: int) -> str:
+        """``file:line`` of message ``i`` (``file:#i+1`` when line numbers are unknown)."""
+        return f"{self.path}:{self.lines[i]}" if i < len(self.lines) else f"{self.path}:#{i + 1}"
 
 
 def file_kind(path: Path) -> Literal["labels", "annotations", "empty", "unknown"]:
@@ -327,14 +339,20 @@ def read_labels(path: Path) -> LabelsFile:
     except UnicodeDecodeError as err:
         raise BeliefShiftFormatError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     out: list[LabelledMessage] = []
+    lines: list[int] = []
     seen: dict[tuple[str, int, str], int] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-        except ValueError as err:
-            raise BeliefShiftFormatError(f"{path}:{n}: not JSON ({err})") from None
+        except json.JSONDecodeError as err:  # worded as for annotation files (record.iter_jsonl)
+            col = min(err.pos, len(line.rstrip())) + 1
+            raise BeliefShiftFormatError(
+                f"{path}:{n}: not valid JSON ({err.msg.removesuffix(' at')} at column {col})"
+            ) from None
+        except RecursionError:
+            raise BeliefShiftFormatError(f"{path}:{n}: JSON nested too deeply to read") from None
         if not isinstance(obj, dict):
             raise BeliefShiftFormatError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
         try:
@@ -350,9 +368,10 @@ def read_labels(path: Path) -> LabelsFile:
         if dup:
             raise BeliefShiftFormatError(f"{path}:{n}: labels: target {dup[0]!r} labelled twice")
         out.append(rec)
+        lines.append(n)
     if not out:
         raise BeliefShiftFormatError(f"{path}: the labels file is empty (expected one JSON line per labelled message)")
-    return LabelsFile(path, out)
+    return LabelsFile(path, out, lines)
 
 
 def _labels_problems(err: ValidationError) -> str:
@@ -370,14 +389,35 @@ def _labels_problems(err: ValidationError) -> str:
     return "; ".join(out)
 
 
+def _check_names(rec: LabelledMessage, roster: Sequence[str], where: str) -> None:
+    """Refuse a speaker or target who is not a player of the game, or a target who is the speaker.
+
+    Raises:
+        ValueError: ``"<file>:<line>: speaker|labels.<i>.target: ..."`` naming the name, the
+            game and its players.
+    """
+    players = f"(players: {', '.join(roster)})"
+    if rec.speaker not in roster:
+        raise ValueError(f"{where}: speaker: {rec.speaker!r} is not a player of game {rec.game_id} {players}")
+    for j, lab in enumerate(rec.labels):
+        if lab.target == rec.speaker:
+            raise ValueError(f"{where}: labels.{j}.target: {lab.target!r} is the speaker (a message labels others)")
+        if lab.target not in roster:
+            raise ValueError(
+                f"{where}: labels.{j}.target: {lab.target!r} is not a player of game {rec.game_id} {players}"
+            )
+
+
 def agreement_with_labels(labels: LabelsFile, ann: AnnotationSet) -> AgreementReport:
     """Score an annotation file (B) against a labels file (A, the reference).
 
     A labelled message is joined to the annotation file's scanned message with the same game,
     round and speaker name. Units are the message's candidate targets as the annotation file
     lists them (living players other than the speaker); a labelled target outside them is
-    added as a unit (and noted), so it still counts as missed. Messages the annotation file did
-    not scan, or failed on, are left out and counted in ``notes``.
+    added as a unit (and noted), so it still counts as missed. A speaker or target who is not a
+    player of the game (a typo), or a target who is the speaker, is refused, not scored.
+    Messages the annotation file did not scan (a game or round it did not annotate), or failed
+    on, are left out and counted in ``notes`` (the first three named ``file:line``).
 
     Returns:
         An :class:`AgreementReport` with A = the labels file; ``precision``/``recall`` are the
@@ -386,8 +426,9 @@ def agreement_with_labels(labels: LabelsFile, ann: AnnotationSet) -> AgreementRe
 
     Raises:
         ValueError: The annotation file has no header or no rosters (written by an older
-            mafialab: annotate again), a join key matches two scanned messages, or no labelled
-            message was scanned.
+            mafialab: annotate again), a join key matches two scanned messages, a labels line
+            names someone who is not a player of its game or labels its own speaker (message
+            ``file:line: field: ...``), or no labelled message was scanned.
     """
     h = ann.header
     if h is None or not h.rosters:
@@ -410,12 +451,16 @@ def agreement_with_labels(labels: LabelsFile, ann: AnnotationSet) -> AgreementRe
     failed = {f.message_id for f in h.failed}
     got = {(a.message_id, a.target.name): a.category for a in ann.annotations}
     units: list[tuple[str, str, str, str, str]] = []
-    missing = failed_n = outside = 0
+    missing: list[str] = []
+    failed_n = outside = 0
     n_messages = 0
-    for rec in labels.messages:
+    for i, rec in enumerate(labels.messages):
+        roster = h.rosters.get(rec.game_id)
+        if roster is not None:  # a game the annotation file knows: every name must be one of its players
+            _check_names(rec, roster, labels.where(i))
         hit = index.get((rec.game_id, rec.round, rec.speaker))
         if hit is None:
-            missing += 1
+            missing.append(labels.where(i))
             continue
         mid, cands = str(hit[0]), [str(c) for c in hit[1:]]
         if mid in failed:
@@ -434,7 +479,11 @@ def agreement_with_labels(labels: LabelsFile, ann: AnnotationSet) -> AgreementRe
         )
     notes = []
     if missing:
-        notes.append(f"{missing} labelled message(s) not in the annotation file, left out")
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        notes.append(
+            f"{len(missing)} labelled message(s) not scanned in the annotation file (game or round not annotated), "
+            f"left out: {', '.join(missing[:3])}{more}"
+        )
     if failed_n:
         notes.append(f"{failed_n} labelled message(s) excluded because the annotator failed on them")
     if outside:

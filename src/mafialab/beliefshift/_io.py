@@ -91,16 +91,25 @@ def _validate(model: type[R], obj: dict[str, object], path: Path, line: int) -> 
 
 
 def _read(
-    path: Path, header_model: type[H], record_model: type[R], header_kind: str, version: int, *, need_header: bool
+    path: Path,
+    header_model: type[H],
+    record_model: type[R],
+    header_kind: str,
+    version: int,
+    *,
+    need_header: bool,
+    strict: bool = False,
 ) -> tuple[H | None, list[R], list[str]]:
     path = Path(path)
     problems: list[str] = []
     header: H | None = None
     records: list[R] = []
     try:
-        rows = list(iter_jsonl(path, problems))
+        rows = list(iter_jsonl(path, problems, warn=not strict))
     except LogFormatError as err:
         raise BeliefShiftFormatError(str(err)) from None
+    if strict and problems:
+        raise BeliefShiftFormatError(problems[0])
     for n, obj in rows:
         if obj.get("kind") == header_kind:
             if header is not None:
@@ -126,7 +135,8 @@ class AnnotationSet:
         path: The file.
         header: Its header, or ``None`` for a bare list of annotations (e.g. hand-made).
         annotations: The (message, target) records.
-        problems: Unreadable lines, skipped.
+        problems: Always empty since :func:`read_annotations` refuses an unreadable line
+            (kept for callers that build a set by hand).
     """
 
     path: Path
@@ -138,11 +148,17 @@ class AnnotationSet:
 def read_annotations(path: Path) -> AnnotationSet:
     """Read ``ANN.jsonl``.
 
+    Every line must be a valid record: a line that is not a JSON object (not JSON, torn) is
+    refused like an invalid record, never skipped, because a score or a benchmark computed on
+    part of the annotations would look complete. ``beliefshift annotate`` writes the file
+    whole (temporary file, then rename), so a crash never leaves a torn line behind.
+
     Raises:
-        BeliefShiftFormatError: Unreadable file or invalid record (message names line and field).
+        BeliefShiftFormatError: Unreadable file, a line that is not a JSON object, or an invalid
+            record (message names ``file:line`` and the field).
     """
     header, recs, problems = _read(
-        path, AnnotationHeader, Annotation, "annotation_header", ANNOTATION_VERSION, need_header=False
+        path, AnnotationHeader, Annotation, "annotation_header", ANNOTATION_VERSION, need_header=False, strict=True
     )
     return AnnotationSet(Path(path), header, recs, problems)
 

@@ -53,6 +53,7 @@ from mafialab.cli._app import (
     progress_bar,
     seed_option,
 )
+from mafialab.cli._words import count
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
@@ -97,7 +98,8 @@ def annotate_cmd(
     write_annotations(out, res)
     n_s = sum(a.category == "suspect" for a in res.annotations)
     console.print(
-        f"{total} game(s), {len(res.header.scanned)} day messages: {len(res.annotations)} annotations "
+        f"{count(total, 'game')}, {count(len(res.header.scanned), 'day message')}: "
+        f"{count(len(res.annotations), 'annotation')} "
         f"({n_s} suspect, {len(res.annotations) - n_s} accuse), {len(res.header.failed)} failed. "
         f"Wrote {escape(str(out))}"
     )
@@ -132,6 +134,50 @@ def _first_json_line(path: Path) -> int | None:
     return None
 
 
+_LABELS_LINE = (
+    '{"game_id": "g1", "round": 1, "speaker": "Alex", "labels": [{"target": "Blake", "category": "suspect"}]}'
+)
+"""One line of a labels file, as error messages show it."""
+
+_ANNOTATION_LINE = (
+    '{"kind": "annotation", "message_id": "g1:r1:m2", "target": {"name": "Blake", ...}, "category": "suspect", ...}'
+)
+"""An annotation record, abridged, as error messages show it (``beliefshift annotate`` writes them)."""
+
+
+def _wrong_kind_message(path: Path, *, labels_ok: bool) -> str | None:
+    """Why ``path`` is neither a labels file nor an annotation file, or None when it may be one.
+
+    Looks at the first non-blank line only: when it is a JSON object with neither format's
+    fields (those ``is_labels_file`` looks at), the message names ``file:line``, the object's
+    first fields, which kind of file was expected (a labels file too when ``labels_ok``) and what one of
+    its lines looks like, on one line. Anything else (not JSON, torn, unreadable) is left to
+    the reader, which names the line.
+    """
+    first: tuple[int, dict[str, object]] | None = None
+    try:
+        with Path(path).open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if line.strip():
+                    obj = json.loads(line)
+                    if isinstance(obj, dict):
+                        first = (n, obj)
+                    break
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if first is None:
+        return None
+    n, obj = first
+    if any(k in obj for k in ("kind", "message_id", "speaker", "labels")):  # the fields file_kind looks at
+        return None
+    fields = ", ".join(list(obj)[:5]) or "none"
+    want = f"a labels file (lines like {_LABELS_LINE}) or " if labels_ok else ""
+    return (
+        f"{path}:{n}: neither a labels line nor an annotation record (fields: {fields}); "
+        f"expected {want}ANN.jsonl from `beliefshift annotate` (lines like {_ANNOTATION_LINE})"
+    )
+
+
 @bs_app.command("agreement")
 def agreement_cmd(
     ann_a: Path = typer.Argument(
@@ -144,6 +190,11 @@ def agreement_cmd(
 
     A may be a labels file (one line per message: game_id, round, speaker, labels of
     target/category); B is joined to it by game, round and speaker name.
+
+    A bad line in either file (not JSON, a torn line, an invalid record) is refused with its
+    file:line, never skipped: a score computed on part of the data would look complete. So is
+    a labels line whose speaker or target is not a player of its game, or a target that is the
+    speaker. Labelled messages that B did not scan are left out and named in a note.
     """
     check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
     check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
@@ -155,6 +206,10 @@ def agreement_cmd(
                 f"{name}: {path} has no JSON-object line: expected "
                 f"{'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl (one JSON object per line)"
             )
+    for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
+        wrong = _wrong_kind_message(path, labels_ok=name == "ANN_A")  # a JSON object of neither format
+        if wrong:
+            fail(f"{name}: {wrong}")
     labels_a = is_labels_file(ann_a)
     if is_labels_file(ann_b):
         if not labels_a:
@@ -232,8 +287,9 @@ def freeze_cmd(
     h = bench.header
     none = sum(1 for i in bench.items if not i.observers)
     console.print(
-        f"bench {h.bench_id}: {h.n_items} items, {h.n_observations} observations from {len(h.games)} game(s)"
-        + (f" ({none} item(s) without an eligible observer)" if none else "")
+        f"bench {h.bench_id}: {count(h.n_items, 'item')}, {count(h.n_observations, 'observation')} "
+        f"from {count(len(h.games), 'game')}"
+        + (f" ({count(none, 'item')} without an eligible observer)" if none else "")
         + f". Wrote {escape(str(out))}"
     )
 

@@ -10,6 +10,7 @@ import typer
 import uvicorn
 
 from mafialab.cli._app import console, fail, option_message
+from mafialab.cli._words import count
 from mafialab.models import ModelSpecError
 from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs
 
@@ -75,4 +76,4 @@ def bus_worker(
     except KeyboardInterrupt:
         console.print("worker stopped")
         return
-    console.print(f"{n} job(s) answered")
+    console.print(f"{count(n, 'job')} answered")

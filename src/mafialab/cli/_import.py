@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.cli._app import check_out_dir, console, err_console, fail
+from mafialab.cli._words import count
 from mafialab.record import import_mafiascope
 
 import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
@@ -51,6 +52,6 @@ def import_mafiascope_cmd(
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, markup=True, soft_wrap=True)
     if rep.bifurcation is not None:
         console.print(f"bifurcation: {rep.points} points, {rep.forks} fork outcomes written to {rep.bifurcation}")
-    console.print(f"imported {len(rep.imported)} of {len(rep.games)} games into {escape(str(out))}")
+    console.print(f"imported {len(rep.imported)} of {count(len(rep.games), 'game')} into {escape(str(out))}")
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mafialab.cli._app import check_games_path, console, fail
+from mafialab.cli._words import count
 from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model
@@ -28,7 +29,9 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
     for v in verdicts:
         cond = " [condensed transcript]" if v.condensation else ""
         state = "ok" if v.status == "ok" else f"missing ({v.error})"
-        console.print(f"  judge {v.judge}: {state}, {len(v.problems)} problem(s){cond}", highlight=False, markup=False)
+        console.print(
+            f"  judge {v.judge}: {state}, {count(len(v.problems), 'problem')}{cond}", highlight=False, markup=False
+        )
     if not ens.players:
         return
     t = Table("player", "role", *JUDGE_AXES, title="mean ±spread (judges)")
@@ -37,7 +40,7 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
     console.print(t)
     if ens.mvp:
         console.print(
-            f"  MVP: {ens.mvp} ({ens.mvp_votes} of {len(ens.judges)} judge(s))", highlight=False, markup=False
+            f"  MVP: {ens.mvp} ({ens.mvp_votes} of {count(len(ens.judges), 'judge')})", highlight=False, markup=False
         )
 
 

@@ -31,6 +31,7 @@ from mafialab.cli._app import (
     seat_option,
     seed_option,
 )
+from mafialab.cli._words import count
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,
@@ -526,7 +527,7 @@ def _play(
             console.print(f"  {escape(line)}", highlight=False)
     calls = [c for r in results for c in r.calls]
     wins = winners_line(Counter(r.winner for r in results), rs)
-    console.print(f"{len(results)} game(s) of {rs.id}: {wins}. Game folders:", highlight=False)
+    console.print(f"{count(len(results), 'game')} of {rs.id}: {wins}. Game folders:", highlight=False)
     for line in game_folder_lines(results, out):
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     if calls:
@@ -534,9 +535,13 @@ def _play(
         secs = sum(c.latency_ms for c in calls) / 1000
         cost = [c.cost_usd for c in calls if c.cost_usd is not None]
         console.print(
-            f"{len(calls)} model call(s), {ok} usable, {secs:.1f} s in calls"
+            f"{count(len(calls), 'model call')}, {ok} usable, {secs:.1f} s in calls"
             + (f", cost ${sum(cost):.4f}" if cost else "")
-            + (f"; {sum(r.degraded for r in results)} game(s) degraded" if any(r.degraded for r in results) else "")
+            + (
+                f"; {count(sum(r.degraded for r in results), 'game')} degraded"
+                if any(r.degraded for r in results)
+                else ""
+            )
         )
         summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
         if summaries:

@@ -31,6 +31,7 @@ from mafialab.analysis import (
     summary_table,
 )
 from mafialab.cli._app import check_in_path, check_out_dir, console, err_console, fail, seed_option
+from mafialab.cli._words import count
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 
@@ -151,7 +152,8 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
     won = escape(winners_line(rep["winners"], rules))
     # the heading as short lines, one phrase each: at 80 columns (a pipe) one long line was cut mid-phrase
     console.print(
-        f"[bold]{rep['games']} games[/] (method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']})"
+        f"[bold]{count(rep['games'], 'game')}[/] "
+        f"(method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']})"
     )
     console.print(f"winners {won}", highlight=False)
     console.print(
@@ -222,7 +224,7 @@ def _print_f2(rep: dict[str, Any]) -> None:
                   _ci(b["ci95"]) or b["no_interval"] or "", _f(b["mean_confidence"], 2))  # fmt: skip
     console.print(t)
     console.print(
-        f"n={cal['n']} in {cal['games']} game(s)  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
+        f"n={cal['n']} in {count(cal['games'], 'game')}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
         f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'], cal['brier'])}"
     )
     console.print(f"counted: {cal['population']}", style="dim", highlight=False)

@@ -41,6 +41,7 @@ from mafialab.cli._app import (
     ray_option,
     refuse_seats_on_ray,
 )
+from mafialab.cli._words import count
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
@@ -69,7 +70,7 @@ def _show_board(out: Path, markdown: bool) -> None:
         console.print(render_markdown(index), markup=False, highlight=False, soft_wrap=True)
         return
     console.print(
-        f"Season {index.season}: {index.games_counted}/{index.games_planned} games counted ({index.rules_id})",
+        f"Season {index.season}: {index.games_counted}/{count(index.games_planned, 'game')} counted ({index.rules_id})",
         highlight=False,
     )
     for title, head, rows in terminal_tables(index):

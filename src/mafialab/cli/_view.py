@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from mafialab.cli._app import check_out_dir, console, fail, progress_bar
+from mafialab.cli._words import count
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host, replace_notes
 
@@ -61,7 +62,7 @@ def view(
     for why in summary.warnings:
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     console.print(
-        f"Built {len(summary.games)} game(s) into {escape(str(out))}/ in {dt:.1f} s "
+        f"Built {count(len(summary.games), 'game')} into {escape(str(out))}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
         highlight=False,
         soft_wrap=True,  # a URL is never cut in two (a pipe is 80 columns wide)
