@@ -62,29 +62,99 @@ def param_error_message(err: typer.BadParameter) -> str:
     return f"{name}: {detail['input']!r} is not valid: {msg}" if detail is not None else f"{name}: {msg}"
 
 
+def _close(word: str, choices: Iterable[str]) -> str | None:
+    """The one of ``choices`` close to ``word`` (a typo of it: difflib ratio >= 0.75), else ``None``."""
+    from difflib import get_close_matches
+
+    best = get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.75)
+    return best[0] if best else None
+
+
+_ARGV_KEY = "mafialab.argv"
+"""Where the root group keeps the arguments after its own options (Click clears them before invoking)."""
+
+
+def _command_path_of(ctx: Any) -> str:
+    """The path of the command the root context's arguments name (``mafialab fork run``)."""
+    path, cmd = [ctx.command_path], ctx.command
+    for tok in ctx.meta.get(_ARGV_KEY, []):
+        subs = getattr(cmd, "commands", None)
+        if not subs or tok not in subs:
+            break
+        path.append(tok)
+        cmd = subs[tok]
+    return " ".join(path)
+
+
+def usage_error_message(err: Exception, where: str = "mafialab") -> str:
+    """One line for a mistake in the command line's shape: an unknown option or command, an extra argument.
+
+    ``no such option: --bogus (see `mafialab play -h`)``; a did-you-mean only when one of the
+    command's own options (or commands) is close to the typo (:func:`_close`), never Click's
+    loose "Possible options" guess; ``got unexpected extra argument(s) (b) (see …)`` and the
+    like for the rest of Click's usage errors.
+    """
+    import re
+
+    ctx = getattr(err, "ctx", None)
+    where = ctx.command_path if ctx is not None else where
+    see = f"(see `{where} -h`)"
+    kinds = {c.__name__ for c in type(err).__mro__}
+    msg = str(getattr(err, "message", err)).strip()
+    unknown = re.match(r"No such command '(.+?)'\.", msg)
+    if "NoSuchOption" in kinds:
+        name = str(getattr(err, "option_name", ""))
+        opts = [o for p in (ctx.command.params if ctx is not None else []) for o in (*p.opts, *p.secondary_opts)]
+        near = _close(name, [o for o in opts if o.startswith("-")] + (["-h", "--help"] if ctx is not None else []))
+        return f"no such option: {name}" + (f" (did you mean {near}?)" if near else "") + f" {see}"
+    if "NoSuchCommand" in kinds or unknown:
+        name = str(getattr(err, "command_name", None) or (unknown.group(1) if unknown else ""))
+        cmds = ctx.command.list_commands(ctx) if ctx is not None and hasattr(ctx.command, "list_commands") else []
+        near = _close(name, cmds)
+        return f"no such command: {name}" + (f" (did you mean {near}?)" if near else "") + f" {see}"
+    msg = msg.rstrip(".")
+    msg = msg[:1].lower() + msg[1:]
+    opt = getattr(err, "option_name", None)
+    return f"{opt}: {msg.replace(f'option {opt!r} ', '')} {see}" if opt else f"{msg} {see}"
+
+
 @contextmanager
-def _one_line_bad_parameter() -> Iterator[None]:
-    """Turn a :class:`typer.BadParameter` raised inside into :func:`fail`'s one line (code 2)."""
+def _one_line_bad_parameter(ctx: Any = None) -> Iterator[None]:
+    """Turn a :class:`typer.BadParameter` or a Click usage error raised inside into :func:`fail`'s one line (code 2).
+
+    A request for help (``NoArgsIsHelpError``: a group given no command) is left to Click.
+    """
     try:
         yield
     except typer.BadParameter as err:
         fail(param_error_message(err))
+    except Exception as err:
+        kinds = {c.__name__ for c in type(err).__mro__}
+        if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
+            raise
+        fail(usage_error_message(err, _command_path_of(ctx) if ctx is not None else "mafialab"))
 
 
 class _OneLineErrors(TyperGroup):
     """The root command group: a value Click refuses (range, type, missing) is one ``error:`` line.
 
     Every sub-command's options are parsed inside the root group's :meth:`invoke`, so one
-    class here covers every command (no per-option handling); Click's usage box and panel
-    are printed only for a structural mistake (an unknown option or command).
+    class here covers every command (no per-option handling); an unknown option or command
+    and an extra argument are one line too (:func:`usage_error_message`), never Click's
+    usage box.
     """
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         with _one_line_bad_parameter():
             return super().make_context(info_name, args, parent, **extra)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        rest: list[str] = super().parse_args(ctx, args)
+        ctx.meta[_ARGV_KEY] = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        return rest
+
     def invoke(self, ctx: Any) -> Any:
-        with _one_line_bad_parameter():
+        with _one_line_bad_parameter(ctx):
             return super().invoke(ctx)
 
 
