@@ -123,7 +123,7 @@ def main() -> None:
         tree = _command_tree()
         from rich.markup import escape
 
-        from mafialab.cli._app import err_console
+        from mafialab.cli._app import err_console, output_option_for
     except KeyboardInterrupt:
         _interrupted_at_start()
     try:
@@ -132,6 +132,9 @@ def main() -> None:
         _closed_stdout()
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
+        option = output_option_for(err.filename)
+        if option is not None:  # an output path: named by its option, as a checked one is
+            where = f"{option}: {where}"
         why = err.strerror or str(err)
         err_console.print(f"[bold red]error:[/] {escape(where + str(why))}", highlight=False, markup=True)
         sys.exit(2)

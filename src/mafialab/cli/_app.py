@@ -253,6 +253,7 @@ def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str,
             writable, or it is an input or a recorded log's name (:func:`refuse_recorded_or_input`).
     """
     refuse_recorded_or_input(path, option, inputs)
+    _checked_outputs.append((option, path))
     if path.exists() and not path.is_dir():
         fail(f"{option}: {path} is a file; give a folder (it is created when missing)")
     if path.is_dir():
@@ -281,6 +282,7 @@ def check_out_file(path: Path, option: str = "--out", inputs: Iterable[tuple[str
             ``calls.jsonl`` … of a game's folder; :func:`refuse_recorded_or_input`).
     """
     refuse_recorded_or_input(path, option, inputs)
+    _checked_outputs.append((option, path))
     if path.is_dir():
         fail(f"{option}: {path} is a folder; give a file name (e.g. {path / 'out.jsonl'})")
     if path.exists():
@@ -289,6 +291,28 @@ def check_out_file(path: Path, option: str = "--out", inputs: Iterable[tuple[str
         return path
     _check_writable_place(path, option, "the file")
     return path
+
+
+_checked_outputs: list[tuple[str, Path]] = []
+"""``(OPTION, PATH)`` of each output checked by :func:`check_out_file`/:func:`check_out_dir` in this run."""
+
+
+def output_option_for(filename: str | os.PathLike[str] | None) -> str | None:
+    """The option (``--out``, ``--plots``) whose output ``filename`` is, is inside, or is a missing folder above.
+
+    Used for an ``OSError`` no command caught (``/proc/nope: No such file or directory`` while
+    creating ``--out /proc/nope/ann.jsonl``), so the error line names the option as a checked
+    one does. ``None`` when ``filename`` is not one of this run's outputs.
+    """
+    if not filename:
+        return None
+    f = os.path.abspath(os.fspath(filename))
+    for option, path in reversed(_checked_outputs):
+        p = os.path.abspath(path)
+        above = p.startswith(f.rstrip(os.sep) + os.sep) and not os.path.exists(f)  # a folder it could not make
+        if f == p or f.startswith(p.rstrip(os.sep) + os.sep) or above:
+            return option
+    return None
 
 
 def os_error_message(err: OSError, option: str = "--out") -> str:

@@ -8,7 +8,15 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import check_games_path, check_out_dir, check_out_file, err_console, fail
+from mafialab.cli._app import (
+    check_games_path,
+    check_out_dir,
+    check_out_file,
+    err_console,
+    fail,
+    os_error_message,
+    output_option_for,
+)
 from mafialab.record import LogFormatError
 
 export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
@@ -36,7 +44,11 @@ def export_parquet_cmd(
         fail(f"--out: {err.path} exists (use --force to replace it)")
     except FileExistsError as err:
         fail(f"--out: {err}")
-    except (FileNotFoundError, LogFormatError) as err:
+    except OSError as err:
+        if output_option_for(err.filename) is None:
+            fail(str(err))
+        fail(os_error_message(err))
+    except LogFormatError as err:
         fail(str(err))
 
 
@@ -60,7 +72,12 @@ def export_tgn_cmd(
         fail(str(err))
     if out is None:
         df.to_csv(sys.stdout, index=False)
-    elif out.suffix == ".parquet":
-        df.to_parquet(out, index=False)
-    else:
-        df.to_csv(out, index=False)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix == ".parquet":
+            df.to_parquet(out, index=False)
+        else:
+            df.to_csv(out, index=False)
+    except OSError as err:
+        fail(os_error_message(err))
