@@ -92,7 +92,7 @@ def _unknown_field(name: str, model: type[BaseModel] | None) -> str:
     if model is None:
         return msg
     allowed = accepted_fields(model)
-    near = difflib.get_close_matches(name, allowed, n=1)
+    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.75)  # 0.6 took 'kind' for 'id'
     return f"{msg} (did you mean {near[0]!r}?)" if near else f"{msg} (allowed: {', '.join(allowed)})"
 
 
@@ -107,8 +107,10 @@ def validation_message(
 
     A problem found by a check of the whole model (no location) is its message alone: such
     checks name the fields they compare. A field the model does not have reads ``unknown
-    field 'X' (did you mean 'Y'?)``, or lists the allowed fields when none is near (with
-    ``model``; pydantic says "Extra inputs are not permitted").
+    field 'X' (did you mean 'Y'?)``, or lists the allowed fields when none is near (difflib
+    ratio >= 0.75; with ``model``; pydantic says "Extra inputs are not permitted"). A list's
+    "too short" error is left out when its items have errors of their own (it only counts
+    the items pydantic dropped).
 
     Args:
         err: The pydantic error.
@@ -117,6 +119,16 @@ def validation_message(
         model: The model that was validated (names the allowed fields of an unknown one).
     """
     errors = err.errors()
+    # a list too short only because its bad items were dropped ("Tuple should have at least 1
+    # item ... not 0") repeats the items' own errors, which name the bad fields: left out
+    inner = [e["loc"] for e in errors]
+    errors = [
+        e
+        for e in errors
+        if not (
+            e["type"] == "too_short" and any(len(x) > len(e["loc"]) and x[: len(e["loc"])] == e["loc"] for x in inner)
+        )
+    ]
     parts = []
     for e in errors[:limit]:
         msg = str(e["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")

@@ -227,9 +227,15 @@ def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery
         source: Where it came from, prefixed to error messages.
 
     Raises:
-        ProbeBatteryError: Invalid battery; the message names the field, e.g.
-            ``battery.yaml: probes[2].when: Input should be 'always', ...``.
+        ProbeBatteryError: Empty document (``the file is empty``), or an invalid battery; the
+            message names the field of the bad probe, e.g. ``battery.yaml: probes[2].when:
+            Input should be 'always', ...`` or ``probes[0].kind: unknown field 'kind'
+            (allowed: id, question, ...)``.
     """
+    if data is None:  # worded as the config loader words an empty file (config.load_config)
+        raise ProbeBatteryError(
+            f"{source}: the file is empty (expected a probe battery: a mapping with a 'probes' list)"
+        )
     if not isinstance(data, Mapping):
         raise ProbeBatteryError(f"{source}: expected a mapping with a 'probes' list, got {type(data).__name__}")
     prefix = ""
