@@ -204,3 +204,12 @@ def test_an_annotation_file_without_kind_is_not_a_doubled_record(tmp_path: Path)
     with pytest.raises(BeliefShiftFormatError) as err:
         read_annotations(bad)
     assert "record record" not in str(err.value) and f"{bad}:1: invalid record (" in str(err.value)
+
+
+def test_a_later_line_of_another_format_is_named_not_a_pydantic_dump(ann: Path, tmp_path: Path) -> None:
+    b = _write(tmp_path / "ann.jsonl", ann.read_text(encoding="utf-8").rstrip("\n"), {"foo": 1})
+    n = len(b.read_text(encoding="utf-8").splitlines())
+    code, out = _agreement(ann, b)
+    assert code == 2 and out.count("\n") == 1, out
+    assert out.startswith(f"error: {b}:{n}: not an annotation record (fields: foo; expected kind, message_id, "), out
+    assert "Field required" not in out and "more)" not in out

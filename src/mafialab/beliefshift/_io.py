@@ -121,6 +121,14 @@ def _read(
                     f"{path}:{n}: version: file format {v} is newer than this mafialab reads ({version})"
                 )
         else:
+            known = list(record_model.model_fields)
+            if "kind" not in obj and not set(obj) & set(known):  # no field of the format: another kind of file
+                fields = ", ".join(list(obj)[:5]) or "none"
+                what = header_kind.removesuffix("_header")
+                raise BeliefShiftFormatError(
+                    f"{path}:{n}: not {'an' if what[0] in 'aeiou' else 'a'} {what} record (fields: {fields}; "
+                    f"expected {', '.join(known[:4])}, ...): is this the right file?"
+                )
             records.append(_validate(record_model, obj, path, n))
     if need_header and header is None:
         raise BeliefShiftFormatError(f"{path}: no {header_kind} record (is this the right file?)")
