@@ -21,6 +21,7 @@ from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
     console,
+    err_console,
     fail,
     load_price_option,
     option_message,
@@ -447,6 +448,11 @@ def _play(
         fail(option_message("--rules", err))
     opts: dict[str, Any] = {}
     if base_url is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            fail(f"--base-url: expected an http(s) URL (e.g. http://localhost:8000/v1), got {base_url!r}")
         opts["base_url"] = base_url
     if api_key_env is not None:
         opts["api_key_env"] = api_key_env
@@ -469,6 +475,11 @@ def _play(
         specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
         from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
         check_agent_spec(specs[-1], option, rs, s, seed, from_options)
+    if base_url is not None and not any("base_url=" in sp for sp in specs):
+        err_console.print(
+            "[yellow]warning:[/] --base-url is not used: it applies to openai/ models and no seat plays one",
+            highlight=False,
+        )
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
