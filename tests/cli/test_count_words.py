@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
-from mafialab.cli._words import count
+from mafialab.cli._app import count
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 

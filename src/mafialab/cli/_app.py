@@ -549,3 +549,17 @@ def load_price_option(path: Path | None, option: str = "--prices") -> PriceTable
         return load_prices(path)
     except ValueError as err:  # ConfigError: names the file, the model and the field
         fail(option_message(option, err))
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``"<n> <noun>"`` with the noun singular for exactly 1, plural otherwise (0 games, 2 games).
+
+    Args:
+        n: The count (any integer).
+        noun: The singular noun, e.g. ``"game"``.
+        plural: The plural when it is not ``noun + "s"`` (``"branches"``).
+
+    Returns:
+        E.g. ``count(1, "game") == "1 game"``, ``count(3, "branch", "branches") == "3 branches"``.
+    """
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

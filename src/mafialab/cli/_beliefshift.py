@@ -49,11 +49,11 @@ from mafialab.cli._app import (
     check_out_dir,
     check_out_file,
     console,
+    count,
     fail,
     progress_bar,
     seed_option,
 )
-from mafialab.cli._words import count
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError

@@ -9,8 +9,7 @@ import httpx
 import typer
 import uvicorn
 
-from mafialab.cli._app import console, fail, option_message
-from mafialab.cli._words import count
+from mafialab.cli._app import console, count, fail, option_message
 from mafialab.models import ModelSpecError
 from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs
 

@@ -8,8 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import check_out_dir, console, err_console, fail
-from mafialab.cli._words import count
+from mafialab.cli._app import check_out_dir, console, count, err_console, fail
 from mafialab.record import import_mafiascope
 
 import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)

@@ -9,8 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from mafialab.cli._app import check_games_path, console, fail
-from mafialab.cli._words import count
+from mafialab.cli._app import check_games_path, console, count, fail
 from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model

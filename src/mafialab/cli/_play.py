@@ -21,6 +21,7 @@ from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
     console,
+    count,
     err_console,
     fail,
     load_price_option,
@@ -32,7 +33,6 @@ from mafialab.cli._app import (
     seat_option,
     seed_option,
 )
-from mafialab.cli._words import count
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
     GameObserver,

@@ -30,8 +30,7 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import check_in_path, check_out_dir, console, err_console, fail, seed_option
-from mafialab.cli._words import count
+from mafialab.cli._app import check_in_path, check_out_dir, console, count, err_console, fail, seed_option
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 

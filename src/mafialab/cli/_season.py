@@ -36,12 +36,12 @@ from mafialab.cli._app import (
     check_in_path,
     check_out_dir,
     console,
+    count,
     fail,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
 )
-from mafialab.cli._words import count
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError

@@ -9,8 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import check_out_dir, console, fail, progress_bar
-from mafialab.cli._words import count
+from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host, replace_notes
 
