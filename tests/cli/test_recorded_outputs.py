@@ -8,15 +8,13 @@ any work, a path that is a recorded log of a game's folder (``game.jsonl``, ``ca
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.cli import app
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, RECORDED_FILES
-from tests.cli.test_output_paths import FILE_OUT, FOLDER_OUT
+from tests.cli.test_output_paths import FILE_OUT, FOLDER_OUT, _run
 
 runner = CliRunner(env={"COLUMNS": "240", "NO_COLOR": "1"})
 
@@ -33,16 +31,6 @@ def _game(tmp_path: Path) -> Path:
     (g / GAME_FILE).write_text(GAME_TEXT)
     (g / CALLS_FILE).write_text(CALLS_TEXT)
     return g
-
-
-def _run(tmp_path: Path, args: list[str]) -> tuple[int, str]:
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        res = runner.invoke(app, args)
-    finally:
-        os.chdir(cwd)
-    return res.exit_code, " ".join(res.output.split())
 
 
 def test_the_recorded_names_come_from_the_record_package() -> None:
