@@ -11,12 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, RECORDED_FILES
 from tests.cli.test_output_paths import FILE_OUT, FOLDER_OUT, _run
-
-runner = CliRunner(env={"COLUMNS": "240", "NO_COLOR": "1"})
 
 GAME_TEXT = '{"type": "header"}\n{"type": "event"}\n'
 CALLS_TEXT = '{"type": "call"}\n'
