@@ -56,3 +56,37 @@ def test_play_s_own_interrupt_message_has_the_same_prefix(capsys, tmp_path) -> N
         assert stop.value.exit_code == 130
         err = capsys.readouterr().err
         assert err.startswith("error: interrupted") and err.count("\n") == 1, err
+
+
+def test_ctrl_c_turned_into_a_schema_error_while_a_module_loads_is_an_interrupt(monkeypatch, capsys) -> None:
+    # pydantic-core re-raises a SIGINT during schema building as SchemaError, unchained
+    from pydantic_core import SchemaError
+
+    def body() -> None:
+        raise SchemaError("Error building 'literal' serializer: KeyboardInterrupt: ")
+
+    code, err = _run_main(monkeypatch, capsys, lambda: _app(body))
+    assert (code, err) == (130, f"error: {cli.INTERRUPTED_AT_START}\n")
+
+
+def test_an_error_raised_from_a_ctrl_c_is_an_interrupt(monkeypatch, capsys) -> None:
+    def tree():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as stop:
+            raise RuntimeError("could not finish loading") from stop
+
+    code, err = _run_main(monkeypatch, capsys, tree)
+    assert (code, err) == (130, f"error: {cli.INTERRUPTED_AT_START}\n")
+
+
+def test_other_errors_while_loading_are_not_taken_for_a_ctrl_c(monkeypatch, capsys) -> None:
+    from pydantic_core import SchemaError
+
+    def body() -> None:
+        raise SchemaError("Error building 'literal' serializer: bad value")
+
+    monkeypatch.setattr(cli, "_command_tree", lambda: _app(body))
+    monkeypatch.setattr(sys, "argv", ["mafialab", "go"])
+    with pytest.raises(SchemaError, match="bad value"):
+        cli.main()

@@ -89,6 +89,27 @@ def _interrupted_at_start() -> NoReturn:
     os._exit(130)
 
 
+def _is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C that a library turned into another exception.
+
+    pydantic-core builds a model's schema when its module is imported; a SIGINT arriving
+    then is re-raised as ``SchemaError('… KeyboardInterrupt: …')`` with no exception chain,
+    and other libraries raise their own error ``from`` the interrupt. Either counts:
+    a ``KeyboardInterrupt`` in the ``__cause__``/``__context__`` chain, or a pydantic-core
+    ``SchemaError`` whose message names it.
+    """
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        if type(cur).__name__ == "SchemaError" and "KeyboardInterrupt" in str(cur):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def _closed_stdout() -> NoReturn:
     """End quietly with code 141 (128 + SIGPIPE) when the reader of stdout went away.
 
@@ -113,7 +134,8 @@ def main() -> None:
     is a file, a full disk) is printed as ``error: PATH: reason`` and exits with code 2
     instead of a traceback; what was written before it stays on disk. A Ctrl-C (SIGINT)
     while the commands load prints ``error: interrupted while starting; nothing was
-    written`` and exits with code 130; a command's own interrupt message (``play`` says what it
+    written`` and exits with code 130 (also when a library re-raised it as its own error,
+    as pydantic-core does while building a model's schema); a command's own interrupt message (``play`` says what it
     kept) or else ``error: interrupted`` is the one line printed on a Ctrl-C later on. Every
     interrupt line starts with ``error:``, as every other error does.
     When stdout is a pipe whose reader has gone (``mafialab report DIR | head``) the command
@@ -126,6 +148,10 @@ def main() -> None:
         from mafialab.cli._app import err_console, output_option_for
     except KeyboardInterrupt:
         _interrupted_at_start()
+    except Exception as exc:
+        if _is_interrupt(exc):
+            _interrupted_at_start()
+        raise
     try:
         tree()
     except BrokenPipeError:  # before OSError, of which it is one
@@ -140,6 +166,10 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:  # while Typer builds the command line, before any command runs
         _interrupted_at_start()
+    except Exception as exc:  # a Ctrl-C while a command's modules load, re-raised by pydantic-core
+        if _is_interrupt(exc):
+            _interrupted_at_start()
+        raise
     except SystemExit as stop:
         if isinstance(stop.__context__, BrokenPipeError):  # Click's own exit 1 on a closed pipe
             _closed_stdout()
