@@ -277,11 +277,15 @@ V7_FAULT_CASES = [
 ]  # fmt: skip
 
 
+def _alex_labels(text: str) -> dict[str, str]:
+    """The rules annotator's labels for ``text`` said by Alex, as {target name: category}."""
+    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
+    return {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
+
+
 @pytest.mark.parametrize(("text", "gold"), V7_FAULT_CASES)
 def test_v7_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 @pytest.mark.parametrize(
@@ -302,23 +306,17 @@ def test_the_hidden_team_between_the_two_others_addressed(text):
 
 @pytest.mark.parametrize(("text", "gold"), HELD_OUT_FAULT_CASES)
 def test_held_out_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 @pytest.mark.parametrize(("text", "gold"), DEFINITION_CASES)
 def test_definition_examples_get_their_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 @pytest.mark.parametrize(("text", "gold"), CASES)
 def test_grey_zone_sentences_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 def test_you_means_both_others_when_only_two_are_alive():
@@ -408,9 +406,7 @@ NAMED_NOT_SUSPECTED = [
 
 @pytest.mark.parametrize(("text", "gold"), NAMED_NOT_SUSPECTED)
 def test_players_named_but_not_suspected_get_no_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 def test_a_dead_players_flip_is_no_cue_for_the_living():
@@ -457,9 +453,7 @@ V8_FAULT_CASES = [
 
 @pytest.mark.parametrize(("text", "gold"), V8_FAULT_CASES)
 def test_v8_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 # kinds of false label pooled over the development set and samples 3-8 (fixed in annotator-en-v9),
@@ -484,9 +478,7 @@ V9_FAULT_CASES = [
 
 @pytest.mark.parametrize(("text", "gold"), V9_FAULT_CASES)
 def test_v9_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 # clearing read as suspicion (fixed in annotator-en-v10), sentences of ours; the counter-cases
@@ -505,9 +497,7 @@ V10_CLEARING_CASES = [
 
 @pytest.mark.parametrize(("text", "gold"), V10_CLEARING_CASES)
 def test_v10_clearing_is_not_suspicion(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 # the kinds of fault seen on sample 9 (fixed in annotator-en-v11), sentences of ours, each with
@@ -558,9 +548,7 @@ V11_FAULT_CASES = [
 
 @pytest.mark.parametrize(("text", "gold"), V11_FAULT_CASES)
 def test_v11_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 # the kinds of fault seen on sample 10 (fixed in annotator-en-v12), sentences of ours, each with
@@ -599,9 +587,7 @@ V12_FAULT_CASES = [
 
 @pytest.mark.parametrize(("text", "gold"), V12_FAULT_CASES)
 def test_v12_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
 
 
 # the kinds of fault seen on sample 11 (fixed in annotator-en-v13), sentences of ours, each with
@@ -633,6 +619,4 @@ V13_FAULT_CASES = [
 
 @pytest.mark.parametrize(("text", "gold"), V13_FAULT_CASES)
 def test_v13_fault_kinds_get_the_defined_label(text, gold):
-    cands = {n: i for i, n in enumerate(CTX.names) if n != "Alex"}
-    got = {CTX.names[x.target]: x.category for x in RulesAnnotator().label_text(text, "Alex", cands, CTX)}
-    assert got == gold
+    assert _alex_labels(text) == gold
