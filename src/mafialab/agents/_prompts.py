@@ -22,6 +22,7 @@ The step taken is recorded with each call (``context.shortened``, ``context.line
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -399,9 +400,23 @@ class Renderer:
             msgs = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
         return msgs, cut, dropped
 
-    def decision_prompt(self, decision: Decision, view: PlayerView, max_chars: int) -> str:
-        """The decision text (last message) for ``decision``."""
-        d = self.pack.decisions
+    def decision_prompt(
+        self, decision: Decision, view: PlayerView, max_chars: int, templates: Mapping[str, str] | None = None
+    ) -> str:
+        """The decision text (last message) for ``decision``.
+
+        Args:
+            decision: The decision.
+            view: The seat's view (option names).
+            max_chars: Cap on the answer's text, stated in the text.
+            templates: Decision texts by key to use instead of the pack's ``decisions`` (the
+                same keys: a decision kind, ``speak_intro``, ``vote_statement``), e.g. the
+                questions a person at a human seat is asked; the rule set's words fill them.
+
+        Raises:
+            KeyError: ``templates`` has no text for the decision's key.
+        """
+        d = self.pack.decisions if templates is None else templates
         names = ", ".join(view.names[s] for s in decision.options)
         kind = decision.kind
         if kind == "speak" and decision.phase == "intro":

@@ -18,6 +18,7 @@ from mafialab.record import (
     iter_log_records,
     no_games_message,
     none_readable_message,
+    person_seats,
     probe_sort_key,
     read_game,
 )
@@ -147,8 +148,9 @@ class GameData:
         family: Game family (``"mafia"``, or the source's ``game_type``).
         problems: Unreadable lines met while loading.
         agents: Agent spec or model label per name (the roster's ``agent``).
-        calls: ``calls.jsonl`` lines, or ``None`` when the game has no such file (imported
-            games, games of scripted agents only).
+        calls: ``calls.jsonl`` lines that are model calls (a person's decisions at a human
+            seat, :func:`~mafialab.record.person_seats`, left out), or ``None`` when the game
+            has no such file (imported games, games of scripted agents only).
         agent_turns: Agents' turns in ``game.jsonl``: events answering a decision (speech,
             vote, night action, hidden-team chat) and imported turns of the source game that
             were model calls (failed turns and private texts included).
@@ -317,9 +319,12 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     cpath = log_.path / CALLS_FILE
     if cpath.is_file():
         g.calls = []
+        persons = person_seats(log_.header.meta.get("agents"))
         for n, rec in iter_log_records(cpath, g.problems):
             if rec.get("kind", "call") != "call":
                 continue  # the closing call_summary record
+            if rec.get("seat") in persons:
+                continue  # a person's decision at a human seat: no model call
             try:
                 g.calls.append(
                     Call(

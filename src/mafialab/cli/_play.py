@@ -536,7 +536,8 @@ def _play(
         console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
         for line in causes:
             console.print(f"  {escape(line)}", highlight=False)
-    calls = [c for r in results for c in r.calls]
+    calls = [c for r in results for c in r.model_calls()]  # a person's decisions are no model calls
+    person = [c for r in results for c in r.person_decisions()]
     wins = winners_line(Counter(r.winner for r in results), rs)
     console.print(f"{count(len(results), 'game')} of {rs.id}: {wins}. Game folders:", highlight=False)
     for line in game_folder_lines(results, out):
@@ -557,6 +558,13 @@ def _play(
         summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
         if summaries:
             console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
+    if person:
+        by_person = sum(1 for c in person if c.status == "ok")
+        console.print(
+            f"{count(len(person), 'decision')} at human seats: {by_person} answered by the person, "
+            f"{len(person) - by_person} played by the computer (fallback)",
+            highlight=False,
+        )
     site = out.with_name(f"{out.name}-site")
     console.print(
         f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "

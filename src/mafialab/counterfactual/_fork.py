@@ -52,6 +52,7 @@ from mafialab.record import (
     GameLog,
     ParentInfo,
     PriceTable,
+    person_seats,
     probe_sort_key,
     read_game,
     read_records,
@@ -618,7 +619,8 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
     after = sum(1 for s in steps if s.id >= step.id)
     share = after / len(steps) if steps else 0.0
     calls = read_records(plog.path / CALLS_FILE) if (plog.path / CALLS_FILE).is_file() else []
-    calls = [c for c in calls if c.get("kind", "call") == "call"]  # not the closing call_summary
+    persons = person_seats(plog.header.meta.get("agents"))  # a person's decisions are no model calls
+    calls = [c for c in calls if c.get("kind", "call") == "call" and c.get("seat") not in persons]
     dec = [c for c in calls if c.get("decision") is not None and int(c["decision"]) >= step.id]
     probe_calls = [c for c in calls if c.get("purpose") == "probe"]
     per = len(dec) + (len(probe_calls) * share if probes else 0.0)
@@ -628,7 +630,7 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
     if priced:
         cost = (sum(priced) / len(priced)) * per * n
     if not calls:
-        basis = "the parent has no calls.jsonl (scripted or imported seats make no model calls)"
+        basis = "the parent recorded no model calls (scripted, imported and human seats make none)"
     else:
         basis = (
             f"{len(dec)} game-decision call(s) of the parent at or after step {step.id}"

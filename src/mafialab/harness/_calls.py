@@ -39,9 +39,14 @@ class CallRecorder:
         game_id: Game id written into each record.
         writer: ``calls.jsonl`` writer, or ``None`` to keep records in memory only.
         prices: Price table for ``cost_usd``.
+        person_seats: Seats a person plays (``human``, ``human-web``;
+            :func:`~mafialab.record.person_seats` of the header's ``meta.agents``): their records
+            are written like every other but are a person's decisions, not model calls, so
+            :meth:`summary` and :meth:`gate` leave them out of the model calls and
+            :meth:`gate` counts them apart.
 
     Attributes:
-        records: Every record, in order.
+        records: Every record, in order (model calls and a person's decisions).
         prompt_chars: Σ characters of the prompts seen (records with a prompt attached,
             :meth:`~mafialab.models.CallRecord.with_prompt`).
         shared_prefix_chars: Σ over those prompts of the longest common prefix with any
@@ -51,6 +56,7 @@ class CallRecorder:
     game_id: str
     writer: JsonlWriter | None = None
     prices: PriceTable = field(default_factory=PriceTable)
+    person_seats: frozenset[int] = frozenset()
     records: list[CallRecord] = field(default_factory=list)
     prompt_chars: int = 0
     shared_prefix_chars: int = 0
@@ -81,14 +87,19 @@ class CallRecorder:
         self.prompt_chars += len(prompt)
         self.shared_prefix_chars += best
 
+    def model_calls(self) -> list[CallRecord]:
+        """The records that are model calls: every record but those of :attr:`person_seats`."""
+        return [r for r in self.records if r.seat not in self.person_seats]
+
     def summary(self) -> CallSummary:
-        """The closing :class:`~mafialab.models.CallSummary` of the calls recorded so far."""
-        cached = [r for r in self.records if r.cached_tokens is not None]
+        """The closing :class:`~mafialab.models.CallSummary` of the model calls recorded so far."""
+        calls = self.model_calls()
+        cached = [r for r in calls if r.cached_tokens is not None]
         prompt_tokens = sum(r.prompt_tokens for r in cached)
         cached_tokens = sum(r.cached_tokens or 0 for r in cached) if cached else None
         return CallSummary(
             game_id=self.game_id,
-            calls=len(self.records),
+            calls=len(calls),
             prompt_chars=self.prompt_chars,
             shared_prefix_chars=self.shared_prefix_chars,
             shared_prefix_share=self.shared_prefix_chars / self.prompt_chars if self.prompt_chars else None,
@@ -101,28 +112,44 @@ class CallRecorder:
     def gate(self, threshold: float = GATE_THRESHOLD) -> dict[str, Any]:
         """Integrity-gate figures over game-decision calls.
 
+        A person's decisions (:attr:`person_seats`) are not model decisions: a person who
+        leaves the seat or runs out of time never marks the game degraded.
+
         Returns:
             ``{"model_decisions", "model_answered", "answered_share", "degraded", "calls",
-            "cost_usd", "shortened"}``; ``answered_share`` is ``None`` when no decision went to a
-            model (then the game is never degraded by this gate).
+            "cost_usd", "shortened"}`` (``calls``: model calls), plus ``"person_decisions"`` and
+            ``"person_answered"`` when a person plays a seat; ``answered_share`` is ``None``
+            when no decision went to a model (then the game is never degraded by this gate).
         """
-        final: dict[int, str] = {}
-        for r in self.records:
-            if r.purpose in DECISION_PURPOSES and r.decision is not None and r.status != "unusable":
-                final[r.decision] = r.status
+        calls = self.model_calls()
+        final = _final_statuses(calls)
         n = len(final)
         answered = sum(1 for s in final.values() if s in ("ok", "retried"))
         share = answered / n if n else None
-        costs = [r.cost_usd for r in self.records if r.cost_usd is not None]
-        return {
+        costs = [r.cost_usd for r in calls if r.cost_usd is not None]
+        out: dict[str, Any] = {
             "model_decisions": n,
             "model_answered": answered,
             "answered_share": share,
             "degraded": share is not None and share < threshold,
-            "calls": len(self.records),
+            "calls": len(calls),
             "cost_usd": round(sum(costs), 6) if costs else None,
-            "shortened": sum(1 for r in self.records if r.context),
+            "shortened": sum(1 for r in calls if r.context),
         }
+        if self.person_seats:
+            person = _final_statuses([r for r in self.records if r.seat in self.person_seats])
+            out["person_decisions"] = len(person)
+            out["person_answered"] = sum(1 for s in person.values() if s == "ok")
+        return out
+
+
+def _final_statuses(records: Sequence[CallRecord]) -> dict[int, str]:
+    """Decision id → the status of its last game-decision record (a retried call's ``unusable`` skipped)."""
+    final: dict[int, str] = {}
+    for r in records:
+        if r.purpose in DECISION_PURPOSES and r.decision is not None and r.status != "unusable":
+            final[r.decision] = r.status
+    return final
 
 
 def _common_prefix(a: str, b: str) -> int:

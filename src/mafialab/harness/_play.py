@@ -27,6 +27,7 @@ from mafialab.record import (
     ParentInfo,
     PriceTable,
     SeatInfo,
+    person_seats,
 )
 from mafialab.rules import RuleSet, Team
 
@@ -63,9 +64,12 @@ class GameResult:
         state: The final engine state.
         degraded: Whether the integrity gate marked the game degraded.
         gate: Integrity-gate figures (:meth:`CallRecorder.gate`).
-        calls: The model calls' records (also in ``calls.jsonl``).
-        call_summary: Prefix reuse over the calls (the closing record of ``calls.jsonl``),
-            or ``None`` when the game was not played to its end.
+        calls: Every record of ``calls.jsonl``: model calls, and the decisions of the seats
+            in ``person_seats``.
+        call_summary: Prefix reuse over the model calls (the closing record of
+            ``calls.jsonl``), or ``None`` when the game was not played to its end.
+        person_seats: Seats a person played (``human``, ``human-web``): their records in
+            ``calls`` are the person's decisions, not model calls (:meth:`model_calls`).
     """
 
     game_id: str
@@ -82,6 +86,15 @@ class GameResult:
     gate: dict[str, Any] = field(default_factory=dict)
     calls: list[Any] = field(default_factory=list, repr=False)
     call_summary: CallSummary | None = field(default=None, repr=False)
+    person_seats: frozenset[int] = frozenset()
+
+    def model_calls(self) -> list[Any]:
+        """The records of :attr:`calls` that are model calls (not a person's decisions)."""
+        return [c for c in self.calls if c.seat not in self.person_seats]
+
+    def person_decisions(self) -> list[Any]:
+        """The game-decision records of the seats a person played (one per decision; probe answers left out)."""
+        return [c for c in self.calls if c.seat in self.person_seats and c.decision is not None]
 
 
 def run_config(agents: Sequence[Any], observers: Sequence[Any] = ()) -> dict[str, Any]:
@@ -319,12 +332,13 @@ async def play_game(
     if check_remote:
         await preflight(agents, allow_degraded=allow_degraded)
     calls_writer = JsonlWriter(path / CALLS_FILE) if path is not None else None
-    recorder = CallRecorder(game_id, calls_writer, prices or PriceTable())
+    described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
+    persons = person_seats(described)  # as the header records them (``meta.agents``)
+    recorder = CallRecorder(game_id, calls_writer, prices or PriceTable(), person_seats=persons)
     for a in agents:
         sink = getattr(a, "set_call_sink", None)
         if sink is not None:
             sink(recorder)
-    described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
     if described:
         meta = {**(meta or {}), "agents": described}
     for obs in observers:  # e.g. the probe battery, so a report can group games by it
@@ -384,6 +398,7 @@ async def play_game(
     res.gate = gate
     res.calls = list(recorder.records)
     res.call_summary = summary
+    res.person_seats = persons
     return res
 
 

@@ -14,7 +14,7 @@ from mafialab.agents import Agent, make_agent
 from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
 from mafialab.harness._replay import replay
 from mafialab.models import CallRecord, CallSummary, cluster_limits
-from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, read_game, read_records
+from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, person_seats, read_game, read_records
 from mafialab.rules import RuleSet
 
 RAY_HINT = "--ray needs Ray, an optional extra: pip install 'mafialab[ray]'"
@@ -288,6 +288,7 @@ def result_from_logs(path: Path) -> GameResult:
     fallbacks = sum(1 for e in actions if getattr(e, "fallback", False))
     res = summarize(state, log.header.game_id, len(actions), fallbacks, path)
     res.degraded = bool(log.status is not None and log.status.degraded)
+    res.person_seats = person_seats(log.header.meta.get("agents"))
     if (path / CALLS_FILE).is_file():
         lines = read_records(path / CALLS_FILE)
         res.calls = [CallRecord.model_validate(r) for r in lines if r.get("kind") == "call"]

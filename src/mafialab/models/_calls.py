@@ -114,7 +114,9 @@ class CallSummary(BaseModel):
     Attributes:
         kind: Always ``"call_summary"``.
         game_id: Game id.
-        calls: Calls recorded (game decisions, probes, every attempt).
+        calls: Model calls recorded (game decisions, probes, every attempt); the records of
+            a seat a person plays (``human``, ``human-web``: the person's decisions) are in
+            the file but not counted here.
         prompt_chars: Σ prompt characters over the calls whose prompt is known
             (:func:`prompt_text`).
         shared_prefix_chars: Σ over those calls of the longest common prefix, in characters,

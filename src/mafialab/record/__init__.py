@@ -112,6 +112,12 @@ from mafialab.record._schema import (
 from mafialab.record._schema import (
     JUDGE_AXES as JUDGE_AXES,
 )
+from mafialab.record._schema import (
+    PERSON_SEAT_KINDS as PERSON_SEAT_KINDS,
+)
+from mafialab.record._schema import (
+    person_seats as person_seats,
+)
 
 RECORDED_FILES: frozenset[str] = frozenset(
     {

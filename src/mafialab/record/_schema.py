@@ -259,6 +259,32 @@ PROBES_FILE = "probes.jsonl"
 CALLS_FILE = "calls.jsonl"
 VERDICTS_FILE = "verdicts.jsonl"
 
+PERSON_SEAT_KINDS: frozenset[str] = frozenset({"human", "human-web"})
+"""``meta.agents.<seat>.external`` values of the seats a person plays (at the terminal, in a
+browser). Their records in ``calls.jsonl`` are the person's decisions (and probe answers),
+not model calls: readers count them apart (``remote`` seats, programs, stay calls)."""
+
+
+def person_seats(agents: Any) -> frozenset[int]:
+    """The seats a person plays, from a header's ``meta.agents`` (``{"<seat>": {"external": "human", ...}}``).
+
+    Args:
+        agents: ``header.meta["agents"]`` (seat as a string → the agent's description), or
+            anything else (``None``, an imported game's meta): no seat.
+
+    Returns:
+        Seat numbers whose ``external`` is in :data:`PERSON_SEAT_KINDS`; a key that is not a
+        seat number is skipped.
+    """
+    if not isinstance(agents, dict):
+        return frozenset()
+    seats = set()
+    for key, desc in agents.items():
+        if isinstance(desc, dict) and desc.get("external") in PERSON_SEAT_KINDS and str(key).isdigit():
+            seats.add(int(key))
+    return frozenset(seats)
+
+
 JudgeAxis = Literal["deception", "detection", "influence"]
 """The three judge axes (see :class:`PlayerScore`)."""
 

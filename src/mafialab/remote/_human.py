@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from mafialab.agents import FALLBACK_TEXT, Renderer, load_prompt_pack
 from mafialab.engine import Action, Decision, PlayerView, stream
 from mafialab.models import CallRecord, CallSink, ChatResponse
+from mafialab.remote._questions import person_question
 from mafialab.remote._seats import MAX_TEXT_CHARS_REMOTE, SeatSpec
 from mafialab.render import EventRenderer, load_event_templates
 from mafialab.rules import RuleSet
@@ -21,28 +22,56 @@ from mafialab.rules import RuleSet
 REMINDERS_S = (60, 30, 10)
 """Seconds left at which the countdown is printed again."""
 
+HUMAN_EOF = "human_eof"
+"""Fallback cause: the seat's input reached its end (closed, or a file or pipe read to the end)."""
+
+HUMAN_INTERRUPT = "human_interrupt"
+"""Fallback cause: the person pressed Ctrl-C while the seat was asked (left the seat)."""
+
+HUMAN_TIMEOUT = "human_timeout"
+"""Fallback cause: no answer before the seat's deadline (``--remote-timeout``)."""
+
+_CAUSE_TEXT = {
+    HUMAN_EOF: "end of input: the seat's input is closed or read to its end; the computer plays the seat from here on",
+    HUMAN_INTERRUPT: "the person left the seat (Ctrl-C); the computer plays the seat from here on",
+}
+
+
+class _End(str):
+    """A queue item that ends the wait for a line: its value is the cause (:data:`HUMAN_EOF` ...)."""
+
 
 class _LineReader:
-    """Reads lines of ``stream`` in a daemon thread into an asyncio queue (input never blocks the game)."""
+    """Reads lines of ``stream`` in a daemon thread into an asyncio queue (input never blocks the game).
 
-    def __init__(self, source: TextIO, loop: asyncio.AbstractEventLoop):
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+    The queue holds each line typed, then :data:`HUMAN_EOF` once the input ends: at its end,
+    and also when there is no input at all (``stdin`` closed: ``None``) or reading fails
+    (a closed file, a read error), so a seat is never left waiting for a line that cannot
+    come. Ctrl-C puts :data:`HUMAN_INTERRUPT`.
+    """
+
+    def __init__(self, source: TextIO | None, loop: asyncio.AbstractEventLoop):
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
         self._loop = loop
         self._thread = threading.Thread(target=self._run, args=(source,), name="mafialab-human-input", daemon=True)
         self._thread.start()
 
-    def _run(self, source: TextIO) -> None:
+    def _run(self, source: TextIO | None) -> None:
         while True:
-            line = source.readline()
-            self._loop.call_soon_threadsafe(self.queue.put_nowait, line if line else None)
+            try:
+                line = source.readline() if source is not None else ""
+            except (OSError, ValueError):  # a closed or unreadable input ends it like end of file
+                line = ""
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, line if line else _End(HUMAN_EOF))
             if not line:
                 return
 
     def drain(self) -> None:
-        """Forget lines typed before the current question."""
+        """Forget lines typed before the current question (the end of input stays)."""
         while not self.queue.empty():
-            if self.queue.get_nowait() is None:  # end of input stays visible
-                self.queue.put_nowait(None)
+            item = self.queue.get_nowait()
+            if isinstance(item, _End):
+                self.queue.put_nowait(item)
                 return
 
 
@@ -52,10 +81,16 @@ class HumanTerminalAgent:
     Each decision prints what the seat saw since its last decision (only its own view,
     rendered by the shared event templates), the decision, the legal options numbered from
     1, and the seconds left; the person types a number and/or text. A wrong entry is
-    explained and asked again until the deadline. Ctrl-C while the seat is asked (or the
-    end of input) hands the seat to its fallback for the rest of the game; the game and its
-    log go on. Decisions are reported as call records (``model`` = the label, status ``ok``
-    or ``fallback``, the person's answer time in ``latency_ms``).
+    explained and asked again until the deadline. The question is worded for a person
+    (:func:`~mafialab.remote._questions.person_question`), never the model-facing decision
+    text with its answer format. Ctrl-C while the seat is asked, or the end of the input
+    (stdin closed, or a file or pipe read to its end), hands the seat to its fallback for the
+    rest of the game without asking again; the game and its log go on. Each decision is
+    reported as a record of ``calls.jsonl`` (``model`` = the label, status ``ok`` or
+    ``fallback``, the person's answer time in ``latency_ms``; a fallback's ``error`` starts
+    with its cause: :data:`HUMAN_EOF`, :data:`HUMAN_INTERRUPT` or :data:`HUMAN_TIMEOUT`). The
+    header records the seat as ``external: human``, so readers count these records as a
+    person's decisions, not model calls (:func:`mafialab.record.person_seats`).
 
     Args:
         seat: The seat.
@@ -81,7 +116,7 @@ class HumanTerminalAgent:
         self.spec = spec
         self.label = spec.label
         self.calls: CallSink | None = None
-        self.abandoned = False
+        self.left: str | None = None
         self._stdin = stdin
         self._out = stdout
         self._rng = stream(seed, f"remote-fallback:{seat}")
@@ -136,6 +171,11 @@ class HumanTerminalAgent:
         text = FALLBACK_TEXT if decision.needs_text else None
         return Action(decision=decision.id, seat=decision.seat, target=target, text=text, fallback=True)
 
+    @property
+    def abandoned(self) -> bool:
+        """Whether the person left the seat (Ctrl-C or end of input; the cause is :attr:`left`)."""
+        return self.left is not None
+
     async def _line(self, deadline: float) -> str | None:
         """The next line typed before ``deadline`` (``None``: time is up, Ctrl-C or end of input)."""
         assert self._reader is not None
@@ -150,23 +190,27 @@ class HumanTerminalAgent:
                 if nxt:
                     self._print(f"  ({nxt} s left)")
                 continue
-            if line is None:
-                self.abandoned = True
-            return None if line is None else line.rstrip("\n")
+            if isinstance(line, _End):
+                self.left = str(line)
+                return None
+            return line.rstrip("\n")
+
+    def _input(self) -> TextIO | None:
+        return self._stdin if self._stdin is not None else sys.stdin
 
     async def decide(self, decision: Decision, view: PlayerView) -> Action:
         """Ask the person; a logged fallback when time runs out, on Ctrl-C or at the end of input."""
         t0 = time.monotonic()
-        if self.abandoned:
-            return self._fallback(decision, "the person left the seat (Ctrl-C or end of input)", 0.0)
+        if self.left is not None:  # not asked again: the cause is logged with every later decision
+            return self._fallback(decision, f"{self.left}: {_CAUSE_TEXT[self.left]}", 0.0)
         loop = asyncio.get_running_loop()
         if self._reader is None:
-            self._reader = _LineReader(self._stdin or sys.stdin, loop)
+            self._reader = _LineReader(self._input(), loop)
         self._reader.drain()
         self._show_events(view)
         cap = min(decision.max_chars, MAX_TEXT_CHARS_REMOTE)
         self._print("")
-        self._print(">>> " + self._renderer.decision_prompt(decision, view, cap))
+        self._print(">>> " + person_question(self._renderer, decision, view, cap))
         for i, s in enumerate(decision.options, 1):
             self._print(f"    {i}. {view.names[s]}")
         deadline = t0 + self.spec.timeout_s
@@ -174,18 +218,18 @@ class HumanTerminalAgent:
         reader = self._reader
 
         def on_sigint() -> None:  # ends the wait for a line like the end of input does
-            reader.queue.put_nowait(None)
+            reader.queue.put_nowait(_End(HUMAN_INTERRUPT))
 
         with _sigint(loop, on_sigint):
             action = await self._ask(decision, view, deadline, cap)
         took = time.monotonic() - t0
         if action is None:
-            why = (
-                "the person left the seat (Ctrl-C or end of input)"
-                if self.abandoned
-                else f"no answer within {self.spec.timeout_s:g} s"
-            )
-            self._print(f"  -> {why}; the computer plays this decision")
+            if self.left is not None:
+                why = f"{self.left}: {_CAUSE_TEXT[self.left]}"
+                self._print(f"  -> {_CAUSE_TEXT[self.left]}")
+            else:
+                why = f"{HUMAN_TIMEOUT}: no answer within {self.spec.timeout_s:g} s"
+                self._print(f"  -> no answer within {self.spec.timeout_s:g} s; the computer plays this decision")
             return self._fallback(decision, why, took)
         self._record(decision, "ok", took, None)
         return action
@@ -261,11 +305,12 @@ class ProbedHumanTerminalAgent(HumanTerminalAgent):
     ) -> ChatResponse:
         """Print ``question`` and read one line as the answer (JSON when it parses)."""
         t0 = time.monotonic()
-        if self.abandoned:
-            return ChatResponse(error="the person left the seat", error_kind="transport", model=self.label)
+        if self.left is not None:
+            gone = f"{self.left}: the person left the seat"
+            return ChatResponse(error=gone, error_kind="transport", model=self.label)
         loop = asyncio.get_running_loop()
         if self._reader is None:
-            self._reader = _LineReader(self._stdin or sys.stdin, loop)
+            self._reader = _LineReader(self._input(), loop)
         self._reader.drain()
         self._show_events(view)
         self._print("")
@@ -275,13 +320,19 @@ class ProbedHumanTerminalAgent(HumanTerminalAgent):
             self._print("    answer as JSON following: " + json.dumps(json_schema, ensure_ascii=False))
         self._print(f"    ({self.spec.timeout_s:g} s; one line)")
         reader = self._reader
-        with _sigint(loop, lambda: reader.queue.put_nowait(None)):
+        with _sigint(loop, lambda: reader.queue.put_nowait(_End(HUMAN_INTERRUPT))):
             line = await self._line(t0 + self.spec.timeout_s)
         took = time.monotonic() - t0
         status: Any = "ok"
         error = None
         if line is None or not line.strip():
-            status, error = "error", "no answer" if line is not None else "no answer (time, Ctrl-C or end of input)"
+            status = "error"
+            if line is not None:
+                error = "no answer"
+            elif self.left is not None:
+                error = f"{self.left}: {_CAUSE_TEXT[self.left]}"
+            else:
+                error = f"{HUMAN_TIMEOUT}: no answer within {self.spec.timeout_s:g} s"
         if self.calls is not None:
             self.calls(
                 CallRecord(

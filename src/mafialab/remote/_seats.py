@@ -26,6 +26,7 @@ import jsonschema
 from mafialab.agents import FALLBACK_TEXT, Renderer, load_prompt_pack
 from mafialab.engine import Action, Decision, PlayerView, stream
 from mafialab.models import CallRecord, CallSink, ChatResponse
+from mafialab.remote._questions import person_question
 from mafialab.render import EventRenderer, load_event_templates
 from mafialab.rules import RuleSet
 
@@ -353,7 +354,13 @@ class RemoteAgent:
         return self.channel
 
     def decision_body(self, decision: Decision, view: PlayerView, deadline: float) -> dict[str, Any]:
-        """What the seat receives for ``decision`` (JSON-ready)."""
+        """What the seat receives for ``decision`` (JSON-ready).
+
+        ``prompt`` is the decision text a model would get (with its answer format, for a
+        program that hands it to a model); ``question`` is the same decision worded for a
+        person (:func:`~mafialab.remote._questions.person_question`), what the browser page
+        of a ``human-web`` seat shows.
+        """
         cap = min(decision.max_chars, MAX_TEXT_CHARS_REMOTE)
         return {
             "decision": {
@@ -368,6 +375,7 @@ class RemoteAgent:
             },
             "options": [{"seat": s, "name": view.names[s]} for s in decision.options],
             "prompt": self._renderer.decision_prompt(decision, view, cap),
+            "question": person_question(self._renderer, decision, view, cap),
             "deadline": deadline,
         }
 

@@ -59,7 +59,7 @@
     if (req.kind === "probe") {
       $("prompt").textContent = req.probe.question;
     } else {
-      $("prompt").textContent = req.prompt;
+      $("prompt").textContent = req.question || req.prompt;  // a person reads the question, not the model text
     }
     (req.options || []).forEach((o, i) => {
       const lab = el("label", "");
