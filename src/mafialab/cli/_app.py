@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -256,13 +257,35 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
+def _cannot_create_in(folder: Path, name: str) -> str | None:
+    """Why nothing can be created in the existing ``folder`` (called ``name``), or ``None`` when something can.
+
+    :func:`os.access` alone says yes to root everywhere, also in ``/proc`` or ``/sys``
+    where no folder can be made; so when the access check passes a folder is really
+    created there and removed at once.
+
+    Returns:
+        ``NAME is not writable (permissions or a read-only disk)``, ``nothing can be created
+        in NAME (No such file or directory)`` (the system's reason), or ``None``.
+    """
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{name} is not writable (permissions or a read-only disk)"
+    try:
+        probe = tempfile.mkdtemp(prefix=".mafialab-check-", dir=folder)
+    except OSError as err:
+        return f"nothing can be created in {name} ({err.strerror or err})"
+    os.rmdir(probe)
+    return None
+
+
 def _check_writable_place(path: Path, option: str, what: str) -> None:
-    """Fail unless every existing ancestor of ``path`` is a folder, the closest one writable."""
+    """Fail unless every existing ancestor of ``path`` is a folder in which something can be created."""
     base = _nearest_existing(path.parent if path.parent != path else path)
     if base.exists() and not base.is_dir():
         fail(f"{option}: {path} cannot be created: {base} is a file, not a folder")
-    if base.exists() and not os.access(base, os.W_OK | os.X_OK):
-        fail(f"{option}: cannot write {what} {path}: {base} is not writable (permissions or a read-only disk)")
+    why = _cannot_create_in(base, str(base)) if base.exists() else None
+    if why is not None:
+        fail(f"{option}: cannot write {what} {path}: {why}")
 
 
 def _recorded_folder(folder: Path) -> bool:
@@ -306,6 +329,29 @@ def refuse_recorded_or_input(path: Path, option: str = "--out", inputs: Iterable
         )
 
 
+def refuse_game_folder(path: Path, option: str = "--out") -> None:
+    """Fail (code 2) when the output folder ``path`` is a recorded game's folder (it holds ``game.jsonl``).
+
+    A command's output (game folders, branches, tables, plots, a site) never goes into a
+    recorded game's folder, beside its logs: a reader of that folder (``view``, ``report``,
+    ``fork``) would find it mixed with the game. Checked by :func:`check_out_dir` for every
+    output folder; a new, empty or earlier output folder of the command is not a game's
+    folder, so resuming and appending there still work. ``path`` is followed through
+    symlinks and ``..``.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``OPTION: PATH is a recorded game's folder
+            (it holds game.jsonl); … choose another folder``.
+    """
+    from mafialab.record import GAME_FILE
+
+    if (path / GAME_FILE).is_file():
+        fail(
+            f"{option}: {path} is a recorded game's folder (it holds {GAME_FILE}); nothing is written into a "
+            "game's folder: choose another folder"
+        )
+
+
 def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = ()) -> Path:
     """Check that ``path`` can be the folder a command writes into (created when missing).
 
@@ -320,15 +366,19 @@ def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str,
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``path`` is a file, an
             ancestor of it is a file, the folder (or the closest existing ancestor) is not
-            writable, or it is an input or a recorded log's name (:func:`refuse_recorded_or_input`).
+            writable (a folder is created and removed there to make sure), it is an input or
+            a recorded log's name (:func:`refuse_recorded_or_input`), or it is a recorded
+            game's folder (:func:`refuse_game_folder`).
     """
     refuse_recorded_or_input(path, option, inputs)
+    refuse_game_folder(path, option)
     _checked_outputs.append((option, path))
     if path.exists() and not path.is_dir():
         fail(f"{option}: {path} is a file; give a folder (it is created when missing)")
     if path.is_dir():
-        if not os.access(path, os.W_OK | os.X_OK):
-            fail(f"{option}: cannot write into the folder {path}: it is not writable (permissions or a read-only disk)")
+        why = _cannot_create_in(path, "it")
+        if why is not None:
+            fail(f"{option}: cannot write into the folder {path}: {why}")
         return path
     _check_writable_place(path, option, "the folder")
     return path
@@ -490,6 +540,21 @@ def option_message(option: str, err: BaseException) -> str:
 
 _LIBRARY_NAMES = ("agents", "probes", "rules")
 """Parameter names the library starts its errors with, where the CLI names its own option."""
+
+
+_LIBRARY_OPTIONS = {"out": "--out"}
+"""Library parameters whose errors (``out: …``) are about a value the command line gives as an option."""
+
+
+def library_message(err: BaseException) -> str:
+    """A library error as the command line names its subject: ``out: PATH already exists …`` → ``--out: …``.
+
+    ``run_fork``, ``play_game`` and the Ray runner name their ``out`` parameter; the user gave
+    it as ``--out``. Any other message is returned unchanged.
+    """
+    msg = str(err)
+    head, sep, rest = msg.partition(": ")
+    return f"{_LIBRARY_OPTIONS[head]}: {rest}" if sep and head in _LIBRARY_OPTIONS else msg
 
 
 def seat_option(seat: int, overrides: Mapping[int, str], option: str = "--agents") -> str:

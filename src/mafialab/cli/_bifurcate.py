@@ -23,6 +23,7 @@ from mafialab.cli._app import (
     console,
     err_console,
     fail,
+    library_message,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
@@ -215,7 +216,7 @@ def run_cmd(
         ImportError,
         RayConnectError,
     ) as err:
-        fail(str(err))
+        fail(library_message(err))
     for e in res.errors:
         err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     console.print(

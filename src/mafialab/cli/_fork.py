@@ -22,6 +22,7 @@ from mafialab.cli._app import (
     console,
     err_console,
     fail,
+    library_message,
     load_price_option,
     progress_bar,
     ray_option,
@@ -227,7 +228,7 @@ def run_cmd(
                 )
             )
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError) as err:
-        fail(str(err))
+        fail(library_message(err))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
         t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
@@ -314,7 +315,7 @@ def sweep_cmd(
             _check_given_agents(read_game(game), agents, {}, seed)
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(str(err))
+        fail(library_message(err))
     if fmt == "json":
         data = [
             {"step": r.step.id, "label": r.step.label, "seat": r.step.seat, "kind": r.step.kind, "batch": r.batch.batch,

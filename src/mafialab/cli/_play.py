@@ -24,6 +24,7 @@ from mafialab.cli._app import (
     count,
     err_console,
     fail,
+    library_message,
     load_price_option,
     option_message,
     os_error_message,
@@ -522,7 +523,7 @@ def _play(
         except OSError as err:
             fail(os_error_message(err))
         except ValueError as err:
-            fail(str(err))
+            fail(library_message(err))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")
     t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below

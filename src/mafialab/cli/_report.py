@@ -395,6 +395,8 @@ def report(
     be read (no valid header, a newer log schema) is skipped with a line naming its file, as
     `view` skips it; a directory none of whose games can be read is refused.
     """
+    if plots is not None:  # before any work or warning
+        check_out_dir(plots, "--plots")
     keys = _by_keys(by)
     ref = None
     if reference is not None:
@@ -405,8 +407,6 @@ def report(
     for d in directories:
         if not d.exists():
             fail(f"DIR: {d} does not exist")
-    if plots is not None:
-        check_out_dir(plots, "--plots")
     per_dir: list[tuple[Path, list[Any]]] = []
     for directory in directories:
         try:
