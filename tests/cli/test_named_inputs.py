@@ -102,7 +102,7 @@ MODEL_OPTIONS = {
         ["play", "--agents", "scripted", "--rules", "nope", "--out", "{tmp}/o"],
         "--rules: unknown rule set",
     ),
-    "rules show": (["rules", "show", "nope"], "unknown rule set 'nope'"),
+    "rules show": (["rules", "show", "nope"], "NAME: unknown rule set 'nope'"),
 }
 
 
@@ -261,7 +261,7 @@ def test_a_bad_agent_in_a_season_file_is_named_by_file_and_field_only(tmp_path: 
     code, out = _run(["season", "plan", str(season)])
     assert code == 2
     line = _one_error_line(out)
-    assert line.startswith(f"error: {season}: roster[1].agent: unknown agent spec 'bogus'"), line
+    assert line.startswith(f"error: FILE: {season}: roster[1].agent: unknown agent spec 'bogus'"), line
     assert "agents:" not in line
 
 

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from typer.core import TyperGroup
 
 if TYPE_CHECKING:
-    from mafialab.record import PriceTable
+    from mafialab.record import GameLog, PriceTable
     from mafialab.rules import RuleSet
 
 _RANGE_ERRORS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than")
@@ -511,17 +511,50 @@ ONE_GAME = "one game's folder (holding game.jsonl)"
 
 
 def check_games_path(path: Path, name: str) -> Path:
-    """Fail (code 2) naming the argument when ``path``, where game logs are read from, does not exist.
+    """Fail (code 2) naming the argument when ``path``, where game logs are read from, holds no game.
 
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist: expected a
-            game's folder …`` (:func:`mafialab.record.no_games_message`).
+            game's folder …``, ``NAME: PATH is a file, not a game log …`` or ``NAME: PATH is a
+            folder with no game.jsonl in it or below …`` (:func:`mafialab.record.no_games_message`).
     """
-    from mafialab.record import no_games_message
+    from mafialab.record import iter_game_dirs, no_games_message
 
-    if not path.exists():
+    if not path.exists() or not iter_game_dirs(path):
         fail(f"{name}: {no_games_message(path)}")
     return path
+
+
+def read_game_arg(path: Path, name: str) -> GameLog:
+    """Read the one game given as the argument ``name`` (``GAME``); fail (code 2) naming it when it cannot be read.
+
+    Every problem is reported the way :func:`mafialab.record.read_game` reports it (a
+    skipped line is logged as a warning), but only for a game that can be read: a path that
+    is no game log gives one line, ``NAME: …``, and no warning before it.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist …``, ``NAME:
+            PATH is a folder with no game.jsonl …`` or ``NAME: FILE: no valid game_start header
+            record …`` (:class:`mafialab.record.LogFormatError`).
+    """
+    import logging
+
+    from mafialab.record import LogFormatError, read_game
+
+    check_in_path(path, name, ONE_GAME)
+    try:
+        game = read_game(path, warn=False)
+    except LogFormatError as err:
+        fail(f"{name}: {err}")
+    for why in game.problems:  # as read_game(path) would have logged them while reading
+        logging.getLogger(read_game.__module__).warning(why)
+    return game
+
+
+def arg_message(name: str, err: BaseException | str) -> str:
+    """``NAME: message`` for an error about the content of the argument ``name`` (``FILE``, ``BENCH``)."""
+    msg = str(err)
+    return msg if msg.startswith(f"{name}: ") else f"{name}: {msg}"
 
 
 def option_message(option: str, err: BaseException) -> str:

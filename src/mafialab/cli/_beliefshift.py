@@ -44,6 +44,7 @@ from mafialab.beliefshift import (
     write_report,
 )
 from mafialab.cli._app import (
+    arg_message,
     check_games_path,
     check_in_path,
     check_out_dir,
@@ -79,7 +80,7 @@ def annotate_cmd(
     try:
         games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
-        fail(str(err))
+        fail(arg_message("LOGS", err))
     if annotator == "rules":
         ann = RulesAnnotator()
     else:
@@ -221,14 +222,20 @@ def agreement_cmd(
             f"ANN_B: {ann_b} looks like a labels file (game_id/round/speaker/labels lines); ANN_B is the "
             "annotation file to score (ANN.jsonl from `beliefshift annotate`), a labels file goes first as ANN_A"
         )
-    try:
+    try:  # each file's errors carry its label: ANN_A or ANN_B
         if labels_a:
             ref = read_labels(ann_a)
-            rep = agreement_with_labels(ref, read_annotations(ann_b))
         else:
             a = read_annotations(ann_a)
-            rep = agreement(a, read_annotations(ann_b))
     except (BeliefShiftFormatError, ValueError) as err:
+        fail(arg_message("ANN_A", err))
+    try:
+        b = read_annotations(ann_b)
+    except (BeliefShiftFormatError, ValueError) as err:
+        fail(arg_message("ANN_B", err))
+    try:
+        rep = agreement_with_labels(ref, b) if labels_a else agreement(a, b)
+    except (BeliefShiftFormatError, ValueError) as err:  # a label naming no player of its game (file:line)
         fail(str(err))
 
     def num(x: float) -> str:
@@ -278,7 +285,13 @@ def freeze_cmd(
         check_in_path(prompts, "--prompts", "a YAML file", kind="file")
     try:
         games = load_logs([logs], include_branches=include_branches)
+    except (FileNotFoundError, LogFormatError, OSError, ValueError) as err:
+        fail(arg_message("LOGS", err))
+    try:
         ann = read_annotations(annotations)
+    except (BeliefShiftFormatError, OSError, ValueError) as err:
+        fail(arg_message("ANNOTATIONS", err))
+    try:
         pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)
     except (FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError) as err:
@@ -328,7 +341,7 @@ def run_cmd(
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
-        fail(str(err))
+        fail(arg_message("BENCH", err))
     if limit is not None:
         items = items[:limit]
     try:
@@ -394,13 +407,18 @@ def report_cmd(
         check_in_path(models, "--models", "a YAML file", kind="file")
     try:
         infos = load_models_yaml(models) if models else None
+    except (ModelsFileError, ImportError) as err:
+        fail(str(err))
+    try:
         recs, problems = read_all_results(results)
-    except (ModelsFileError, BeliefShiftFormatError, ImportError) as err:
+    except BeliefShiftFormatError as err:
+        fail(arg_message("RESULTS", err))
+    except ImportError as err:  # an Inspect log without Inspect AI installed (says what to install)
         fail(str(err))
     for p in problems:
         console.print(f"[yellow]skipped:[/] {escape(str(p))}")
     if not recs:
-        fail("no result records in the given files")
+        fail(f"RESULTS: no result records in {', '.join(map(str, results))}")
     rep = build_report(recs, infos, ci)  # type: ignore[arg-type]
     if len(rep.benches) > 1:
         console.print(

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
 from mafialab.cli._app import (
-    ONE_GAME,
+    arg_message,
     check_agent_spec,
     check_in_path,
     check_out_dir,
@@ -26,6 +26,7 @@ from mafialab.cli._app import (
     library_message,
     progress_bar,
     ray_option,
+    read_game_arg,
     refuse_seats_on_ray,
     seed_option,
 )
@@ -109,7 +110,7 @@ def report_cmd(
     try:
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
     except (FileNotFoundError, ValueError) as err:
-        fail(str(err))
+        fail(arg_message("PATH", err))
     for p in rep["problems"]:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, soft_wrap=True)
     if fmt is _Fmt.json:
@@ -159,14 +160,10 @@ def run_cmd(
     """
     from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
     from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
-    from mafialab.record import LogFormatError, read_game
+    from mafialab.record import LogFormatError
 
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
-    try:
-        log = read_game(game)
-    except LogFormatError as err:
-        fail(str(err))
+    log = read_game_arg(game, "GAME")
     for option, spec in (("--agents", agents), ("--sampler", sampler)):
         if spec is not None:
             check_agent_spec(spec, option, log.header.rules, 0, seed)

@@ -16,6 +16,7 @@ from rich.table import Table
 from mafialab.agents import parse_seat_overrides
 from mafialab.cli._app import (
     ONE_GAME,
+    arg_message,
     check_agent_spec,
     check_in_path,
     check_out_dir,
@@ -26,12 +27,14 @@ from mafialab.cli._app import (
     load_price_option,
     progress_bar,
     ray_option,
+    read_game_arg,
     refuse_seats_on_ray,
     seat_option,
     seed_option,
 )
 from mafialab.config import json_error
 from mafialab.counterfactual import (
+    BatchSummary,
     Inject,
     Intervention,
     Night,
@@ -41,6 +44,7 @@ from mafialab.counterfactual import (
     compare_batches,
     estimate_fork,
     fork_steps,
+    one_batch,
     resolve_step,
     run_fork,
     sweep,
@@ -123,6 +127,9 @@ def steps_cmd(
     check_in_path(game, "GAME", ONE_GAME)
     try:
         log = read_game(game, warn=False)  # each problem is printed once, below
+    except LogFormatError as err:
+        fail(arg_message("GAME", err))
+    try:
         steps = fork_steps(log)
     except (LogFormatError, ReplayMismatch) as err:
         fail(str(err))
@@ -185,10 +192,9 @@ def run_cmd(
 ) -> None:
     """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
+    log = read_game_arg(game, "GAME")
     table = load_price_option(prices)
     try:
-        log = read_game(game)
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
         overrides = parse_seat_overrides(seat, len(names))
         _check_given_agents(log, agents, overrides, seed)
@@ -252,9 +258,15 @@ def compare_cmd(
     """P(each team wins) per batch (Wilson 95 %), the difference (Newcombe 95 %), Fisher exact p, n."""
     check_in_path(dir_a, "DIR_A", BRANCHES, kind="folder")
     check_in_path(dir_b, "DIR_B", BRANCHES, kind="folder")
+    sides: list[BatchSummary] = []
+    for name, folder, batch in (("DIR_A", dir_a, batch_a), ("DIR_B", dir_b, batch_b)):
+        try:
+            sides.append(one_batch(folder, batch))
+        except (LogFormatError, ValueError) as err:
+            fail(arg_message(name, err))
     try:
-        res = compare_batches(dir_a, dir_b, batch_a, batch_b)
-    except (LogFormatError, ValueError) as err:
+        res = compare_batches(sides[0], sides[1])
+    except ValueError as err:  # the same batch on both sides
         fail(str(err))
     if fmt == "json":
         console.print_json(json.dumps(res))
@@ -307,12 +319,12 @@ def sweep_cmd(
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
+    parent = read_game_arg(game, "GAME")
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         if agents is not None:
-            _check_given_agents(read_game(game), agents, {}, seed)
+            _check_given_agents(parent, agents, {}, seed)
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
         fail(library_message(err))

@@ -30,7 +30,17 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import check_in_path, check_out_dir, console, count, err_console, fail, seed_option
+from mafialab.cli._app import (
+    arg_message,
+    check_games_path,
+    check_in_path,
+    check_out_dir,
+    console,
+    count,
+    err_console,
+    fail,
+    seed_option,
+)
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 
@@ -405,8 +415,7 @@ def report(
         except ValueError as err:
             fail(str(err))
     for d in directories:
-        if not d.exists():
-            fail(f"DIR: {d} does not exist")
+        check_games_path(d, "DIR")
     per_dir: list[tuple[Path, list[Any]]] = []
     for directory in directories:
         try:
@@ -417,7 +426,7 @@ def report(
                 directory, include_branches=include_branches, left_out=left_out, warnings=dups, skipped=unread
             )
         except (FileNotFoundError, LogFormatError) as err:
-            fail(str(err))
+            fail(arg_message("DIR", err))
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for why in dups:

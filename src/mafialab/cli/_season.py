@@ -33,6 +33,7 @@ from mafialab.arena import (
     write_index,
 )
 from mafialab.cli._app import (
+    arg_message,
     check_in_path,
     check_out_dir,
     console,
@@ -127,7 +128,7 @@ def season_run(
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
-        fail(str(err))
+        fail(arg_message("FILE", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in cfg.roster])
     if no_preflight:
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
@@ -150,7 +151,7 @@ def season_resume(
     try:
         m = load_manifest(out)
     except SeasonError as err:
-        fail(str(err))
+        fail(arg_message("OUT", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in m.config.roster])
     done = sum(s.status == "judged" for s in m.slots)
     _drive(lambda on: resume_season(out, progress=on, ray=ray_address), len(m.slots), done, ray_address)
@@ -167,7 +168,7 @@ def season_leaderboard(
     try:
         load_manifest(out)
     except SeasonError as err:
-        fail(str(err))
+        fail(arg_message("OUT", err))
     _show_board(out, markdown)
 
 
@@ -178,7 +179,7 @@ def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> N
     try:
         cfg = load_season(file)
     except SeasonConfigError as err:
-        fail(str(err))
+        fail(arg_message("FILE", err))
     for why in season_warnings(cfg):
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     m = plan_season(cfg)
