@@ -45,7 +45,7 @@ def test_fixtures_never_point_at_shared_data():
             assert "../shared" not in text and "36594b66" not in text, p
 
 
-INNER = '''
+INNER = """
 from pathlib import Path
 
 import pytest
@@ -88,7 +88,7 @@ def test_worded_alike():
 
 def test_passes():
     assert True
-'''
+"""
 
 
 def test_the_footer_counts_exactly_the_tests_the_shared_data_rule_skipped(

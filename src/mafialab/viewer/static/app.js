@@ -80,7 +80,7 @@
   const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const num = (x, d) => (x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d));
   const enc = encodeURIComponent;
-  // "1 game", "2 games": the wording of mafialab._words.count, never "game(s)"
+  // counted nouns as mafialab._words.count words them: "1 game", "2 games"
   const count = (n, noun, plural) => n + " " + (n === 1 ? noun : plural || noun + "s");
 
   function notesBox(notes) {
