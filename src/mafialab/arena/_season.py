@@ -234,7 +234,9 @@ async def preflight_season(
 
     Checked: each distinct model string of the roster and the judges, except ``mock/…``
     models and models that declare ``calls_network = False`` (the embedded backend, which cannot
-    be unreachable).
+    be unreachable). A roster entry that is a bare ``mock/NAME`` (no ``outputs``: it answers
+    ``"{}"`` to every decision, ``scripted = False``) is refused too, as the game preflight
+    refuses it (:func:`~mafialab.harness.preflight`); ``limits.preflight: false`` plays it.
 
     Args:
         config: The season.
@@ -247,6 +249,14 @@ async def preflight_season(
     Raises:
         SeasonError: Naming every backend that did not answer, and why.
     """
+    mocks = [e.agent for e in config.roster if e.is_model and e.agent.startswith("mock/")]
+    idle = [s for s in dict.fromkeys(mocks) if getattr(_roster_model(config, s), "scripted", True) is False]
+    if idle:
+        raise SeasonError(
+            f"integrity gate: {', '.join(idle)} has no scripted outputs, so it answers {{}} to every "
+            "decision and every one would fall back; season not started (give it outputs=[...], "
+            "or set limits.preflight: false)"
+        )
     specs = preflight_specs(config)
     opts = {j.model: j.options for j in config.judges}
 

@@ -413,7 +413,7 @@ def play(
         False,
         "--allow-degraded",
         help="Play even when an openai/ server gives no schema-valid answer in any structured-output "
-        "dialect at preflight (expect fallbacks).",
+        "dialect at preflight, or a seat is a bare mock/NAME with no outputs (expect fallbacks).",
     ),
     probes: str = typer.Option(
         "none",

@@ -204,26 +204,54 @@ def run_max_tokens(agents: Sequence[Any], model: ChatModel) -> int:
     return min(caps) if caps else PREFLIGHT_MAX_TOKENS
 
 
-async def preflight(agents: Sequence[Any], *, allow_degraded: bool = False) -> list[DialectChoice]:
-    """Check every model behind ``agents`` that calls over the network (``calls_network``) before a game.
+def unscripted_mocks(agents: Sequence[Any]) -> list[str]:
+    """Names of the models behind ``agents`` that declare ``scripted = False``.
 
-    A backend with dialects (``negotiate``) is probed with a two-name vote at the run's cap
-    (:func:`run_max_tokens`) in each structured-output dialect until one answers
-    schema-valid JSON (done once per backend: later games reuse the choice); any other
-    remote backend gets one cheap call (:func:`ping`).
+    Only a bare ``mock/NAME`` backend does (:class:`~mafialab.models.MockModel` built with no
+    ``outputs``): it answers ``"{}"`` to every call, so every game decision it plays is a
+    fallback. Known without a call: nothing is spent.
+    """
+    return [m.name for m in agent_models(agents) if getattr(m, "scripted", True) is False]
+
+
+async def preflight(agents: Sequence[Any], *, allow_degraded: bool = False) -> list[DialectChoice]:
+    """Check the models behind ``agents`` before a game: refuse one whose every answer would fall back.
+
+    Remote backends (``calls_network``): a backend with dialects (``negotiate``) is probed
+    with a two-name vote at the run's cap (:func:`run_max_tokens`) in each structured-output
+    dialect until one answers schema-valid JSON (done once per backend: later games reuse
+    the choice); any other remote backend gets one cheap call (:func:`ping`).
+
+    Unscripted mocks (:func:`unscripted_mocks`, a bare ``mock/NAME``): every answer is
+    ``"{}"``, unusable for every decision, so they are refused like a server that answers
+    no probe usably. A mock given ``outputs`` (a test's script, or a hostile generator for
+    fuzzing) is never called here, so no scripted answer is spent; its fallbacks show in
+    the integrity gate as any model's do.
 
     Args:
         agents: The seats' agents.
         allow_degraded: Play even when a reachable server gives no usable answer in any
-            dialect (it keeps the first dialect it accepted; expect fallbacks).
+            dialect (it keeps the first dialect it accepted; expect fallbacks), or a seat is
+            an unscripted mock (a fallback-only game on purpose); a warning is logged.
 
     Returns:
         The dialect choice of every backend with dialects.
 
     Raises:
         PreflightError: A model did not answer, or (unless ``allow_degraded``) answered no
-            probe usably; the one-line message names the model and what was tried.
+            probe usably or is an unscripted mock; the one-line message names the model and
+            what was tried.
     """
+    for name in unscripted_mocks(agents):
+        why = (
+            f"preflight: {name} has no scripted outputs, so it answers {{}} to every decision and "
+            "every one would fall back"
+        )
+        if not allow_degraded:
+            raise PreflightError(
+                f"{why}; not starting (script it: {name}?outputs=[...]; or override: --allow-degraded)"
+            )
+        log.warning("%s; playing anyway (allow_degraded)", why)
     models = [m for m in agent_models(agents) if m.calls_network]
     plain = [m for m in models if getattr(m, "negotiate", None) is None]
     bad = await unreachable(plain)

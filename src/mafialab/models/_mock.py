@@ -29,10 +29,16 @@ class MockModel:
         name: Model name reported in responses.
         context_window: Reported context window.
         calls_network: Whether to act like a server reached over the network (so games
-            preflight it).
+            preflight it with a call like any remote backend).
+        scripted: Whether ``outputs`` is the caller's script. ``False`` only for the default
+            answerer of a bare ``mock/NAME`` string (:func:`mock_factory` with no
+            ``outputs``), which answers ``"{}"`` to every call, so every game decision
+            falls back; the game preflight refuses such a seat unless degraded play is
+            allowed (:func:`~mafialab.harness.preflight`).
 
     Attributes:
         requests: Every request received, in order (for assertions).
+        scripted: See the argument.
 
     Raises:
         ModelSpecError: ``outputs`` is a string (not a list, mapping or callable).
@@ -45,9 +51,11 @@ class MockModel:
         name: str = "mock/mock",
         context_window: int | None = 8192,
         calls_network: bool = False,
+        scripted: bool = True,
     ):
         self.name = name
         self.calls_network = calls_network
+        self.scripted = scripted
         self.context_window = context_window
         self.requests: list[ChatRequest] = []
         self._fn: Callable[[ChatRequest], MockOutput] | None = None
@@ -109,18 +117,27 @@ def _to_response(out: MockOutput, name: str, request: ChatRequest) -> ChatRespon
 def mock_factory(model: str, **options: Any) -> MockModel:
     """Factory for ``mock/<name>`` model strings.
 
-    The mock answers ``"{}"`` to everything unless ``outputs`` is given in ``options``.
+    The mock answers ``"{}"`` to everything unless ``outputs`` is given in ``options``; such
+    a mock is built with ``scripted=False`` (every game decision it plays falls back, so the
+    game preflight refuses it without ``allow_degraded``). Any ``outputs``, hostile ones
+    included (fuzzing), make it scripted: the preflight never spends a scripted answer.
 
     Raises:
         ModelSpecError: An option the mock does not take (``mock/x?max_tokens=3``), named with
             the ones it does.
     """
-    outputs = options.pop("outputs", lambda req: "{}")
+    scripted = "outputs" in options
+    outputs = options.pop("outputs", _answer_empty_object)
     unknown = sorted(set(options) - set(_MOCK_OPTIONS))
     if unknown:
         known = ", ".join(sorted({"outputs", *_MOCK_OPTIONS}))
         raise ModelSpecError(f"mock/{model}: unknown option {unknown[0]!r} (known: {known})")
-    return MockModel(outputs, name=f"mock/{model}", **options)
+    return MockModel(outputs, name=f"mock/{model}", scripted=scripted, **options)
+
+
+def _answer_empty_object(request: ChatRequest) -> MockOutput:
+    """The default answerer of an unscripted mock: ``"{}"`` to every request."""
+    return "{}"
 
 
 _MOCK_OPTIONS = ("context_window", "calls_network")
