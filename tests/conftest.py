@@ -73,6 +73,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     report = yield
     if report.skipped and call.excinfo is not None and call.excinfo.errisinstance(SharedDataMissing):
         report.user_properties = [*report.user_properties, SHARED_SKIP]
+        if isinstance(report.longrepr, tuple):  # the reason as pytest.skip's reads (no class name before it)
+            path, line, _ = report.longrepr
+            report.longrepr = (path, line, f"Skipped: {call.excinfo.value.msg}")
     return report
 
 

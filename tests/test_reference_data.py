@@ -99,8 +99,11 @@ def test_the_footer_counts_exactly_the_tests_the_shared_data_rule_skipped(
     monkeypatch.delenv("CI", raising=False)
     pytester.makeconftest("from tests.conftest import pytest_runtest_makereport, pytest_terminal_summary\n")
     pytester.makepyfile(test_inner=INNER)
-    res = pytester.runpytest_inprocess(*QUIET)
+    res = pytester.runpytest_inprocess(*QUIET, "-rs")
     res.assert_outcomes(passed=1, skipped=7)
+    reasons = [ln for ln in res.outlines if ln.startswith("SKIPPED") and "nonexistent-mafialab-shared" in ln]
+    assert len(reasons) == 5 and all(": shared data not found at /nonexistent-mafialab-shared" in r for r in reasons)
+    assert not any("SharedDataMissing" in r for r in reasons), reasons
     (line,) = [ln for ln in res.outlines if "on the shared data skipped" in ln]
     assert line.startswith("5 tests on the shared data skipped: no real MafiaScope recordings or dev set at ")
     assert line.endswith("; 2 other skipped tests (see why with -rs)")
