@@ -165,7 +165,7 @@ def test_left_out_messages_are_named_by_line(ann: Path, tmp_path: Path) -> None:
     k = len(lines) - 5
     assert code == 0, out
     flat = " ".join(out.split())
-    assert "note: 5 labelled message(s) not scanned in the annotation file" in flat, out
+    assert "note: 5 labelled messages not scanned in the annotation file" in flat, out
     assert f"left out: {lab}:{k + 1}, {lab}:{k + 2}, {lab}:{k + 3} and 2 more" in flat, out
 
 

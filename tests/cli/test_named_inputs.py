@@ -227,7 +227,7 @@ def test_import_mafiascope_given_a_mafialab_log_folder_says_so(
     code, out = _run(["import", "mafiascope", str(src), "--out", str(tmp_path / "i")])
     assert code == 2
     line = _one_error_line(out)
-    assert line.startswith(f"error: SRC: {src} is already a mafialab log folder (1 game(s) with a game_start header)")
+    assert line.startswith(f"error: SRC: {src} is already a mafialab log folder (1 game with a game_start header)")
     assert "nothing to import" in line
     assert not (tmp_path / "i").exists() or not list((tmp_path / "i").rglob("game.jsonl"))
 

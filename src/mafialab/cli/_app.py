@@ -15,6 +15,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
+from mafialab._words import count as count  # commands import it from here; the library from mafialab._words
+from mafialab._words import noun_for
+
 if TYPE_CHECKING:
     from mafialab.record import GameLog, PriceTable
     from mafialab.rules import RuleSet
@@ -75,8 +78,8 @@ _ARGV_KEY = "mafialab.argv"
 """Where the root group keeps the arguments after its own options (Click clears them before invoking)."""
 
 
-def _command_path_of(ctx: Any) -> str:
-    """The path of the command the root context's arguments name (``mafialab fork run``)."""
+def _command_of(ctx: Any) -> tuple[str, Any]:
+    """The path (``mafialab fork run``) and the command object the root context's arguments name."""
     path, cmd = [ctx.command_path], ctx.command
     for tok in ctx.meta.get(_ARGV_KEY, []):
         subs = getattr(cmd, "commands", None)
@@ -84,21 +87,30 @@ def _command_path_of(ctx: Any) -> str:
             break
         path.append(tok)
         cmd = subs[tok]
-    return " ".join(path)
+    return " ".join(path), cmd
 
 
-def usage_error_message(err: Exception, where: str = "mafialab") -> str:
+def usage_error_message(err: Exception, where: str = "mafialab", command: Any = None) -> str:
     """One line for a mistake in the command line's shape: an unknown option or command, an extra argument.
 
     ``no such option: --bogus (see `mafialab play -h`)``; a did-you-mean only when one of the
     command's own options (or commands) is close to the typo (:func:`_close`), never Click's
-    loose "Possible options" guess; ``got unexpected extra argument(s) (b) (see …)`` and the
-    like for the rest of Click's usage errors.
+    loose "Possible options" guess; ``unexpected extra argument: b (see …)``; an option given
+    without its value named by its long form as every other option error names it
+    (``--seed: requires an argument``, also when typed as ``-s``); the like for the rest of
+    Click's usage errors.
+
+    Args:
+        err: The usage error Click raised.
+        where: The command's path for the help hint, when ``err`` carries no context.
+        command: The command being parsed, when ``err`` carries no context (Click's parser
+            raises its errors without one); its options give the long names.
     """
     import re
 
     ctx = getattr(err, "ctx", None)
     where = ctx.command_path if ctx is not None else where
+    command = ctx.command if ctx is not None else command
     see = f"(see `{where} -h`)"
     kinds = {c.__name__ for c in type(err).__mro__}
     msg = str(getattr(err, "message", err)).strip()
@@ -115,8 +127,27 @@ def usage_error_message(err: Exception, where: str = "mafialab") -> str:
         return f"no such command: {name}" + (f" (did you mean {near}?)" if near else "") + f" {see}"
     msg = msg.rstrip(".")
     msg = msg[:1].lower() + msg[1:]
+    extra = re.fullmatch(r"got unexpected extra argument(?:\(s\)|s)? \((.*)\)", msg)
+    if extra:  # Typer's copy of Click says "argument(s)"; words are counted here as everywhere
+        given = extra.group(1).split()
+        return f"unexpected extra {noun_for(len(given), 'argument')}: {extra.group(1)} {see}"
     opt = getattr(err, "option_name", None)
-    return f"{opt}: {msg.replace(f'option {opt!r} ', '')} {see}" if opt else f"{msg} {see}"
+    if not opt:
+        return f"{msg} {see}"
+    msg = msg.replace(f"option {opt!r} ", "")
+    return f"{_long_name(command, opt)}: {msg} {see}"
+
+
+def _long_name(command: Any, opt: str) -> str:
+    """How the messages name the option typed as ``opt``: its long form (``-n`` → ``--games``) when it has one.
+
+    ``command`` is the command whose option it is (``None``: unknown, ``opt`` is kept).
+    """
+    params = getattr(command, "params", None) or []
+    param = next((p for p in params if opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))), None)
+    if param is None or opt.startswith("--"):  # a long form (``--no-x`` too) is named as typed
+        return opt
+    return _param_name(param)
 
 
 @contextmanager
@@ -133,7 +164,8 @@ def _one_line_bad_parameter(ctx: Any = None) -> Iterator[None]:
         kinds = {c.__name__ for c in type(err).__mro__}
         if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
             raise
-        fail(usage_error_message(err, _command_path_of(ctx) if ctx is not None else "mafialab"))
+        where, command = _command_of(ctx) if ctx is not None else ("mafialab", None)
+        fail(usage_error_message(err, where, command))
 
 
 class _OneLineErrors(TyperGroup):
@@ -647,17 +679,3 @@ def load_price_option(path: Path | None, option: str = "--prices") -> PriceTable
         return load_prices(path)
     except ValueError as err:  # ConfigError: names the file, the model and the field
         fail(option_message(option, err))
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``"<n> <noun>"`` with the noun singular for exactly 1, plural otherwise (0 games, 2 games).
-
-    Args:
-        n: The count (any integer).
-        noun: The singular noun, e.g. ``"game"``.
-        plural: The plural when it is not ``noun + "s"`` (``"branches"``).
-
-    Returns:
-        E.g. ``count(1, "game") == "1 game"``, ``count(3, "branch", "branches") == "3 branches"``.
-    """
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -431,6 +431,6 @@ def report_cmd(
     for name in show:
         console.print(rep.tables[name].to_markdown(), markup=False, highlight=False, soft_wrap=True)
     console.print(
-        f"{len(written)} files written under {escape(str(out))}/ "
+        f"{count(len(written), 'file')} written under {escape(str(out))}/ "
         "(per-model tables, LaTeX, CSV, prior_discrimination.png)"
     )

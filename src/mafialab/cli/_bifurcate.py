@@ -21,6 +21,7 @@ from mafialab.cli._app import (
     check_in_path,
     check_out_dir,
     console,
+    count,
     err_console,
     fail,
     library_message,
@@ -91,7 +92,7 @@ def _print_tables(rep: dict[str, Any]) -> None:
     ff = rep["factual_forks"]
     console.print(f"factual forks (variant 0): {ff['flips']} of {ff['n']} flipped", highlight=False)
     if rep["unfinished_forks"]:
-        console.print(f"[yellow]{rep['unfinished_forks']} forks without a winner left out[/]")
+        console.print(f"[yellow]{count(rep['unfinished_forks'], 'fork')} without a winner left out[/]")
 
 
 @bifurcate_app.command("report")
@@ -175,8 +176,9 @@ def run_cmd(
             )
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
             console.print(
-                f"{est.points} point(s): {est.resample_calls} resample call(s), {est.forks} fork(s) of about "
-                f"{est.fork_calls:.0f} call(s); {est.calls:.0f} calls in all; forks' estimated cost {cost}",
+                f"{count(est.points, 'point')}: {count(est.resample_calls, 'resample call')}, "
+                f"{count(est.forks, 'fork')} of about {count(round(est.fork_calls), 'call')} together; "
+                f"{count(round(est.calls), 'call')} in all; forks' estimated cost {cost}",
                 highlight=False,
             )
             return
@@ -217,7 +219,8 @@ def run_cmd(
     for e in res.errors:
         err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     console.print(
-        f"{len(res.points)} point(s); {res.samples} new sample(s), {res.forks} new fork(s) in {escape(str(out))}. "
+        f"{count(len(res.points), 'point')}; {count(res.samples, 'new sample')}, {count(res.forks, 'new fork')} "
+        f"in {escape(str(out))}. "
         f"Report: mafialab bifurcate report {escape(str(out))}",
         highlight=False,
     )

@@ -21,6 +21,7 @@ from mafialab.cli._app import (
     check_in_path,
     check_out_dir,
     console,
+    count,
     err_console,
     fail,
     library_message,
@@ -140,9 +141,9 @@ def steps_cmd(
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
     if lost:  # replay, and so the list, stops at the first gap
         err_console.print(
-            f"[yellow]warning:[/] {len(lost)} unreadable line(s) in the log (first: "
+            f"[yellow]warning:[/] {count(len(lost), 'unreadable line')} in the log (first: "
             f"{escape(lost[0])}): the events on them are missing, so a fork replays the log only "
-            f"as far as it still follows the game ({len(steps)} step(s) listed)",
+            f"as far as it still follows the game ({count(len(steps), 'step')} listed)",
             highlight=False,
             soft_wrap=True,
         )
@@ -206,7 +207,7 @@ def run_cmd(
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
             console.print(
                 f"fork of {log.game_id} at step {step.id} ({step.label}, {step.name} {step.kind}), "
-                f"{iv.type}: {n} branch(es), about {est.calls:.0f} model call(s) "
+                f"{iv.type}: {count(n, 'branch', 'branches')}, about {count(round(est.calls), 'model call')} "
                 f"({est.calls_per_branch:.1f} per branch), estimated cost {cost}. Basis: {est.basis}.",
                 highlight=False,
                 soft_wrap=True,
@@ -241,7 +242,8 @@ def run_cmd(
     console.print(t)
     won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
     console.print(
-        f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
+        f"batch {batch.batch}: {count(len(batch.branches), 'branch', 'branches')} of {batch.parent_id} "
+        f"at step {step.id} ({iv.type}); "
         f"won: {won}. Logs in {escape(str(out))}/",
         highlight=False,
     )

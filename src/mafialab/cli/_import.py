@@ -63,7 +63,10 @@ def import_mafiascope_cmd(
     for p in rep.problems:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, markup=True, soft_wrap=True)
     if rep.bifurcation is not None:
-        console.print(f"bifurcation: {rep.points} points, {rep.forks} fork outcomes written to {rep.bifurcation}")
+        console.print(
+            f"bifurcation: {count(rep.points, 'point')}, {count(rep.forks, 'fork outcome')} "
+            f"written to {rep.bifurcation}"
+        )
     console.print(f"imported {len(rep.imported)} of {count(len(rep.games), 'game')} into {escape(str(out))}")
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)

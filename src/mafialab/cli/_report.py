@@ -162,7 +162,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
     # the heading as short lines, one phrase each: at 80 columns (a pipe) one long line was cut mid-phrase
     console.print(
         f"[bold]{count(rep['games'], 'game')}[/] "
-        f"(method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']})"
+        f"(method {rep['method']}, {count(rep['resamples'], 'resample')}, seed {rep['seed']})"
     )
     console.print(f"winners {won}", highlight=False)
     console.print(
@@ -433,7 +433,8 @@ def report(
             err_console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
         if left_out:
             err_console.print(
-                f"{escape(str(directory))}: left out {len(left_out)} branch(es) (forks); --include-branches keeps them",
+                f"{escape(str(directory))}: left out {count(len(left_out), 'branch', 'branches')} (forks); "
+                "--include-branches keeps them",
                 style="dim",
             )
         per_dir.append((directory, games))

@@ -12,6 +12,7 @@ from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
     console,
+    count,
     fail,
     option_message,
     read_game_arg,
@@ -66,5 +67,6 @@ def retest(
     floor = retest_floor(read_retests([out / RETEST_FILE]))
     rate = "-" if floor is None else f"{floor['flip_rate']:.3f} over {floor['pairs']} repeat pairs"
     console.print(
-        f"{n} answers written to {escape(str(out / RETEST_FILE))}; top-suspect flip rate between repeats {rate}"
+        f"{count(n, 'answer')} written to {escape(str(out / RETEST_FILE))}; "
+        f"top-suspect flip rate between repeats {rate}"
     )
