@@ -156,3 +156,29 @@ def test_a_fork_onto_an_existing_branch_names_out(tmp_path: Path, command: str) 
     assert code == 2, out
     assert out.startswith("error: --out: branches/"), out
     assert out.endswith("already exists; choose another --out or --seed"), out
+
+
+def test_season_run_onto_a_season_names_out_before_the_roster_warning(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("name: small\ngames: 1\nroster:\n  - agent: scripted\n  - agent: random\n")
+    code, out = _run(tmp_path, ["season", "run", "s.yaml", "--out", "season"])
+    assert code == 0, out
+    manifest = (tmp_path / "season" / "season.json").read_text()
+    code, out = _run(tmp_path, ["season", "run", "s.yaml", "--out", "season"])
+    assert code == 2, out
+    assert out == (
+        "error: --out: season already holds a season; continue it with `mafialab season resume season` "
+        "or choose another --out"
+    )
+    assert (tmp_path / "season" / "season.json").read_text() == manifest
+
+
+def test_play_never_moves_its_run_into_a_games_folder(tmp_path: Path) -> None:
+    _play(tmp_path, "runs")
+    other = tmp_path / "runs-2"  # the next free name is a recorded game's own folder
+    other.mkdir()
+    (other / GAME_FILE).write_text(GAME_TEXT)
+    code, out = _run(tmp_path, ["play", "--agents", "scripted", "--out", "runs"])
+    assert code == 0, out
+    assert "this run writes to runs-3/" in out
+    assert sorted(p.name for p in other.iterdir()) == [GAME_FILE]
+    assert len(list((tmp_path / "runs-3").glob(f"*/{GAME_FILE}"))) == 1

@@ -351,7 +351,8 @@ def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery
     k = 2
     while True:
         alt = out.with_name(f"{out.name}-{k}")
-        if not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
+        taken_alt = (alt / GAME_FILE).exists()  # a recorded game's own folder is never a runs folder
+        if not taken_alt and not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
             break
         k += 1
     console.print(

@@ -15,6 +15,7 @@ from rich.text import Text
 from mafialab.arena import (
     INDEX_FILE,
     LEADERBOARD_MD,
+    MANIFEST_FILE,
     ProgressFn,
     SeasonConfig,
     SeasonConfigError,
@@ -124,6 +125,11 @@ def season_run(
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
     check_out_dir(out)
+    if (out / MANIFEST_FILE).exists():  # before the roster's warnings: the season there is kept
+        fail(
+            f"--out: {out} already holds a season; continue it with `mafialab season resume {out}` "
+            "or choose another --out"
+        )
     check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg: SeasonConfig = load_season(file)
