@@ -182,3 +182,29 @@ def test_play_never_moves_its_run_into_a_games_folder(tmp_path: Path) -> None:
     assert "this run writes to runs-3/" in out
     assert sorted(p.name for p in other.iterdir()) == [GAME_FILE]
     assert len(list((tmp_path / "runs-3").glob(f"*/{GAME_FILE}"))) == 1
+
+
+def test_bifurcate_run_resumes_in_its_own_folder_and_names_out_for_other_parameters(tmp_path: Path) -> None:
+    game = str(_play(tmp_path, "runs").relative_to(tmp_path))
+    args = ["bifurcate", "run", game, "--points", "random:1", "-M", "1", "--out", "bif"]
+    code, out = _run(tmp_path, [*args, "-K", "2"])
+    assert code == 0, out
+    code, out = _run(tmp_path, [*args, "-K", "2"])  # its own folder: resumed, nothing new
+    assert code == 0, out
+    assert "0 new samples, 0 new forks in bif" in out
+    code, out = _run(tmp_path, [*args, "-K", "3"])
+    assert code == 2, out
+    assert out.startswith("error: --out: bif: holds a bifurcation run with other parameters (resamples)"), out
+
+
+def test_beliefshift_run_names_out_when_it_holds_another_runs_results(tmp_path: Path) -> None:
+    from tests.helpers import freeze_scripted_bench
+
+    bench = str(freeze_scripted_bench(tmp_path).relative_to(tmp_path))
+    args = ["beliefshift", "run", bench, "--model", "mock/m", "--out", "r.jsonl"]
+    code, out = _run(tmp_path, args)
+    assert code == 0, out
+    code, out = _run(tmp_path, [*args, "--protocol", "independent"])
+    assert code == 2, out
+    assert out.startswith("error: --out: r.jsonl: holds results of bench "), out
+    assert out.endswith("choose another --out"), out

@@ -611,15 +611,21 @@ _LIBRARY_OPTIONS = {"out": "--out"}
 """Library parameters whose errors (``out: …``) are about a value the command line gives as an option."""
 
 
-def library_message(err: BaseException) -> str:
+def library_message(err: BaseException, out: Path | None = None, option: str = "--out") -> str:
     """A library error as the command line names its subject: ``out: PATH already exists …`` → ``--out: …``.
 
     ``run_fork``, ``play_game`` and the Ray runner name their ``out`` parameter; the user gave
-    it as ``--out``. Any other message is returned unchanged.
+    it as ``--out``. A message that starts with the output path ``out`` itself (``R.jsonl: holds
+    results of bench …``, ``B: holds a bifurcation run with other parameters``) is named by
+    ``option`` too. Any other message is returned unchanged.
     """
     msg = str(err)
     head, sep, rest = msg.partition(": ")
-    return f"{_LIBRARY_OPTIONS[head]}: {rest}" if sep and head in _LIBRARY_OPTIONS else msg
+    if sep and head in _LIBRARY_OPTIONS:
+        return f"{_LIBRARY_OPTIONS[head]}: {rest}"
+    if out is not None and msg.startswith((f"{out}:", f"{out} ")):
+        return f"{option}: {msg}"
+    return msg
 
 
 def seat_option(seat: int, overrides: Mapping[int, str], option: str = "--agents") -> str:

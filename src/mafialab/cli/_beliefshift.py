@@ -52,6 +52,7 @@ from mafialab.cli._app import (
     console,
     count,
     fail,
+    library_message,
     progress_bar,
     seed_option,
 )
@@ -371,7 +372,7 @@ def run_cmd(
                     run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task))
                 )
         except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError) as err:
-            fail(str(err))
+            fail(library_message(err, out))  # the results already in OUT (another bench, a bad line): --out
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
         f"{chat.name}: {summary.ok}/{summary.total} observations valid ({100 * summary.completion:.1f} %), "

@@ -215,7 +215,7 @@ def run_cmd(
         ImportError,
         RayConnectError,
     ) as err:
-        fail(library_message(err))
+        fail(library_message(err, out))
     for e in res.errors:
         err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     console.print(

@@ -235,7 +235,7 @@ def run_cmd(
                 )
             )
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError) as err:
-        fail(library_message(err))
+        fail(library_message(err, out))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
         t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
@@ -329,7 +329,7 @@ def sweep_cmd(
             _check_given_agents(parent, agents, {}, seed)
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(library_message(err))
+        fail(library_message(err, out))
     if fmt == "json":
         data = [
             {"step": r.step.id, "label": r.step.label, "seat": r.step.seat, "kind": r.step.kind, "batch": r.batch.batch,

@@ -557,7 +557,7 @@ def _play(
         except OSError as err:
             fail(os_error_message(err))
         except ValueError as err:
-            fail(library_message(err))
+            fail(library_message(err, out))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")
     t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below
