@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mafialab._words import count
 from mafialab.cli import app
 from mafialab.record import GAME_FILE
 
@@ -39,17 +40,43 @@ def shared_data_missing(path: Path) -> str | None:
     return f"shared data not found at {path} (set MAFIALAB_SHARED, or place shared/ beside the checkout)"
 
 
+class SharedDataMissing(pytest.skip.Exception):
+    """The skip :func:`require_real` raises: the footer counts the tests skipped by it, by this type.
+
+    Counting by the type (not by words in the reason) makes the footer's number exact: a skip
+    for another cause (a root-only check, a missing optional extra) is never counted in, and
+    a shared-data skip is never left out because its wording changed.
+    """
+
+
+SHARED_SKIP = ("skipped_for", "shared data")
+"""The user property :func:`pytest_runtest_makereport` puts on the report of a test skipped by :func:`require_real`."""
+
+
 def require_real(path: Path) -> Path:
     """``path`` when the shared data is there; else skip the test, or fail it when ``CI=true``.
 
     The one rule for every test on the real recordings or the dev set: CI must run them.
+    The skip is a :class:`SharedDataMissing`, which the footer counts.
     """
     why = shared_data_missing(path)
     if why is None:
         return path
     if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
         pytest.fail(f"CI=true: {why}; CI must run the tests on the shared data")
-    pytest.skip(why)
+    raise SharedDataMissing(msg=why)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Mark the report of a test that :func:`require_real` skipped (in a fixture or in the test body)."""
+    report = yield
+    if report.skipped and call.excinfo is not None and call.excinfo.errisinstance(SharedDataMissing):
+        report.user_properties = [*report.user_properties, SHARED_SKIP]
+        if isinstance(report.longrepr, tuple):  # the reason as pytest.skip's reads (no class name before it)
+            path, line, _ = report.longrepr
+            report.longrepr = (path, line, f"Skipped: {call.excinfo.value.msg}")
+    return report
 
 
 @pytest.fixture(scope="session")
@@ -78,14 +105,30 @@ def shared_dir() -> Path:
     return require_real(SHARED)
 
 
+def shared_skip_line(reports: list[pytest.TestReport]) -> str | None:
+    """The footer's line for the skipped-test ``reports`` of a run (``None``: no shared-data skip).
+
+    Tests, not reports, are counted (one per node id), those :func:`require_real` skipped by
+    their mark; the other skips are counted apart, so the two numbers add up to pytest's own
+    "N skipped".
+    """
+    ids = {r.nodeid for r in reports}
+    shared = {r.nodeid for r in reports if SHARED_SKIP in getattr(r, "user_properties", ())}
+    if not shared:
+        return None
+    other = len(ids - shared)
+    rest = f"; {count(other, 'other skipped test')} (see why with -rs)" if other else ""
+    return (
+        f"{count(len(shared), 'test')} on the shared data skipped: no real MafiaScope recordings or dev set at "
+        f"{SHARED} (set MAFIALAB_SHARED to run them; with CI=true they fail instead){rest}"
+    )
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "shared data not found" in str(r.longrepr)]
-    if skipped:
+    line = shared_skip_line(terminalreporter.stats.get("skipped", []))
+    if line is not None:
         terminalreporter.write_sep("-", "reference data")
-        terminalreporter.write_line(
-            f"{len(skipped)} test(s) on the shared data skipped: no real MafiaScope recordings or dev set at "
-            f"{SHARED} (set MAFIALAB_SHARED to run them; with CI=true they fail instead)"
-        )
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,7 @@ def test_a_bad_first_labels_line_is_reported_in_the_labels_format(ann: Path, tmp
     assert file_kind(lab) == "labels"
     code, out = _agreement(lab, ann)
     assert code == 2 and out.count("\n") == 1, out
-    assert out.startswith(f"error: {lab}:1: invalid labels line (round: "), out
+    assert out.startswith(f"error: ANN_A: {lab}:1: invalid labels line (round: "), out
     assert "got 'one'" in out and "labels: missing" in out
     assert "message_id" not in out and "record record" not in out
 
@@ -102,7 +102,7 @@ def test_a_torn_first_line_is_left_to_the_reader(ann: Path, tmp_path: Path) -> N
     torn.write_text('{"kind": "annot\n' + ann.read_text(encoding="utf-8"), encoding="utf-8")
     code, out = _agreement(ann, torn)
     assert "has no JSON-object line" not in out, out
-    assert code == 2 and out.startswith(f"error: {torn}:1: not valid JSON (") and out.count("\n") == 1, out
+    assert code == 2 and out.startswith(f"error: ANN_B: {torn}:1: not valid JSON (") and out.count("\n") == 1, out
 
 
 def _labels_of(ann: Path) -> list[dict[str, object]]:
@@ -127,7 +127,8 @@ def test_a_garbage_line_in_either_file_is_refused_with_its_line(ann: Path, tmp_p
     bad.write_text("\n".join([*lines[:2], "garbage", *lines[2:]]) + "\n", encoding="utf-8")
     code, out = _agreement(lab, bad if which == "annotations" else ann)
     assert code == 2 and out.count("\n") == 1, out
-    assert out == f"error: {bad}:3: not valid JSON (Expecting value at column 1)\n", out
+    label = "ANN_A" if which == "labels" else "ANN_B"
+    assert out == f"error: {label}: {bad}:3: not valid JSON (Expecting value at column 1)\n", out
 
 
 def test_read_annotations_refuses_an_unreadable_line(ann: Path, tmp_path: Path) -> None:
@@ -164,7 +165,7 @@ def test_left_out_messages_are_named_by_line(ann: Path, tmp_path: Path) -> None:
     k = len(lines) - 5
     assert code == 0, out
     flat = " ".join(out.split())
-    assert "note: 5 labelled message(s) not scanned in the annotation file" in flat, out
+    assert "note: 5 labelled messages not scanned in the annotation file" in flat, out
     assert f"left out: {lab}:{k + 1}, {lab}:{k + 2}, {lab}:{k + 3} and 2 more" in flat, out
 
 
@@ -211,5 +212,7 @@ def test_a_later_line_of_another_format_is_named_not_a_pydantic_dump(ann: Path, 
     n = len(b.read_text(encoding="utf-8").splitlines())
     code, out = _agreement(ann, b)
     assert code == 2 and out.count("\n") == 1, out
-    assert out.startswith(f"error: {b}:{n}: not an annotation record (fields: foo; expected kind, message_id, "), out
+    assert out.startswith(
+        f"error: ANN_B: {b}:{n}: not an annotation record (fields: foo; expected kind, message_id, "
+    ), out
     assert "Field required" not in out and "more)" not in out

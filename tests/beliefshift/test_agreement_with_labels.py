@@ -124,7 +124,7 @@ def test_unscanned_messages_and_dead_targets_are_noted(annotated, tmp_path):
     rep = agreement_with_labels(read_labels(path), ann)
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert (
-        f"1 labelled message(s) not scanned in the annotation file (game or round not annotated), left out: {path}:{n}"
+        f"1 labelled message not scanned in the annotation file (game or round not annotated), left out: {path}:{n}"
         in rep.notes
     )
     assert any("not living candidates" in n for n in rep.notes)

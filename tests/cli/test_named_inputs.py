@@ -102,7 +102,7 @@ MODEL_OPTIONS = {
         ["play", "--agents", "scripted", "--rules", "nope", "--out", "{tmp}/o"],
         "--rules: unknown rule set",
     ),
-    "rules show": (["rules", "show", "nope"], "unknown rule set 'nope'"),
+    "rules show": (["rules", "show", "nope"], "NAME: unknown rule set 'nope'"),
 }
 
 
@@ -227,7 +227,7 @@ def test_import_mafiascope_given_a_mafialab_log_folder_says_so(
     code, out = _run(["import", "mafiascope", str(src), "--out", str(tmp_path / "i")])
     assert code == 2
     line = _one_error_line(out)
-    assert line.startswith(f"error: SRC: {src} is already a mafialab log folder (1 game(s) with a game_start header)")
+    assert line.startswith(f"error: SRC: {src} is already a mafialab log folder (1 game with a game_start header)")
     assert "nothing to import" in line
     assert not (tmp_path / "i").exists() or not list((tmp_path / "i").rglob("game.jsonl"))
 
@@ -261,7 +261,7 @@ def test_a_bad_agent_in_a_season_file_is_named_by_file_and_field_only(tmp_path: 
     code, out = _run(["season", "plan", str(season)])
     assert code == 2
     line = _one_error_line(out)
-    assert line.startswith(f"error: {season}: roster[1].agent: unknown agent spec 'bogus'"), line
+    assert line.startswith(f"error: FILE: {season}: roster[1].agent: unknown agent spec 'bogus'"), line
     assert "agents:" not in line
 
 

@@ -88,7 +88,7 @@ def test_load_config_reports_several_problems_and_json(tmp_path: Path) -> None:
     f.write_text('{"items": [', encoding="utf-8")
     with pytest.raises(ConfigError, match=rf"^{f}: not valid JSON \(.* at line 1 column \d+\)$"):
         load_config(f, _Doc)
-    with pytest.raises(ConfigError, match=r"^doc: \(top level\): expected a mapping, got list"):
+    with pytest.raises(ConfigError, match=r"^doc: expected a mapping of fields at the top level, found a list$"):
         load_config([1], _Doc, source="doc")
     assert load_config({"items": [], "name": "a"}, _Doc) == _Doc(items=[], name="a")
     assert field_path(("roster", 2, "agent")) == "roster[2].agent" and field_path(()) == "(top level)"

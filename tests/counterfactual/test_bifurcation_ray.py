@@ -71,7 +71,7 @@ def test_ray_bifurcation_equals_the_local_run_and_resumes_the_same_way(
         assert sum(len(v) for v in a["samples"].values()) == 12 and len(a["forks"]) == 4 == len(a["games"])
         assert a == b  # samples, point, outcomes and fork logs (clock fields aside)
         for res in (local, fanned):
-            assert "1 point(s); 12 new sample(s), 4 new fork(s)" in res.output
+            assert "1 point; 12 new samples, 4 new forks" in res.output
 
         # resume under Ray: nothing finished is redone; a fork lost by an interruption is played again
         out = tmp_path / "ray"
@@ -83,7 +83,7 @@ def test_ray_bifurcation_equals_the_local_run_and_resumes_the_same_way(
         tasks.clear()
         again = runner.invoke(app, [*base, "--out", str(out), "--ray", "local"])
         assert again.exit_code == 0, again.output
-        assert "0 new sample(s), 1 new fork(s)" in again.output
+        assert "0 new samples, 1 new fork " in again.output
         assert tasks == ["fork"] and len(stub.requests) == before  # no sample redrawn (scripted forks)
     after = _dir(out)
     assert after["games"] == a["games"] and after["samples"] == a["samples"]

@@ -174,7 +174,7 @@ def test_cli_run_dry_run_and_report(parent: Path, tmp_path: Path) -> None:
         app, ["bifurcate", "run", str(parent), "--points", "random:2", "--dry-run", "--out", str(tmp_path)]
     )
     assert res.exit_code == 0, res.output
-    assert "2 point(s): 1000 resample call(s), 40 fork(s)" in res.stdout
+    assert "2 points: 1000 resample calls, 40 forks" in res.stdout
     res = runner.invoke(app, ["bifurcate", "run", str(parent), "--points", "12345", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "no forkable step" in res.stderr
     for bad, why in (("bogus", "expected a decision id"), ("12345", "no forkable step '12345'")):

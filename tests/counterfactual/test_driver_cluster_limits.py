@@ -86,7 +86,7 @@ def test_the_driver_calls_of_a_ray_bifurcation_count_against_the_cluster_limit(
         stop.touch()
         n_chat, n_embed = ray.get(busy)
         assert res.exit_code == 0, res.output
-        assert "1 point(s); 6 new sample(s), 2 new fork(s)" in res.output
+        assert "1 point; 6 new samples, 2 new forks" in res.output
         # the driver's preflight and embedding requests reached the server while the busy worker ran ...
         driver_embeds = [r for r in stub.requests if r.get("model") == "emb" and r.get("input") != ["busy"]]
         assert driver_embeds and n_chat > 0 and n_embed > 0

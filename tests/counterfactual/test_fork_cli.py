@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from mafialab._words import count
 from mafialab.cli import app
 from mafialab.record import read_game
 
@@ -54,7 +55,7 @@ def test_dry_run_plays_nothing_and_errors_name_the_option(tmp_path: Path) -> Non
         app, ["fork", "run", str(g), "--at", "12", "-n", "5", "--dry-run", "--out", str(tmp_path / "x")]
     )
     assert res.exit_code == 0, res.output
-    assert "5 branch(es)" in res.output and "no calls.jsonl" in res.output
+    assert "5 branches" in res.output and "no calls.jsonl" in res.output
     assert not (tmp_path / "x").exists()
     res = runner.invoke(app, ["fork", "run", str(g), "--at", "999", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "--at: no forkable step '999'" in res.output
@@ -101,8 +102,8 @@ def test_steps_of_a_log_with_an_unreadable_line_say_the_list_stops_at_it(tmp_pat
     )
     assert 0 < listed < n_all  # replay stops at the gap
     warning = " ".join(res.stderr.split())
-    assert f"1 unreadable line(s) in the log (first: {g / 'game.jsonl'}:{cut + 1}:" in warning
-    assert f"as far as it still follows the game ({listed} step(s) listed)" in warning
+    assert f"1 unreadable line in the log (first: {g / 'game.jsonl'}:{cut + 1}:" in warning
+    assert f"as far as it still follows the game ({count(listed, 'step')} listed)" in warning
 
 
 def test_steps_of_a_log_with_a_repeated_line_lose_nothing(tmp_path: Path) -> None:

@@ -129,5 +129,5 @@ async def test_a_chat_n_that_loses_samples_is_an_error() -> None:
             return [ChatResponse(text="{}")]
 
     assert max_samples_per_request(Short()) == 4
-    with pytest.raises(RuntimeError, match="returned 1 answers for n = 3"):
+    with pytest.raises(RuntimeError, match="returned 1 answer for n = 3"):
         await complete_n(Short(), _req(), 3)

@@ -130,7 +130,7 @@ def _probe(**kw: object) -> dict[str, object]:
         ({"probes": [_probe(id="has space")]}, "probes[0].id: String should match pattern"),
         ({"probes": []}, "probes: Tuple should have at least 1 item"),
         ({"probez": []}, "probez: unknown field 'probez' (did you mean 'probes'?)"),
-        ([1, 2], "expected a mapping"),
+        ([1, 2], "expected a probe battery (a mapping with a 'probes' list) at the top level, found a list"),
         (
             {"introspection": {"enabled": True, "probes": [_probe(when="round_end")]}},
             "introspection.probes[0].when: MafiaScope blocks allow always or own_turn",

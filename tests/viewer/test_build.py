@@ -343,7 +343,7 @@ def test_raw_mafiascope_logs_get_a_hint(mafiascope_dir: Path, tmp_path: Path) ->
     r = CliRunner().invoke(app, ["view", str(mafiascope_dir / "ru_clean"), "--out", str(tmp_path / "site")])
     assert r.exit_code == 2 and "Traceback" not in r.output
     text = " ".join(r.output.split())  # rich wraps long lines
-    assert "holds 2 MafiaScope log(s)" in text and "mafialab import mafiascope" in text
+    assert "holds 2 MafiaScope logs" in text and "mafialab import mafiascope" in text
 
 
 def test_parallel_build_writes_the_same_site(logs: Path, site: Path, tmp_path: Path) -> None:

@@ -67,5 +67,5 @@ def test_view_says_what_it_will_replace(game_dir: Path, tmp_path: Path) -> None:
     assert "holds an earlier viewer build" in " ".join(again.output.split())
     beside = CliRunner().invoke(app, ["view", str(logs), "--out", str(logs)])
     flat = " ".join(beside.output.split())
-    assert beside.exit_code == 0 and "holds 1 game log(s)" in flat and "the logs are not touched" in flat
+    assert beside.exit_code == 0 and "holds 1 game log;" in flat and "the logs are not touched" in flat
     assert (logs / "g1" / GAME_FILE).is_file()

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from mafialab._words import count
 from mafialab.agents._prompts import (
     Layout,
     Persona,
@@ -101,7 +102,7 @@ class EchoGuard:
                     counts[kind] += 1
         if not any(counts.values()):
             return text, None
-        parts = [f"{n} line(s) of its private block" if k == "private" else f"{n} instruction line(s)"
+        parts = [f"{count(n, 'line')} of its private block" if k == "private" else count(n, "instruction line")
                  for k, n in counts.items() if n]  # fmt: skip
         left = " ".join(norm.split()).strip(" \"'`:;,-")
         return left, "the answer repeated the prompt verbatim (" + " and ".join(parts) + ")"

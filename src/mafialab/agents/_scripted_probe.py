@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from mafialab._words import count
 from mafialab.agents._scripted import CLEARED, KNOWN_HIDDEN
 from mafialab.engine import PlayerView, Speech, Vote
 from mafialab.rules import RuleSet
@@ -214,7 +215,7 @@ def personality_profile(agent: ScriptedAgent, view: PlayerView) -> list[dict[str
         e = min(100, round(20 + 4 * wpm)) if n else 50
         a = round(70 - 40 * share) if n else 50
         summary = (
-            f"{n} message(s), about {wpm:.0f} words each, pushing on someone in {100 * share:.0f}% of them."
+            f"{count(n, 'message')}, about {wpm:.0f} words each, pushing on someone in {100 * share:.0f}% of them."
             if n
             else "Has not spoken yet."
         )

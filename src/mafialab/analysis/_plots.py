@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mafialab._words import count
+
 
 def plot_caption(rep: dict[str, Any], corpus: str | None = None) -> str:
     """What every plot of a report is titled with: the corpus, method, games and resamples."""
     where = f"{corpus} · " if corpus else ""
-    return f"{where}method {rep['method']} · {rep['games']} game(s) · 95% CI: {rep['resamples']} game resamples"
+    games, resamples = count(rep["games"], "game"), count(rep["resamples"], "game resample")
+    return f"{where}method {rep['method']} · {games} · 95% CI: {resamples}"
 
 
 def write_plots(rep: dict[str, Any], out_dir: Path, corpus: str | None = None) -> list[Path]:

@@ -30,6 +30,7 @@ from mafialab.arena._leaderboard import (
     write_index,
 )
 from mafialab.arena._season import (
+    MANIFEST_FILE,
     ProgressFn,
     SeasonError,
     SeasonManifest,
@@ -50,6 +51,7 @@ __all__ = [
     "INDEX_FILE",
     "JudgeSpec",
     "LEADERBOARD_MD",
+    "MANIFEST_FILE",
     "ProgressFn",
     "RosterEntry",
     "SeasonConfig",

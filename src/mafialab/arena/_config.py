@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mafialab._words import count
 from mafialab.agents import AgentSpecError, make_agent
 from mafialab.config import ConfigError, load_config, read_config
 from mafialab.models import ModelSpecError, parse_model_spec, resolve_backend
@@ -233,7 +234,8 @@ def season_warnings(cfg: SeasonConfig) -> list[str]:
     out = []
     if len(cfg.roster) < seats:
         out.append(
-            f"roster: {len(cfg.roster)} entries at a {seats}-seat table: every entry plays every game, "
+            f"roster: {count(len(cfg.roster), 'entry', 'entries')} at a {seats}-seat table: "
+            "every entry plays every game, "
             "several seats on both teams, so all entries share the same outcomes and the leaderboard rows "
             f"come out the same; use at least {seats + 1} entries (docs/arena.md, 'A meaningful season')"
         )

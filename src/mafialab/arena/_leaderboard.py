@@ -13,6 +13,7 @@ import numpy as np
 from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
 
+from mafialab._words import count
 from mafialab.analysis import no_interval_reason, wilson
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._season import GAMES_DIR, Slot, _atomic_write, load_manifest
@@ -663,7 +664,7 @@ def render_markdown(index: SeasonIndex) -> str:
         f"# Season {index.season}",
         "",
         f"Rules `{index.rules_id}`, seed {index.seed}: {index.games_counted} of {index.games_planned} games counted, "
-        f"{index.replacements} replacement(s). Rates are per seat-game with 95 % Wilson intervals; judge scores "
+        f"{count(index.replacements, 'replacement')}. Rates are per seat-game with 95 % Wilson intervals; judge scores "
         "(0–10) are means with 95 % bootstrap intervals (no interval from fewer than 2 games); rating is "
         "OpenSkill Plackett–Luce; entries without a counted game are listed last, unranked (–).",
         "",

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mafialab._words import count
 from mafialab.agents import make_agent
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
@@ -526,8 +527,8 @@ class _Runner:
         self.save()
         if failed:
             raise SeasonError(
-                f"{len(failed)} game(s) failed (recorded games are kept; fix and run `season resume {self.out}`): "
-                + "; ".join(failed)
+                f"{count(len(failed), 'game')} failed (recorded games are kept; fix and run "
+                f"`season resume {self.out}`): " + "; ".join(failed)
             )
 
 

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mafialab._words import count, kind_of
 from mafialab.beliefshift._io import AnnotationSet, BeliefShiftFormatError
 from mafialab.beliefshift._schema import Category
 
@@ -206,7 +207,7 @@ def agreement(a: AnnotationSet, b: AnnotationSet) -> AgreementReport:
             notes.append(f"{which} ({s.path.name}) has no header: only the messages it labels are compared")
     failed = failed_a | failed_b
     if failed:
-        notes.append(f"{len(failed)} message(s) excluded because an annotator failed on them")
+        notes.append(f"{count(len(failed), 'message')} excluded because an annotator failed on them")
     common = sorted((set(scan_a) & set(scan_b)) - failed)
     if not common:
         raise ValueError("agreement: the two annotations share no scanned message (different games or slices?)")
@@ -354,7 +355,7 @@ def read_labels(path: Path) -> LabelsFile:
         except RecursionError:
             raise BeliefShiftFormatError(f"{path}:{n}: JSON nested too deeply to read") from None
         if not isinstance(obj, dict):
-            raise BeliefShiftFormatError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
+            raise BeliefShiftFormatError(f"{path}:{n}: expected a JSON object, found {kind_of(obj)}")
         try:
             rec = LabelledMessage.model_validate(obj)
         except ValidationError as err:
@@ -481,11 +482,15 @@ def agreement_with_labels(labels: LabelsFile, ann: AnnotationSet) -> AgreementRe
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         notes.append(
-            f"{len(missing)} labelled message(s) not scanned in the annotation file (game or round not annotated), "
+            f"{count(len(missing), 'labelled message')} not scanned in the annotation file "
+            "(game or round not annotated), "
             f"left out: {', '.join(missing[:3])}{more}"
         )
     if failed_n:
-        notes.append(f"{failed_n} labelled message(s) excluded because the annotator failed on them")
+        notes.append(f"{count(failed_n, 'labelled message')} excluded because the annotator failed on them")
     if outside:
-        notes.append(f"{outside} labelled target(s) are not living candidates in the annotation file (counted)")
+        notes.append(
+            f"{count(outside, 'labelled target')} {'is' if outside == 1 else 'are'} not living candidates "
+            "in the annotation file (counted)"
+        )
     return _report(labels.path.name, h.annotator, units, n_messages, notes)

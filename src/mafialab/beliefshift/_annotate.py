@@ -33,6 +33,7 @@ from mafialab.beliefshift._schema import (
     ScannedMessage,
     message_id,
 )
+from mafialab.config import top_level_message
 from mafialab.engine import Elimination, Speech, resolve_name
 from mafialab.models import ChatMessage, ChatModel, ChatRequest
 from mafialab.record import GameLog, LogFormatError, read_game
@@ -283,7 +284,7 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
     except yaml.YAMLError as err:
         raise ValueError(f"{src}: malformed YAML: {err}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{src}: expected a mapping at the top level")
+        raise ValueError(f"{src}: {top_level_message('an annotator pack (a mapping with its cues)', data)}")
     cues_raw = data.get("cues")
     model = data.get("model")
     if not isinstance(cues_raw, dict):

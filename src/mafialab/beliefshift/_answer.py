@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mafialab._words import kind_of
 from mafialab.beliefshift._schema import FailureCause
 from mafialab.models import ChatResponse
 
@@ -70,5 +71,5 @@ def split_answer(resp: ChatResponse) -> Answer:
     except RecursionError:  # degenerate deeply nested output
         return Answer(None, "non_json", "not JSON: nested too deeply", text, reasoning)
     if not isinstance(obj, dict):
-        return Answer(None, "schema", f"expected a JSON object, got {type(obj).__name__}", text, reasoning)
+        return Answer(None, "schema", f"expected a JSON object, found {kind_of(obj)}", text, reasoning)
     return Answer(obj, None, "", text, reasoning)

@@ -14,7 +14,7 @@ from mafialab.beliefshift._annotate import player_ref
 from mafialab.beliefshift._io import AnnotationSet, content_id, sha256_file, write_jsonl
 from mafialab.beliefshift._render import RENDER_VERSION, render_history, setting_text
 from mafialab.beliefshift._schema import BenchHeader, BenchItem, ObserverContext
-from mafialab.config import ConfigError, parse_config_text
+from mafialab.config import ConfigError, parse_config_text, top_level_message
 from mafialab.engine import Elimination, Speech, derive_seed
 from mafialab.record import GameLog
 from mafialab.render import quote
@@ -42,7 +42,7 @@ def load_prompts_text(text: str, source: str) -> dict[str, str]:
     """
     data = parse_config_text(text, source)
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: (top level): a prompt pack must be a YAML mapping")
+        raise ConfigError(f"{source}: {top_level_message('a prompt pack (a mapping of its prompts)', data)}")
     for k in PROMPT_KEYS:
         if not isinstance(data.get(k), str):
             raise ConfigError(f"{source}: {k}: missing or not a string")

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mafialab._words import count
 from mafialab.beliefshift._schema import (
     ANNOTATION_VERSION,
     BENCH_VERSION,
@@ -181,7 +182,7 @@ def read_bench(path: Path) -> tuple[BenchHeader, list[BenchItem]]:
     assert header is not None
     if header.n_items != len(items):
         raise BeliefShiftFormatError(
-            f"{path}: n_items: header says {header.n_items} items, file has {len(items)} (truncated file?)"
+            f"{path}: n_items: header says {count(header.n_items, 'item')}, file has {len(items)} (truncated file?)"
         )
     return header, items
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,8 +15,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
+from mafialab._words import count as count  # commands import it from here; the library from mafialab._words
+from mafialab._words import noun_for
+
 if TYPE_CHECKING:
-    from mafialab.record import PriceTable
+    from mafialab.record import GameLog, PriceTable
     from mafialab.rules import RuleSet
 
 _RANGE_ERRORS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than")
@@ -74,8 +78,8 @@ _ARGV_KEY = "mafialab.argv"
 """Where the root group keeps the arguments after its own options (Click clears them before invoking)."""
 
 
-def _command_path_of(ctx: Any) -> str:
-    """The path of the command the root context's arguments name (``mafialab fork run``)."""
+def _command_of(ctx: Any) -> tuple[str, Any]:
+    """The path (``mafialab fork run``) and the command object the root context's arguments name."""
     path, cmd = [ctx.command_path], ctx.command
     for tok in ctx.meta.get(_ARGV_KEY, []):
         subs = getattr(cmd, "commands", None)
@@ -83,21 +87,30 @@ def _command_path_of(ctx: Any) -> str:
             break
         path.append(tok)
         cmd = subs[tok]
-    return " ".join(path)
+    return " ".join(path), cmd
 
 
-def usage_error_message(err: Exception, where: str = "mafialab") -> str:
+def usage_error_message(err: Exception, where: str = "mafialab", command: Any = None) -> str:
     """One line for a mistake in the command line's shape: an unknown option or command, an extra argument.
 
     ``no such option: --bogus (see `mafialab play -h`)``; a did-you-mean only when one of the
     command's own options (or commands) is close to the typo (:func:`_close`), never Click's
-    loose "Possible options" guess; ``got unexpected extra argument(s) (b) (see …)`` and the
-    like for the rest of Click's usage errors.
+    loose "Possible options" guess; ``unexpected extra argument: b (see …)``; an option given
+    without its value named by its long form as every other option error names it
+    (``--seed: requires an argument``, also when typed as ``-s``); the like for the rest of
+    Click's usage errors.
+
+    Args:
+        err: The usage error Click raised.
+        where: The command's path for the help hint, when ``err`` carries no context.
+        command: The command being parsed, when ``err`` carries no context (Click's parser
+            raises its errors without one); its options give the long names.
     """
     import re
 
     ctx = getattr(err, "ctx", None)
     where = ctx.command_path if ctx is not None else where
+    command = ctx.command if ctx is not None else command
     see = f"(see `{where} -h`)"
     kinds = {c.__name__ for c in type(err).__mro__}
     msg = str(getattr(err, "message", err)).strip()
@@ -114,8 +127,27 @@ def usage_error_message(err: Exception, where: str = "mafialab") -> str:
         return f"no such command: {name}" + (f" (did you mean {near}?)" if near else "") + f" {see}"
     msg = msg.rstrip(".")
     msg = msg[:1].lower() + msg[1:]
+    extra = re.fullmatch(r"got unexpected extra argument(?:\(s\)|s)? \((.*)\)", msg)
+    if extra:  # Typer's copy of Click says "argument(s)"; words are counted here as everywhere
+        given = extra.group(1).split()
+        return f"unexpected extra {noun_for(len(given), 'argument')}: {extra.group(1)} {see}"
     opt = getattr(err, "option_name", None)
-    return f"{opt}: {msg.replace(f'option {opt!r} ', '')} {see}" if opt else f"{msg} {see}"
+    if not opt:
+        return f"{msg} {see}"
+    msg = msg.replace(f"option {opt!r} ", "")
+    return f"{_long_name(command, opt)}: {msg} {see}"
+
+
+def _long_name(command: Any, opt: str) -> str:
+    """How the messages name the option typed as ``opt``: its long form (``-n`` → ``--games``) when it has one.
+
+    ``command`` is the command whose option it is (``None``: unknown, ``opt`` is kept).
+    """
+    params = getattr(command, "params", None) or []
+    param = next((p for p in params if opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))), None)
+    if param is None or opt.startswith("--"):  # a long form (``--no-x`` too) is named as typed
+        return opt
+    return _param_name(param)
 
 
 @contextmanager
@@ -132,7 +164,8 @@ def _one_line_bad_parameter(ctx: Any = None) -> Iterator[None]:
         kinds = {c.__name__ for c in type(err).__mro__}
         if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
             raise
-        fail(usage_error_message(err, _command_path_of(ctx) if ctx is not None else "mafialab"))
+        where, command = _command_of(ctx) if ctx is not None else ("mafialab", None)
+        fail(usage_error_message(err, where, command))
 
 
 class _OneLineErrors(TyperGroup):
@@ -256,13 +289,35 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
+def _cannot_create_in(folder: Path, name: str) -> str | None:
+    """Why nothing can be created in the existing ``folder`` (called ``name``), or ``None`` when something can.
+
+    :func:`os.access` alone says yes to root everywhere, also in ``/proc`` or ``/sys``
+    where no folder can be made; so when the access check passes a folder is really
+    created there and removed at once.
+
+    Returns:
+        ``NAME is not writable (permissions or a read-only disk)``, ``nothing can be created
+        in NAME (No such file or directory)`` (the system's reason), or ``None``.
+    """
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{name} is not writable (permissions or a read-only disk)"
+    try:
+        probe = tempfile.mkdtemp(prefix=".mafialab-check-", dir=folder)
+    except OSError as err:
+        return f"nothing can be created in {name} ({err.strerror or err})"
+    os.rmdir(probe)
+    return None
+
+
 def _check_writable_place(path: Path, option: str, what: str) -> None:
-    """Fail unless every existing ancestor of ``path`` is a folder, the closest one writable."""
+    """Fail unless every existing ancestor of ``path`` is a folder in which something can be created."""
     base = _nearest_existing(path.parent if path.parent != path else path)
     if base.exists() and not base.is_dir():
         fail(f"{option}: {path} cannot be created: {base} is a file, not a folder")
-    if base.exists() and not os.access(base, os.W_OK | os.X_OK):
-        fail(f"{option}: cannot write {what} {path}: {base} is not writable (permissions or a read-only disk)")
+    why = _cannot_create_in(base, str(base)) if base.exists() else None
+    if why is not None:
+        fail(f"{option}: cannot write {what} {path}: {why}")
 
 
 def _recorded_folder(folder: Path) -> bool:
@@ -306,6 +361,29 @@ def refuse_recorded_or_input(path: Path, option: str = "--out", inputs: Iterable
         )
 
 
+def refuse_game_folder(path: Path, option: str = "--out") -> None:
+    """Fail (code 2) when the output folder ``path`` is a recorded game's folder (it holds ``game.jsonl``).
+
+    A command's output (game folders, branches, tables, plots, a site) never goes into a
+    recorded game's folder, beside its logs: a reader of that folder (``view``, ``report``,
+    ``fork``) would find it mixed with the game. Checked by :func:`check_out_dir` for every
+    output folder; a new, empty or earlier output folder of the command is not a game's
+    folder, so resuming and appending there still work. ``path`` is followed through
+    symlinks and ``..``.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``OPTION: PATH is a recorded game's folder
+            (it holds game.jsonl); … choose another folder``.
+    """
+    from mafialab.record import GAME_FILE
+
+    if (path / GAME_FILE).is_file():
+        fail(
+            f"{option}: {path} is a recorded game's folder (it holds {GAME_FILE}); nothing is written into a "
+            "game's folder: choose another folder"
+        )
+
+
 def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = ()) -> Path:
     """Check that ``path`` can be the folder a command writes into (created when missing).
 
@@ -320,15 +398,19 @@ def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str,
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``path`` is a file, an
             ancestor of it is a file, the folder (or the closest existing ancestor) is not
-            writable, or it is an input or a recorded log's name (:func:`refuse_recorded_or_input`).
+            writable (a folder is created and removed there to make sure), it is an input or
+            a recorded log's name (:func:`refuse_recorded_or_input`), or it is a recorded
+            game's folder (:func:`refuse_game_folder`).
     """
     refuse_recorded_or_input(path, option, inputs)
+    refuse_game_folder(path, option)
     _checked_outputs.append((option, path))
     if path.exists() and not path.is_dir():
         fail(f"{option}: {path} is a file; give a folder (it is created when missing)")
     if path.is_dir():
-        if not os.access(path, os.W_OK | os.X_OK):
-            fail(f"{option}: cannot write into the folder {path}: it is not writable (permissions or a read-only disk)")
+        why = _cannot_create_in(path, "it")
+        if why is not None:
+            fail(f"{option}: cannot write into the folder {path}: {why}")
         return path
     _check_writable_place(path, option, "the folder")
     return path
@@ -461,17 +543,50 @@ ONE_GAME = "one game's folder (holding game.jsonl)"
 
 
 def check_games_path(path: Path, name: str) -> Path:
-    """Fail (code 2) naming the argument when ``path``, where game logs are read from, does not exist.
+    """Fail (code 2) naming the argument when ``path``, where game logs are read from, holds no game.
 
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist: expected a
-            game's folder …`` (:func:`mafialab.record.no_games_message`).
+            game's folder …``, ``NAME: PATH is a file, not a game log …`` or ``NAME: PATH is a
+            folder with no game.jsonl in it or below …`` (:func:`mafialab.record.no_games_message`).
     """
-    from mafialab.record import no_games_message
+    from mafialab.record import iter_game_dirs, no_games_message
 
-    if not path.exists():
+    if not path.exists() or not iter_game_dirs(path):
         fail(f"{name}: {no_games_message(path)}")
     return path
+
+
+def read_game_arg(path: Path, name: str) -> GameLog:
+    """Read the one game given as the argument ``name`` (``GAME``); fail (code 2) naming it when it cannot be read.
+
+    Every problem is reported the way :func:`mafialab.record.read_game` reports it (a
+    skipped line is logged as a warning), but only for a game that can be read: a path that
+    is no game log gives one line, ``NAME: …``, and no warning before it.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``NAME: PATH does not exist …``, ``NAME:
+            PATH is a folder with no game.jsonl …`` or ``NAME: FILE: no valid game_start header
+            record …`` (:class:`mafialab.record.LogFormatError`).
+    """
+    import logging
+
+    from mafialab.record import LogFormatError, read_game
+
+    check_in_path(path, name, ONE_GAME)
+    try:
+        game = read_game(path, warn=False)
+    except LogFormatError as err:
+        fail(f"{name}: {err}")
+    for why in game.problems:  # as read_game(path) would have logged them while reading
+        logging.getLogger(read_game.__module__).warning(why)
+    return game
+
+
+def arg_message(name: str, err: BaseException | str) -> str:
+    """``NAME: message`` for an error about the content of the argument ``name`` (``FILE``, ``BENCH``)."""
+    msg = str(err)
+    return msg if msg.startswith(f"{name}: ") else f"{name}: {msg}"
 
 
 def option_message(option: str, err: BaseException) -> str:
@@ -490,6 +605,27 @@ def option_message(option: str, err: BaseException) -> str:
 
 _LIBRARY_NAMES = ("agents", "probes", "rules")
 """Parameter names the library starts its errors with, where the CLI names its own option."""
+
+
+_LIBRARY_OPTIONS = {"out": "--out"}
+"""Library parameters whose errors (``out: …``) are about a value the command line gives as an option."""
+
+
+def library_message(err: BaseException, out: Path | None = None, option: str = "--out") -> str:
+    """A library error as the command line names its subject: ``out: PATH already exists …`` → ``--out: …``.
+
+    ``run_fork``, ``play_game`` and the Ray runner name their ``out`` parameter; the user gave
+    it as ``--out``. A message that starts with the output path ``out`` itself (``R.jsonl: holds
+    results of bench …``, ``B: holds a bifurcation run with other parameters``) is named by
+    ``option`` too. Any other message is returned unchanged.
+    """
+    msg = str(err)
+    head, sep, rest = msg.partition(": ")
+    if sep and head in _LIBRARY_OPTIONS:
+        return f"{_LIBRARY_OPTIONS[head]}: {rest}"
+    if out is not None and msg.startswith((f"{out}:", f"{out} ")):
+        return f"{option}: {msg}"
+    return msg
 
 
 def seat_option(seat: int, overrides: Mapping[int, str], option: str = "--agents") -> str:
@@ -549,17 +685,3 @@ def load_price_option(path: Path | None, option: str = "--prices") -> PriceTable
         return load_prices(path)
     except ValueError as err:  # ConfigError: names the file, the model and the field
         fail(option_message(option, err))
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``"<n> <noun>"`` with the noun singular for exactly 1, plural otherwise (0 games, 2 games).
-
-    Args:
-        n: The count (any integer).
-        noun: The singular noun, e.g. ``"game"``.
-        plural: The plural when it is not ``noun + "s"`` (``"branches"``).
-
-    Returns:
-        E.g. ``count(1, "game") == "1 game"``, ``count(3, "branch", "branches") == "3 branches"``.
-    """
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -44,6 +44,7 @@ from mafialab.beliefshift import (
     write_report,
 )
 from mafialab.cli._app import (
+    arg_message,
     check_games_path,
     check_in_path,
     check_out_dir,
@@ -51,6 +52,7 @@ from mafialab.cli._app import (
     console,
     count,
     fail,
+    library_message,
     progress_bar,
     seed_option,
 )
@@ -79,7 +81,7 @@ def annotate_cmd(
     try:
         games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
-        fail(str(err))
+        fail(arg_message("LOGS", err))
     if annotator == "rules":
         ann = RulesAnnotator()
     else:
@@ -221,14 +223,20 @@ def agreement_cmd(
             f"ANN_B: {ann_b} looks like a labels file (game_id/round/speaker/labels lines); ANN_B is the "
             "annotation file to score (ANN.jsonl from `beliefshift annotate`), a labels file goes first as ANN_A"
         )
-    try:
+    try:  # each file's errors carry its label: ANN_A or ANN_B
         if labels_a:
             ref = read_labels(ann_a)
-            rep = agreement_with_labels(ref, read_annotations(ann_b))
         else:
             a = read_annotations(ann_a)
-            rep = agreement(a, read_annotations(ann_b))
     except (BeliefShiftFormatError, ValueError) as err:
+        fail(arg_message("ANN_A", err))
+    try:
+        b = read_annotations(ann_b)
+    except (BeliefShiftFormatError, ValueError) as err:
+        fail(arg_message("ANN_B", err))
+    try:
+        rep = agreement_with_labels(ref, b) if labels_a else agreement(a, b)
+    except (BeliefShiftFormatError, ValueError) as err:  # a label naming no player of its game (file:line)
         fail(str(err))
 
     def num(x: float) -> str:
@@ -278,7 +286,13 @@ def freeze_cmd(
         check_in_path(prompts, "--prompts", "a YAML file", kind="file")
     try:
         games = load_logs([logs], include_branches=include_branches)
+    except (FileNotFoundError, LogFormatError, OSError, ValueError) as err:
+        fail(arg_message("LOGS", err))
+    try:
         ann = read_annotations(annotations)
+    except (BeliefShiftFormatError, OSError, ValueError) as err:
+        fail(arg_message("ANNOTATIONS", err))
+    try:
         pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)
     except (FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError) as err:
@@ -328,7 +342,7 @@ def run_cmd(
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
-        fail(str(err))
+        fail(arg_message("BENCH", err))
     if limit is not None:
         items = items[:limit]
     try:
@@ -358,7 +372,7 @@ def run_cmd(
                     run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task))
                 )
         except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError) as err:
-            fail(str(err))
+            fail(library_message(err, out))  # the results already in OUT (another bench, a bad line): --out
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
         f"{chat.name}: {summary.ok}/{summary.total} observations valid ({100 * summary.completion:.1f} %), "
@@ -394,13 +408,18 @@ def report_cmd(
         check_in_path(models, "--models", "a YAML file", kind="file")
     try:
         infos = load_models_yaml(models) if models else None
+    except (ModelsFileError, ImportError) as err:
+        fail(str(err))
+    try:
         recs, problems = read_all_results(results)
-    except (ModelsFileError, BeliefShiftFormatError, ImportError) as err:
+    except BeliefShiftFormatError as err:
+        fail(arg_message("RESULTS", err))
+    except ImportError as err:  # an Inspect log without Inspect AI installed (says what to install)
         fail(str(err))
     for p in problems:
         console.print(f"[yellow]skipped:[/] {escape(str(p))}")
     if not recs:
-        fail("no result records in the given files")
+        fail(f"RESULTS: no result records in {', '.join(map(str, results))}")
     rep = build_report(recs, infos, ci)  # type: ignore[arg-type]
     if len(rep.benches) > 1:
         console.print(
@@ -413,6 +432,6 @@ def report_cmd(
     for name in show:
         console.print(rep.tables[name].to_markdown(), markup=False, highlight=False, soft_wrap=True)
     console.print(
-        f"{len(written)} files written under {escape(str(out))}/ "
+        f"{count(len(written), 'file')} written under {escape(str(out))}/ "
         "(per-model tables, LaTeX, CSV, prior_discrimination.png)"
     )

@@ -16,15 +16,18 @@ from rich.table import Table
 
 from mafialab.analysis import blocks_csv_rows, fmt_rate, report_bifurcation
 from mafialab.cli._app import (
-    ONE_GAME,
+    arg_message,
     check_agent_spec,
     check_in_path,
     check_out_dir,
     console,
+    count,
     err_console,
     fail,
+    library_message,
     progress_bar,
     ray_option,
+    read_game_arg,
     refuse_seats_on_ray,
     seed_option,
 )
@@ -89,7 +92,7 @@ def _print_tables(rep: dict[str, Any]) -> None:
     ff = rep["factual_forks"]
     console.print(f"factual forks (variant 0): {ff['flips']} of {ff['n']} flipped", highlight=False)
     if rep["unfinished_forks"]:
-        console.print(f"[yellow]{rep['unfinished_forks']} forks without a winner left out[/]")
+        console.print(f"[yellow]{count(rep['unfinished_forks'], 'fork')} without a winner left out[/]")
 
 
 @bifurcate_app.command("report")
@@ -108,7 +111,7 @@ def report_cmd(
     try:
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
     except (FileNotFoundError, ValueError) as err:
-        fail(str(err))
+        fail(arg_message("PATH", err))
     for p in rep["problems"]:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, soft_wrap=True)
     if fmt is _Fmt.json:
@@ -158,14 +161,10 @@ def run_cmd(
     """
     from mafialab.counterfactual import branch_specs, estimate_bifurcation, run_bifurcation
     from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
-    from mafialab.record import LogFormatError, read_game
+    from mafialab.record import LogFormatError
 
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
-    try:
-        log = read_game(game)
-    except LogFormatError as err:
-        fail(str(err))
+    log = read_game_arg(game, "GAME")
     for option, spec in (("--agents", agents), ("--sampler", sampler)):
         if spec is not None:
             check_agent_spec(spec, option, log.header.rules, 0, seed)
@@ -177,8 +176,9 @@ def run_cmd(
             )
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
             console.print(
-                f"{est.points} point(s): {est.resample_calls} resample call(s), {est.forks} fork(s) of about "
-                f"{est.fork_calls:.0f} call(s); {est.calls:.0f} calls in all; forks' estimated cost {cost}",
+                f"{count(est.points, 'point')}: {count(est.resample_calls, 'resample call')}, "
+                f"{count(est.forks, 'fork')} of about {count(round(est.fork_calls), 'call')} together; "
+                f"{count(round(est.calls), 'call')} in all; forks' estimated cost {cost}",
                 highlight=False,
             )
             return
@@ -215,11 +215,12 @@ def run_cmd(
         ImportError,
         RayConnectError,
     ) as err:
-        fail(str(err))
+        fail(library_message(err, out))
     for e in res.errors:
         err_console.print(f"[yellow]fork not played:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     console.print(
-        f"{len(res.points)} point(s); {res.samples} new sample(s), {res.forks} new fork(s) in {escape(str(out))}. "
+        f"{count(len(res.points), 'point')}; {count(res.samples, 'new sample')}, {count(res.forks, 'new fork')} "
+        f"in {escape(str(out))}. "
         f"Report: mafialab bifurcate report {escape(str(out))}",
         highlight=False,
     )

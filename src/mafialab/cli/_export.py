@@ -34,7 +34,7 @@ def export_parquet_cmd(
 
     if out.suffix == ".parquet" and not out.is_dir():
         check_out_file(out)
-    elif not (out.exists() and not out.is_dir()):  # a file: export_parquet says "a directory or a FILE.parquet"
+    else:  # before the input: a file here is refused as "a file; give a folder"
         check_out_dir(out)
     check_games_path(directory, "DIRECTORY")
     try:

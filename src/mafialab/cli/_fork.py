@@ -16,21 +16,26 @@ from rich.table import Table
 from mafialab.agents import parse_seat_overrides
 from mafialab.cli._app import (
     ONE_GAME,
+    arg_message,
     check_agent_spec,
     check_in_path,
     check_out_dir,
     console,
+    count,
     err_console,
     fail,
+    library_message,
     load_price_option,
     progress_bar,
     ray_option,
+    read_game_arg,
     refuse_seats_on_ray,
     seat_option,
     seed_option,
 )
 from mafialab.config import json_error
 from mafialab.counterfactual import (
+    BatchSummary,
     Inject,
     Intervention,
     Night,
@@ -40,6 +45,7 @@ from mafialab.counterfactual import (
     compare_batches,
     estimate_fork,
     fork_steps,
+    one_batch,
     resolve_step,
     run_fork,
     sweep,
@@ -122,6 +128,9 @@ def steps_cmd(
     check_in_path(game, "GAME", ONE_GAME)
     try:
         log = read_game(game, warn=False)  # each problem is printed once, below
+    except LogFormatError as err:
+        fail(arg_message("GAME", err))
+    try:
         steps = fork_steps(log)
     except (LogFormatError, ReplayMismatch) as err:
         fail(str(err))
@@ -132,9 +141,9 @@ def steps_cmd(
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
     if lost:  # replay, and so the list, stops at the first gap
         err_console.print(
-            f"[yellow]warning:[/] {len(lost)} unreadable line(s) in the log (first: "
+            f"[yellow]warning:[/] {count(len(lost), 'unreadable line')} in the log (first: "
             f"{escape(lost[0])}): the events on them are missing, so a fork replays the log only "
-            f"as far as it still follows the game ({len(steps)} step(s) listed)",
+            f"as far as it still follows the game ({count(len(steps), 'step')} listed)",
             highlight=False,
             soft_wrap=True,
         )
@@ -184,10 +193,9 @@ def run_cmd(
 ) -> None:
     """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
+    log = read_game_arg(game, "GAME")
     table = load_price_option(prices)
     try:
-        log = read_game(game)
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
         overrides = parse_seat_overrides(seat, len(names))
         _check_given_agents(log, agents, overrides, seed)
@@ -199,7 +207,7 @@ def run_cmd(
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
             console.print(
                 f"fork of {log.game_id} at step {step.id} ({step.label}, {step.name} {step.kind}), "
-                f"{iv.type}: {n} branch(es), about {est.calls:.0f} model call(s) "
+                f"{iv.type}: {count(n, 'branch', 'branches')}, about {count(round(est.calls), 'model call')} "
                 f"({est.calls_per_branch:.1f} per branch), estimated cost {cost}. Basis: {est.basis}.",
                 highlight=False,
                 soft_wrap=True,
@@ -227,14 +235,15 @@ def run_cmd(
                 )
             )
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError) as err:
-        fail(str(err))
+        fail(library_message(err, out))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
         t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
     console.print(t)
     won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
     console.print(
-        f"batch {batch.batch}: {len(batch.branches)} branch(es) of {batch.parent_id} at step {step.id} ({iv.type}); "
+        f"batch {batch.batch}: {count(len(batch.branches), 'branch', 'branches')} of {batch.parent_id} "
+        f"at step {step.id} ({iv.type}); "
         f"won: {won}. Logs in {escape(str(out))}/",
         highlight=False,
     )
@@ -251,9 +260,15 @@ def compare_cmd(
     """P(each team wins) per batch (Wilson 95 %), the difference (Newcombe 95 %), Fisher exact p, n."""
     check_in_path(dir_a, "DIR_A", BRANCHES, kind="folder")
     check_in_path(dir_b, "DIR_B", BRANCHES, kind="folder")
+    sides: list[BatchSummary] = []
+    for name, folder, batch in (("DIR_A", dir_a, batch_a), ("DIR_B", dir_b, batch_b)):
+        try:
+            sides.append(one_batch(folder, batch))
+        except (LogFormatError, ValueError) as err:
+            fail(arg_message(name, err))
     try:
-        res = compare_batches(dir_a, dir_b, batch_a, batch_b)
-    except (LogFormatError, ValueError) as err:
+        res = compare_batches(sides[0], sides[1])
+    except ValueError as err:  # the same batch on both sides
         fail(str(err))
     if fmt == "json":
         console.print_json(json.dumps(res))
@@ -306,15 +321,15 @@ def sweep_cmd(
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
+    parent = read_game_arg(game, "GAME")
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         if agents is not None:
-            _check_given_agents(read_game(game), agents, {}, seed)
+            _check_given_agents(parent, agents, {}, seed)
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
     except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(str(err))
+        fail(library_message(err, out))
     if fmt == "json":
         data = [
             {"step": r.step.id, "label": r.step.label, "seat": r.step.seat, "kind": r.step.kind, "batch": r.batch.batch,

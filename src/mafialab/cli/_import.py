@@ -8,7 +8,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import check_out_dir, console, count, err_console, fail
+from mafialab.cli._app import (
+    check_out_dir,
+    console,
+    count,
+    err_console,
+    fail,
+    os_error_message,
+    output_option_for,
+)
 from mafialab.record import import_mafiascope
 
 import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
@@ -29,10 +37,15 @@ def import_mafiascope_cmd(
     Unreadable lines are reported as FILE:LINE and skipped; the exit code is 0 when every
     game was written (even with skipped lines) and 1 when a game could not be imported.
     """
-    check_out_dir(out)
+    check_out_dir(out, inputs=[("SRC", src)])
     try:
         rep = import_mafiascope(src, out)
-    except (FileNotFoundError, NotADirectoryError, ValueError) as err:
+    except OSError as err:
+        option = output_option_for(err.filename)
+        if option is not None:  # creating or writing the output (a disk that fills up, a folder taken away)
+            fail(os_error_message(err, option))
+        fail(os_error_message(err, "SRC") if err.filename else f"SRC: {err}")
+    except ValueError as err:
         fail(f"SRC: {err}")
     t = Table("game", "rules", "events", "probes", "snapshots", "failed turns", "foreign", "finished")
     for g in rep.games:
@@ -50,7 +63,10 @@ def import_mafiascope_cmd(
     for p in rep.problems:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, markup=True, soft_wrap=True)
     if rep.bifurcation is not None:
-        console.print(f"bifurcation: {rep.points} points, {rep.forks} fork outcomes written to {rep.bifurcation}")
+        console.print(
+            f"bifurcation: {count(rep.points, 'point')}, {count(rep.forks, 'fork outcome')} "
+            f"written to {rep.bifurcation}"
+        )
     console.print(f"imported {len(rep.imported)} of {count(len(rep.games), 'game')} into {escape(str(out))}")
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)

@@ -13,7 +13,7 @@ from mafialab.cli._app import check_games_path, console, count, fail
 from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
 from mafialab.models import ModelSpecError, get_model
-from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, no_games_message, read_game
+from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
 
 
 def _cell(stat: object) -> str:
@@ -52,9 +52,7 @@ def judge(
 ) -> None:
     """Judge finished games; verdicts are appended to verdicts.jsonl beside each game.jsonl."""
     check_games_path(game_dir, "GAME_DIR")
-    dirs = iter_game_dirs(game_dir) if game_dir.is_dir() else []
-    if not dirs:
-        fail(no_games_message(game_dir))
+    dirs = iter_game_dirs(game_dir)
     try:
         models = [get_model(j) for j in judges]
     except (ModelSpecError, ImportError) as err:

@@ -24,6 +24,7 @@ from mafialab.cli._app import (
     count,
     err_console,
     fail,
+    library_message,
     load_price_option,
     option_message,
     os_error_message,
@@ -56,6 +57,42 @@ from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winne
 _OPTION_OF = {"base_url": "--base-url", "api_key_env": "--api-key-env", "max_tokens": "--max-tokens",
               "temperature": "--temperature"}  # fmt: skip
 """The option each shared model option comes from (an error about it names that option)."""
+
+
+_OPENAI_ONLY = ("base_url", "api_key_env")
+"""Shared model options that only ``openai/`` models read (:func:`mafialab.agents.with_model_options`)."""
+
+
+def unused_openai_options(opts: dict[str, Any], given: Sequence[str], specs: Sequence[str]) -> list[str]:
+    """One warning line for each ``openai/``-only option given that no seat reads (``--base-url``, ``--api-key-env``).
+
+    A seat reads such an option when its spec as finally built has the key and the spec as given
+    did not (the option was added to it): an ``openai/`` model without its own value. The
+    option is otherwise ignored, so the user is told rather than left to find out.
+
+    Args:
+        opts: The shared model options given on the command line (``{"base_url": …}``).
+        given: Each seat's agent spec as given (``--agents`` or ``--seat N=…``).
+        specs: Each seat's spec with the shared options added.
+
+    Returns:
+        E.g. ``["--api-key-env is not used: it applies to openai/ models and no seat plays one"]``;
+        empty when every given option is read by some seat.
+    """
+    lines = []
+    for key in _OPENAI_ONLY:
+        if key not in opts:
+            continue
+        has = [key in dict(parse_qsl(sp.partition("?")[2])) for sp in given]
+        if any(key in dict(parse_qsl(sp.partition("?")[2])) and not h for sp, h in zip(specs, has, strict=True)):
+            continue
+        why = (
+            f"every openai/ seat sets its own {key}"
+            if any(sp.startswith("openai/") for sp in given)
+            else "it applies to openai/ models and no seat plays one"
+        )
+        lines.append(f"{_OPTION_OF[key]} is not used: {why}")
+    return lines
 
 
 def _seat_options(spec: str, timeout: float, probe: bool) -> str:
@@ -314,7 +351,8 @@ def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery
     k = 2
     while True:
         alt = out.with_name(f"{out.name}-{k}")
-        if not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
+        taken_alt = (alt / GAME_FILE).exists()  # a recorded game's own folder is never a runs folder
+        if not taken_alt and not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
             break
         k += 1
     console.print(
@@ -475,11 +513,8 @@ def _play(
         specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
         from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
         check_agent_spec(specs[-1], option, rs, s, seed, from_options)
-    if base_url is not None and not any("base_url=" in sp for sp in specs):
-        err_console.print(
-            "[yellow]warning:[/] --base-url is not used: it applies to openai/ models and no seat plays one",
-            highlight=False,
-        )
+    for line in unused_openai_options(opts, [overrides.get(s, agents) for s in range(rs.n_seats)], specs):
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
@@ -522,7 +557,7 @@ def _play(
         except OSError as err:
             fail(os_error_message(err))
         except ValueError as err:
-            fail(str(err))
+            fail(library_message(err, out))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")
     t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below

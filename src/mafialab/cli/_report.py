@@ -30,7 +30,17 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
-from mafialab.cli._app import check_in_path, check_out_dir, console, count, err_console, fail, seed_option
+from mafialab.cli._app import (
+    arg_message,
+    check_games_path,
+    check_in_path,
+    check_out_dir,
+    console,
+    count,
+    err_console,
+    fail,
+    seed_option,
+)
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 
@@ -152,7 +162,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
     # the heading as short lines, one phrase each: at 80 columns (a pipe) one long line was cut mid-phrase
     console.print(
         f"[bold]{count(rep['games'], 'game')}[/] "
-        f"(method {rep['method']}, {rep['resamples']} resamples, seed {rep['seed']})"
+        f"(method {rep['method']}, {count(rep['resamples'], 'resample')}, seed {rep['seed']})"
     )
     console.print(f"winners {won}", highlight=False)
     console.print(
@@ -395,6 +405,8 @@ def report(
     be read (no valid header, a newer log schema) is skipped with a line naming its file, as
     `view` skips it; a directory none of whose games can be read is refused.
     """
+    if plots is not None:  # before any work or warning
+        check_out_dir(plots, "--plots")
     keys = _by_keys(by)
     ref = None
     if reference is not None:
@@ -403,10 +415,7 @@ def report(
         except ValueError as err:
             fail(str(err))
     for d in directories:
-        if not d.exists():
-            fail(f"DIR: {d} does not exist")
-    if plots is not None:
-        check_out_dir(plots, "--plots")
+        check_games_path(d, "DIR")
     per_dir: list[tuple[Path, list[Any]]] = []
     for directory in directories:
         try:
@@ -417,14 +426,15 @@ def report(
                 directory, include_branches=include_branches, left_out=left_out, warnings=dups, skipped=unread
             )
         except (FileNotFoundError, LogFormatError) as err:
-            fail(str(err))
+            fail(arg_message("DIR", err))
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for why in dups:
             err_console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
         if left_out:
             err_console.print(
-                f"{escape(str(directory))}: left out {len(left_out)} branch(es) (forks); --include-branches keeps them",
+                f"{escape(str(directory))}: left out {count(len(left_out), 'branch', 'branches')} (forks); "
+                "--include-branches keeps them",
                 style="dim",
             )
         per_dir.append((directory, games))

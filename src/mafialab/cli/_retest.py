@@ -9,13 +9,13 @@ import typer
 from rich.markup import escape
 
 from mafialab.cli._app import (
-    ONE_GAME,
     check_agent_spec,
-    check_in_path,
     check_out_dir,
     console,
+    count,
     fail,
     option_message,
+    read_game_arg,
     seed_option,
 )
 
@@ -38,10 +38,10 @@ def retest(
     from mafialab.analysis import retest_floor
     from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
     from mafialab.probes import resolve_battery, run_retest
-    from mafialab.record import RETEST_FILE, LogFormatError, read_game, read_retests
+    from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 
     check_out_dir(out)
-    check_in_path(game, "GAME", ONE_GAME)
+    log = read_game_arg(game, "GAME")
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         resolve_battery(battery)
@@ -49,7 +49,7 @@ def retest(
         fail(option_message("--battery", err))
     try:
         if agents is not None:
-            check_agent_spec(agents, "--agents", read_game(game).header.rules, 0, seed)
+            check_agent_spec(agents, "--agents", log.header.rules, 0, seed)
         n = asyncio.run(
             run_retest(
                 game,
@@ -67,5 +67,6 @@ def retest(
     floor = retest_floor(read_retests([out / RETEST_FILE]))
     rate = "-" if floor is None else f"{floor['flip_rate']:.3f} over {floor['pairs']} repeat pairs"
     console.print(
-        f"{n} answers written to {escape(str(out / RETEST_FILE))}; top-suspect flip rate between repeats {rate}"
+        f"{count(n, 'answer')} written to {escape(str(out / RETEST_FILE))}; "
+        f"top-suspect flip rate between repeats {rate}"
     )

@@ -6,7 +6,7 @@ import typer
 import yaml
 from rich.table import Table
 
-from mafialab.cli._app import console, fail
+from mafialab.cli._app import arg_message, console, fail
 from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, RuleSetError, load_rules
 
 rules_app = typer.Typer(help="List and show rule sets.", no_args_is_help=True)
@@ -29,5 +29,5 @@ def rules_show(name: str = typer.Argument(..., help="Built-in name, versioned id
     try:
         r = load_rules(name)
     except RuleSetError as err:
-        fail(str(err).removeprefix("rules: "))  # names the value given (a path's errors start with it)
+        fail(arg_message("NAME", str(err).removeprefix("rules: ")))  # a path's errors start with it
     console.print(yaml.safe_dump(r.model_dump(mode="json"), sort_keys=False, allow_unicode=True), highlight=False)

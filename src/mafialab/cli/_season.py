@@ -15,6 +15,7 @@ from rich.text import Text
 from mafialab.arena import (
     INDEX_FILE,
     LEADERBOARD_MD,
+    MANIFEST_FILE,
     ProgressFn,
     SeasonConfig,
     SeasonConfigError,
@@ -33,6 +34,7 @@ from mafialab.arena import (
     write_index,
 )
 from mafialab.cli._app import (
+    arg_message,
     check_in_path,
     check_out_dir,
     console,
@@ -123,11 +125,16 @@ def season_run(
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
     check_out_dir(out)
+    if (out / MANIFEST_FILE).exists():  # before the roster's warnings: the season there is kept
+        fail(
+            f"--out: {out} already holds a season; continue it with `mafialab season resume {out}` "
+            "or choose another --out"
+        )
     check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
-        fail(str(err))
+        fail(arg_message("FILE", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in cfg.roster])
     if no_preflight:
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
@@ -150,7 +157,7 @@ def season_resume(
     try:
         m = load_manifest(out)
     except SeasonError as err:
-        fail(str(err))
+        fail(arg_message("OUT", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in m.config.roster])
     done = sum(s.status == "judged" for s in m.slots)
     _drive(lambda on: resume_season(out, progress=on, ray=ray_address), len(m.slots), done, ray_address)
@@ -167,7 +174,7 @@ def season_leaderboard(
     try:
         load_manifest(out)
     except SeasonError as err:
-        fail(str(err))
+        fail(arg_message("OUT", err))
     _show_board(out, markdown)
 
 
@@ -178,7 +185,7 @@ def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> N
     try:
         cfg = load_season(file)
     except SeasonConfigError as err:
-        fail(str(err))
+        fail(arg_message("FILE", err))
     for why in season_warnings(cfg):
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     m = plan_season(cfg)

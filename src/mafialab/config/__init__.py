@@ -12,6 +12,7 @@ from mafialab.config._load import (
     load_config,
     parse_config_text,
     read_config,
+    top_level_message,
     validation_message,
 )
 
@@ -22,5 +23,6 @@ __all__ = [
     "load_config",
     "parse_config_text",
     "read_config",
+    "top_level_message",
     "validation_message",
 ]

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from mafialab._words import kind_of
+
 M = TypeVar("M", bound=BaseModel)
 
 MAX_PROBLEMS = 5
@@ -39,6 +41,25 @@ def field_path(loc: Sequence[int | str]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out or "(top level)"
+
+
+def top_level_message(wanted: str, data: Any, prefix: Sequence[int | str] = ()) -> str:
+    """What is wrong with a document whose top level (or the value at ``prefix``) has the wrong kind.
+
+    ``expected a mapping of fields at the top level, found a list``, or with a ``prefix``
+    ``roster[2]: expected a mapping of fields, found a string``: what was expected and what
+    was found in plain words (:func:`mafialab._words.kind_of`), never a Python type name.
+    The caller puts the file's name in front.
+
+    Args:
+        wanted: What was expected, with its article (``"a mapping of fields"``, ``"a rule set
+            (a mapping of its fields)"``).
+        data: The value found.
+        prefix: Where the value sits in its file (empty: the top level).
+    """
+    if prefix:
+        return f"{field_path(prefix)}: expected {wanted}, found {kind_of(data)}"
+    return f"expected {wanted} at the top level, found {kind_of(data)}"
 
 
 def _model_at(model: type[BaseModel] | None, loc: Sequence[int | str]) -> type[BaseModel] | None:
@@ -227,7 +248,7 @@ def load_config(
     if data is None and not prefix:
         raise error(f"{where}: the file is empty (expected a mapping of {model.__name__} fields)")
     if not isinstance(data, dict):
-        raise error(f"{where}: {field_path(prefix)}: expected a mapping, got {type(data).__name__}")
+        raise error(f"{where}: {top_level_message('a mapping of fields', data, prefix)}")
     try:
         return model.model_validate(data)
     except ValidationError as err:

@@ -99,7 +99,20 @@ def read_batches(path: Path) -> list[BatchSummary]:
     return sorted(out.values(), key=lambda b: (b.parent_id, b.step if b.step is not None else -1, b.batch))
 
 
-def _one_batch(path: Path, batch: str | None) -> BatchSummary:
+def one_batch(path: Path, batch: str | None = None) -> BatchSummary:
+    """The one batch of branches under ``path`` (the one with id ``batch`` when given).
+
+    Args:
+        path: A folder of branches (the ``--out`` of ``mafialab fork run``).
+        batch: A batch id, when ``path`` holds several batches.
+
+    Returns:
+        The batch's :class:`BatchSummary` (its branches' winners, step and intervention).
+
+    Raises:
+        ValueError: ``path`` does not exist, holds no branches (of ``batch``), or holds
+            several batches and ``batch`` is not given; the message starts with ``path``.
+    """
     if not Path(path).exists():  # (iter_game_dirs finds no games in it: "no branches" hid the typo)
         raise ValueError(f"{path} does not exist: expected a folder of branches")
     found = read_batches(path)
@@ -136,8 +149,8 @@ def compare_batches(
         ValueError: A directory does not exist or holds no branch, several batches and none was named, or both
             sides are the same batch (a comparison with itself says nothing).
     """
-    sa = a if isinstance(a, BatchSummary) else _one_batch(Path(a), batch_a)
-    sb = b if isinstance(b, BatchSummary) else _one_batch(Path(b), batch_b)
+    sa = a if isinstance(a, BatchSummary) else one_batch(Path(a), batch_a)
+    sb = b if isinstance(b, BatchSummary) else one_batch(Path(b), batch_b)
     if sa.batch == sb.batch:
         raise ValueError(f"both sides are batch {sa.batch}: compare two different batches")
 

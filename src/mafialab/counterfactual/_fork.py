@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from mafialab._words import count
 from mafialab.agents import Agent, is_model_spec, make_agent, make_llm_agent
 from mafialab.counterfactual._steps import (
     ForkStep,
@@ -633,8 +634,8 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
         basis = "the parent recorded no model calls (scripted, imported and human seats make none)"
     else:
         basis = (
-            f"{len(dec)} game-decision call(s) of the parent at or after step {step.id}"
-            + (f" + {len(probe_calls)} probe call(s) x {share:.2f} of the decisions" if probes else "")
+            f"{count(len(dec), 'game-decision call')} of the parent at or after step {step.id}"
+            + (f" + {count(len(probe_calls), 'probe call')} x {share:.2f} of the decisions" if probes else "")
             + (f"; mean ${sum(priced) / len(priced):.6f} per priced call" if priced else "; calls unpriced")
         )
     del used

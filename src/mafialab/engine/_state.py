@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
+from mafialab._words import count
 from mafialab.engine._decisions import Action, Decision, DecisionKind, Invalid, check_action
 from mafialab.engine._events import (
     PUBLIC,
@@ -119,7 +120,7 @@ class GameState:
                 raise ValueError(f"names: expected {n} unique seat names, got {list(names)}")
             self.names = [str(x) for x in names]
         if labels is not None and len(labels) != n:
-            raise ValueError(f"labels: {len(labels)} labels for {n} seats")
+            raise ValueError(f"labels: {count(len(labels), 'label')} for {count(n, 'seat')}")
         if roles is not None and sorted(roles) != sorted(rules.deck()):
             raise ValueError(f"roles: {list(roles)} is not a deal of {rules.id} ({sorted(rules.deck())})")
         self.labels: list[str | None] = list(labels) if labels is not None else []

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mafialab._words import count
 from mafialab.agents import Agent, make_agent
 from mafialab.engine import GameState
 from mafialab.harness._play import GameObserver, GameResult, play_game
@@ -59,7 +60,7 @@ async def play_games(
         keep their logs.
     """
     if len(specs) != rules.n_seats:
-        raise ValueError(f"specs: {len(specs)} agent specs for {rules.n_seats} seats")
+        raise ValueError(f"specs: {count(len(specs), 'agent spec')} for {count(rules.n_seats, 'seat')}")
     if parallel < 1:
         raise ValueError(f"parallel: must be >= 1, got {parallel}")
     limit = asyncio.Semaphore(parallel)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from mafialab import __version__
+from mafialab._words import count
 from mafialab.agents import Agent
 from mafialab.engine import Action, Event, GameState, Invalid
 from mafialab.harness._calls import GATE_THRESHOLD, CallRecorder, dialects_in_use, preflight
@@ -316,7 +317,7 @@ async def play_game(
             dialect probe usably (unless ``allow_degraded``); nothing written.
     """
     if len(agents) != rules.n_seats:
-        raise ValueError(f"agents: {len(agents)} agents for {rules.n_seats} seats of {rules.name}")
+        raise ValueError(f"agents: {count(len(agents), 'agent')} for {count(rules.n_seats, 'seat')} of {rules.name}")
     agent_labels = [a.label for a in agents]
     game_id = game_id or default_game_id(rules, seed, agent_labels, run_config(agents, observers))
     if state is None:

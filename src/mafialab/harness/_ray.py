@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mafialab._words import count
 from mafialab.agents import Agent, make_agent
 from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
 from mafialab.harness._replay import replay
@@ -340,7 +341,7 @@ def play_games_ray(
         ValueError: Wrong number of specs, or a game directory already holds a log.
     """
     if len(specs) != rules.n_seats:
-        raise ValueError(f"specs: {len(specs)} agent specs for {rules.n_seats} seats")
+        raise ValueError(f"specs: {count(len(specs), 'agent spec')} for {count(rules.n_seats, 'seat')}")
     jobs = [(rules, list(specs), seed, observers, prices, allow_degraded) for seed in seeds]
     results: dict[int, GameResult] = {}
     for i, (game_id, files) in ray_map(_play_on_worker, jobs, address=address, max_retries=max_retries):

@@ -13,6 +13,7 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from mafialab._words import count, noun_for
 from mafialab.agents import Agent, LLMAgent, make_agent
 from mafialab.analysis import GameData, compute_report, game_data
 from mafialab.harness import play_game
@@ -210,7 +211,7 @@ def play_seats(
         state.metadata[GAME_KEY] = str(result.path)
         state.metadata["game_id"] = result.game_id
         summary = (
-            f"{result.game_id}: winner {winner_name(result.winner, rules)} after {result.rounds} round(s); "
+            f"{result.game_id}: winner {winner_name(result.winner, rules)} after {count(result.rounds, 'round')}; "
             f"{result.fallbacks}/{result.decisions} decisions fell back; log in {result.path}"
         )
         state.output.completion = summary
@@ -269,7 +270,8 @@ def game(
     samples = [
         Sample(
             id=f"seed-{sd}",
-            input=f"{rs.id} seed {sd}: the model plays seat(s) {', '.join(map(str, seat_list))}; others: {others}",
+            input=f"{rs.id} seed {sd}: the model plays {noun_for(len(seat_list), 'seat')} "
+            f"{', '.join(map(str, seat_list))}; others: {others}",
             metadata={"seed": sd, "seats": seat_list, "rules": rs.id, "others": others, "probes": probes},
         )
         for sd in range(int(seed), int(seed) + int(games))

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mafialab._words import kind_of
 from mafialab.engine import resolve_name
 from mafialab.record import JUDGE_AXES, PlayerScore, SeatInfo
 
@@ -161,7 +162,7 @@ def validate_verdict(data: Any, roster: list[SeatInfo]) -> ValidVerdict:
             usable score.
     """
     if not isinstance(data, dict):
-        raise UnusableVerdict(f"answer is not a JSON object (got {type(data).__name__})")
+        raise UnusableVerdict(f"answer is not a JSON object (found {kind_of(data)})")
     players_raw = data.get("players")
     if isinstance(players_raw, dict):
         players_raw = [{"name": k, **v} if isinstance(v, dict) else {"name": k} for k, v in players_raw.items()]

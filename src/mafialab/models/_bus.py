@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from mafialab._words import noun_for
 from mafialab.models._dialects import get_dialect
 from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, estimate_tokens
@@ -173,5 +174,7 @@ def bus_factory(model: str, **options: Any) -> BusModel:
     """
     unknown = sorted(set(options) - set(BUS_OPTIONS))
     if unknown:
-        raise ModelSpecError(f"bus/{model}: unknown option(s) {unknown} (known: {', '.join(BUS_OPTIONS)})")
+        raise ModelSpecError(
+            f"bus/{model}: unknown {noun_for(len(unknown), 'option')} {unknown} (known: {', '.join(BUS_OPTIONS)})"
+        )
     return BusModel(model, **options)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from mafialab._words import count
 from mafialab.models._protocol import ChatMessage, ChatResponse
 
 CallStatus = Literal["ok", "retried", "unusable", "fallback", "error"]
@@ -155,7 +156,7 @@ class CallSummary(BaseModel):
             )
         else:
             parts.append("server reported no cached tokens")
-        return f"{self.calls} calls: " + "; ".join(parts)
+        return f"{count(self.calls, 'call')}: " + "; ".join(parts)
 
 
 def merge_summaries(summaries: Sequence[CallSummary]) -> CallSummary:

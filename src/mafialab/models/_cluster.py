@@ -30,6 +30,8 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from mafialab._words import count
+
 log = logging.getLogger(__name__)
 
 NAMESPACE = "mafialab"
@@ -154,7 +156,7 @@ class SlotKeeper:
             for h in dead:
                 del self.seen[h]
             if freed:
-                log.warning("%s: freed %d slot(s) of %d silent worker(s)", self.key, freed, len(dead))
+                log.warning("%s: freed %s of %s", self.key, count(freed, "slot"), count(len(dead), "silent worker"))
         for lease in [k for k, t in self.tombstones.items() if now - t > self.lease_s]:
             del self.tombstones[lease]
         self.reclaimed += freed

@@ -17,6 +17,8 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mafialab._words import count
+
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3.0
@@ -201,7 +203,7 @@ async def complete_n(model: ChatModel, request: ChatRequest, n: int) -> list[Cha
     if callable(chat_n):
         out = list(await chat_n(request, n))
         if len(out) != n:  # a backend bug must not lose or invent samples
-            raise RuntimeError(f"{model.name}: chat_n returned {len(out)} answers for n = {n}")
+            raise RuntimeError(f"{model.name}: chat_n returned {count(len(out), 'answer')} for n = {n}")
         return out
     return await concurrent_n(model, request, n)
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mafialab.config import ConfigError, read_config, validation_message
+from mafialab.config import ConfigError, read_config, top_level_message, validation_message
 
 When = Literal["always", "own_turn", "round_end", "night_action"]
 """When a probe runs (see :class:`ProbeSpec`)."""
@@ -237,14 +237,15 @@ def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery
             f"{source}: the file is empty (expected a probe battery: a mapping with a 'probes' list)"
         )
     if not isinstance(data, Mapping):
-        raise ProbeBatteryError(f"{source}: expected a mapping with a 'probes' list, got {type(data).__name__}")
+        wanted = "a probe battery (a mapping with a 'probes' list)"
+        raise ProbeBatteryError(f"{source}: {top_level_message(wanted, data)}")
     prefix = ""
     fmt = "mafialab"
     if "introspection" in data:
         block = data["introspection"]
         prefix, fmt = "introspection", "mafiascope"
         if not isinstance(block, Mapping):
-            raise ProbeBatteryError(f"{source}: introspection: expected a mapping, got {type(block).__name__}")
+            raise ProbeBatteryError(f"{source}: {top_level_message('a mapping of fields', block, ('introspection',))}")
         allowed = {"enabled", "after_each_message", "after_each_round", "probes"}
         extra = sorted(set(block) - allowed)
         if extra:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mafialab import __version__
+from mafialab._words import count
 from mafialab.engine import (
     PUBLIC,
     Elimination,
@@ -850,7 +851,7 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
         raise FileNotFoundError(f"{src_dir}: no game.jsonl found")
     if all(_first_kind(d / "game.jsonl") == "game_start" for d in dirs):
         raise ValueError(
-            f"{src_dir} is already a mafialab log folder ({len(dirs)} game(s) with a game_start header), not "
+            f"{src_dir} is already a mafialab log folder ({count(len(dirs), 'game')} with a game_start header), not "
             "MafiaScope logs: nothing to import; give it to mafialab view, report or fork as it is"
         )
     report = ImportReport()

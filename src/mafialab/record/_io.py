@@ -13,6 +13,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
+from mafialab._words import count
 from mafialab.config import validation_message
 from mafialab.engine import Event
 from mafialab.record._migrate import LogFormatError, check_version, record_version, upgrade
@@ -315,11 +316,11 @@ def none_readable_message(root: Path, dirs: list[Path], reasons: list[str], show
     raw = [d for d in dirs if _first_kind(d / GAME_FILE) == "setup"]
     if dirs and len(raw) == len(dirs):
         return (
-            f"{root} holds {len(raw)} MafiaScope log(s) (first record 'setup'), not mafialab logs: import them "
+            f"{root} holds {count(len(raw), 'MafiaScope log')} (first record 'setup'), not mafialab logs: import them "
             f"first: mafialab import mafiascope {root} --out LOGS"
         )
     more = f" (and {len(reasons) - shown} more)" if len(reasons) > shown else ""
-    return f"none of the {len(dirs)} game(s) under {root} can be read: " + "; ".join(reasons[:shown]) + more
+    return f"none of the {count(len(dirs), 'game')} under {root} can be read: " + "; ".join(reasons[:shown]) + more
 
 
 def _first_kind(path: Path) -> object:

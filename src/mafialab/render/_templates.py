@@ -45,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mafialab._words import noun_for
 from mafialab.config import ConfigError, load_config
 from mafialab.engine import Event
 from mafialab.render._quote import quote
@@ -177,7 +178,8 @@ class EventTemplates(BaseModel):
             unknown = sorted(set(getattr(self, name).kinds) - set(EVENT_KINDS))
             if unknown:
                 raise ValueError(
-                    f"{name}: unknown event kind(s) {', '.join(unknown)} (known: {', '.join(EVENT_KINDS)})"
+                    f"{name}: unknown event {noun_for(len(unknown), 'kind')} {', '.join(unknown)} "
+                    f"(known: {', '.join(EVENT_KINDS)})"
                 )
         return self
 

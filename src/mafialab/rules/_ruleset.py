@@ -16,7 +16,8 @@ from pydantic import (
     model_validator,
 )
 
-from mafialab.config import ConfigError, load_config, read_config
+from mafialab._words import count
+from mafialab.config import ConfigError, load_config, read_config, top_level_message
 
 Team = Literal["town", "mafia"]
 """Canonical team ids. The lexicon gives each a display name ("Village", "Werewolves")."""
@@ -211,7 +212,7 @@ class RuleSet(_Frozen):
                 f"roles: {mafia} mafia against {town} town is already parity; the mafia must start outnumbered"
             )
         if len(self.seat_names) < self.n_seats:
-            raise ValueError(f"seat_names: {len(self.seat_names)} names for {self.n_seats} seats")
+            raise ValueError(f"seat_names: {count(len(self.seat_names), 'name')} for {count(self.n_seats, 'seat')}")
         if len(set(self.seat_names[: self.n_seats])) != self.n_seats:
             raise ValueError("seat_names: names must be unique")
         if self.day.vote == "nomination_runoff" and self.n_seats < 3:
@@ -343,7 +344,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
     if data is None:
         raise RuleSetError(f"{source}: the file is empty (expected a rule set: a mapping of its fields)")
     if not isinstance(data, dict):
-        raise RuleSetError(f"{source}: (top level): expected a mapping, got {type(data).__name__}")
+        raise RuleSetError(f"{source}: {top_level_message('a rule set (a mapping of its fields)', data)}")
     data = dict(data)
     base = data.pop("extends", None)
     if base is not None:

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
+from mafialab._words import count
 from mafialab.analysis import DEFAULT, GameData, coverage, game_data, parse_counts, transcript_predictions
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
@@ -248,7 +249,7 @@ def _notes(glog: GameLog, steps: int, n_probes: int) -> list[dict[str, str]]:
             {
                 "level": "warn",
                 "code": "problems",
-                "text": f"{len(glog.problems)} unreadable log line(s) skipped: " + "; ".join(glog.problems[:5]),
+                "text": f"{count(len(glog.problems), 'unreadable log line')} skipped: " + "; ".join(glog.problems[:5]),
             }
         )
     return notes
@@ -735,7 +736,8 @@ def replace_notes(src: Path, out: Path) -> list[str]:
         inside = [d for d in logs if "data" not in d.relative_to(out).parts[:1]]
         if inside:
             notes.append(
-                f"{out}/ holds {len(inside)} game log(s); the site's index.html, app.js, app.css, branches.js and "
+                f"{out}/ holds {count(len(inside), 'game log')}; the site's index.html, app.js, app.css, "
+                "branches.js and "
                 "data/ are written beside them and the logs are not touched"
             )
     return notes

@@ -80,6 +80,8 @@
   const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const num = (x, d) => (x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d));
   const enc = encodeURIComponent;
+  // counted nouns as mafialab._words.count words them: "1 game", "2 games"
+  const count = (n, noun, plural) => n + " " + (n === 1 ? noun : plural || noun + "s");
 
   function notesBox(notes) {
     if (!notes || !notes.length) return null;
@@ -298,7 +300,7 @@
     page: (...a) => (window.MAFIALAB_VIEWER.ext.page || NOEXT.page)(...a),
   };
   window.MAFIALAB_VIEWER = {
-    ext: {}, h, s, clear, load, pct, num, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
+    ext: {}, h, s, clear, load, pct, num, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
     reloadIndex: () => load("index", "index", "data/index.js", true), route,
     rerender: () => { current = null; return route(); },
   };
@@ -401,14 +403,14 @@
     svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 4, class: "label", "text-anchor": "middle" }, "stated confidence"));
     svg.appendChild(s("text", { x: 12, y: (T + H - B) / 2, class: "label", transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "accuracy"));
     for (const b of group.bins) {
-      const g = s("g", { class: "bin" + (b.small ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.acc, 3) + " " + ciText(b.ci, b.why, 3) + ", n=" + b.n + " in " + b.games + " game(s), mean confidence " + num(b.conf, 1) });
+      const g = s("g", { class: "bin" + (b.small ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.acc, 3) + " " + ciText(b.ci, b.why, 3) + ", n=" + b.n + " in " + count(b.games, "game") + ", mean confidence " + num(b.conf, 1) });
       g.appendChild(s("rect", { x: x(b.lo) + 2, y: y(b.acc), width: x(b.hi) - x(b.lo) - 4, height: y(0) - y(b.acc), class: "bar" }));
       if (b.ci) g.appendChild(s("line", { x1: x(b.conf), x2: x(b.conf), y1: y(b.ci[0]), y2: y(b.ci[1]), class: "ci" }));
       g.appendChild(s("circle", { cx: x(b.conf), cy: y(b.acc), r: 4, class: "pt" }));
       svg.appendChild(g);
     }
     return h("figure", { class: "calib-fig" }, svg,
-      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " answers in " + group.games + " game(s) · ECE " + num(group.ece, 4) + " " + ciText(group.ece_ci, group.no_interval, 4) +
+      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " answers in " + count(group.games, "game") + " · ECE " + num(group.ece, 4) + " " + ciText(group.ece_ci, group.no_interval, 4) +
         " · counted: " + group.population + " · bars: accuracy per confidence bin, whiskers: 95% game-level cluster-bootstrap interval (none over fewer than 2 games), dot at mean confidence; bins with n < 20 dimmed. Computed by mafialab.analysis, as in mafialab report."));
   }
 
@@ -417,7 +419,7 @@
     const z = (index.seasons || []).find((x) => x.name === r.name);
     if (!z) { renderError("No season " + JSON.stringify(r.name) + " in this site."); return; }
     root.appendChild(h("h1", null, "Season " + z.name));
-    root.appendChild(h("p", { class: "muted" }, z.rules + " · " + z.counted + " of " + z.planned + " games counted" + (z.replacements ? " · " + z.replacements + " replacement(s)" : "") + " · " + z.dir));
+    root.appendChild(h("p", { class: "muted" }, z.rules + " · " + z.counted + " of " + z.planned + " games counted" + (z.replacements ? " · " + count(z.replacements, "replacement") : "") + " · " + z.dir));
     root.appendChild(h("h2", null, "Leaderboard"));
     root.appendChild(h("table", { class: "metrics", id: "season-board" }, h("thead", null, h("tr", null, z.leaderboard.head.map((c) => h("th", null, c)))),
       h("tbody", null, z.leaderboard.rows.map((row) => h("tr", null, row.map((c) => h("td", null, c)))))));
@@ -426,7 +428,7 @@
     for (const g of z.games) {
       const title = "Game " + g.slot + " · " + g.game_id;
       const head = h("h3", null, g.key ? h("a", { href: gameHash(g.key, null) }, title) : title);
-      const facts = h("p", { class: "muted" }, (g.winner ? "won by " + (g.winner_name || g.winner) : "unfinished") + (g.rounds !== null ? " after " + g.rounds + " round(s)" : "") +
+      const facts = h("p", { class: "muted" }, (g.winner ? "won by " + (g.winner_name || g.winner) : "unfinished") + (g.rounds !== null ? " after " + count(g.rounds, "round") : "") +
         (g.degraded ? " · degraded" : "") + (g.counted ? "" : " · not counted") + (g.judges.length ? " · judges: " + g.judges.join(", ") : " · not judged") + (g.missing.length ? " · missing: " + g.missing.join(", ") : ""));
       const box = h("section", { class: "season-game", dataset: { game: g.game_id } }, head, facts);
       if (g.headline) box.appendChild(h("p", { class: "headline" }, h("b", null, g.headline)));

@@ -9,7 +9,7 @@
 (function () {
   "use strict";
   const V = window.MAFIALAB_VIEWER;
-  const { h, s, clear, load, pct, num, enc, app, gameHash, teamName } = V;
+  const { h, s, clear, load, pct, num, count, enc, app, gameHash, teamName } = V;
   const TEAMS = ["town", "mafia"];
   const apiMeta = document.querySelector('meta[name="mafialab-api"]');
   const API = apiMeta ? apiMeta.getAttribute("content") : null; // only the served site has it
@@ -32,7 +32,7 @@
     if (!bs.length || depth > 8) return null;
     return h("ul", { class: "branchtree", dataset: { parent: id } }, bs.map((b) => h("li", { class: "batchnode", dataset: { batch: b.batch } },
       h("a", { href: "#/batch/" + enc(b.batch), class: "batchlink" }, stepText(b)), " · ", h("span", { class: "ivlabel" }, b.label),
-      " · " + b.replicas + " replica" + (b.replicas === 1 ? "" : "s") + " · ", h("span", { class: "counts" }, outcomeCounts(b, rowOf(index, id))), " ",
+      " · " + count(b.replicas, "replica") + " · ", h("span", { class: "counts" }, outcomeCounts(b, rowOf(index, id))), " ",
       miniStrip(b, rowOf(index, id)),
       h("ul", { class: "branches" }, b.games.map((gid, k) => h("li", { class: "branchnode", dataset: { game: gid } },
         h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rowOf(index, gid) || rowOf(index, id), b.winners[k]), tree(index, gid, depth + 1)))))));
@@ -343,7 +343,7 @@
     const estimate = async () => {
       try {
         const e = await api("GET", "games/" + enc(g.id) + "/estimate?step=" + enc(sel.value) + "&replicas=" + enc(n.value));
-        est.textContent = "Estimate: " + num(e.calls, 0) + " model call(s)" + (e.cost_usd === null ? " (unpriced)" : ", $" + num(e.cost_usd, 4)) + " · " + e.basis;
+        est.textContent = "Estimate: " + count(Math.round(e.calls), "model call") + (e.cost_usd === null ? " (unpriced)" : ", $" + num(e.cost_usd, 4)) + " · " + e.basis;
       } catch (err) { est.textContent = "Estimate unavailable: " + err.message; }
     };
     sel.addEventListener("change", estimate); n.addEventListener("change", estimate);
