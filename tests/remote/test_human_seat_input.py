@@ -141,3 +141,20 @@ def test_play_with_stdin_closed_says_human_decisions_not_model_calls(tmp_path: P
     (game,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     calls = [json.loads(x) for x in (game / CALLS_FILE).read_text().splitlines()]
     assert all(c["error"].startswith("human_eof: ") for c in calls if c["kind"] == "call")
+
+
+def test_person_seats_are_the_human_and_human_web_seats_of_a_header() -> None:
+    from mafialab.record import person_seats
+
+    agents = {"1": {"external": "human-web"}, "2": {"external": "remote"}, "4": {"external": "human"}, "x": {}}
+    assert person_seats(agents) == {1, 4}  # a remote program's decisions stay calls
+    assert person_seats(None) == frozenset() and person_seats({"3": {"model": "mock/x"}}) == frozenset()
+
+
+async def test_a_fork_estimate_counts_no_model_call_for_a_persons_decisions(tmp_path: Path) -> None:
+    from mafialab.counterfactual import estimate_fork, fork_steps
+
+    res = await _play(tmp_path, _human(io.StringIO(""), io.StringIO()))
+    first = fork_steps(read_game(res.path))[0]
+    est = estimate_fork(res.path, first.id)
+    assert est.calls == 0 and "recorded no model calls" in est.basis  # was: the person's decisions
