@@ -28,6 +28,9 @@ def test_only_a_bare_mock_string_is_unscripted() -> None:
     assert get_model("mock/x", outputs=["{}"]).scripted is True
     assert get_model('mock/x?outputs=["{}"]').scripted is True
     assert MockModel(lambda req: "{}").scripted is True  # a callable is the caller's script (fuzzing)
+    swapped = get_model("mock/x")
+    swapped._fn = lambda req: '{"target": "Alex"}'  # a test's own answerer replaces the default one
+    assert swapped.scripted is True
 
 
 async def test_a_bare_mock_seat_is_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -34,7 +34,8 @@ def test_a_person_plays_a_whole_game_at_the_terminal(tmp_path: Path) -> None:
     answered = 0
     try:
         while True:
-            i = child.expect([r"number 1-(\d+)", r"your words", r"game\(s\) of", pexpect.EOF])
+            i = child.expect([r"number 1-(\d+)", r"your words", r"\b1 game of ", pexpect.EOF])
+            assert i != 3, f"the game ended without play's summary line: {child.before!r}"
             if i == 0:
                 if answered == 0:  # a wrong entry is explained and asked again
                     child.sendline("99")
@@ -43,7 +44,7 @@ def test_a_person_plays_a_whole_game_at_the_terminal(tmp_path: Path) -> None:
                 child.sendline("1")
             elif i == 1:
                 child.sendline("I trust nobody yet.")
-            else:
+            else:  # play's summary: "1 game of <rule set>: ..."
                 break
             answered += 1
         child.expect(pexpect.EOF)

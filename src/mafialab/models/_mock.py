@@ -34,11 +34,13 @@ class MockModel:
             answerer of a bare ``mock/NAME`` string (:func:`mock_factory` with no
             ``outputs``), which answers ``"{}"`` to every call, so every game decision
             falls back; the game preflight refuses such a seat unless degraded play is
-            allowed (:func:`~mafialab.harness.preflight`).
+            allowed (:func:`~mafialab.harness.preflight`). A mock whose answerer is
+            replaced after it was built (a test swapping in its own function) is scripted.
 
     Attributes:
         requests: Every request received, in order (for assertions).
-        scripted: See the argument.
+        scripted: See the argument (read-only: ``True`` once the answerer given at
+            construction has been replaced).
 
     Raises:
         ModelSpecError: ``outputs`` is a string (not a list, mapping or callable).
@@ -55,7 +57,7 @@ class MockModel:
     ):
         self.name = name
         self.calls_network = calls_network
-        self.scripted = scripted
+        self._scripted = scripted
         self.context_window = context_window
         self.requests: list[ChatRequest] = []
         self._fn: Callable[[ChatRequest], MockOutput] | None = None
@@ -72,6 +74,12 @@ class MockModel:
             self._queues = {k: deque(v) for k, v in outputs.items()}
         else:
             self._queues = {"*": deque(outputs)}
+        self._answerer_at_init = self._fn
+
+    @property
+    def scripted(self) -> bool:
+        """Whether this mock answers from a caller's script (see the class docstring)."""
+        return self._scripted or self._fn is not self._answerer_at_init
 
     counts_tokens = False
     """The mock has no tokenizer: :meth:`count_tokens` estimates."""
