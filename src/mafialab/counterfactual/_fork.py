@@ -630,7 +630,9 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
     cost = None
     if priced:
         cost = (sum(priced) / len(priced)) * per * n
-    if not calls:
+    if not (plog.path / CALLS_FILE).is_file():
+        basis = "the parent has no calls.jsonl (scripted or imported seats make no model calls)"
+    elif not calls:
         basis = "the parent recorded no model calls (scripted, imported and human seats make none)"
     else:
         basis = (
