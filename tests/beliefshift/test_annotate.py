@@ -402,8 +402,8 @@ async def test_annotation_files_record_the_rules_pack_and_old_files_stay_readabl
 
     pack = load_annotator_pack("en")
     res = await annotate_games(games[:1], RulesAnnotator())
-    assert res.header.annotator == f"rules:{pack.id}" == "rules:annotator-en-v13"
-    assert res.annotations and {a.annotator for a in res.annotations} == {"rules:annotator-en-v13"}
+    assert res.header.annotator == f"rules:{pack.id}" == "rules:annotator-en-v14"
+    assert res.annotations and {a.annotator for a in res.annotations} == {"rules:annotator-en-v14"}
     # another pack id is recorded as it is
     other = pack.__class__(**{**pack.__dict__, "id": "annotator-xx-v1"})
     assert RulesAnnotator(pack=other).name == "rules:annotator-xx-v1"

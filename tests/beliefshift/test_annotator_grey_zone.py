@@ -620,3 +620,31 @@ V13_FAULT_CASES = [
 @pytest.mark.parametrize(("text", "gold"), V13_FAULT_CASES)
 def test_v13_fault_kinds_get_the_defined_label(text, gold):
     assert _alex_labels(text) == gold
+
+
+# the contracted copula in identity statements (annotator-en-v14), sentences of ours: "he's",
+# "she's", "they're" and a name's "'s" where no possessive can stand accuse like "is"; the
+# hidden team's own thing places no one on it; the counter-cases keep the earlier reading
+V14_CONTRACTION_CASES = [
+    ("Finley dodged every question. He's definitely Mafia.", {"Finley": "accuse"}),
+    ("Dana dodged the vote. She's one of the Mafia.", {"Dana": "accuse"}),
+    ("Ellis spoke last again. They're Mafia.", {"Ellis": "accuse"}),
+    ("Bailey's clearly one of the Mafia.", {"Bailey": "accuse"}),
+    ("Casey's a Mafia player, no question.", {"Casey": "accuse"}),
+    ("Bailey's Mafia.", {"Bailey": "accuse"}),
+    ("Bailey is the Mafia's next target.", {}),
+    ("Dana is one of the Mafia's targets, so protect her.", {}),
+    # a possessive before the team word is the player's thing, not an identity statement
+    ("Bailey's Mafia theory is weak.", {}),
+    ("Casey's Mafia read on Ellis makes no sense.", {}),
+    # negation, condition and hedge keep their readings
+    ("Casey's not Mafia.", {}),
+    ("Ellis went quiet. If she's Mafia, she hides well.", {"Ellis": "suspect"}),
+    ("Dana stalled. She's probably Mafia.", {"Dana": "suspect"}),
+    ("Bailey is Mafia.", {"Bailey": "accuse"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "gold"), V14_CONTRACTION_CASES)
+def test_v14_contracted_identity_statements_get_the_defined_label(text, gold):
+    assert _alex_labels(text) == gold

@@ -165,7 +165,7 @@ def test_bench_file_is_versioned_and_self_contained(setup):
     h, items = read_bench(root / "bench.jsonl")
     assert h.version == 1 and h.bench_id == bench.header.bench_id and len(h.bench_id) == 16
     assert set(h.prompts) >= {"system", "prior", "shift", "posterior", "history"}
-    assert h.annotator == "rules:annotator-en-v13" and len(h.annotations_sha256) == 64 and h.seed == 7
+    assert h.annotator == "rules:annotator-en-v14" and len(h.annotations_sha256) == 64 and h.seed == 7
     assert items == bench.items
     again = freeze(load_logs([root / "games"]), read_annotations(root / "ann.jsonl"), max_observers=2, seed=7)
     assert again.header.bench_id == h.bench_id  # deterministic

@@ -414,7 +414,7 @@ class RulesAnnotator:
     ("Annotators"), each driven by the pack's optional v3 cue keys.
 
     The annotator's ``name`` (recorded as ``annotator`` in the annotation header and in every
-    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v13``, so a file says which cue
+    record) is ``rules:<pack id>``, e.g. ``rules:annotator-en-v14``, so a file says which cue
     pack labelled it; files written before pack v7 say only ``rules``.
 
     Args:

@@ -128,7 +128,7 @@ class AnnotationHeader(_Record):
     Attributes:
         kind: ``"annotation_header"``.
         version: :data:`ANNOTATION_VERSION`.
-        annotator: ``rules:<pack id>`` (e.g. ``rules:annotator-en-v13``; plain ``rules`` in files
+        annotator: ``rules:<pack id>`` (e.g. ``rules:annotator-en-v14``; plain ``rules`` in files
             written before pack v7) or the model string.
         software: ``mafialab <version>``.
         games: Game ids scanned.
@@ -165,7 +165,7 @@ class Annotation(_Record):
         target: The player suspected or accused.
         category: ``suspect`` or ``accuse``.
         evidence: The span of the message that carries the label.
-        annotator: ``rules:<pack id>`` (e.g. ``rules:annotator-en-v13``; plain ``rules`` in files
+        annotator: ``rules:<pack id>`` (e.g. ``rules:annotator-en-v14``; plain ``rules`` in files
             written before pack v7) or the model string.
     """
 
