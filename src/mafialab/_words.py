@@ -73,3 +73,22 @@ def kind_of(value: Any) -> str:
     if isinstance(value, bytes):  # YAML's !!binary
         return "binary data"
     return "a value of another kind"
+
+
+def shell_word(path: object) -> str:
+    """``path`` as one word to paste into a POSIX shell, in a command a message suggests.
+
+    Quoted with :func:`shlex.quote` where it holds spaces or characters the shell reads
+    (``'sp ace;$(x)'``), and led by ``./`` where it starts with ``-`` so no command takes it
+    for an option (``./-weird``).
+
+    Args:
+        path: A path (or any value; its ``str()`` is used).
+
+    Returns:
+        E.g. ``shell_word("runs") == "runs"``, ``shell_word("my runs") == "'my runs'"``.
+    """
+    import shlex
+
+    text = str(path)
+    return shlex.quote("./" + text if text.startswith("-") else text)

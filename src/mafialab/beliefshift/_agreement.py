@@ -300,7 +300,7 @@ def file_kind(path: Path) -> Literal["labels", "annotations", "empty", "unknown"
         line; ``"unknown"``: anything else (not JSON, not an object, other fields, unreadable).
     """
     try:
-        with Path(path).open(encoding="utf-8") as fh:
+        with Path(path).open(encoding="utf-8-sig") as fh:
             for line in fh:
                 if line.strip():
                     obj = json.loads(line)
@@ -334,7 +334,7 @@ def read_labels(path: Path) -> LabelsFile:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as err:
         raise BeliefShiftFormatError(f"{path}: cannot read ({err.strerror})") from None
     except UnicodeDecodeError as err:

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from mafialab._words import count as count  # commands import it from here; the library from mafialab._words
 from mafialab._words import noun_for
+from mafialab._words import shell_word as shell_word  # commands to copy, quoted for the shell
 
 if TYPE_CHECKING:
     from mafialab.record import GameLog, PriceTable
@@ -416,13 +417,18 @@ def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str,
     return path
 
 
-def check_out_file(path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = ()) -> Path:
+def check_out_file(
+    path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = (), *, force: bool | None = None
+) -> Path:
     """Check that ``path`` can be the file a command writes (its folder created when missing).
 
     Args:
         path: The file given on the command line.
         option: The option's name, for the message.
         inputs: The command's input files as ``(NAME, PATH)`` pairs (:func:`refuse_recorded_or_input`).
+        force: The command's ``--force``: ``False`` refuses a file that already exists (an
+            earlier result, a labels file given by mistake), ``True`` lets it be replaced;
+            ``None`` (a command without ``--force``) replaces it.
 
     Returns:
         ``path``, unchanged.
@@ -430,13 +436,16 @@ def check_out_file(path: Path, option: str = "--out", inputs: Iterable[tuple[str
     Raises:
         typer.Exit: (through :func:`fail`, code 2) ``path`` is a folder, an
             ancestor of it is a file, the file (or the closest existing folder above it) is
-            not writable, or it is one of ``inputs`` or a recorded log (``game.jsonl``,
-            ``calls.jsonl`` … of a game's folder; :func:`refuse_recorded_or_input`).
+            not writable, it is one of ``inputs`` or a recorded log (``game.jsonl``,
+            ``calls.jsonl`` … of a game's folder; :func:`refuse_recorded_or_input`), or it
+            exists and ``force`` is ``False``.
     """
     refuse_recorded_or_input(path, option, inputs)
     _checked_outputs.append((option, path))
     if path.is_dir():
         fail(f"{option}: {path} is a folder; give a file name (e.g. {path / 'out.jsonl'})")
+    if path.exists() and force is False:
+        fail(f"{option}: {path} exists (use --force to replace it)")
     if path.exists():
         if not os.access(path, os.W_OK):
             fail(f"{option}: cannot write the file {path}: it is not writable (permissions or a read-only disk)")

@@ -73,9 +73,10 @@ def annotate_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Annotation file to write (ANN.jsonl)."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Messages labelled at once (model annotator)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per message (model annotator)."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier annotation run)."),
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
-    check_out_file(out)  # before any work (model calls)
+    check_out_file(out, force=force)  # before any work (model calls)
     for path in logs:
         check_games_path(path, "LOGS")
     try:
@@ -277,9 +278,10 @@ def freeze_cmd(
     seed: int = seed_option("Seed of the observer draws (recorded)."),
     prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier benchmark file)."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
-    check_out_file(out, inputs=[("ANNOTATIONS", annotations)])  # before any work (model calls)
+    check_out_file(out, inputs=[("ANNOTATIONS", annotations)], force=force)  # before any work
     check_games_path(logs, "LOGS")
     check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
     if prompts is not None:

@@ -30,6 +30,7 @@ from mafialab.cli._app import (
     read_game_arg,
     refuse_seats_on_ray,
     seed_option,
+    shell_word,
 )
 
 bifurcate_app = typer.Typer(
@@ -221,6 +222,6 @@ def run_cmd(
     console.print(
         f"{count(len(res.points), 'point')}; {count(res.samples, 'new sample')}, {count(res.forks, 'new fork')} "
         f"in {escape(str(out))}. "
-        f"Report: mafialab bifurcate report {escape(str(out))}",
+        f"Report: mafialab bifurcate report {escape(shell_word(out))}",
         highlight=False,
     )

@@ -56,6 +56,7 @@ def export_parquet_cmd(
 def export_tgn_cmd(
     directory: Path = typer.Argument(..., help="Directory of game logs."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write to FILE (.csv or .parquet); default stdout CSV."),
+    force: bool = typer.Option(False, "--force", help="Replace FILE if it exists."),
 ) -> None:
     """Belief edges (source, target, time, weight, label) from probe answers (docs/export.md)."""
     from mafialab.analysis import belief_edges
@@ -64,7 +65,7 @@ def export_tgn_cmd(
         # never let a typo (-o game.jsonl) overwrite a recorded log
         fail(f"--out: expected a .csv or .parquet file, got {out}")
     if out is not None:
-        check_out_file(out)
+        check_out_file(out, force=force)
     check_games_path(directory, "DIRECTORY")
     try:
         df = belief_edges(directory)

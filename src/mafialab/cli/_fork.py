@@ -134,15 +134,24 @@ def steps_cmd(
         steps = fork_steps(log)
     except (LogFormatError, ReplayMismatch) as err:
         fail(str(err))
-    # a repeated line loses nothing (its first copy is kept); any other skipped line is a lost event
+    # a repeated line loses nothing (its first copy is kept); any other skipped line, and any
+    # run of seq numbers no line holds (lines deleted), is a lost event
     lost = [why for why in log.problems if ": repeated seq " not in why]
     for why in log.problems:
-        if not lost or why is not lost[0]:
-            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
     if lost:  # replay, and so the list, stops at the first gap
+        n_gaps = sum(1 for why in lost if " missing before this line " in why)
+        what = " and ".join(
+            part
+            for part in (
+                count(len(lost) - n_gaps, "unreadable line") if len(lost) > n_gaps else "",
+                count(n_gaps, "run") + " of missing events" if n_gaps else "",
+            )
+            if part
+        )
         err_console.print(
-            f"[yellow]warning:[/] {count(len(lost), 'unreadable line')} in the log (first: "
-            f"{escape(lost[0])}): the events on them are missing, so a fork replays the log only "
+            f"[yellow]warning:[/] {what} in the log (first: "
+            f"{escape(lost[0])}): those events are missing, so a fork replays the log only "
             f"as far as it still follows the game ({count(len(steps), 'step')} listed)",
             highlight=False,
             soft_wrap=True,
@@ -153,7 +162,7 @@ def steps_cmd(
             highlight=False,
             soft_wrap=True,
         )
-    elif not steps:
+    elif not steps and not lost:
         err_console.print(
             f"{escape(str(game))}: the game has no decisions to fork at (it ended or was stopped before the first)",
             highlight=False,

@@ -33,6 +33,7 @@ from mafialab.cli._app import (
     refuse_seats_on_ray,
     seat_option,
     seed_option,
+    shell_word,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -339,6 +340,18 @@ def _game_dirs(out: Path, rules: RuleSet, specs: list[str], seeds: range, batter
     ]
 
 
+def _sibling(out: Path, suffix: str) -> Path:
+    """The folder beside ``out`` named ``out``'s name plus ``suffix`` (``runs`` -> ``runs-2``).
+
+    ``--out .`` (or ``''``) has no name of its own: the current folder's is used, as an
+    absolute path; for the file system's root the new folder goes inside it.
+    """
+    if out.name:
+        return out.with_name(out.name + suffix)
+    whole = out.resolve()
+    return whole.with_name(whole.name + suffix) if whole.name else whole / ("runs" + suffix)
+
+
 def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> Path:
     """``out``, or the first ``OUT-2``, ``OUT-3``, … holding none of this run's games (said so).
 
@@ -350,7 +363,7 @@ def _free_out(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery
         return out
     k = 2
     while True:
-        alt = out.with_name(f"{out.name}-{k}")
+        alt = _sibling(out, f"-{k}")
         taken_alt = (alt / GAME_FILE).exists()  # a recorded game's own folder is never a runs folder
         if not taken_alt and not any((d / GAME_FILE).exists() for d in _game_dirs(alt, rules, specs, seeds, battery)):
             break
@@ -600,9 +613,9 @@ def _play(
             f"{len(person) - by_person} played by the computer (fallback)",
             highlight=False,
         )
-    site = out.with_name(f"{out.name}-site")
+    site = _sibling(out, "-site")
     console.print(
-        f"Look at the result: [bold]mafialab view {escape(str(out))} --out {escape(str(site))}[/] (web viewer), "
-        f"[bold]mafialab report {escape(str(out))}[/] (metrics)",
+        f"Look at the result: [bold]mafialab view {escape(shell_word(out))} --out {escape(shell_word(site))}[/] "
+        f"(web viewer), [bold]mafialab report {escape(shell_word(out))}[/] (metrics)",
         soft_wrap=True,  # commands to copy are never cut in two (a pipe is 80 columns wide)
     )

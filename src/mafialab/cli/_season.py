@@ -43,6 +43,7 @@ from mafialab.cli._app import (
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
+    shell_word,
 )
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
@@ -127,7 +128,7 @@ def season_run(
     check_out_dir(out)
     if (out / MANIFEST_FILE).exists():  # before the roster's warnings: the season there is kept
         fail(
-            f"--out: {out} already holds a season; continue it with `mafialab season resume {out}` "
+            f"--out: {out} already holds a season; continue it with `mafialab season resume {shell_word(out)}` "
             "or choose another --out"
         )
     check_in_path(file, "FILE", "a YAML file", kind="file")

@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
-from mafialab._words import count
+from mafialab._words import count, shell_word
 from mafialab.config import validation_message
 from mafialab.engine import Event
 from mafialab.record._migrate import LogFormatError, check_version, record_version, upgrade
@@ -77,19 +77,19 @@ class JsonlWriter:
 
 
 def iter_jsonl(
-    path: Path, problems: list[str] | None = None, *, warn: bool = True
+    path: Path, problems: list[str] | None = None, *, warn: bool = True, bad_lines: list[int] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON object line of ``path``.
 
     Blank lines are skipped. A line that is not a JSON object (a torn last line, say) is
     reported as ``"<path>:<line>: <why>"`` to ``problems`` (and logged as a warning unless
-    ``warn`` is false) and skipped.
+    ``warn`` is false) and skipped; its line number (from 1) is appended to ``bad_lines``.
 
     Raises:
         LogFormatError: If the file cannot be opened.
     """
     try:
-        fh = Path(path).open(encoding="utf-8", errors="replace")  # noqa: SIM115 (closed below)
+        fh = Path(path).open(encoding="utf-8-sig", errors="replace")  # noqa: SIM115 (closed below)
     except IsADirectoryError:
         raise LogFormatError(f"{path} is a folder, not a file: expected a JSONL file") from None
     except OSError as err:
@@ -114,6 +114,8 @@ def iter_jsonl(
                 log.warning(msg)
             if problems is not None:
                 problems.append(msg)
+            if bad_lines is not None:
+                bad_lines.append(n)
 
 
 @dataclass
@@ -210,7 +212,10 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     have (:func:`seat_range_problem`: a ``role_assigned`` for seat 99 in a 7-seat game) is
     skipped, logged as a warning and listed in :attr:`GameLog.problems` as ``file:line: why``;
     so is a record repeating an earlier record's ``seq`` (a duplicated line: the first is
-    kept, ``repeated seq N``). The file itself is never changed.
+    kept, ``repeated seq N``). Records are numbered ``seq`` 0, 1, 2, … in file order; a run of
+    numbers that no line holds, readable or not (lines deleted, or never written), is listed
+    and warned about the same way, as ``file:line: seq A-B missing before this line (N events
+    deleted or never written)``. The file itself is never changed.
     """
     path = Path(path)
     file = _one_game_file(path)
@@ -220,15 +225,29 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     events: list[Event] = []
     version = SCHEMA_VERSION
     first_line: dict[int, int] = {}  # seq -> line of the record kept for it
+    bad_lines: list[int] = []  # lines skipped (unreadable or invalid): each may have held one seq
+    last: tuple[int, int] | None = None  # (seq, line) of the last record read with a number
 
     def problem(msg: str) -> None:
         problems.append(msg)
         if warn:
             log.warning(msg)
 
-    for n, obj in iter_jsonl(file, problems, warn=warn):
+    for n, obj in iter_jsonl(file, problems, warn=warn, bad_lines=bad_lines):
         kind = obj.get("kind")
         seq = obj.get("seq")
+        if kind != "game_status" and isinstance(seq, int) and not isinstance(seq, bool):
+            if last is not None and seq > last[0] + 1:
+                # numbers no line holds: more than the skipped lines between could have held
+                gap = seq - last[0] - 1
+                if sum(1 for b in bad_lines if last[1] < b < n) < gap:
+                    missing = f"{last[0] + 1}" if gap == 1 else f"{last[0] + 1}-{seq - 1}"
+                    problem(
+                        f"{file}:{n}: seq {missing} missing before this line "
+                        f"({count(gap, 'event')} deleted or never written)"
+                    )
+            if last is None or seq > last[0]:
+                last = (seq, n)
         if kind != "game_status" and isinstance(seq, int) and seq in first_line:
             # a repeated line (a copy-paste, a doubled write): keep the first, skip this one
             # like any invalid record, and say so; the file is never changed
@@ -256,8 +275,10 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
                     events.append(ev)
                     first_line[ev.seq] = n
                 else:  # skipped like any invalid record (kept in the file), and said so
+                    bad_lines.append(n)
                     problem(f"{file}:{n}: invalid {kind} record ({why})")
         except ValidationError as err:
+            bad_lines.append(n)
             problem(f"{file}:{n}: invalid {kind or 'record'} record ({validation_message(err, limit=1)})")
     if header is None:
         bad = next((p for p in problems if "invalid game_start record" in p), None)
@@ -317,7 +338,7 @@ def none_readable_message(root: Path, dirs: list[Path], reasons: list[str], show
     if dirs and len(raw) == len(dirs):
         return (
             f"{root} holds {count(len(raw), 'MafiaScope log')} (first record 'setup'), not mafialab logs: import them "
-            f"first: mafialab import mafiascope {root} --out LOGS"
+            f"first: mafialab import mafiascope {shell_word(root)} --out LOGS"
         )
     more = f" (and {len(reasons) - shown} more)" if len(reasons) > shown else ""
     return f"none of the {count(len(dirs), 'game')} under {root} can be read: " + "; ".join(reasons[:shown]) + more

@@ -1,0 +1,129 @@
+"""Files a command writes are never replaced without ``--force``; commands it suggests paste safely.
+
+Found by a new user: ``beliefshift annotate --out labels.jsonl`` replaced a hand-written labels
+file without a word (and an earlier, perhaps paid, model annotation the same way);
+``play --out .`` played, wrote, then crashed with a traceback; the commands ``play`` suggests
+(``mafialab view OUT --out OUT-site``) were printed unquoted, so a folder named
+``sp ace;$(cmd)`` ran ``cmd`` when pasted, and ``-weird`` read as an option; a labels file
+saved with a UTF-8 byte-order mark was "not a JSON object".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab._words import shell_word
+from mafialab.beliefshift import read_labels
+from mafialab.cli import app
+from mafialab.record import iter_jsonl
+
+runner = CliRunner(env={"COLUMNS": "240", "NO_COLOR": "1"})
+
+
+def _run(cwd: Path, args: list[str]) -> tuple[int, str]:
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        res = runner.invoke(app, args)
+    finally:
+        os.chdir(here)
+    return res.exit_code, " ".join(res.output.split())
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def games(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("replace")
+    code, out = _run(root, ["play", "--agents", "scripted", "--games", "2", "--out", "runs"])
+    assert code == 0, out
+    return root / "runs"
+
+
+LABELS = '{"game_id": "g", "round": 1, "speaker": "Dana", "labels": [], "note": "mine"}\n'
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["beliefshift", "annotate", "RUNS"],
+        ["export", "tgn", "RUNS"],
+    ],
+    ids=["annotate", "export tgn"],
+)
+def test_an_existing_output_file_is_kept_unless_force(games: Path, tmp_path: Path, args: list[str]) -> None:
+    args = [str(games) if a == "RUNS" else a for a in args]
+    name = "labels.jsonl" if args[0] == "beliefshift" else "edges.csv"
+    mine = tmp_path / name
+    mine.write_text(LABELS)
+    before = _sha(mine)
+    code, out = _run(tmp_path, [*args, "--out", name])
+    assert code == 2 and out == f"error: --out: {name} exists (use --force to replace it)", out
+    assert _sha(mine) == before  # nothing written
+    code, out = _run(tmp_path, [*args, "--out", name, "--force"])
+    assert code == 0, out
+    assert _sha(mine) != before
+
+
+def test_freeze_keeps_an_existing_benchmark_file_unless_force(games: Path, tmp_path: Path) -> None:
+    code, out = _run(tmp_path, ["beliefshift", "annotate", str(games), "--out", "ann.jsonl"])
+    assert code == 0, out
+    code, out = _run(tmp_path, ["beliefshift", "freeze", str(games), "ann.jsonl", "--out", "bench.jsonl"])
+    assert code == 0, out
+    first = _sha(tmp_path / "bench.jsonl")
+    code, out = _run(tmp_path, ["beliefshift", "freeze", str(games), "ann.jsonl", "--out", "bench.jsonl"])
+    assert code == 2 and "error: --out: bench.jsonl exists (use --force to replace it)" in out, out
+    assert _sha(tmp_path / "bench.jsonl") == first
+    code, out = _run(tmp_path, ["beliefshift", "freeze", str(games), "ann.jsonl", "--out", "bench.jsonl", "--force"])
+    assert code == 0, out
+
+
+def test_play_into_the_current_folder_works_twice(tmp_path: Path) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    code, out = _run(here, ["play", "--agents", "scripted", "--out", "."])
+    assert code == 0, out
+    assert len(list(here.glob("*/game.jsonl"))) == 1
+    assert f"mafialab view . --out {tmp_path / 'here-site'} (web viewer)" in out
+    # the same game again goes beside the folder, as for any --out
+    code, out = _run(here, ["play", "--agents", "scripted", "--out", "."])
+    assert code == 0, out
+    assert len(list((tmp_path / "here-2").glob("*/game.jsonl"))) == 1
+    assert f"mafialab report {tmp_path / 'here-2'} (metrics)" in out
+
+
+@pytest.mark.parametrize("name", ["sp ace;$(touch pwned)", "-weird", "plain"])
+def test_the_suggested_commands_paste_as_one_word_each(tmp_path: Path, name: str) -> None:
+    code, out = _run(tmp_path, ["play", "--agents", "scripted", "--out", name])
+    assert code == 0, out
+    line = out[out.index("Look at the result: ") :]
+    report = line[line.index("mafialab report ") : line.index(" (metrics)")]
+    words = shlex.split(report)
+    assert words[:2] == ["mafialab", "report"] and len(words) == 3, words
+    assert (tmp_path / words[2]).resolve() == (tmp_path / name).resolve()
+    assert not words[2].startswith("-")
+
+
+def test_shell_word_quotes_what_the_shell_would_read() -> None:
+    assert shell_word("runs") == "runs"
+    assert shell_word(Path("/tmp/a b")) == "'/tmp/a b'"
+    assert shell_word("x;$(rm -rf y)") == "'x;$(rm -rf y)'"
+    assert shell_word("-weird") == "./-weird"
+    assert shlex.split(shell_word("it's")) == ["it's"]
+
+
+def test_a_labels_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    f = tmp_path / "bom.jsonl"
+    f.write_bytes("\ufeff".encode() + LABELS.encode())
+    labels = read_labels(f)
+    assert [(m.game_id, m.round, m.speaker) for m in labels.messages] == [("g", 1, "Dana")]
+    assert [obj for _, obj in iter_jsonl(f)] == [json.loads(LABELS)]
