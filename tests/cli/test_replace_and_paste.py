@@ -127,3 +127,23 @@ def test_a_labels_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     labels = read_labels(f)
     assert [(m.game_id, m.round, m.speaker) for m in labels.messages] == [("g", 1, "Dana")]
     assert [obj for _, obj in iter_jsonl(f)] == [json.loads(LABELS)]
+
+
+def test_export_parquet_leaves_out_an_unreadable_game_and_names_it(games: Path, tmp_path: Path) -> None:
+    # as `report` and `view` do; it used to stop the whole export at the first such game
+    import pandas as pd
+
+    mixed = tmp_path / "mixed"
+    for d in sorted(games.glob("*/game.jsonl")):
+        (mixed / d.parent.name).mkdir(parents=True)
+        (mixed / d.parent.name / "game.jsonl").write_bytes(d.read_bytes())
+    (mixed / "broken").mkdir()
+    (mixed / "broken" / "game.jsonl").write_text('{"kind": "speech"}\n')
+    code, out = _run(tmp_path, ["export", "parquet", "mixed", "--out", "tables"])
+    assert code == 0, out
+    assert "skipped: mixed/broken/game.jsonl: line 1 is 'speech': no valid game_start header record" in out
+    assert len(pd.read_parquet(tmp_path / "tables" / "games.parquet")) == 2
+    (tmp_path / "only").mkdir()
+    (tmp_path / "only" / "game.jsonl").write_text('{"kind": "speech"}\n')
+    code, out = _run(tmp_path, ["export", "parquet", "only", "--out", "t2"])
+    assert code == 2 and out.startswith("error: DIRECTORY: none of the 1 game under only can be read"), out

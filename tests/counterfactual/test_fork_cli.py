@@ -150,3 +150,28 @@ def test_fork_run_names_the_winners_as_the_rule_set_does(tmp_path: Path) -> None
     res = runner.invoke(app, ["fork", "sweep", str(g), "-n", "1", "--steps", "20", "--out", str(tmp_path / "s")])
     assert res.exit_code == 0, res.output
     assert "P(Village wins)" in " ".join(res.output.split())
+
+
+def test_a_night_override_after_the_last_night_is_warned_about(tmp_path: Path) -> None:
+    # a --night change takes the seat's next night action; at the game's last vote none
+    # follows, and the branch used to be counted as changed without a word
+    g = _parent(tmp_path)
+    steps = json.loads(runner.invoke(app, ["fork", "steps", str(g), "--format", "json"]).output)
+    log = read_game(g, warn=False)
+    alive = {s.seat for s in log.header.roster} - {e.seat for e in log.events if e.kind == "elimination"}
+    seat = next(s.seat for s in log.header.roster if s.seat in alive and s.role in ("Doctor", "Mafia"))
+    target = next(s for s in sorted(alive) if s != seat)
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", str(steps[-1]["id"]), "--night", f"{seat}={target}", "-n", "2",
+              "--out", str(tmp_path / "late")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert f"warning: --night: the override never took effect in 2 branches of 2: no night action of seat {seat}" in said
+    first_night = next(s for s in steps if s["phase"] == "night" and s["seat"] == seat)
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", str(first_night["id"]), "--night", f"{seat}={target}", "-n", "2",
+              "--out", str(tmp_path / "early")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "never took effect" not in res.stderr

@@ -13,10 +13,12 @@ from mafialab.models import CallRecord
 from mafialab.record import (
     CALLS_FILE,
     PROBES_FILE,
+    LogFormatError,
     ProbeRecord,
     iter_game_dirs,
     iter_log_records,
     no_games_message,
+    none_readable_message,
     read_game,
 )
 from mafialab.rules import winner_name
@@ -51,7 +53,7 @@ def _flat(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: (_json(v) if isinstance(v, (dict, list)) else v) for k, v in rec.items()}
 
 
-def log_tables(root: Path) -> dict[str, pd.DataFrame]:
+def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """Every game under ``root`` as five tables: ``games``, ``seats``, ``events``, ``probes``, ``calls``.
 
     ``games`` has the columns :data:`GAME_COLUMNS` (one row per game: rules, seed, winner,
@@ -65,8 +67,16 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
     the same way (no row when no game has model calls, e.g. imported games; the columns are
     the record's fields either way, so code reading them never breaks on an empty table).
 
+    Args:
+        root: Directory searched recursively for ``game.jsonl``.
+        skipped: When given, a game that cannot be read (no valid header, a newer log
+            schema) is left out and its reason (naming the file) appended, as ``report`` and
+            ``view`` skip it; without it the first such game raises.
+
     Raises:
         FileNotFoundError: If ``root`` holds no game.
+        mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
+            can (with it).
     """
     import pandas as pd
 
@@ -78,8 +88,15 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
     calls: list[dict[str, Any]] = []
     games: list[dict[str, Any]] = []
     seats: list[dict[str, Any]] = []
+    reasons: list[str] = []
     for d in dirs:
-        log = read_game(d)
+        try:
+            log = read_game(d)
+        except LogFormatError as err:
+            if skipped is None:
+                raise
+            reasons.append(str(err))
+            continue
         gid = log.game_id
         h = log.header
         end = next((e for e in reversed(log.events) if e.kind == "game_end"), None)
@@ -132,6 +149,10 @@ def log_tables(root: Path) -> dict[str, pd.DataFrame]:
                     if name == CALLS_FILE and rec.get("kind", "call") != "call":
                         continue  # the closing call_summary record (prefix reuse) is not a call
                     bucket.append({"game_id": gid, **_flat(rec)})
+    if skipped is not None:
+        skipped.extend(reasons)
+        if not games:
+            raise LogFormatError(none_readable_message(Path(root), dirs, reasons))
     return {
         "games": pd.DataFrame(games, columns=list(GAME_COLUMNS)),
         "seats": pd.DataFrame(seats, columns=list(SEAT_COLUMNS)),
@@ -161,7 +182,9 @@ class OutputExistsError(FileExistsError):
         self.path = path
 
 
-def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Path]:
+def export_parquet(
+    root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None
+) -> list[Path]:
     """Write :func:`log_tables` as Parquet.
 
     Args:
@@ -171,6 +194,8 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Pa
             ``.parquet`` (one table, the five stacked with a ``table`` column naming the
             source table).
         overwrite: Replace files that already exist (otherwise nothing is written).
+        skipped: Receives the reason for each game that cannot be read, which is left out
+            (:func:`log_tables`); without it such a game raises.
 
     Returns:
         The files written.
@@ -191,7 +216,7 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False) -> list[Pa
     taken = [t for t in targets if t.exists()]
     if taken and not overwrite:
         raise OutputExistsError(taken[0])
-    tables = log_tables(root)
+    tables = log_tables(root, skipped)
     if stacked_file:
         out.parent.mkdir(parents=True, exist_ok=True)
         frames = [df.assign(table=name) for name, df in tables.items() if len(df)]

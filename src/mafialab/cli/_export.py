@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from mafialab.cli._app import (
+    arg_message,
     check_games_path,
     check_out_dir,
     check_out_file,
@@ -37,8 +38,12 @@ def export_parquet_cmd(
     else:  # before the input: a file here is refused as "a file; give a folder"
         check_out_dir(out)
     check_games_path(directory, "DIRECTORY")
+    unread: list[str] = []
     try:
-        for p in export_parquet(directory, out, overwrite=force):
+        written = export_parquet(directory, out, overwrite=force, skipped=unread)
+        for why in unread:  # as `report` and `view` do: a game that cannot be read is left out, named
+            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
+        for p in written:
             err_console.print(f"wrote {escape(str(p))}", style="dim")
     except OutputExistsError as err:
         fail(f"--out: {err.path} exists (use --force to replace it)")
@@ -49,7 +54,7 @@ def export_parquet_cmd(
             fail(str(err))
         fail(os_error_message(err))
     except LogFormatError as err:
-        fail(str(err))
+        fail(arg_message("DIRECTORY", err))
 
 
 @export_app.command("tgn")
@@ -70,7 +75,7 @@ def export_tgn_cmd(
     try:
         df = belief_edges(directory)
     except (FileNotFoundError, LogFormatError) as err:
-        fail(str(err))
+        fail(arg_message("DIRECTORY", err))
     if out is None:
         df.to_csv(sys.stdout, index=False)
         return

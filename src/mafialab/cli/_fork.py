@@ -249,6 +249,17 @@ def run_cmd(
     for b in batch.branches:
         t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
     console.print(t)
+    idle = [b for b in batch.branches if not b.applied]
+    if idle and isinstance(iv, Night):
+        err_console.print(
+            f"[yellow]warning:[/] --night: the override never took effect in "
+            f"{count(len(idle), 'branch', 'branches')} of {len(batch.branches)}: no night action of seat "
+            f"{iv.seat} ({escape(next(s.name for s in log.header.roster if s.seat == iv.seat))}) followed "
+            f"step {step.id} (the game ended first), so {'that branch changes' if len(idle) == 1 else 'those change'} "
+            "nothing",
+            highlight=False,
+            soft_wrap=True,
+        )
     won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
     console.print(
         f"batch {batch.batch}: {count(len(batch.branches), 'branch', 'branches')} of {batch.parent_id} "

@@ -79,6 +79,9 @@ class Branch:
         decisions: Decisions played in the continuation.
         fallbacks: Continuation decisions settled by a fallback.
         degraded: Whether the integrity gate marked the branch degraded.
+        applied: Whether the intervention took effect. Always true but for a ``--night``
+            override, which takes the seat's next night action after the step: when the game
+            ends first, the branch is only a resample of the parent (the command warns).
     """
 
     game_id: str
@@ -89,6 +92,7 @@ class Branch:
     decisions: int = 0
     fallbacks: int = 0
     degraded: bool = False
+    applied: bool = True
 
 
 @dataclass
@@ -361,7 +365,10 @@ def prepare(parent: GameLog, step: ForkStep, iv: Intervention, cseed: int) -> tu
     return state, prefix
 
 
-def _wrap(agents: list[Agent], step: ForkStep, iv: Intervention, state: GameState) -> list[Agent]:
+def _wrap(
+    agents: list[Agent], step: ForkStep, iv: Intervention, state: GameState
+) -> tuple[list[Agent], Callable[[], bool]]:
+    """The seat agents with the intervention in place, and a check of whether it took effect."""
     out = list(agents)
     if isinstance(iv, Inject):
         action = injected_action(state, _pending(state, step), iv)
@@ -376,7 +383,8 @@ def _wrap(agents: list[Agent], step: ForkStep, iv: Intervention, state: GameStat
             return Action(decision=d.id, seat=d.seat, target=iv.target)
 
         out[iv.seat] = _Answering(agents[iv.seat], pick)
-    return out
+        return out, lambda: bool(used)
+    return out, lambda: True
 
 
 @dataclass
@@ -408,7 +416,7 @@ async def _play_branch(job: _BranchJob, out: Path | None, build: AgentBuilder) -
     primed = getattr(seat_agents[step.seat], "model", None)
     if job.primed is not None and primed is not None:
         seat_agents[step.seat].model = _Primed(primed, *job.primed)  # type: ignore[attr-defined]
-    wrapped = _wrap(seat_agents, step, iv, state)
+    wrapped, applied = _wrap(seat_agents, step, iv, state)
     gid = branch_id(plog.header.game_id, job.batch, job.replica)
     observers: list[GameObserver] = []
     if job.probes not in (None, "none") and out is not None:
@@ -448,6 +456,7 @@ async def _play_branch(job: _BranchJob, out: Path | None, build: AgentBuilder) -
         decisions=res.decisions,
         fallbacks=res.fallbacks,
         degraded=res.degraded,
+        applied=applied(),
     )
     return branch, len(prefix)
 
