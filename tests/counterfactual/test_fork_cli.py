@@ -167,7 +167,9 @@ def test_a_night_override_after_the_last_night_is_warned_about(tmp_path: Path) -
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     said = " ".join(res.stderr.split())
-    assert f"warning: --night: the override never took effect in 2 branches of 2: no night action of seat {seat}" in said
+    assert (
+        f"warning: --night: the override never took effect in 2 branches of 2: no night action of seat {seat}" in said
+    )
     first_night = next(s for s in steps if s["phase"] == "night" and s["seat"] == seat)
     res = runner.invoke(
         app, ["fork", "run", str(g), "--at", str(first_night["id"]), "--night", f"{seat}={target}", "-n", "2",

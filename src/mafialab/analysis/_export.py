@@ -182,9 +182,7 @@ class OutputExistsError(FileExistsError):
         self.path = path
 
 
-def export_parquet(
-    root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None
-) -> list[Path]:
+def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None) -> list[Path]:
     """Write :func:`log_tables` as Parquet.
 
     Args:
