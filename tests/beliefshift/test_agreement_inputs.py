@@ -153,7 +153,7 @@ def test_a_name_that_is_no_player_of_the_game_is_refused(ann: Path, tmp_path: Pa
     edit(lines)  # type: ignore[operator]
     lab = _write(tmp_path / "labels.jsonl", *lines)
     code, out = _agreement(lab, ann)
-    assert code == 2 and out.count("\n") == 1 and out.startswith(f"error: {lab}{want}"), out
+    assert code == 2 and out.count("\n") == 1 and out.startswith(f"error: ANN_A: {lab}{want}"), out
     assert ("is the speaker" in out) if want.endswith("target: ") else ("(players: Alex, " in out), out
 
 

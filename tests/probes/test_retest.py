@@ -59,3 +59,16 @@ async def test_too_few_repeats_are_refused(parent: Path, tmp_path: Path) -> None
 def test_cli_refuses_an_unknown_battery(parent: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["retest", str(parent), "--battery", "nope", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "nope" in res.stderr
+
+
+def test_cli_names_a_game_without_probes_as_the_game_argument(tmp_path: Path) -> None:
+    # checked before any work; the message used to start with the path, not with GAME:
+    res = CliRunner().invoke(app, ["play", "--agents", "scripted", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    game = next((tmp_path / "r").iterdir())
+    res = CliRunner().invoke(app, ["retest", str(game), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2
+    assert " ".join(res.stderr.split()) == (
+        f"error: GAME: {game}: no probes.jsonl; retest needs a probed game (mafialab play --probes)"
+    )
+    assert not (tmp_path / "x" / "retest.jsonl").exists()

@@ -93,6 +93,13 @@ def test_malformed_yaml_and_unknown_name(tmp_path: Path):
         rules_from_dict([1, 2])
 
 
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_rules_value_is_named_as_empty_not_as_the_current_folder(value):
+    # `--rules ''` used to say ". is a folder, not a file"
+    with pytest.raises(RuleSetError, match=r"^rules: no rule set given \(an empty value; built in: mafiascope7"):
+        load_rules(value)
+
+
 def test_rules_file_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
     p = tmp_path / "bad.yaml"
     p.write_bytes(b"\xff\xfe name: x\n")

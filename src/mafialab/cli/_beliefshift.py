@@ -238,7 +238,7 @@ def agreement_cmd(
     try:
         rep = agreement_with_labels(ref, b) if labels_a else agreement(a, b)
     except (BeliefShiftFormatError, ValueError) as err:  # a label naming no player of its game (file:line)
-        fail(str(err))
+        fail(arg_message("ANN_A", err) if labels_a else str(err))
 
     def num(x: float) -> str:
         return "n/a" if math.isnan(x) else f"{x:.3f}"

@@ -38,10 +38,12 @@ def retest(
     from mafialab.analysis import retest_floor
     from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
     from mafialab.probes import resolve_battery, run_retest
-    from mafialab.record import RETEST_FILE, LogFormatError, read_retests
+    from mafialab.record import PROBES_FILE, RETEST_FILE, LogFormatError, read_retests
 
     check_out_dir(out)
     log = read_game_arg(game, "GAME")
+    if not (log.path / PROBES_FILE).is_file():  # before any work, named as the argument
+        fail(f"GAME: {game}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         resolve_battery(battery)

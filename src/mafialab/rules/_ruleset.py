@@ -387,9 +387,11 @@ def load_rules(name_or_path: str | Path) -> RuleSet:
             versioned id such as ``"werewolf7-v1"`` or ``"werewolf7-v2"``, or a YAML file path.
 
     Raises:
-        RuleSetError: Unknown name, unreadable or malformed YAML, or an invalid field.
+        RuleSetError: An empty value, an unknown name, unreadable or malformed YAML, or an invalid field.
     """
     key = str(name_or_path)
+    if not key.strip():
+        raise RuleSetError(f"rules: no rule set given (an empty value; built in: {', '.join(BUILTIN)}; or a YAML path)")
     if key in BUILTIN:
         return BUILTIN[key]
     if key in BUILTIN_VERSIONS:
