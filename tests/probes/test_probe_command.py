@@ -100,4 +100,14 @@ def test_bad_battery_is_a_clear_error(tmp_path: Path):
 def test_unprobeable_agents_warn(tmp_path: Path):
     res = runner.invoke(app, ["play", "--out", str(tmp_path), "--agents", "random", "--probes", "suspicion"])
     assert res.exit_code == 0
-    assert "random agents cannot answer probes" in res.output
+    assert "random agents cannot answer probes: no seat is probed" in " ".join(res.output.split())
+
+
+def test_the_warning_names_the_seats_left_unprobed(tmp_path: Path):
+    # seat 0 is scripted and probed; the warning used to read as if no seat were
+    res = runner.invoke(
+        app, ["play", "--out", str(tmp_path), "--agents", "random", "--seat", "0=scripted", "--probes", "suspicion"]
+    )
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "random agents cannot answer probes: seats 1, 2, 3, 4, 5, 6 are not probed (the others are)" in said

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
+from mafialab._words import noun_for
 from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
 from mafialab.cli._app import (
     check_agent_spec,
@@ -113,10 +114,9 @@ def _advance(progress: Progress, task: TaskID, _record: object) -> None:
     progress.advance(task)
 
 
-def _unprobed_specs(specs: list[str], rules: RuleSet, seed: int) -> list[str]:
-    """Agent specs among ``specs`` whose agents cannot answer probes (no ``probe`` method)."""
-    mute = {sp for s, sp in enumerate(specs) if not callable(getattr(make_agent(sp, s, rules, seed), "probe", None))}
-    return sorted(mute)
+def _unprobed_seats(specs: list[str], rules: RuleSet, seed: int) -> list[int]:
+    """Seats (from 0) of ``specs`` whose agents cannot answer probes (no ``probe`` method)."""
+    return [s for s, sp in enumerate(specs) if not callable(getattr(make_agent(sp, s, rules, seed), "probe", None))]
 
 
 class _PhaseProgress:
@@ -537,9 +537,16 @@ def _play(
         fail(option_message("--probes", err))
     out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
-        mute = _unprobed_specs(specs, rs, seed)
-        if mute:
-            console.print(f"[yellow]warning:[/] {', '.join(mute)} agents cannot answer probes; not probed")
+        mute = _unprobed_seats(specs, rs, seed)
+        if mute:  # name the seats: the others are probed
+            kinds = ", ".join(sorted({specs[s] for s in mute}))
+            which = (
+                "no seat is probed"
+                if len(mute) == len(specs)
+                else f"{noun_for(len(mute), 'seat')} {', '.join(map(str, mute))} "
+                f"{'is' if len(mute) == 1 else 'are'} not probed (the others are)"
+            )
+            console.print(f"[yellow]warning:[/] {kinds} agents cannot answer probes: {which}", highlight=False)
     seeds = list(range(seed, seed + games))
     refuse_seats_on_ray(ray_address, specs)
     try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
