@@ -211,6 +211,17 @@ def test_a_bad_prices_entry_names_the_option_the_file_and_the_field(tmp_path: Pa
     assert line.startswith(f"error: --prices: {prices}: ") and "input" in line, line
 
 
+@pytest.mark.parametrize("text", ["", "\n# only a comment\n"])
+def test_an_empty_prices_file_is_refused_like_every_other_empty_config(tmp_path: Path, text: str) -> None:
+    # it was taken silently as "no prices"; rules, batteries and season files say it is empty
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(text)
+    code, out = _run(["play", "--agents", "scripted", "--prices", str(prices), "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert _one_error_line(out).startswith(f"error: --prices: {prices}: the file is empty (expected a price table")
+    assert not (tmp_path / "o").exists()
+
+
 def test_import_mafiascope_given_a_file_says_a_folder_is_expected(game: Path, tmp_path: Path) -> None:
     f = game / "game.jsonl"
     code, out = _run(["import", "mafiascope", str(f), "--out", str(tmp_path / "i")])

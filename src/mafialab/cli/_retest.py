@@ -42,8 +42,6 @@ def retest(
 
     check_out_dir(out)
     log = read_game_arg(game, "GAME")
-    if not (log.path / PROBES_FILE).is_file():  # before any work, named as the argument
-        fail(f"GAME: {game}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     try:
         resolve_battery(battery)
@@ -52,6 +50,8 @@ def retest(
     try:
         if agents is not None:
             check_agent_spec(agents, "--agents", log.header.rules, 0, seed)
+        if not (log.path / PROBES_FILE).is_file():  # after the options, before any work: named as GAME
+            fail(f"GAME: {game}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
         n = asyncio.run(
             run_retest(
                 game,

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from mafialab.config import load_config, read_config
+from mafialab.config import ConfigError, load_config, read_config
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
 
@@ -437,10 +437,16 @@ def load_prices(path: str | Path) -> PriceTable:
     """Read a price table from YAML (``{model: {input, output, cached_input}}``), merged over the defaults.
 
     Raises:
-        ConfigError: Unreadable file or a bad entry (the message names the file, the model and
-            the field, e.g. ``prices.yaml: openai/gpt-4o.input: …``).
+        ConfigError: Unreadable or empty file, or a bad entry (the message names the file, the
+            model and the field, e.g. ``prices.yaml: openai/gpt-4o.input: …``), as every other
+            configuration file is read.
     """
     path = Path(path)
     data = read_config(path)
-    prices = load_config({} if data is None else data, _PriceFile, source=str(path)).root
+    if data is None:  # an empty file is a mistake, not "no prices": say so, as for rules and batteries
+        raise ConfigError(
+            f"{path}: the file is empty (expected a price table: a mapping of model strings to "
+            "input, output and cached_input prices)"
+        )
+    prices = load_config(data, _PriceFile, source=str(path)).root
     return PriceTable(prices={**PriceTable().prices, **prices})
