@@ -121,3 +121,16 @@ def test_resume_reruns_a_game_whose_log_is_gone(tmp_path: Path) -> None:
     assert sum('"game_end"' in ln for ln in after[lost].splitlines()) == 1  # rerun from its own seed
     index = json.loads((out / "index.json").read_text())
     assert index["games_counted"] == 3
+
+
+def test_a_folder_of_other_games_is_refused_as_a_season_folder(tmp_path: Path):
+    # the season's games were written among them, and `report` then pooled both kinds
+    runs = tmp_path / "runs"
+    res = runner.invoke(app, ["play", "--agents", "scripted", "--games", "2", "--out", str(runs)])
+    assert res.exit_code == 0, res.output
+    before = sorted(p.name for p in runs.iterdir())
+    res = runner.invoke(app, ["season", "run", str(EXAMPLE), "--out", str(runs)])
+    assert res.exit_code == 2
+    said = " ".join(res.output.split())
+    assert said.startswith(f"error: --out: {runs} already holds 2 recorded games that are not this season's"), said
+    assert sorted(p.name for p in runs.iterdir()) == before  # nothing written

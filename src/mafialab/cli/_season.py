@@ -48,6 +48,7 @@ from mafialab.cli._app import (
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
+from mafialab.record import iter_game_dirs
 
 season_app = typer.Typer(help="Seasons: many games, balanced seating, judges, leaderboards.", no_args_is_help=True)
 
@@ -130,6 +131,12 @@ def season_run(
         fail(
             f"--out: {out} already holds a season; continue it with `mafialab season resume {shell_word(out)}` "
             "or choose another --out"
+        )
+    others = iter_game_dirs(out) if out.is_dir() else []
+    if others:  # a season's report and viewer read its whole folder: other games would be pooled in
+        fail(
+            f"--out: {out} already holds {count(len(others), 'recorded game')} that are not this season's "
+            f"(first: {others[0]}); a season needs a folder of its own: choose another --out"
         )
     check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
