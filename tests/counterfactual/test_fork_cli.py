@@ -102,7 +102,7 @@ def test_steps_of_a_log_with_an_unreadable_line_say_the_list_stops_at_it(tmp_pat
     )
     assert 0 < listed < n_all  # replay stops at the gap
     warning = " ".join(res.stderr.split())
-    assert f"1 unreadable line in the log (first: {g / 'game.jsonl'}:{cut + 1}:" in warning
+    assert f"1 unreadable line in the log (the first at {g / 'game.jsonl'}:{cut + 1}):" in warning
     assert f"as far as it still follows the game ({count(listed, 'step')} listed)" in warning
 
 

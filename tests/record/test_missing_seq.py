@@ -113,7 +113,8 @@ def test_fork_steps_says_events_are_missing_not_that_the_game_has_no_decisions(p
     res = runner.invoke(app, ["fork", "steps", str(g)])
     assert res.exit_code == 0, res.output
     said = " ".join(res.stderr.split())
-    assert "1 run of missing events in the log (first: " in said and "missing before this line" in said, said
+    assert "1 place where events are missing or out of order in the log (the first at " in said, said
+    assert "damaged: " in said and "missing before this line" in said, said
     assert "has no decisions to fork at" not in said
 
 
@@ -127,3 +128,29 @@ def test_report_names_the_missing_events(played: Path, tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stderr
     assert f"{g / GAME_FILE}:{i + 1}: seq " in " ".join((res.stdout + res.stderr).split())
+
+
+def test_swapped_lines_are_named_out_of_order_not_missing(played: Path, tmp_path: Path) -> None:
+    lines = _lines(played)
+    a, b = 29, 39  # lines 30 and 40 (from 1)
+    seq_a, seq_b = json.loads(lines[a])["seq"], json.loads(lines[b])["seq"]
+    swapped = list(lines)
+    swapped[a], swapped[b] = lines[b], lines[a]
+    g = _write(tmp_path / "swap", swapped)
+    log = read_game(g, warn=False)
+    assert log.problems == [
+        f"{g / GAME_FILE}:{a + 2}: seq {seq_a + 1} out of order (line {a + 1} before it has seq {seq_b})",
+        f"{g / GAME_FILE}:{b + 1}: seq {seq_a} out of order (line {b} before it has seq {seq_b - 1})",
+    ]
+    assert not any("missing" in p for p in log.problems)
+
+
+def test_an_invalid_record_keeps_its_number(played: Path, tmp_path: Path) -> None:
+    # named as invalid once; its seq is not also reported missing
+    lines = _lines(played)
+    i = _first(lines, "vote")
+    bad = json.loads(lines[i])
+    bad["target"] = "nobody"
+    g = _write(tmp_path / "inv", [*lines[:i], json.dumps(bad), *lines[i + 1 :]])
+    log = read_game(g, warn=False)
+    assert len(log.problems) == 1 and f":{i + 1}: invalid vote record" in log.problems[0], log.problems

@@ -137,22 +137,26 @@ def steps_cmd(
     # a repeated line loses nothing (its first copy is kept); any other skipped line, and any
     # run of seq numbers no line holds (lines deleted), is a lost event
     lost = [why for why in log.problems if ": repeated seq " not in why]
+
+    def kept_order(why: str) -> bool:  # a problem of order or of numbers, not a line skipped
+        return " missing before this line " in why or " out of order (" in why
+
     for why in log.problems:
-        err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
+        label = "damaged" if kept_order(why) else "skipped"
+        err_console.print(f"[yellow]{label}:[/] {escape(why)}", highlight=False, soft_wrap=True)
     if lost:  # replay, and so the list, stops at the first gap
-        n_gaps = sum(1 for why in lost if " missing before this line " in why)
+        n_order = sum(1 for why in lost if kept_order(why))
         what = " and ".join(
             part
             for part in (
-                count(len(lost) - n_gaps, "unreadable line") if len(lost) > n_gaps else "",
-                count(n_gaps, "run") + " of missing events" if n_gaps else "",
+                count(len(lost) - n_order, "unreadable line") if len(lost) > n_order else "",
+                count(n_order, "place") + " where events are missing or out of order" if n_order else "",
             )
             if part
         )
         err_console.print(
-            f"[yellow]warning:[/] {what} in the log (first: "
-            f"{escape(lost[0])}): those events are missing, so a fork replays the log only "
-            f"as far as it still follows the game ({count(len(steps), 'step')} listed)",
+            f"[yellow]warning:[/] {what} in the log (the first at {escape(lost[0].split(': ', 1)[0])}): "
+            f"a fork replays the log only as far as it still follows the game ({count(len(steps), 'step')} listed)",
             highlight=False,
             soft_wrap=True,
         )

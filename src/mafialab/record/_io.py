@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -189,6 +190,31 @@ def seat_range_problem(event: Event, n_seats: int) -> str | None:
     return None
 
 
+def _missing_runs(file: Path, numbered: dict[int, int], bad_lines: list[int], problem: Callable[[str], None]) -> None:
+    """Report each run of ``seq`` numbers no line holds (lines deleted), unless unreadable lines could hold it.
+
+    Args:
+        file: The log, for the messages.
+        numbered: ``seq`` -> the line of its first record.
+        bad_lines: Lines that could hold a number but show none (unreadable JSON, no ``seq``).
+        problem: Receives ``file:line: seq A-B missing before this line (N events deleted or
+            never written)``, the line being the one holding the number after the run.
+    """
+    seqs = sorted(numbered)
+    for a, b in itertools.pairwise(seqs):
+        gap = b - a - 1
+        if gap <= 0:
+            continue
+        lo, hi = sorted((numbered[a], numbered[b]))
+        if sum(1 for x in bad_lines if lo < x < hi) >= gap:
+            continue  # each unreadable line between is named on its own
+        missing = f"{a + 1}" if gap == 1 else f"{a + 1}-{b - 1}"
+        problem(
+            f"{file}:{numbered[b]}: seq {missing} missing before this line "
+            f"({count(gap, 'event')} deleted or never written)"
+        )
+
+
 def read_game(path: Path, *, warn: bool = True) -> GameLog:
     """Read a game directory (or its ``game.jsonl``).
 
@@ -225,8 +251,9 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     events: list[Event] = []
     version = SCHEMA_VERSION
     first_line: dict[int, int] = {}  # seq -> line of the record kept for it
-    bad_lines: list[int] = []  # lines skipped (unreadable or invalid): each may have held one seq
-    last: tuple[int, int] | None = None  # (seq, line) of the last record read with a number
+    bad_lines: list[int] = []  # lines without a readable seq (unreadable JSON): each may have held one
+    numbered: dict[int, int] = {}  # seq -> line of its first record, valid or not
+    prev: tuple[int, int] | None = None  # (seq, line) of the record before, for lines out of order
 
     def problem(msg: str) -> None:
         problems.append(msg)
@@ -236,18 +263,14 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     for n, obj in iter_jsonl(file, problems, warn=warn, bad_lines=bad_lines):
         kind = obj.get("kind")
         seq = obj.get("seq")
-        if kind != "game_status" and isinstance(seq, int) and not isinstance(seq, bool):
-            if last is not None and seq > last[0] + 1:
-                # numbers no line holds: more than the skipped lines between could have held
-                gap = seq - last[0] - 1
-                if sum(1 for b in bad_lines if last[1] < b < n) < gap:
-                    missing = f"{last[0] + 1}" if gap == 1 else f"{last[0] + 1}-{seq - 1}"
-                    problem(
-                        f"{file}:{n}: seq {missing} missing before this line "
-                        f"({count(gap, 'event')} deleted or never written)"
-                    )
-            if last is None or seq > last[0]:
-                last = (seq, n)
+        if kind != "game_status":
+            if not isinstance(seq, int) or isinstance(seq, bool):
+                bad_lines.append(n)  # an invalid record without its number
+            elif seq not in numbered:
+                if prev is not None and seq < prev[0]:
+                    problem(f"{file}:{n}: seq {seq} out of order (line {prev[1]} before it has seq {prev[0]})")
+                numbered[seq] = n
+                prev = (seq, n)
         if kind != "game_status" and isinstance(seq, int) and seq in first_line:
             # a repeated line (a copy-paste, a doubled write): keep the first, skip this one
             # like any invalid record, and say so; the file is never changed
@@ -275,11 +298,10 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
                     events.append(ev)
                     first_line[ev.seq] = n
                 else:  # skipped like any invalid record (kept in the file), and said so
-                    bad_lines.append(n)
                     problem(f"{file}:{n}: invalid {kind} record ({why})")
         except ValidationError as err:
-            bad_lines.append(n)
             problem(f"{file}:{n}: invalid {kind or 'record'} record ({validation_message(err, limit=1)})")
+    _missing_runs(file, numbered, bad_lines, problem)
     if header is None:
         bad = next((p for p in problems if "invalid game_start record" in p), None)
         reason = " " + bad.partition("invalid game_start record ")[2] if bad else ""

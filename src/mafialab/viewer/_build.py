@@ -249,7 +249,8 @@ def _notes(glog: GameLog, steps: int, n_probes: int) -> list[dict[str, str]]:
             {
                 "level": "warn",
                 "code": "problems",
-                "text": f"{count(len(glog.problems), 'unreadable log line')} skipped: " + "; ".join(glog.problems[:5]),
+                "text": f"{count(len(glog.problems), 'problem')} in the logs (lines skipped, missing or out of "
+                "order): " + "; ".join(glog.problems[:5]),
             }
         )
     return notes
