@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -78,13 +79,21 @@ class JsonlWriter:
 
 
 def iter_jsonl(
-    path: Path, problems: list[str] | None = None, *, warn: bool = True, bad_lines: list[int] | None = None
+    path: Path,
+    problems: list[str] | None = None,
+    *,
+    warn: bool = True,
+    bad_lines: list[int] | None = None,
+    unique: bool = False,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON object line of ``path``.
 
     Blank lines are skipped. A line that is not a JSON object (a torn last line, say) is
     reported as ``"<path>:<line>: <why>"`` to ``problems`` (and logged as a warning unless
     ``warn`` is false) and skipped; its line number (from 1) is appended to ``bad_lines``.
+    With ``unique``, a line equal to an earlier one (a copy-paste, a doubled write: records
+    with their own clock field are never equal) is reported the same way as ``repeated line
+    (line M is the same; kept that one)`` and skipped, so it is never counted twice.
 
     Raises:
         LogFormatError: If the file cannot be opened.
@@ -95,10 +104,21 @@ def iter_jsonl(
         raise LogFormatError(f"{path} is a folder, not a file: expected a JSONL file") from None
     except OSError as err:
         raise LogFormatError(f"{path}: cannot open: {err.strerror}") from None
+    seen: dict[bytes, int] = {}  # digest of a line -> its first line number (with unique)
     with fh:
         for n, line in enumerate(fh, start=1):
             if not line or line.isspace():  # (not strip(): no copy of a 300 kB line)
                 continue
+            if unique:
+                key = hashlib.blake2b(line.rstrip("\r\n").encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                first = seen.setdefault(key, n)
+                if first != n:
+                    msg = f"{path}:{n}: repeated line (line {first} is the same; kept that one)"
+                    if warn:
+                        log.warning(msg)
+                    if problems is not None:
+                        problems.append(msg)
+                    continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
@@ -398,6 +418,8 @@ def iter_log_records(path: Path, problems: list[str] | None = None) -> Iterator[
     """Like :func:`iter_jsonl` for ``probes.jsonl`` / ``calls.jsonl``, migrated to the current schema.
 
     The file is at the version of the ``game.jsonl`` header beside it (:func:`log_version`).
+    A line repeated word for word is skipped and named (``unique`` of :func:`iter_jsonl`): a
+    duplicated probe answer or model call is never counted twice.
 
     Raises:
         LogVersionError: That version is newer than this mafialab reads.
@@ -406,7 +428,7 @@ def iter_log_records(path: Path, problems: list[str] | None = None) -> Iterator[
     path = Path(path)
     version = log_version(path.parent)
     check_version(version, str(path))
-    for n, obj in iter_jsonl(path, problems):
+    for n, obj in iter_jsonl(path, problems, unique=True):
         yield n, upgrade(obj, version, f"{path}:{n}")
 
 
