@@ -177,3 +177,19 @@ def test_a_night_override_after_the_last_night_is_warned_about(tmp_path: Path) -
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "never took effect" not in res.stderr
+
+
+def test_an_unknown_format_is_refused_by_every_fork_command(tmp_path: Path) -> None:
+    # `--format JSON` or `yaml` printed a table: a script piping it to jq got a table
+    g = _parent(tmp_path)
+    for args in (
+        ["steps", str(g)],
+        ["compare", str(g), str(g)],
+        ["sweep", str(g), "-n", "1", "--out", str(tmp_path / "s")],
+    ):
+        res = runner.invoke(app, ["fork", *args, "--format", "yaml"])
+        assert res.exit_code == 2, (args, res.output)
+        assert (
+            "error: --format: 'yaml' is not valid" in " ".join(res.output.split()) and "'table', 'json'" in res.output
+        )
+    assert not (tmp_path / "s").exists()

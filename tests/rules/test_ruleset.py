@@ -148,3 +148,21 @@ def test_builtin_rule_sets_are_package_yaml_loaded_like_a_users() -> None:
     assert "  discussion_rounds: 1\n" in text
     with pytest.raises(RuleSetError, match="name: 'werewolf7' version 1 is the id of the built-in"):
         rules_from_dict(yaml.safe_load(text.replace("  discussion_rounds: 1\n", "  discussion_rounds: 2\n")))
+
+
+@pytest.mark.parametrize(
+    ("names", "want"),
+    [
+        (["", "Bailey"], r"seat_names\.0: '' is not a name"),
+        ([" ", "Bailey"], r"seat_names\.0: ' ' is not a name"),
+        (["Bailey", " Casey"], r"seat_names\.1: ' Casey' is not a name"),
+        (["6", "Bailey"], r"seat_names\.0: '6' is not a name"),
+        (["Alex", "alex"], r"seat_names: names must be unique \(ignoring case"),
+    ],
+)
+def test_seat_names_must_be_names(names, want):
+    # a blank or numeric name played, and "--night 5=4" then meant a seat number silently
+    base = WEREWOLF7.model_dump()
+    base["seat_names"] = [*names, *base["seat_names"][len(names) :]]
+    with pytest.raises(ValueError, match=want):
+        rules_from_dict({**base, "name": "seatnames"})

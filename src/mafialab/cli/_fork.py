@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +120,17 @@ def _fmt_rate(r: dict[str, Any]) -> str:
     return f"{r['p']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({r['k']}/{r['n']})"
 
 
+class _Fmt(StrEnum):
+    """What ``fork steps``/``compare``/``sweep`` print (any other value is refused as an option error)."""
+
+    table = "table"
+    json = "json"
+
+
 @fork_app.command("steps")
 def steps_cmd(
     game: Path = typer.Argument(..., help="Game directory (mafialab game, branch, or imported MafiaScope game)."),
-    fmt: str = typer.Option("table", "--format", help="table or json."),
+    fmt: _Fmt = typer.Option(_Fmt.table, "--format", help="table or json."),
 ) -> None:
     """List the forkable steps of GAME: id, round, phase, seat, kind and what was done."""
     check_in_path(game, "GAME", ONE_GAME)
@@ -279,7 +287,7 @@ def compare_cmd(
     dir_b: Path = typer.Argument(..., help="Branches of batch B."),
     batch_a: str | None = typer.Option(None, "--batch-a", help="Batch id in DIR_A when it holds several."),
     batch_b: str | None = typer.Option(None, "--batch-b", help="Batch id in DIR_B when it holds several."),
-    fmt: str = typer.Option("table", "--format", help="table or json."),
+    fmt: _Fmt = typer.Option(_Fmt.table, "--format", help="table or json."),
 ) -> None:
     """P(each team wins) per batch (Wilson 95 %), the difference (Newcombe 95 %), Fisher exact p, n."""
     check_in_path(dir_a, "DIR_A", BRANCHES, kind="folder")
@@ -341,7 +349,7 @@ def sweep_cmd(
     agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Branches played at the same time."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
-    fmt: str = typer.Option("table", "--format", help="table or json."),
+    fmt: _Fmt = typer.Option(_Fmt.table, "--format", help="table or json."),
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
     check_out_dir(out)

@@ -213,8 +213,16 @@ class RuleSet(_Frozen):
             )
         if len(self.seat_names) < self.n_seats:
             raise ValueError(f"seat_names: {count(len(self.seat_names), 'name')} for {count(self.n_seats, 'seat')}")
-        if len(set(self.seat_names[: self.n_seats])) != self.n_seats:
-            raise ValueError("seat_names: names must be unique")
+        for i, nm in enumerate(self.seat_names[: self.n_seats]):
+            # names are read back from model answers and from `--night 3=Dana`: a blank name or a
+            # number ("5" for seat 2) would be no name, or another seat
+            if not nm.strip() or nm != nm.strip() or nm.strip().isdigit():
+                raise ValueError(
+                    f"seat_names.{i}: {nm!r} is not a name (a seat name is a word with no spaces around it "
+                    "and not a number, e.g. 'Alex')"
+                )
+        if len({nm.casefold() for nm in self.seat_names[: self.n_seats]}) != self.n_seats:
+            raise ValueError("seat_names: names must be unique (ignoring case: answers are read that way)")
         if self.day.vote == "nomination_runoff" and self.n_seats < 3:
             raise ValueError("day.vote: nomination_runoff needs at least 3 seats")
         return self
