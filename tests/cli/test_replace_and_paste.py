@@ -147,3 +147,28 @@ def test_export_parquet_leaves_out_an_unreadable_game_and_names_it(games: Path, 
     (tmp_path / "only" / "game.jsonl").write_text('{"kind": "speech"}\n')
     code, out = _run(tmp_path, ["export", "parquet", "only", "--out", "t2"])
     assert code == 2 and out.startswith("error: DIRECTORY: none of the 1 game under only can be read"), out
+
+
+def test_the_suggested_commands_name_the_program_as_it_was_started(tmp_path: Path) -> None:
+    # after scripts/setup.sh the virtual environment is not activated: `mafialab view …` was
+    # "command not found" when pasted; the commands now start the way this run was started
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "mafialab"
+    if not exe.is_file():
+        pytest.skip("no mafialab script beside this Python (not installed in a virtual environment)")
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "COLUMNS": "300", "NO_COLOR": "1"}
+    res = subprocess.run(
+        [str(exe), "play", "--agents", "scripted", "--out", "runs"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stdout.split())
+    report = said[said.index(f"{exe} report ") : said.index(" (metrics)")]
+    pasted = subprocess.run(
+        report + " --resamples 10", shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert pasted.returncode == 0, pasted.stderr
+    assert "1 game (method default" in pasted.stdout

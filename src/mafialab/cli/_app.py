@@ -417,6 +417,22 @@ def check_out_dir(path: Path, option: str = "--out", inputs: Iterable[tuple[str,
     return path
 
 
+def program() -> str:
+    """How to call ``mafialab`` again in a command this one suggests, pasted in the same shell.
+
+    ``mafialab`` when that is on ``PATH``; otherwise the path it was started by
+    (``.venv/bin/mafialab`` after ``scripts/setup.sh``, where the virtual environment is not
+    activated), quoted for the shell.
+    """
+    import shutil
+    import sys
+
+    arg0 = sys.argv[0] if sys.argv else ""
+    if Path(arg0).name != "mafialab" or shutil.which("mafialab") is not None:
+        return "mafialab"
+    return shell_word(arg0)
+
+
 def check_out_file(
     path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = (), *, force: bool | None = None
 ) -> Path:

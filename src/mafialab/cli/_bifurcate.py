@@ -25,6 +25,7 @@ from mafialab.cli._app import (
     err_console,
     fail,
     library_message,
+    program,
     progress_bar,
     ray_option,
     read_game_arg,
@@ -222,6 +223,6 @@ def run_cmd(
     console.print(
         f"{count(len(res.points), 'point')}; {count(res.samples, 'new sample')}, {count(res.forks, 'new fork')} "
         f"in {escape(str(out))}. "
-        f"Report: mafialab bifurcate report {escape(shell_word(out))}",
+        f"Report: {escape(program())} bifurcate report {escape(shell_word(out))}",
         highlight=False,
     )

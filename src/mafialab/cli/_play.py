@@ -29,6 +29,7 @@ from mafialab.cli._app import (
     load_price_option,
     option_message,
     os_error_message,
+    program,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
@@ -622,7 +623,8 @@ def _play(
         )
     site = _sibling(out, "-site")
     console.print(
-        f"Look at the result: [bold]mafialab view {escape(shell_word(out))} --out {escape(shell_word(site))}[/] "
-        f"(web viewer), [bold]mafialab report {escape(shell_word(out))}[/] (metrics)",
+        f"Look at the result: [bold]{escape(program())} view {escape(shell_word(out))} --out "
+        f"{escape(shell_word(site))}[/] (web viewer), [bold]{escape(program())} report {escape(shell_word(out))}[/] "
+        "(metrics)",
         soft_wrap=True,  # commands to copy are never cut in two (a pipe is 80 columns wide)
     )

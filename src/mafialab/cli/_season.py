@@ -40,6 +40,7 @@ from mafialab.cli._app import (
     console,
     count,
     fail,
+    program,
     progress_bar,
     ray_option,
     refuse_seats_on_ray,
@@ -129,7 +130,7 @@ def season_run(
     check_out_dir(out)
     if (out / MANIFEST_FILE).exists():  # before the roster's warnings: the season there is kept
         fail(
-            f"--out: {out} already holds a season; continue it with `mafialab season resume {shell_word(out)}` "
+            f"--out: {out} already holds a season; continue it with `{program()} season resume {shell_word(out)}` "
             "or choose another --out"
         )
     others = iter_game_dirs(out) if out.is_dir() else []
