@@ -172,3 +172,24 @@ def test_the_suggested_commands_name_the_program_as_it_was_started(tmp_path: Pat
     )  # fmt: skip
     assert pasted.returncode == 0, pasted.stderr
     assert "1 game (method default" in pasted.stdout
+
+
+def test_freeze_says_when_an_annotated_game_is_a_branch_left_out(games: Path, tmp_path: Path) -> None:
+    # annotate keeps fork branches, freeze leaves them out by default: the error said only that
+    # the game "is not among the logs given", though it was
+    runs = tmp_path / "runs"
+    for d in sorted(games.glob("*/game.jsonl"))[:1]:
+        (runs / d.parent.name).mkdir(parents=True)
+        (runs / d.parent.name / "game.jsonl").write_bytes(d.read_bytes())
+    parent = next(runs.iterdir())
+    code, out = _run(tmp_path, ["fork", "run", str(parent), "--at", "5", "-n", "1", "--out", str(runs / "forks")])
+    assert code == 0, out
+    code, out = _run(tmp_path, ["beliefshift", "annotate", "runs", "--out", "ann.jsonl"])
+    assert code == 0, out
+    code, out = _run(tmp_path, ["beliefshift", "freeze", "runs", "ann.jsonl", "--out", "bench.jsonl"])
+    assert code == 2 and "is not among the logs given (its id is a fork branch's" in out, out
+    assert "`beliefshift freeze --include-branches`" in out
+    code, out = _run(
+        tmp_path, ["beliefshift", "freeze", "runs", "ann.jsonl", "--out", "bench.jsonl", "--include-branches"]
+    )
+    assert code == 0, out

@@ -193,3 +193,20 @@ def test_an_unknown_format_is_refused_by_every_fork_command(tmp_path: Path) -> N
             "error: --format: 'yaml' is not valid" in " ".join(res.output.split()) and "'table', 'json'" in res.output
         )
     assert not (tmp_path / "s").exists()
+
+
+def test_a_night_override_that_can_never_be_legal_is_refused_before_playing(tmp_path: Path) -> None:
+    # a Mafia seat "killing" its teammate played, fell back, and the batch was labelled (night)
+    g = _parent(tmp_path)
+    log = read_game(g, warn=False)
+    mafia = [s.seat for s in log.header.roster if s.team == "mafia"]
+    first = json.loads(runner.invoke(app, ["fork", "steps", str(g), "--format", "json"]).output)[0]
+    for target, why in ((mafia[1], "a teammate"), (mafia[0], "the seat itself")):
+        res = runner.invoke(
+            app, ["fork", "run", str(g), "--at", str(first["id"]), "--night", f"{mafia[0]}={target}", "-n", "1",
+                  "--out", str(tmp_path / "x")],
+        )  # fmt: skip
+        assert res.exit_code == 2, res.output
+        name = next(s.name for s in log.header.roster if s.seat == target)
+        assert f"error: --night: {name} is {why}, never a legal kill target for seat {mafia[0]}" in res.output
+    assert not (tmp_path / "x").exists()

@@ -105,7 +105,13 @@ def freeze(
     for ann in annotations.annotations:
         g = by_id.get(ann.game_id)
         if g is None:
-            raise FreezeError(f"annotation {ann.message_id}: game {ann.game_id} is not among the logs given")
+            hint = (
+                " (its id is a fork branch's, and branches are left out unless asked for: "
+                "`beliefshift freeze --include-branches`, or `load_logs(..., include_branches=True)`)"
+                if "~" in ann.game_id
+                else ""
+            )
+            raise FreezeError(f"annotation {ann.message_id}: game {ann.game_id} is not among the logs given{hint}")
         pos = next(
             (
                 i
