@@ -7,6 +7,7 @@ kind of a parsed YAML/JSON value in plain words (``a list``; never a Python type
 from __future__ import annotations
 
 import datetime as _dt
+import shlex
 from typing import Any
 
 
@@ -88,7 +89,5 @@ def shell_word(path: object) -> str:
     Returns:
         E.g. ``shell_word("runs") == "runs"``, ``shell_word("my runs") == "'my runs'"``.
     """
-    import shlex
-
     text = str(path)
     return shlex.quote("./" + text if text.startswith("-") else text)

@@ -17,24 +17,11 @@ import shlex
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from mafialab._words import shell_word
 from mafialab.beliefshift import read_labels
-from mafialab.cli import app
 from mafialab.record import iter_jsonl
-
-runner = CliRunner(env={"COLUMNS": "240", "NO_COLOR": "1"})
-
-
-def _run(cwd: Path, args: list[str]) -> tuple[int, str]:
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        res = runner.invoke(app, args)
-    finally:
-        os.chdir(here)
-    return res.exit_code, " ".join(res.output.split())
+from tests.cli.test_output_paths import _run  # runs a command in a folder: (code, output on one line)
 
 
 def _sha(path: Path) -> str:
