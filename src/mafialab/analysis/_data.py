@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mafialab.record import (
     CALLS_FILE,
@@ -25,6 +25,7 @@ from mafialab.record import (
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SKIPPED_FAMILIES = frozenset({"resistance"})
 """Game families the metrics skip (no roles to guess, no day votes)."""
@@ -370,6 +371,41 @@ def same_id(games: Iterable[GameData]) -> list[str]:
     return warnings
 
 
+def read_each(root: Path, dirs: list[Path], read: Callable[[Path], T], skipped: list[str] | None) -> list[T]:
+    """``read(d)`` for each game directory of ``dirs``, a game that cannot be read skipped when asked.
+
+    The one rule of ``report``, ``view`` and ``export parquet`` for a folder of games.
+
+    Args:
+        root: The folder given (for the message when no game can be read).
+        dirs: Its game directories (:func:`mafialab.record.iter_game_dirs`).
+        read: Reads one directory; may raise :class:`mafialab.record.LogFormatError`.
+        skipped: When given, receives the reason of each game ``read`` refused (naming the
+            file), and that game is left out; without it the first such game raises.
+
+    Returns:
+        What ``read`` returned, in the order of ``dirs``.
+
+    Raises:
+        mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
+            of ``dirs`` can (with it).
+    """
+    out: list[T] = []
+    reasons: list[str] = []
+    for d in dirs:
+        try:
+            out.append(read(d))
+        except LogFormatError as err:
+            if skipped is None:
+                raise
+            reasons.append(str(err))
+    if skipped is not None:
+        skipped.extend(reasons)
+        if not out:
+            raise LogFormatError(none_readable_message(root, dirs, reasons))
+    return out
+
+
 def load_games(
     root: Path,
     include_branches: bool = False,
@@ -404,19 +440,7 @@ def load_games(
     dirs = iter_game_dirs(Path(root))
     if not dirs:
         raise FileNotFoundError(no_games_message(Path(root)))
-    games = []
-    reasons: list[str] = []
-    for d in dirs:
-        try:
-            games.append(game_data(read_game(d)))
-        except LogFormatError as err:
-            if skipped is None:
-                raise
-            reasons.append(str(err))
-    if skipped is not None:
-        skipped.extend(reasons)
-        if not games:
-            raise LogFormatError(none_readable_message(Path(root), dirs, reasons))
+    games = read_each(Path(root), dirs, lambda d: game_data(read_game(d)), skipped)
     dups = same_id(games)  # only games actually read: a skipped copy shares no id
     if warnings is not None:
         warnings.extend(dups)  # the caller shows them: logging them too printed each twice

@@ -6,19 +6,17 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mafialab.analysis._data import load_games
+from mafialab.analysis._data import load_games, read_each
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
 from mafialab.models import CallRecord
 from mafialab.record import (
     CALLS_FILE,
     PROBES_FILE,
-    LogFormatError,
     ProbeRecord,
     iter_game_dirs,
     iter_log_records,
     no_games_message,
-    none_readable_message,
     read_game,
 )
 from mafialab.rules import winner_name
@@ -88,15 +86,8 @@ def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.Dat
     calls: list[dict[str, Any]] = []
     games: list[dict[str, Any]] = []
     seats: list[dict[str, Any]] = []
-    reasons: list[str] = []
-    for d in dirs:
-        try:
-            log = read_game(d)
-        except LogFormatError as err:
-            if skipped is None:
-                raise
-            reasons.append(str(err))
-            continue
+    for log in read_each(Path(root), dirs, read_game, skipped):
+        d = log.path
         gid = log.game_id
         h = log.header
         end = next((e for e in reversed(log.events) if e.kind == "game_end"), None)
@@ -149,10 +140,6 @@ def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.Dat
                     if name == CALLS_FILE and rec.get("kind", "call") != "call":
                         continue  # the closing call_summary record (prefix reuse) is not a call
                     bucket.append({"game_id": gid, **_flat(rec)})
-    if skipped is not None:
-        skipped.extend(reasons)
-        if not games:
-            raise LogFormatError(none_readable_message(Path(root), dirs, reasons))
     return {
         "games": pd.DataFrame(games, columns=list(GAME_COLUMNS)),
         "seats": pd.DataFrame(seats, columns=list(SEAT_COLUMNS)),
