@@ -108,7 +108,7 @@ def freeze(
             hint = (
                 " (its id is a fork branch's, and branches are left out unless asked for: "
                 "`beliefshift freeze --include-branches`, or `load_logs(..., include_branches=True)`)"
-                if "~" in ann.game_id
+                if "~" in ann.game_id  # a branch's id: <parent>~<batch>-<replica> (counterfactual.branch_id)
                 else ""
             )
             raise FreezeError(f"annotation {ann.message_id}: game {ann.game_id} is not among the logs given{hint}")

@@ -354,15 +354,13 @@ def prepare(parent: GameLog, step: ForkStep, iv: Intervention, cseed: int) -> tu
         if ability is None:
             who = f"{iv.seat} ({state.names[iv.seat]}, {state.roles[iv.seat]})"
             raise ValueError(f"--night: seat {who} has no night action to override")
-        team = state.rules.role(state.roles[iv.seat]).team
-        never = (
-            "the seat itself"
-            if iv.target == iv.seat and (ability != "protect" or not state.rules.night.protect_self)
-            else "a teammate"
-            if ability == "kill" and state.rules.role(state.roles[iv.target]).team == team
-            else None
-        )
-        if never is not None:  # never a legal target, whatever the night: refused before anything is played
+        # a target that is never legal, whatever the night: refused before anything is played
+        never = None
+        if iv.target == iv.seat and not (ability == "protect" and state.rules.night.protect_self):
+            never = "the seat itself"
+        elif ability == "kill" and state.teams[iv.target] == state.teams[iv.seat]:
+            never = "a teammate"
+        if never is not None:
             raise ValueError(
                 f"--night: {state.names[iv.target]} is {never}, never a legal {ability} target for seat "
                 f"{iv.seat} ({state.names[iv.seat]}, {state.roles[iv.seat]})"

@@ -261,7 +261,9 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     kept, ``repeated seq N``). Records are numbered ``seq`` 0, 1, 2, … in file order; a run of
     numbers that no line holds, readable or not (lines deleted, or never written), is listed
     and warned about the same way, as ``file:line: seq A-B missing before this line (N events
-    deleted or never written)``. The file itself is never changed.
+    deleted or never written)``, and so is a line whose number is lower than the line's before
+    it (``seq N out of order (line L before it has seq M)``, lines swapped). The file itself is
+    never changed.
     """
     path = Path(path)
     file = _one_game_file(path)
@@ -270,9 +272,9 @@ def read_game(path: Path, *, warn: bool = True) -> GameLog:
     status: GameStatus | None = None
     events: list[Event] = []
     version = SCHEMA_VERSION
-    first_line: dict[int, int] = {}  # seq -> line of the record kept for it
+    first_line: dict[int, int] = {}  # seq -> line of the record kept for it (valid records only)
     bad_lines: list[int] = []  # lines without a readable seq (unreadable JSON): each may have held one
-    numbered: dict[int, int] = {}  # seq -> line of its first record, valid or not
+    numbered: dict[int, int] = {}  # seq -> line of its first record, valid or not (for gaps and order)
     prev: tuple[int, int] | None = None  # (seq, line) of the record before, for lines out of order
 
     def problem(msg: str) -> None:
