@@ -23,7 +23,16 @@ def _start(out: Path) -> subprocess.Popen[str]:
     env.pop("COLUMNS", None)  # stderr is a pipe: rich wraps at 80 columns unless told not to
     args = [sys.executable, "-m", "mafialab", "play", "--agents", "scripted", "--probes", "default"]
     args += ["--games", "400", "--out", str(out)]
-    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a suite started in the background (nohup, `&`) ignores SIGINT, and a child inherits that:
+    # the child starts with Ctrl-C's default handling, as in a terminal
+    return subprocess.Popen(
+        args,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _wait_for_games(out: Path, n: int, proc: subprocess.Popen[str]) -> None:
