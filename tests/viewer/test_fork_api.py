@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -11,12 +12,13 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import HTTPException
 from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.counterfactual import fork_steps
 from mafialab.record import read_game
-from mafialab.viewer import MAX_BODY, SiteServer, build_site, check_host
+from mafialab.viewer import MAX_BODY, ForkRequest, ForkService, SiteServer, build_site, check_allowed_agents, check_host
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
@@ -159,3 +161,133 @@ def test_token_guards_the_api_and_other_hosts_need_one(tmp_path: Path, monkeypat
         app, ["view", str(logs), "--out", str(tmp_path / "s3"), "--token-env", "NO_SUCH_TOKEN_VAR"]
     )
     assert res.exit_code != 0 and "NO_SUCH_TOKEN_VAR" in res.output
+
+
+FORK = {"game": "parent", "step": 1, "agents": "scripted"}
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SiteServer, str]]:
+    """A served site whose starter allowed ``random`` beside the roster; with its page token."""
+    root = tmp_path_factory.mktemp("guarded")
+    logs = root / "logs"
+    shutil.copytree(FIXTURE / "parent", logs / "parent")
+    build_site(logs, root / "site", jobs=1)
+    with SiteServer(root / "site", 0, logs=logs, allow_agents=["random"]) as srv:
+        page = httpx.get(srv.url + "index.html", timeout=10).text
+        found = re.search(r'<meta name="mafialab-csrf" content="([^"]+)">', page)
+        assert found is not None, "the served page carries its token"
+        yield srv, found.group(1)
+
+
+def test_a_fork_request_must_be_json(guarded: tuple[SiteServer, str]) -> None:
+    srv, _ = guarded
+    with httpx.Client(base_url=srv.url, timeout=10) as c:
+        jobs = len(c.get("api/jobs").json())
+        # the text/plain POST a page of another origin may send without a preflight
+        r = c.post("api/forks", content=json.dumps(FORK), headers={"content-type": "text/plain"})
+        assert r.status_code == 415 and "expected application/json, got 'text/plain'" in r.json()["detail"]
+        r = c.post("api/forks", content=json.dumps(FORK))
+        assert r.status_code == 415 and "got 'none'" in r.json()["detail"]
+        assert len(c.get("api/jobs").json()) == jobs
+
+
+def test_pages_of_other_origins_and_rebound_hosts_are_refused(guarded: tuple[SiteServer, str]) -> None:
+    srv, _ = guarded
+    host = srv.url.split("//")[1].rstrip("/")
+    with httpx.Client(base_url=srv.url, timeout=10) as c:
+        jobs = len(c.get("api/jobs").json())
+        refused = [
+            ({"Origin": "http://127.0.0.1:9999"}, "Origin: a page of 'http://127.0.0.1:9999' may not call"),
+            ({"Origin": "null"}, "Origin: a page of 'null'"),
+            ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "Sec-Fetch-Site: cross-site"),
+            ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, "Sec-Fetch-Site: same-site"),
+            ({"Host": f"rebound.example:{srv.port}"}, "Host: 'rebound.example:"),
+        ]
+        for headers, why in refused:
+            r = c.post("api/forks", json=FORK, headers=headers)
+            assert r.status_code == 403 and why in r.json()["detail"], (headers, r.text)
+        assert len(c.get("api/jobs").json()) == jobs
+        # reads too: no page of another origin loads the site's data as a script or reads the API
+        script = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}
+        assert c.get("data/index.js", headers=script).status_code == 403
+        assert c.get("api/jobs", headers={"Origin": "http://evil.example"}).status_code == 403
+        assert c.get("index.html", headers={"Host": "rebound.example"}).status_code == 403
+        # a link from another site still opens the page (not in a frame); localhost is this server too
+        nav = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+        assert c.get("index.html", headers=nav).status_code == 200
+        assert c.get("index.html", headers={**nav, "Sec-Fetch-Dest": "iframe"}).status_code == 403
+        assert c.get("api/info", headers={"Host": f"localhost:{srv.port}"}).status_code == 200
+        assert (
+            c.get("api/info", headers={"Origin": f"http://{host}", "Sec-Fetch-Site": "same-origin"}).status_code == 200
+        )
+
+
+def test_a_browser_post_needs_the_page_token_and_curl_does_not(guarded: tuple[SiteServer, str]) -> None:
+    srv, csrf = guarded
+    same = {"Origin": srv.url.rstrip("/"), "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}
+    with httpx.Client(base_url=srv.url, timeout=10) as c:
+        for headers in (same, {**same, "X-Mafialab-CSRF": "guess"}, {"Sec-Fetch-Site": "same-origin"}):
+            r = c.post("api/forks", json=FORK, headers=headers)
+            assert r.status_code == 403 and "X-Mafialab-CSRF: missing or wrong page token" in r.json()["detail"]
+        page = c.post("api/forks", json=FORK, headers={**same, "X-Mafialab-CSRF": csrf})
+        assert page.status_code == 202, page.text
+        assert wait_job(c, page.json()["id"])["state"] == "done"
+        curl = c.post("api/forks", json=FORK)  # a script on this machine: no Origin, no Sec-Fetch-*
+        assert curl.status_code == 202, curl.text
+        assert wait_job(c, curl.json()["id"])["state"] == "done"
+
+
+def test_fork_agents_come_from_the_roster_or_the_servers_allow_list(guarded: tuple[SiteServer, str]) -> None:
+    srv, _ = guarded
+    with httpx.Client(base_url=srv.url, timeout=10) as c:
+        jobs = len(c.get("api/jobs").json())
+        refused = [
+            ("openai/x?base_url=http://127.0.0.1:9/v1", "sets backend options (base_url)"),
+            ("openai/gpt-4o-mini?api_key_env=HOME", "sets backend options (api_key_env)"),
+            ("openai/gpt-4o-mini", "neither in the parent's roster nor allowed by the server (--allow-agents)"),
+            ("human", "is a seat played from outside"),
+            ("human-web?timeout=60", "is a seat played from outside"),
+            ("remote:bot", "is a seat played from outside"),
+        ]
+        for agents, why in refused:
+            r = c.post("api/forks", json={**FORK, "agents": agents})
+            detail = r.json()["detail"]
+            assert r.status_code == 422 and why in detail and "(allowed: scripted, random)" in detail, detail
+        assert len(c.get("api/jobs").json()) == jobs
+        for agents in ("scripted", "random", None):  # the roster's, the allowed one, the parent's roster
+            r = c.post("api/forks", json={**FORK, "agents": agents})
+            assert r.status_code == 202, r.text
+            assert wait_job(c, r.json()["id"])["state"] == "done"
+
+
+def test_a_parent_with_a_person_seat_needs_agents_and_allow_agents_takes_no_person(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURE / "parent", logs / "parent")
+    game = logs / "parent" / "game.jsonl"
+    first, rest = game.read_text(encoding="utf-8").split("\n", 1)
+    header = json.loads(first)
+    header["roster"][3]["agent"] = "human"
+    game.write_text(json.dumps(header) + "\n" + rest, encoding="utf-8")
+    build_site(logs, tmp_path / "site", jobs=1)
+    svc = ForkService(logs, tmp_path / "site", allow_agents=["random", "random"])
+    with pytest.raises(HTTPException) as err:
+        svc.validate(ForkRequest(game="parent", step=1))
+    assert err.value.status_code == 422
+    assert "seat 3 of the parent was played from outside (human)" in err.value.detail
+    assert "choose agents (scripted, random)" in err.value.detail
+    assert svc.validate(ForkRequest(game="parent", step=1, agents="scripted"))[2] == 0
+    # the starter may allow model strings with options, never a seat played from outside
+    assert check_allowed_agents(["scripted", " openai/m?base_url=http://127.0.0.1:9/v1", "scripted"]) == (
+        "scripted",
+        "openai/m?base_url=http://127.0.0.1:9/v1",
+    )
+    for bad, why in (("human", "seat played from outside"), ("nope/m", "unknown model provider"), (" ", "empty")):
+        with pytest.raises(ValueError, match=why):
+            check_allowed_agents([bad])
+    res = CliRunner().invoke(
+        app,
+        ["view", str(logs), "--out", str(tmp_path / "s2"), "--serve", "--port", "0", "--allow-agents", "x,human-web"],
+    )
+    assert res.exit_code != 0 and "--allow-agents: 'human-web' is a seat played from outside" in res.output
+    assert not (tmp_path / "s2").exists()

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar
 from mafialab.record import iter_game_dirs
-from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_host, replace_notes
+from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
 
 
 def view(
@@ -26,11 +26,18 @@ def view(
         None, "--token-env", help="Environment variable holding the bearer token the fork API requires."
     ),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per CPU, at most 4)."),
+    allow_agents: str | None = typer.Option(
+        None,
+        "--allow-agents",
+        metavar="SPEC,...",
+        help="Agent specs the Branch dialog may give beside the parent's roster (a request never sets a model option).",
+    ),
 ) -> None:
     """Build a static, offline viewer site from the game logs under DIR (open OUT/index.html).
 
     With --serve the site is served with a fork API: a Branch button on each step starts
-    background fork jobs whose branches (written to DIR/forks) appear in the page.
+    background fork jobs whose branches (written to DIR/forks) appear in the page. A fork job
+    plays the parent's roster, one spec of it, or a spec given in --allow-agents.
     """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
@@ -40,9 +47,11 @@ def view(
         token = os.environ.get(token_env)
         if not token:
             fail(f"--token-env: environment variable {token_env} is not set or empty")
+    allowed = tuple(a for a in (allow_agents or "").split(",") if a.strip())
     if serve:
         try:
             check_host(host, token)
+            check_allowed_agents(allowed)
         except ValueError as err:
             fail(str(err))
     for why in replace_notes(directory, out):
@@ -69,7 +78,7 @@ def view(
     if not serve:
         return
     try:
-        server = SiteServer(out, port, host=host, logs=directory, token=token).start()
+        server = SiteServer(out, port, host=host, logs=directory, token=token, allow_agents=allowed).start()
     except (OSError, ValueError) as err:
         fail(f"--port: cannot listen on {host}:{port}: {err}")
     where = (

@@ -1,6 +1,6 @@
 """The static, offline web viewer (layer ``viewer``): build a site from game logs, serve it with its fork API."""
 
-from mafialab.viewer._api import MAX_BODY, ForkRequest, ForkService, JobStatus, create_app
+from mafialab.viewer._api import MAX_BODY, ForkRequest, ForkService, JobStatus, check_allowed_agents, create_app
 from mafialab.viewer._beliefs import (
     SMALL_BIN,
     Belief,
@@ -40,6 +40,7 @@ __all__ = [
     "build_game",
     "build_site",
     "replace_notes",
+    "check_allowed_agents",
     "check_host",
     "create_app",
     "corpus_metrics",

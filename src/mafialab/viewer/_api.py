@@ -21,8 +21,22 @@ are rewritten; the rest of the site is not rebuilt.
 Safety: bound to 127.0.0.1 unless a token is given; with a token every ``/api`` route but
 ``/api/info`` needs ``Authorization: Bearer <token>`` (401 otherwise). Request bodies over
 :data:`MAX_BODY` bytes get 413; unknown games 404; a step, intervention or option that does
-not fit 422 with the reason; bad JSON 400. Games are looked up by id in the served
-directory's index, never by a path from the request.
+not fit 422 with the reason; bad JSON 400; a ``POST /api/forks`` body that is not
+``application/json`` 415. Games are looked up by id in the served directory's index, never
+by a path from the request.
+
+Pages of other origins (:class:`mafialab._http.OriginGuard`, 403 with the reason): on loopback
+``Host:`` must be 127.0.0.1, localhost or ::1 (a rebound DNS name gets nothing); a request
+whose ``Origin:`` is not the served origin, or whose ``Sec-Fetch-Site`` is ``cross-site`` or
+``same-site``, is refused (a link from elsewhere may still open the page itself); a ``POST``
+under ``/api/`` from a browser (it carries ``Origin`` or a ``Sec-Fetch-*`` header) must send
+the page token of the served ``index.html`` (``<meta name="mafialab-csrf">``) back as
+``X-Mafialab-CSRF``. curl and scripts send none of these headers and need no page token.
+
+The agents of a fork job: the parent's roster (no ``agents``), one spec of that roster for
+every seat, or a spec the person who started the server allowed (``--allow-agents``); never a
+spec with other backend options (``base_url``, ``api_key_env`` ...) nor a seat played from
+outside (``human``, ``human-web``, ``remote``) from a request.
 """
 
 from __future__ import annotations
@@ -33,7 +47,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -43,7 +57,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mafialab._http import BearerGuard, BodyLimit
+from mafialab._http import LOOPBACK_NAMES, BearerGuard, BodyLimit, OriginGuard
 from mafialab.config import validation_message
 from mafialab.counterfactual import (
     Intervention,
@@ -69,6 +83,10 @@ MAX_PARALLEL = 2
 FORKS_DIR = "forks"
 """Where jobs write their branches, under the served log directory."""
 API_META = '<meta name="mafialab-api" content="api/">'
+CSRF_META = '<meta name="mafialab-csrf" content="{}">'
+"""The served page's token, sent back by its script as :data:`CSRF_HEADER` on every API call."""
+CSRF_HEADER = "X-Mafialab-CSRF"
+"""The header a browser's ``POST`` under ``/api/`` must carry the page token in (403 otherwise)."""
 SERVED_CSP = "connect-src 'self'"
 
 
@@ -82,7 +100,8 @@ class ForkRequest(BaseModel):
             "text", "no_vote"}``, ``{"type": "belief", "seat", "text"}`` or ``{"type":
             "night", "seat", "target"}`` (:data:`mafialab.counterfactual.Intervention`).
         replicas: Branches to play, 1..:data:`MAX_REPLICAS`.
-        agents: Agent spec for every seat of the continuation (default: the parent's roster).
+        agents: Agent spec for every seat of the continuation (default: the parent's roster):
+            one spec of the parent's roster or of the server's ``--allow-agents``.
         seed: The fork's ``--seed``; ``None`` picks the first seed whose batch is not on disk yet.
     """
 
@@ -138,6 +157,38 @@ class _Job:
     task: asyncio.Task[None] | None = None
 
 
+def check_allowed_agents(specs: Sequence[str]) -> tuple[str, ...]:
+    """Check the specs a server allows fork requests to name (``--allow-agents``); returns them, deduplicated.
+
+    Raises:
+        ValueError: A spec that is empty, a seat played from outside (``human``, ``human-web``,
+            ``remote``: a fork job of the server seats none), or a malformed model string;
+            the message names ``--allow-agents``.
+    """
+    from mafialab.agents import is_model_spec
+    from mafialab.models import ModelSpecError, parse_model_spec
+    from mafialab.remote import is_seat_spec
+
+    out: list[str] = []
+    for spec in specs:
+        spec = spec.strip()
+        if not spec:
+            raise ValueError("--allow-agents: an empty spec")
+        if is_seat_spec(spec):
+            raise ValueError(
+                f"--allow-agents: {spec!r} is a seat played from outside; a fork job of the server seats no "
+                "person or remote program"
+            )
+        if "/" in spec.partition("?")[0] or is_model_spec(spec):
+            try:
+                parse_model_spec(spec)
+            except ModelSpecError as err:
+                raise ValueError(f"--allow-agents: {err}") from None
+        if spec not in out:
+            out.append(spec)
+    return tuple(out)
+
+
 def _read_js(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
     start = text.index(",", text.index(",") + 1) + 1  # after MAFIALAB_DATA("kind","key",
@@ -153,9 +204,12 @@ class ForkService:
         token: Bearer token required on the API (``None``: no check; only for loopback).
         parallel: Replicas played at once over all jobs (>= 1).
         build_agent: Agent factory passed to :func:`mafialab.counterfactual.run_fork` (tests).
+        allow_agents: Agent specs a request may name beside the parent's roster
+            (``--allow-agents``; model strings may carry options, a request's never do).
 
     Raises:
-        ValueError: ``site`` holds no built index (build it first).
+        ValueError: ``site`` holds no built index (build it first), or an ``allow_agents``
+            spec is a seat played from outside or a malformed model string.
     """
 
     def __init__(
@@ -166,7 +220,9 @@ class ForkService:
         token: str | None = None,
         parallel: int = MAX_PARALLEL,
         build_agent: Callable[[str, int, Any, int], Any] | None = None,
+        allow_agents: Sequence[str] = (),
     ):
+        self.allow_agents = check_allowed_agents(allow_agents)
         self.logs = Path(logs).resolve()
         self.site = Path(site).resolve()
         self.data = self.site / "data"
@@ -245,6 +301,7 @@ class ForkService:
             prepare(plog, step, iv, 0)
         except (ValueError, LogFormatError) as err:
             raise HTTPException(422, f"step {req.step}: {err}".replace("--at: ", "")) from None
+        self.check_agents(req.agents, plog)
         if req.agents is not None:
             from mafialab.agents import is_model_spec, make_agent
 
@@ -261,6 +318,59 @@ class ForkService:
             ).exists():
                 seed += 1
         return d, iv, seed
+
+    def check_agents(self, agents: str | None, plog: Any) -> None:
+        """Refuse agents a request may not choose: only the parent's roster or ``allow_agents``.
+
+        Args:
+            agents: The request's ``agents`` (``None``: the parent's roster, seat by seat).
+            plog: The parent's :class:`mafialab.record.GameLog`.
+
+        Raises:
+            HTTPException: 422 naming the reason: a seat played from outside (``human``,
+                ``human-web``, ``remote``; in the request or, without ``agents``, in the
+                parent's roster), a model string with backend options, or a spec neither in
+                the roster nor allowed.
+        """
+        from mafialab.models import ModelSpecError, parse_model_spec
+        from mafialab.remote import is_seat_spec
+
+        roster = sorted(plog.header.roster, key=lambda s: s.seat)
+        if agents is None:
+            person = next((s for s in roster if is_seat_spec(s.agent)), None)
+            if person is not None:
+                raise HTTPException(
+                    422,
+                    f"agents: seat {person.seat} of the parent was played from outside ({person.agent}); "
+                    "a fork job of this server seats no person or remote program: choose agents "
+                    f"({', '.join(self.allowed_agents(plog)) or 'none allowed'})",
+                )
+            return
+        if agents in self.allowed_agents(plog):
+            return
+        if is_seat_spec(agents):
+            why = "is a seat played from outside (human, human-web, remote); a fork job of this server seats none"
+        else:
+            try:
+                _, options = parse_model_spec(agents)
+            except ModelSpecError:
+                options = {}
+            if options:
+                why = (
+                    f"sets backend options ({', '.join(sorted(options))}); a request may not choose "
+                    "base_url, api_key_env or any other option"
+                )
+            else:
+                why = "is neither in the parent's roster nor allowed by the server (--allow-agents)"
+        allowed = ", ".join(self.allowed_agents(plog)) or "none"
+        raise HTTPException(422, f"agents: {agents!r} {why} (allowed: {allowed})")
+
+    def allowed_agents(self, plog: Any) -> list[str]:
+        """The specs a request may name as ``agents``: ``plog``'s roster (bar outside seats), then ``allow_agents``."""
+        from mafialab.remote import is_seat_spec
+
+        roster = [s.agent for s in sorted(plog.header.roster, key=lambda s: s.seat) if not is_seat_spec(s.agent)]
+        return list(dict.fromkeys([*roster, *self.allow_agents]))
 
     def create(self, req: ForkRequest) -> JobStatus:
         """Validate ``req`` and start its job in the running event loop (returns its first status)."""
@@ -364,21 +474,32 @@ class ForkService:
             tmp.replace(self.data / "index.js")
 
 
-def _served_index(site: Path) -> str:
+def _served_index(site: Path, csrf: str) -> str:
     html = (site / "index.html").read_text(encoding="utf-8")
     html = html.replace("connect-src 'none'", SERVED_CSP)
-    return html.replace("<title>", API_META + "\n<title>", 1)
+    return html.replace("<title>", API_META + "\n" + CSRF_META.format(csrf) + "\n<title>", 1)
 
 
-def create_app(site: Path, service: ForkService | None = None) -> FastAPI:
+def create_app(
+    site: Path, service: ForkService | None = None, *, allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES
+) -> FastAPI:
     """The served site: the built ``site`` as static files, and the fork API when ``service`` is given.
 
     Without a service the site is served read-only as built (no ``/api``, the page shows no
-    Branch button). With one, ``index.html`` is served with a ``mafialab-api`` marker and a
-    CSP that lets the page call this origin.
+    Branch button). With one, ``index.html`` is served with a ``mafialab-api`` marker, the
+    page token (``mafialab-csrf``; a fresh one per app) and a CSP that lets the page call
+    this origin. Either way pages of other origins get nothing but a top-level page load
+    (:class:`mafialab._http.OriginGuard`).
+
+    Args:
+        site: The built site directory.
+        service: The fork API's state, or ``None`` (read-only).
+        allowed_hosts: ``Host:`` names served (default the loopback names; ``None``: any,
+            for a server on another interface, which needs a token).
 
     Returns:
-        The FastAPI app (serve it with uvicorn; :class:`mafialab.viewer.SiteServer` does).
+        The FastAPI app (serve it with uvicorn; :class:`mafialab.viewer.SiteServer` does);
+        its ``state.csrf`` is the page token (``None`` without a service).
     """
     site = Path(site).resolve()
     app = FastAPI(
@@ -389,17 +510,29 @@ def create_app(site: Path, service: ForkService | None = None) -> FastAPI:
         openapi_url="/api/openapi.json",
         redoc_url=None,
     )
-    if service is not None:
+    csrf = secrets.token_urlsafe(24) if service is not None else None
+    app.state.csrf = csrf
+    if service is not None and csrf is not None:
         if service.token is not None:  # the pages stay open; the API needs the token (its /api/info does not)
             app.add_middleware(BearerGuard, token=service.token, open_paths=("/api/info",), prefix="/api/")
-        app.add_middleware(BodyLimit, max_body=MAX_BODY)  # added last: runs first
+        app.add_middleware(BodyLimit, max_body=MAX_BODY)
 
         app.include_router(_router(service), prefix="/api")
 
         @app.get("/", include_in_schema=False)
         @app.get("/index.html", include_in_schema=False)
         async def index() -> HTMLResponse:
-            return HTMLResponse(_served_index(site))
+            return HTMLResponse(_served_index(site, csrf))
+
+    # added last: runs first (a page of another origin is refused before anything reads its body)
+    app.add_middleware(
+        OriginGuard,
+        allowed_hosts=allowed_hosts,
+        navigation=True,
+        csrf=csrf,
+        csrf_header=CSRF_HEADER,
+        csrf_prefix="/api/",
+    )
 
     app.mount("/", StaticFiles(directory=str(site), html=True), name="site")
     return app
@@ -444,7 +577,10 @@ def _router(service: ForkService) -> APIRouter:
 
     @r.post("/forks", status_code=202, response_model=JobStatus)
     async def create(request: Request) -> JobStatus:
-        """Start a fork job (body: :class:`ForkRequest`); poll ``/api/jobs/{id}``."""
+        """Start a fork job (body: :class:`ForkRequest`, ``application/json``); poll ``/api/jobs/{id}``."""
+        ctype = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if ctype != "application/json":
+            raise HTTPException(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
         body = b""
         async for chunk in request.stream():
             body += chunk

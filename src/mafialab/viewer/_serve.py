@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mafialab._http import LOOPBACK, BackgroundServer, check_bind
+from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
 from mafialab.viewer._api import ForkService, create_app
 
 HOST = LOOPBACK
@@ -37,9 +38,13 @@ class SiteServer:
         token: Bearer token the API requires (``None``: none, loopback only).
         parallel: Replicas played at once over all fork jobs.
         build_agent: Agent factory for fork jobs (tests).
+        allow_agents: Agent specs a fork request may name beside the parent's roster
+            (``--allow-agents``).
 
     Raises:
-        ValueError: A non-loopback ``host`` without a token, or ``logs`` with an unbuilt ``site``.
+        ValueError: A non-loopback ``host`` without a token, ``logs`` with an unbuilt ``site``,
+            or an ``allow_agents`` spec a fork job cannot play (a seat played from outside, a
+            malformed model string).
         OSError: From :meth:`start` if the port is taken.
     """
 
@@ -53,15 +58,16 @@ class SiteServer:
         token: str | None = None,
         parallel: int = 2,
         build_agent: Any = None,
+        allow_agents: Sequence[str] = (),
     ):
         check_host(host, token)
         self.host = host
         self.service = (
-            ForkService(logs, site, token=token, parallel=parallel, build_agent=build_agent)
+            ForkService(logs, site, token=token, parallel=parallel, build_agent=build_agent, allow_agents=allow_agents)
             if logs is not None
             else None
         )
-        self.app = create_app(Path(site), self.service)
+        self.app = create_app(Path(site), self.service, allowed_hosts=served_hosts(host))
         self._server = BackgroundServer(self.app, host, port)
 
     @property

@@ -13,6 +13,9 @@
   const TEAMS = ["town", "mafia"];
   const apiMeta = document.querySelector('meta[name="mafialab-api"]');
   const API = apiMeta ? apiMeta.getAttribute("content") : null; // only the served site has it
+  // the served page's token: sent back on every API call, so the server knows the call comes from its own page
+  const csrfMeta = document.querySelector('meta[name="mafialab-csrf"]');
+  const CSRF = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
   const loadBranches = (row, fresh) => load("branches", row.id, "data/b/" + row.file + ".js", fresh);
   const rowOf = (index, id) => index.games.find((g) => g.id === id);
@@ -284,7 +287,7 @@
   // ------------------------------------------------------------------ served site: the Branch dialog
   function token() { try { return sessionStorage.getItem("mafialab-token") || ""; } catch (e) { return ""; } }
   async function api(method, path, body) {
-    const headers = { "Content-Type": "application/json" };
+    const headers = { "Content-Type": "application/json", "X-Mafialab-CSRF": CSRF };
     const t = token();
     if (t) headers.Authorization = "Bearer " + t;
     const res = await fetch(API + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
