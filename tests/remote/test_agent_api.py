@@ -233,6 +233,40 @@ async def test_a_seat_that_reconnects_resumes_the_open_decision(tmp_path: Path) 
             await _stop(task)
 
 
+async def test_pages_of_other_origins_get_nothing_and_the_seat_page_still_calls_its_own(tmp_path: Path) -> None:
+    async with SeatServer(port=0) as seats:
+        _, _, (t,), task = await _game(seats, tmp_path, {3: "remote?timeout=30"}, "mafiascope7")
+        try:
+            auth = {"Authorization": f"Bearer {t.token}"}
+            async with httpx.AsyncClient(base_url=seats.url, timeout=10, headers=auth) as c:
+                refused = [
+                    ({"Origin": "http://127.0.0.1:9999"}, "Origin: a page of 'http://127.0.0.1:9999'"),
+                    ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "Sec-Fetch-Site: cross-site"),
+                    ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, "Sec-Fetch-Site: same-site"),
+                    ({"Host": f"rebound.example:{seats.port}"}, "Host: 'rebound.example:"),
+                ]
+                for headers, why in refused:
+                    r = await c.get("/v1/seat", headers=headers)
+                    assert r.status_code == 403 and why in r.json()["detail"], (headers, r.text)
+                    assert "role" not in r.text
+                r = await c.post(
+                    "/v1/answer", json={"request_id": "d9999", "answer": {}}, headers={"Origin": "http://evil.example"}
+                )
+                assert r.status_code == 403
+                script = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}
+                assert (await c.get("/play.js", headers=script)).status_code == 403
+                # the seat page's own calls are same-origin; a link from elsewhere opens the page
+                same = {"Origin": seats.url, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}
+                assert (await c.get("/v1/seat", headers={"Sec-Fetch-Site": "same-origin"})).status_code == 200
+                r = await c.post("/v1/answer", json={"request_id": "d9999", "answer": {}}, headers=same)
+                assert r.status_code == 409  # past the guard: no such open request
+                nav = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+                assert (await c.get("/play", headers=nav)).status_code == 200
+                assert (await c.get("/v1/seat", headers={"Host": f"localhost:{seats.port}"})).status_code == 200
+        finally:
+            await _stop(task)
+
+
 async def test_openapi_schema_documents_the_endpoints(tmp_path: Path) -> None:
     async with SeatServer(port=0) as seats, httpx.AsyncClient(base_url=seats.url, timeout=10) as c:
         spec = (await c.get("/openapi.json")).json()

@@ -251,3 +251,43 @@ async def test_a_bus_seats_fallback_cause_is_shown_on_the_console(hub_server: Ba
     assert lines and all(line.startswith(f"g seat 3 {res.state.names[3]} (bus/any): ") for line in lines)
     assert {line.split(": ", 1)[1].split(" (x")[0] for line in lines} == set(causes)
     assert "base_url" not in " ".join(lines)
+
+
+def test_a_page_of_another_origin_takes_no_job_and_a_worker_still_does(hub_server: BackgroundServer) -> None:
+    url = hub_server.url
+    assert httpx.post(f"{url}/register", json={"worker": "w", "models": ["k"]}, timeout=5).status_code == 200
+    got: dict[str, httpx.Response] = {}
+    call = {"model": "k", "messages": [{"role": "user", "content": "the seat's private prompt"}], "timeout": 10}
+
+    def engine() -> None:
+        got["r"] = httpx.post(f"{url}/generate", json=call, timeout=15)
+
+    thread = threading.Thread(target=engine, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while httpx.get(f"{url}/status", timeout=5).json()["queue_depth"] < 1:
+        assert time.monotonic() < deadline, "the call was not queued"
+        time.sleep(0.02)
+    refused = [
+        ({"Origin": "http://127.0.0.1:9999"}, "Origin: a page of 'http://127.0.0.1:9999'"),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "Sec-Fetch-Site: cross-site"),
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, "Sec-Fetch-Site: same-site"),
+        # no page to open here: a link from elsewhere takes nothing either
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, "cross-site"),
+        ({"Host": f"rebound.example:{hub_server.port}"}, "Host: 'rebound.example:"),
+    ]
+    for headers, why in refused:
+        r = httpx.get(f"{url}/work", params={"worker": "w", "wait": 0}, headers=headers, timeout=5)
+        assert r.status_code == 403 and why in r.json()["detail"], (headers, r.text)
+        assert "private prompt" not in r.text
+    r = httpx.post(f"{url}/generate", json=call, headers={"Origin": "http://evil.example"}, timeout=5)
+    assert r.status_code == 403
+    assert httpx.get(f"{url}/status", timeout=5).json()["queue_depth"] == 1
+    # the worker, a program (no Origin, no Sec-Fetch-*), takes the job and answers it
+    job = httpx.get(f"{url}/work", params={"worker": "w", "wait": 5}, timeout=10).json()
+    assert job["messages"] == call["messages"]
+    assert (
+        httpx.post(f"{url}/result", json={"request_id": job["request_id"], "text": "ok"}, timeout=5).status_code == 200
+    )
+    thread.join(15)
+    assert got["r"].status_code == 200 and got["r"].json() == {"text": "ok"}

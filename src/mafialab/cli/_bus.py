@@ -11,7 +11,7 @@ import uvicorn
 
 from mafialab.cli._app import console, count, fail, option_message
 from mafialab.models import ModelSpecError
-from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs
+from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs, served_hosts
 
 bus_app = typer.Typer(
     help="The model bus (MafiaScope-compatible): a hub routing seats' chat calls to workers.", no_args_is_help=True
@@ -44,7 +44,7 @@ def bus_serve(
         check_bind(host, token, "the bus hub")
     except ValueError as err:
         fail(str(err))
-    app = create_bus_app(BusHub(token=token), default_timeout=timeout)
+    app = create_bus_app(BusHub(token=token), default_timeout=timeout, allowed_hosts=served_hosts(host))
     console.print(f"bus hub on http://{host}:{port} (status: /status; seats use bus/KEY?base_url=http://{host}:{port})")
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 

@@ -12,7 +12,7 @@ Importing this package registers the ``remote``, ``human`` and ``human-web`` age
 Never imports ``viewer``.
 """
 
-from mafialab._http import LOOPBACK, BackgroundServer, check_bind
+from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
 from mafialab.agents import register_agent_resolver
 from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
 from mafialab.remote._client import Client, RemoteError, first_legal
@@ -56,6 +56,7 @@ __all__ = [
     "SeatTicket",
     "answer_schema",
     "check_bind",
+    "served_hosts",
     "create_agent_app",
     "create_bus_app",
     "first_legal",

@@ -13,7 +13,12 @@ at ``/openapi.json``):
 * ``POST /v1/answer``: ``{"request_id", "answer": {...}}``; 422 with the reason when the
   answer is malformed or illegal (the request stays open until its deadline).
 * ``GET /play``: the human-web page (the token travels in the URL fragment, never to the server
-  in a path or query).
+  in a path or query; the page moves it into memory and clears the address bar on load).
+
+A page of another origin gets 403 (:class:`mafialab._http.OriginGuard`): a request with a
+foreign ``Origin:`` or ``Sec-Fetch-Site: cross-site``/``same-site`` is refused, except a
+link that opens ``/play`` itself; on loopback ``Host:`` must be 127.0.0.1, localhost or ::1.
+The page's own calls are same-origin, and programs send neither header.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
-from mafialab._http import LOOPBACK, BodyLimit
+from mafialab._http import LOOPBACK, BodyLimit, OriginGuard, served_hosts
 from mafialab.engine import Event, GameState
 from mafialab.remote._seats import RemoteAgent, SeatChannel, SeatRequest
 
@@ -290,6 +295,8 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
     )
 
     app.add_middleware(BodyLimit, max_body=seats.max_body)
+    # added last: runs first; a link from elsewhere may open /play, no page of another origin may call the API
+    app.add_middleware(OriginGuard, allowed_hosts=served_hosts(seats.host), navigation=True)
 
     def auth(creds: HTTPAuthorizationCredentials | None) -> SeatChannel | JSONResponse:
         ch = seats.seat_of(creds.credentials if creds else None)

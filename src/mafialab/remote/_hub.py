@@ -15,6 +15,11 @@ Dispatch is at most once (a job a worker took and never answered is not re-queue
 engine times out and the seat's turn degrades like after any model error). A worker is live
 while it keeps polling (time to live 60 s). One optional shared bearer token guards every
 request. The hub keeps no game state.
+
+A browser page of another origin gets 403 (:class:`mafialab._http.OriginGuard`): a request
+with a foreign ``Origin:`` or ``Sec-Fetch-Site: cross-site``/``same-site`` takes no job and
+posts no call, and on loopback ``Host:`` must be 127.0.0.1, localhost or ::1 (a rebound DNS
+name gets nothing). Workers and games are programs: they send neither header and are unchanged.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from fastapi import FastAPI, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from mafialab._http import BearerGuard
+from mafialab._http import LOOPBACK_NAMES, BearerGuard, OriginGuard
 
 WORKER_TTL_S = 60.0
 """Seconds a worker stays live after its last poll (the reference protocol's time to live)."""
@@ -268,12 +273,19 @@ class BusHub:
             self._forget(job)
 
 
-def create_bus_app(hub: BusHub | None = None, *, default_timeout: float = DEFAULT_JOB_TIMEOUT_S) -> FastAPI:
+def create_bus_app(
+    hub: BusHub | None = None,
+    *,
+    default_timeout: float = DEFAULT_JOB_TIMEOUT_S,
+    allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES,
+) -> FastAPI:
     """The hub as a FastAPI app (serve it with uvicorn; ``mafialab bus serve`` does).
 
     Args:
         hub: The state (default: a fresh :class:`BusHub` without a token).
         default_timeout: Seconds a ``/generate`` waits when the body names no ``timeout``.
+        allowed_hosts: ``Host:`` names served (default the loopback names; ``None``: any, for
+            a hub on another interface, which needs a token).
 
     Returns:
         The app; its ``state.hub`` is the :class:`BusHub`.
@@ -288,6 +300,7 @@ def create_bus_app(hub: BusHub | None = None, *, default_timeout: float = DEFAUL
 
     if hub.token is not None:
         app.add_middleware(BearerGuard, token=hub.token)
+    app.add_middleware(OriginGuard, allowed_hosts=allowed_hosts)  # added last: runs first
 
     @app.post("/register")
     async def register(body: RegisterBody) -> dict[str, str]:
