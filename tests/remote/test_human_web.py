@@ -140,3 +140,21 @@ def test_a_person_votes_from_the_browser_page(game: GameThread) -> None:
     assert not v.fallback and chosen is not None and game.state.names[v.target] == chosen
     # the token never travelled in a path or a query
     assert not [u for u in seen_paths if t.token in u.split("#")[0]]
+
+
+def test_the_seat_token_leaves_the_address_bar_and_a_reload_keeps_the_seat(game: GameThread) -> None:
+    t = game.ticket
+    assert t is not None
+    with launch() as browser:
+        pg = browser.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(t.page)
+        pg.wait_for_selector("#title:has-text('You are')", timeout=20_000)
+        assert pg.url == f"{t.url}/play" and t.token not in pg.evaluate("location.href")
+        assert pg.evaluate("history.state") is None and pg.evaluate("location.hash") == ""
+        pg.wait_for_selector("#decision:not([hidden])", timeout=60_000)  # the page still plays
+        pg.reload()  # the token is kept for this tab, never in the address bar
+        pg.wait_for_selector("#title:has-text('You are')", timeout=20_000)
+        assert "Role:" in pg.inner_text("#me") and t.token not in pg.url
+        assert errors == []

@@ -1,12 +1,19 @@
 // The human-web seat: long-polls the agent API with the seat's token from the URL fragment.
+// The token is taken out of the address bar on load (history.replaceState: it stays in neither
+// the address bar nor the history) and kept in this script's memory, and in this tab's
+// sessionStorage so that a reload of the tab still opens the seat.
 // Every text from the game is shown with textContent (never parsed as HTML).
 "use strict";
 (function () {
   const params = new URLSearchParams(location.hash.slice(1));
-  const token = params.get("token") || sessionStorage.getItem("mafialab-seat-token");
+  const fromUrl = params.get("token");
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  let stored = null;
+  try { stored = sessionStorage.getItem("mafialab-seat-token"); } catch (e) { /* storage off: memory only */ }
+  const token = fromUrl || stored;
   const $ = (id) => document.getElementById(id);
   if (!token) { $("status").textContent = "no token: open the link the game printed (…/play#token=…)"; return; }
-  sessionStorage.setItem("mafialab-seat-token", token);
+  try { sessionStorage.setItem("mafialab-seat-token", token); } catch (e) { /* storage off: memory only */ }
   const auth = { Authorization: "Bearer " + token };
   let since = 0;
   let current = null;
