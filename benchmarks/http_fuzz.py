@@ -296,7 +296,14 @@ def _answers(rng: random.Random, request: dict[str, Any], big: int, cap: int) ->
     if isinstance(legal, dict):
         for k in legal:  # a bare NaN in place of each answer field: never accepted, never recorded
             body = json.dumps({"request_id": rid, "answer": {**legal, k: 1.5}}).replace("1.5", "NaN")
-            yield Req("nan_field", "POST", "/v1/answer", {"Content-Type": "application/json"}, body.encode(), expect=(400, 422))
+            yield Req(
+                "nan_field",
+                "POST",
+                "/v1/answer",
+                {"Content-Type": "application/json"},
+                body.encode(),
+                expect=(400, 422),
+            )
 
 
 def fuzz_agent_api(rng: random.Random, n: int, big: int, root: Path) -> Tally:
