@@ -5,7 +5,9 @@ Usage: python benchmarks/fuzz.py [--games 300] [--seed 0] [--out DIR] [--battery
 
 Plays games on every built-in rule set, probes on, through the real ``LLMAgent`` path with a
 callable mock backend whose answers are drawn from :func:`hostile_output`: truncated and
-deeply nested JSON, huge and non-finite numbers (``1e999``, ``NaN``, a 5,000-digit integer),
+deeply nested JSON, huge and non-finite numbers (``1e999``, ``NaN``, a 5,000-digit integer; bare
+``NaN``/``Infinity`` in probe scores), lone UTF-16 surrogates in speech, targets and probe
+answers (as Python strings and as JSON escapes),
 wrong types, empty and whitespace answers, other scripts and invisible characters, moderator
 impersonation, 100 kB speeches, names of dead or unknown players, backend exceptions, and
 (sometimes) a valid answer so games move on. Then every game is checked
@@ -13,7 +15,7 @@ impersonation, 100 kB speeches, names of dead or unknown players, backend except
 
 * no crash (``play_game`` returned, the log ends with ``game_end``);
 * no lost or torn record (every line of ``game.jsonl``, ``calls.jsonl``, ``probes.jsonl``
-  reads back; the log replays; one terminal call record per decision; one probe record per
+  reads back and each file is valid UTF-8; the log replays; one terminal call record per decision; one probe record per
   probe call);
 * every fallback logged with its cause (each fallback action has a ``fallback`` call record
   with a non-empty ``error``, and each unusable attempt says why);
@@ -67,7 +69,11 @@ KINDS = (
     "not_json",
     "exception",
     "error_response",
+    "lone_surrogate",
+    "nonstandard_number",
 )
+SURROGATES = ("\ud800", "\udfff", "\udc00x\ud83d", "a\ud800\ud800b")
+"""Lone UTF-16 surrogates: valid in a JSON string escape (``"\\ud800"``), invalid in UTF-8."""
 SCRIPTS = (
     "Алекс",
     "أليكس",
@@ -167,9 +173,37 @@ def hostile_output(req: ChatRequest, rng: random.Random, names: tuple[str, ...],
         return {"target": rng.choice([*others, "Nobody", "Moderator", "", "seat 3", "all of them"])}
     if kind == "not_json":
         return rng.choice(["I think it is Bailey.", "VOTE:", "{'target': 'Alex'}", "<html>", "\ufeff{}", "{,}"])
+    if kind == "lone_surrogate":
+        return _with_surrogate(req, valid, rng)
+    if kind == "nonstandard_number":
+        return _nonstandard_number(req, rng)
     if kind == "exception":
         return rng.choice([RuntimeError("backend exploded"), ValueError("bad\x00bytes"), TimeoutError("slow")])
     return ChatResponse(error="HTTP 500: upstream overloaded", error_kind="transport", model="mock/fuzz")
+
+
+def _with_surrogate(req: ChatRequest, valid: dict[str, Any], rng: random.Random) -> Any:
+    """``valid`` with a lone surrogate in its text: as a Python string, or as a JSON escape in raw text."""
+    bad = rng.choice(SURROGATES)
+    out = dict(valid)
+    for key in ("text", "statement", "answer"):
+        if key in out:
+            out[key] = f"{out[key]} {bad}"
+    if req.purpose == "probe" and "players" in out:
+        out["players"] = [{**p, "player": p["player"] + bad} if i == 0 else p for i, p in enumerate(out["players"])]
+    if "target" in out and rng.random() < 0.3:
+        out["target"] = out["target"] + bad
+    # a server's raw JSON text carries the surrogate as an escape, which json.loads turns into one
+    return json.dumps(out) if rng.random() < 0.5 else out
+
+
+def _nonstandard_number(req: ChatRequest, rng: random.Random) -> str:
+    """JSON text with a bare ``NaN``/``Infinity`` where a number belongs (Python's json reads them)."""
+    word = rng.choice(["NaN", "Infinity", "-Infinity"])
+    legal = _legal(req) or ["Nobody"]
+    if req.purpose == "probe":
+        return json.dumps({"players": [{"player": n, "score": 5} for n in legal[:3]]}).replace(" 5}", f" {word}}}", 1)
+    return rng.choice([f'{{"target": "{rng.choice(legal)}", "confidence": {word}}}', word, f"[{word}]"])
 
 
 @dataclass
@@ -244,6 +278,12 @@ def check_game(gdir: Path, rec: Recorder, check: GameCheck) -> GameCheck:
     calls = [c for c in _read_all(gdir / CALLS_FILE, torn) if c.get("kind", "call") == "call"]  # not the call_summary
     probes = _read_all(gdir / PROBES_FILE, torn)
     check.problems += [f"torn: {t}" for t in torn]
+    for name in (GAME_FILE, CALLS_FILE, PROBES_FILE):
+        if (gdir / name).is_file():
+            try:
+                (gdir / name).read_bytes().decode("utf-8")  # strict: a lone surrogate written through is torn
+            except UnicodeDecodeError as err:
+                check.problems.append(f"torn: {name} is not valid UTF-8 ({err.reason} at byte {err.start})")
     log = read_game(gdir)
     check.problems += [f"unreadable: {p}" for p in log.problems]
     if log.winner is None:
