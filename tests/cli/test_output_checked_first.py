@@ -145,17 +145,23 @@ def test_the_commands_own_folders_still_take_more_output(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("command", ["run", "sweep"])
-def test_a_fork_onto_an_existing_branch_names_out(tmp_path: Path, command: str) -> None:
+def test_a_fork_onto_its_own_branches_resumes_and_other_options_name_out(tmp_path: Path, command: str) -> None:
     game = str(_play(tmp_path, "runs").relative_to(tmp_path))
     args = (
         ["fork", "run", game, "--at", "1"] if command == "run" else ["fork", "sweep", game, "-n", "1", "--steps", "1"]
     )
     code, out = _run(tmp_path, [*args, "--out", "branches"])
     assert code == 0, out
-    code, out = _run(tmp_path, [*args, "--out", "branches"])
-    assert code == 2, out
-    assert out.startswith("error: --out: branches/"), out
-    assert out.endswith("already exists; choose another --out or --seed"), out
+    first = sorted(d.name for d in (tmp_path / "branches").iterdir())
+    code, out = _run(tmp_path, [*args, "--out", "branches"])  # the command's own earlier output: resumed
+    assert code == 0, out
+    assert sorted(d.name for d in (tmp_path / "branches").iterdir()) == first and len(first) == 1
+    if command == "run":
+        assert "1 branch (1 already in branches, kept)" in out, out
+        code, out = _run(tmp_path, [*args, "--probes", "suspicion", "--out", "branches"])
+        assert code == 2, out
+        assert out.startswith("error: --out: branches: holds fork batch "), out
+        assert "with other parameters (probes); resume with the same command" in out, out
 
 
 def test_season_run_onto_a_season_names_out_before_the_roster_warning(tmp_path: Path) -> None:

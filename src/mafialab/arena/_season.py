@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shutil
 import tempfile
 import time
@@ -32,6 +31,7 @@ from mafialab.record import (
     latest_verdicts,
     read_game,
     read_verdicts,
+    write_atomic,
 )
 from mafialab.record import Price as RecordPrice
 from mafialab.rules import Team
@@ -145,14 +145,7 @@ def save_manifest(out: Path, manifest: SeasonManifest) -> None:
     _atomic_write(Path(out) / MANIFEST_FILE, manifest.model_dump_json(indent=1))
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+_atomic_write = write_atomic  # the one atomic writer (record)
 
 
 def load_manifest(out: Path) -> SeasonManifest:

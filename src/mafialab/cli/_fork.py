@@ -212,7 +212,10 @@ def run_cmd(
         "Play the replicas", "the branches land in OUT as in a local run (--resample answers are drawn here first)"
     ),
 ) -> None:
-    """Fork GAME at --at, apply one change, and play the continuation N times into OUT."""
+    """Fork GAME at --at, apply one change, and play the continuation N times into OUT.
+
+    Run again with the same options to resume: branches of the batch already in OUT are kept.
+    """
     check_out_dir(out)
     log = read_game_arg(game, "GAME")
     table = load_price_option(prices)
@@ -273,8 +276,9 @@ def run_cmd(
             soft_wrap=True,
         )
     won = winners_line(Counter(b.winner for b in batch.branches), log.header.rules)
+    resumed = f" ({batch.resumed} already in {escape(str(out))}, kept)" if batch.resumed else ""
     console.print(
-        f"batch {batch.batch}: {count(len(batch.branches), 'branch', 'branches')} of {batch.parent_id} "
+        f"batch {batch.batch}: {count(len(batch.branches), 'branch', 'branches')}{resumed} of {batch.parent_id} "
         f"at step {step.id} ({iv.type}); "
         f"won: {won}. Logs in {escape(str(out))}/",
         highlight=False,

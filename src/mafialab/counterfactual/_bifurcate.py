@@ -27,8 +27,16 @@ import numpy as np
 from mafialab.analysis import game_data, vote_quadrants
 from mafialab.analysis import get_method as get_analysis_method
 from mafialab.counterfactual._embed import Embedder, farthest_point, make_embedder, mean_pairwise_cosine
-from mafialab.counterfactual._fork import AgentBuilder, branch_specs, estimate_fork, prepare, run_fork
-from mafialab.counterfactual._steps import ForkStep, Inject, Resample, batch_id, branch_id, fork_steps, resolve_step
+from mafialab.counterfactual._fork import (
+    AgentBuilder,
+    branch_specs,
+    estimate_fork,
+    fork_batch_id,
+    prepare,
+    refuse_changed_options,
+    run_fork,
+)
+from mafialab.counterfactual._steps import ForkStep, Inject, Resample, branch_id, fork_steps, resolve_step
 from mafialab.engine import derive_seed
 from mafialab.harness import connect_ray, driver_limits, ray_run, replay_decisions
 from mafialab.models import max_samples_per_request
@@ -36,7 +44,6 @@ from mafialab.record import (
     FORK_GAMES_DIR,
     FORKS_FILE,
     NO_VOTE,
-    POINTS_FILE,
     SAMPLES_DIR,
     BifurcationHeader,
     BifurcationPoint,
@@ -47,6 +54,7 @@ from mafialab.record import (
     iter_jsonl,
     read_bifurcation,
     read_game,
+    replace_point,
     write_header,
 )
 from mafialab.rules import RuleSet
@@ -507,13 +515,7 @@ async def run_bifurcation(
     params = _params(plog.header.game_id, points, per_quadrant, seed, resamples, keep, temperature,
                      embedder.name, sampler, agents)  # fmt: skip
     if is_bifurcation_dir(out):
-        old = read_bifurcation(out).header.parameters
-        diff = sorted(k for k in params if old.get(k) != params[k])
-        if diff:
-            raise ValueError(
-                f"{out}: holds a bifurcation run with other parameters ({', '.join(diff)}); "
-                "resume with the same command or choose another --out"
-            )
+        refuse_changed_options(out, "a bifurcation run", read_bifurcation(out).header.parameters, params)
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
     if not planned:
         raise ValueError(f"--points: {points!r} names no day vote of {plog.header.game_id}")
@@ -599,8 +601,7 @@ async def run_bifurcation(
                 diversity=diversity,
                 extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
             )
-            with JsonlWriter(out / POINTS_FILE, clock=None) as w:
-                w.write(point)
+            replace_point(out, point)  # a resumed run describes the point again: one line per point
             # 3. fork each kept variant once
             variants = []
             for v, (row, stage) in enumerate(kept):
@@ -617,7 +618,7 @@ async def run_bifurcation(
                 iv = Inject(target=target, text=text, no_vote=target is None)
                 # each kept variant forks with its own seed, so two identical variants are two forks
                 fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
-                bid = branch_id(plog.header.game_id, batch_id(plog.header.game_id, p.step.id, iv, fseed), 0)
+                bid = branch_id(plog.header.game_id, fork_batch_id(plog, p.step.id, iv, seed=fseed, agents=agents), 0)
                 bdir = forks_dir / bid
                 outcome = ForkOutcome(
                     point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
+import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,7 @@ from mafialab.models import (
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
+    PARTIAL_DIR,
     PROBES_FILE,
     GameLog,
     ParentInfo,
@@ -56,6 +60,7 @@ from mafialab.record import (
     person_seats,
     probe_sort_key,
     read_game,
+    read_header,
     read_records,
 )
 from mafialab.rules import RuleSet, Team
@@ -107,6 +112,8 @@ class ForkBatch:
         seed: The ``--seed`` of the command.
         batch: Batch id.
         branches: One per replica, in replica order.
+        resumed: How many of ``branches`` were already in ``out`` (written by an earlier,
+            interrupted or shorter, run of the same batch) and were read back, not played.
     """
 
     parent_id: str
@@ -116,6 +123,7 @@ class ForkBatch:
     seed: int
     batch: str
     branches: list[Branch] = field(default_factory=list)
+    resumed: int = 0
 
     def wins(self, team: Team) -> int:
         """Branches won by ``team``."""
@@ -243,6 +251,154 @@ def branch_specs(
             raise ValueError(f"--seat: seat {seat} out of range 0..{len(specs) - 1}")
         specs[seat] = spec
     return [_with_temperature(s, temperature) for s in specs]
+
+
+def fork_batch_id(
+    parent: GameLog,
+    step: int,
+    intervention: Intervention | None = None,
+    *,
+    seed: int = 0,
+    agents: str | None = None,
+    seats: dict[int, str] | None = None,
+    temperature: float | None = None,
+) -> str:
+    """The batch id :func:`run_fork` gives a fork with these options (before anything is played).
+
+    :func:`batch_id` over the parent id, the step, the intervention, ``seed`` and the
+    continuation's agent spec per seat (:func:`branch_specs`); the specs are left out when
+    they are the parent's roster, so such a batch keeps the id it had before agents were part
+    of it. Two forks that differ in their agents are two batches.
+
+    Raises:
+        ValueError: A seat override out of range.
+    """
+    iv: Intervention = intervention if intervention is not None else Resample()
+    return _batch(parent, step, iv, seed, branch_specs(parent, agents, seats, temperature))
+
+
+def _batch(parent: GameLog, step: int, iv: Intervention, seed: int, specs: Sequence[str]) -> str:
+    roster = [s.agent for s in sorted(parent.header.roster, key=lambda s: s.seat)]
+    return batch_id(parent.header.game_id, step, iv, seed, None if list(specs) == roster else specs)
+
+
+def refuse_changed_options(where: Path, what: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """Refuse to resume ``what`` in ``where`` with options other than those it was started with.
+
+    Args:
+        where: The output folder (the message starts with it, so the command line names it
+            ``--out``).
+        what: What the folder holds, e.g. ``"a bifurcation run"``.
+        old: The options recorded by the earlier run (name → value).
+        new: This run's options; a name missing from ``old`` counts as changed.
+
+    Raises:
+        ValueError: Some option differs; the message names every such option.
+    """
+    diff = sorted(k for k in new if old.get(k) != new[k])
+    if diff:
+        raise ValueError(
+            f"{where}: holds {what} with other parameters ({', '.join(diff)}); "
+            "resume with the same command or choose another --out"
+        )
+
+
+def _read_branch(glog: GameLog, replica: int, step: ForkStep, iv: Intervention) -> Branch:
+    """A finished branch on disk as :func:`_play_branch` returned it when it was played."""
+    cont = [e for e in glog.events if (d := getattr(e, "decision", None)) is not None and d >= step.id]
+    fallbacks = sum(1 for e in cont if getattr(e, "fallback", False))
+    status = glog.status
+    applied = True
+    if isinstance(iv, Night):  # the override takes the seat's first night action after the step
+        applied = any(e.kind == "night_action" and getattr(e, "seat", None) == iv.seat for e in cont)
+    parent = glog.header.parent
+    cseed = parent.continuation_seed if parent is not None else None
+    return Branch(
+        game_id=glog.header.game_id,
+        replica=replica,
+        continuation_seed=cseed if cseed is not None else 0,
+        winner=glog.winner,  # type: ignore[arg-type]
+        path=glog.path,
+        decisions=status.decisions if status is not None else len(cont),
+        fallbacks=status.fallbacks if status is not None else fallbacks,
+        degraded=bool(status is not None and status.degraded),
+        applied=applied,
+    )
+
+
+def _finished_branches(
+    out: Path, pid: str, batch: str, replicas: Sequence[int], step: ForkStep, iv: Intervention, options: dict[str, Any]
+) -> dict[int, Branch]:
+    """The replicas of ``batch`` already in ``out``; clears what an interrupted run left half-written.
+
+    A branch is played into ``out/.partial/<id>/`` and renamed to ``out/<id>/`` once its files
+    are all written, so ``out/<id>/game.jsonl`` is a finished branch. A leftover in
+    ``.partial`` is removed (the replica is played again), and so is a branch folder of an
+    older mafialab whose game never ended.
+
+    Raises:
+        ValueError: A finished branch of the batch was played with other ``options``, or a
+            folder with a branch's name holds files but no game log.
+    """
+    done: dict[int, Branch] = {}
+    for r in replicas:
+        gid = branch_id(pid, batch, r)
+        stale = out / PARTIAL_DIR / gid
+        if stale.exists():
+            log.info("%s: half-written branch of an interrupted run, played again", stale)
+            shutil.rmtree(stale)
+            _drop_staging(stale.parent)
+        final = out / gid
+        if (final / GAME_FILE).is_file():
+            fork = read_header(final).meta.get("fork")
+            old = fork.get("options") if isinstance(fork, dict) else None
+            if isinstance(old, dict):  # branches of older mafialab versions recorded none
+                refuse_changed_options(out, f"fork batch {batch}", old, options)
+            glog = read_game(final, warn=False)
+            if any(e.kind == "game_end" for e in glog.events):
+                done[r] = _read_branch(glog, r, step, iv)
+                continue
+            log.info("%s: unfinished branch of an interrupted run, played again", final)
+            shutil.rmtree(final)
+        elif final.is_dir():
+            if any(final.iterdir()):
+                raise ValueError(f"out: {final} holds files but no {GAME_FILE}; move it away or choose another --out")
+            final.rmdir()
+    return done
+
+
+def _make_staging(staging: Path, game_id: str) -> None:
+    """Create ``staging/<game_id>/`` for a branch about to be written.
+
+    Another run into the same folder removes ``staging`` when it finds it empty
+    (:func:`_drop_staging`); a creation that loses that race is tried again.
+    """
+    for _ in range(5):
+        try:
+            (staging / game_id).mkdir(parents=True, exist_ok=True)
+            return
+        except FileNotFoundError:  # ``staging`` removed between its creation and the branch's
+            continue
+    (staging / game_id).mkdir(parents=True, exist_ok=True)
+
+
+def _drop_staging(staging: Path) -> None:
+    """Remove the ``.partial`` folder when no branch is being written there (it stays otherwise)."""
+    with contextlib.suppress(OSError):  # missing, or another branch is in it
+        staging.rmdir()
+
+
+def _move_into_place(staged: Path, final: Path) -> Path:
+    """Rename a fully written branch folder from ``.partial`` to its place (one atomic step).
+
+    Raises:
+        ValueError: ``final`` appeared meanwhile (another run of the same batch into the same folder).
+    """
+    try:
+        os.rename(staged, final)  # refused when ``final`` exists and is not empty
+    except OSError as err:
+        raise ValueError(f"out: cannot move {staged} to {final} ({err.strerror or err})") from None
+    return final
 
 
 def _copy_prefix_probes(plog: GameLog, path: Path, game_id: str, prefix_len: int) -> int:
@@ -517,7 +673,12 @@ async def run_fork(
     (``game.jsonl`` with the parent's prefix and a ``parent`` header block, ``calls.jsonl``,
     ``probes.jsonl`` when probing). Its continuation draws from its own seed
     (:func:`continuation_seed`); with deterministic agents the same call gives identical
-    branches.
+    branches. The batch id is :func:`fork_batch_id`'s.
+
+    A branch is played into ``out/.partial/<branch id>/`` and renamed into place once all its
+    files are written. The call resumes: replicas of the batch already in ``out`` are read
+    back, not played again (so a larger ``n`` adds replicas), and a half-written branch that
+    an interrupted run left in ``.partial`` is removed and played again.
 
     Args:
         parent: The parent game directory (or its log): a native game, a branch, or an
@@ -536,8 +697,8 @@ async def run_fork(
         prices: Price table for ``calls.jsonl``.
         build_agent: Agent factory ``(spec, seat, rules, continuation_seed)``.
         check_remote: Preflight remote models once before the first branch.
-        replicas: Replica numbers to play (default ``range(n)``; a resumed batch passes the
-            missing ones).
+        replicas: Replica numbers of the batch (default ``range(n)``); those already in
+            ``out`` are read back.
         ray: Play the replicas as Ray tasks on this cluster (``auto``, ``local`` or an
             address, :func:`mafialab.harness.connect_ray`; needs ``out``). The fork
             decision's answers of :class:`Resample` replicas are drawn here first (one request
@@ -547,11 +708,12 @@ async def run_fork(
         progress: Called with each branch as it finishes.
 
     Returns:
-        The :class:`ForkBatch` (branches in replica order).
+        The :class:`ForkBatch` (branches in replica order, those read back included).
 
     Raises:
         ValueError: ``n`` < 1, an unknown step, an intervention that does not fit the step,
-            an agent spec that cannot be built, or a branch directory that already exists.
+            an agent spec that cannot be built, or ``out`` holding branches of the batch that
+            were played with another ``probes`` (the message names it).
         ReplayMismatch: The parent does not replay up to the step (the message names the
             first step that cannot be reproduced).
         ImportError: ``ray`` given and Ray is not installed (nothing is played).
@@ -569,7 +731,7 @@ async def run_fork(
     specs = branch_specs(plog, agents, seats, temperature)
     build = build_agent or _pooled_builder()  # one backend per model for every branch
     pid = plog.header.game_id
-    batch = batch_id(pid, step.id, iv, seed)
+    batch = _batch(plog, step.id, iv, seed, specs)
     root = _root(plog)
     base = dict(plog.header.meta)
     meta = {k: base[k] for k in ("agents",) if k in base}
@@ -583,42 +745,61 @@ async def run_fork(
     if ray is not None:  # after the agents (a seat no worker can play is refused first), before any call
         connect_ray(ray)
     limit = asyncio.Semaphore(max(1, parallel))
-    todo = list(replicas) if replicas is not None else list(range(n))
+    wanted = list(replicas) if replicas is not None else list(range(n))
+    options = {"probes": probes or "none"}  # what else tells two runs of one batch apart is in the batch id
+    done = _finished_branches(Path(out), pid, batch, wanted, step, iv, options) if out is not None else {}
+    todo = [r for r in wanted if r not in done]
     ahead: tuple[ChatRequest, list[ChatResponse]] | None = None
-    if out is not None:
-        for r in todo:
-            existing = Path(out) / branch_id(pid, batch, r) / GAME_FILE
-            if existing.exists():
-                raise ValueError(f"out: {existing} already exists; choose another --out or --seed")
     # on Ray the driver's own calls (the preflight, the answers drawn ahead) share the cluster's
     # per-backend limits with the workers' calls
     with driver_limits(ray):
-        if check_remote:
+        if check_remote and todo:
             await preflight(probe_agents)
-        if isinstance(iv, Resample):  # replicas resample one frozen context: the server's n draws them together
+        # replicas resample one frozen context: the server's n draws them together
+        if isinstance(iv, Resample) and todo:
             ahead = await _draw_ahead(probe_agents[step.seat], prepare(plog, step, iv, 0)[0], step, len(todo))
 
     def job(replica: int) -> _BranchJob:
         primed = (ahead[0], ahead[1][todo.index(replica)]) if ahead is not None else None
-        fork_meta = {**meta, "fork": {"at": step.label, "kind": step.kind, "seat": step.seat}}
+        fork_meta = {**meta, "fork": {"at": step.label, "kind": step.kind, "seat": step.seat, "options": options}}
         return _BranchJob(plog, step, iv, specs, seed, batch, root, fork_meta, replica, probes, prices, primed)
 
+    # a branch is written into OUT/.partial/ and moved to OUT/<branch id>/ once all its files are
+    staging = Path(out) / PARTIAL_DIR if out is not None else None
+
     async def one(replica: int) -> Branch:
+        gid = branch_id(pid, batch, replica)
         if ray is None:
             async with limit:
-                branch, plen = await _play_branch(job(replica), out, build)
+                if staging is not None:
+                    _make_staging(staging, gid)
+                branch, plen = await _play_branch(job(replica), staging, build)
         else:  # on a worker (drawn answer included); the driver writes the files where a local branch goes
-            assert out is not None
+            assert staging is not None
             branch, plen, files = await ray_run(_branch_files, job(replica), build_agent, address=ray)
-            branch.path = write_game_files(Path(out), branch.game_id, files)
+            _make_staging(staging, gid)
+            branch.path = write_game_files(staging, branch.game_id, files)
         if branch.path is not None and plog.header.source == "mafialab":
             _copy_prefix_probes(plog, branch.path, branch.game_id, plen)
+        if branch.path is not None and out is not None:
+            branch.path = _move_into_place(branch.path, Path(out) / branch.game_id)
         if progress is not None:
             progress(branch)
         return branch
 
-    branches = list(await asyncio.gather(*(one(r) for r in todo)))
-    return ForkBatch(parent_id=pid, root_id=root, step=step, intervention=iv, seed=seed, batch=batch, branches=branches)
+    if progress is not None:
+        for r in sorted(done):
+            progress(done[r])
+    try:
+        played = {b.replica: b for b in await asyncio.gather(*(one(r) for r in todo))}
+    finally:
+        if staging is not None:
+            _drop_staging(staging)
+    branches = [done[r] if r in done else played[r] for r in wanted]
+    return ForkBatch(
+        parent_id=pid, root_id=root, step=step, intervention=iv, seed=seed, batch=batch, branches=branches,
+        resumed=len(done),
+    )  # fmt: skip
 
 
 def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, probes: bool = False) -> ForkEstimate:

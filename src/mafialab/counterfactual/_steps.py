@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -256,10 +257,15 @@ def _key(intervention: BaseModel) -> str:
     return intervention.key() if isinstance(intervention, _Intervention) else json.dumps(intervention.model_dump())
 
 
-def batch_id(parent_id: str, step: int, intervention: BaseModel, seed: int) -> str:
-    """Batch id: the first 8 hex digits of SHA-256 over (parent id, step, intervention, ``--seed``)."""
+def batch_id(parent_id: str, step: int, intervention: BaseModel, seed: int, agents: Sequence[str] | None = None) -> str:
+    """Batch id: the first 8 hex digits of SHA-256 over (parent id, step, intervention, ``--seed``, agents).
+
+    ``agents`` (the continuation's agent spec per seat) is left out when ``None``: a batch
+    played by the parent's own roster keeps the id it had before agents were part of it.
+    """
     key = _key(intervention)
-    return hashlib.sha256(f"{parent_id}|{step}|{key}|{seed}".encode()).hexdigest()[:8]
+    who = "" if agents is None else "|" + json.dumps(list(agents), ensure_ascii=False)
+    return hashlib.sha256(f"{parent_id}|{step}|{key}|{seed}{who}".encode()).hexdigest()[:8]
 
 
 def continuation_seed(parent_seed: int, step: int, intervention: BaseModel, seed: int, replica: int) -> int:

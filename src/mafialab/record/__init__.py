@@ -49,6 +49,9 @@ from mafialab.record._bifurcation import (
     is_bifurcation_dir as is_bifurcation_dir,
 )
 from mafialab.record._bifurcation import (
+    replace_point as replace_point,
+)
+from mafialab.record._bifurcation import (
     write_header as write_header,
 )
 from mafialab.record._import_mafiascope import (
@@ -64,6 +67,9 @@ from mafialab.record._io import (
     latest_verdicts,
     read_game,
     read_verdicts,
+)
+from mafialab.record._io import (
+    PARTIAL_DIR as PARTIAL_DIR,
 )
 from mafialab.record._io import (
     iter_log_records as iter_log_records,
@@ -88,6 +94,9 @@ from mafialab.record._io import (
 )
 from mafialab.record._io import (
     strip_clock as strip_clock,
+)
+from mafialab.record._io import (
+    write_atomic as write_atomic,
 )
 from mafialab.record._migrate import (
     LogFormatError,

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mafialab.config import validation_message
-from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
+from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl, write_atomic
 
 BIFURCATION_FILE = "bifurcation.json"
 """Header file of a bifurcation directory."""
@@ -397,6 +397,30 @@ def write_points(path: Path, points: Iterable[BifurcationPoint]) -> None:
     with JsonlWriter(Path(path) / POINTS_FILE, clock=None) as w:
         for p in points:
             w.write(p)
+
+
+def replace_point(path: Path, point: BifurcationPoint) -> None:
+    """Put ``point`` into ``path/points.jsonl`` in place of any earlier line with its ``point_id``.
+
+    A resumed run describes a point again (its samples may have grown): the file keeps one
+    line per point. Other lines, unreadable ones included, are kept as they are; the file is
+    rewritten atomically (:func:`write_atomic`), so a run killed meanwhile leaves the old file
+    or the new one.
+
+    Raises:
+        OSError: The file cannot be read or written.
+    """
+    file = Path(path) / POINTS_FILE
+    kept: list[str] = []
+    if file.is_file():
+        for line in file.read_text(encoding="utf-8").splitlines():
+            try:
+                same = json.loads(line).get("point_id") == point.point_id
+            except (ValueError, AttributeError):  # a damaged line is not ours to drop
+                same = False
+            if line.strip() and not same:
+                kept.append(line)
+    write_atomic(file, "".join(f"{line}\n" for line in [*kept, point.model_dump_json()]))
 
 
 def write_header(path: Path, header: BifurcationHeader) -> None:

@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,35 @@ from mafialab.record._schema import (
 log = logging.getLogger(__name__)
 
 GAME_FILE = "game.jsonl"
+PARTIAL_DIR = ".partial"
+"""Where a run keeps games (branches) it is still writing, inside its output folder.
+
+A branch is played into ``OUT/.partial/<id>/`` and renamed to ``OUT/<id>/`` once all its
+files are written; :func:`iter_game_dirs` does not look into it (nor into any folder whose
+name starts with a dot), so a half-written branch is never read as a game.
+"""
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) all at once: a temporary file beside it, fsync, rename.
+
+    A reader (or a run killed part-way) sees the old file or the new one, never a mix.
+
+    Raises:
+        OSError: The file cannot be written (the temporary file is removed; ``path`` is unchanged).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class JsonlWriter:
@@ -438,14 +468,16 @@ def iter_game_dirs(root: Path) -> list[Path]:
     """Game directories under ``root``, sorted.
 
     ``root`` itself if it holds a ``game.jsonl`` (or is one); an empty list if ``root`` does
-    not exist or holds no game.
+    not exist or holds no game. Folders below ``root`` whose name starts with a dot are not
+    searched: a branch still being written (:data:`PARTIAL_DIR`) is no game yet.
     """
     root = Path(root)
     if root.name == GAME_FILE and root.is_file():
         return [root.parent]
     if (root / GAME_FILE).is_file():
         return [root]
-    return sorted(p.parent for p in root.rglob(GAME_FILE))
+    found = (p.parent for p in root.rglob(GAME_FILE))
+    return sorted(d for d in found if not any(part.startswith(".") for part in d.relative_to(root).parts))
 
 
 GAMES_WANTED = "a game's folder (holding game.jsonl), its game.jsonl, or a folder of game folders (a runs folder)"

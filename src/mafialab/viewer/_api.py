@@ -62,15 +62,23 @@ from mafialab.config import validation_message
 from mafialab.counterfactual import (
     Intervention,
     estimate_fork,
+    fork_batch_id,
     fork_steps,
     intervention_from,
     prepare,
     resolve_step,
     run_fork,
 )
-from mafialab.counterfactual import batch_id as make_batch_id
 from mafialab.counterfactual import branch_id as make_branch_id
-from mafialab.record import BIFURCATION_FILE, GAME_FILE, RETEST_FILE, LogFormatError, iter_game_dirs, read_game
+from mafialab.record import (
+    BIFURCATION_FILE,
+    GAME_FILE,
+    RETEST_FILE,
+    GameLog,
+    LogFormatError,
+    iter_game_dirs,
+    read_game,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +90,10 @@ MAX_PARALLEL = 2
 """Replicas played at once, over all jobs (the bounded concurrency of the background work)."""
 FORKS_DIR = "forks"
 """Where jobs write their branches, under the served log directory."""
+CLAIMS_DIR = ".claims"
+"""``FORKS_DIR/CLAIMS_DIR/<batch>``: one folder per batch a job took (made exclusively, kept)."""
+MAX_SEED_TRIES = 10_000
+"""Seeds tried for a request without one before it is refused (409)."""
 API_META = '<meta name="mafialab-api" content="api/">'
 CSRF_META = '<meta name="mafialab-csrf" content="{}">'
 """The served page's token, sent back by its script as :data:`CSRF_HEADER` on every API call."""
@@ -102,7 +114,8 @@ class ForkRequest(BaseModel):
         replicas: Branches to play, 1..:data:`MAX_REPLICAS`.
         agents: Agent spec for every seat of the continuation (default: the parent's roster):
             one spec of the parent's roster or of the server's ``--allow-agents``.
-        seed: The fork's ``--seed``; ``None`` picks the first seed whose batch is not on disk yet.
+        seed: The fork's ``--seed``; ``None`` picks the first seed whose batch no job has taken
+            (in this server or another serving the same folder) and is not on disk.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -239,6 +252,8 @@ class ForkService:
                 self.dirs.setdefault(gid, d.resolve())
         self.jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self._claim_lock = threading.Lock()
+        self._claimed: set[str] = set()
         self._sem: asyncio.Semaphore | None = None
         self._bifs: list[dict[str, Any]] | None = None
 
@@ -281,11 +296,11 @@ class ForkService:
             for s in fork_steps(glog)
         ]
 
-    def validate(self, req: ForkRequest) -> tuple[Path, Intervention, int]:
-        """Check a fork request before a job is made: the game, the step, the intervention, the seed.
+    def validate(self, req: ForkRequest) -> tuple[Path, Intervention, GameLog]:
+        """Check a fork request before a job is made: the game, the step, the intervention, the agents.
 
         Returns:
-            ``(parent directory, intervention, seed)``.
+            ``(parent directory, intervention, parent log)``.
 
         Raises:
             HTTPException: 404 unknown game; 422 a step, intervention or agent spec that does not fit.
@@ -310,14 +325,49 @@ class ForkService:
                     make_agent(req.agents, 0, plog.header.rules, 0)
                 except (ValueError, KeyError) as err:
                     raise HTTPException(422, f"agents: {err}") from None
-        seed = req.seed
-        if seed is None:
-            seed = 0
-            while (
-                self.logs / FORKS_DIR / make_branch_id(req.game, make_batch_id(req.game, req.step, iv, seed), 0)
-            ).exists():
-                seed += 1
-        return d, iv, seed
+        return d, iv, plog
+
+    def reserve(self, req: ForkRequest, parent: GameLog, iv: Intervention) -> tuple[int, str]:
+        """Take the seed and batch of a valid request, so that no other job gets them.
+
+        The batch id is :func:`mafialab.counterfactual.fork_batch_id` of the request (its
+        agents included). A batch is free when no job of this service took it, no branch of
+        it is on disk, and ``FORKS_DIR/CLAIMS_DIR/<batch>`` can be created (an exclusive
+        create: a second server on the same folder cannot take it too). Without a seed in the
+        request, the first free seed from 0 is taken.
+
+        Returns:
+            ``(seed, batch id)``.
+
+        Raises:
+            HTTPException: 409 when the request's seed names a batch already taken or on disk,
+                or no seed of the first :data:`MAX_SEED_TRIES` is free.
+        """
+        seeds = [req.seed] if req.seed is not None else range(MAX_SEED_TRIES)
+        with self._claim_lock:  # the seed search and the claim are one step for the threads of this process
+            for seed in seeds:
+                batch = fork_batch_id(parent, req.step, iv, seed=seed, agents=req.agents)
+                if self._claim(req.game, batch, req.replicas):
+                    return seed, batch
+        if req.seed is not None:
+            raise HTTPException(
+                409, f"seed: batch {batch} (seed {req.seed}) is already taken or on disk; choose another seed"
+            )
+        raise HTTPException(409, f"seed: no free seed among 0..{MAX_SEED_TRIES - 1}; give one")
+
+    def _claim(self, game: str, batch: str, replicas: int) -> bool:
+        if batch in self._claimed:
+            return False
+        forks = self.logs / FORKS_DIR
+        if any((forks / make_branch_id(game, batch, r)).exists() for r in range(replicas)):
+            return False
+        (forks / CLAIMS_DIR).mkdir(parents=True, exist_ok=True)
+        try:
+            (forks / CLAIMS_DIR / batch).mkdir()  # exclusive, also against another process
+        except FileExistsError:
+            return False
+        self._claimed.add(batch)
+        return True
 
     def check_agents(self, agents: str | None, plog: Any) -> None:
         """Refuse agents a request may not choose: only the parent's roster or ``allow_agents``.
@@ -373,12 +423,13 @@ class ForkService:
         return list(dict.fromkeys([*roster, *self.allow_agents]))
 
     def create(self, req: ForkRequest) -> JobStatus:
-        """Validate ``req`` and start its job in the running event loop (returns its first status)."""
-        d, iv, seed = self.validate(req)
-        batch = make_batch_id(req.game, req.step, iv, seed)
-        for r in range(req.replicas):
-            if (self.logs / FORKS_DIR / make_branch_id(req.game, batch, r)).exists():
-                raise HTTPException(409, f"seed: batch {batch} (seed {seed}) is already on disk; choose another seed")
+        """Validate ``req``, take its seed and batch (:meth:`reserve`) and start its job in the running event loop.
+
+        Returns:
+            The job's first status.
+        """
+        d, iv, plog = self.validate(req)
+        seed, batch = self.reserve(req, plog, iv)
         jid = f"j{len(self.jobs) + 1}-{secrets.token_hex(4)}"
         st = JobStatus(id=jid, game=req.game, step=req.step, batch=batch, total=req.replicas)
         job = _Job(status=st)
