@@ -276,7 +276,9 @@ def test_a_parent_with_a_person_seat_needs_agents_and_allow_agents_takes_no_pers
     assert err.value.status_code == 422
     assert "seat 3 of the parent was played from outside (human)" in err.value.detail
     assert "choose agents (scripted, random)" in err.value.detail
-    assert svc.validate(ForkRequest(game="parent", step=1, agents="scripted"))[2] == 0
+    ok = ForkRequest(game="parent", step=1, agents="scripted")
+    _, iv, parent = svc.validate(ok)
+    assert parent.header.game_id == "parent" and svc.reserve(ok, parent, iv)[0] == 0
     # the starter may allow model strings with options, never a seat played from outside
     assert check_allowed_agents(["scripted", " openai/m?base_url=http://127.0.0.1:9/v1", "scripted"]) == (
         "scripted",
