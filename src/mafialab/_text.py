@@ -1,6 +1,6 @@
 """Text from outside made writable: every character UTF-8 can encode (no I/O; imports no mafialab module).
 
-A Python string may hold a lone surrogate (``"\\ud800"``): JSON allows one as an escape, so a
+A Python string may hold a lone surrogate (U+D800-U+DFFF): JSON allows one as an escape, so a
 model server's answer, a bus worker's result or a remote seat's answer can carry it, and
 ``str.encode("utf-8")`` (every log writer) refuses it. Such text is made valid where it enters:
 each character UTF-8 cannot encode becomes U+FFFD (the replacement character), and the
@@ -29,7 +29,7 @@ def valid_utf8(text: str) -> tuple[str, int]:
 
     Returns:
         ``(valid text, replaced)``: ``text`` itself when ``replaced`` is 0, so the text
-        always encodes as UTF-8. E.g. ``valid_utf8("a\\ud800b") == ("a\\ufffdb", 1)``.
+        always encodes as UTF-8. E.g. ``valid_utf8("a" + chr(0xD800)) == ("a" + chr(0xFFFD), 1)``.
     """
     if _UNENCODABLE.search(text) is None:
         return text, 0
@@ -77,7 +77,7 @@ def valid_utf8_value(value: Any) -> tuple[Any, int]:
 
 
 def _needs_repair(value: Any) -> bool:
-    """Whether a string in ``value`` (a key, a value, at any depth of dicts and lists) holds a character UTF-8 refuses."""
+    """Whether a string in ``value`` (a key or a value, at any depth) holds a character UTF-8 refuses."""
     todo = [value]
     while todo:
         v = todo.pop()

@@ -28,7 +28,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _said(events: list[dict[str, Any]], seat: int) -> list[str]:
     """The speeches and vote statements of ``seat``."""
-    return [e.get("text") or e.get("statement") or "" for e in events if e.get("seat") == seat and e["kind"] in ("speech", "vote")]
+    return [
+        e.get("text") or e.get("statement") or ""
+        for e in events
+        if e.get("seat") == seat and e["kind"] in ("speech", "vote")
+    ]
 
 
 class _EscapingClient(Client):

@@ -49,7 +49,7 @@ class CallRecord(BaseModel):
         context: What was done to fit the context window (``{}``: nothing), see
             ``docs/models.md``.
         replaced_chars: Characters of the answer that UTF-8 cannot encode (lone surrogates
-            such as ``"\\ud800"``) and were replaced with U+FFFD before it was read
+            such as U+D800) and were replaced with U+FFFD before it was read
             (:attr:`~mafialab.models.ChatResponse.replaced_chars`; 0 in logs written before
             the field).
         ts: Clock field.

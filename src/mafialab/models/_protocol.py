@@ -91,7 +91,7 @@ class ChatResponse(BaseModel):
         error_kind: ``transport``, ``rate_limit``, ``length``, ``schema``, ``empty`` or ``None``.
         model: Model name that answered.
         replaced_chars: Characters of the answer UTF-8 cannot encode (lone surrogates such
-            as ``"\\ud800"``, which JSON allows) that were replaced with U+FFFD (>= 0).
+            as U+D800, which JSON allows as an escape) that were replaced with U+FFFD (>= 0).
 
     Text from outside enters here: on construction, every character UTF-8 cannot encode in
     ``text``, ``parsed`` (strings and keys at any depth), ``reasoning`` and ``error`` becomes
@@ -129,7 +129,7 @@ class ChatResponse(BaseModel):
         """A copy with ``parsed`` set, made valid like a new answer's (replacements added to ``replaced_chars``).
 
         Backends parse :attr:`text` (already valid) after building the response; a JSON escape
-        such as ``"\\ud800"`` in it still parses into a lone surrogate, which is replaced here.
+        of a lone surrogate in it still parses into one, which is replaced here.
         """
         value, n = valid_utf8_value(parsed)
         return self.model_copy(update={"parsed": value, "replaced_chars": self.replaced_chars + n})

@@ -57,7 +57,7 @@ class JsonlWriter:
         """Serialise one record as a line and flush it.
 
         Text is made valid where it enters (model, bus and remote answers); should a string
-        still hold a character UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``),
+        still hold a character UTF-8 cannot encode (a lone surrogate such as U+D800),
         it is written as U+FFFD and a warning names the file and the count, rather than
         losing the record (and the run with it).
         """
@@ -73,9 +73,7 @@ class JsonlWriter:
         else:
             line, replaced = valid_utf8(json.dumps(record, ensure_ascii=False))
         if replaced:
-            log.warning(
-                "%s: %s UTF-8 cannot encode written as U+FFFD", self.path, count(replaced, "character")
-            )
+            log.warning("%s: %s UTF-8 cannot encode written as U+FFFD", self.path, count(replaced, "character"))
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("a", encoding="utf-8")
@@ -113,7 +111,7 @@ def iter_jsonl(
     (line M is the same; kept that one)`` and skipped, so it is never counted twice.
 
     Text is made valid UTF-8 as it is read: bytes that are not UTF-8 and JSON escapes of lone
-    surrogates (``"\\ud800"``, which no UTF-8 writer can write back) become U+FFFD, so a
+    surrogates (which no UTF-8 writer can write back) become U+FFFD, so a
     record read here can always be written again (a fork, an export, the viewer).
 
     Raises:

@@ -9,7 +9,8 @@ Compatible with MafiaScope's bus protocol, so a worker written for it works unch
   engine already gave up on the request.
 * engine side: ``POST /generate`` ``{"model", "messages", "max_tokens", "kind", "timeout"}``
   → ``{"text"}`` (plus ``replaced_chars`` when the hub replaced characters of the worker's
-  text that UTF-8 cannot encode, see :class:`ResultBody`); 503 when no live worker serves the routing key or the wait timed out.
+  text that UTF-8 cannot encode, see :class:`ResultBody`); 503 when no live worker serves the
+  routing key or the wait timed out.
 * ``GET /status``: live workers, queue depth, calls in flight.
 
 Dispatch is at most once (a job a worker took and never answered is not re-queued: the
@@ -63,7 +64,7 @@ class ResultBody(BaseModel):
     """``POST /result``: the text answering ``request_id`` (``error``: the worker's model failed).
 
     Text from a worker is made valid UTF-8 as it arrives: each character UTF-8 cannot encode
-    in ``request_id``, ``text`` or ``error`` (a lone surrogate such as ``"\\ud800"``, which
+    in ``request_id``, ``text`` or ``error`` (a lone surrogate such as U+D800, which
     JSON allows) becomes U+FFFD, and those of ``text`` and ``error`` are added to
     ``replaced_chars``, which goes back to the engine side with the text.
     """

@@ -246,7 +246,7 @@ class SeatChannel:
         200 accepted; 409 no open request with that id (answered, expired, or another);
         422 the answer does not follow the schema or is not legal (the request stays open).
         Text from outside is made valid UTF-8 first: each character UTF-8 cannot encode (a
-        lone surrogate such as ``"\\ud800"``, which JSON allows) becomes U+FFFD, counted in
+        lone surrogate such as U+D800, which JSON allows) becomes U+FFFD, counted in
         the request's ``replaced_chars`` (and so in the decision's call record).
         """
         request_id, _ = valid_utf8_value(request_id)  # quoted in the reason of a 409
