@@ -33,6 +33,7 @@ from mafialab.models import (
     ModelSpecError,
     backend_names,
     complete_n,
+    parse_json,
     parse_model_spec,
 )
 from mafialab.rules import RuleSet
@@ -277,8 +278,6 @@ class LLMAgent:
             return f"call failed: {resp.error}"
         value = resp.parsed
         if value is None:
-            from mafialab.models import parse_json
-
             value, _ = parse_json(resp.text)
         if not isinstance(value, dict) and decision.wants_target and not decision.needs_text and resp.text.strip():
             # a prompt-only answer ("VOTE: **Finley**"): read the name as a person would
@@ -453,6 +452,10 @@ class LLMAgent:
         for attempt in range(1, attempts + 1):
             if attempt > 1:
                 resp = await self._call(self._request(decision, messages, schema, attempt, sample))
+            if resp.ok and resp.parsed is None and resp.text.strip():
+                # read leniently here, the way _interpret would: a "\\ud800" escape parses into a
+                # lone surrogate, replaced (and counted in the call record) by with_parsed
+                resp = resp.with_parsed(parse_json(resp.text)[0])
             result = self._interpret(decision, view, resp, guard)
             last = attempt == attempts
             if not isinstance(result, str):

@@ -2,16 +2,17 @@
 
 Per game and pooled: game calls and probe calls (and the multiplier, MafiaScope's
 ``call_multiplier`` = (probe calls + game calls) / game calls, ``src/metrics_lib.py``
-``probe_cost``), tokens, probe answers parsed as given / after repair / unusable, and why
-answers were lost. Sources: ``calls.jsonl`` and ``probes.jsonl`` for our games; for games
-without ``calls.jsonl`` (imported games, scripted agents) the agents' turns recorded in
-``game.jsonl`` are the game calls and the probe records are the probe calls.
+``probe_cost``), tokens, probe answers parsed as given / after repair / unusable, why
+answers were lost, and per probe id the answers lost because none came (``probe_failures``).
+Sources: ``calls.jsonl`` and ``probes.jsonl`` for our games; for games without ``calls.jsonl``
+(imported games, scripted agents) the agents' turns recorded in ``game.jsonl`` are the game
+calls and the probe records are the probe calls.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mafialab.analysis._data import GameData, Probe
@@ -78,12 +79,19 @@ def game_instrument(game: GameData, method: Method) -> dict[str, Any]:
     Returns:
         ``{"game_id", "calls_source", "game_calls", "probe_calls", "multiplier",
         "tokens": {"game", "probe"}, "probe_answers": {"records", "raw", "repaired",
-        "unusable"}, "lost": {cause: count}}``; ``multiplier`` is ``None`` without game
-        calls, a token block is ``None`` when the logs record no tokens for it.
+        "unusable"}, "lost": {cause: count}, "probe_failures": {probe id: count}}``;
+        ``multiplier`` is ``None`` without game calls, a token block is ``None`` when the logs
+        record no tokens for it; ``probe_failures`` counts, per probe id (sorted; only ids
+        with a failure), the answers lost because none came (``transport_error``: the call
+        failed or raised, or the probe task failed and left an error record in its place).
     """
     fates = {k: 0 for k in ("raw", "repaired", *LOSS_CAUSES)}
+    failures: dict[str, int] = {}
     for p in game.probes:
-        fates[probe_fate(p, method)] += 1
+        fate = probe_fate(p, method)
+        fates[fate] += 1
+        if fate == "transport_error":
+            failures[p.probe_id] = failures.get(p.probe_id, 0) + 1
     if game.calls is not None:
         game_calls = [c for c in game.calls if c.purpose not in NOT_GAME_CALLS]
         probe_calls = [c for c in game.calls if c.purpose == "probe"]
@@ -117,6 +125,7 @@ def game_instrument(game: GameData, method: Method) -> dict[str, Any]:
             "unusable": unusable,
         },
         "lost": {c: fates[c] for c in LOSS_CAUSES},
+        "probe_failures": dict(sorted(failures.items())),
     }
 
 
@@ -157,5 +166,15 @@ def instrument(games: Sequence[GameData], method: Method) -> dict[str, Any]:
             k: sum(r["probe_answers"][k] for r in rows) for k in ("records", "raw", "repaired", "unusable")
         },
         "lost": {c: sum(r["lost"][c] for r in rows) for c in LOSS_CAUSES},
+        "probe_failures": _sum_counts(r["probe_failures"] for r in rows),
     }
     return {"pooled": pooled, "games": rows}
+
+
+def _sum_counts(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Sums per key of several ``{key: count}`` maps, sorted by key."""
+    total: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            total[k] = total.get(k, 0) + n
+    return dict(sorted(total.items()))

@@ -369,6 +369,8 @@ def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
                 add("instrument", row["game_id"], f"answers_{k}", x)
             for k, x in row["lost"].items():
                 add("instrument", row["game_id"], f"lost_{k}", x)
+            for k, x in row["probe_failures"].items():
+                add("instrument", row["game_id"], f"failures_{k}", x)
     dyn = rep.get("dynamics")
     if dyn is not None:
         groups = [("all", dyn)]

@@ -145,6 +145,13 @@ def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
     ]
     console.print(whole_table("Instrument: probe answers", ["game", "raw", "repaired", "unusable", "lost"], loss))
     console.print(f"lost: unusable answers by cause, {LOSS_LEGEND}", style="dim", highlight=False)
+    failures = ins["pooled"]["probe_failures"]
+    if failures:
+        console.print(
+            "probe failures (no answer: the call failed, or the probe task did), by probe: "
+            + ", ".join(f"{k} {n}" for k, n in failures.items()),
+            highlight=False,
+        )
 
 
 def _missing(rep: dict[str, Any], *keys: str) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from mafialab import __version__
+from mafialab._text import valid_utf8
 from mafialab._words import count
 from mafialab.agents import Agent
 from mafialab.engine import Action, Event, GameState, Invalid
@@ -233,7 +234,7 @@ async def run_game(
             answers = await asyncio.gather(*(agents[d.seat].decide(d, state.view(d.seat)) for d in batch))
             for d, a in zip(batch, answers, strict=True):
                 decisions += 1
-                res = state.apply(a) if isinstance(a, Action) else Invalid(reason=f"not an Action: {type(a).__name__}")
+                res = _unloggable(a) or state.apply(a)
                 if res is not None or a.fallback:
                     if res is not None:
                         log.warning("seat %d decision %d (%s): %s; falling back", d.seat, d.id, d.kind, res.reason)
@@ -254,6 +255,23 @@ async def run_game(
                 cancel()
         raise
     return decisions, fallbacks
+
+
+def _unloggable(answer: Any) -> Invalid | None:
+    """Why ``answer`` cannot be played: not an :class:`Action`, or text that could not be logged.
+
+    The last line of defence behind the entry points (model, bus and remote answers are made
+    valid UTF-8 as they arrive): an agent's text holding a character UTF-8 cannot encode (a
+    lone surrogate) is refused like an illegal move, so the decision becomes a logged fallback
+    and the game goes on; it never enters the state, the log or another seat's prompt.
+    """
+    if not isinstance(answer, Action):
+        return Invalid(reason=f"not an Action: {type(answer).__name__}")
+    if answer.text is not None:
+        _, bad = valid_utf8(answer.text)
+        if bad:
+            return Invalid(reason=f"text holds {count(bad, 'character')} UTF-8 cannot encode, so it cannot be logged")
+    return None
 
 
 async def play_game(

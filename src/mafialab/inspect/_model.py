@@ -124,10 +124,10 @@ def _response(out: ModelOutput, request: ChatRequest, name: str, latency: float)
     if not out.completion.strip():
         return resp.model_copy(update={"error": "empty answer", "error_kind": "empty"})
     if request.json_schema is not None:
-        parsed, _ = parse_json(out.completion)
+        parsed, _ = parse_json(resp.text)
         if parsed is None and out.stop_reason in ("max_tokens", "model_length"):
             return resp.model_copy(
                 update={"error": "generation cap hit before the answer closed", "error_kind": "length"}
             )
-        resp = resp.model_copy(update={"parsed": parsed})
+        resp = resp.with_parsed(parsed)
     return resp

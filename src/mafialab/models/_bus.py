@@ -2,7 +2,8 @@
 
 The hub (``mafialab bus serve``, :mod:`mafialab.remote`) speaks MafiaScope's bus protocol:
 the engine side posts ``{model, messages, max_tokens, kind, timeout}`` to ``POST /generate``
-and waits for ``{"text"}``; a worker anywhere long-polls the hub for jobs of its routing
+and waits for ``{"text"}`` (with ``replaced_chars`` when the hub replaced characters UTF-8
+cannot encode: added to the call's count); a worker anywhere long-polls the hub for jobs of its routing
 keys. A worker gets chat messages and returns free text, so a JSON schema travels in the
 prompt (the ``prompt`` structured-output dialect) and the agent reads the move leniently.
 """
@@ -132,9 +133,13 @@ class BusModel:
             kind = "rate_limit" if r.status_code == 429 else "transport"
             return self._error(f"bus hub HTTP {r.status_code}: {str(detail)[:300]}", kind, t0)
         try:
-            text = r.json()["text"]
+            answer = r.json()
+            text = answer["text"]
         except (ValueError, KeyError, TypeError):
             return self._error("bus hub: answer without a text field", "transport", t0)
+        hub_replaced = answer.get("replaced_chars", 0)  # the hub made the worker's text valid UTF-8
+        if not isinstance(hub_replaced, int) or isinstance(hub_replaced, bool) or hub_replaced < 0:
+            hub_replaced = 0
         if not isinstance(text, str):
             return self._error("bus hub: text is not a string", "transport", t0)
         if not text.strip():
@@ -145,7 +150,9 @@ class BusModel:
                 parsed = json.loads(text)
             except (ValueError, RecursionError):
                 parsed = None  # left to the agent's lenient reading
-        return ChatResponse(text=text, parsed=parsed, latency_s=time.perf_counter() - t0, model=self.name)
+        return ChatResponse(
+            text=text, parsed=parsed, latency_s=time.perf_counter() - t0, model=self.name, replaced_chars=hub_replaced
+        )
 
     def _loop_client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()

@@ -48,6 +48,10 @@ class CallRecord(BaseModel):
             no price.
         context: What was done to fit the context window (``{}``: nothing), see
             ``docs/models.md``.
+        replaced_chars: Characters of the answer that UTF-8 cannot encode (lone surrogates
+            such as U+D800) and were replaced with U+FFFD before it was read
+            (:attr:`~mafialab.models.ChatResponse.replaced_chars`; 0 in logs written before
+            the field).
         ts: Clock field.
     """
 
@@ -70,6 +74,7 @@ class CallRecord(BaseModel):
     repair: str | None = None
     cost_usd: float | None = None
     context: dict[str, Any] = Field(default_factory=dict)
+    replaced_chars: int = Field(default=0, ge=0)
     ts: float | None = None
 
     _prompt: str | None = PrivateAttr(default=None)
@@ -97,6 +102,7 @@ class CallRecord(BaseModel):
             completion_tokens=u.completion_tokens,
             cached_tokens=u.cached_tokens,
             latency_ms=round(resp.latency_s * 1000),
+            replaced_chars=resp.replaced_chars,
             **fields,
         )
 

@@ -296,11 +296,11 @@ class LocalModel:
         if not text.strip():
             return resp.model_copy(update={"error": "empty answer", "error_kind": "empty"})
         if request.json_schema is not None:
-            parsed, _ = parse_json(text)
+            parsed, _ = parse_json(resp.text)  # the valid text, not the raw one
             if parsed is None:
                 kind = "length" if choice.get("finish_reason") == "length" else "schema"
                 return resp.model_copy(update={"error": f"answer is not JSON ({kind})", "error_kind": kind})
-            resp = resp.model_copy(update={"parsed": parsed})
+            resp = resp.with_parsed(parsed)
         return resp
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mafialab._text import valid_utf8, valid_utf8_value
 from mafialab._words import count
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,15 @@ class ChatResponse(BaseModel):
         error: Error description, or ``None`` on success.
         error_kind: ``transport``, ``rate_limit``, ``length``, ``schema``, ``empty`` or ``None``.
         model: Model name that answered.
+        replaced_chars: Characters of the answer UTF-8 cannot encode (lone surrogates such
+            as U+D800, which JSON allows as an escape) that were replaced with U+FFFD (>= 0).
+
+    Text from outside enters here: on construction, every character UTF-8 cannot encode in
+    ``text``, ``parsed`` (strings and keys at any depth), ``reasoning`` and ``error`` becomes
+    U+FFFD (:func:`mafialab._text.valid_utf8`), so an answer can always be logged, and the
+    number replaced is added to ``replaced_chars``: the larger count of ``text`` and
+    ``parsed`` (the parsed value is read from the text: a character is not counted twice),
+    plus those of ``reasoning`` and ``error``.
     """
 
     text: str = ""
@@ -99,6 +109,30 @@ class ChatResponse(BaseModel):
     error: str | None = None
     error_kind: str | None = None
     model: str = ""
+    replaced_chars: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _valid_utf8(self) -> ChatResponse:
+        self.text, in_text = valid_utf8(self.text)
+        self.parsed, in_parsed = valid_utf8_value(self.parsed)
+        more = max(in_text, in_parsed)
+        if self.reasoning is not None:
+            self.reasoning, n = valid_utf8(self.reasoning)
+            more += n
+        if self.error is not None:
+            self.error, n = valid_utf8(self.error)
+            more += n
+        self.replaced_chars += more
+        return self
+
+    def with_parsed(self, parsed: Any) -> ChatResponse:
+        """A copy with ``parsed`` set, made valid like a new answer's (replacements added to ``replaced_chars``).
+
+        Backends parse :attr:`text` (already valid) after building the response; a JSON escape
+        of a lone surrogate in it still parses into one, which is replaced here.
+        """
+        value, n = valid_utf8_value(parsed)
+        return self.model_copy(update={"parsed": value, "replaced_chars": self.replaced_chars + n})
 
     @property
     def ok(self) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import jsonschema
 
+from mafialab._text import valid_utf8_value
 from mafialab.engine import resolve_name
 from mafialab.models import parse_json_lenient
 
@@ -125,6 +126,7 @@ def parse_answer(
         value, ok, repaired = parse_json_lenient(text)
     if ok and _nesting_depth(value) > _MAX_DEPTH:
         return ParsedAnswer(issues=[f"$: nested more than {_MAX_DEPTH} levels deep; not used"])
+    value, _ = valid_utf8_value(value)  # a "\\ud800" escape in the text parses into a lone surrogate
     res = ParsedAnswer(value=value, ok=ok, repaired=repaired)
     if not ok:
         return res

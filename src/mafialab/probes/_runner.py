@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from mafialab._text import valid_utf8
 from mafialab.engine import (
     Elimination,
     Event,
@@ -184,6 +185,9 @@ game's next call is sent: the game, which is the critical path, would wait ~50 m
 through the client's own suspension points (its connection-pool locks) and leave first; a
 probe loses nothing measurable (a turn is microseconds)."""
 
+PROBE_TASK_FAILED = "probe task failed"
+"""How the ``error`` of the record of a probe task that raised begins (the reason follows)."""
+
 DEFAULT_MAX_PENDING = 512
 """Probe calls a runner keeps scheduled but unanswered before the game waits (back-pressure)."""
 
@@ -252,7 +256,8 @@ class ProbeRunner:
         records: Every record written, in arrival order (sort with
             :func:`~mafialab.record.probe_sort_key` for trigger, seat, battery order).
         calls: Probe calls made.
-        failed: Calls that returned an error or raised.
+        failed: Calls that returned an error or raised, and probe tasks that failed (each
+            recorded with ``error`` set).
         peak_pending: Most probe calls that were scheduled and unanswered at once.
         probed_seats: Seats whose agents answer probes.
         skipped_seats: Seats whose agents have no ``probe`` method (never probed).
@@ -418,7 +423,28 @@ class ProbeRunner:
         last_deps: dict[str, asyncio.Task[_Answer]],
         same_before: asyncio.Task[_Answer] | None,
     ) -> _Answer:
-        """One probe call: wait for the answers it splices in, ask, record."""
+        """One probe call: wait for the answers it splices in, ask, record; a failure is recorded too.
+
+        A probe task that raises (a question that cannot be rendered, a record that cannot be
+        written …) is never dropped without a word: a warning names the game, seat, probe and
+        reason, ``failed`` counts it, and an error record (``error``: ``probe task failed:
+        …``, no answer) takes the answer's place in ``probes.jsonl`` (the report counts it in
+        the instrument's ``probe_failures``). Probes chained on it go on without its answer.
+        """
+        try:
+            return await self._answer(step, pos, probe, prev_deps, last_deps, same_before)
+        except Exception as err:
+            return await self._failure(step, pos, probe, same_before, f"{type(err).__name__}: {err}")
+
+    async def _answer(
+        self,
+        step: _SeatStep,
+        pos: int,
+        probe: ProbeSpec,
+        prev_deps: dict[str, asyncio.Task[_Answer]],
+        last_deps: dict[str, asyncio.Task[_Answer]],
+        same_before: asyncio.Task[_Answer] | None,
+    ) -> _Answer:
         chained: dict[str, str] = {}
         for k, t in last_deps.items():
             value = (await t).last
@@ -480,6 +506,48 @@ class ProbeRunner:
             last = (await same_before).last if same_before is not None else None
         return _Answer(rec, chain, last)
 
+    async def _failure(
+        self, step: _SeatStep, pos: int, probe: ProbeSpec, same_before: asyncio.Task[_Answer] | None, why: str
+    ) -> _Answer:
+        """Log, count and record a probe task that raised (see :meth:`_ask`)."""
+        why, _ = valid_utf8(why)
+        log.warning(
+            "game %s seat %d probe %s: the probe task failed (%s); recorded as an error, without an answer",
+            self.game_id, step.seat, probe.id, why,
+        )  # fmt: skip
+        self.failed += 1
+        trigger = step.trigger
+        rec = ProbeRecord(
+            game_id=self.game_id,
+            round=trigger.round,
+            msg_index=trigger.msg_index,
+            seat=step.seat,
+            player=step.view.name,
+            role=step.role,
+            probe_id=probe.id,
+            position=pos,
+            trigger=_record_trigger(trigger, step.seat),
+            phase=trigger.phase,
+            after_seq=trigger.upto,
+            question="",
+            answer_raw="",
+            model=getattr(step.agent, "label", ""),
+            error=f"{PROBE_TASK_FAILED}: {why}",
+        )
+        try:
+            if self.writer is not None:
+                self.writer.write(rec)
+        except Exception as err:  # (a full disk): said, never raised into the game
+            log.warning(
+                "game %s seat %d probe %s: its error record could not be written either (%s: %s)",
+                self.game_id, step.seat, probe.id, type(err).__name__, err,
+            )  # fmt: skip
+        self.records.append(rec)
+        if self.on_record is not None:
+            self.on_record(rec)
+        last = (await same_before).last if same_before is not None else None  # the earlier answer stays
+        return _Answer(rec, "", last)
+
     async def _call(
         self, agent: Any, question: str, preamble: str, view: PlayerView, schema: Any, probe: ProbeSpec
     ) -> ChatResponse:
@@ -496,7 +564,10 @@ class ProbeRunner:
             async with self._sem:
                 return await agent.probe(question, view, schema, probe.max_tokens, probe.id, **kw)
         except Exception as err:  # a probe must never stop the game
-            log.warning("probe %s of seat %d raised %s: %s", probe.id, view.seat, type(err).__name__, err)
+            log.warning(
+                "game %s seat %d probe %s: the agent's probe raised %s: %s; recorded as an error",
+                self.game_id, view.seat, probe.id, type(err).__name__, err,
+            )  # fmt: skip
             return ChatResponse(error=f"{type(err).__name__}: {err}", error_kind="exception")
 
     def close(self) -> None:

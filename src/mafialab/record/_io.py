@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
+from mafialab._text import valid_utf8, valid_utf8_value
 from mafialab._words import count, shell_word
 from mafialab.config import validation_message
 from mafialab.engine import Event
@@ -82,13 +84,26 @@ class JsonlWriter:
         self._fh: IO[str] | None = None
 
     def write(self, record: BaseModel | dict[str, Any]) -> None:
-        """Serialise one record as a line and flush it."""
+        """Serialise one record as a line and flush it.
+
+        Text is made valid where it enters (model, bus and remote answers); should a string
+        still hold a character UTF-8 cannot encode (a lone surrogate such as U+D800),
+        it is written as U+FFFD and a warning names the file and the count, rather than
+        losing the record (and the run with it).
+        """
         if isinstance(record, BaseModel):
             if self._clock is not None and getattr(record, "ts", 0) is None:
                 record = record.model_copy(update={"ts": round(self._clock(), 3)})
-            line = record.model_dump_json()
+            try:
+                line = record.model_dump_json()
+                replaced = 0
+            except PydanticSerializationError:  # a string UTF-8 cannot encode
+                data, replaced = valid_utf8_value(record.model_dump())
+                line = to_json(data).decode()  # as model_dump_json writes it
         else:
-            line = json.dumps(record, ensure_ascii=False)
+            line, replaced = valid_utf8(json.dumps(record, ensure_ascii=False))
+        if replaced:
+            log.warning("%s: %s UTF-8 cannot encode written as U+FFFD", self.path, count(replaced, "character"))
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("a", encoding="utf-8")
@@ -125,6 +140,10 @@ def iter_jsonl(
     with their own clock field are never equal) is reported the same way as ``repeated line
     (line M is the same; kept that one)`` and skipped, so it is never counted twice.
 
+    Text is made valid UTF-8 as it is read: bytes that are not UTF-8 and JSON escapes of lone
+    surrogates (which no UTF-8 writer can write back) become U+FFFD, so a
+    record read here can always be written again (a fork, an export, the viewer).
+
     Raises:
         LogFormatError: If the file cannot be opened.
     """
@@ -158,6 +177,8 @@ def iter_jsonl(
                 msg = f"{path}:{n}: JSON nested too deeply to read"
             else:
                 if isinstance(obj, dict):
+                    if "\\ud" in line or "\\uD" in line:  # a "\\ud800" escape reads as a lone surrogate
+                        obj, _ = valid_utf8_value(obj)
                     yield n, obj
                     continue
                 msg = f"{path}:{n}: not a JSON object"

@@ -8,7 +8,9 @@ Compatible with MafiaScope's bus protocol, so a worker written for it works unch
   restarted: register again); ``POST /result`` ``{"request_id", "text"}``: 410 when the
   engine already gave up on the request.
 * engine side: ``POST /generate`` ``{"model", "messages", "max_tokens", "kind", "timeout"}``
-  → ``{"text"}``; 503 when no live worker serves the routing key or the wait timed out.
+  → ``{"text"}`` (plus ``replaced_chars`` when the hub replaced characters of the worker's
+  text that UTF-8 cannot encode, see :class:`ResultBody`); 503 when no live worker serves the
+  routing key or the wait timed out.
 * ``GET /status``: live workers, queue depth, calls in flight.
 
 Dispatch is at most once (a job a worker took and never answered is not re-queued: the
@@ -35,9 +37,10 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mafialab._http import LOOPBACK_NAMES, BearerGuard, OriginGuard
+from mafialab._text import valid_utf8
 
 WORKER_TTL_S = 60.0
 """Seconds a worker stays live after its last poll (the reference protocol's time to live)."""
@@ -63,13 +66,30 @@ class RegisterBody(BaseModel):
 
 
 class ResultBody(BaseModel):
-    """``POST /result``: the text answering ``request_id`` (``error``: the worker's model failed)."""
+    """``POST /result``: the text answering ``request_id`` (``error``: the worker's model failed).
+
+    Text from a worker is made valid UTF-8 as it arrives: each character UTF-8 cannot encode
+    in ``request_id``, ``text`` or ``error`` (a lone surrogate such as U+D800, which
+    JSON allows) becomes U+FFFD, and those of ``text`` and ``error`` are added to
+    ``replaced_chars``, which goes back to the engine side with the text.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     request_id: str
     text: str = ""
     error: str | None = None
+    replaced_chars: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _valid_utf8(self) -> ResultBody:
+        self.request_id, _ = valid_utf8(self.request_id)
+        self.text, n = valid_utf8(self.text)
+        if self.error is not None:
+            self.error, more = valid_utf8(self.error)
+            n += more
+        self.replaced_chars += n
+        return self
 
 
 class GenerateBody(BaseModel):
@@ -333,7 +353,8 @@ def create_bus_app(
             raise HTTPException(503, got)
         if got.error:
             raise HTTPException(502, f"worker error: {got.error[:500]}")
-        return {"text": got.text}
+        # replaced_chars only when a character was replaced: the MafiaScope answer is {"text"}
+        return {"text": got.text, "replaced_chars": got.replaced_chars} if got.replaced_chars else {"text": got.text}
 
     @app.get("/status")
     async def status() -> dict[str, Any]:

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any, TextIO
 
+from mafialab._text import valid_utf8
 from mafialab.agents import FALLBACK_TEXT, Renderer, load_prompt_pack
 from mafialab.engine import Action, Decision, PlayerView, stream
 from mafialab.models import CallRecord, CallSink, ChatResponse
@@ -62,6 +63,7 @@ class _LineReader:
                 line = source.readline() if source is not None else ""
             except (OSError, ValueError):  # a closed or unreadable input ends it like end of file
                 line = ""
+            line, _ = valid_utf8(line)  # bytes read under surrogateescape (a C locale) would not log
             self._loop.call_soon_threadsafe(self.queue.put_nowait, line if line else _End(HUMAN_EOF))
             if not line:
                 return

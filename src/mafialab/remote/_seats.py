@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 
 import jsonschema
 
+from mafialab._text import valid_utf8_value
 from mafialab.agents import FALLBACK_TEXT, Renderer, load_prompt_pack
 from mafialab.engine import Action, Decision, PlayerView, stream
 from mafialab.models import CallRecord, CallSink, ChatResponse
@@ -158,6 +159,8 @@ class SeatRequest:
         deadline: Wall-clock time (Unix seconds) after which the answer is refused.
         opened: Monotonic time the request opened (latency).
         check: Turns a schema-valid answer into the value handed to the game, or a reason string.
+        replaced_chars: Characters of the accepted answer that UTF-8 cannot encode, replaced
+            with U+FFFD (:meth:`SeatChannel.answer`).
     """
 
     id: str
@@ -168,6 +171,7 @@ class SeatRequest:
     opened: float
     check: Callable[[Any], Any]
     future: asyncio.Future[Any] = field(repr=False, default_factory=lambda: asyncio.get_running_loop().create_future())
+    replaced_chars: int = 0
 
 
 @dataclass
@@ -241,7 +245,12 @@ class SeatChannel:
 
         200 accepted; 409 no open request with that id (answered, expired, or another);
         422 the answer does not follow the schema or is not legal (the request stays open).
+        Text from outside is made valid UTF-8 first: each character UTF-8 cannot encode (a
+        lone surrogate such as U+D800, which JSON allows) becomes U+FFFD, counted in
+        the request's ``replaced_chars`` (and so in the decision's call record).
         """
+        request_id, _ = valid_utf8_value(request_id)  # quoted in the reason of a 409
+        value, replaced = valid_utf8_value(value)
         req = self.pending
         if req is None or req.id != request_id or req.future.done():
             return 409, f"no open request {request_id!r}" + (f" (open: {req.id})" if req else "")
@@ -254,6 +263,7 @@ class SeatChannel:
         checked = req.check(value)
         if isinstance(checked, str):
             return 422, checked
+        req.replaced_chars = replaced
         req.future.set_result(checked)
         return 200, "accepted"
 
@@ -421,7 +431,7 @@ class RemoteAgent:
             )
             return self._fallback(decision)
         action, took = got
-        self._record(decision.kind, "ok", took, None, decision=decision.id)
+        self._record(decision.kind, "ok", took, None, decision=decision.id, replaced_chars=req.replaced_chars)
         return action
 
     def _fallback(self, decision: Decision) -> Action:
@@ -470,10 +480,14 @@ class ProbedRemoteAgent(RemoteAgent):
             self._record("probe", "error", self.spec.timeout_s, err, probe_id=probe_id)
             return ChatResponse(error=err, error_kind="transport", model=self.label)
         value, took = got
-        self._record("probe", "ok", took, None, probe_id=probe_id)
+        self._record("probe", "ok", took, None, probe_id=probe_id, replaced_chars=req.replaced_chars)
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         return ChatResponse(
-            text=text, parsed=None if isinstance(value, str) else value, latency_s=took, model=self.label
+            text=text,
+            parsed=None if isinstance(value, str) else value,
+            latency_s=took,
+            model=self.label,
+            replaced_chars=req.replaced_chars,
         )
 
 
