@@ -14,11 +14,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mafialab.analysis._data import GameData
 from mafialab.analysis._metrics import Method
 from mafialab.analysis._report import compute_report, report_rows
+from mafialab.config import read_config
 from mafialab.record import RetestRecord
 
 BY_KEYS = ("model", "agent", "rules", "role", "team", "corpus")
@@ -285,6 +284,5 @@ def load_reference(name: str) -> dict[str, Any]:
     """
     if name not in REFERENCES:
         raise ValueError(f"--reference: unknown {name!r}; use one of {', '.join(REFERENCES)}")
-    text = (resources.files("mafialab.analysis") / "reference" / f"{name}.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = read_config(resources.files("mafialab.analysis") / "reference" / f"{name}.yaml")
     return {"name": name, **data}

@@ -19,8 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
 from mafialab import __version__
 from mafialab.beliefshift._answer import split_answer
 from mafialab.beliefshift._io import write_jsonl
@@ -33,7 +31,7 @@ from mafialab.beliefshift._schema import (
     ScannedMessage,
     message_id,
 )
-from mafialab.config import top_level_message
+from mafialab.config import read_config, top_level_message
 from mafialab.engine import Elimination, Speech, resolve_name
 from mafialab.models import ChatMessage, ChatModel, ChatRequest
 from mafialab.record import GameLog, LogFormatError, read_game
@@ -267,22 +265,20 @@ def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
     """Load annotator language data: a built-in pack (``"en"``) or a YAML file of the same shape.
 
     Raises:
-        ValueError: Unknown pack, malformed YAML, or a missing/invalid field (named), or a cue
+        ValueError: Unknown pack, an unreadable file or malformed YAML (a
+            :class:`~mafialab.config.ConfigError`, as every YAML file is read: at most 10 MB,
+            100,000 nodes and 100 alias expansions), a missing/invalid field (named), or a cue
             fragment that is not a valid regular expression.
     """
     key = str(name_or_path)
     if Path(key).suffix in {".yaml", ".yml"}:
-        text, src = Path(key).read_text(encoding="utf-8"), key
+        data, src = read_config(Path(key)), key
     else:
-        try:
-            text = resources.files("mafialab.beliefshift").joinpath(f"annotator_{key}.yaml").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ValueError(f"annotator pack: unknown pack {key!r} (built in: en; or a YAML path)") from None
+        res = resources.files("mafialab.beliefshift").joinpath(f"annotator_{key}.yaml")
+        if not res.is_file():
+            raise ValueError(f"annotator pack: unknown pack {key!r} (built in: en; or a YAML path)")
         src = f"annotator_{key}.yaml"
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ValueError(f"{src}: malformed YAML: {err}") from None
+        data = read_config(res, source=src)
     if not isinstance(data, dict):
         raise ValueError(f"{src}: {top_level_message('an annotator pack (a mapping with its cues)', data)}")
     cues_raw = data.get("cues")

@@ -11,7 +11,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
@@ -20,7 +19,7 @@ from mafialab.beliefshift._io import read_results
 from mafialab.beliefshift._schema import SCALE, SHIFT_RANGE_INDEPENDENT, ResultRecord, label_of, trust_bin
 from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift._tables import Cell, Table
-from mafialab.config import ConfigError, load_config
+from mafialab.config import ConfigError, load_config, read_config
 
 CIMethod = Literal["t", "cluster"]
 """How per-model CIs are computed: Student t over responses, or game-level cluster bootstrap."""
@@ -663,8 +662,7 @@ def load_published() -> dict[str, Any]:
         ``{"source": str, "table1" | "table2": {"columns": [...], "rows": [{"accuser":
         "village" | "wolf", "group", "models", "values": [mean | [mean, half], ...]}]}}``.
     """
-    text = (resources.files("mafialab.beliefshift") / "published.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = read_config(resources.files("mafialab.beliefshift") / "published.yaml")
     return data
 
 

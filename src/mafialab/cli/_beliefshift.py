@@ -56,6 +56,7 @@ from mafialab.cli._app import (
     progress_bar,
     seed_option,
 )
+from mafialab.config import read_config_text
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError, get_model
 from mafialab.record import LogFormatError
@@ -284,8 +285,13 @@ def freeze_cmd(
     check_out_file(out, inputs=[("ANNOTATIONS", annotations)], force=force)  # before any work
     check_games_path(logs, "LOGS")
     check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
+    pack = None
     if prompts is not None:
         check_in_path(prompts, "--prompts", "a YAML file", kind="file")
+        try:  # read before the games: a bad pack fails at once
+            pack = load_prompts_text(read_config_text(prompts), str(prompts))
+        except ValueError as err:
+            fail(str(err))
     try:
         games = load_logs([logs], include_branches=include_branches)
     except (FileNotFoundError, LogFormatError, OSError, ValueError) as err:
@@ -295,7 +301,6 @@ def freeze_cmd(
     except (BeliefShiftFormatError, OSError, ValueError) as err:
         fail(arg_message("ANNOTATIONS", err))
     try:
-        pack = load_prompts_text(prompts.read_text(encoding="utf-8"), str(prompts)) if prompts else None
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)
     except (FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError) as err:
         fail(str(err))

@@ -6,6 +6,12 @@ packs, event templates, price tables, benchmark model lists) goes through
 ``<file>: <field path>: <problem>`` (several problems joined by ``"; "``), where the field
 path names keys with dots and list positions in brackets (``roster[2].agent``) and
 ``(top level)`` stands for the document itself.
+
+Every YAML text the package reads, user files and package data alike, is parsed here
+(:func:`parse_config_text`) and nowhere else, under limits applied while it is read: files up
+to 10 MB (refused before they are read), and in a YAML document at most 100,000 nodes and 100
+alias expansions, an alias counting as everything it repeats (a "billion laughs" document of a
+few hundred bytes is refused at once, not after it has filled the memory).
 """
 
 from __future__ import annotations
@@ -162,8 +168,83 @@ def validation_message(
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
-def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigError, source: str | None = None) -> Any:
-    """Read a YAML or JSON file (JSON when the name ends in ``.json``) into plain data.
+MAX_FILE_BYTES = 10_000_000
+"""Largest configuration file read (bytes, 10 MB); a larger one is refused before it is read."""
+
+MAX_YAML_NODES = 100_000
+"""Most nodes in one YAML document (scalars, lists and mappings; an alias counts the nodes it repeats)."""
+
+MAX_YAML_ALIASES = 100
+"""Most alias expansions in one YAML document (a use of ``*name``, and each alias inside what it repeats)."""
+
+
+class _LimitExceeded(Exception):
+    """A YAML document passed a limit while it was composed (the message says which)."""
+
+
+def _line(event: yaml.Event) -> str:
+    """``line N: `` where ``event`` starts in its document (empty when unknown)."""
+    mark = event.start_mark
+    return f"line {mark.line + 1}: " if mark is not None else ""
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, counting nodes and alias expansions while it composes a document.
+
+    PyYAML repeats an anchored node by reference, so a few hundred bytes of nested aliases (the
+    "billion laughs") compose quickly and blow up only when the data is walked or printed.
+    This composer keeps, for each anchor, how many nodes and alias expansions the anchored
+    node stands for once expanded, adds them at each use of the alias, and stops at
+    :data:`MAX_YAML_NODES` nodes or :data:`MAX_YAML_ALIASES` alias expansions, before
+    anything is built from the document. An alias used inside its own anchor (a cycle) is
+    refused too.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._nodes = 0
+        self._aliases = 0
+        self._expanded: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, alias expansions) it stands for
+
+    def _count(self, nodes: int, aliases: int, event: yaml.Event) -> None:
+        self._nodes += nodes
+        self._aliases += aliases
+        line = _line(event)
+        if self._aliases > MAX_YAML_ALIASES:
+            raise _LimitExceeded(f"{line}more than {MAX_YAML_ALIASES} alias expansions (YAML anchors); refused")
+        if self._nodes > MAX_YAML_NODES:
+            raise _LimitExceeded(
+                f"{line}more than {MAX_YAML_NODES:,} YAML nodes (aliases counted as what they repeat); refused"
+            )
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        """Compose the next node as PyYAML does, counting it (an alias: what its anchor stands for)."""
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            anchor = event.anchor
+            if anchor in self._expanded:
+                nodes, aliases = self._expanded[anchor]
+                self._count(nodes, aliases + 1, event)
+            elif anchor in self.anchors:  # still being composed: the alias sits inside its own anchor
+                raise _LimitExceeded(
+                    f"{_line(event)}alias *{anchor} is inside its own anchor (a cycle of YAML anchors); refused"
+                )
+            return super().compose_node(parent, index)  # an undefined alias: PyYAML says so
+        before = (self._nodes, self._aliases)
+        self._count(1, 0, event)
+        node = super().compose_node(parent, index)
+        if event.anchor is not None:
+            self._expanded[event.anchor] = (self._nodes - before[0], self._aliases - before[1])
+        return node
+
+
+def read_config_text(
+    path: Path | Traversable, *, error: type[ValueError] = ConfigError, source: str | None = None
+) -> str:
+    """The text of a configuration file (UTF-8), refused unread when it is larger than 10 MB.
+
+    A file on disk is refused by its size before it is opened; any file (a package resource, a
+    pipe) is read at most one byte past the limit, so a large one is never read whole.
 
     Args:
         path: The file (a path, or a package resource).
@@ -171,11 +252,18 @@ def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigErr
         source: How the file is named in messages (default: ``path``).
 
     Raises:
-        error: Unreadable file, not UTF-8, or malformed YAML/JSON (with the line).
+        error: Unreadable file, a folder, larger than 10 MB, or not UTF-8.
     """
     where = source or str(path)
+    too_big = f"{where}: larger than {MAX_FILE_BYTES // 1_000_000} MB (the most a configuration file may hold); refused"
     try:
-        text = path.read_text(encoding="utf-8")
+        if isinstance(path, Path) and path.stat().st_size > MAX_FILE_BYTES:
+            raise error(too_big)
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise error(too_big)
+        return data.decode("utf-8")
     except IsADirectoryError:
         kind = "JSON" if path.name.endswith(".json") else "YAML"
         raise error(f"{where} is a folder, not a file: expected a {kind} file") from None
@@ -183,6 +271,25 @@ def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigErr
         raise error(f"{where}: cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
         raise error(f"{where}: cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def read_config(path: Path | Traversable, *, error: type[ValueError] = ConfigError, source: str | None = None) -> Any:
+    """Read a YAML or JSON file (JSON when the name ends in ``.json``) into plain data.
+
+    The file is read with :func:`read_config_text` (at most 10 MB) and parsed with
+    :func:`parse_config_text` (YAML limits on nodes and aliases).
+
+    Args:
+        path: The file (a path, or a package resource).
+        error: The exception class to raise (a subclass of :class:`ValueError`).
+        source: How the file is named in messages (default: ``path``).
+
+    Raises:
+        error: Unreadable file, larger than 10 MB, not UTF-8, malformed YAML/JSON (with the
+            line), or a YAML document past a limit.
+    """
+    where = source or str(path)
+    text = read_config_text(path, error=error, source=where)
     return parse_config_text(text, where, json_text=path.name.endswith(".json"), error=error)
 
 
@@ -199,21 +306,33 @@ def json_error(err: json.JSONDecodeError) -> str:
 def parse_config_text(text: str, source: str, *, json_text: bool = False, error: type[ValueError] = ConfigError) -> Any:
     """Parse configuration text (YAML, or JSON with ``json_text``).
 
+    The only YAML parser of the package: safe tags only, and limits applied while the document
+    is composed (before any Python data is built from it): at most :data:`MAX_YAML_NODES`
+    nodes and :data:`MAX_YAML_ALIASES` alias expansions, an alias counted as everything it
+    repeats, so a "billion laughs" document of a few hundred bytes is refused at once.
+
     Raises:
-        error: Malformed text; the message names ``source`` and the line.
+        error: Malformed text (the message names ``source`` and the line), or a YAML document
+            past a limit (``<source>: line N: more than 100 alias expansions (YAML anchors);
+            refused``).
     """
     if json_text:
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
             raise error(f"{source}: {json_error(err)}") from None
+    loader = _LimitedLoader(text)
     try:
-        return yaml.safe_load(text)
+        return loader.get_single_data()
+    except _LimitExceeded as err:
+        raise error(f"{source}: {err}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err)
         raise error(f"{source}:{line} not valid YAML ({problem})") from None
+    finally:
+        loader.dispose()
 
 
 def load_config(

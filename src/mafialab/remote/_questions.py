@@ -6,9 +6,8 @@ import functools
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from mafialab.agents import Renderer
+from mafialab.config import read_config
 from mafialab.engine import Decision, PlayerView
 
 QUESTIONS_FILE = "questions.yaml"
@@ -27,9 +26,10 @@ def person_questions() -> dict[str, str]:
     Raises:
         ValueError: The shipped file is not a mapping of strings.
     """
-    data: Any = yaml.safe_load(resources.files("mafialab.remote").joinpath(QUESTIONS_FILE).read_text("utf-8"))
+    src = f"mafialab/remote/{QUESTIONS_FILE}"
+    data: Any = read_config(resources.files("mafialab.remote").joinpath(QUESTIONS_FILE), source=src)
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise ValueError(f"mafialab/remote/{QUESTIONS_FILE}: expected a mapping of decision key -> question")
+        raise ValueError(f"{src}: expected a mapping of decision key -> question")
     return dict(data)
 
 
