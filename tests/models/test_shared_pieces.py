@@ -107,3 +107,47 @@ def test_call_record_of_a_response() -> None:
         250,
     )
     assert rec.model_copy(update={"game_id": "g1"}).model_dump()["game_id"] == "g1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NaN",
+        '{"confidence": NaN}',
+        '[{"player": "A", "score": Infinity}]',
+        '{"score": -Infinity}',
+        '{"score": 1e999}',  # overflows a float: infinite
+        '```json\n{"confidence": NaN}\n```',
+        'Sure: {"confidence": NaN, "player": "A"} ok',  # json-repair would keep the NaN
+        '[{"p": "A", "c": NaN}, {"p": "B", "c": 7',
+    ],
+)
+def test_nan_and_infinity_are_not_json_numbers(text: str) -> None:
+    assert parse_json_lenient(text) == (None, False, False)
+    assert parse_json_lenient(text, partial=False) == (None, False, False)
+    assert repair_json(text) == (None, False)
+
+
+async def test_a_backend_hands_no_parsed_value_for_an_answer_with_nan() -> None:
+    from mafialab.models import ChatMessage, ChatRequest
+
+    m = MockModel(['{"confidence": NaN}', '{"confidence": 40}'])
+    req = ChatRequest(messages=[ChatMessage(role="user", content="q")], json_schema={"type": "object"})
+    first, second = await m.chat(req), await m.chat(req)
+    assert (first.text, first.parsed) == ('{"confidence": NaN}', None)
+    assert second.parsed == {"confidence": 40}
+
+
+def test_strict_loading_names_the_field_of_a_non_finite_number() -> None:
+    from mafialab._json import NonFiniteNumber, loads_finite, nonfinite_path
+
+    assert loads_finite('{"a": [1, 2.5, {"b": null}]}') == {"a": [1, 2.5, {"b": None}]}
+    with pytest.raises(NonFiniteNumber) as err:
+        loads_finite('{"answer": {"items": [1, {"confidence": -Infinity}]}}')
+    assert (err.value.path, err.value.token) == (("answer", "items", 1, "confidence"), "-Infinity")
+    assert str(err.value).startswith("$.answer.items[1].confidence: -Infinity is not a JSON number")
+    assert err.value.message("body").startswith("body.answer.items[1].confidence:")
+    with pytest.raises(NonFiniteNumber, match=r"^\$: NaN"):
+        loads_finite(b"NaN")
+    assert nonfinite_path([1.0, {"x": float("nan")}]) == (1, "x")
+    assert nonfinite_path({"x": [1, 2.0, None, "NaN"]}) is None

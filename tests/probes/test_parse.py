@@ -115,3 +115,24 @@ def test_nesting_depth_and_the_limit() -> None:
     assert _nesting_depth(at_limit) == _MAX_DEPTH and parse_answer("x", parsed=at_limit).ok
     assert not parse_answer("x", parsed=[at_limit]).ok  # one level more: refused, with an issue
     assert "nested" in parse_answer("x", parsed=[at_limit]).issues[0]
+
+
+CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 100}
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_bare_non_finite_number_is_not_a_valid_answer(text: str) -> None:
+    # NaN passes every minimum/maximum check, and a log records it as null
+    res = parse_answer(text, CONFIDENCE)
+    assert (res.ok, res.value, res.schema_ok) == (False, None, None)
+    assert len(res.issues) == 1 and res.issues[0].startswith(f"$: {text} is not a JSON number")
+
+
+def test_nan_inside_an_answer_is_named_and_the_answer_not_used() -> None:
+    schema = {"type": "array", "items": {"type": "object", "properties": {"score": CONFIDENCE}}}
+    res = parse_answer('[{"player": "Alex", "score": 10}, {"player": "Dana", "score": NaN}]', schema)
+    assert (res.ok, res.value) == (False, None)
+    assert res.issues == ["$[1].score: NaN is not a JSON number (use a finite number or null); not used"]
+    # a value a backend parsed itself is checked the same way
+    res = parse_answer("x", schema, parsed=[{"player": "Alex", "score": float("inf")}])
+    assert (res.ok, res.value, res.issues) == (False, None, ["$[0].score: not a finite JSON number; not used"])

@@ -291,3 +291,84 @@ def test_a_page_of_another_origin_takes_no_job_and_a_worker_still_does(hub_serve
     )
     thread.join(15)
     assert got["r"].status_code == 200 and got["r"].json() == {"text": "ok"}
+
+
+def _wait_for_queue(hub: BusHub, n: int = 1, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(hub.queue) < n:
+        assert time.monotonic() < deadline, "the call was not queued"
+        time.sleep(0.01)
+
+
+def test_a_result_is_taken_only_from_the_worker_that_took_the_job() -> None:
+    hub = BusHub()
+    with BackgroundServer(create_bus_app(hub)) as srv, httpx.Client(base_url=srv.url, timeout=10) as c:
+        for w in ("w1", "w2"):
+            assert c.post("/register", json={"worker": w, "models": ["k"]}).status_code == 200
+        out: dict = {}
+        msgs = [{"role": "user", "content": "hi"}]
+        t = threading.Thread(
+            target=lambda: out.update(
+                r=httpx.post(f"{srv.url}/generate", json={"model": "k", "messages": msgs, "timeout": 10}, timeout=20)
+            )
+        )
+        t.start()
+        _wait_for_queue(hub)
+        rid = hub.queue[0].request_id
+        # nobody took it yet: refused, and it stays in the queue for a worker
+        r = c.post("/result", json={"request_id": rid, "text": "forged"})
+        assert r.status_code == 409 and "not been taken" in r.json()["detail"]
+        assert len(hub.queue) == 1
+        job = c.get("/work", params={"worker": "w1", "wait": 5}).json()
+        assert job["request_id"] == rid and len(rid) > 32  # 128 random bits, given to w1 only
+        # another worker naming itself is refused; the job stays with w1
+        r = c.post("/result", json={"request_id": rid, "text": "forged", "worker": "w2"})
+        assert r.status_code == 409 and "another worker" in r.json()["detail"]
+        assert c.get("/status").json()["in_flight"] == 1
+        r = c.post("/result", json={"request_id": rid, "text": "from w1", "worker": "w1"})
+        assert r.status_code == 200
+        t.join(10)
+    assert out["r"].status_code == 200 and out["r"].json() == {"text": "from w1"}
+
+
+def test_a_live_worker_id_is_not_taken_over_without_its_secret() -> None:
+    now = [100.0]
+    hub = BusHub(clock=lambda: now[0])
+    with BackgroundServer(create_bus_app(hub)) as srv, httpx.Client(base_url=srv.url, timeout=10) as c:
+        first = c.post("/register", json={"worker": "gpu1", "models": ["k"], "meta": {"who": "first"}})
+        assert first.status_code == 200
+        secret = first.json()["secret"]
+        r = c.post("/register", json={"worker": "gpu1", "models": ["*"], "meta": {"who": "intruder"}})
+        assert r.status_code == 409 and "gpu1" in r.json()["detail"] and "secret" in r.json()["detail"]
+        r = c.post("/register", json={"worker": "gpu1", "models": ["*"], "secret": "guess"})
+        assert r.status_code == 409
+        (w,) = c.get("/status").json()["workers"]
+        assert (w["models"], w["meta"]) == (["k"], {"who": "first"})
+        # the worker itself refreshes its registration with the secret (and keeps it)
+        r = c.post("/register", json={"worker": "gpu1", "models": ["k", "k2"], "secret": secret})
+        assert r.status_code == 200 and r.json()["secret"] == secret
+        assert c.get("/status").json()["workers"][0]["models"] == ["k", "k2"]
+        # once it has gone quiet past the time to live, the id is free again, with a new secret
+        now[0] += hub.ttl_s + 1
+        r = c.post("/register", json={"worker": "gpu1", "models": ["*"]})
+        assert r.status_code == 200 and r.json()["secret"] != secret
+
+
+async def test_mafialab_worker_registers_again_after_a_hub_restart(hub_server: BackgroundServer, caplog) -> None:
+    caplog.set_level("WARNING", logger="mafialab.remote._worker")
+    hub = hub_server.server.config.app.state.hub
+    mock = MockModel(lambda req: "pong", name="mock/echo")
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        serve_jobs(hub_server.url, ["echo"], mock, worker_id="mw", wait_s=0.2, concurrency=3, stop=stop)
+    )
+    await asyncio.to_thread(_wait_for_worker, hub_server.url)
+    secret = hub.workers["mw"].secret
+    hub.workers.clear()  # as after a restart: the polls get 409 and the loops register again, one at a time
+    await asyncio.to_thread(_wait_for_worker, hub_server.url)
+    bus = get_model(f"bus/echo?base_url={hub_server.url}&timeout=5")
+    r = await bus.chat(ChatRequest(messages=[ChatMessage(role="user", content="ping")], purpose="vote"))
+    stop.set()
+    assert await asyncio.wait_for(task, 5) == 1
+    assert r.text == "pong" and hub.workers["mw"].secret != secret
+    assert [rec.getMessage() for rec in caplog.records] == []  # no loop was refused the id

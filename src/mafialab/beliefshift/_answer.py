@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from mafialab._json import loads_finite
 from mafialab._words import kind_of
 from mafialab.beliefshift._schema import FailureCause
 from mafialab.models import ChatResponse
@@ -65,7 +65,7 @@ def split_answer(resp: ChatResponse) -> Answer:
     m = _FENCE.match(text)
     body = m.group(1).strip() if m else text
     try:
-        obj = json.loads(body)
+        obj = loads_finite(body)  # NaN or Infinity: not JSON
     except ValueError as err:
         return Answer(None, "non_json", f"not JSON: {err}", text, reasoning)
     except RecursionError:  # degenerate deeply nested output

@@ -9,6 +9,7 @@ import httpx
 import typer
 import uvicorn
 
+from mafialab._http import server_config
 from mafialab.cli._app import console, count, fail, option_message
 from mafialab.models import ModelSpecError
 from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs, served_hosts
@@ -46,7 +47,7 @@ def bus_serve(
         fail(str(err))
     app = create_bus_app(BusHub(token=token), default_timeout=timeout, allowed_hosts=served_hosts(host))
     console.print(f"bus hub on http://{host}:{port} (status: /status; seats use bus/KEY?base_url=http://{host}:{port})")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.Server(server_config(app, host, port)).run()
 
 
 @bus_app.command("worker")

@@ -11,7 +11,6 @@ prompt (the ``prompt`` structured-output dialect) and the agent reads the move l
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import time
@@ -20,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from mafialab._json import loads_finite
 from mafialab._words import noun_for
 from mafialab.models._dialects import get_dialect
 from mafialab.models._pool import InFlightLimit, call_priority
@@ -147,7 +147,7 @@ class BusModel:
         parsed = None
         if request.json_schema is not None:
             try:
-                parsed = json.loads(text)
+                parsed = loads_finite(text)
             except (ValueError, RecursionError):
                 parsed = None  # left to the agent's lenient reading
         return ChatResponse(

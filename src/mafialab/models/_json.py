@@ -9,19 +9,28 @@ numbers.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import json_repair
 
+from mafialab._json import NonFiniteNumber, loads_finite, nonfinite_path
+
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
 _FAILED = (None, False, False)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)', re.DOTALL)  # a JSON string, or one cut off at the end
+_CONSTANT = re.compile(r"\b(?:NaN|Infinity)\b")
+
+
+class _NotANumber(Exception):
+    """The answer holds NaN or an infinity: not JSON, and never repaired into a value."""
 
 
 def _strict(text: str) -> tuple[Any, bool]:
     try:
-        return json.loads(text), True
+        return loads_finite(text), True
+    except NonFiniteNumber:
+        raise _NotANumber from None
     except (ValueError, RecursionError):  # RecursionError: degenerate "[[[[..." output
         return None, False
 
@@ -104,7 +113,10 @@ def parse_json_lenient(text: str, *, partial: bool = True) -> tuple[Any, bool, b
     code fence (an unterminated fence runs to the end) and parse that; else, from the first
     ``{`` or ``[`` (text without one is prose, not JSON), repair with ``json-repair``
     (drops text around the value, closes truncated strings, objects and lists, fixes quotes
-    and commas), accepting only a non-empty object or list.
+    and commas), accepting only a non-empty object or list. An answer holding ``NaN``,
+    ``Infinity``, ``-Infinity`` or a number too large for a float is not JSON and yields
+    nothing (repair would keep the number, which passes every schema bound and is written
+    to the log as ``null``).
 
     With ``partial=False`` a half-written element is never kept: before repair the text is
     cut to its first complete value, or to its last fully closed element with the open
@@ -122,6 +134,13 @@ def parse_json_lenient(text: str, *, partial: bool = True) -> tuple[Any, bool, b
         found, and whether repair was needed (a fence stripped, text around the JSON dropped,
         a truncated answer closed).
     """
+    try:
+        return _lenient(text, partial)
+    except _NotANumber:
+        return _FAILED
+
+
+def _lenient(text: str, partial: bool) -> tuple[Any, bool, bool]:
     s = text.strip()
     if not s:
         return _FAILED
@@ -138,13 +157,13 @@ def parse_json_lenient(text: str, *, partial: bool = True) -> tuple[Any, bool, b
     if start < 0:
         return _FAILED
     body = s[start:] if partial else closed_prefix(s[start:])
-    if body is None:
+    if body is None or _CONSTANT.search(_STRING.sub('""', body)):  # json-repair keeps NaN, or makes it a string
         return _FAILED
     try:
         value = json_repair.loads(body)
     except Exception:  # json-repair is defensive, but never let a parser bug lose a record
         return _FAILED
-    if isinstance(value, dict | list) and value not in ({}, []):
+    if isinstance(value, dict | list) and value not in ({}, []) and nonfinite_path(value) is None:
         return value, True, True
     return _FAILED
 

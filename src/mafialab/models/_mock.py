@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mafialab._json import loads_finite
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, estimate_tokens
 
 MockOutput = str | dict[str, Any] | list[Any] | ChatResponse | Exception
@@ -116,7 +117,7 @@ def _to_response(out: MockOutput, name: str, request: ChatRequest) -> ChatRespon
     parsed = None
     if request.json_schema is not None:
         try:
-            parsed = json.loads(text)
+            parsed = loads_finite(text)
         except (ValueError, RecursionError):  # as a real backend: unparsable text is left to the agent
             parsed = None
     return ChatResponse(text=text, parsed=parsed, model=name)

@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 
 from mafialab._text import valid_utf8_value
+from mafialab._json import NonFiniteNumber, dotted, loads_finite, nonfinite_path
 from mafialab.engine import resolve_name
 from mafialab.models import parse_json_lenient
 
@@ -109,6 +110,9 @@ def parse_answer(
 ) -> ParsedAnswer:
     """Parse and check one probe answer; nothing raises, problems are recorded.
 
+    An answer holding ``NaN``, ``Infinity`` or ``-Infinity`` (not JSON numbers) is not
+    parsed (``ok`` false, its raw text kept by the caller), with an issue naming the field.
+
     Args:
         text: The raw answer text.
         schema: The (rendered) JSON schema of the probe, or ``None``.
@@ -121,9 +125,19 @@ def parse_answer(
         The :class:`ParsedAnswer`, with the raw text left to the caller to keep.
     """
     if parsed is not None:
+        bad = nonfinite_path(parsed)
+        if bad is not None:  # NaN or an infinity from a backend's own parsing: not a JSON number
+            return ParsedAnswer(issues=[f"{dotted(bad)}: not a finite JSON number; not used"])
         value, ok, repaired = parsed, True, False
     else:
         value, ok, repaired = parse_json_lenient(text)
+        if not ok:
+            try:
+                loads_finite(text.strip())
+            except NonFiniteNumber as err:  # say why an answer such as "NaN" was not used
+                return ParsedAnswer(issues=[f"{err}; not used"])
+            except (ValueError, RecursionError):
+                pass
     if ok and _nesting_depth(value) > _MAX_DEPTH:
         return ParsedAnswer(issues=[f"$: nested more than {_MAX_DEPTH} levels deep; not used"])
     value, _ = valid_utf8_value(value)  # a "\\ud800" escape in the text parses into a lone surrogate

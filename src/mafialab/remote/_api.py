@@ -11,7 +11,12 @@ at ``/openapi.json``):
   request (a decision with its kind, legal options, answer schema and deadline, or a probe
   question), and ``next_since``. 204 when nothing came within ``S`` seconds.
 * ``POST /v1/answer``: ``{"request_id", "answer": {...}}``; 422 with the reason when the
-  answer is malformed or illegal (the request stays open until its deadline).
+  answer is malformed or illegal (the request stays open until its deadline); a number
+  written ``NaN``, ``Infinity`` or ``-Infinity`` is not JSON (422 naming the field).
+
+Request bodies are capped (:data:`MAX_BODY_BYTES`, counted as they arrive, chunked or not)
+and must arrive in time, like a request's headers (:data:`mafialab._http.BODY_TIMEOUT_S`,
+:data:`mafialab._http.HEADER_TIMEOUT_S`).
 * ``GET /play``: the human-web page (the token travels in the URL fragment, never to the server
   in a path or query; the page moves it into memory and clears the address bar on load).
 
@@ -26,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import os
 import secrets
 import time
@@ -42,7 +46,16 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
-from mafialab._http import LOOPBACK, BodyLimit, OriginGuard, served_hosts
+from mafialab._http import (
+    BODY_TIMEOUT_S,
+    HEADER_TIMEOUT_S,
+    LOOPBACK,
+    BodyLimit,
+    OriginGuard,
+    server_config,
+    served_hosts,
+)
+from mafialab._json import NonFiniteNumber, loads_finite
 from mafialab.engine import Event, GameState
 from mafialab.remote._seats import RemoteAgent, SeatChannel, SeatRequest
 
@@ -135,7 +148,10 @@ class SeatServer:
             another interface may be given).
         port: TCP port (default 8767; 0 picks a free one).
         rate: ``(requests, seconds)`` allowed per seat (long-polls that wait are not counted).
-        max_body: Largest request body in bytes (413 above).
+        max_body: Largest request body in bytes (413 above, counted as it arrives).
+        header_timeout_s: Seconds a client has to send a request's line and headers (the
+            connection is closed after).
+        body_timeout_s: Seconds a client has to send a request's body (408 after).
 
     Usage::
 
@@ -152,11 +168,15 @@ class SeatServer:
         *,
         rate: tuple[int, float] = DEFAULT_RATE,
         max_body: int = MAX_BODY_BYTES,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
     ):
         self.host = host
         self.port = port
         self.rate = rate
         self.max_body = max_body
+        self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
         self.channels: dict[str, SeatChannel] = {}
         self._games: dict[str, list[SeatChannel]] = {}
         self._server: uvicorn.Server | None = None
@@ -215,10 +235,7 @@ class SeatServer:
         Raises:
             OSError: The port is taken.
         """
-        config = uvicorn.Config(
-            self.app, host=self.host, port=self.port, log_level="warning", access_log=False, lifespan="off"
-        )
-        server = _QuietServer(config)
+        server = _QuietServer(server_config(self.app, self.host, self.port, header_timeout_s=self.header_timeout_s))
         self._server = server
         self._task = asyncio.create_task(server.serve())
         while not server.started:
@@ -294,7 +311,7 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
         version="1",
     )
 
-    app.add_middleware(BodyLimit, max_body=seats.max_body)
+    app.add_middleware(BodyLimit, max_body=seats.max_body, body_timeout_s=seats.body_timeout_s)
     # added last: runs first; a link from elsewhere may open /play, no page of another origin may call the API
     app.add_middleware(OriginGuard, allowed_hosts=served_hosts(seats.host), navigation=True)
 
@@ -390,8 +407,9 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
             400: {"description": "malformed JSON"},
             401: {"description": "missing or wrong token"},
             409: {"description": "no such open request"},
+            408: {"description": "body not received in time"},
             413: {"description": "body too large"},
-            422: {"description": "answer does not follow the schema or is not legal"},
+            422: {"description": "answer does not follow the schema, is not legal, or holds NaN or an infinity"},
             429: {"description": "too many requests"},
         },
         openapi_extra={
@@ -408,11 +426,11 @@ def create_agent_app(seats: SeatServer) -> FastAPI:
             return ch
         if not seats.counted(ch):
             return limited()
-        raw = await request.body()
-        if len(raw) > seats.max_body:
-            return JSONResponse({"detail": f"body larger than {seats.max_body} bytes"}, status_code=413)
+        raw = await request.body()  # BodyLimit stops reading past max_body (413)
         try:
-            data = json.loads(raw)
+            data = loads_finite(raw)
+        except NonFiniteNumber as err:
+            return JSONResponse({"detail": err.message("body")}, status_code=422)
         except (ValueError, RecursionError):
             return JSONResponse({"detail": "body is not valid JSON"}, status_code=400)
         try:

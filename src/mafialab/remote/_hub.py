@@ -2,11 +2,14 @@
 
 Compatible with MafiaScope's bus protocol, so a worker written for it works unchanged:
 
-* worker side: ``POST /register`` ``{"worker", "models", "meta"}`` → ``{"worker", "poll"}``;
-  ``GET /work?worker=ID&wait=S`` long-polls (S <= 55 s): 204 nothing yet, 200 a job
-  ``{"request_id", "model", "messages", "max_tokens", "kind"}``, 409 unknown worker (the hub
-  restarted: register again); ``POST /result`` ``{"request_id", "text"}``: 410 when the
-  engine already gave up on the request.
+* worker side: ``POST /register`` ``{"worker", "models", "meta"}`` → ``{"worker", "poll",
+  "secret"}`` (409 when the id belongs to a live worker and the body has not its
+  ``secret``); ``GET /work?worker=ID&wait=S`` long-polls (S <= 55 s): 204 nothing yet, 200
+  a job ``{"request_id", "model", "messages", "max_tokens", "kind"}``, 409 unknown worker
+  (the hub restarted: register again); ``POST /result`` ``{"request_id", "text"}``
+  (optionally ``"worker"``): 410 when the engine already gave up on the request, 409 when no
+  worker has taken it yet or ``worker`` names another worker than the one that took it (the
+  job stays with its worker).
 * engine side: ``POST /generate`` ``{"model", "messages", "max_tokens", "kind", "timeout"}``
   → ``{"text"}`` (plus ``replaced_chars`` when the hub replaced characters of the worker's
   text that UTF-8 cannot encode, see :class:`ResultBody`); 503 when no live worker serves the
@@ -16,7 +19,10 @@ Compatible with MafiaScope's bus protocol, so a worker written for it works unch
 Dispatch is at most once (a job a worker took and never answered is not re-queued: the
 engine times out and the seat's turn degrades like after any model error). A worker is live
 while it keeps polling (time to live 60 s). One optional shared bearer token guards every
-request. The hub keeps no game state.
+request. Request ids are 128 random bits, handed only to the worker that takes the job:
+a result naming no worker is taken to come from it. Request bodies are capped
+(:data:`MAX_BODY_BYTES`; 413) and must arrive in time (408), and numbers written ``NaN`` or
+``Infinity`` are refused (422). The hub keeps no game state.
 
 A browser page of another origin gets 403 (:class:`mafialab._http.OriginGuard`): a request
 with a foreign ``Origin:`` or ``Sec-Fetch-Site: cross-site``/``same-site`` takes no job and
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import itertools
 import secrets
 import time
@@ -39,7 +46,7 @@ from fastapi import FastAPI, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mafialab._http import LOOPBACK_NAMES, BearerGuard, OriginGuard
+from mafialab._http import BODY_TIMEOUT_S, LOOPBACK_NAMES, BearerGuard, BodyLimit, FiniteJSONRoute, OriginGuard
 from mafialab._text import valid_utf8
 
 WORKER_TTL_S = 60.0
@@ -54,6 +61,10 @@ DEFAULT_JOB_TIMEOUT_S = 120.0
 GONE_MEMORY = 10_000
 """Request ids of given-up jobs remembered (so a late result gets 410, not 404)."""
 
+MAX_BODY_BYTES = {"/register": 64 * 1024, "/result": 1024 * 1024, "/generate": 8 * 1024 * 1024}
+"""Largest request body per path in bytes (413 above; other paths take no body and get the
+``/register`` cap): a registration's keys and meta, a model's answer, a seat's whole context."""
+
 
 class RegisterBody(BaseModel):
     """``POST /register``: a worker and the routing keys it serves (``["*"]``: every key)."""
@@ -63,6 +74,8 @@ class RegisterBody(BaseModel):
     worker: str = Field(min_length=1, max_length=200)
     models: list[str] = Field(default_factory=lambda: ["*"])
     meta: dict[str, Any] = Field(default_factory=dict)
+    secret: str | None = Field(default=None, max_length=200)
+    """The secret this hub gave the id's registration (needed while that worker is live)."""
 
 
 class ResultBody(BaseModel):
@@ -72,13 +85,17 @@ class ResultBody(BaseModel):
     in ``request_id``, ``text`` or ``error`` (a lone surrogate such as U+D800, which
     JSON allows) becomes U+FFFD, and those of ``text`` and ``error`` are added to
     ``replaced_chars``, which goes back to the engine side with the text.
+
+    ``worker``, when given, must be the worker that took the job (MafiaScope's workers send
+    none: the request id, given to that worker only, stands for it).
     """
 
     model_config = ConfigDict(extra="allow")
 
-    request_id: str
+    request_id: str = Field(max_length=200)
     text: str = ""
     error: str | None = None
+    worker: str | None = Field(default=None, max_length=200)
     replaced_chars: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
@@ -119,6 +136,7 @@ class _Worker:
     models: list[str]
     meta: dict[str, Any]
     last_seen: float
+    secret: str
     polling: int = 0
     served: int = 0
 
@@ -175,10 +193,13 @@ class BusHub:
             self._cond = asyncio.Condition()
         return self._cond
 
+    def _is_live(self, w: _Worker, now: float) -> bool:
+        return w.polling > 0 or now - w.last_seen <= self.ttl_s
+
     def live(self, key: str | None = None) -> list[_Worker]:
         """Live workers (polling now or polled within ``ttl_s``), serving ``key`` if given."""
         now = self.clock()
-        out = [w for w in self.workers.values() if w.polling > 0 or now - w.last_seen <= self.ttl_s]
+        out = [w for w in self.workers.values() if self._is_live(w, now)]
         return [w for w in out if key is None or w.serves(key)]
 
     def _forget(self, job: _Job) -> None:
@@ -222,13 +243,28 @@ class BusHub:
 
     # ------------------------------------------------------------------ operations
     def register(self, body: RegisterBody) -> dict[str, str]:
-        """Add or refresh a worker; returns ``{"worker", "poll"}``."""
+        """Add a worker, or refresh one that sends its secret; returns ``{"worker", "poll", "secret"}``.
+
+        An id whose worker is live (polling, or polled within ``ttl_s``) is not taken over:
+        registering it again needs the ``secret`` its registration was given. Once that
+        worker has gone quiet for ``ttl_s``, anyone may register the id (with a new secret).
+
+        Raises:
+            PermissionError: The id belongs to a live worker and ``body.secret`` is not its secret.
+        """
         models = [str(m) for m in body.models] or ["*"]
+        now = self.clock()
         old = self.workers.get(body.worker)
-        self.workers[body.worker] = _Worker(
-            body.worker, models, body.meta, self.clock(), polling=old.polling if old else 0
-        )
-        return {"worker": body.worker, "poll": f"/work?worker={body.worker}"}
+        same = old is not None and hmac.compare_digest((body.secret or "").encode(), old.secret.encode())
+        if old is not None and not same and self._is_live(old, now):
+            raise PermissionError(
+                f"worker id {body.worker!r} is registered by a live worker; choose another id, send the "
+                f"registration's secret, or wait until it has not polled for {self.ttl_s:g} s"
+            )
+        secret = old.secret if old is not None and same else secrets.token_urlsafe(24)
+        polling = old.polling if old is not None and same else 0
+        self.workers[body.worker] = _Worker(body.worker, models, body.meta, now, secret, polling=polling)
+        return {"worker": body.worker, "poll": f"/work?worker={body.worker}", "secret": secret}
 
     async def work(self, worker_id: str, wait: float) -> dict[str, Any] | None:
         """Long-poll for a job for ``worker_id`` (``None`` when none came within ``wait`` s).
@@ -262,21 +298,35 @@ class BusHub:
         worker.served += 1
         return got[0].wire()
 
-    def result(self, body: ResultBody) -> bool:
-        """Deliver a worker's answer; ``False`` when the engine already gave up (410)."""
-        job = self.in_flight.pop(body.request_id, None)
-        if job is None or job.future.done():
-            return False
+    def result(self, body: ResultBody) -> tuple[int, str]:
+        """Deliver a worker's answer to the job it took.
+
+        Returns:
+            ``(200, "")`` delivered; ``(410, reason)`` the engine already gave up, or no such
+            request; ``(409, reason)`` no worker has taken the job yet, or ``body.worker``
+            names another worker than the one that took it (the job stays as it was).
+        """
+        rid = body.request_id
+        job = self.in_flight.get(rid)
+        if job is None:
+            if any(j.request_id == rid for j in self.queue):
+                return 409, f"request {rid!r} has not been taken by any worker"
+            return 410, f"request {rid!r} is gone (timed out or unknown)"
+        if body.worker is not None and body.worker != job.worker:
+            return 409, f"request {rid!r} was taken by another worker than {body.worker!r}"
+        del self.in_flight[rid]
+        if job.future.done():
+            return 410, f"request {rid!r} is gone (timed out or unknown)"
         job.future.set_result(body)
         self.answered += 1
-        return True
+        return 200, ""
 
     async def generate(self, body: GenerateBody, default_timeout: float) -> ResultBody | str:
         """Queue a call and wait for a worker's answer; a reason string on failure (503)."""
         if not self.live(body.model):
             return f"no live worker serves model {body.model!r}"
         loop = asyncio.get_running_loop()
-        job = _Job(f"r{next(self._ids)}-{secrets.token_hex(6)}", body, loop.create_future(), self.clock())
+        job = _Job(f"r{next(self._ids)}-{secrets.token_hex(16)}", body, loop.create_future(), self.clock())
         timeout = body.timeout or default_timeout
         async with self.cond:
             self.queue.append(job)
@@ -298,6 +348,7 @@ def create_bus_app(
     *,
     default_timeout: float = DEFAULT_JOB_TIMEOUT_S,
     allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES,
+    body_timeout_s: float = BODY_TIMEOUT_S,
 ) -> FastAPI:
     """The hub as a FastAPI app (serve it with uvicorn; ``mafialab bus serve`` does).
 
@@ -306,6 +357,7 @@ def create_bus_app(
         default_timeout: Seconds a ``/generate`` waits when the body names no ``timeout``.
         allowed_hosts: ``Host:`` names served (default the loopback names; ``None``: any, for
             a hub on another interface, which needs a token).
+        body_timeout_s: Seconds a request body may take to arrive (408 after).
 
     Returns:
         The app; its ``state.hub`` is the :class:`BusHub`.
@@ -317,15 +369,22 @@ def create_bus_app(
         version="1",
     )
     app.state.hub = hub
+    app.router.route_class = FiniteJSONRoute  # NaN and Infinity are not JSON numbers (422)
 
     if hub.token is not None:
         app.add_middleware(BearerGuard, token=hub.token)
+    app.add_middleware(
+        BodyLimit, max_body=MAX_BODY_BYTES["/register"], paths=MAX_BODY_BYTES, body_timeout_s=body_timeout_s
+    )
     app.add_middleware(OriginGuard, allowed_hosts=allowed_hosts)  # added last: runs first
 
-    @app.post("/register")
+    @app.post("/register", responses={409: {"description": "the id belongs to a live worker"}})
     async def register(body: RegisterBody) -> dict[str, str]:
-        """Register a worker for routing keys (``["*"]``: all)."""
-        return hub.register(body)
+        """Register a worker for routing keys (``["*"]``: all); keep the ``secret`` to register the id again."""
+        try:
+            return hub.register(body)
+        except PermissionError as err:
+            raise HTTPException(409, str(err)) from None
 
     @app.get("/work", responses={204: {"description": "no job within the wait"}, 409: {"description": "register"}})
     async def work(worker: str = Query(...), wait: float = Query(25.0, ge=0)) -> Response:
@@ -338,11 +397,18 @@ def create_bus_app(
             return Response(status_code=204)
         return JSONResponse(job)
 
-    @app.post("/result", responses={410: {"description": "the engine gave up on this request"}})
+    @app.post(
+        "/result",
+        responses={
+            409: {"description": "not taken yet, or taken by another worker"},
+            410: {"description": "the engine gave up on this request"},
+        },
+    )
     async def result(body: ResultBody) -> dict[str, bool]:
-        """Deliver the text answering a job."""
-        if not hub.result(body):
-            raise HTTPException(410, f"request {body.request_id!r} is gone (timed out or unknown)")
+        """Deliver the text answering a job (from the worker that took it)."""
+        code, reason = hub.result(body)
+        if code != 200:
+            raise HTTPException(code, reason)
         return {"ok": True}
 
     @app.post("/generate", responses={503: {"description": "no live worker, or timed out"}})

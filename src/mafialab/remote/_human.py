@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any, TextIO
 
+from mafialab._json import loads_finite
 from mafialab._text import valid_utf8
 from mafialab.agents import FALLBACK_TEXT, Renderer, load_prompt_pack
 from mafialab.engine import Action, Decision, PlayerView, stream
@@ -351,7 +352,7 @@ class ProbedHumanTerminalAgent(HumanTerminalAgent):
             return ChatResponse(error=error, error_kind="empty", latency_s=took, model=self.label)
         text = line.strip()
         try:
-            parsed: Any = json.loads(text)
-        except ValueError:
+            parsed: Any = loads_finite(text)
+        except (ValueError, RecursionError):
             parsed = None
         return ChatResponse(text=text, parsed=parsed, latency_s=took, model=self.label)

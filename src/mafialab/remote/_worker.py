@@ -32,10 +32,12 @@ async def serve_jobs(
 
     Each job's messages go to ``model`` as one chat call (``purpose`` ``probe`` for probe
     jobs, else ``bus``; the worker keeps no state, so a probe cannot change later answers);
-    the text goes back with ``POST /result``. A failed call is reported with an ``error``
-    field (the hub answers the engine 502, and the seat retries or falls back). A 410 (the
-    engine gave up) is dropped; a 409 (the hub restarted) makes the worker register again;
-    a transport error is retried after a second.
+    the text goes back with ``POST /result``, naming the worker. A failed call is reported
+    with an ``error`` field (the hub answers the engine 502, and the seat retries or falls
+    back). A 410 (the engine gave up) is dropped; a 409 from ``/work`` (the hub restarted)
+    makes the worker register again, with the secret of its last registration; a transport
+    error, or a registration refused because the id is a live worker's, is retried after a
+    second.
 
     Args:
         hub: The hub's URL (``http://HOST:8766``).
@@ -53,7 +55,8 @@ async def serve_jobs(
 
     Raises:
         ModelSpecError: A bad model string.
-        ValueError: ``concurrency`` < 1 or no keys.
+        ValueError: ``concurrency`` < 1 or no keys; or, at the first registration, the hub
+            refused the id (another live worker has it).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
@@ -65,13 +68,22 @@ async def serve_jobs(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     done = 0
     base = hub.rstrip("/")
+    secret: str | None = None  # the hub's secret for this id (the latest registration's)
+    registering = asyncio.Lock()  # the poll loops of one worker register one at a time
 
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=wait_s + 10.0) as client:
 
         async def register() -> None:
+            nonlocal secret
             meta = {"model": chat_model.name, "software": "mafialab"}
-            r = await client.post("/register", json={"worker": wid, "models": list(keys), "meta": meta})
-            r.raise_for_status()
+            async with registering:
+                body = {"worker": wid, "models": list(keys), "meta": meta, "secret": secret}
+                r = await client.post("/register", json=body)
+                if r.status_code == 409:
+                    raise ValueError(f"bus hub refused worker id {wid!r}: {r.json().get('detail', r.text)}")
+                r.raise_for_status()
+                got = r.json().get("secret")
+                secret = got if isinstance(got, str) else None
 
         async def answer(job: dict[str, Any]) -> None:
             try:
@@ -82,14 +94,23 @@ async def serve_jobs(
                     purpose="probe" if job.get("kind") == "probe" else "bus",
                 )
                 resp = await chat_model.chat(req)
-                body: dict[str, Any] = {"request_id": job["request_id"], "text": resp.text}
+                body: dict[str, Any] = {"request_id": job["request_id"], "text": resp.text, "worker": wid}
                 if not resp.ok:
                     body["error"] = resp.error
             except Exception as err:  # a bad job or a model bug must not stop the worker
-                body = {"request_id": job.get("request_id", ""), "text": "", "error": f"{type(err).__name__}: {err}"}
+                body = {
+                    "request_id": job.get("request_id", ""),
+                    "text": "",
+                    "error": f"{type(err).__name__}: {err}",
+                    "worker": wid,
+                }
             r = await client.post("/result", json=body)
             if r.status_code == 410:
                 log.info("bus worker %s: request %s was given up by the engine; dropped", wid, body["request_id"])
+            elif r.status_code != 200:
+                log.warning(
+                    "bus worker %s: result for %s refused: %s %s", wid, body["request_id"], r.status_code, r.text
+                )
 
         async def loop() -> None:
             nonlocal done
@@ -104,7 +125,7 @@ async def serve_jobs(
                     r.raise_for_status()
                     await answer(r.json())
                     done += 1
-                except httpx.HTTPError as err:
+                except (httpx.HTTPError, ValueError) as err:  # ValueError: id refused, or a bad job body
                     log.warning("bus worker %s: %s; retrying in 1 s", wid, err)
                     await asyncio.sleep(1.0)
 
