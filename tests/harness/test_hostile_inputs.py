@@ -7,6 +7,7 @@ generators at scale; these tests keep a small, seeded share of them in every sui
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import tracemalloc
 from pathlib import Path
@@ -23,16 +24,15 @@ import http_fuzz
 
 @pytest.mark.parametrize("rules", list(BUILTIN.values()), ids=lambda r: r.name)
 def test_games_with_lone_surrogates_and_bare_nan_lose_nothing(rules, tmp_path: Path):
-    kinds = {"lone_surrogate": 0, "nonstandard_number": 0}
+    replaced = 0
     for seed in range(7):  # 21 games over the three rule sets
-        check, rec = asyncio.run(fuzz.play_one(rules, 100 + seed, tmp_path, "suspicion"))
+        check, _ = asyncio.run(fuzz.play_one(rules, 100 + seed, tmp_path, "suspicion"))
         assert check.crashed is None, check.crashed
-        assert check.problems == [], check.problems[:5]
+        assert check.problems == [], check.problems[:5]  # nothing torn or lost, every probe call recorded
         assert check.probes > 0 and check.fallbacks > 0
-        text = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / check.game_id).glob("*.jsonl"))
-        kinds["lone_surrogate"] += text.count("\ufffd")
-        kinds["nonstandard_number"] += text.count("NaN") + text.count("Infinity")
-    assert kinds["lone_surrogate"] > 0  # the surrogates arrived, were replaced and kept
+        calls = (tmp_path / check.game_id / "calls.jsonl").read_text(encoding="utf-8").splitlines()
+        replaced += sum(json.loads(c).get("replaced_chars", 0) for c in calls)
+    assert replaced > 0  # the surrogates arrived, were replaced with U+FFFD and counted
 
 
 def _bomb(depth: int = 9, width: int = 10) -> str:
@@ -49,7 +49,7 @@ def test_a_yaml_bomb_is_refused_before_it_grows(load, tmp_path: Path):
     path.write_text("name: bomb\n" + _bomb(), encoding="utf-8")
     tracemalloc.start()
     try:
-        with pytest.raises(ValueError, match="bomb.yaml") as err:
+        with pytest.raises(ValueError, match=r"bomb\.yaml") as err:
             load(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:

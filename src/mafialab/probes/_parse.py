@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from mafialab._text import valid_utf8_value
 from mafialab._json import NonFiniteNumber, dotted, loads_finite, nonfinite_path
+from mafialab._text import valid_utf8_value
 from mafialab.engine import resolve_name
 from mafialab.models import parse_json_lenient
 

@@ -52,8 +52,8 @@ from mafialab._http import (
     LOOPBACK,
     BodyLimit,
     OriginGuard,
-    server_config,
     served_hosts,
+    server_config,
 )
 from mafialab._json import NonFiniteNumber, loads_finite
 from mafialab.engine import Event, GameState
