@@ -38,7 +38,7 @@ def _send_chunks(port: int, path: str, headers: str, chunk: bytes, most: int) ->
     """
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: x\r\n{headers}Content-Type: application/json\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Content-Type: application/json\r\n"
             "Transfer-Encoding: chunked\r\n\r\n".encode()
         )
         for sent in range(most):
@@ -56,7 +56,7 @@ def _drip_headers(port: int, pause_s: float, most: int) -> int | None:
         Header lines sent before the server closed the connection, or ``None`` when it never did.
     """
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n")
+        sock.sendall(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         for sent in range(most):
             if _status_line(sock, pause_s) == b"":
                 return sent
@@ -71,7 +71,7 @@ def _drip_body(port: int, path: str, headers: str, pause_s: float, most: int) ->
     """Announce a 1000-byte body and send one byte per ``pause_s`` s; the server's status line, if any."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: x\r\n{headers}Content-Type: application/json\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Content-Type: application/json\r\n"
             "Content-Length: 1000\r\n\r\n{".encode()
         )
         for _ in range(most):

@@ -47,7 +47,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mafialab._http import BODY_TIMEOUT_S, LOOPBACK_NAMES, BearerGuard, BodyLimit, FiniteJSONRoute, OriginGuard
-from mafialab._text import valid_utf8
+from mafialab._text import valid_utf8, valid_utf8_value
 
 WORKER_TTL_S = 60.0
 """Seconds a worker stays live after its last poll (the reference protocol's time to live)."""
@@ -66,7 +66,21 @@ MAX_BODY_BYTES = {"/register": 64 * 1024, "/result": 1024 * 1024, "/generate": 8
 ``/register`` cap): a registration's keys and meta, a model's answer, a seat's whole context."""
 
 
-class RegisterBody(BaseModel):
+class _WireBody(BaseModel):
+    """A request body whose strings are made valid UTF-8 before validation.
+
+    A lone surrogate (U+D800 written as a JSON escape, which JSON allows) becomes U+FFFD, so
+    it can neither be stored (a worker id, a seat's messages) nor echoed in a 422 that UTF-8
+    cannot encode.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_utf8(cls, data: Any) -> Any:
+        return valid_utf8_value(data)[0]
+
+
+class RegisterBody(_WireBody):
     """``POST /register``: a worker and the routing keys it serves (``["*"]``: every key)."""
 
     model_config = ConfigDict(extra="allow")
@@ -98,18 +112,20 @@ class ResultBody(BaseModel):
     worker: str | None = Field(default=None, max_length=200)
     replaced_chars: int = Field(default=0, ge=0)
 
-    @model_validator(mode="after")
-    def _valid_utf8(self) -> ResultBody:
-        self.request_id, _ = valid_utf8(self.request_id)
-        self.text, n = valid_utf8(self.text)
-        if self.error is not None:
-            self.error, more = valid_utf8(self.error)
-            n += more
-        self.replaced_chars += n
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_utf8(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return valid_utf8_value(data)[0]
+        n = sum(valid_utf8(v)[1] for k, v in data.items() if k in ("text", "error") and isinstance(v, str))
+        data, _ = valid_utf8_value(data)
+        if n:
+            given = data.get("replaced_chars", 0)
+            data = {**data, "replaced_chars": (given if isinstance(given, int) else 0) + n}
+        return data
 
 
-class GenerateBody(BaseModel):
+class GenerateBody(_WireBody):
     """``POST /generate`` (engine side): one chat call for the worker serving ``model``.
 
     Attributes:
