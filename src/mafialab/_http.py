@@ -346,11 +346,20 @@ def served_hosts(host: str) -> frozenset[str] | None:
 
 
 def _host_name(netloc: str) -> str:
-    """``127.0.0.1`` from ``127.0.0.1:8765``, ``::1`` from ``[::1]:8765``; lower case."""
+    """``127.0.0.1`` from ``127.0.0.1:8765``, ``::1`` from ``[::1]:8765``; lower case.
+
+    Anything but ``name``, ``name:port`` or ``[address]`` with an optional ``:port`` (digits)
+    gives the whole text back, which names no served host (``[::1]evil.com`` is not ``::1``).
+    """
     netloc = netloc.strip().lower()
     if netloc.startswith("["):
-        return netloc[1:].partition("]")[0]
-    return netloc.rpartition(":")[0] if netloc.count(":") == 1 else netloc
+        inside, sep, rest = netloc[1:].partition("]")
+        port_ok = rest == "" or (rest.startswith(":") and rest[1:].isdigit())
+        return inside if sep and port_ok else netloc
+    name, sep, port = netloc.rpartition(":")
+    if netloc.count(":") == 1:
+        return name if port.isdigit() else netloc
+    return netloc
 
 
 class OriginGuard:

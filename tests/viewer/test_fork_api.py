@@ -293,3 +293,15 @@ def test_a_parent_with_a_person_seat_needs_agents_and_allow_agents_takes_no_pers
     )
     assert res.exit_code != 0 and "--allow-agents: 'human-web' is a seat played from outside" in res.output
     assert not (tmp_path / "s2").exists()
+
+
+def test_deep_json_nan_and_a_boolean_seed_get_4xx_not_500(served: tuple[SiteServer, Path, Path]) -> None:
+    srv, _, _ = served
+    js = {"Content-Type": "application/json"}
+    with httpx.Client(base_url=srv.url, timeout=10) as c:
+        r = c.post("api/forks", content=b'{"a":' * 5000 + b"1" + b"}" * 5000, headers=js)
+        assert r.status_code == 400 and "nested too deeply" in r.json()["detail"]
+        r = c.post("api/forks", content=b'{"game": "g", "step": 1, "seed": NaN}', headers=js)
+        assert r.status_code == 422 and "body.seed: NaN is not a JSON number" in r.json()["detail"]
+        r = c.post("api/forks", json={"game": "parent", "step": 1, "seed": True})
+        assert r.status_code == 422 and "seed" in r.json()["detail"]

@@ -17,7 +17,9 @@ few hundred bytes is refused at once, not after it has filled the memory).
 from __future__ import annotations
 
 import difflib
+import errno
 import json
+import stat
 from collections.abc import Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -257,8 +259,14 @@ def read_config_text(
     where = source or str(path)
     too_big = f"{where}: larger than {MAX_FILE_BYTES // 1_000_000} MB (the most a configuration file may hold); refused"
     try:
-        if isinstance(path, Path) and path.stat().st_size > MAX_FILE_BYTES:
-            raise error(too_big)
+        if isinstance(path, Path):
+            st = path.stat()  # follows links: a link to a regular file is fine
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
+                raise error(f"{where}: not a regular file (a pipe, socket or device); refused")
+            if st.st_size > MAX_FILE_BYTES:
+                raise error(too_big)
         with path.open("rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
@@ -326,6 +334,8 @@ def parse_config_text(text: str, source: str, *, json_text: bool = False, error:
         return loader.get_single_data()
     except _LimitExceeded as err:
         raise error(f"{source}: {err}") from None
+    except RecursionError:  # PyYAML's scanner and composer recurse once per level of nesting
+        raise error(f"{source}: nested too deeply (YAML lists or mappings inside each other); refused") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}:" if mark is not None else ""

@@ -20,7 +20,11 @@ Dispatch is at most once (a job a worker took and never answered is not re-queue
 engine times out and the seat's turn degrades like after any model error). A worker is live
 while it keeps polling (time to live 60 s). One optional shared bearer token guards every
 request. Request ids are 128 random bits, handed only to the worker that takes the job:
-a result naming no worker is taken to come from it. Request bodies are capped
+a result naming no worker is taken to come from it. A worker that registers with ``"bind":
+true`` (mafialab's do) binds its id to the registration's secret: ``/work`` and ``/result``
+for it then need the header ``X-Bus-Secret`` (403 otherwise), so no other client can poll
+as it or answer its jobs. MafiaScope's workers know no secret; on a hub shared with other
+users of the machine, guard them with the hub's bearer token. Request bodies are capped
 (:data:`MAX_BODY_BYTES`; 413) and must arrive in time (408), and numbers written ``NaN`` or
 ``Infinity`` are refused (422). The hub keeps no game state.
 
@@ -42,7 +46,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Response
+from fastapi import FastAPI, Header, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -90,6 +94,9 @@ class RegisterBody(_WireBody):
     meta: dict[str, Any] = Field(default_factory=dict)
     secret: str | None = Field(default=None, max_length=200)
     """The secret this hub gave the id's registration (needed while that worker is live)."""
+    bind: bool = False
+    """Bind the id to the secret: ``/work`` and ``/result`` for it then need ``X-Bus-Secret``
+    (mafialab's workers ask for it; MafiaScope's workers, which know no secret, do not)."""
 
 
 class ResultBody(BaseModel):
@@ -119,9 +126,11 @@ class ResultBody(BaseModel):
             return valid_utf8_value(data)[0]
         n = sum(valid_utf8(v)[1] for k, v in data.items() if k in ("text", "error") and isinstance(v, str))
         data, _ = valid_utf8_value(data)
-        if n:
-            given = data.get("replaced_chars", 0)
-            data = {**data, "replaced_chars": (given if isinstance(given, int) else 0) + n}
+        given = data.get("replaced_chars", 0)
+        if n or given:  # a worker's own count is at most one per character of its text
+            most = sum(len(v) for k, v in data.items() if k in ("text", "error") and isinstance(v, str))
+            given = min(given, most) if isinstance(given, int) and given > 0 else 0
+            data = {**data, "replaced_chars": given + n}
         return data
 
 
@@ -155,6 +164,11 @@ class _Worker:
     secret: str
     polling: int = 0
     served: int = 0
+    bound: bool = False
+
+    def refuses(self, secret: str | None) -> bool:
+        """Whether a request naming this worker with ``secret`` is refused (a bound id, a wrong secret)."""
+        return self.bound and not hmac.compare_digest((secret or "").encode(), self.secret.encode())
 
     def serves(self, key: str) -> bool:
         return "*" in self.models or key in self.models
@@ -279,18 +293,23 @@ class BusHub:
             )
         secret = old.secret if old is not None and same else secrets.token_urlsafe(24)
         polling = old.polling if old is not None and same else 0
-        self.workers[body.worker] = _Worker(body.worker, models, body.meta, now, secret, polling=polling)
+        self.workers[body.worker] = _Worker(
+            body.worker, models, body.meta, now, secret, polling=polling, bound=body.bind
+        )
         return {"worker": body.worker, "poll": f"/work?worker={body.worker}", "secret": secret}
 
-    async def work(self, worker_id: str, wait: float) -> dict[str, Any] | None:
+    async def work(self, worker_id: str, wait: float, secret: str | None = None) -> dict[str, Any] | None:
         """Long-poll for a job for ``worker_id`` (``None`` when none came within ``wait`` s).
 
         Raises:
             KeyError: The worker is not registered (the hub restarted).
+            PermissionError: The id is bound to its registration's secret and ``secret`` is not it.
         """
         worker = self.workers.get(worker_id)
         if worker is None:
             raise KeyError(worker_id)
+        if worker.refuses(secret):
+            raise PermissionError(f"worker id {worker_id!r} is bound to its registration's secret (X-Bus-Secret)")
         worker.polling += 1
         worker.last_seen = self.clock()
         got: list[_Job] = []
@@ -314,13 +333,14 @@ class BusHub:
         worker.served += 1
         return got[0].wire()
 
-    def result(self, body: ResultBody) -> tuple[int, str]:
+    def result(self, body: ResultBody, secret: str | None = None) -> tuple[int, str]:
         """Deliver a worker's answer to the job it took.
 
         Returns:
             ``(200, "")`` delivered; ``(410, reason)`` the engine already gave up, or no such
             request; ``(409, reason)`` no worker has taken the job yet, or ``body.worker``
-            names another worker than the one that took it (the job stays as it was).
+            names another worker than the one that took it; ``(403, reason)`` the worker that
+            took it is bound to its secret and ``secret`` is not it (the job stays as it was).
         """
         rid = body.request_id
         job = self.in_flight.get(rid)
@@ -330,6 +350,9 @@ class BusHub:
             return 410, f"request {rid!r} is gone (timed out or unknown)"
         if body.worker is not None and body.worker != job.worker:
             return 409, f"request {rid!r} was taken by another worker than {body.worker!r}"
+        taker = self.workers.get(job.worker)
+        if taker is not None and taker.refuses(secret):
+            return 403, f"request {rid!r} was taken by a worker bound to its secret (X-Bus-Secret)"
         del self.in_flight[rid]
         if job.future.done():
             return 410, f"request {rid!r} is gone (timed out or unknown)"
@@ -403,12 +426,18 @@ def create_bus_app(
             raise HTTPException(409, str(err)) from None
 
     @app.get("/work", responses={204: {"description": "no job within the wait"}, 409: {"description": "register"}})
-    async def work(worker: str = Query(...), wait: float = Query(25.0, ge=0)) -> Response:
+    async def work(
+        worker: str = Query(...),
+        wait: float = Query(25.0, ge=0),
+        x_bus_secret: str | None = Header(None, description="The registration's secret (a bound id needs it)."),
+    ) -> Response:
         """Long-poll for a job (``wait`` capped at 55 s)."""
         try:
-            job = await hub.work(worker, min(wait, MAX_WAIT_S))
+            job = await hub.work(worker, min(wait, MAX_WAIT_S), x_bus_secret)
         except KeyError:
             raise HTTPException(409, f"unknown worker {worker!r}: register again") from None
+        except PermissionError as err:
+            raise HTTPException(403, str(err)) from None
         if job is None:
             return Response(status_code=204)
         return JSONResponse(job)
@@ -420,9 +449,12 @@ def create_bus_app(
             410: {"description": "the engine gave up on this request"},
         },
     )
-    async def result(body: ResultBody) -> dict[str, bool]:
+    async def result(
+        body: ResultBody,
+        x_bus_secret: str | None = Header(None, description="The registration's secret (a bound id needs it)."),
+    ) -> dict[str, bool]:
         """Deliver the text answering a job (from the worker that took it)."""
-        code, reason = hub.result(body)
+        code, reason = hub.result(body, x_bus_secret)
         if code != 200:
             raise HTTPException(code, reason)
         return {"ok": True}

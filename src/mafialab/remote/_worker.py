@@ -77,7 +77,7 @@ async def serve_jobs(
             nonlocal secret
             meta = {"model": chat_model.name, "software": "mafialab"}
             async with registering:
-                body = {"worker": wid, "models": list(keys), "meta": meta, "secret": secret}
+                body = {"worker": wid, "models": list(keys), "meta": meta, "secret": secret, "bind": True}
                 r = await client.post("/register", json=body)
                 if r.status_code == 409:
                     raise ValueError(f"bus hub refused worker id {wid!r}: {r.json().get('detail', r.text)}")
@@ -104,7 +104,7 @@ async def serve_jobs(
                     "error": f"{type(err).__name__}: {err}",
                     "worker": wid,
                 }
-            r = await client.post("/result", json=body)
+            r = await client.post("/result", json=body, headers=_secret(secret))
             if r.status_code == 410:
                 log.info("bus worker %s: request %s was given up by the engine; dropped", wid, body["request_id"])
             elif r.status_code != 200:
@@ -116,7 +116,7 @@ async def serve_jobs(
             nonlocal done
             while not stop.is_set() and (max_jobs is None or done < max_jobs):
                 try:
-                    r = await client.get("/work", params={"worker": wid, "wait": wait_s})
+                    r = await client.get("/work", params={"worker": wid, "wait": wait_s}, headers=_secret(secret))
                     if r.status_code == 409:
                         await register()
                         continue
@@ -132,3 +132,8 @@ async def serve_jobs(
         await register()
         await asyncio.gather(*(loop() for _ in range(concurrency)))
     return done
+
+
+def _secret(secret: str | None) -> dict[str, str]:
+    """The header that proves a bound worker id is ours (none before the first registration)."""
+    return {"X-Bus-Secret": secret} if secret else {}

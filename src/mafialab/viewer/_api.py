@@ -55,9 +55,10 @@ from typing import Any, Literal
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from mafialab._http import LOOPBACK_NAMES, BearerGuard, BodyLimit, OriginGuard
+from mafialab._json import NonFiniteNumber, loads_finite
 from mafialab.config import validation_message
 from mafialab.counterfactual import (
     Intervention,
@@ -125,7 +126,7 @@ class ForkRequest(BaseModel):
     intervention: dict[str, Any] = Field(default_factory=lambda: {"type": "resample"})
     replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
     agents: str | None = Field(default=None, max_length=300)
-    seed: int | None = Field(default=None, ge=0, le=2**31)
+    seed: StrictInt | None = Field(default=None, ge=0, le=2**31)
 
 
 class JobStatus(BaseModel):
@@ -638,9 +639,13 @@ def _router(service: ForkService) -> APIRouter:
             if len(body) > MAX_BODY:
                 raise HTTPException(413, f"body: larger than {MAX_BODY} bytes")
         try:
-            data = json.loads(body or b"null")
+            data = loads_finite(body or b"null")
+        except NonFiniteNumber as err:
+            raise HTTPException(422, err.message("body")) from None
         except ValueError as err:
             raise HTTPException(400, f"body: not valid JSON ({err})") from None
+        except RecursionError:
+            raise HTTPException(400, "body: not valid JSON (nested too deeply)") from None
         if not isinstance(data, dict):
             raise HTTPException(400, "body: expected a JSON object")
         try:
