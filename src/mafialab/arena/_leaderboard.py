@@ -13,10 +13,11 @@ import numpy as np
 from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
 
+from mafialab._files import write_atomic
 from mafialab._words import count
 from mafialab.analysis import no_interval_reason, wilson
 from mafialab.arena._config import SeasonConfig
-from mafialab.arena._season import GAMES_DIR, Slot, _atomic_write, load_manifest
+from mafialab.arena._season import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import (
     CALLS_FILE,
@@ -696,6 +697,6 @@ def render_markdown(index: SeasonIndex) -> str:
 def write_index(out: Path) -> SeasonIndex:
     """Build the index and write ``index.json`` and ``leaderboard.md`` (atomically)."""
     index = build_index(out)
-    _atomic_write(Path(out) / INDEX_FILE, json.dumps(index.model_dump(mode="json"), indent=1, ensure_ascii=False))
-    _atomic_write(Path(out) / LEADERBOARD_MD, render_markdown(index))
+    write_atomic(Path(out) / INDEX_FILE, json.dumps(index.model_dump(mode="json"), indent=1, ensure_ascii=False))
+    write_atomic(Path(out) / LEADERBOARD_MD, render_markdown(index))
     return index

@@ -142,10 +142,7 @@ def game_id_for(season: str, slot: int, seed: int) -> str:
 def save_manifest(out: Path, manifest: SeasonManifest) -> None:
     """Write ``season.json`` atomically (temporary file, fsync, rename)."""
     manifest.updated = round(time.time(), 3)
-    _atomic_write(Path(out) / MANIFEST_FILE, manifest.model_dump_json(indent=1))
-
-
-_atomic_write = write_atomic  # the one atomic writer (record)
+    write_atomic(Path(out) / MANIFEST_FILE, manifest.model_dump_json(indent=1))
 
 
 def load_manifest(out: Path) -> SeasonManifest:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -12,6 +11,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mafialab._files import atomic_path
 from mafialab._words import count
 from mafialab.beliefshift._schema import (
     ANNOTATION_VERSION,
@@ -38,30 +38,18 @@ class BeliefShiftFormatError(ValueError):
 def write_jsonl(path: Path, header: BaseModel | None, records: Iterable[BaseModel]) -> None:
     """Write ``header`` then ``records`` to ``path``, replacing the file.
 
-    The file is written to ``<path>.tmp`` and renamed, so an existing file is never left
-    half-written.
+    The file is written beside ``path`` and renamed over it (:func:`mafialab.record.atomic_path`),
+    so an existing file is never left half-written.
 
     Raises:
         IsADirectoryError: ``path`` is a directory (nothing is written).
-        OSError: The file cannot be written (the ``.tmp`` file is removed).
+        OSError: The file cannot be written (``path`` is unchanged, the temporary file removed).
     """
-    path = Path(path)
-    if path.is_dir():  # checked first: the rename would fail only after all the work, naming the .tmp file
-        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)
-    with JsonlWriter(tmp, clock=None) as w:
+    with atomic_path(path) as tmp, JsonlWriter(tmp, clock=None) as w:  # a folder is refused before any work
         if header is not None:
             w.write(header)
         for r in records:
             w.write(r)
-    if not tmp.exists():  # nothing written at all
-        tmp.write_text("", encoding="utf-8")
-    try:
-        tmp.replace(path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def sha256_file(path: Path) -> str:

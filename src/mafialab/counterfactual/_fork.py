@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from mafialab._files import write_atomic
 from mafialab._words import count
 from mafialab.agents import Agent, is_model_spec, make_agent, make_llm_agent
 from mafialab.counterfactual._steps import (
@@ -422,9 +423,7 @@ def _copy_prefix_probes(plog: GameLog, path: Path, game_id: str, prefix_len: int
         return 0
     dst = path / PROBES_FILE
     tail = dst.read_text(encoding="utf-8") if dst.is_file() else ""
-    tmp = dst.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in head) + tail, encoding="utf-8")
-    tmp.replace(dst)
+    write_atomic(dst, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in head) + tail)
     return len(head)
 
 

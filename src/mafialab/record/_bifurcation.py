@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mafialab._files import write_atomic
 from mafialab.config import validation_message
-from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl, write_atomic
+from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
 
 BIFURCATION_FILE = "bifurcation.json"
 """Header file of a bifurcation directory."""

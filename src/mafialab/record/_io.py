@@ -7,7 +7,6 @@ import hashlib
 import itertools
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -42,28 +41,6 @@ A branch is played into ``OUT/.partial/<id>/`` and renamed to ``OUT/<id>/`` once
 files are written; :func:`iter_game_dirs` does not look into it (nor into any folder whose
 name starts with a dot), so a half-written branch is never read as a game.
 """
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) all at once: a temporary file beside it, fsync, rename.
-
-    A reader (or a run killed part-way) sees the old file or the new one, never a mix.
-
-    Raises:
-        OSError: The file cannot be written (the temporary file is removed; ``path`` is unchanged).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 class JsonlWriter:

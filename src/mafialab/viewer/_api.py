@@ -57,6 +57,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from mafialab._files import atomic_path
 from mafialab._http import LOOPBACK_NAMES, BearerGuard, BodyLimit, OriginGuard
 from mafialab._json import NonFiniteNumber, loads_finite
 from mafialab.config import validation_message
@@ -521,9 +522,8 @@ class ForkService:
             self.index["games"] = rows
             self.index["batches"] = batches(rows)
             self.dirs[res.row["id"]] = game_dir.resolve()
-            tmp = self.data / "index.js.tmp"
-            _write_js(tmp, "index", "index", self.index)
-            tmp.replace(self.data / "index.js")
+            with atomic_path(self.data / "index.js") as tmp:
+                _write_js(tmp, "index", "index", self.index)
 
 
 def _served_index(site: Path, csrf: str) -> str:
