@@ -208,7 +208,9 @@ def iter_verdict_records(
 
 
 def read_verdicts(path: Path, problems: list[str] | None = None) -> list[Verdict]:
-    """All verdict records of a game, in file order (:func:`iter_verdict_records`).
+    """All verdict records of a game, in file order.
+
+    Read with :func:`iter_verdict_records`: a verdict of another game is skipped and named.
 
     Args:
         path: The game directory (or its ``verdicts.jsonl``).
