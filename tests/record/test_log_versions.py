@@ -25,7 +25,7 @@ from mafialab.record import (
     VERDICTS_FILE,
     LogFormatError,
     LogVersionError,
-    iter_log_records,
+    iter_probe_records,
     read_game,
     read_verdicts,
 )
@@ -103,7 +103,7 @@ def test_newer_game_log_refused_naming_file_and_versions(v1_copy: Path):
     assert str(v1_copy / GAME_FILE) in msg and f"v{newer}" in msg and f"v{SCHEMA_VERSION}" in msg
     assert isinstance(err.value, LogFormatError)  # every reader's handling of bad logs covers it
     with pytest.raises(LogVersionError, match=str(v1_copy / PROBES_FILE)):
-        list(iter_log_records(v1_copy / PROBES_FILE))
+        list(iter_probe_records(v1_copy))
     with pytest.raises(LogVersionError):
         read_probes(v1_copy, [])
     with pytest.raises(LogVersionError):
@@ -152,7 +152,7 @@ def test_registered_migration_applies_to_every_record(v1_copy: Path, monkeypatch
     assert log.schema_version == 1 and log.header.schema_version == 2 and log.header.meta["migrated"] is True
     assert len(seen) == n_game and seen[0] == "game_start"
     seen.clear()
-    assert len(list(iter_log_records(v1_copy / PROBES_FILE))) == len(seen) > 0 and set(seen) == {"probe"}
+    assert len(list(iter_probe_records(v1_copy))) == len(seen) > 0 and set(seen) == {"probe"}
     (v,) = read_verdicts(v1_copy)
     assert v.schema_version == 2
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
-from mafialab.record import CALLS_FILE, PROBES_FILE, iter_log_records
+from mafialab.record import CALLS_FILE, PROBES_FILE, iter_call_records, iter_probe_records
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
@@ -48,7 +48,7 @@ def test_a_duplicated_probe_line_is_counted_once_and_named(probed: Path, tmp_pat
     lines = (g / PROBES_FILE).read_text().splitlines(keepends=True)
     (g / PROBES_FILE).write_text("".join([*lines[:10], lines[9], *lines[10:]]))
     problems: list[str] = []
-    records = list(iter_log_records(g / PROBES_FILE, problems))
+    records = list(iter_probe_records(g, problems=problems))
     assert len(records) == len(lines)
     assert problems == [f"{g / PROBES_FILE}:11: repeated line (line 10 is the same; kept that one)"]
     assert _probe_count(g) == _probe_count(probed)
@@ -61,6 +61,6 @@ def test_records_that_differ_in_a_clock_field_are_both_kept(probed: Path, tmp_pa
     text = "".join(json.dumps(x) + "\n" for x in (call, call, later))
     (g / CALLS_FILE).write_text(text)
     problems: list[str] = []
-    records = [obj for _, obj in iter_log_records(g / CALLS_FILE, problems)]
+    records = [obj for _, obj in iter_call_records(g, problems=problems)]
     assert [r["ts"] for r in records] == [1.0, 2.0]
     assert problems == [f"{g / CALLS_FILE}:2: repeated line (line 1 is the same; kept that one)"]

@@ -286,7 +286,8 @@ def _variants(logs: Path, root: Path) -> Path:
     copy_game(src, root, "unfinished-game", keep=25)
     copy_game(src, root, "no-probes-game")
     deg = copy_game(src, root, "degraded-game")
-    (deg / "probes.jsonl").write_text((src / "probes.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    probes = [{**p, "game_id": "degraded-game"} for p in probe_lines(src)]  # this game's (another's are refused)
+    (deg / "probes.jsonl").write_text("".join(json.dumps(p) + "\n" for p in probes), encoding="utf-8")
     n = len(read_game(deg).events)
     with JsonlWriter(deg / "game.jsonl") as w:
         w.write(GameStatus(seq=n + 1, degraded=True, answered_share=0.5, decisions=40, fallbacks=20))
@@ -318,7 +319,8 @@ def test_edge_case_games_are_explained(logs: Path, tmp_path: Path) -> None:
 def test_bad_probe_lines_are_reported_not_fatal(logs: Path, tmp_path: Path) -> None:
     d = copy_game(logs / "mafiascope7-probed-s1", tmp_path, "g")
     good = (logs / "mafiascope7-probed-s1" / "probes.jsonl").read_text(encoding="utf-8").splitlines()
-    (d / "probes.jsonl").write_text("\n".join([good[0], '{"kind": "probe"}', "{torn"]) + "\n", encoding="utf-8")
+    first = json.dumps({**json.loads(good[0]), "game_id": "g"})  # this game's (another's are refused)
+    (d / "probes.jsonl").write_text("\n".join([first, '{"kind": "probe"}', "{torn"]) + "\n", encoding="utf-8")
     problems: list[str] = []
     assert len(read_probes(d, problems)) == 1
     assert len(problems) == 2 and "invalid probe record" in problems[0] and "not valid JSON" in problems[1]

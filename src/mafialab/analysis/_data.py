@@ -14,8 +14,9 @@ from mafialab.record import (
     PROBES_FILE,
     GameLog,
     LogFormatError,
+    iter_call_records,
     iter_game_dirs,
-    iter_log_records,
+    iter_probe_records,
     no_games_message,
     none_readable_message,
     person_seats,
@@ -308,7 +309,11 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
             g.problems.append(msg)
     ppath = log_.path / PROBES_FILE
     if probes is not None or ppath.is_file():
-        records = enumerate(probes, start=1) if probes is not None else iter_log_records(ppath, g.problems)
+        records = (
+            enumerate(probes, start=1)
+            if probes is not None
+            else iter_probe_records(log_.path, game_id=h.game_id, problems=g.problems)
+        )
         # the file is in arrival order (probes run beside the game): key order here
         for n, rec in sorted(records, key=lambda nr: probe_sort_key(nr[1])):
             try:
@@ -321,7 +326,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
     if cpath.is_file():
         g.calls = []
         persons = person_seats(log_.header.meta.get("agents"))
-        for n, rec in iter_log_records(cpath, g.problems):
+        for n, rec in iter_call_records(log_.path, game_id=h.game_id, problems=g.problems):
             if rec.get("kind", "call") != "call":
                 continue  # the closing call_summary record
             if rec.get("seat") in persons:

@@ -14,8 +14,9 @@ from mafialab.record import (
     CALLS_FILE,
     PROBES_FILE,
     ProbeRecord,
+    iter_call_records,
     iter_game_dirs,
-    iter_log_records,
+    iter_probe_records,
     no_games_message,
     read_game,
 )
@@ -135,11 +136,12 @@ def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.Dat
                 }
             )
         for name, bucket in ((PROBES_FILE, probes), (CALLS_FILE, calls)):
-            if (d / name).is_file():
-                for _, rec in iter_log_records(d / name):
-                    if name == CALLS_FILE and rec.get("kind", "call") != "call":
-                        continue  # the closing call_summary record (prefix reuse) is not a call
-                    bucket.append({"game_id": gid, **_flat(rec)})
+            # the one reader per file kind: another game's records are skipped and named
+            reader = iter_probe_records if name == PROBES_FILE else iter_call_records
+            for _, rec in reader(d, game_id=gid):
+                if name == CALLS_FILE and rec.get("kind", "call") != "call":
+                    continue  # the closing call_summary record (prefix reuse) is not a call
+                bucket.append({"game_id": gid, **_flat(rec)})
     return {
         "games": pd.DataFrame(games, columns=list(GAME_COLUMNS)),
         "seats": pd.DataFrame(seats, columns=list(SEAT_COLUMNS)),

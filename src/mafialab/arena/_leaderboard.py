@@ -20,11 +20,10 @@ from mafialab.arena._config import SeasonConfig
 from mafialab.arena._season import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import (
-    CALLS_FILE,
     JUDGE_AXES,
     GameLog,
     Verdict,
-    iter_log_records,
+    iter_call_records,
     latest_verdicts,
     read_game,
     read_verdicts,
@@ -259,11 +258,8 @@ def read_calls(game_dir: Path) -> list[tuple[int | None, str, int, int, int]]:
     Returns:
         ``(seat or None, model, prompt_tokens, completion_tokens, cached_tokens)`` per call.
     """
-    path = Path(game_dir) / CALLS_FILE
-    if not path.is_file():
-        return []
     out = []
-    for _, rec in iter_log_records(path):
+    for _, rec in iter_call_records(Path(game_dir)):
         if rec.get("kind", "call") != "call":
             continue  # the closing call_summary record
         meta: dict[str, Any] = rec["meta"] if isinstance(rec.get("meta"), dict) else {}

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from mafialab._files import write_atomic
 from mafialab._words import count
 from mafialab.agents import Agent, is_model_spec, make_agent, make_llm_agent
 from mafialab.counterfactual._steps import (
@@ -58,11 +57,13 @@ from mafialab.record import (
     GameLog,
     ParentInfo,
     PriceTable,
+    iter_call_records,
+    iter_probe_records,
     person_seats,
+    prepend_records,
     probe_sort_key,
     read_game,
     read_header,
-    read_records,
 )
 from mafialab.rules import RuleSet, Team
 
@@ -408,22 +409,17 @@ def _copy_prefix_probes(plog: GameLog, path: Path, game_id: str, prefix_len: int
     The belief trajectory of a branch then starts where the parent's did. Returns the
     number of records copied (0 when the parent was not probed).
     """
-    src = plog.path / PROBES_FILE
-    if not src.is_file():
-        return 0
     head = sorted(
         (
             {**r, "game_id": game_id}
-            for r in read_records(src)
+            for _, r in iter_probe_records(plog.path, game_id=plog.game_id)  # another game's records: skipped, named
             if r.get("kind") == "probe" and int(r.get("after_seq") or 0) <= prefix_len
         ),
         key=probe_sort_key,
     )
     if not head:
         return 0
-    dst = path / PROBES_FILE
-    tail = dst.read_text(encoding="utf-8") if dst.is_file() else ""
-    write_atomic(dst, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in head) + tail)
+    prepend_records(path / PROBES_FILE, head)
     return len(head)
 
 
@@ -819,7 +815,7 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
     step = at if isinstance(at, ForkStep) else resolve_step(steps, at)
     after = sum(1 for s in steps if s.id >= step.id)
     share = after / len(steps) if steps else 0.0
-    calls = read_records(plog.path / CALLS_FILE) if (plog.path / CALLS_FILE).is_file() else []
+    calls = [c for _, c in iter_call_records(plog.path, game_id=plog.game_id)]
     persons = person_seats(plog.header.meta.get("agents"))  # a person's decisions are no model calls
     calls = [c for c in calls if c.get("kind", "call") == "call" and c.get("seat") not in persons]
     dec = [c for c in calls if c.get("decision") is not None and int(c["decision"]) >= step.id]

@@ -16,7 +16,7 @@ from mafialab.agents import Agent, make_agent
 from mafialab.harness._play import GameObserver, GameResult, play_game, summarize
 from mafialab.harness._replay import replay
 from mafialab.models import CallRecord, CallSummary, cluster_limits
-from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, person_seats, read_game, read_records
+from mafialab.record import CALLS_FILE, GAME_FILE, PriceTable, iter_call_records, person_seats, read_game
 from mafialab.rules import RuleSet
 
 RAY_HINT = "--ray needs Ray, an optional extra: pip install 'mafialab[ray]'"
@@ -290,7 +290,7 @@ def result_from_logs(path: Path) -> GameResult:
     res.degraded = bool(log.status is not None and log.status.degraded)
     res.person_seats = person_seats(log.header.meta.get("agents"))
     if (path / CALLS_FILE).is_file():
-        lines = read_records(path / CALLS_FILE)
+        lines = [rec for _, rec in iter_call_records(path, game_id=log.header.game_id)]
         res.calls = [CallRecord.model_validate(r) for r in lines if r.get("kind") == "call"]
         closing = [CallSummary.model_validate(r) for r in lines if r.get("kind") == "call_summary"]
         res.call_summary = closing[-1] if closing else None

@@ -25,7 +25,15 @@ from mafialab.engine import derive_seed
 from mafialab.harness import replay
 from mafialab.probes._battery import resolve_battery
 from mafialab.probes._runner import ProbeRunner, Trigger
-from mafialab.record import PROBES_FILE, RETEST_FILE, GameLog, JsonlWriter, RetestRecord, iter_jsonl, read_game
+from mafialab.record import (
+    PROBES_FILE,
+    RETEST_FILE,
+    GameLog,
+    JsonlWriter,
+    RetestRecord,
+    iter_probe_records,
+    read_game,
+)
 from mafialab.rules import RuleSet
 
 AgentBuilder = Callable[[str, int, RuleSet, int], Any]
@@ -77,7 +85,7 @@ def probe_points(plog: GameLog) -> list[RetestPoint]:
     if not path.is_file():
         raise ValueError(f"{plog.path}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
     seen: dict[int, RetestPoint] = {}
-    for _, rec in iter_jsonl(path):
+    for _, rec in iter_probe_records(plog.path, game_id=plog.game_id):  # another game's records: skipped, named
         if rec.get("probe_id") != "suspicion_ranking" or not isinstance(rec.get("after_seq"), int):
             continue
         after = int(rec["after_seq"])

@@ -72,13 +72,9 @@ from mafialab.record._io import (
     iter_jsonl,
     latest_verdicts,
     read_game,
-    read_verdicts,
 )
 from mafialab.record._io import (
     PARTIAL_DIR as PARTIAL_DIR,
-)
-from mafialab.record._io import (
-    iter_log_records as iter_log_records,
 )
 from mafialab.record._io import (
     log_version as log_version,
@@ -88,6 +84,9 @@ from mafialab.record._io import (
 )
 from mafialab.record._io import (
     none_readable_message as none_readable_message,
+)
+from mafialab.record._io import (
+    prepend_records as prepend_records,
 )
 from mafialab.record._io import (
     probe_sort_key as probe_sort_key,
@@ -104,6 +103,18 @@ from mafialab.record._io import (
 from mafialab.record._migrate import (
     LogFormatError,
     LogVersionError,
+)
+from mafialab.record._readers import (
+    iter_call_records as iter_call_records,
+)
+from mafialab.record._readers import (
+    iter_probe_records as iter_probe_records,
+)
+from mafialab.record._readers import (
+    iter_verdict_records as iter_verdict_records,
+)
+from mafialab.record._readers import (
+    read_verdicts,
 )
 from mafialab.record._schema import (
     CALLS_FILE,

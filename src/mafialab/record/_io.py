@@ -16,16 +16,16 @@ from typing import IO, Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
+from mafialab._files import write_atomic
 from mafialab._text import valid_utf8, valid_utf8_value
 from mafialab._words import count, shell_word
 from mafialab.config import validation_message
 from mafialab.engine import Event
-from mafialab.record._migrate import LogFormatError, check_version, record_version, upgrade
+from mafialab.record._migrate import LogFormatError, record_version, upgrade
 from mafialab.record._schema import (
     CLOCK_FIELDS,
     EVENT_ADAPTER,
     SCHEMA_VERSION,
-    VERDICTS_FILE,
     GameHeader,
     GameStatus,
     Verdict,
@@ -41,6 +41,21 @@ A branch is played into ``OUT/.partial/<id>/`` and renamed to ``OUT/<id>/`` once
 files are written; :func:`iter_game_dirs` does not look into it (nor into any folder whose
 name starts with a dot), so a half-written branch is never read as a game.
 """
+
+
+def prepend_records(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Put ``records`` (one JSON line each) before the lines ``path`` already holds, all at once.
+
+    Used where a file must start with records copied from elsewhere (a branch's
+    ``probes.jsonl`` starts with its parent's probes of the prefix). The file is replaced with
+    :func:`write_atomic`: a reader sees the old file or the new one. A missing file is created.
+
+    Raises:
+        OSError: The file cannot be read or written (it is then unchanged).
+    """
+    path = Path(path)
+    tail = path.read_text(encoding="utf-8") if path.is_file() else ""
+    write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records) + tail)
 
 
 class JsonlWriter:
@@ -444,24 +459,6 @@ def log_version(game_dir: Path) -> int:
     return SCHEMA_VERSION
 
 
-def iter_log_records(path: Path, problems: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Like :func:`iter_jsonl` for ``probes.jsonl`` / ``calls.jsonl``, migrated to the current schema.
-
-    The file is at the version of the ``game.jsonl`` header beside it (:func:`log_version`).
-    A line repeated word for word is skipped and named (``unique`` of :func:`iter_jsonl`): a
-    duplicated probe answer or model call is never counted twice.
-
-    Raises:
-        LogVersionError: That version is newer than this mafialab reads.
-        LogFormatError: The file cannot be opened.
-    """
-    path = Path(path)
-    version = log_version(path.parent)
-    check_version(version, str(path))
-    for n, obj in iter_jsonl(path, problems, unique=True):
-        yield n, upgrade(obj, version, f"{path}:{n}")
-
-
 def iter_game_dirs(root: Path) -> list[Path]:
     """Game directories under ``root``, sorted.
 
@@ -550,40 +547,6 @@ def strip_clock(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All JSON-object lines of a JSONL file (bad lines skipped and logged)."""
     return [obj for _, obj in iter_jsonl(path)]
-
-
-def read_verdicts(path: Path, problems: list[str] | None = None) -> list[Verdict]:
-    """All verdict records of a game, in file order.
-
-    Args:
-        path: The game directory (or its ``verdicts.jsonl``).
-        problems: Receives ``file:line: why`` for each unreadable or invalid line (skipped).
-
-    Returns:
-        The verdicts (empty when the file does not exist). A judge may appear more than
-        once (re-judged games); :func:`latest_verdicts` keeps the last one per judge.
-
-    Raises:
-        LogVersionError: A verdict was written at a newer schema version.
-    """
-    path = Path(path)
-    file = path / VERDICTS_FILE if path.is_dir() or not path.suffix else path
-    if not file.is_file():
-        return []
-    out: list[Verdict] = []
-    for n, obj in iter_jsonl(file, problems):
-        if obj.get("kind") != "verdict":
-            continue
-        # a verdict carries its own version (a judge may run later, with another mafialab)
-        obj = upgrade(obj, record_version(obj, f"{file}:{n}"), f"{file}:{n}")
-        try:
-            out.append(Verdict.model_validate(obj))
-        except ValidationError as err:
-            msg = f"{file}:{n}: invalid verdict record ({validation_message(err, limit=1)})"
-            log.warning(msg)
-            if problems is not None:
-                problems.append(msg)
-    return out
 
 
 def latest_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:

@@ -350,7 +350,7 @@ class BusHub:
             return 410, f"request {rid!r} is gone (timed out or unknown)"
         if body.worker is not None and body.worker != job.worker:
             return 409, f"request {rid!r} was taken by another worker than {body.worker!r}"
-        taker = self.workers.get(job.worker)
+        taker = self.workers.get(job.worker) if job.worker is not None else None
         if taker is not None and taker.refuses(secret):
             return 403, f"request {rid!r} was taken by a worker bound to its secret (X-Bus-Secret)"
         del self.in_flight[rid]

@@ -74,12 +74,12 @@ from mafialab.counterfactual import (
 from mafialab.counterfactual import branch_id as make_branch_id
 from mafialab.record import (
     BIFURCATION_FILE,
-    GAME_FILE,
     RETEST_FILE,
     GameLog,
     LogFormatError,
     iter_game_dirs,
     read_game,
+    read_header,
 )
 
 log = logging.getLogger(__name__)
@@ -262,10 +262,8 @@ class ForkService:
     @staticmethod
     def _game_id(d: Path) -> str | None:
         try:
-            with (d / GAME_FILE).open("rb") as fh:
-                first = json.loads(fh.readline())
-            return str(first["game_id"]) if first.get("kind") == "game_start" else None
-        except (OSError, ValueError, KeyError, TypeError):
+            return read_header(d).game_id
+        except LogFormatError:
             return None
 
     def game_dir(self, game: str) -> Path:

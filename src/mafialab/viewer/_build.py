@@ -32,14 +32,12 @@ from mafialab.record import (
     GAME_FILE,
     PROBES_FILE,
     RETEST_FILE,
-    SCHEMA_VERSION,
     GameLog,
     LogFormatError,
     ProbeRecord,
     RetestRecord,
     iter_game_dirs,
-    iter_log_records,
-    log_version,
+    iter_probe_records,
     no_games_message,
     none_readable_message,
     probe_sort_key,
@@ -126,65 +124,40 @@ def file_id(game_id: str, where: str = "") -> str:
     return f"{safe}-{hashlib.sha1(f'{where}/{game_id}'.encode()).hexdigest()[:8]}"
 
 
-def read_probes(game_dir: Path, problems: list[str], n_seats: int | None = None) -> list[ProbeRecord]:
+def read_probes(
+    game_dir: Path, problems: list[str], n_seats: int | None = None, *, game_id: str | None = None
+) -> list[ProbeRecord]:
     """Probe records of a game (``probes.jsonl``; empty list if missing), in key order.
 
-    Records are sorted by :func:`~mafialab.record.probe_sort_key` (the file is in the order
-    answers arrived).
+    Read with :func:`mafialab.record.iter_probe_records` (the one reader ``report`` uses too)
+    and sorted by :func:`~mafialab.record.probe_sort_key` (the file is in the order answers
+    arrived).
 
     Invalid lines are reported to ``problems`` as ``file:line: why`` and skipped, and so is a
-    record for a seat outside ``0..n_seats-1`` when ``n_seats`` (the roster's size) is given;
+    record for a seat outside ``0..n_seats-1`` when ``n_seats`` (the roster's size) is given,
+    a repeated line, and a record of another game than ``game_id`` (``None``: the header's);
     records of an older log schema are migrated.
 
     Raises:
         mafialab.record.LogVersionError: The game was written at a newer schema version.
     """
     path = Path(game_dir) / PROBES_FILE
-    if not path.is_file():
-        return []
     out: list[ProbeRecord] = []
-
-    def keep(n: int, rec: ProbeRecord) -> None:
-        if n_seats is None or 0 <= rec.seat < n_seats:
-            out.append(rec)
-            return
-        msg = (
-            f"{path}:{n}: invalid probe record (seat {rec.seat} is out of range: the roster has seats 0-{n_seats - 1})"
-        )
+    for n, rec in iter_probe_records(Path(game_dir), game_id=game_id, problems=problems):
+        try:
+            probe = ProbeRecord.model_validate(rec)
+        except ValidationError as err:
+            msg = f"{path}:{n}: invalid probe record ({validation_message(err, limit=1)})"
+            log.warning(msg)
+            problems.append(msg)
+            continue
+        if n_seats is None or 0 <= probe.seat < n_seats:
+            out.append(probe)
+            continue
+        why = f"seat {probe.seat} is out of range: the roster has seats 0-{n_seats - 1}"
+        msg = f"{path}:{n}: invalid probe record ({why})"
         log.warning(msg)
         problems.append(msg)
-
-    if log_version(game_dir) != SCHEMA_VERSION:  # an older (or newer: refused) log goes through the migrations
-        for n, rec in iter_log_records(path, problems):
-            try:
-                keep(n, ProbeRecord.model_validate(rec))
-            except ValidationError as err:
-                first = err.errors()[0]
-                msg = f"{path}:{n}: invalid probe record ({'.'.join(str(x) for x in first['loc'])}: {first['msg']})"
-                log.warning(msg)
-                problems.append(msg)
-        return sorted(out, key=probe_sort_key)
-    try:
-        fh = path.open("rb")
-    except OSError as err:
-        msg = f"{path}: cannot open: {err.strerror}"
-        log.warning(msg)
-        problems.append(msg)
-        return []
-    with fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:  # parse and validate in one pass (pydantic-core), much faster than json + validate
-                keep(n, ProbeRecord.model_validate_json(line))
-            except ValidationError as err:
-                first = err.errors()[0]
-                if first["type"] == "json_invalid":
-                    msg = f"{path}:{n}: not valid JSON ({first['msg']})"
-                else:
-                    msg = f"{path}:{n}: invalid probe record ({validation_message(err, limit=1)})"
-                log.warning(msg)
-                problems.append(msg)
     return sorted(out, key=probe_sort_key)
 
 
@@ -614,7 +587,7 @@ def _build_dir(task: _Task) -> _DirResult | str:
     except LogFormatError as err:
         return str(err)
     problems: list[str] = []
-    probes = read_probes(d, problems, len(glog.header.roster))
+    probes = read_probes(d, problems, len(glog.header.roster), game_id=glog.header.game_id)
     retests = read_retests(retest_files, problems) if retest_files else []
     gb = build_game(glog, probes, corpus, problems, retests)
     gid = glog.header.game_id
