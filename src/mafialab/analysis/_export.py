@@ -321,10 +321,10 @@ def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.Dat
 
 
 class OutputExistsError(FileExistsError):
-    """A file :func:`export_parquet` would write exists and ``overwrite`` is false.
+    """A table folder or file :func:`export_parquet` would write exists and ``overwrite`` is false.
 
     Attributes:
-        path: The first such file.
+        path: The first such path.
     """
 
     def __init__(self, path: Path):
