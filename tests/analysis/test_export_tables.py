@@ -20,8 +20,8 @@ def test_games_and_seats_tables(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(app, ["export", "parquet", str(tmp_path / "runs"), "--out", str(tmp_path / "pq")])
     assert res.exit_code == 0, res.output
-    games = pd.read_parquet(tmp_path / "pq" / "games.parquet")
-    seats = pd.read_parquet(tmp_path / "pq" / "seats.parquet")
+    games = pd.read_parquet(tmp_path / "pq" / "games")
+    seats = pd.read_parquet(tmp_path / "pq" / "seats")
     assert len(games) == 2 and set(games.columns) >= {"game_id", "rules_id", "seed", "winner", "rounds", "reason",
                                                        "source"}  # fmt: skip
     for row in games.itertuples():
@@ -42,6 +42,6 @@ def test_imported_games_keep_the_calls_columns(mafiascope_dir: Path, tmp_path: P
     assert len(tables["calls"]) == 0
     assert list(tables["calls"].columns) == list(dict.fromkeys(["game_id", *CallRecord.model_fields]))
     CliRunner().invoke(app, ["export", "parquet", str(tmp_path / "ru"), "--out", str(tmp_path / "pq")])
-    calls = pd.read_parquet(tmp_path / "pq" / "calls.parquet")
+    calls = pd.read_parquet(tmp_path / "pq" / "calls")
     assert len(calls) == 0 and "purpose" in calls.columns and "prompt_tokens" in calls.columns
-    assert len(pd.read_parquet(tmp_path / "pq" / "games.parquet")) == len(tables["games"]) > 0
+    assert len(pd.read_parquet(tmp_path / "pq" / "games")) == len(tables["games"]) > 0

@@ -63,9 +63,9 @@ def test_report_errors(tmp_path: Path) -> None:
 def test_export_parquet(ru: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["export", "parquet", str(ru), "--out", str(tmp_path / "pq")])
     assert res.exit_code == 0, res.output
-    events = pd.read_parquet(tmp_path / "pq" / "events.parquet")
-    probes = pd.read_parquet(tmp_path / "pq" / "probes.parquet")
-    calls = pd.read_parquet(tmp_path / "pq" / "calls.parquet")
+    events = pd.read_parquet(tmp_path / "pq" / "events")
+    probes = pd.read_parquet(tmp_path / "pq" / "probes")
+    calls = pd.read_parquet(tmp_path / "pq" / "calls")
     games = sorted(p for p in ru.iterdir() if p.is_dir())
     assert len(events) == sum(len(read_game(g).events) for g in games)
     n_probes = sum(len((g / PROBES_FILE).read_text().splitlines()) for g in games)

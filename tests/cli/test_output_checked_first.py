@@ -141,7 +141,7 @@ def test_the_commands_own_folders_still_take_more_output(tmp_path: Path) -> None
     for _ in range(2):  # a game's own subfolder is not the game's folder (the viewer's branches go to DIR/forks)
         code, out = _run(tmp_path, ["export", "parquet", rel, "--out", f"{rel}/tables", "--force"])
         assert code == 0, out
-    assert (game / "tables" / "games.parquet").is_file()
+    assert (game / "tables" / "games").is_dir()
 
 
 @pytest.mark.parametrize("command", ["run", "sweep"])

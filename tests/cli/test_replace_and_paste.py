@@ -129,7 +129,7 @@ def test_export_parquet_leaves_out_an_unreadable_game_and_names_it(games: Path, 
     code, out = _run(tmp_path, ["export", "parquet", "mixed", "--out", "tables"])
     assert code == 0, out
     assert "skipped: mixed/broken/game.jsonl: line 1 is 'speech': no valid game_start header record" in out
-    assert len(pd.read_parquet(tmp_path / "tables" / "games.parquet")) == 2
+    assert len(pd.read_parquet(tmp_path / "tables" / "games")) == 2
     (tmp_path / "only").mkdir()
     (tmp_path / "only" / "game.jsonl").write_text('{"kind": "speech"}\n')
     code, out = _run(tmp_path, ["export", "parquet", "only", "--out", "t2"])

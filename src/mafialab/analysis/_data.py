@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -395,20 +395,31 @@ def read_each(root: Path, dirs: list[Path], read: Callable[[Path], T], skipped: 
         mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
             of ``dirs`` can (with it).
     """
-    out: list[T] = []
+    return list(iter_each(root, dirs, read, skipped))
+
+
+def iter_each(root: Path, dirs: list[Path], read: Callable[[Path], T], skipped: list[str] | None) -> Iterator[T]:
+    """:func:`read_each` one game at a time: only the game being read is held.
+
+    ``skipped`` receives the reasons once every directory has been tried (the generator
+    exhausted), and the error for "none can be read" is raised then.
+    """
     reasons: list[str] = []
+    n = 0
     for d in dirs:
         try:
-            out.append(read(d))
+            got = read(d)
         except LogFormatError as err:
             if skipped is None:
                 raise
             reasons.append(str(err))
+            continue
+        n += 1
+        yield got
     if skipped is not None:
         skipped.extend(reasons)
-        if not out:
+        if not n:
             raise LogFormatError(none_readable_message(root, dirs, reasons))
-    return out
 
 
 def load_games(

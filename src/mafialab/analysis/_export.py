@@ -1,18 +1,32 @@
-"""Exports of game logs as tables: Parquet (events, probes, calls) and temporal belief edges."""
+"""Exports of game logs as tables: Parquet (events, probes, calls) and temporal belief edges.
+
+``export parquet`` streams: one game is read at a time and its rows go to the Parquet
+writers as Arrow record batches (a row group every few megabytes), so memory does not grow
+with the corpus. Each table has one schema declared here (:data:`TABLE_SCHEMAS`), whatever
+fields a game's records happen to carry.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import shutil
+import types
+import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mafialab.analysis._data import load_games, read_each
+from pydantic import BaseModel
+
+from mafialab.analysis._data import iter_each, load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
 from mafialab.models import CallRecord
 from mafialab.record import (
     CALLS_FILE,
     PROBES_FILE,
+    GameLog,
     ProbeRecord,
     iter_call_records,
     iter_game_dirs,
@@ -24,6 +38,10 @@ from mafialab.rules import winner_name
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+log = logging.getLogger(__name__)
 
 EVENT_COLUMNS = ("game_id", "seq", "round", "phase", "kind", "ts", "public", "teams", "seats", "seat", "target",
                  "text", "data")  # fmt: skip
@@ -43,6 +61,70 @@ TABLES = ("games", "seats", "events", "probes", "calls")
 TGN_COLUMNS = ("source", "target", "time", "weight", "label", "game_id", "round", "msg_index", "probe_id", "after_seq")
 """Columns of the belief-edge list (the first five are the temporal-graph edge list)."""
 
+EXTRA_COLUMN = "extra"
+"""Column of the probes table holding a record's fields that :class:`~mafialab.record.ProbeRecord`
+does not name (what an importer kept from the source), as a JSON object; null when none."""
+
+Kind = typing.Literal["str", "int", "float", "bool", "json"]
+"""A column's type: Parquet ``string``, ``int64``, ``double``, ``boolean``, or ``string``
+holding JSON (a list or an object; a scalar is written as text). Every column may be null."""
+
+
+def _kind(annotation: Any) -> Kind:
+    """The column type of a record field's annotation (``X | None`` is ``X``; unknown: JSON)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return "str" if all(isinstance(a, str) for a in typing.get_args(annotation)) else "json"
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _kind(args[0]) if len(args) == 1 else "json"
+    simple: dict[Any, Kind] = {str: "str", bool: "bool", int: "int", float: "float"}
+    return simple.get(annotation, "json")
+
+
+def _record_columns(model: type[BaseModel]) -> tuple[tuple[str, Kind], ...]:
+    """``game_id``, the model's fields, then :data:`EXTRA_COLUMN` if the model keeps other fields."""
+    fields = tuple((name, _kind(f.annotation)) for name, f in model.model_fields.items() if name != "game_id")
+    extra: tuple[tuple[str, Kind], ...] = (
+        ((EXTRA_COLUMN, "json"),) if model.model_config.get("extra") == "allow" else ()
+    )
+    return (("game_id", "str"), *fields, *extra)
+
+
+TABLE_SCHEMAS: dict[str, tuple[tuple[str, Kind], ...]] = {
+    "games": (("game_id", "str"), ("path", "str"), ("rules_id", "str"), ("seed", "int"), ("winner", "str"),
+              ("winner_name", "str"), ("rounds", "int"), ("reason", "str"), ("source", "str"), ("parent", "str"),
+              ("degraded", "bool"), ("probes", "str"), ("n_seats", "int")),
+    "seats": (("game_id", "str"), ("seat", "int"), ("name", "str"), ("role", "str"), ("team", "str"),
+              ("agent", "str"), ("model", "str"), ("survived", "bool")),
+    "events": (("game_id", "str"), ("seq", "int"), ("round", "int"), ("phase", "str"), ("kind", "str"),
+               ("ts", "float"), ("public", "bool"), ("teams", "str"), ("seats", "str"), ("seat", "int"),
+               ("target", "int"), ("text", "str"), ("data", "json")),
+    "probes": _record_columns(ProbeRecord),
+    "calls": _record_columns(CallRecord),
+}  # fmt: skip
+"""The one schema of each table of :data:`TABLES`: ``(column, kind)`` pairs in order.
+
+``games``, ``seats`` and ``events`` have :data:`GAME_COLUMNS`, :data:`SEAT_COLUMNS` and
+:data:`EVENT_COLUMNS`; ``probes`` and ``calls`` have ``game_id``, the fields of
+:class:`~mafialab.record.ProbeRecord` / :class:`~mafialab.models.CallRecord` (probes then
+:data:`EXTRA_COLUMN`; a call has no other field). A field missing from a record is null; a
+value of another type than its column's (a damaged log) is null and logged."""
+
+ROW_GROUP_BYTES = 8 << 20
+"""A table's rows are buffered (as Arrow batches) up to about this many bytes, then written
+as one Parquet row group; so memory stays flat whatever the corpus size."""
+
+GAMES_PER_FILE = 100
+"""A table's part file holds the rows of this many games; the next game starts a new part.
+
+An open Parquet writer's memory grows with what it has written (measured: about 55 KB per
+probed game in RSS, outside the Arrow pool), so a part is closed every 100 games: peak RSS
+then stays flat."""
+
+PART_GLOB = "part-*.parquet"
+"""The files of one table's folder (``part-00000.parquet``, ``part-00001.parquet`` …)."""
+
 
 def _json(x: Any) -> str | None:
     return None if x is None else json.dumps(x, ensure_ascii=False, sort_keys=True)
@@ -52,8 +134,162 @@ def _flat(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: (_json(v) if isinstance(v, (dict, list)) else v) for k, v in rec.items()}
 
 
+def _cell(v: Any, kind: Kind) -> Any:
+    """``v`` as a value of a ``kind`` column; raises ``TypeError`` when it is not one."""
+    if v is None:
+        return None
+    if kind in ("str", "json"):
+        if isinstance(v, str):
+            return v
+        return _json(v) if isinstance(v, (dict, list)) else str(v)
+    if kind == "bool":
+        if isinstance(v, bool):
+            return v
+    elif kind == "int":
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+    elif isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise TypeError(f"{v!r} is not {kind}")
+
+
+def _arrow_type(kind: Kind) -> pa.DataType:
+    import pyarrow as pa
+
+    return {"str": pa.string(), "json": pa.string(), "int": pa.int64(), "float": pa.float64(),
+            "bool": pa.bool_()}[kind]  # fmt: skip
+
+
+def table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of ``table`` (one of :data:`TABLES`), from :data:`TABLE_SCHEMAS`."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(c, _arrow_type(k)) for c, k in TABLE_SCHEMAS[table]])
+
+
+def _batch(table: str, rows: list[dict[str, Any]], where: Path) -> pa.RecordBatch:
+    """``rows`` of ``table`` as a record batch of its schema (a cell of the wrong type: null, logged)."""
+    import pyarrow as pa
+
+    arrays = []
+    for col, kind in TABLE_SCHEMAS[table]:
+        values = []
+        bad = 0
+        for r in rows:
+            try:
+                values.append(_cell(r.get(col), kind))
+            except TypeError as err:
+                if not bad:
+                    log.warning("%s: %s column %r: %s, left null in the export", where, table, col, err)
+                bad += 1
+                values.append(None)
+        if bad > 1:
+            log.warning("%s: %s column %r: %d values of another type in all, left null", where, table, col, bad)
+        arrays.append(pa.array(values, type=_arrow_type(kind)))
+    return pa.RecordBatch.from_arrays(arrays, schema=table_schema(table))
+
+
+def _game_rows(log_: GameLog, root: Path) -> dict[str, list[dict[str, Any]]]:
+    """The rows of one game in each table of :data:`TABLES` (cells not yet typed)."""
+    d = log_.path
+    gid = log_.game_id
+    h = log_.header
+    end = next((e for e in reversed(log_.events) if e.kind == "game_end"), None)
+    dead = {e.seat for e in log_.events if e.kind == "elimination"}
+    try:
+        where = d.relative_to(Path(root)).as_posix()
+    except ValueError:
+        where = d.as_posix()
+    won = end.winner if end is not None else None
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    rows["games"].append(
+        {"game_id": gid, "path": where, "rules_id": h.rules_id, "seed": h.seed, "winner": won,
+         "winner_name": winner_name(won, h.rules) if won is not None else None,
+         "rounds": end.rounds if end is not None else None,
+         "reason": end.reason if end is not None else None, "source": h.source,
+         "parent": h.parent.game_id if h.parent is not None else None,
+         "degraded": bool(log_.status is not None and log_.status.degraded),
+         "probes": h.meta.get("probes") if isinstance(h.meta.get("probes"), str) else None,
+         "n_seats": len(h.roster)}
+    )  # fmt: skip
+    described = h.meta.get("agents") if isinstance(h.meta.get("agents"), dict) else {}
+    for st in sorted(h.roster, key=lambda x: x.seat):
+        desc = described.get(str(st.seat)) if isinstance(described, dict) else None
+        model = desc.get("model") if isinstance(desc, dict) else None
+        rows["seats"].append(
+            {"game_id": gid, "seat": st.seat, "name": st.name, "role": st.role, "team": st.team,
+             "agent": st.agent, "model": model if isinstance(model, str) else st.agent,
+             "survived": st.seat not in dead if end is not None else None}
+        )  # fmt: skip
+    for ev in log_.events:
+        data = ev.model_dump(mode="json")
+        vis = data.pop("visibility")
+        row = {k: data.pop(k, None) for k in ("seq", "round", "phase", "kind", "ts", "seat", "target")}
+        text = data.pop("text", None)
+        if text is None:
+            text = data.pop("statement", None)
+        rows["events"].append(
+            {
+                "game_id": gid,
+                **row,
+                "public": vis["public"],
+                "teams": ",".join(vis["teams"]),
+                "seats": ",".join(str(s) for s in vis["seats"]),
+                "text": text,
+                "data": _json(data),
+            }
+        )
+    readers = ((PROBES_FILE, "probes", iter_probe_records), (CALLS_FILE, "calls", iter_call_records))
+    for name, table, reader in readers:
+        if not (d / name).is_file():
+            continue
+        named = {c for c, _ in TABLE_SCHEMAS[table]}
+        unnamed = False
+        # the one reader per file kind: another game's records are skipped and named
+        for _, rec in reader(d, game_id=gid):
+            if name == CALLS_FILE and rec.get("kind", "call") != "call":
+                continue  # the closing call_summary record (prefix reuse) is not a call
+            other = {k: v for k, v in rec.items() if k not in named}
+            if other and EXTRA_COLUMN not in named and not unnamed:
+                log.warning("%s: fields %s are not %s fields, left out of the export", d / name, sorted(other), table)
+                unnamed = True
+            # a call recorded before the harness knew the game has game_id "": the game's own id
+            own = rec.get("game_id") or gid
+            rows[table].append({**_flat(rec), "game_id": own, EXTRA_COLUMN: _json(other) if other else None})
+    return rows
+
+
+def iter_log_batches(root: Path, skipped: list[str] | None = None) -> Iterator[dict[str, pa.RecordBatch]]:
+    """The tables of each game under ``root``, one game at a time, as Arrow record batches.
+
+    Yields, per game in the order of :func:`~mafialab.record.iter_game_dirs`, a dict from each
+    name of :data:`TABLES` to a batch of :func:`table_schema` (possibly empty). Only the game
+    being read is held.
+
+    Args:
+        root: Directory searched recursively for ``game.jsonl``.
+        skipped: As for :func:`log_tables` (filled once every game has been tried).
+
+    Raises:
+        FileNotFoundError: If ``root`` holds no game.
+        mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
+            can (with it).
+    """
+    dirs = iter_game_dirs(Path(root))
+    if not dirs:
+        raise FileNotFoundError(no_games_message(Path(root)))
+    for game in iter_each(Path(root), dirs, read_game, skipped):
+        rows = _game_rows(game, Path(root))
+        yield {name: _batch(name, rows[name], game.path) for name in TABLES}
+
+
 def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """Every game under ``root`` as five tables: ``games``, ``seats``, ``events``, ``probes``, ``calls``.
+
+    Holds the whole corpus in memory; for a large one, :func:`export_parquet` streams to a
+    Parquet dataset that pandas, Polars or DuckDB read lazily (docs/export.md).
 
     ``games`` has the columns :data:`GAME_COLUMNS` (one row per game: rules, seed, winner,
     rounds, how it ended, source, parent of a branch, degraded flag, probe battery);
@@ -63,8 +299,9 @@ def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.Dat
     header excluded; ``text`` is a speech/chat text or a vote statement); ``probes`` has one
     row per ``probes.jsonl`` line with the record's fields (nested values such as
     ``answer_parsed`` as JSON strings); ``calls`` has one row per ``calls.jsonl`` line, flattened
-    the same way (no row when no game has model calls, e.g. imported games; the columns are
-    the record's fields either way, so code reading them never breaks on an empty table).
+    the same way (no row when no game has model calls, e.g. imported games). Every table has
+    the columns and types of :data:`TABLE_SCHEMAS` whatever the games hold, and the same
+    pandas dtypes as ``pd.read_parquet`` of the export.
 
     Args:
         root: Directory searched recursively for ``game.jsonl``.
@@ -77,93 +314,20 @@ def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.Dat
         mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
             can (with it).
     """
-    import pandas as pd
+    import pyarrow as pa
 
-    dirs = iter_game_dirs(Path(root))
-    if not dirs:
-        raise FileNotFoundError(no_games_message(Path(root)))
-    events: list[dict[str, Any]] = []
-    probes: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    games: list[dict[str, Any]] = []
-    seats: list[dict[str, Any]] = []
-    for log in read_each(Path(root), dirs, read_game, skipped):
-        d = log.path
-        gid = log.game_id
-        h = log.header
-        end = next((e for e in reversed(log.events) if e.kind == "game_end"), None)
-        dead = {e.seat for e in log.events if e.kind == "elimination"}
-        try:
-            where = d.relative_to(Path(root)).as_posix()
-        except ValueError:
-            where = d.as_posix()
-        won = end.winner if end is not None else None
-        games.append(
-            {"game_id": gid, "path": where, "rules_id": h.rules_id, "seed": h.seed, "winner": won,
-             "winner_name": winner_name(won, h.rules) if won is not None else None,
-             "rounds": end.rounds if end is not None else None,
-             "reason": end.reason if end is not None else None, "source": h.source,
-             "parent": h.parent.game_id if h.parent is not None else None,
-             "degraded": bool(log.status is not None and log.status.degraded),
-             "probes": h.meta.get("probes") if isinstance(h.meta.get("probes"), str) else None,
-             "n_seats": len(h.roster)}
-        )  # fmt: skip
-        described = h.meta.get("agents") if isinstance(h.meta.get("agents"), dict) else {}
-        for st in sorted(h.roster, key=lambda x: x.seat):
-            desc = described.get(str(st.seat)) if isinstance(described, dict) else None
-            model = desc.get("model") if isinstance(desc, dict) else None
-            seats.append(
-                {"game_id": gid, "seat": st.seat, "name": st.name, "role": st.role, "team": st.team,
-                 "agent": st.agent, "model": model if isinstance(model, str) else st.agent,
-                 "survived": st.seat not in dead if end is not None else None}
-            )  # fmt: skip
-        for ev in log.events:
-            data = ev.model_dump(mode="json")
-            vis = data.pop("visibility")
-            row = {k: data.pop(k, None) for k in ("seq", "round", "phase", "kind", "ts", "seat", "target")}
-            text = data.pop("text", None)
-            if text is None:
-                text = data.pop("statement", None)
-            events.append(
-                {
-                    "game_id": gid,
-                    **row,
-                    "public": vis["public"],
-                    "teams": ",".join(vis["teams"]),
-                    "seats": ",".join(str(s) for s in vis["seats"]),
-                    "text": text,
-                    "data": _json(data),
-                }
-            )
-        for name, bucket in ((PROBES_FILE, probes), (CALLS_FILE, calls)):
-            # the one reader per file kind: another game's records are skipped and named
-            reader = iter_probe_records if name == PROBES_FILE else iter_call_records
-            for _, rec in reader(d, game_id=gid):
-                if name == CALLS_FILE and rec.get("kind", "call") != "call":
-                    continue  # the closing call_summary record (prefix reuse) is not a call
-                bucket.append({"game_id": gid, **_flat(rec)})
-    return {
-        "games": pd.DataFrame(games, columns=list(GAME_COLUMNS)),
-        "seats": pd.DataFrame(seats, columns=list(SEAT_COLUMNS)),
-        "events": pd.DataFrame(events, columns=list(EVENT_COLUMNS)),
-        "probes": _frame(probes, ["game_id", *ProbeRecord.model_fields]),
-        "calls": _frame(calls, ["game_id", *CallRecord.model_fields]),
-    }
-
-
-def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """Rows as a DataFrame whose columns are the record's fields (kept when there is no row)."""
-    import pandas as pd
-
-    extra = [k for r in rows for k in r if k not in columns]
-    return pd.DataFrame(rows, columns=list(dict.fromkeys([*columns, *extra])))
+    batches: dict[str, list[pa.RecordBatch]] = {name: [] for name in TABLES}
+    for game in iter_log_batches(root, skipped):
+        for name, b in game.items():
+            batches[name].append(b)
+    return {name: pa.Table.from_batches(b, schema=table_schema(name)).to_pandas() for name, b in batches.items()}
 
 
 class OutputExistsError(FileExistsError):
-    """A file :func:`export_parquet` would write exists and ``overwrite`` is false.
+    """A table folder or file :func:`export_parquet` would write exists and ``overwrite`` is false.
 
     Attributes:
-        path: The first such file.
+        path: The first such path.
     """
 
     def __init__(self, path: Path):
@@ -171,54 +335,192 @@ class OutputExistsError(FileExistsError):
         self.path = path
 
 
+class _Parts:
+    """Buffered Parquet writing of one schema: a row group per ~:data:`ROW_GROUP_BYTES`.
+
+    With ``folder``, a new part file every ``games_per_file`` games; else the one ``path``.
+    """
+
+    def __init__(self, schema: pa.Schema, *, folder: Path | None = None, path: Path | None = None,
+                 games_per_file: int = 0):  # fmt: skip
+        self.schema = schema
+        self.folder = folder
+        self.path = path
+        self.games_per_file = games_per_file
+        self.buf: list[pa.RecordBatch] = []
+        self.size = 0
+        self.games = 0
+        self.writer: pq.ParquetWriter | None = None
+        self.files: list[Path] = []
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows:
+            self.buf.append(batch)
+            self.size += batch.nbytes
+        if self.size >= ROW_GROUP_BYTES:
+            self._flush()
+
+    def game_done(self) -> None:
+        self.games += 1
+        if self.folder is not None and self.games_per_file and self.games % self.games_per_file == 0:
+            self._flush()
+            self._close()
+
+    def _open(self) -> pq.ParquetWriter:
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            p = self.path if self.folder is None else self.folder / f"part-{len(self.files):05d}.parquet"
+            assert p is not None
+            self.writer = pq.ParquetWriter(p, self.schema)
+            self.files.append(p)
+        return self.writer
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if not self.buf:
+            return
+        t = pa.Table.from_batches(self.buf, schema=self.schema)
+        self._open().write_table(t, row_group_size=t.num_rows)
+        self.buf, self.size = [], 0
+
+    def _close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def close(self) -> None:
+        """Write what is buffered and close; a table with no row still gets one (empty) file."""
+        self._flush()
+        if not self.files:
+            self._open()
+        self._close()
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+def _stacked_schema() -> pa.Schema:
+    """The columns of every table in :data:`TABLES` order (each once), then ``table``."""
+    import pyarrow as pa
+
+    fields: dict[str, pa.Field] = {}
+    for name in TABLES:
+        for f in table_schema(name):
+            if f.name in fields and fields[f.name].type != f.type:  # a column name means one type
+                raise AssertionError(f"column {f.name!r}: {fields[f.name].type} and {f.type}")
+            fields.setdefault(f.name, f)
+    return pa.schema([*fields.values(), pa.field("table", pa.string())])
+
+
+def _stack(name: str, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    n = batch.num_rows
+    own = set(batch.schema.names)
+    arrays = [batch.column(f.name) if f.name in own else pa.nulls(n, f.type) for f in schema if f.name != "table"]
+    return pa.RecordBatch.from_arrays([*arrays, pa.array([name] * n, pa.string())], schema=schema)
+
+
+def _is_export_folder(p: Path) -> bool:
+    """Whether ``p`` is a folder holding nothing but part files (what :func:`export_parquet` writes)."""
+    return p.is_dir() and all(c.is_file() and c.match(PART_GLOB) for c in p.iterdir())
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p)
+    else:
+        p.unlink(missing_ok=True)
+
+
 def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None) -> list[Path]:
-    """Write :func:`log_tables` as Parquet.
+    """Write the tables of :func:`log_tables` as Parquet, one game at a time.
+
+    Memory stays flat as the corpus grows: each game's rows are written as they are read
+    (buffered into row groups of about :data:`ROW_GROUP_BYTES`). The schemas are
+    :data:`TABLE_SCHEMAS`, the same in every export.
 
     Args:
         root: Directory of game logs.
-        out: A directory (created; gets ``games.parquet``, ``seats.parquet``,
-            ``events.parquet``, ``probes.parquet``, ``calls.parquet``) or a file ending in
-            ``.parquet`` (one table, the five stacked with a ``table`` column naming the
-            source table).
-        overwrite: Replace files that already exist (otherwise nothing is written).
+        out: A directory (created) that gets a dataset folder per table, ``games/``,
+            ``seats/``, ``events/``, ``probes/``, ``calls/``, each of part files
+            ``part-00000.parquet`` … (:data:`GAMES_PER_FILE` games each; a table with no row
+            gets one empty part, so its columns are there); or a file ending in ``.parquet``:
+            one table, the five stacked (every column of any table, in table order, then a
+            ``table`` column naming the source table; rows game by game).
+        overwrite: Replace what exists (otherwise nothing is written). An export of an
+            earlier version (``games.parquet`` … in ``out``) counts as existing and is
+            removed, so no stale table is left beside the new ones.
         skipped: Receives the reason for each game that cannot be read, which is left out
             (:func:`log_tables`); without it such a game raises.
 
     Returns:
-        The files written.
+        The paths written: the five table folders, or the one file.
 
     Raises:
-        OutputExistsError: A file to be written exists and ``overwrite`` is false (checked
+        OutputExistsError: A path to be written exists and ``overwrite`` is false (checked
             before anything is written).
-        FileExistsError: ``out`` without the ``.parquet`` suffix is a file.
-        FileNotFoundError, LogFormatError: From :func:`log_tables`.
+        FileExistsError: ``out`` without the ``.parquet`` suffix is a file, or a table's
+            folder in it holds files other than part files (never removed, even with
+            ``overwrite``).
+        FileNotFoundError, LogFormatError: From :func:`log_tables`; nothing is left written.
     """
-    import pandas as pd
-
     out = Path(out)
     stacked_file = out.suffix == ".parquet"
     if not stacked_file and out.is_file():
         raise FileExistsError(f"{out} is a file; give a directory or a FILE.parquet")
-    targets = [out] if stacked_file else [out / f"{name}.parquet" for name in TABLES]
-    taken = [t for t in targets if t.exists()]
+    if stacked_file:
+        targets = [out]
+        taken = [out] if out.exists() else []
+    else:
+        targets = [out / name for name in TABLES]
+        taken = [p for name in TABLES for p in (out / f"{name}.parquet", out / name) if p.exists()]
+        foreign = [p for p in targets if p.is_dir() and not _is_export_folder(p)]
+        if foreign:
+            raise FileExistsError(f"{foreign[0]} holds other files than {PART_GLOB}; give another folder")
     if taken and not overwrite:
         raise OutputExistsError(taken[0])
-    tables = log_tables(root, skipped)
     if stacked_file:
         out.parent.mkdir(parents=True, exist_ok=True)
-        frames = [df.assign(table=name) for name, df in tables.items() if len(df)]
-        stacked = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"table": []})
-        stacked = stacked.astype({c: "string" for c in stacked.columns if stacked[c].dtype == object})
-        stacked.to_parquet(out, index=False)
-        return [out]
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, df in tables.items():
-        p = out / f"{name}.parquet"
-        df = df.astype({c: "string" for c in df.columns if df[c].dtype == object})
-        df.to_parquet(p, index=False)
-        written.append(p)
-    return written
+        tmp = out.with_name(f".{out.name}.partial")
+        writers = {"": _Parts(_stacked_schema(), path=tmp)}
+        temps = [tmp]
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        temps = [out / f".{name}.partial" for name in TABLES]
+        writers = {}
+        for name, t in zip(TABLES, temps, strict=True):
+            _remove(t)
+            t.mkdir()
+            writers[name] = _Parts(table_schema(name), folder=t, games_per_file=GAMES_PER_FILE)
+    try:
+        stacked = _stacked_schema() if stacked_file else None
+        for game in iter_log_batches(root, skipped):
+            for name, batch in game.items():
+                if stacked is not None:
+                    writers[""].add(_stack(name, batch, stacked))
+                else:
+                    writers[name].add(batch)
+            for w in writers.values():
+                w.game_done()
+        for w in writers.values():
+            w.close()
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        for t in temps:
+            _remove(t)
+        raise
+    if not stacked_file:  # a folder is not replaced by a rename; an earlier version's tables go too
+        for p in taken:
+            _remove(p)
+    for t, target in zip(temps, targets, strict=True):
+        t.replace(target)
+    return targets
 
 
 def belief_edges(root: Path, method: Method = DEFAULT) -> pd.DataFrame:

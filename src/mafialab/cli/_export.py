@@ -27,10 +27,12 @@ export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or t
 @export_app.command("parquet")
 def export_parquet_cmd(
     directory: Path = typer.Argument(..., help="Directory of game logs."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output directory, or a single FILE.parquet."),
-    force: bool = typer.Option(False, "--force", help="Replace Parquet files that already exist."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Output directory (a dataset folder per table), or a single FILE.parquet."
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace tables that already exist."),
 ) -> None:
-    """Write the games, seats, events, probes and calls tables as Parquet (docs/export.md)."""
+    """Write the games, seats, events, probes and calls tables as Parquet, game by game (docs/export.md)."""
     from mafialab.analysis import OutputExistsError, export_parquet
 
     if out.suffix == ".parquet" and not out.is_dir():
