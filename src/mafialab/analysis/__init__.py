@@ -50,7 +50,16 @@ from mafialab.analysis._compare import (
     summary_table,
 )
 from mafialab.analysis._compare import (
+    compare_built as compare_built,
+)
+from mafialab.analysis._compare import (
     compare_rows as compare_rows,
+)
+from mafialab.analysis._compare import (
+    mix_line as mix_line,
+)
+from mafialab.analysis._compare import (
+    summary_groups as summary_groups,
 )
 from mafialab.analysis._compare import (
     pooled_mix as pooled_mix,
@@ -113,15 +122,35 @@ from mafialab.analysis._report import (
     report_rows,
 )
 from mafialab.analysis._report import (
+    ReportBuilder as ReportBuilder,
+)
+from mafialab.analysis._report import (
     find_retests as find_retests,
+)
+from mafialab.analysis._summary import (
+    METRIC_VERSION,
+    GameSummary,
+    SummaryCache,
+    summarise_game,
+)
+from mafialab.analysis._summary import (
+    SEAT_KEYS as SEAT_KEYS,
+)
+from mafialab.analysis._summary import (
+    default_cache_dir as default_cache_dir,
+)
+from mafialab.analysis._summary import (
+    iter_summaries as iter_summaries,
 )
 
 __all__ = [
     "BY_KEYS",
     "DEFAULT",
     "GameData",
+    "GameSummary",
     "MAFIASCOPE",
     "METHODS",
+    "METRIC_VERSION",
     "Method",
     "REFERENCES",
     "belief_dynamics",
@@ -147,6 +176,8 @@ __all__ = [
     "report_rows",
     "retest_floor",
     "second_order",
+    "summarise_game",
+    "SummaryCache",
     "summary_table",
     "transcript_baselines",
     "vote_coupling",
