@@ -59,10 +59,10 @@ from mafialab.analysis._compare import (
     mix_line as mix_line,
 )
 from mafialab.analysis._compare import (
-    summary_groups as summary_groups,
+    pooled_mix as pooled_mix,
 )
 from mafialab.analysis._compare import (
-    pooled_mix as pooled_mix,
+    summary_groups as summary_groups,
 )
 from mafialab.analysis._coverage import (
     coverage,
@@ -117,12 +117,12 @@ from mafialab.analysis._quadrants import (
     vote_quadrants,
 )
 from mafialab.analysis._report import (
+    ReportBuilder as ReportBuilder,
+)
+from mafialab.analysis._report import (
     compute_report,
     report,
     report_rows,
-)
-from mafialab.analysis._report import (
-    ReportBuilder as ReportBuilder,
 )
 from mafialab.analysis._report import (
     find_retests as find_retests,

@@ -149,9 +149,7 @@ def mix_line(rules: Iterable[str], models: Iterable[str]) -> str | None:
     return f"pooled over {' and '.join(parts)}; compare them with {hint}"
 
 
-def summary_groups(
-    summary: GameSummary, by: Sequence[str], root: Path | None = None
-) -> list[tuple[str, Stats | None]]:
+def summary_groups(summary: GameSummary, by: Sequence[str], root: Path | None = None) -> list[tuple[str, Stats | None]]:
     """The groups of :func:`group_games` one game counts in, from its summary, with the statistics to count.
 
     Args:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -79,10 +80,12 @@ class ReportBuilder:
         self.quadrants: dict[str, np.ndarray] = {}
         self._ids: list[str] = []
         self._roots: list[str] = []
-        self._f1: list[dict[int, np.ndarray]] = []
-        self._fixed: list[np.ndarray] = []
-        self._dyn: list[dict[str, np.ndarray]] = []
-        self._instrument: list[dict[str, Any]] = []
+        # per game, compactly: one array of its sums (the fixed-layout sections, then F1 per
+        # round, then dynamics per group), the rounds and dynamics groups present, its instrument row
+        self._sums: list[np.ndarray] = []
+        self._rounds: list[tuple[int, ...]] = []
+        self._dyn_keys: list[tuple[str, ...]] = []
+        self._instrument: list[str] = []
 
     def add(self, summary: GameSummary, stats: Stats | None = None) -> None:
         """Count one game: its ``summary.stats``, or ``stats`` (a group of its seats) when given.
@@ -112,8 +115,11 @@ class ReportBuilder:
         self.usable.update(st.usable)
         for model, q in st.quadrants.items():
             self.quadrants[model] = self.quadrants.get(model, np.zeros(len(q), dtype=int)) + np.array(q)
-        self._f1.append({r: np.array(v) for r, v in st.first_order.items()})
-        self._fixed.append(
+        rounds = tuple(st.first_order)
+        dyn_keys = tuple(sys.intern(k) for k in st.dynamics)
+        self._rounds.append(rounds)
+        self._dyn_keys.append(dyn_keys)
+        self._sums.append(
             np.array(
                 [
                     *st.calibration,
@@ -121,11 +127,12 @@ class ReportBuilder:
                     *(x for side in VOTER_SIDES for m in F4_METRICS for x in st.vote_coupling[f"{side} {m}"]),
                     *(x for side in VOTER_SIDES for p in PREDICTORS for x in st.baselines[f"{side} {p}"]),
                     *(x for side in VOTER_SIDES for p in PREDICTORS for x in st.increment[f"{side} {p}"]),
+                    *(x for r in rounds for x in st.first_order[r]),
+                    *(x for k in dyn_keys for x in st.dynamics[k]),
                 ]
             )
         )
-        self._dyn.append({sys.intern(k): np.array(v) for k, v in st.dynamics.items()})
-        self._instrument.append(st.instrument)
+        self._instrument.append(json.dumps(st.instrument))
 
     def report(self, *, resamples: int = 1000, seed: int = 0, retests: Sequence[RetestRecord] = ()) -> dict[str, Any]:
         """The report over the games added so far (the shape of :func:`compute_report`)."""
@@ -139,7 +146,17 @@ class ReportBuilder:
         nb = 100 // m.calib_width
         widths = [3 * nb + 2, len(SIDES) * len(F3_FIELDS), len(VOTER_SIDES) * len(F4_METRICS) * 3,
                   len(VOTER_SIDES) * len(PREDICTORS) * 2, len(VOTER_SIDES) * len(PREDICTORS) * 5]  # fmt: skip
-        fixed = np.array(self._fixed) if n_games else np.zeros((0, sum(widths)))
+        width = sum(widths)
+        fixed = np.array([x[:width] for x in self._sums]) if n_games else np.zeros((0, width))
+        nf, nd = len(F1_FIELDS), len(DYNAMICS_FIELDS)
+        f1_games = [
+            {r: x[width + i * nf : width + (i + 1) * nf] for i, r in enumerate(rs)}
+            for x, rs in zip(self._sums, self._rounds, strict=True)
+        ]
+        dyn_games = [
+            {k: x[width + len(rs) * nf + i * nd : width + len(rs) * nf + (i + 1) * nd] for i, k in enumerate(ks)}
+            for x, rs, ks in zip(self._sums, self._rounds, self._dyn_keys, strict=True)
+        ]
         cx, f3, f4, tb, inc = (np.ascontiguousarray(p) for p in np.split(fixed, np.cumsum(widths)[:-1], axis=1))
 
         def by_cluster(per_game: np.ndarray) -> np.ndarray:
@@ -156,10 +173,10 @@ class ReportBuilder:
             return _ci(cluster_bootstrap_ci(by_cluster(per_game), stat, weights=weights))
 
         # F1
-        rounds = sorted({r for pr in self._f1 for r in pr})
+        rounds = sorted({r for pr in f1_games for r in pr})
         first: dict[str, Any] = {}
         for r in rounds:
-            x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr in self._f1])
+            x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr in f1_games])
             tot = x.sum(axis=0)
             acc, unk, rec = ratio_statistic(0, 1), ratio_statistic(4, 5), ratio_statistic(6, 7)
             first[str(r)] = {
@@ -251,10 +268,10 @@ class ReportBuilder:
             return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
 
         def dyn_group(key: str) -> dict[str, Any]:
-            x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in self._dyn])
-            return dynamics_block(x.reshape(len(self._dyn), len(DYNAMICS_FIELDS)), dyn_ci)
+            x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
+            return dynamics_block(x.reshape(len(dyn_games), len(DYNAMICS_FIELDS)), dyn_ci)
 
-        keys = {tuple(k.split(":", 1)) for g in self._dyn for k in g}
+        keys = {tuple(k.split(":", 1)) for g in dyn_games for k in g}
         dyn_rounds = sorted((k for k in keys if k[0] == "round"), key=lambda k: int(k[1]))
         dynamics: dict[str, Any] = {
             **dyn_group("all:"),
@@ -281,7 +298,7 @@ class ReportBuilder:
             "vote_coupling": coupling,
             "dynamics": dynamics,
             "quadrants": _quadrant_table(self.quadrants),
-            "instrument": pooled_instrument(self._instrument),
+            "instrument": pooled_instrument([json.loads(row) for row in self._instrument]),
             "coverage": coverage_of(self.usable, self.batteries),
         }
 

@@ -41,9 +41,7 @@ def winner_name(winner: str | None, rules: RuleSet | Iterable[RuleSet | Mapping[
     return "/".join(names) if names else winner
 
 
-def winners_line(
-    counts: Mapping[str | None, int], rules: RuleSet | Iterable[RuleSet | Mapping[str, str]]
-) -> str:
+def winners_line(counts: Mapping[str | None, int], rules: RuleSet | Iterable[RuleSet | Mapping[str, str]]) -> str:
     """Winner counts as one line: ``"Village 3, Werewolves 1, unfinished 1"``.
 
     Args:
