@@ -128,13 +128,16 @@ from mafialab.analysis._report import (
     find_retests as find_retests,
 )
 from mafialab.analysis._summary import (
-    METRIC_VERSION,
-    GameSummary,
-    SummaryCache,
-    summarise_game,
+    METRIC_VERSION as METRIC_VERSION,
 )
 from mafialab.analysis._summary import (
     SEAT_KEYS as SEAT_KEYS,
+)
+from mafialab.analysis._summary import (
+    GameSummary as GameSummary,
+)
+from mafialab.analysis._summary import (
+    SummaryCache as SummaryCache,
 )
 from mafialab.analysis._summary import (
     default_cache_dir as default_cache_dir,
@@ -142,15 +145,16 @@ from mafialab.analysis._summary import (
 from mafialab.analysis._summary import (
     iter_summaries as iter_summaries,
 )
+from mafialab.analysis._summary import (
+    summarise_game as summarise_game,
+)
 
 __all__ = [
     "BY_KEYS",
     "DEFAULT",
     "GameData",
-    "GameSummary",
     "MAFIASCOPE",
     "METHODS",
-    "METRIC_VERSION",
     "Method",
     "REFERENCES",
     "belief_dynamics",
@@ -176,8 +180,6 @@ __all__ = [
     "report_rows",
     "retest_floor",
     "second_order",
-    "summarise_game",
-    "SummaryCache",
     "summary_table",
     "transcript_baselines",
     "vote_coupling",

@@ -391,7 +391,7 @@ def report(
     *,
     resamples: int = 1000,
     seed: int = 0,
-    cache: SummaryCache | None = None,
+    cache: Path | SummaryCache | None = None,
 ) -> dict[str, Any]:
     """:func:`compute_report` over every game under ``root``, read one game at a time.
 
@@ -402,8 +402,10 @@ def report(
         method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
-        cache: Summaries cache (:class:`mafialab.analysis.SummaryCache`); ``None``: every
-            game's summary is computed and nothing is stored.
+        cache: Folder of cached per-game summaries (``docs/report-format.md``; e.g.
+            :func:`~mafialab.analysis._summary.default_cache_dir`), or a
+            :class:`~mafialab.analysis._summary.SummaryCache`; ``None``: every game's summary
+            is computed and nothing is stored.
 
     Raises:
         FileNotFoundError: If ``root`` holds no game.
@@ -411,7 +413,8 @@ def report(
         ValueError: On an unknown method name.
     """
     retests = read_retests(find_retests(root))
-    summaries = iter_summaries(root, method, cache=cache)
+    store = SummaryCache(cache) if isinstance(cache, (str, Path)) else cache
+    summaries = iter_summaries(root, method, cache=store)
     return compute_report(summaries, method, resamples=resamples, seed=seed, retests=retests)
 
 
