@@ -79,6 +79,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     return report
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """``mafialab report`` caches summaries under $XDG_CACHE_HOME: the tests use their own, never the user's."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
 @pytest.fixture(scope="session")
 def mafiascope_dir() -> Path:
     """Our MafiaScope-format fixture corpora (``tests/data/mafiascope``), present in every clone.

@@ -50,10 +50,19 @@ from mafialab.analysis._compare import (
     summary_table,
 )
 from mafialab.analysis._compare import (
+    compare_built as compare_built,
+)
+from mafialab.analysis._compare import (
     compare_rows as compare_rows,
 )
 from mafialab.analysis._compare import (
+    mix_line as mix_line,
+)
+from mafialab.analysis._compare import (
     pooled_mix as pooled_mix,
+)
+from mafialab.analysis._compare import (
+    summary_groups as summary_groups,
 )
 from mafialab.analysis._coverage import (
     coverage,
@@ -108,12 +117,36 @@ from mafialab.analysis._quadrants import (
     vote_quadrants,
 )
 from mafialab.analysis._report import (
+    ReportBuilder as ReportBuilder,
+)
+from mafialab.analysis._report import (
     compute_report,
     report,
     report_rows,
 )
 from mafialab.analysis._report import (
     find_retests as find_retests,
+)
+from mafialab.analysis._summary import (
+    METRIC_VERSION as METRIC_VERSION,
+)
+from mafialab.analysis._summary import (
+    SEAT_KEYS as SEAT_KEYS,
+)
+from mafialab.analysis._summary import (
+    GameSummary as GameSummary,
+)
+from mafialab.analysis._summary import (
+    SummaryCache as SummaryCache,
+)
+from mafialab.analysis._summary import (
+    default_cache_dir as default_cache_dir,
+)
+from mafialab.analysis._summary import (
+    iter_summaries as iter_summaries,
+)
+from mafialab.analysis._summary import (
+    summarise_game as summarise_game,
 )
 
 __all__ = [

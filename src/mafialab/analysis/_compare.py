@@ -16,7 +16,8 @@ from typing import Any
 
 from mafialab.analysis._data import GameData
 from mafialab.analysis._metrics import Method
-from mafialab.analysis._report import compute_report, report_rows
+from mafialab.analysis._report import ReportBuilder, compute_report, report_rows
+from mafialab.analysis._summary import SEAT_KEYS, GameSummary, Stats
 from mafialab.config import read_config
 from mafialab.record import RetestRecord
 
@@ -26,7 +27,7 @@ BY_KEYS = ("model", "agent", "rules", "role", "team", "corpus")
 team): each group keeps only those seats' probe answers and votes, and holds every game
 that has such a seat."""
 
-_SEAT_KEYS = ("model", "agent", "role", "team")
+_SEAT_KEYS = SEAT_KEYS
 
 SUMMARY_ROWS: tuple[tuple[str, str, str], ...] = (
     ("summary", "", "games"),
@@ -49,7 +50,7 @@ SUMMARY_ROWS: tuple[tuple[str, str, str], ...] = (
 """The rows of the side-by-side table (``*``: every round); JSON and CSV hold everything."""
 
 
-def corpus_of(game: GameData, root: Path) -> str:
+def corpus_of(game: GameData | GameSummary, root: Path) -> str:
     """The corpus of a game: its directory's parent relative to ``root`` (``root``'s name at the top)."""
     try:
         rel = Path(game.path).parent.relative_to(root)
@@ -129,8 +130,13 @@ def group_games(
 def pooled_mix(games: Sequence[GameData]) -> str | None:
     """One line naming what a pooled report mixes (rule sets, models), or ``None``."""
     used = [g for g in games if not g.skipped]
-    rules = sorted({g.rules.id for g in used})
-    models = sorted({m for g in used for m in (g.models or g.agents).values()})
+    return mix_line({g.rules.id for g in used}, {m for g in used for m in (g.models or g.agents).values()})
+
+
+def mix_line(rules: Iterable[str], models: Iterable[str]) -> str | None:
+    """:func:`pooled_mix` from the rule set ids and models of the games pooled (skipped families left out)."""
+    rules = sorted(set(rules))
+    models = sorted(set(models))
     parts = []
     if len(rules) > 1:
         parts.append(f"{len(rules)} rule sets ({', '.join(rules)})")
@@ -141,6 +147,38 @@ def pooled_mix(games: Sequence[GameData]) -> str | None:
         return None
     hint = " / ".join(f"--by {k}" for k, on in (("rules", len(rules) > 1), ("model", len(models) > 1)) if on)
     return f"pooled over {' and '.join(parts)}; compare them with {hint}"
+
+
+def summary_groups(summary: GameSummary, by: Sequence[str], root: Path | None = None) -> list[tuple[str, Stats | None]]:
+    """The groups of :func:`group_games` one game counts in, from its summary, with the statistics to count.
+
+    Args:
+        summary: The game's summary, computed with the seat keys of ``by`` (in order).
+        by: Keys from :data:`BY_KEYS`.
+        root: The report root for ``corpus`` (default: the game's parent folder).
+
+    Returns:
+        ``[(label, statistics)]``; the statistics are ``None`` where the game's own
+        (``summary.stats``) count, and are ``None`` anyway for a skipped or degraded game.
+
+    Raises:
+        ValueError: An unknown key, or a summary computed for other seat keys.
+    """
+    bad = [k for k in by if k not in BY_KEYS]
+    if bad:
+        raise ValueError(f"--by: unknown key {bad[0]!r}; use one of {', '.join(BY_KEYS)}")
+    seat_keys = [k for k in by if k in _SEAT_KEYS]
+    fixed = []
+    for k in by:
+        if k == "rules":
+            fixed.append(f"rules={summary.rules_id}")
+        elif k == "corpus":
+            fixed.append(f"corpus={corpus_of(summary, root or Path(summary.path).parent.parent)}")
+    if not seat_keys:
+        return [(", ".join(fixed), None)]
+    if summary.seat_keys != seat_keys:
+        raise ValueError(f"summary of {summary.game_id} holds groups by {summary.seat_keys}, not by {seat_keys}")
+    return [(", ".join([*fixed, part]), stats) for part, stats in summary.groups.items()]
 
 
 def compare(
@@ -160,6 +198,22 @@ def compare(
     out = []
     for label, gs in groups.items():
         rep = compute_report(gs, method, resamples=resamples, seed=seed, retests=retests)
+        out.append({"group": label, "games": rep["games"], "report": rep})
+    return {"by": list(by), "groups": out}
+
+
+def compare_built(
+    builders: Mapping[str, ReportBuilder],
+    *,
+    by: Sequence[str] = (),
+    resamples: int = 1000,
+    seed: int = 0,
+    retests: Sequence[RetestRecord] = (),
+) -> dict[str, Any]:
+    """:func:`compare` from one :class:`~mafialab.analysis._report.ReportBuilder` per group (in the order given)."""
+    out = []
+    for label, b in builders.items():
+        rep = b.report(resamples=resamples, seed=seed, retests=retests)
         out.append({"group": label, "games": rep["games"], "report": rep})
     return {"by": list(by), "groups": out}
 

@@ -8,7 +8,7 @@ report and the viewer say which metric needs which probe.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mafialab.analysis._data import GameData
@@ -61,14 +61,26 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
     used = [g for g in games if not g.skipped and not g.degraded]
     usable: Counter[str] = Counter()
     for g in used:
-        for p in g.probes:
-            if answer(p, m, g.names) is not None:
-                usable[p.probe_id] += 1
-    batteries = sorted({g.battery for g in used if g.battery})
-    asked = ", ".join(batteries) if batteries else "no battery recorded"
+        usable.update(usable_answers(g, m))
+    return coverage_of(usable, {g.battery for g in used if g.battery})
+
+
+def usable_answers(game: GameData, method: Method) -> dict[str, int]:
+    """Usable answers (:func:`answer` reads them) per probe id in one game."""
+    usable: Counter[str] = Counter()
+    for p in game.probes:
+        if answer(p, method, game.names) is not None:
+            usable[p.probe_id] += 1
+    return dict(usable)
+
+
+def coverage_of(usable: Mapping[str, int], batteries: Iterable[str]) -> dict[str, Any]:
+    """:func:`coverage` from the usable answers per probe id and the batteries of the games counted."""
+    shown = sorted(set(batteries))
+    asked = ", ".join(shown) if shown else "no battery recorded"
     metrics: dict[str, Any] = {}
     for key, needs in METRIC_PROBES.items():
-        missing = [pid for pid in needs if not usable[pid]]
+        missing = [pid for pid in needs if not usable.get(pid)]
         why = None
         if missing:
             why = (
@@ -77,4 +89,4 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
             )
         metrics[key] = {"name": METRIC_NAMES[key], "needs": list(needs), "computed": not missing,
                         "missing": missing, "why": why}  # fmt: skip
-    return {"batteries": batteries, "answers": dict(sorted(usable.items())), "metrics": metrics}
+    return {"batteries": shown, "answers": dict(sorted(usable.items())), "metrics": metrics}

@@ -148,7 +148,12 @@ def instrument(games: Sequence[GameData], method: Method) -> dict[str, Any]:
         ``{"pooled": {...same keys as a game row, without game_id and calls_source, plus
         "games" and "tokens_games"}, "games": [per-game rows]}``.
     """
-    rows = [game_instrument(g, method) for g in games]
+    return pooled_instrument([game_instrument(g, method) for g in games])
+
+
+def pooled_instrument(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`instrument` from the games' :func:`game_instrument` rows (kept, in order, as its ``games``)."""
+    rows = list(rows)
     n_game = sum(r["game_calls"] for r in rows)
     n_probe = sum(r["probe_calls"] for r in rows)
     tokens: dict[str, Any] = {"game": None, "probe": None}

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact, transcript_baselines
+from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact
 from mafialab.analysis._bootstrap import (
     MIN_CLUSTERS,
     bootstrap_weights,
@@ -19,10 +21,10 @@ from mafialab.analysis._bootstrap import (
     ratio_statistic,
 )
 from mafialab.analysis._calibration import calibration_summary
-from mafialab.analysis._coverage import coverage
-from mafialab.analysis._data import GameData, load_games
-from mafialab.analysis._dynamics import DYNAMICS_FIELDS, belief_dynamics, dynamics_block, retest_floor
-from mafialab.analysis._instrument import instrument
+from mafialab.analysis._coverage import coverage_of
+from mafialab.analysis._data import GameData
+from mafialab.analysis._dynamics import DYNAMICS_FIELDS, dynamics_block, retest_floor
+from mafialab.analysis._instrument import pooled_instrument
 from mafialab.analysis._metrics import (
     F1_FIELDS,
     F3_FIELDS,
@@ -30,13 +32,10 @@ from mafialab.analysis._metrics import (
     SIDES,
     VOTER_SIDES,
     Method,
-    first_order,
     get_method,
-    parse_counts,
-    second_order,
-    vote_coupling,
 )
-from mafialab.analysis._quadrants import QUADRANT_NAMES, VoteQuadrant, vote_quadrants
+from mafialab.analysis._quadrants import QUADRANT_NAMES
+from mafialab.analysis._summary import GameSummary, Stats, SummaryCache, iter_summaries, summarise_game
 from mafialab.record import RETEST_FILE, RetestRecord, read_retests
 
 
@@ -55,8 +54,257 @@ def _diff(x: np.ndarray) -> np.ndarray:
     return np.where(n > 0, (x[..., 1] - x[..., 2]) / np.where(n > 0, n, 1), np.nan)
 
 
+class ReportBuilder:
+    """The report of a corpus, built one game summary at a time (:func:`compute_report` uses it).
+
+    Each :meth:`add` keeps a few hundred numbers of the game (its per-game sums, for the
+    bootstrap) and its instrument row; counts that need no interval are added up at once.
+    So memory grows with the number of games, not with their records.
+
+    Args:
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+
+    Raises:
+        ValueError: On an unknown method name.
+    """
+
+    def __init__(self, method: Method | str = "default") -> None:
+        self.method = get_method(method) if isinstance(method, str) else method
+        self.skipped: list[str] = []
+        self.degraded: list[str] = []
+        self.winners: Counter[str] = Counter()
+        self.probe_records = 0
+        self.parsed = 0
+        self.usable: Counter[str] = Counter()
+        self.batteries: set[str] = set()
+        self.quadrants: dict[str, np.ndarray] = {}
+        self._ids: list[str] = []
+        self._roots: list[str] = []
+        # per game, compactly: one array of its sums (the fixed-layout sections, then F1 per
+        # round, then dynamics per group), the rounds and dynamics groups present, its instrument row
+        self._sums: list[np.ndarray] = []
+        self._rounds: list[tuple[int, ...]] = []
+        self._dyn_keys: list[tuple[str, ...]] = []
+        self._instrument: list[str] = []
+
+    def add(self, summary: GameSummary, stats: Stats | None = None) -> None:
+        """Count one game: its ``summary.stats``, or ``stats`` (a group of its seats) when given.
+
+        Raises:
+            ValueError: The summary was computed under another method.
+        """
+        s = summary
+        if s.method != self.method.name:
+            raise ValueError(f"summary of {s.game_id} was computed under method {s.method!r}, not {self.method.name!r}")
+        if s.skipped:
+            self.skipped.append(s.game_id)
+            return
+        if s.degraded:
+            self.degraded.append(s.game_id)
+            return
+        st = s.stats if stats is None else stats
+        if st is None:
+            raise ValueError(f"summary of {s.game_id} holds no statistics")
+        self._ids.append(s.game_id)
+        self._roots.append(s.root or s.game_id)
+        self.winners[s.winner or "unfinished"] += 1
+        if s.battery:
+            self.batteries.add(s.battery)
+        self.probe_records += st.probe_records
+        self.parsed += st.parsed
+        self.usable.update(st.usable)
+        for model, q in st.quadrants.items():
+            self.quadrants[model] = self.quadrants.get(model, np.zeros(len(q), dtype=int)) + np.array(q)
+        rounds = tuple(st.first_order)
+        dyn_keys = tuple(sys.intern(k) for k in st.dynamics)
+        self._rounds.append(rounds)
+        self._dyn_keys.append(dyn_keys)
+        self._sums.append(
+            np.array(
+                [
+                    *st.calibration,
+                    *(x for side in SIDES for x in st.second_order[side]),
+                    *(x for side in VOTER_SIDES for m in F4_METRICS for x in st.vote_coupling[f"{side} {m}"]),
+                    *(x for side in VOTER_SIDES for p in PREDICTORS for x in st.baselines[f"{side} {p}"]),
+                    *(x for side in VOTER_SIDES for p in PREDICTORS for x in st.increment[f"{side} {p}"]),
+                    *(x for r in rounds for x in st.first_order[r]),
+                    *(x for k in dyn_keys for x in st.dynamics[k]),
+                ]
+            )
+        )
+        self._instrument.append(json.dumps(st.instrument))
+
+    def report(self, *, resamples: int = 1000, seed: int = 0, retests: Sequence[RetestRecord] = ()) -> dict[str, Any]:
+        """The report over the games added so far (the shape of :func:`compute_report`)."""
+        m = self.method
+        n_games = len(self._ids)
+        # branches of one root game are one cluster (they share the root's prefix)
+        roots = sorted(set(self._roots))
+        index = {r: i for i, r in enumerate(roots)}
+        cluster = np.array([index[r] for r in self._roots], dtype=int)
+        weights = bootstrap_weights(max(len(roots), 1), resamples, seed)
+        nb = 100 // m.calib_width
+        widths = [3 * nb + 2, len(SIDES) * len(F3_FIELDS), len(VOTER_SIDES) * len(F4_METRICS) * 3,
+                  len(VOTER_SIDES) * len(PREDICTORS) * 2, len(VOTER_SIDES) * len(PREDICTORS) * 5]  # fmt: skip
+        width = sum(widths)
+        fixed = np.array([x[:width] for x in self._sums]) if n_games else np.zeros((0, width))
+        nf, nd = len(F1_FIELDS), len(DYNAMICS_FIELDS)
+        f1_games = [
+            {r: x[width + i * nf : width + (i + 1) * nf] for i, r in enumerate(rs)}
+            for x, rs in zip(self._sums, self._rounds, strict=True)
+        ]
+        dyn_games = [
+            {k: x[width + len(rs) * nf + i * nd : width + len(rs) * nf + (i + 1) * nd] for i, k in enumerate(ks)}
+            for x, rs, ks in zip(self._sums, self._rounds, self._dyn_keys, strict=True)
+        ]
+        cx, f3, f4, tb, inc = (np.ascontiguousarray(p) for p in np.split(fixed, np.cumsum(widths)[:-1], axis=1))
+
+        def by_cluster(per_game: np.ndarray) -> np.ndarray:
+            # rows per game -> rows per root game (sums), the unit the bootstrap resamples
+            if len(roots) == per_game.shape[0]:
+                return per_game
+            x = np.zeros((len(roots), *per_game.shape[1:]))
+            np.add.at(x, cluster, per_game)
+            return x
+
+        def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
+            if n_games == 0:
+                return None
+            return _ci(cluster_bootstrap_ci(by_cluster(per_game), stat, weights=weights))
+
+        # F1
+        rounds = sorted({r for pr in f1_games for r in pr})
+        first: dict[str, Any] = {}
+        for r in rounds:
+            x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr in f1_games])
+            tot = x.sum(axis=0)
+            acc, unk, rec = ratio_statistic(0, 1), ratio_statistic(4, 5), ratio_statistic(6, 7)
+            first[str(r)] = {
+                "committed_accuracy": finite_or_none(acc(tot)),
+                "committed_n": int(tot[1]),
+                "accuracy_chance": finite_or_none(ratio_statistic(2, 3)(tot)),
+                "unknown_rate": finite_or_none(unk(tot)),
+                "unknown_n": int(tot[5]),
+                "recall": finite_or_none(rec(tot)),
+                "recall_n": int(tot[7]),
+                "recall_chance": finite_or_none(ratio_statistic(8, 9)(tot)),
+                "ci95": {
+                    "committed_accuracy": ci(x, acc),
+                    "unknown_rate": ci(x, unk),
+                    "recall": ci(x, rec),
+                },
+            }
+        # F2: one definition (analysis._calibration), shared with the viewer
+        calibration = calibration_summary(by_cluster(cx) if n_games else cx, m, weights if n_games else None)
+        # F3
+        second: dict[str, Any] = {}
+        for i, side in enumerate(SIDES):
+            x = np.ascontiguousarray(f3[:, i * len(F3_FIELDS) : (i + 1) * len(F3_FIELDS)])
+            tot = x.sum(axis=0) if n_games else np.zeros(len(F3_FIELDS))
+            ratio, accf = ratio_statistic(7, 4), ratio_statistic(1, 0)
+            second[side] = {
+                "pairs": int(tot[0]),
+                "overprediction_ratio": finite_or_none(ratio(tot)),
+                "predicted_suspects": int(tot[7]),
+                "actual_suspects": int(tot[4]),
+                "accuracy": finite_or_none(accf(tot)),
+                "majority_baseline": finite_or_none(_majority(tot)),
+                "ci95": {
+                    "overprediction_ratio": ci(x, ratio),
+                    "accuracy": ci(x, accf),
+                    "majority_baseline": ci(x, _majority),
+                },
+            }
+        # F4
+        coupling: dict[str, Any] = {}
+        for si, side in enumerate(VOTER_SIDES):
+            coupling[side] = {}
+            for mi, metric in enumerate(F4_METRICS):
+                j = (si * len(F4_METRICS) + mi) * 3
+                x = np.ascontiguousarray(f4[:, j : j + 3])
+                tot = x.sum(axis=0) if n_games else np.zeros(3)
+                rate = ratio_statistic(0, 1)
+                coupling[side][metric] = {
+                    "hits": int(tot[0]),
+                    "n": int(tot[1]),
+                    "rate": finite_or_none(rate(tot)),
+                    "chance": finite_or_none(ratio_statistic(2, 1)(tot)),
+                    "ci95": ci(x, rate),
+                }
+            baselines: dict[str, Any] = {}
+            increment: dict[str, Any] = {}
+            for pi, pred in enumerate(PREDICTORS):
+                j = si * len(PREDICTORS) + pi
+                x = np.ascontiguousarray(tb[:, 2 * j : 2 * j + 2])
+                tot = x.sum(axis=0) if n_games else np.zeros(2)
+                rate = ratio_statistic(0, 1)
+                baselines[pred] = {
+                    "hits": int(tot[0]),
+                    "n": int(tot[1]),
+                    "rate": finite_or_none(rate(tot)),
+                    "ci95": ci(x, rate),
+                }
+                x = np.ascontiguousarray(inc[:, 5 * j : 5 * j + 5])
+                tot = x.sum(axis=0) if n_games else np.zeros(5)
+                b, c = int(tot[3]), int(tot[4])
+                increment[pred] = {
+                    "n": int(tot[0]),
+                    "probe_hits": int(tot[1]),
+                    "baseline_hits": int(tot[2]),
+                    "b": b,
+                    "c": c,
+                    "mcnemar_p": mcnemar_exact(b, c),
+                    "diff": finite_or_none(_diff(tot)),
+                    "diff_ci95": ci(x, _diff),
+                }
+            coupling[side]["baselines"] = baselines
+            coupling[side]["increment"] = increment
+
+        # belief dynamics (MafiaScope §7)
+        def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
+            x = by_cluster(per_game)
+            if x.shape[0] < 2:
+                return None
+            return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
+
+        def dyn_group(key: str) -> dict[str, Any]:
+            x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
+            return dynamics_block(x.reshape(len(dyn_games), len(DYNAMICS_FIELDS)), dyn_ci)
+
+        keys = {tuple(k.split(":", 1)) for g in dyn_games for k in g}
+        dyn_rounds = sorted((k for k in keys if k[0] == "round"), key=lambda k: int(k[1]))
+        dynamics: dict[str, Any] = {
+            **dyn_group("all:"),
+            "by_model": {k[1]: dyn_group(f"model:{k[1]}") for k in sorted(k for k in keys if k[0] == "model")},
+            "by_round": {k[1]: dyn_group(f"round:{k[1]}") for k in dyn_rounds},
+        }
+        observed = {k: v["flip_pairs"] for k, v in dynamics["by_round"].items()}
+        dynamics["retest"] = retest_floor(list(retests), observed) if retests else None
+        return {
+            "method": m.name,
+            "resamples": resamples,
+            "seed": seed,
+            "games": n_games,
+            "skipped": list(self.skipped),
+            "degraded": list(self.degraded),
+            "no_interval": no_interval_reason(n_games),
+            "min_games_for_interval": MIN_CLUSTERS,
+            "winners": dict(sorted(self.winners.items())),
+            "probe_records": self.probe_records,
+            "parsed": self.parsed,
+            "first_order": first,
+            "calibration": calibration,
+            "second_order": second,
+            "vote_coupling": coupling,
+            "dynamics": dynamics,
+            "quadrants": _quadrant_table(self.quadrants),
+            "instrument": pooled_instrument([json.loads(row) for row in self._instrument]),
+            "coverage": coverage_of(self.usable, self.batteries),
+        }
+
+
 def compute_report(
-    games: Sequence[GameData],
+    games: Iterable[GameData | GameSummary],
     method: Method | str = "default",
     *,
     resamples: int = 1000,
@@ -64,6 +312,10 @@ def compute_report(
     retests: Sequence[RetestRecord] = (),
 ) -> dict[str, Any]:
     """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
+
+    Each game is reduced to its summary (:func:`mafialab.analysis.summarise_game`) and the
+    corpus is computed from summaries only (:class:`ReportBuilder`), so ``games`` may be a
+    generator that reads one game at a time.
 
     Games of a skipped family (the Resistance variant) are counted under ``skipped`` and left
     out of everything else. Games sharing a root (branches of one game, when included) form
@@ -73,7 +325,8 @@ def compute_report(
     once (seeded) and shared by every statistic.
 
     Args:
-        games: Flattened games (:func:`mafialab.analysis.load_games`).
+        games: Flattened games (:func:`mafialab.analysis.load_games`) or their summaries
+            (computed under ``method``).
         method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
         resamples: Bootstrap resamples (1,000 by default).
         seed: Bootstrap seed.
@@ -100,184 +353,30 @@ def compute_report(
         when the whole report has fewer than two games.
 
     Raises:
-        ValueError: On an unknown method name.
+        ValueError: On an unknown method name, or a summary computed under another method.
     """
-    m = get_method(method) if isinstance(method, str) else method
-    used = [g for g in games if not g.skipped and not g.degraded]
-    skipped = [g.game_id for g in games if g.skipped]
-    degraded = [g.game_id for g in games if g.degraded and not g.skipped]
-    n_games = len(used)
-    # branches of one root game are one cluster (they share the root's prefix)
-    roots = sorted({g.root or g.game_id for g in used})
-    cluster = np.array([roots.index(g.root or g.game_id) for g in used], dtype=int)
-    weights = bootstrap_weights(max(len(roots), 1), resamples, seed)
-    nb = 100 // m.calib_width
-    f1_games = [first_order(g, m) for g in used]
-    f3_games = [second_order(g, m) for g in used]
-    f4_games = [vote_coupling(g, m) for g in used]
-    tb_games = [transcript_baselines(g, m) for g in used]
-    counts = [parse_counts(g, m) for g in used]
-
-    def by_cluster(per_game: np.ndarray) -> np.ndarray:
-        # rows per game -> rows per root game (sums), the unit the bootstrap resamples
-        if len(roots) == per_game.shape[0]:
-            return per_game
-        x = np.zeros((len(roots), *per_game.shape[1:]))
-        np.add.at(x, cluster, per_game)
-        return x
-
-    def ci(per_game: np.ndarray, stat) -> list[float] | None:  # type: ignore[no-untyped-def]
-        if n_games == 0:
-            return None
-        return _ci(cluster_bootstrap_ci(by_cluster(per_game), stat, weights=weights))
-
-    # F1
-    rounds = sorted({r for pr, _ in f1_games for r in pr})
-    first: dict[str, Any] = {}
-    for r in rounds:
-        x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr, _ in f1_games])
-        tot = x.sum(axis=0)
-        acc, unk, rec = ratio_statistic(0, 1), ratio_statistic(4, 5), ratio_statistic(6, 7)
-        first[str(r)] = {
-            "committed_accuracy": finite_or_none(acc(tot)),
-            "committed_n": int(tot[1]),
-            "accuracy_chance": finite_or_none(ratio_statistic(2, 3)(tot)),
-            "unknown_rate": finite_or_none(unk(tot)),
-            "unknown_n": int(tot[5]),
-            "recall": finite_or_none(rec(tot)),
-            "recall_n": int(tot[7]),
-            "recall_chance": finite_or_none(ratio_statistic(8, 9)(tot)),
-            "ci95": {
-                "committed_accuracy": ci(x, acc),
-                "unknown_rate": ci(x, unk),
-                "recall": ci(x, rec),
-            },
-        }
-    # F2: one definition (analysis._calibration), shared with the viewer
-    cx = np.array([c for _, c in f1_games]) if f1_games else np.zeros((0, 3 * nb + 2))
-    calibration = calibration_summary(by_cluster(cx) if n_games else cx, m, weights if n_games else None)
-    # F3
-    second: dict[str, Any] = {}
-    for side in SIDES:
-        x = np.array([g[side] for g in f3_games]) if f3_games else np.zeros((0, len(F3_FIELDS)))
-        tot = x.sum(axis=0) if n_games else np.zeros(len(F3_FIELDS))
-        ratio, accf = ratio_statistic(7, 4), ratio_statistic(1, 0)
-        second[side] = {
-            "pairs": int(tot[0]),
-            "overprediction_ratio": finite_or_none(ratio(tot)),
-            "predicted_suspects": int(tot[7]),
-            "actual_suspects": int(tot[4]),
-            "accuracy": finite_or_none(accf(tot)),
-            "majority_baseline": finite_or_none(_majority(tot)),
-            "ci95": {
-                "overprediction_ratio": ci(x, ratio),
-                "accuracy": ci(x, accf),
-                "majority_baseline": ci(x, _majority),
-            },
-        }
-    # F4
-    coupling: dict[str, Any] = {}
-    for side in VOTER_SIDES:
-        coupling[side] = {}
-        for metric in F4_METRICS:
-            x = np.array([g[(side, metric)] for g in f4_games]) if f4_games else np.zeros((0, 3))
-            tot = x.sum(axis=0) if n_games else np.zeros(3)
-            rate = ratio_statistic(0, 1)
-            coupling[side][metric] = {
-                "hits": int(tot[0]),
-                "n": int(tot[1]),
-                "rate": finite_or_none(rate(tot)),
-                "chance": finite_or_none(ratio_statistic(2, 1)(tot)),
-                "ci95": ci(x, rate),
-            }
-        baselines: dict[str, Any] = {}
-        increment: dict[str, Any] = {}
-        for pred in PREDICTORS:
-            x = np.array([b[(side, pred)] for b, _ in tb_games]) if tb_games else np.zeros((0, 2))
-            tot = x.sum(axis=0) if n_games else np.zeros(2)
-            rate = ratio_statistic(0, 1)
-            baselines[pred] = {
-                "hits": int(tot[0]),
-                "n": int(tot[1]),
-                "rate": finite_or_none(rate(tot)),
-                "ci95": ci(x, rate),
-            }
-            x = np.array([i[(side, pred)] for _, i in tb_games]) if tb_games else np.zeros((0, 5))
-            tot = x.sum(axis=0) if n_games else np.zeros(5)
-            b, c = int(tot[3]), int(tot[4])
-            increment[pred] = {
-                "n": int(tot[0]),
-                "probe_hits": int(tot[1]),
-                "baseline_hits": int(tot[2]),
-                "b": b,
-                "c": c,
-                "mcnemar_p": mcnemar_exact(b, c),
-                "diff": finite_or_none(_diff(tot)),
-                "diff_ci95": ci(x, _diff),
-            }
-        coupling[side]["baselines"] = baselines
-        coupling[side]["increment"] = increment
-    # belief dynamics (MafiaScope §7)
-    dyn_games = [belief_dynamics(g, m) for g in used]
-
-    def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
-        x = by_cluster(per_game)
-        if x.shape[0] < 2:
-            return None
-        return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
-
-    def dyn_group(key: tuple[str, str]) -> dict[str, Any]:
-        x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
-        return dynamics_block(x.reshape(len(dyn_games), len(DYNAMICS_FIELDS)), dyn_ci)
-
-    keys = {k for g in dyn_games for k in g}
-    dyn_rounds = sorted((k for k in keys if k[0] == "round"), key=lambda k: int(k[1]))
-    dynamics: dict[str, Any] = {
-        **dyn_group(("all", "")),
-        "by_model": {k[1]: dyn_group(k) for k in sorted(k for k in keys if k[0] == "model")},
-        "by_round": {k[1]: dyn_group(k) for k in dyn_rounds},
-    }
-    observed = {k: v["flip_pairs"] for k, v in dynamics["by_round"].items()}
-    dynamics["retest"] = retest_floor(list(retests), observed) if retests else None
-    quadrants = _quadrant_table([v for g in used for v in vote_quadrants(g, m)])
-    winners = Counter(g.winner or "unfinished" for g in used)
-    return {
-        "method": m.name,
-        "resamples": resamples,
-        "seed": seed,
-        "games": n_games,
-        "skipped": skipped,
-        "degraded": degraded,
-        "no_interval": no_interval_reason(n_games),
-        "min_games_for_interval": MIN_CLUSTERS,
-        "winners": dict(sorted(winners.items())),
-        "probe_records": sum(c[0] for c in counts),
-        "parsed": sum(c[1] for c in counts),
-        "first_order": first,
-        "calibration": calibration,
-        "second_order": second,
-        "vote_coupling": coupling,
-        "dynamics": dynamics,
-        "quadrants": quadrants,
-        "instrument": instrument(used, m),
-        "coverage": coverage(used, m),
-    }
+    b = ReportBuilder(method)
+    for g in games:
+        b.add(g if isinstance(g, GameSummary) else summarise_game(g, b.method))
+    return b.report(resamples=resamples, seed=seed, retests=retests)
 
 
-def _quadrant_counts(votes: Sequence[VoteQuadrant]) -> dict[str, Any]:
-    assessed = [v for v in votes if v.quadrant is not None]
-    out: dict[str, Any] = {"votes": len(votes), "assessed": len(assessed)}
-    for q in QUADRANT_NAMES:
-        n = sum(v.quadrant == q for v in assessed)
-        out[q] = {"n": n, "share": n / len(assessed) if assessed else None}
+def _quadrant_counts(q: np.ndarray) -> dict[str, Any]:
+    """``q``: ``[votes, assessed, *QUADRANT_NAMES counts]``."""
+    votes, assessed = int(q[0]), int(q[1])
+    out: dict[str, Any] = {"votes": votes, "assessed": assessed}
+    for i, name in enumerate(QUADRANT_NAMES):
+        n = int(q[2 + i])
+        out[name] = {"n": n, "share": n / assessed if assessed else None}
     return out
 
 
-def _quadrant_table(votes: Sequence[VoteQuadrant]) -> dict[str, Any]:
+def _quadrant_table(by_model: dict[str, np.ndarray]) -> dict[str, Any]:
     """Innocent day votes by quadrant, overall and per voter model (MafiaScope §6)."""
+    total = sum(by_model.values(), np.zeros(2 + len(QUADRANT_NAMES), dtype=int))
     return {
-        **_quadrant_counts(votes),
-        "by_model": {m: _quadrant_counts([v for v in votes if v.model == m]) for m in sorted({v.model for v in votes})},
+        **_quadrant_counts(total),
+        "by_model": {m: _quadrant_counts(by_model[m]) for m in sorted(by_model)},
     }
 
 
@@ -286,10 +385,27 @@ def find_retests(root: Path) -> list[Path]:
     return sorted(Path(root).rglob(RETEST_FILE))
 
 
-def report(root: Path, method: Method | str = "default", *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Load every game under ``root`` and :func:`compute_report` over them.
+def report(
+    root: Path,
+    method: Method | str = "default",
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    cache: Path | SummaryCache | None = None,
+) -> dict[str, Any]:
+    """:func:`compute_report` over every game under ``root``, read one game at a time.
 
     Test-retest records found under ``root`` (:func:`find_retests`) are used for the floor.
+
+    Args:
+        root: Folder searched recursively for ``game.jsonl`` (branches left out).
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        cache: Folder of cached per-game summaries (``docs/report-format.md``; e.g.
+            :func:`~mafialab.analysis._summary.default_cache_dir`), or a
+            :class:`~mafialab.analysis._summary.SummaryCache`; ``None``: every game's summary
+            is computed and nothing is stored.
 
     Raises:
         FileNotFoundError: If ``root`` holds no game.
@@ -297,7 +413,9 @@ def report(root: Path, method: Method | str = "default", *, resamples: int = 100
         ValueError: On an unknown method name.
     """
     retests = read_retests(find_retests(root))
-    return compute_report(load_games(root), method, resamples=resamples, seed=seed, retests=retests)
+    store = SummaryCache(cache) if isinstance(cache, (str, Path)) else cache
+    summaries = iter_summaries(root, method, cache=store)
+    return compute_report(summaries, method, resamples=resamples, seed=seed, retests=retests)
 
 
 F4_EXTRA = ("baselines", "increment")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -19,15 +19,18 @@ from rich.text import Text
 from mafialab.analysis import (
     BY_KEYS,
     MIN_CLUSTERS,
-    compare,
+    SEAT_KEYS,
+    ReportBuilder,
+    SummaryCache,
+    compare_built,
     compare_rows,
-    compute_report,
+    default_cache_dir,
     find_retests,
-    group_games,
-    load_games,
+    iter_summaries,
     load_reference,
-    pooled_mix,
+    mix_line,
     report_rows,
+    summary_groups,
     summary_table,
 )
 from mafialab.cli._app import (
@@ -163,8 +166,8 @@ def _missing(rep: dict[str, Any], *keys: str) -> bool:
     return len(whys) == len(keys)
 
 
-def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
-    """The pooled report as tables; ``rules``: the games' rule sets (they name the winning teams)."""
+def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet | Mapping[str, str]]) -> None:
+    """The pooled report as tables; ``rules``: the games' rule sets, or their team names (they name the winners)."""
     won = escape(winners_line(rep["winners"], rules))
     # the heading as short lines, one phrase each: at 80 columns (a pipe) one long line was cut mid-phrase
     console.print(
@@ -403,6 +406,13 @@ def report(
     include_branches: bool = typer.Option(
         False, "--include-branches", help="Keep forks (branches); the bootstrap then clusters on their root game."
     ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Folder of per-game summaries, reused while a game's logs are unchanged "
+        "[default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache."),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md).
 
@@ -410,7 +420,9 @@ def report(
     or models). --by KEY: one report per group, side by side. Several directories: one
     column per directory (combined with --by, per directory and group). A game that cannot
     be read (no valid header, a newer log schema) is skipped with a line naming its file, as
-    `view` skips it; a directory none of whose games can be read is refused.
+    `view` skips it; a directory none of whose games can be read is refused. Each game is
+    reduced once to a small summary, cached by the bytes of its logs (--cache); the game
+    folders are only read.
     """
     if plots is not None:  # before any work or warning
         check_out_dir(plots, "--plots")
@@ -423,15 +435,41 @@ def report(
             fail(str(err))
     for d in directories:
         check_games_path(d, "DIR")
-    per_dir: list[tuple[Path, list[Any]]] = []
+    store = None if no_cache else SummaryCache(cache if cache is not None else default_cache_dir())
+    retest_paths = [p for d in directories for p in find_retests(d)]
+    retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
+    pooled = len(directories) == 1 and not keys and ref is None
+    seat_keys = [k for k in keys if k in SEAT_KEYS]
+    builder = ReportBuilder(method.value)
+    builders: dict[str, ReportBuilder] = {}
+    teams: dict[tuple[str, str], dict[str, str]] = {}  # the rule sets' team names, for the winners line
+    mixed_rules: set[str] = set()
+    mixed_models: set[str] = set()
     for directory in directories:
+        left_out: list[str] = []
+        dups: list[str] = []
+        unread: list[str] = []
+        mine: dict[str, ReportBuilder] = {}
         try:
-            left_out: list[str] = []
-            dups: list[str] = []
-            unread: list[str] = []
-            games = load_games(
-                directory, include_branches=include_branches, left_out=left_out, warnings=dups, skipped=unread
-            )
+            for s in iter_summaries(
+                directory,
+                method.value,
+                seat_keys=seat_keys,
+                cache=store,
+                include_branches=include_branches,
+                left_out=left_out,
+                warnings=dups,
+                skipped=unread,
+            ):
+                teams.setdefault((s.team_names["town"], s.team_names["mafia"]), s.team_names)
+                if not s.skipped:
+                    mixed_rules.add(s.rules_id)
+                    mixed_models.update(s.models)
+                if pooled:
+                    builder.add(s)
+                    continue
+                for label, stats in summary_groups(s, keys, directory):
+                    mine.setdefault(label, ReportBuilder(method.value)).add(s, stats)
         except (FileNotFoundError, LogFormatError) as err:
             fail(arg_message("DIR", err))
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
@@ -444,19 +482,18 @@ def report(
                 "--include-branches keeps them",
                 style="dim",
             )
-        per_dir.append((directory, games))
-    retest_paths = [p for d in directories for p in find_retests(d)]
-    retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
+        name = str(directory) if len(directories) > 1 else ""
+        for label in sorted(mine):
+            builders[", ".join(x for x in (name, label) if x) or directory.resolve().name] = mine[label]
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
         err_console.print(f"[yellow]skipped:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
-    if len(directories) == 1 and not keys and ref is None:
-        games = per_dir[0][1]
-        mix = pooled_mix(games)
+    if pooled:
+        mix = mix_line(mixed_rules, mixed_models)
         if mix is not None:
             err_console.print(f"[yellow]warning:[/] {mix}", highlight=False, soft_wrap=True)
-        rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
+        rep = builder.report(resamples=resamples, seed=seed, retests=retests)
         if fmt is _Fmt.json:
             sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
         elif fmt is _Fmt.csv:
@@ -464,21 +501,14 @@ def report(
             w.writeheader()
             w.writerows(report_rows(rep))
         else:
-            _print_tables(rep, [g.rules for g in games])
+            _print_tables(rep, list(teams.values()))
         if plots is not None:
             from mafialab.analysis import write_plots
 
             for p in write_plots(rep, plots, corpus=directories[0].resolve().name):
                 err_console.print(f"wrote {escape(str(p))}", style="dim")
         return
-    groups: dict[str, list[Any]] = {}
-    for directory, games in per_dir:
-        name = str(directory) if len(directories) > 1 else ""
-        roots = {g.game_id: directory for g in games}
-        sub = group_games(games, keys, roots) if keys else {"": games}
-        for label, gs in sub.items():
-            groups[", ".join(x for x in (name, label) if x) or directory.resolve().name] = gs
-    cmp = compare(groups, method.value, by=keys, resamples=resamples, seed=seed, retests=retests)
+    cmp = compare_built(builders, by=keys, resamples=resamples, seed=seed, retests=retests)
     if ref is not None:
         cmp["reference"] = ref
     if fmt is _Fmt.json:

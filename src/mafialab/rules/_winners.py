@@ -10,7 +10,7 @@ UNFINISHED = "unfinished"
 """How a game without a winner (no ``game_end`` event) is named."""
 
 
-def winner_name(winner: str | None, rules: RuleSet | Iterable[RuleSet]) -> str:
+def winner_name(winner: str | None, rules: RuleSet | Iterable[RuleSet | Mapping[str, str]]) -> str:
     """The display name of a winning team, from the rule set(s) the games were played under.
 
     Logs and reports keep the canonical team ids (``town``, ``mafia``); everything printed
@@ -20,9 +20,9 @@ def winner_name(winner: str | None, rules: RuleSet | Iterable[RuleSet]) -> str:
     Args:
         winner: ``"town"``, ``"mafia"``, ``None`` or ``"unfinished"`` (no winner); any other
             id (an imported game's own team) is returned as it is.
-        rules: The rule set of the game, or the rule sets of pooled games: when they name
-            the team differently, the names are joined with ``/`` in first-seen order
-            (``Village/Villagers``).
+        rules: The rule set of the game, or the rule sets of pooled games (or their team
+            names, ``{team id: name}``): when they name the team differently, the names are
+            joined with ``/`` in first-seen order (``Village/Villagers``).
 
     Returns:
         The team's name, or ``"unfinished"``.
@@ -32,11 +32,16 @@ def winner_name(winner: str | None, rules: RuleSet | Iterable[RuleSet]) -> str:
     if winner not in ("town", "mafia"):
         return winner
     sets = [rules] if isinstance(rules, RuleSet) else list(rules)
-    names = list(dict.fromkeys(r.lexicon.team_name(winner) for r in sets))  # type: ignore[arg-type]
+    names = list(
+        dict.fromkeys(
+            r.lexicon.team_name(winner) if isinstance(r, RuleSet) else r.get(winner, winner)  # type: ignore[arg-type]
+            for r in sets
+        )
+    )
     return "/".join(names) if names else winner
 
 
-def winners_line(counts: Mapping[str | None, int], rules: RuleSet | Iterable[RuleSet]) -> str:
+def winners_line(counts: Mapping[str | None, int], rules: RuleSet | Iterable[RuleSet | Mapping[str, str]]) -> str:
     """Winner counts as one line: ``"Village 3, Werewolves 1, unfinished 1"``.
 
     Args:
