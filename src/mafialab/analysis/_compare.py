@@ -151,15 +151,29 @@ def compare(
     resamples: int = 1000,
     seed: int = 0,
     retests: Sequence[RetestRecord] = (),
+    branches_left_out: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The report of every group (:func:`compute_report`; bootstrap by game within the group).
+
+    Args:
+        groups: Group label -> its games.
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        by: The keys the groups were made by (recorded).
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        retests: Test-retest records.
+        branches_left_out: Group label -> ids of the fork branches left out of it (each
+            group's ``inclusion`` states them).
 
     Returns:
         ``{"by": [...], "groups": [{"group": label, "games": n, "report": report}]}``.
     """
     out = []
+    left = branches_left_out or {}
     for label, gs in groups.items():
-        rep = compute_report(gs, method, resamples=resamples, seed=seed, retests=retests)
+        rep = compute_report(
+            gs, method, resamples=resamples, seed=seed, retests=retests, branches_left_out=left.get(label, ())
+        )
         out.append({"group": label, "games": rep["games"], "report": rep})
     return {"by": list(by), "groups": out}
 

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mafialab.analysis._data import GameData
-from mafialab.analysis._metrics import Method, answer, get_method
+from mafialab.analysis._instrument import usable as usable_answer
+from mafialab.analysis._metrics import Method, get_method
 
 METRIC_PROBES: dict[str, tuple[str, ...]] = {
     "first_order": ("role_assessment",),
@@ -50,7 +51,8 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
 
     Args:
         games: Flattened games (skipped-family and degraded games are not counted).
-        method: Reading of the answers (a usable answer is one :func:`answer` reads).
+        method: Reading of the answers (usable: :func:`mafialab.analysis._instrument.usable`,
+            parsed and carrying information; an empty ranking is not usable).
 
     Returns:
         ``{"batteries": [fingerprints recorded in the headers], "answers": {probe id:
@@ -62,7 +64,7 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
     usable: Counter[str] = Counter()
     for g in used:
         for p in g.probes:
-            if answer(p, m, g.names) is not None:
+            if usable_answer(p, m):
                 usable[p.probe_id] += 1
     batteries = sorted({g.battery for g in used if g.battery})
     asked = ", ".join(batteries) if batteries else "no battery recorded"

@@ -22,6 +22,7 @@ from mafialab.analysis._calibration import calibration_summary
 from mafialab.analysis._coverage import coverage
 from mafialab.analysis._data import GameData, load_games
 from mafialab.analysis._dynamics import DYNAMICS_FIELDS, belief_dynamics, dynamics_block, retest_floor
+from mafialab.analysis._inclusion import inclusion
 from mafialab.analysis._instrument import instrument
 from mafialab.analysis._metrics import (
     F1_FIELDS,
@@ -62,6 +63,7 @@ def compute_report(
     resamples: int = 1000,
     seed: int = 0,
     retests: Sequence[RetestRecord] = (),
+    branches_left_out: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
 
@@ -79,6 +81,8 @@ def compute_report(
         seed: Bootstrap seed.
         retests: Test-retest records (``mafialab retest``); their flip rate is reported as
             ``dynamics.retest`` beside the observed rate.
+        branches_left_out: Ids of the fork branches the caller left out
+            (:func:`mafialab.analysis.load_games`'s ``left_out``), stated in ``inclusion``.
 
     Returns:
         A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
@@ -89,7 +93,9 @@ def compute_report(
         :func:`mafialab.analysis.instrument`), ``dynamics`` (belief dynamics, MafiaScope §7),
         ``quadrants`` (innocent day votes by quadrant, MafiaScope §6), plus ``method``,
         ``resamples``, ``seed``, ``skipped``, ``degraded`` (ids of games the integrity gate
-        marked degraded: left out of every number, as in the viewer), ``no_interval``.
+        marked degraded: left out of every number, as in the viewer), ``no_interval``,
+        ``inclusion`` (what the figures count and leave out, with the rule in one line:
+        :func:`mafialab.analysis._inclusion.inclusion`).
         ``calibration`` is :func:`mafialab.analysis._calibration.calibration_summary` (with its
         ``population`` in words and per-bin intervals). ``coverage``
         (:func:`mafialab.analysis.coverage`) says which metrics the probe answers support
@@ -248,6 +254,7 @@ def compute_report(
         "games": n_games,
         "skipped": skipped,
         "degraded": degraded,
+        "inclusion": inclusion(games, branches_left_out),
         "no_interval": no_interval_reason(n_games),
         "min_games_for_interval": MIN_CLUSTERS,
         "winners": dict(sorted(winners.items())),
@@ -329,6 +336,10 @@ def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
 
     for k in ("games", "probe_records", "parsed"):
         add("summary", "", k, rep[k])
+    inc = rep.get("inclusion")
+    if inc:  # what the figures count and leave out, and the rule in words
+        for k in ("branches", "branches_left_out", "degraded", "skipped", "rule"):
+            add("summary", "inclusion", k, inc[k])
     for w, n in rep["winners"].items():
         add("summary", "winners", w, n)
     for r, v in rep["first_order"].items():

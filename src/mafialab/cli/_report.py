@@ -30,6 +30,7 @@ from mafialab.analysis import (
     report_rows,
     summary_table,
 )
+from mafialab.analysis import split_branches as split_branches
 from mafialab.cli._app import (
     arg_message,
     check_games_path,
@@ -176,6 +177,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
         f"probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
+    console.print(rep["inclusion"]["rule"], highlight=False)
     if rep.get("no_interval"):
         console.print(
             f"[yellow]{rep['no_interval']}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
@@ -187,7 +189,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet]) -> None:
     cov = rep.get("coverage")
     if cov and cov["answers"]:
         console.print(
-            "usable answers: "
+            "usable answers (parsed, not empty): "
             + ", ".join(f"{k} {v}" for k, v in cov["answers"].items())
             + (f" (battery {', '.join(cov['batteries'])})" if cov["batteries"] else ""),
             highlight=False,
@@ -356,6 +358,8 @@ def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> 
         t.add_row(*row)
     console.print(t)
     console.print("95% CI: bootstrap by game within each group", style="dim", highlight=False)
+    for g in cmp["groups"]:  # the inclusion rule, stated for every column
+        console.print(f"{g['group'] or 'all'}: {g['report']['inclusion']['rule']}", style="dim", highlight=False)
     for g in cmp["groups"]:
         cov = g["report"]["coverage"]
         lost = [f"{v['name']} (needs {' and '.join(v['needs'])})" for v in cov["metrics"].values() if not v["computed"]]
@@ -423,17 +427,15 @@ def report(
             fail(str(err))
     for d in directories:
         check_games_path(d, "DIR")
-    per_dir: list[tuple[Path, list[Any]]] = []
+    per_dir: list[tuple[Path, list[Any], list[Any]]] = []
     for directory in directories:
         try:
-            left_out: list[str] = []
             dups: list[str] = []
             unread: list[str] = []
-            games = load_games(
-                directory, include_branches=include_branches, left_out=left_out, warnings=dups, skipped=unread
-            )
+            read = load_games(directory, include_branches=True, warnings=dups, skipped=unread)
         except (FileNotFoundError, LogFormatError) as err:
             fail(arg_message("DIR", err))
+        games, left_out = split_branches(read, include_branches)  # the one inclusion rule (and `view`'s)
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for why in dups:
@@ -444,7 +446,7 @@ def report(
                 "--include-branches keeps them",
                 style="dim",
             )
-        per_dir.append((directory, games))
+        per_dir.append((directory, games, [g for g in read if g.game_id in set(left_out)]))
     retest_paths = [p for d in directories for p in find_retests(d)]
     retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
     problems: list[str] = []
@@ -456,7 +458,9 @@ def report(
         mix = pooled_mix(games)
         if mix is not None:
             err_console.print(f"[yellow]warning:[/] {mix}", highlight=False, soft_wrap=True)
-        rep = compute_report(games, method.value, resamples=resamples, seed=seed, retests=retests)
+        rep = compute_report(
+            games, method.value, resamples=resamples, seed=seed, retests=retests, branches_left_out=left_out
+        )
         if fmt is _Fmt.json:
             sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
         elif fmt is _Fmt.csv:
@@ -472,13 +476,19 @@ def report(
                 err_console.print(f"wrote {escape(str(p))}", style="dim")
         return
     groups: dict[str, list[Any]] = {}
-    for directory, games in per_dir:
+    left: dict[str, list[str]] = {}
+    for directory, games, branches in per_dir:
         name = str(directory) if len(directories) > 1 else ""
-        roots = {g.game_id: directory for g in games}
+        roots = {g.game_id: directory for g in [*games, *branches]}
         sub = group_games(games, keys, roots) if keys else {"": games}
+        out = group_games(branches, keys, roots) if keys else {"": branches}
         for label, gs in sub.items():
-            groups[", ".join(x for x in (name, label) if x) or directory.resolve().name] = gs
-    cmp = compare(groups, method.value, by=keys, resamples=resamples, seed=seed, retests=retests)
+            full = ", ".join(x for x in (name, label) if x) or directory.resolve().name
+            groups[full] = gs
+            left[full] = sorted({g.game_id for g in out.get(label, [])})
+    cmp = compare(
+        groups, method.value, by=keys, resamples=resamples, seed=seed, retests=retests, branches_left_out=left
+    )
     if ref is not None:
         cmp["reference"] = ref
     if fmt is _Fmt.json:
