@@ -270,7 +270,9 @@ def test_the_calibration_tab_leaves_branches_out_as_the_report_does(mixed_logs: 
     with_branches = _report_args(mixed_logs, True)
     assert with_branches["calibration"]["n"] > rep["calibration"]["n"]  # the branches hold answers
     assert (tab["n"], tab["ece"], tab["brier"]) == (
-        rep["calibration"]["n"], rep["calibration"]["ece"], rep["calibration"]["brier"]
+        rep["calibration"]["n"],
+        rep["calibration"]["ece"],
+        rep["calibration"]["brier"],
     )
 
 
