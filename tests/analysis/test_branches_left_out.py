@@ -42,3 +42,33 @@ def test_beliefshift_freeze_input_leaves_out_branches(tmp_path: Path) -> None:
     root = _corpus(tmp_path)
     assert len(bs_load_games([root], include_branches=False)) == 2
     assert len(bs_load_games([root])) == 6
+
+
+def test_every_report_output_states_the_inclusion_rule(tmp_path: Path) -> None:
+    import csv
+    import io
+    import json
+
+    from typer.testing import CliRunner
+
+    from mafialab.cli import app
+
+    root = _corpus(tmp_path)
+    run = CliRunner().invoke
+    res = run(app, ["report", str(root), "--resamples", "20"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "corpus figures: 2 games; 4 fork branches left out (--include-branches adds branches)" in res.stdout
+    rep = json.loads(run(app, ["report", str(root), "-f", "json", "--resamples", "20"]).stdout)
+    assert rep["inclusion"] == {
+        "games": 2, "branches": 0, "branches_left_out": 4, "degraded": 0, "skipped": 0,
+        "rule": "corpus figures: 2 games; 4 fork branches left out (--include-branches adds branches)",
+    }  # fmt: skip
+    both = json.loads(run(app, ["report", str(root), "-f", "json", "--resamples", "20", "--include-branches"]).stdout)
+    assert both["inclusion"]["branches"] == 4 and both["inclusion"]["branches_left_out"] == 0
+    assert both["inclusion"]["rule"].startswith("corpus figures: 6 games, 4 of them fork branches (--include-branches)")
+    rows = list(csv.DictReader(io.StringIO(run(app, ["report", str(root), "-f", "csv", "--resamples", "20"]).stdout)))
+    assert {r["name"]: r["value"] for r in rows if r["group"] == "inclusion"}["branches_left_out"] == "4"
+    # a comparison: each group states its own rule, the branches of its games counted as left out
+    cmp = json.loads(run(app, ["report", str(root), "--by", "rules", "-f", "json", "--resamples", "20"]).stdout)
+    (group,) = cmp["groups"]
+    assert group["report"]["inclusion"]["branches_left_out"] == 4

@@ -22,8 +22,9 @@ from mafialab.record import (
     LogFormatError,
     ProbeRecord,
     import_mafiascope,
+    iter_call_records,
     iter_game_dirs,
-    iter_log_records,
+    iter_probe_records,
     read_game,
 )
 from mafialab.rules import winner_name
@@ -75,9 +76,9 @@ def _old_tables(root: Path) -> dict[str, pd.DataFrame]:
                  "seats": ",".join(str(s) for s in vis["seats"]), "text": text,
                  "data": json.dumps(data, ensure_ascii=False, sort_keys=True)}
             )  # fmt: skip
-        for name, bucket in ((PROBES_FILE, probes), (CALLS_FILE, calls)):
+        for name, bucket, reader in ((PROBES_FILE, probes, iter_probe_records), (CALLS_FILE, calls, iter_call_records)):
             if (d / name).is_file():
-                for _, rec in iter_log_records(d / name):
+                for _, rec in reader(d, game_id=gid):
                     if name == CALLS_FILE and rec.get("kind", "call") != "call":
                         continue
                     flat = {k: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, (dict, list))

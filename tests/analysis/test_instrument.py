@@ -56,7 +56,10 @@ def _probe(raw: str, probe_id: str = "suspicion_ranking", error: str | None = No
         (_probe('[{"player": "A"]'), "unparseable"),  # a closer that does not match: malformed, not cut
         (_probe('{"rankings": ' + RANKING + "}"), "wrong_shape"),  # a wrapper object
         (_probe('{"toward_me": {"Bailey": "trusts"}}', "social_map"), "wrong_shape"),
-        (_probe('{"toward_me": []}', "social_map"), "raw"),
+        (_probe('{"toward_me": []}', "social_map"), "wrong_shape"),  # parses, says nothing: not usable
+        (_probe("[]"), "wrong_shape"),  # an empty ranking: not usable (report, instrument and viewer alike)
+        (_probe('{"toward_me": [{"player": "A", "attitude": "trusts"}]}', "social_map"), "raw"),
+        (_probe("{}", "planned_action"), "wrong_shape"),
         (_probe('{"action": "vote"}', "planned_action", schema_ok=False), "wrong_shape"),
         (_probe('{"action": "vote"}', "planned_action"), "raw"),
     ],

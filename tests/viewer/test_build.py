@@ -174,7 +174,9 @@ def test_site_layout_and_dashboard_rows(logs: Path, site: Path) -> None:
         d = logs / row["id"]
         probes = probe_lines(d)
         assert row["probes"] == len(probes)
-        assert row["parse_rate"] == pytest.approx(sum(p["parse_ok"] for p in probes) / len(probes))
+        # usable answers (parsed and not empty: mafialab.analysis's one definition), never more than parsed
+        assert row["usable_rate"] == pytest.approx(row["usable"] / len(probes))
+        assert 0 < row["usable"] <= sum(p["parse_ok"] for p in probes)
         glog = read_game(d)
         assert row["winner"] == glog.winner
         assert row["steps"] == sum(1 for e in glog.events if e.kind in STEP_KINDS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,20 @@ def _same_calibration(chart: dict[str, Any], cal: dict[str, Any]) -> None:
         assert (b["why"] is None) == (b["games"] >= 2)
 
 
+def _same_usable(rows: list[dict[str, Any]], rep: dict[str, Any]) -> None:
+    """The dashboard's usable answers per game are the report's, in its instrument table and usable line."""
+    ins = {g["game_id"]: g["probe_answers"] for g in rep["instrument"]["games"]}
+    counted = [r for r in rows if r["id"] in ins]
+    assert len(counted) == rep["games"]
+    for r in counted:
+        a = ins[r["id"]]
+        assert r["usable"] == a["raw"] + a["repaired"], r["id"]
+        assert r["usable_rate"] == (r["usable"] / r["probes"] if r["probes"] else None)
+    pooled = rep["instrument"]["pooled"]["probe_answers"]
+    usable = sum(r["usable"] for r in counted)
+    assert usable == pooled["raw"] + pooled["repaired"] == sum(rep["coverage"]["answers"].values())
+
+
 def _check(logs: Path, site: Path, corpora: tuple[str, ...]) -> None:
     index = _index(site)
     cm = index["corpus_metrics"]
@@ -97,8 +112,7 @@ def _check(logs: Path, site: Path, corpora: tuple[str, ...]) -> None:
             assert block["calibration"] is None and ("corpus", corpus) not in groups
         rows = [r for r in index["games"] if r["corpus"] == corpus]
         assert sum(r["probes"] for r in rows) == rep["probe_records"]
-        parsed = sum(round(r["parse_rate"] * r["probes"]) for r in rows if r["probes"])
-        assert parsed == rep["parsed"]
+        _same_usable(rows, rep)
     # every model's answers are counted once: the model groups add up to all games
     whole = _report(logs)
     if whole["calibration"]["n"]:
@@ -146,3 +160,144 @@ def test_the_calibration_tab_counts_no_hidden_team_guess(fixture_site: tuple[Pat
     for g in games:
         g.probes = [p for p in g.probes if p.player not in g.mafia]
     assert calibration(games)["n"] == cal["n"] and "outside the hidden team" in cal["population"]
+
+
+# --- one inclusion rule, one "usable": a corpus with fork branches, a degraded game, empty
+# answers and an imported MafiaScope corpus
+
+BRANCHES = Path(__file__).parents[1] / "data" / "viewer_branches"
+
+
+def _copy_as(src: Path, dst: Path, game_id: str, edit: Any = None) -> Path:
+    """``src`` copied to ``dst`` under a new game id; ``edit(record)`` may change its probe records."""
+    dst.mkdir(parents=True)
+    lines = []
+    for line in (src / "game.jsonl").read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        if obj["kind"] == "game_start":
+            obj["game_id"] = game_id
+        lines.append(json.dumps(obj))
+    (dst / "game.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    probes = []
+    for i, line in enumerate((src / "probes.jsonl").read_text(encoding="utf-8").splitlines()):
+        rec = {**json.loads(line), "game_id": game_id}
+        probes.append(json.dumps(edit(i, rec) if edit else rec))
+    (dst / "probes.jsonl").write_text("\n".join(probes) + "\n", encoding="utf-8")
+    return dst
+
+
+def _empty_rankings(i: int, rec: dict[str, Any]) -> dict[str, Any]:
+    # every other suspicion ranking answered with an empty list: it parses, and says nothing
+    if rec["probe_id"] == "suspicion_ranking" and i % 4 == 1:
+        return {**rec, "answer_raw": "[]", "answer_parsed": [], "parse_ok": True}
+    return rec
+
+
+@pytest.fixture(scope="module")
+def mixed_logs(mafiascope_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``probed/`` (a probed game, a copy with empty rankings, a degraded copy), ``forks/``
+    (fork branches of the probed game, from ``mafialab fork run``) and ``en_demo/`` (imported)."""
+    from mafialab.record import GameStatus, JsonlWriter, read_game
+
+    logs = tmp_path_factory.mktemp("mixed")
+    parent = BRANCHES / "parent"
+    _copy_as(parent, logs / "probed" / "parent", "parent")
+    _copy_as(parent, logs / "probed" / "empty-rankings", "empty-rankings", _empty_rankings)
+    deg = _copy_as(parent, logs / "probed" / "degraded-game", "degraded-game")
+    n = len(read_game(deg).events)
+    with JsonlWriter(deg / "game.jsonl") as w:
+        w.write(GameStatus(seq=n + 1, degraded=True, answered_share=0.5, decisions=40, fallbacks=20))
+    for d in sorted((BRANCHES / "forks").iterdir()):
+        shutil.copytree(d, logs / "forks" / d.name)
+    import_mafiascope(mafiascope_dir / "en_demo", logs / "en_demo")
+    return logs
+
+
+MIXED = ("probed", "forks", "en_demo")
+
+
+def _report_args(directory: Path, branches: bool) -> dict[str, Any]:
+    args = ["report", str(directory), "--format", "json"] + (["--include-branches"] if branches else [])
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("branches", [False, True], ids=["default", "include-branches"])
+def test_viewer_and_report_count_the_same_games_and_usable_answers(
+    mixed_logs: Path, tmp_path: Path, branches: bool
+) -> None:
+    site = tmp_path / "site"
+    build_site(mixed_logs, site, jobs=1, include_branches=branches)
+    index = _index(site)
+    cm = index["corpus_metrics"]
+    groups = {(g["kind"], g["key"]): g for g in index["calibration"]}
+    for corpus in MIXED:
+        rep = _report_args(mixed_logs / corpus, branches)
+        block = cm["corpora"][corpus]
+        assert block["inclusion"] == rep["inclusion"]  # the same games, and the rule stated alike
+        assert block["games"] == rep["games"] == rep["inclusion"]["games"]
+        for row in block["metrics"]:  # F1-F4, value, interval and n
+            value, ci, n = _report_value(rep, row["name"])
+            assert (row["value"], row["ci"], row["n"]) == (value, ci, n), (corpus, row["name"])
+        if rep["calibration"]["n"]:
+            _same_calibration(block["calibration"], rep["calibration"])
+            _same_calibration(groups[("corpus", corpus)], rep["calibration"])
+            assert groups[("corpus", corpus)]["inclusion"] == rep["inclusion"]["rule"]
+        else:
+            assert block["calibration"] is None and ("corpus", corpus) not in groups
+        _same_usable([r for r in index["games"] if r["corpus"] == corpus], rep)
+    whole = _report_args(mixed_logs, branches)
+    _same_calibration(groups[("all", "all games")], whole["calibration"])  # the Calibration tab's default
+    assert groups[("all", "all games")]["inclusion"] == whole["inclusion"]["rule"] == cm["inclusion"]["rule"]
+    assert whole["inclusion"]["degraded"] == 1 and whole["degraded"] == ["degraded-game"]
+    if branches:
+        assert whole["inclusion"]["branches"] == 19 and whole["inclusion"]["branches_left_out"] == 0
+        assert "19 of them fork branches" in whole["inclusion"]["rule"]
+    else:
+        assert whole["inclusion"]["branches"] == 0 and whole["inclusion"]["branches_left_out"] == 19
+        assert whole["inclusion"]["rule"] == (
+            f"corpus figures: {whole['games']} games; 19 fork branches and 1 degraded game left out "
+            "(--include-branches adds branches)"
+        )
+        assert cm["corpora"]["forks"]["games"] == 0  # branches only: no corpus figure counts them
+
+
+def test_the_calibration_tab_leaves_branches_out_as_the_report_does(mixed_logs: Path, tmp_path: Path) -> None:
+    build_site(mixed_logs, tmp_path / "site", jobs=1)
+    tab = next(g for g in _index(tmp_path / "site")["calibration"] if g["kind"] == "all")
+    rep = _report_args(mixed_logs, False)
+    with_branches = _report_args(mixed_logs, True)
+    assert with_branches["calibration"]["n"] > rep["calibration"]["n"]  # the branches hold answers
+    assert (tab["n"], tab["ece"], tab["brier"]) == (
+        rep["calibration"]["n"],
+        rep["calibration"]["ece"],
+        rep["calibration"]["brier"],
+    )
+
+
+def test_an_empty_ranking_is_not_a_usable_answer_anywhere(mixed_logs: Path, tmp_path: Path) -> None:
+    rep = _report_args(mixed_logs / "probed", False)
+    records = (mixed_logs / "probed" / "empty-rankings" / "probes.jsonl").read_text(encoding="utf-8").splitlines()
+    empty = sum(1 for line in records if json.loads(line)["answer_parsed"] == [])
+    assert empty > 0
+    rankings = sum(1 for line in records if json.loads(line)["probe_id"] == "suspicion_ranking")
+    # the report's usable line and its instrument table agree: the empty lists are unusable
+    assert rep["coverage"]["answers"]["suspicion_ranking"] == 2 * rankings - empty
+    row = next(g for g in rep["instrument"]["games"] if g["game_id"] == "empty-rankings")
+    assert row["probe_answers"]["unusable"] == row["lost"]["wrong_shape"] == empty
+    # the viewer: the game's usable share and its per-step answers count the same
+    site = tmp_path / "site"
+    build_site(mixed_logs / "probed", site, jobs=1)
+    game = next(r for r in _index(site)["games"] if r["id"] == "empty-rankings")
+    assert game["usable"] == len(records) - empty and game["usable_rate"] < 1
+    seats = [json.loads(_payload(f)) for f in sorted((site / "data" / "s" / game["file"]).glob("*.js"))]
+    ok = [p for s in seats for p in s["probes"] if p["ok"]]
+    assert len(ok) == game["usable"]
+    assert not any(p["p"] == "suspicion_ranking" and not p.get("items") for p in ok)
+
+
+def _payload(path: Path) -> str:
+    m = re.fullmatch(r'MAFIALAB_DATA\("[^"]*",(?:"[^"]*"|[^,]*),(.*)\);\n', path.read_text(encoding="utf-8"), re.S)
+    assert m, path
+    return m.group(1)

@@ -75,6 +75,9 @@ from mafialab.analysis._data import (
 from mafialab.analysis._data import (
     same_id as same_id,
 )
+from mafialab.analysis._data import (
+    split_branches as split_branches,
+)
 from mafialab.analysis._dynamics import (
     belief_dynamics,
     retest_floor,
@@ -85,8 +88,14 @@ from mafialab.analysis._export import (
     export_parquet,
     log_tables,
 )
+from mafialab.analysis._inclusion import (
+    inclusion as inclusion,
+)
 from mafialab.analysis._instrument import (
     instrument,
+)
+from mafialab.analysis._instrument import (
+    usable as usable,
 )
 from mafialab.analysis._metrics import (
     DEFAULT,
@@ -97,6 +106,9 @@ from mafialab.analysis._metrics import (
     get_method,
     second_order,
     vote_coupling,
+)
+from mafialab.analysis._metrics import (
+    answer as answer,
 )
 from mafialab.analysis._metrics import (
     parse_counts as parse_counts,

@@ -189,15 +189,29 @@ def compare(
     resamples: int = 1000,
     seed: int = 0,
     retests: Sequence[RetestRecord] = (),
+    branches_left_out: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The report of every group (:func:`compute_report`; bootstrap by game within the group).
+
+    Args:
+        groups: Group label -> its games.
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        by: The keys the groups were made by (recorded).
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        retests: Test-retest records.
+        branches_left_out: Group label -> ids of the fork branches left out of it (each
+            group's ``inclusion`` states them).
 
     Returns:
         ``{"by": [...], "groups": [{"group": label, "games": n, "report": report}]}``.
     """
     out = []
+    left = branches_left_out or {}
     for label, gs in groups.items():
-        rep = compute_report(gs, method, resamples=resamples, seed=seed, retests=retests)
+        rep = compute_report(
+            gs, method, resamples=resamples, seed=seed, retests=retests, branches_left_out=left.get(label, ())
+        )
         out.append({"group": label, "games": rep["games"], "report": rep})
     return {"by": list(by), "groups": out}
 
@@ -209,11 +223,17 @@ def compare_built(
     resamples: int = 1000,
     seed: int = 0,
     retests: Sequence[RetestRecord] = (),
+    branches_left_out: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """:func:`compare` from one :class:`~mafialab.analysis._report.ReportBuilder` per group (in the order given)."""
+    """:func:`compare` from one :class:`~mafialab.analysis._report.ReportBuilder` per group (in the order given).
+
+    ``branches_left_out``: per group label, the fork branches of its games left out (stated
+    in each group's ``inclusion``).
+    """
     out = []
     for label, b in builders.items():
-        rep = b.report(resamples=resamples, seed=seed, retests=retests)
+        left = (branches_left_out or {}).get(label, ())
+        rep = b.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=left)
         out.append({"group": label, "games": rep["games"], "report": rep})
     return {"by": list(by), "groups": out}
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mafialab.analysis._data import GameData
-from mafialab.analysis._metrics import Method, answer, get_method
+from mafialab.analysis._instrument import usable as usable_answer
+from mafialab.analysis._metrics import Method, get_method
 
 METRIC_PROBES: dict[str, tuple[str, ...]] = {
     "first_order": ("role_assessment",),
@@ -50,7 +51,8 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
 
     Args:
         games: Flattened games (skipped-family and degraded games are not counted).
-        method: Reading of the answers (a usable answer is one :func:`answer` reads).
+        method: Reading of the answers (usable: :func:`mafialab.analysis._instrument.usable`,
+            parsed and carrying information; an empty ranking is not usable).
 
     Returns:
         ``{"batteries": [fingerprints recorded in the headers], "answers": {probe id:
@@ -66,10 +68,10 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
 
 
 def usable_answers(game: GameData, method: Method) -> dict[str, int]:
-    """Usable answers (:func:`answer` reads them) per probe id in one game."""
+    """Usable answers per probe id in one game (parsed and informative: :func:`~mafialab.analysis._instrument.usable`)."""
     usable: Counter[str] = Counter()
     for p in game.probes:
-        if answer(p, method, game.names) is not None:
+        if usable_answer(p, method):
             usable[p.probe_id] += 1
     return dict(usable)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -422,6 +422,25 @@ def iter_each(root: Path, dirs: list[Path], read: Callable[[Path], T], skipped: 
             raise LogFormatError(none_readable_message(root, dirs, reasons))
 
 
+def split_branches(games: Sequence[GameData], include_branches: bool = False) -> tuple[list[GameData], list[str]]:
+    """Apply the branch part of the inclusion rule (``mafialab.analysis._inclusion``).
+
+    Fork branches are left out of corpus figures unless ``include_branches``; ``report``,
+    ``view`` and :func:`load_games` all leave them out with this function.
+
+    Args:
+        games: Games as read, branches among them.
+        include_branches: Keep branches (``--include-branches``).
+
+    Returns:
+        ``(kept games in their order, ids of the branches left out)``; nothing is left out
+        with ``include_branches``.
+    """
+    if include_branches:
+        return list(games), []
+    return [g for g in games if not g.branch], [g.game_id for g in games if g.branch]
+
+
 def load_games(
     root: Path,
     include_branches: bool = False,
@@ -463,8 +482,7 @@ def load_games(
     else:
         for msg in dups:
             log.warning(msg)
-    if not include_branches:
-        if left_out is not None:
-            left_out.extend(g.game_id for g in games if g.branch)
-        games = [g for g in games if not g.branch]
+    games, branches = split_branches(games, include_branches)
+    if left_out is not None:
+        left_out.extend(branches)
     return games

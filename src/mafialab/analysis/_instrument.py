@@ -28,13 +28,41 @@ NOT_GAME_CALLS = frozenset({"probe", "judge", "preflight"})
 _LIST_PROBES = ("role_assessment", "suspicion_ranking")
 
 
-def _shape_ok(p: Probe, value: Any) -> bool:
-    """Whether a parsed answer has the shape its probe expects (README "Parse mode")."""
+def _informative(p: Probe, value: Any) -> bool:
+    """Whether a parsed answer has its probe's shape and carries information (see :func:`usable`)."""
     if p.probe_id in _LIST_PROBES:
         return isinstance(value, list) and any(isinstance(x, dict) for x in value)
     if p.probe_id == "social_map":
-        return isinstance(value, dict) and isinstance(value.get("toward_me"), list)
+        return (
+            isinstance(value, dict)
+            and isinstance(value.get("toward_me"), list)
+            and any(isinstance(x, dict) for x in value["toward_me"])
+        )
+    if isinstance(value, list | dict | str) and not value:
+        return False  # an empty list, object or string says nothing
     return p.schema_ok is not False
+
+
+def usable(p: Probe, method: Method) -> bool:
+    """Whether a probe answer is usable: it parses and carries information.
+
+    The one definition of "usable" in mafialab: the report's ``coverage.answers`` ("usable
+    answers") and its instrument table (``raw`` + ``repaired``), the viewer's per-game
+    ``usable`` count and its per-step series all count with it. An answer is usable when
+    :func:`~mafialab.analysis._metrics.answer` reads a value from it (the stored parse, else
+    the raw text re-parsed with ``method``'s repair rule) and that value carries information
+    of the probe's shape: ``role_assessment`` and ``suspicion_ranking`` a list holding at
+    least one object, ``social_map`` an object whose ``toward_me`` list holds at least one
+    object, any other probe a value that is not an empty list, object or string and that did
+    not fail its JSON schema where one was checked. An empty ranking (``[]``) parses but is
+    not usable.
+
+    Args:
+        p: One probe answer.
+        method: The reading (its repair rule re-parses answers stored without a parse).
+    """
+    value = answer(p, method)
+    return value is not None and _informative(p, value)
 
 
 def probe_fate(p: Probe, method: Method) -> str:
@@ -46,13 +74,15 @@ def probe_fate(p: Probe, method: Method) -> str:
     imported answer is the source's ``ERROR`` string), ``empty`` (the model answered
     nothing), ``truncated`` (cut off at the token cap: the backend said so (``length``), or the
     text opens a JSON value that never closes, and no repair recovered it), ``unparseable``,
-    ``wrong_shape`` (JSON, but not the probe's shape: ``role_assessment`` and
-    ``suspicion_ranking`` need a list of objects, ``social_map`` an object with a ``toward_me``
-    list, other probes their JSON schema where one was checked).
+    ``wrong_shape`` (JSON, but not usable: not the probe's shape or empty, :func:`usable`;
+    ``role_assessment`` and ``suspicion_ranking`` need a non-empty list of objects,
+    ``social_map`` an object with a non-empty ``toward_me`` list, other probes a non-empty
+    value passing their JSON schema where one was checked). ``raw`` and ``repaired`` are
+    exactly the :func:`usable` answers.
     """
     text = p.raw.strip()
     value = answer(p, method)
-    if value is not None and _shape_ok(p, value):
+    if value is not None and _informative(p, value):
         try:
             json.loads(text)
         except ValueError:

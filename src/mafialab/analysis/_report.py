@@ -24,6 +24,7 @@ from mafialab.analysis._calibration import calibration_summary
 from mafialab.analysis._coverage import coverage_of
 from mafialab.analysis._data import GameData
 from mafialab.analysis._dynamics import DYNAMICS_FIELDS, dynamics_block, retest_floor
+from mafialab.analysis._inclusion import inclusion_block
 from mafialab.analysis._instrument import pooled_instrument
 from mafialab.analysis._metrics import (
     F1_FIELDS,
@@ -72,6 +73,7 @@ class ReportBuilder:
         self.method = get_method(method) if isinstance(method, str) else method
         self.skipped: list[str] = []
         self.degraded: list[str] = []
+        self.branches = 0  # fork branches among the counted games (with --include-branches)
         self.winners: Counter[str] = Counter()
         self.probe_records = 0
         self.parsed = 0
@@ -107,6 +109,7 @@ class ReportBuilder:
             raise ValueError(f"summary of {s.game_id} holds no statistics")
         self._ids.append(s.game_id)
         self._roots.append(s.root or s.game_id)
+        self.branches += s.branch
         self.winners[s.winner or "unfinished"] += 1
         if s.battery:
             self.batteries.add(s.battery)
@@ -134,8 +137,19 @@ class ReportBuilder:
         )
         self._instrument.append(json.dumps(st.instrument))
 
-    def report(self, *, resamples: int = 1000, seed: int = 0, retests: Sequence[RetestRecord] = ()) -> dict[str, Any]:
-        """The report over the games added so far (the shape of :func:`compute_report`)."""
+    def report(
+        self,
+        *,
+        resamples: int = 1000,
+        seed: int = 0,
+        retests: Sequence[RetestRecord] = (),
+        branches_left_out: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """The report over the games added so far (the shape of :func:`compute_report`).
+
+        ``branches_left_out``: ids of the fork branches the caller left out, stated in
+        ``inclusion`` (:func:`mafialab.analysis._inclusion.inclusion_block`).
+        """
         m = self.method
         n_games = len(self._ids)
         # branches of one root game are one cluster (they share the root's prefix)
@@ -287,6 +301,9 @@ class ReportBuilder:
             "games": n_games,
             "skipped": list(self.skipped),
             "degraded": list(self.degraded),
+            "inclusion": inclusion_block(
+                n_games, self.branches, len(self.degraded), len(self.skipped), len(branches_left_out)
+            ),
             "no_interval": no_interval_reason(n_games),
             "min_games_for_interval": MIN_CLUSTERS,
             "winners": dict(sorted(self.winners.items())),
@@ -310,6 +327,7 @@ def compute_report(
     resamples: int = 1000,
     seed: int = 0,
     retests: Sequence[RetestRecord] = (),
+    branches_left_out: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
 
@@ -332,6 +350,8 @@ def compute_report(
         seed: Bootstrap seed.
         retests: Test-retest records (``mafialab retest``); their flip rate is reported as
             ``dynamics.retest`` beside the observed rate.
+        branches_left_out: Ids of the fork branches the caller left out
+            (:func:`mafialab.analysis.load_games`'s ``left_out``), stated in ``inclusion``.
 
     Returns:
         A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
@@ -342,7 +362,9 @@ def compute_report(
         :func:`mafialab.analysis.instrument`), ``dynamics`` (belief dynamics, MafiaScope §7),
         ``quadrants`` (innocent day votes by quadrant, MafiaScope §6), plus ``method``,
         ``resamples``, ``seed``, ``skipped``, ``degraded`` (ids of games the integrity gate
-        marked degraded: left out of every number, as in the viewer), ``no_interval``.
+        marked degraded: left out of every number, as in the viewer), ``no_interval``,
+        ``inclusion`` (what the figures count and leave out, with the rule in one line:
+        :func:`mafialab.analysis._inclusion.inclusion`).
         ``calibration`` is :func:`mafialab.analysis._calibration.calibration_summary` (with its
         ``population`` in words and per-bin intervals). ``coverage``
         (:func:`mafialab.analysis.coverage`) says which metrics the probe answers support
@@ -358,7 +380,7 @@ def compute_report(
     b = ReportBuilder(method)
     for g in games:
         b.add(g if isinstance(g, GameSummary) else summarise_game(g, b.method))
-    return b.report(resamples=resamples, seed=seed, retests=retests)
+    return b.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=branches_left_out)
 
 
 def _quadrant_counts(q: np.ndarray) -> dict[str, Any]:
@@ -447,6 +469,10 @@ def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
 
     for k in ("games", "probe_records", "parsed"):
         add("summary", "", k, rep[k])
+    inc = rep.get("inclusion")
+    if inc:  # what the figures count and leave out, and the rule in words
+        for k in ("branches", "branches_left_out", "degraded", "skipped", "rule"):
+            add("summary", "inclusion", k, inc[k])
     for w, n in rep["winners"].items():
         add("summary", "winners", w, n)
     for r, v in rep["first_order"].items():

@@ -395,6 +395,7 @@ def iter_summaries(
     cache: SummaryCache | None = None,
     include_branches: bool = False,
     left_out: list[str] | None = None,
+    left_out_roots: dict[str, str] | None = None,
     warnings: list[str] | None = None,
     skipped: list[str] | None = None,
 ) -> Iterator[GameSummary]:
@@ -410,6 +411,7 @@ def iter_summaries(
         cache: Where summaries are read and stored; ``None``: always computed, nothing stored.
         include_branches: Keep branches.
         left_out: Receives the ids of the branches left out.
+        left_out_roots: Receives ``{branch id: its root game's id}`` of the branches left out.
         warnings: Receives the repeated-id warnings (logged when not given).
         skipped: When given, receives the reason of each game that cannot be read (which is
             left out); without it the first such game raises.
@@ -446,6 +448,8 @@ def iter_summaries(
         if s.branch and not include_branches:
             if left_out is not None:
                 left_out.append(s.game_id)
+            if left_out_roots is not None:
+                left_out_roots[s.game_id] = s.root
             continue
         yield s
     if skipped is not None:

@@ -33,6 +33,7 @@ from mafialab.analysis import (
     summary_groups,
     summary_table,
 )
+from mafialab.analysis import split_branches as split_branches
 from mafialab.cli._app import (
     arg_message,
     check_games_path,
@@ -179,6 +180,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet | Mapping[str, st
         f"probe records {rep['probe_records']}, parsed {rep['parsed']}"
         + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
     )
+    console.print(rep["inclusion"]["rule"], highlight=False)
     if rep.get("no_interval"):
         console.print(
             f"[yellow]{rep['no_interval']}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
@@ -190,7 +192,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet | Mapping[str, st
     cov = rep.get("coverage")
     if cov and cov["answers"]:
         console.print(
-            "usable answers: "
+            "usable answers (parsed, not empty): "
             + ", ".join(f"{k} {v}" for k, v in cov["answers"].items())
             + (f" (battery {', '.join(cov['batteries'])})" if cov["batteries"] else ""),
             highlight=False,
@@ -359,6 +361,8 @@ def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> 
         t.add_row(*row)
     console.print(t)
     console.print("95% CI: bootstrap by game within each group", style="dim", highlight=False)
+    for g in cmp["groups"]:  # the inclusion rule, stated for every column
+        console.print(f"{g['group'] or 'all'}: {g['report']['inclusion']['rule']}", style="dim", highlight=False)
     for g in cmp["groups"]:
         cov = g["report"]["coverage"]
         lost = [f"{v['name']} (needs {' and '.join(v['needs'])})" for v in cov["metrics"].values() if not v["computed"]]
@@ -445,11 +449,14 @@ def report(
     teams: dict[tuple[str, str], dict[str, str]] = {}  # the rule sets' team names, for the winners line
     mixed_rules: set[str] = set()
     mixed_models: set[str] = set()
+    left_by_label: dict[str, list[str]] = {}  # each group's branches left out (by their root game)
     for directory in directories:
         left_out: list[str] = []
         dups: list[str] = []
         unread: list[str] = []
         mine: dict[str, ReportBuilder] = {}
+        left_roots: dict[str, str] = {}  # branch left out -> its root game
+        labels_of: dict[str, set[str]] = {}  # root game -> the groups it is counted in
         try:
             for s in iter_summaries(
                 directory,
@@ -458,6 +465,7 @@ def report(
                 cache=store,
                 include_branches=include_branches,
                 left_out=left_out,
+                left_out_roots=left_roots,
                 warnings=dups,
                 skipped=unread,
             ):
@@ -470,6 +478,7 @@ def report(
                     continue
                 for label, stats in summary_groups(s, keys, directory):
                     mine.setdefault(label, ReportBuilder(method.value)).add(s, stats)
+                    labels_of.setdefault(s.root or s.game_id, set()).add(label)
         except (FileNotFoundError, LogFormatError) as err:
             fail(arg_message("DIR", err))
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
@@ -484,7 +493,9 @@ def report(
             )
         name = str(directory) if len(directories) > 1 else ""
         for label in sorted(mine):
-            builders[", ".join(x for x in (name, label) if x) or directory.resolve().name] = mine[label]
+            full = ", ".join(x for x in (name, label) if x) or directory.resolve().name
+            builders[full] = mine[label]
+            left_by_label[full] = sorted(b for b, r in left_roots.items() if label in labels_of.get(r, ()))
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
@@ -493,7 +504,7 @@ def report(
         mix = mix_line(mixed_rules, mixed_models)
         if mix is not None:
             err_console.print(f"[yellow]warning:[/] {mix}", highlight=False, soft_wrap=True)
-        rep = builder.report(resamples=resamples, seed=seed, retests=retests)
+        rep = builder.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=left_out)
         if fmt is _Fmt.json:
             sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
         elif fmt is _Fmt.csv:
@@ -508,7 +519,9 @@ def report(
             for p in write_plots(rep, plots, corpus=directories[0].resolve().name):
                 err_console.print(f"wrote {escape(str(p))}", style="dim")
         return
-    cmp = compare_built(builders, by=keys, resamples=resamples, seed=seed, retests=retests)
+    cmp = compare_built(
+        builders, by=keys, resamples=resamples, seed=seed, retests=retests, branches_left_out=left_by_label
+    )
     if ref is not None:
         cmp["reference"] = ref
     if fmt is _Fmt.json:

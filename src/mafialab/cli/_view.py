@@ -26,6 +26,11 @@ def view(
         None, "--token-env", help="Environment variable holding the bearer token the fork API requires."
     ),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per CPU, at most 4)."),
+    include_branches: bool = typer.Option(
+        False,
+        "--include-branches",
+        help="Count forks (branches) in the corpus figures and calibration, as report --include-branches does.",
+    ),
     allow_agents: str | None = typer.Option(
         None,
         "--allow-agents",
@@ -38,6 +43,10 @@ def view(
     With --serve the site is served with a fork API: a Branch button on each step starts
     background fork jobs whose branches (written to DIR/forks) appear in the page. A fork job
     plays the parent's roster, one spec of it, or a spec given in --allow-agents.
+
+    Corpus figures and calibration count what `report` counts: fork branches and degraded
+    games are left out (--include-branches adds branches); every game, branches too, keeps
+    its own page.
     """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
@@ -61,7 +70,13 @@ def view(
     with progress_bar() as progress:
         task = progress.add_task("building", total=total)
         try:
-            summary = build_site(directory, out, on_game=lambda _name: progress.advance(task), jobs=jobs or None)
+            summary = build_site(
+                directory,
+                out,
+                on_game=lambda _name: progress.advance(task),
+                jobs=jobs or None,
+                include_branches=include_branches,
+            )
         except ViewerError as err:
             fail(str(err))
     dt = time.perf_counter() - t0

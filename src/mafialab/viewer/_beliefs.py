@@ -141,16 +141,35 @@ class SeatNames:
         return found if found is not None else self._low.get(s.lower())
 
 
-def normalise_probe(rec: ProbeRecord, names: Sequence[str] | SeatNames, vocab: RoleVocabulary) -> Belief:
-    """Turn one probe record into a :class:`Belief` (stored ``answer_parsed`` only).
+def normalise_probe(
+    rec: ProbeRecord,
+    names: Sequence[str] | SeatNames,
+    vocab: RoleVocabulary,
+    reading: tuple[Any, bool] | None = None,
+) -> Belief:
+    """Turn one probe record into a :class:`Belief`.
 
     Player names are matched to seats by :class:`SeatNames`; a name that matches no seat
-    keeps ``t = None``. An answer of the wrong shape keeps its raw text.
+    keeps ``t = None``. An answer that is not usable keeps its raw text.
+
+    Args:
+        rec: The probe record.
+        names: Seat names in seat order (or a :class:`SeatNames`).
+        vocab: The game's role vocabulary.
+        reading: The analysis layer's reading of the answer, ``(value, usable)``
+            (:func:`mafialab.analysis._metrics.answer` and
+            :func:`mafialab.analysis._instrument.usable`); the site build gives it, so the
+            viewer's ``ok`` is the report's "usable" (an empty ranking is not). Without it
+            the stored ``answer_parsed`` is read and any list counts.
     """
     seat_of = (names if isinstance(names, SeatNames) else SeatNames(names)).seat_of
     order = (rec.after_seq, rec.round, rec.msg_index, rec.position)
-    parsed = rec.answer_parsed
+    parsed = rec.answer_parsed if reading is None or not reading[1] else reading[0]
     b = Belief(seat=rec.seat, probe_id=rec.probe_id, after_seq=rec.after_seq, order=order, ok=False)
+    if reading is not None and not reading[1]:
+        b.raw = rec.answer_raw if rec.answer_raw or parsed is None else _text(parsed)
+        b.free = rec.probe_id not in STRUCTURED_PROBES
+        return b
     if rec.probe_id == "role_assessment" and (rows := _items(parsed)) is not None:
         b.items = [
             {
@@ -195,7 +214,7 @@ def normalise_probe(rec: ProbeRecord, names: Sequence[str] | SeatNames, vocab: R
         return b
     b.raw = rec.answer_raw if rec.answer_raw or parsed is None else _text(parsed)
     if rec.probe_id not in STRUCTURED_PROBES:
-        b.ok = rec.parse_ok or parsed is not None  # a free-form probe: shown verbatim
+        b.ok = reading[1] if reading is not None else rec.parse_ok or parsed is not None  # shown verbatim
         b.free = True
     return b
 

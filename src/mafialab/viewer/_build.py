@@ -24,7 +24,9 @@ from pydantic import ValidationError
 
 from mafialab import __version__
 from mafialab._words import count
-from mafialab.analysis import DEFAULT, GameData, coverage, game_data, parse_counts, transcript_predictions
+from mafialab.analysis import DEFAULT, GameData, coverage, game_data, transcript_predictions
+from mafialab.analysis import answer as analysis_answer
+from mafialab.analysis import usable as usable_answer
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
 from mafialab.record import (
@@ -304,7 +306,15 @@ def build_game(
     if not names:
         names = [s.name for s in h.roster]
     seat_names = SeatNames(names)
-    beliefs: list[Belief] = [normalise_probe(p, seat_names, vocab) for p in probes]
+    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
+    # the analysis layer's reading of each answer: its value and whether it is usable (one definition)
+    readings: dict[int, tuple[Any, bool]] = {
+        a.line - 1: (analysis_answer(a, DEFAULT), usable_answer(a, DEFAULT)) for a in gd.probes
+    }
+    beliefs: list[Belief] = [
+        normalise_probe(p, seat_names, vocab, readings.get(i, (None, False))) for i, p in enumerate(probes)
+    ]
+    n_usable = sum(ok for _, ok in readings.values())
     timeline = BeliefTimeline(beliefs, h.roster, vocab)
     n_seats = len(h.roster)
     steps = [ev.seq for ev in events if ev.kind in STEP_KINDS]
@@ -312,7 +322,6 @@ def build_game(
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
 
-    gd = game_data(glog, [p.__dict__ for p in probes])  # the records' fields, without a copy
     metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
     step_index = {q: i for i, q in enumerate(steps)}
     ev_json = {ev.seq: _event_json(ev) for ev in events}
@@ -353,7 +362,6 @@ def build_game(
     for s in range(n_seats):
         agree = [(h / n if n else None) for h, n in pairs[s]]
         seats.append(_seat_payload(glog, s, names, labels, ev_json, step_index, agree, timeline, by_seat[s], notes))
-    parsed = parse_counts(gd, DEFAULT)[1]  # the report's definition: an answer stored or re-parsed
     ends = [e for e in events if e.kind == "game_end"]
     row = {
         "id": h.game_id,
@@ -366,7 +374,9 @@ def build_game(
         "rounds": ends[-1].rounds if ends else (events[-1].round if events else 0),
         "probes": len(probes),
         "probe_ids": dict(Counter(p.probe_id for p in probes)),
-        "parse_rate": parsed / len(probes) if probes else None,
+        # usable answers (mafialab.analysis usable: parsed and not empty), as the report counts them
+        "usable": n_usable,
+        "usable_rate": n_usable / len(probes) if probes else None,
         "degraded": degraded,
         "finished": glog.winner is not None,
         "steps": len(steps),
@@ -723,6 +733,7 @@ def build_site(
     *,
     on_game: Callable[[str], None] | None = None,
     jobs: int | None = None,
+    include_branches: bool = False,
 ) -> SiteSummary:
     """Build the static viewer site for every game under ``src`` into ``out``.
 
@@ -745,6 +756,10 @@ def build_site(
         jobs: Worker processes building games in parallel; ``None`` uses one per CPU (at
             most :data:`MAX_JOBS`), ``1`` builds in this process. The corpus metrics are
             scored in the same pool, beside the games. The output does not depend on it.
+        include_branches: Count fork branches in the corpus figures and calibration
+            (``mafialab view --include-branches``); by default they are left out, as
+            ``mafialab report`` leaves them out (:func:`mafialab.viewer.corpus_metrics`).
+            Every game, branches too, still gets its own page with its own figures.
 
     Returns:
         What was written.
@@ -785,7 +800,7 @@ def build_site(
     with ExitStack() as stack:
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers)) if n_workers > 1 else None
         # the corpus metrics (analysis layer) run beside the games, in their own process
-        metrics_future = pool.submit(corpus_metrics, corpora) if pool is not None else None
+        metrics_future = pool.submit(corpus_metrics, corpora, include_branches) if pool is not None else None
         for d, res in _run(tasks, pool, on_game):
             if isinstance(res, str):
                 summary.skipped.append((str(d), res))
@@ -795,7 +810,9 @@ def build_site(
             rows.append(res.row)
             summary.games.append(gid)
         if rows:
-            metrics = metrics_future.result() if metrics_future is not None else corpus_metrics(corpora)
+            metrics = (
+                metrics_future.result() if metrics_future is not None else corpus_metrics(corpora, include_branches)
+            )
     if not rows:
         raise ViewerError(f"DIR: {none_readable_message(root, dirs, [r for _, r in summary.skipped])}")
     bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []

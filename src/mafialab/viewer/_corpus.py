@@ -106,18 +106,26 @@ def report_calibration(rep: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
+def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool = False) -> dict[str, Any]:
     """Corpus metrics for the dashboard, computed by ``mafialab.analysis``.
 
+    The inclusion rule is ``mafialab report``'s, applied by the same functions: fork
+    branches are left out unless ``include_branches``
+    (:func:`mafialab.analysis._data.split_branches`), degraded games always
+    (:func:`mafialab.analysis.compute_report`); unreadable games are left out too. A
+    branch's own page shows its own figures.
+
     Args:
-        corpora: Corpus name -> game directories. Unreadable and degraded games are left
-            out (the integrity gate), so the numbers cover the games the dashboard lists
-            without the degraded flag.
+        corpora: Corpus name -> game directories.
+        include_branches: Count fork branches (``mafialab view --include-branches``).
 
     Returns:
         ``{"available": False, "reason": str}`` when no numbers can be given, else
-        ``{"available": True, "source": str, "corpora": {name: {"games": int, "metrics":
-        [rows of report_rows], "calibration": chart bins or None} | {"error": str}}}``.
+        ``{"available": True, "source": str, "inclusion": {...}, "corpora": {name:
+        {"games": int, "inclusion": {...}, "metrics": [rows of report_rows], "calibration":
+        chart bins or None, "missing": [str]} | {"error": str}}, "calibration_groups":
+        [...]}``; each ``inclusion`` is the report's (:func:`mafialab.analysis._inclusion.inclusion`:
+        counts and the rule in one line, ``rule``), the top-level one over all corpora.
     """
     try:
         analysis = importlib.import_module("mafialab.analysis")
@@ -128,13 +136,17 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
         }
     compute = getattr(analysis, "compute_report", None)
     flatten = getattr(analysis, "game_data", None)
-    if compute is None or flatten is None:
+    split = getattr(analysis, "split_branches", None)
+    included = getattr(analysis, "inclusion", None)
+    if compute is None or flatten is None or split is None or included is None:
         return {
             "available": False,
-            "reason": "metrics unavailable: this mafialab.analysis lacks compute_report()/game_data()",
+            "reason": "metrics unavailable: this mafialab.analysis lacks "
+            "compute_report()/game_data()/split_branches()/inclusion()",
         }
     out: dict[str, Any] = {}
     everything: list[Any] = []
+    all_left: list[str] = []
     groups: list[dict[str, Any]] = []
     for name, dirs in corpora.items():
         try:
@@ -145,39 +157,46 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]]) -> dict[str, Any]:
                 except LogFormatError:
                     continue  # listed as skipped by the site build
                 games.append(flatten(glog))  # degraded games: left out by the analysis layer itself
-            rep = compute(games, "default", resamples=RESAMPLES, seed=0)
+            games, left = split(games, include_branches)  # the one inclusion rule, as `mafialab report`
+            rep = compute(games, "default", resamples=RESAMPLES, seed=0, branches_left_out=left)
         except Exception as err:  # the dashboard must still build; say what failed
             log.warning("corpus %s: analysis failed: %s", name, err)
             out[name] = {"error": f"{type(err).__name__}: {err}"}
             continue
         everything.extend(games)
+        all_left.extend(left)
         cal = report_calibration(rep)
         if cal is not None:
-            groups.append({"kind": "corpus", "key": name, **cal})
+            groups.append({"kind": "corpus", "key": name, "inclusion": rep["inclusion"]["rule"], **cal})
         cov = rep.get("coverage", {}).get("metrics", {})
         out[name] = {
             "games": rep.get("games"),
+            "inclusion": rep["inclusion"],
             "metrics": report_rows(rep),
             "calibration": cal,
             # what the probe battery does not support, and the probe each missing metric needs
             "missing": [v["why"] for v in cov.values() if not v["computed"]],
         }
-    groups = _calibration_groups(analysis, everything, groups)
+    whole = included(everything, all_left)
+    groups = _calibration_groups(analysis, everything, groups, whole["rule"])
     return {
         "available": True,
         "source": f"mafialab.analysis (default method, 95% CI from {RESAMPLES} game-level cluster-bootstrap resamples)",
+        "inclusion": whole,
         "corpora": out,
         "calibration_groups": groups,
     }
 
 
 def _calibration_groups(
-    analysis: Any, games: Sequence[Any], corpus_groups: list[dict[str, Any]]
+    analysis: Any, games: Sequence[Any], corpus_groups: list[dict[str, Any]], rule: str
 ) -> list[dict[str, Any]]:
     """The Calibration tab's groups: all games, each corpus, each model (observer's agent).
 
     Every group is :func:`mafialab.analysis.calibration` (the report's definition and
-    population); the corpus groups are the corpus reports' own calibration blocks.
+    population) over ``games``, the games the inclusion rule keeps; the corpus groups are
+    the corpus reports' own calibration blocks. Each group carries its ``inclusion`` line
+    (``rule`` for all games and the models).
     """
     calibrate = getattr(analysis, "calibration", None)
     if calibrate is None or not games:
@@ -188,10 +207,10 @@ def _calibration_groups(
     groups = []
     whole = report_calibration(calibrate(games, "default", resamples=RESAMPLES, seed=0))
     if whole is not None:
-        groups.append({"kind": "all", "key": "all games", **whole})
+        groups.append({"kind": "all", "key": "all games", "inclusion": rule, **whole})
     groups.extend(corpus_groups)
     for model in sorted({a for g in games for a in g.agents.values()}):
         cal = report_calibration(calibrate(games, "default", agent=model, resamples=RESAMPLES, seed=0))
         if cal is not None:
-            groups.append({"kind": "model", "key": model, **cal})
+            groups.append({"kind": "model", "key": model, "inclusion": rule, **cal})
     return groups

@@ -311,7 +311,7 @@
   // ------------------------------------------------------------------ dashboard
   const COLUMNS = [
     ["id", "game"], ["corpus", "corpus"], ["rules", "rule set"], ["models", "models"], ["winner_name", "winner"],
-    ["rounds", "rounds"], ["steps", "steps"], ["probes", "probes"], ["parse_rate", "parse rate"], ["degraded", "degraded"], ["notes", "notes"],
+    ["rounds", "rounds"], ["steps", "steps"], ["probes", "probes"], ["usable_rate", "usable answers"], ["degraded", "degraded"], ["notes", "notes"],
   ];
 
   function cmp(a, b) {
@@ -344,7 +344,7 @@
       h("td", null, g.corpus), h("td", null, g.rules), h("td", null, g.models.join(", ")),
       h("td", null, g.winner_name || "unfinished"), h("td", { class: "num" }, g.rounds), h("td", { class: "num" }, g.steps),
       h("td", { class: "num", title: Object.entries(g.probe_ids || {}).map(([k, v]) => k + ": " + v).join("\n") }, g.probes),
-      h("td", { class: "num" }, pct(g.parse_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
+      h("td", { class: "num", title: (g.usable === undefined ? "" : g.usable + " of " + g.probes + " answers usable (parsed, not empty)") }, pct(g.usable_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
     )));
     root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc") } }, h("thead", null, head), body));
     EXT.dashboard(index, body, COLUMNS.length);
@@ -355,6 +355,8 @@
         h("a", { href: "#/season/" + enc(z.name) }, z.name), " · " + z.rules + " · " + z.counted + "/" + z.planned + " games counted · " + z.dir))));
     }
     root.appendChild(h("h2", null, "Corpus metrics"));
+    const cmi = index.corpus_metrics && index.corpus_metrics.inclusion;
+    if (cmi) root.appendChild(h("p", { class: "note info", id: "inclusion" }, cmi.rule + ". A branch's own page shows its own figures."));
     root.appendChild(corpusMetrics(index.corpus_metrics));
     root.appendChild(h("h2", null, "Calibration (all games)"));
     const all = (index.calibration || []).find((c) => c.kind === "all");
@@ -368,6 +370,7 @@
     for (const [name, block] of Object.entries(cm.corpora || {})) {
       box.appendChild(h("h3", null, name));
       if (block.error) { box.appendChild(h("p", { class: "note warn" }, "metrics unavailable: " + block.error)); continue; }
+      if (block.inclusion) box.appendChild(h("p", { class: "muted inclusion", dataset: { corpus: name } }, block.inclusion.rule));
       const rows = (block.metrics || []).map((m) => h("tr", null, h("td", null, m.name), h("td", { class: "num" }, num(m.value, 4)),
         h("td", { class: "num" }, m.ci ? "[" + num(m.ci[0], 4) + ", " + num(m.ci[1], 4) + "]" : "–"), h("td", { class: "num" }, m.n === undefined ? "" : m.n)));
       box.appendChild(h("table", { class: "metrics", dataset: { corpus: name } }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
@@ -453,12 +456,13 @@
     const sel = groups.find((g) => g.kind === r.kind && g.key === r.key) || groups[0];
     root.appendChild(h("ul", { class: "groups" }, groups.map((g) => h("li", { class: g === sel ? "sel" : null },
       h("a", { href: "#/calibration/" + enc(g.kind) + "/" + enc(g.key) }, g.kind + ": " + g.key + " (n=" + g.n + ")")))));
+    if (sel.inclusion) root.appendChild(h("p", { class: "note info", id: "calib-inclusion" }, sel.inclusion + "."));
     root.appendChild(calibrationChart(sel));
     root.appendChild(h("table", { class: "metrics", id: "calib-table" },
       h("thead", null, h("tr", null, ["bin", "n", "games", "accuracy", "95% CI (games)", "mean confidence"].map((t) => h("th", null, t)))),
       h("tbody", null, sel.bins.map((b) => h("tr", { class: b.small ? "small" : null }, h("td", null, b.lo + "–" + b.hi), h("td", { class: "num" }, b.n), h("td", { class: "num" }, b.games),
         h("td", { class: "num" }, num(b.acc, 3)), h("td", { class: "num ci" }, ciText(b.ci, b.why, 3)), h("td", { class: "num" }, num(b.conf, 1)))))));
-    root.appendChild(h("p", { class: "muted", id: "calib-population" }, "Counted: " + sel.population + ". Intervals: game-level cluster bootstrap; none over fewer than 2 games (the reason is shown). The same definition and numbers as mafialab report (mafialab.analysis)."));
+    root.appendChild(h("p", { class: "muted", id: "calib-population" }, "Counted: " + sel.population + ". Intervals: game-level cluster bootstrap; none over fewer than 2 games (the reason is shown). The same definition, games and numbers as mafialab report (mafialab.analysis): degraded games left out, and fork branches unless the site was built with view --include-branches (report --include-branches counts them too)."));
   }
 
   // ------------------------------------------------------------------ shared game pieces
