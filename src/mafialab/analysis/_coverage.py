@@ -68,7 +68,10 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
 
 
 def usable_answers(game: GameData, method: Method) -> dict[str, int]:
-    """Usable answers per probe id in one game (parsed and informative: :func:`~mafialab.analysis._instrument.usable`)."""
+    """Usable answers per probe id in one game.
+
+    Usable: parsed and informative (:func:`~mafialab.analysis._instrument.usable`).
+    """
     usable: Counter[str] = Counter()
     for p in game.probes:
         if usable_answer(p, method):
