@@ -116,9 +116,12 @@ async def serve_jobs(
             nonlocal done
             while not stop.is_set() and (max_jobs is None or done < max_jobs):
                 try:
-                    r = await client.get("/work", params={"worker": wid, "wait": wait_s}, headers=_secret(secret))
+                    sent = secret
+                    r = await client.get("/work", params={"worker": wid, "wait": wait_s}, headers=_secret(sent))
                     if r.status_code == 409:
                         await register()
+                        continue
+                    if r.status_code == 403 and sent != secret:  # another loop registered again meanwhile
                         continue
                     if r.status_code == 204:
                         continue
