@@ -48,3 +48,29 @@ def test_a_task_error_is_raised_as_the_worker_raised_it(ray_local: Any) -> None:
     assert asyncio.run(go()) == [36, 1]
     with pytest.raises(ValueError, match=r"^--inject: target 2 is not a legal option$"):
         asyncio.run(ray_run(_refuse, 2, address="local"))
+
+
+def _slow_first(x: int) -> int:
+    if x == 0:
+        import time
+
+        time.sleep(0.5)  # the first job finishes last; its result still comes first
+    return x * 10
+
+
+def test_ray_map_with_a_window_reads_jobs_lazily_and_yields_in_order(ray_local: Any) -> None:
+    pulled = [0]
+
+    def jobs() -> Any:
+        for i in range(7):
+            pulled[0] += 1
+            yield (i,)
+
+    got = []
+    for i, r in ray_map(_slow_first, jobs(), address="local", window=3, ordered=True):
+        assert pulled[0] - len(got) <= 3 + 1  # at most the window in flight (+ the one read ahead)
+        got.append((i, r))
+    assert got == [(i, i * 10) for i in range(7)]
+    assert sorted(ray_map(_square, iter([(2,), (3,)]), address="local", window=1)) == [(0, 4), (1, 9)]
+    with pytest.raises(ValueError, match=r"^window: must be >= 1, got 0$"):
+        list(ray_map(_square, [(1,)], address="local", window=0))

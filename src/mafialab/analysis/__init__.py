@@ -41,6 +41,9 @@ from mafialab.analysis._bootstrap import (
 from mafialab.analysis._calibration import (
     calibration,
 )
+from mafialab.analysis._calibration import (
+    summary_calibration as summary_calibration,
+)
 from mafialab.analysis._compare import (
     BY_KEYS,
     REFERENCES,
@@ -156,6 +159,9 @@ from mafialab.analysis._summary import (
 )
 from mafialab.analysis._summary import (
     iter_summaries as iter_summaries,
+)
+from mafialab.analysis._summary import (
+    map_summaries as map_summaries,
 )
 from mafialab.analysis._summary import (
     summarise_game as summarise_game,

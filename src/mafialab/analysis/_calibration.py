@@ -8,7 +8,7 @@ calibration comes from :func:`calibration_summary` (over the per-game sums of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from mafialab.analysis._bootstrap import (
 )
 from mafialab.analysis._data import GameData
 from mafialab.analysis._metrics import Method, first_order, get_method
+
+if TYPE_CHECKING:
+    from mafialab.analysis._summary import GameSummary
 
 
 def calibration_population(method: Method) -> str:
@@ -148,15 +151,61 @@ def calibration(
     """
     m = get_method(method) if isinstance(method, str) else method
     used = [g for g in games if not g.skipped and not g.degraded]
-    roots = sorted({g.root or g.game_id for g in used})
     nb = 100 // m.calib_width
     per_game = np.zeros((len(used), 3 * nb + 2))
     for i, g in enumerate(used):
         observers = None if agent is None else {name for name, a in g.agents.items() if a == agent}
         per_game[i] = first_order(g, m, observers)[1]
+    return _pooled([g.root or g.game_id for g in used], per_game, m, agent, resamples, seed)
+
+
+def summary_calibration(
+    summaries: Sequence[GameSummary],
+    method: Method | str = "default",
+    *,
+    agent: str | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """:func:`calibration` from game summaries: the same numbers without reading the games again.
+
+    Args:
+        summaries: Summaries computed under ``method`` (:func:`mafialab.analysis.summarise_game`);
+            with ``agent``, with the ``agent`` seat key (``seat_keys=("agent",)``).
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        agent: Count only observers whose roster ``agent`` (model label) is this one.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        :func:`calibration_summary`'s dict, plus ``agent``.
+
+    Raises:
+        ValueError: On an unknown method name; with ``agent``, a summary computed without
+            the ``agent`` seat key.
+    """
+    m = get_method(method) if isinstance(method, str) else method
+    used = [s for s in summaries if not s.skipped and not s.degraded]
+    nb = 100 // m.calib_width
+    per_game = np.zeros((len(used), 3 * nb + 2))
+    for i, s in enumerate(used):
+        if agent is not None and "agent" not in s.seat_keys:
+            raise ValueError(f"summary of {s.game_id}: computed without the 'agent' seat key")
+        st = s.stats if agent is None else s.groups.get(f"agent={agent}")
+        if st is not None:  # a game without the agent: no answer of it
+            per_game[i] = st.calibration
+    return _pooled([s.root or s.game_id for s in used], per_game, m, agent, resamples, seed)
+
+
+def _pooled(
+    game_roots: Sequence[str], per_game: np.ndarray, m: Method, agent: str | None, resamples: int, seed: int
+) -> dict[str, Any]:
+    """:func:`calibration_summary` of per-game F2 sums, games of one root game pooled into one cluster."""
+    roots = sorted(set(game_roots))
+    nb = 100 // m.calib_width
     x = per_game  # rows in game order unless branches share a root, as compute_report resamples them
-    if len(roots) != len(used):
+    if len(roots) != len(game_roots):
         x = np.zeros((len(roots), 3 * nb + 2))
-        np.add.at(x, np.array([roots.index(g.root or g.game_id) for g in used], dtype=int), per_game)
+        np.add.at(x, np.array([roots.index(r) for r in game_roots], dtype=int), per_game)
     weights = bootstrap_weights(len(roots), resamples, seed) if roots else None
     return {**calibration_summary(x, m, weights), "agent": agent}

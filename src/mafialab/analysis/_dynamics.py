@@ -107,7 +107,7 @@ def l1_common_support(a: dict[str, float], b: dict[str, float]) -> float | None:
     Returns:
         ``None`` when no player is in both or either side sums to 0 there.
     """
-    common = a.keys() & b.keys()
+    common = sorted(a.keys() & b.keys())  # summed in one order: a set's order changes with the process
     sa, sb = sum(a[n] for n in common), sum(b[n] for n in common)
     if not common or sa <= 0 or sb <= 0:
         return None

@@ -14,6 +14,7 @@ import shutil
 import types
 import typing
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from mafialab.record import (
     CALLS_FILE,
     PROBES_FILE,
     GameLog,
+    LogFormatError,
     ProbeRecord,
     iter_call_records,
     iter_game_dirs,
@@ -261,28 +263,69 @@ def _game_rows(log_: GameLog, root: Path) -> dict[str, list[dict[str, Any]]]:
     return rows
 
 
-def iter_log_batches(root: Path, skipped: list[str] | None = None) -> Iterator[dict[str, pa.RecordBatch]]:
+def game_batches(game_dir: Path, root: Path) -> dict[str, pa.RecordBatch]:
+    """One game's rows in each table of :data:`TABLES`, as record batches of :func:`table_schema`.
+
+    The per-game work of an export (run as a Ray task with ``--ray``, so it only reads the
+    game's folder and returns the batches).
+
+    Args:
+        game_dir: The game's folder.
+        root: The exported directory (the ``path`` column is relative to it).
+
+    Raises:
+        mafialab.record.LogFormatError: The game's log cannot be read.
+    """
+    game = read_game(Path(game_dir))
+    rows = _game_rows(game, Path(root))
+    return {name: _batch(name, rows[name], game.path) for name in TABLES}
+
+
+def iter_log_batches(
+    root: Path, skipped: list[str] | None = None, *, ray: str | None = None
+) -> Iterator[dict[str, pa.RecordBatch]]:
     """The tables of each game under ``root``, one game at a time, as Arrow record batches.
 
     Yields, per game in the order of :func:`~mafialab.record.iter_game_dirs`, a dict from each
     name of :data:`TABLES` to a batch of :func:`table_schema` (possibly empty). Only the game
-    being read is held.
+    being read is held (with ``ray``, the games in flight: :func:`mafialab.analysis._ray.map_games`).
 
     Args:
         root: Directory searched recursively for ``game.jsonl``.
         skipped: As for :func:`log_tables` (filled once every game has been tried).
+        ray: A Ray cluster's address (:func:`mafialab.harness.connect_ray`): each game's
+            batches (:func:`game_batches`) are made by a Ray task that reads the game from
+            ``root`` as given (shared storage); they are yielded in the same order, so the
+            batches are the same. ``None``: made here.
 
     Raises:
         FileNotFoundError: If ``root`` holds no game.
         mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
             can (with it).
+        ImportError: ``ray`` given and Ray is not installed (the message says how to install it).
+        mafialab.harness.RayConnectError: No cluster at ``ray``.
     """
     dirs = iter_game_dirs(Path(root))
     if not dirs:
         raise FileNotFoundError(no_games_message(Path(root)))
-    for game in iter_each(Path(root), dirs, read_game, skipped):
-        rows = _game_rows(game, Path(root))
-        yield {name: _batch(name, rows[name], game.path) for name in TABLES}
+    per_game = partial(game_batches, root=Path(root))
+    if ray is None:
+        yield from iter_each(Path(root), dirs, per_game, skipped)
+        return
+    from mafialab.analysis._ray import map_games
+
+    mapped = map_games(per_game, dirs, address=ray)
+
+    def take(_: Path) -> dict[str, pa.RecordBatch]:
+        got = next(mapped)  # the games come back in the order of dirs
+        if isinstance(got, LogFormatError):
+            raise got
+        return got
+
+    try:
+        yield from iter_each(Path(root), dirs, take, skipped)
+    finally:
+        mapped.close()  # the tasks not taken (the export stopped early) are cancelled now
 
 
 def log_tables(root: Path, skipped: list[str] | None = None) -> dict[str, pd.DataFrame]:
@@ -437,7 +480,9 @@ def _remove(p: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None) -> list[Path]:
+def export_parquet(
+    root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None, ray: str | None = None
+) -> list[Path]:
     """Write the tables of :func:`log_tables` as Parquet, one game at a time.
 
     Memory stays flat as the corpus grows: each game's rows are written as they are read
@@ -457,6 +502,9 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
             removed, so no stale table is left beside the new ones.
         skipped: Receives the reason for each game that cannot be read, which is left out
             (:func:`log_tables`); without it such a game raises.
+        ray: A Ray cluster's address: each game's batches are made by a Ray task, the driver
+            writes them in the order of the games, so the files are those of a local export
+            (:func:`iter_log_batches`). ``None``: made here.
 
     Returns:
         The paths written: the five table folders, or the one file.
@@ -468,6 +516,8 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
             folder in it holds files other than part files (never removed, even with
             ``overwrite``).
         FileNotFoundError, LogFormatError: From :func:`log_tables`; nothing is left written.
+        ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
+            unreachable; nothing is left written.
     """
     out = Path(out)
     stacked_file = out.suffix == ".parquet"
@@ -484,6 +534,10 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
             raise FileExistsError(f"{foreign[0]} holds other files than {PART_GLOB}; give another folder")
     if taken and not overwrite:
         raise OutputExistsError(taken[0])
+    if ray is not None:
+        from mafialab.harness import connect_ray
+
+        connect_ray(ray)  # before anything is written: without Ray, no empty folder is left
     if stacked_file:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f".{out.name}.partial")
@@ -499,7 +553,7 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
             writers[name] = _Parts(table_schema(name), folder=t, games_per_file=GAMES_PER_FILE)
     try:
         stacked = _stacked_schema() if stacked_file else None
-        for game in iter_log_batches(root, skipped):
+        for game in iter_log_batches(root, skipped, ray=ray):
             for name, batch in game.items():
                 if stacked is not None:
                     writers[""].add(_stack(name, batch, stacked))

@@ -387,6 +387,46 @@ def cached_summary(
     return s
 
 
+def map_summaries(
+    dirs: Sequence[Path],
+    method: Method | str = "default",
+    seat_keys: Sequence[str] = (),
+    cache: SummaryCache | None = None,
+    *,
+    ray: str | None = None,
+) -> Iterator[GameSummary | LogFormatError]:
+    """Each game's summary (:func:`cached_summary`), or why it cannot be read, in the order of ``dirs``.
+
+    Nothing else is applied (no branch rule, no repeated-id rule: :func:`iter_summaries`).
+
+    Args:
+        dirs: Game directories.
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        seat_keys: Seat keys to compute per-group statistics for.
+        cache: Where summaries are read and stored; ``None``: always computed, nothing stored.
+        ray: A Ray cluster's address: the summaries the cache lacks are computed as Ray tasks
+            (:func:`mafialab.analysis._ray.ray_summaries`); ``None``: computed here.
+
+    Yields:
+        Per directory, its summary or its :class:`~mafialab.record.LogFormatError`.
+
+    Raises:
+        ImportError: ``ray`` given and Ray is not installed (the message says how to install it).
+        mafialab.harness.RayConnectError: No cluster at ``ray``.
+    """
+    method = get_method(method) if isinstance(method, str) else method
+    if ray is not None:
+        from mafialab.analysis._ray import ray_summaries
+
+        yield from ray_summaries(dirs, method, seat_keys, cache, address=ray)
+        return
+    for d in dirs:
+        try:
+            yield cached_summary(d, method, seat_keys, cache)
+        except LogFormatError as err:
+            yield err
+
+
 def iter_summaries(
     root: Path,
     method: Method | str = "default",
@@ -398,6 +438,7 @@ def iter_summaries(
     left_out_roots: dict[str, str] | None = None,
     warnings: list[str] | None = None,
     skipped: list[str] | None = None,
+    ray: str | None = None,
 ) -> Iterator[GameSummary]:
     """The summary of every game under ``root``, one at a time (the rules of :func:`mafialab.analysis.load_games`).
 
@@ -415,8 +456,16 @@ def iter_summaries(
         warnings: Receives the repeated-id warnings (logged when not given).
         skipped: When given, receives the reason of each game that cannot be read (which is
             left out); without it the first such game raises.
+        ray: A Ray cluster's address (``auto``, ``local`` or an address,
+            :func:`mafialab.harness.connect_ray`): the summaries the cache lacks are computed
+            as Ray tasks whose workers read the games from ``root`` as given (shared
+            storage), a bounded number at a time, and are taken in the same order, so the
+            summaries are the same (:func:`mafialab.analysis._ray.ray_summaries`).
+            ``None``: computed here.
 
     Raises:
+        ImportError: ``ray`` given and Ray is not installed (the message says how to install it).
+        mafialab.harness.RayConnectError: No cluster at ``ray``.
         FileNotFoundError: ``root`` holds no game.
         mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
             can (with it; raised once every folder was tried).
@@ -427,14 +476,13 @@ def iter_summaries(
     first: dict[str, str] = {}
     reasons: list[str] = []
     read = 0
-    for d in dirs:
-        try:
-            s = cached_summary(d, method, seat_keys, cache)
-        except LogFormatError as err:
+    for got in map_summaries(dirs, method, seat_keys, cache, ray=ray):
+        if isinstance(got, LogFormatError):
             if skipped is None:
-                raise
-            reasons.append(str(err))
+                raise got
+            reasons.append(str(got))
             continue
+        s = got
         read += 1
         seen = first.setdefault(s.game_id, s.path)
         if seen != s.path:

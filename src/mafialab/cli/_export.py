@@ -17,7 +17,9 @@ from mafialab.cli._app import (
     fail,
     os_error_message,
     output_option_for,
+    ray_option,
 )
+from mafialab.harness import RayConnectError
 from mafialab.record import LogFormatError
 
 export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
@@ -31,8 +33,16 @@ def export_parquet_cmd(
         ..., "--out", "-o", help="Output directory (a dataset folder per table), or a single FILE.parquet."
     ),
     force: bool = typer.Option(False, "--force", help="Replace tables that already exist."),
+    ray: str | None = ray_option(
+        "Turn each game into its rows",
+        "workers read DIRECTORY at the same path (shared storage) and this process writes the files of a local run",
+    ),
 ) -> None:
-    """Write the games, seats, events, probes and calls tables as Parquet, game by game (docs/export.md)."""
+    """Write the games, seats, events, probes and calls tables as Parquet, game by game (docs/export.md).
+
+    With --ray the games are read and turned into rows on a Ray cluster; this process
+    writes the part files in the order of the games (docs/scaling.md).
+    """
     from mafialab.analysis import OutputExistsError, export_parquet
 
     if out.suffix == ".parquet" and not out.is_dir():
@@ -42,7 +52,7 @@ def export_parquet_cmd(
     check_games_path(directory, "DIRECTORY")
     unread: list[str] = []
     try:
-        written = export_parquet(directory, out, overwrite=force, skipped=unread)
+        written = export_parquet(directory, out, overwrite=force, skipped=unread, ray=ray)
         for why in unread:  # as `report` and `view` do: a game that cannot be read is left out, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for p in written:
@@ -51,6 +61,8 @@ def export_parquet_cmd(
         fail(f"--out: {err.path} exists (use --force to replace it)")
     except FileExistsError as err:
         fail(f"--out: {err}")
+    except (ImportError, RayConnectError) as err:  # before OSError: a RayConnectError is a ConnectionError
+        fail(str(err))
     except OSError as err:
         if output_option_for(err.filename) is None:
             fail(str(err))

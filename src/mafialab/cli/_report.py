@@ -43,8 +43,10 @@ from mafialab.cli._app import (
     count,
     err_console,
     fail,
+    ray_option,
     seed_option,
 )
+from mafialab.harness import RayConnectError
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
 
@@ -417,6 +419,10 @@ def report(
         "[default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache."),
+    ray: str | None = ray_option(
+        "Compute the per-game summaries the cache lacks",
+        "workers read DIR at the same path (shared storage) and the report is the local run's",
+    ),
 ) -> None:
     """Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md).
 
@@ -426,7 +432,8 @@ def report(
     be read (no valid header, a newer log schema) is skipped with a line naming its file, as
     `view` skips it; a directory none of whose games can be read is refused. Each game is
     reduced once to a small summary, cached by the bytes of its logs (--cache); the game
-    folders are only read.
+    folders are only read. With --ray the summaries are computed on a Ray cluster and this
+    process aggregates them (docs/scaling.md).
     """
     if plots is not None:  # before any work or warning
         check_out_dir(plots, "--plots")
@@ -468,6 +475,7 @@ def report(
                 left_out_roots=left_roots,
                 warnings=dups,
                 skipped=unread,
+                ray=ray,
             ):
                 teams.setdefault((s.team_names["town"], s.team_names["mafia"]), s.team_names)
                 if not s.skipped:
@@ -481,6 +489,8 @@ def report(
                     labels_of.setdefault(s.root or s.game_id, set()).add(label)
         except (FileNotFoundError, LogFormatError) as err:
             fail(arg_message("DIR", err))
+        except (ImportError, RayConnectError) as err:
+            fail(str(err))
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for why in dups:

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar
+from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar, ray_option
+from mafialab.harness import RayConnectError, connect_ray
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
 
@@ -37,6 +38,10 @@ def view(
         metavar="SPEC,...",
         help="Agent specs the Branch dialog may give beside the parent's roster (a request never sets a model option).",
     ),
+    ray: str | None = ray_option(
+        "Compute the per-game summaries behind the corpus figures",
+        "workers read DIR at the same path (shared storage); the games' pages are built here",
+    ),
 ) -> None:
     """Build a static, offline viewer site from the game logs under DIR (open OUT/index.html).
 
@@ -46,7 +51,8 @@ def view(
 
     Corpus figures and calibration count what `report` counts: fork branches and degraded
     games are left out (--include-branches adds branches); every game, branches too, keeps
-    its own page.
+    its own page. With --ray the corpus figures are computed from per-game summaries made on
+    a Ray cluster (docs/scaling.md).
     """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
@@ -63,6 +69,11 @@ def view(
             check_allowed_agents(allowed)
         except ValueError as err:
             fail(str(err))
+    if ray is not None:
+        try:  # before the site's data/ is replaced
+            connect_ray(ray)
+        except (ImportError, RayConnectError) as err:
+            fail(str(err))
     for why in replace_notes(directory, out):
         console.print(f"[yellow]note:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     total = len(iter_game_dirs(directory))
@@ -76,6 +87,7 @@ def view(
                 on_game=lambda _name: progress.advance(task),
                 jobs=jobs or None,
                 include_branches=include_branches,
+                ray=ray,
             )
         except ViewerError as err:
             fail(str(err))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -119,8 +119,14 @@ def _task(ray: Any, max_retries: int) -> Any:
 
 
 def ray_map(
-    fn: Callable[..., R], jobs: Sequence[tuple[Any, ...]], *, address: str = "auto", max_retries: int = 3
-) -> Iterator[tuple[int, R]]:
+    fn: Callable[..., R],
+    jobs: Iterable[tuple[Any, ...]],
+    *,
+    address: str = "auto",
+    max_retries: int = 3,
+    window: int | None = None,
+    ordered: bool = False,
+) -> Generator[tuple[int, R], None, None]:
     """Run ``fn(*job)`` for every job as a Ray task; yield ``(index, result)`` as each finishes.
 
     The driver does the writing: a caller writes each result as it is yielded, so what is
@@ -130,25 +136,54 @@ def ray_map(
     ``max_retries`` times); an exception raised by ``fn`` is raised here as it was raised
     there (not Ray's wrapper) and the tasks not yet collected are cancelled.
 
+    With ``window``, ``jobs`` is read lazily and at most ``window`` tasks are submitted and
+    not yet yielded at any time (with ``ordered``, finished results waiting for an earlier
+    one count too), so the driver holds at most ``window`` results whatever the number of
+    jobs; without it every job is submitted at once.
+
     Args:
         fn: The work of one task.
-        jobs: One argument tuple per task.
-        address: Where the cluster is (:func:`connect_ray`); connected before the first task.
+        jobs: One argument tuple per task (any iterable; read as tasks are submitted).
+        address: Where the cluster is (:func:`connect_ray`); connected before the first task
+            (not at all when there is no job).
         max_retries: Reruns of a task whose worker died.
+        window: Most tasks in flight (>= 1), or ``None``: all.
+        ordered: Yield in the order of ``jobs`` (a finished result waits for the earlier
+            ones) instead of the order tasks finish.
 
     Yields:
-        ``(index into jobs, fn's result)``, in the order tasks finish.
+        ``(index into jobs, fn's result)``, in the order tasks finish (``ordered``: of ``jobs``).
 
     Raises:
         ImportError: Ray is not installed (the message says how to install it).
+        ValueError: ``window`` < 1.
     """
-    if not jobs:
+    if window is not None and window < 1:
+        raise ValueError(f"window: must be >= 1, got {window}")
+    it = iter(jobs)
+    first = next(it, None)
+    if first is None:
         return
     ray = connect_ray(address)
     task = _task(ray, max_retries)
-    refs = {task.remote(fn, tuple(job)): i for i, job in enumerate(jobs)}
-    pending = list(refs)
+    refs: dict[Any, int] = {}
+    pending: list[Any] = []
+    waiting: dict[int, R] = {}  # ordered: finished, not yet yielded (an earlier one is running)
+    submitted = 0
+    yielded = 0
+    head: tuple[Any, ...] | None = first
+
+    def fill() -> None:
+        nonlocal head, submitted
+        while head is not None and (window is None or submitted - yielded < window):
+            ref = task.remote(fn, tuple(head))
+            refs[ref] = submitted
+            pending.append(ref)
+            submitted += 1
+            head = next(it, None)
+
     try:
+        fill()
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
@@ -156,7 +191,17 @@ def ray_map(
                     got = ray.get(ref)
                 except ray.exceptions.RayTaskError as err:
                     raise _cause(err) from None
-                yield refs[ref], got
+                i = refs.pop(ref)
+                if not ordered:
+                    yielded += 1
+                    yield i, got
+                    continue
+                waiting[i] = got
+                while yielded in waiting:
+                    i = yielded
+                    yielded += 1
+                    yield i, waiting.pop(i)
+            fill()
     finally:
         for ref in pending:  # the caller stopped early (an error, Ctrl-C): nothing more to collect
             ray.cancel(ref)

@@ -727,6 +727,15 @@ def replace_notes(src: Path, out: Path) -> list[str]:
     return notes
 
 
+def corpus_figures(corpora: dict[str, list[Path]], include_branches: bool, ray: str | None) -> dict[str, Any]:
+    """The dashboard's corpus figures in this process: :func:`corpus_metrics`, on Ray when ``ray`` is given.
+
+    With ``ray`` the per-game summaries behind the figures are Ray tasks (workers read the
+    games from the paths as given); the per-game pages are not.
+    """
+    return corpus_metrics(corpora, include_branches, ray=ray)
+
+
 def build_site(
     src: Path | Iterable[Path],
     out: Path,
@@ -734,6 +743,7 @@ def build_site(
     on_game: Callable[[str], None] | None = None,
     jobs: int | None = None,
     include_branches: bool = False,
+    ray: str | None = None,
 ) -> SiteSummary:
     """Build the static viewer site for every game under ``src`` into ``out``.
 
@@ -760,12 +770,17 @@ def build_site(
             (``mafialab view --include-branches``); by default they are left out, as
             ``mafialab report`` leaves them out (:func:`mafialab.viewer.corpus_metrics`).
             Every game, branches too, still gets its own page with its own figures.
+        ray: A Ray cluster's address (``mafialab view --ray``): the corpus figures come from
+            game summaries computed as Ray tasks (:func:`corpus_figures`); the games' pages
+            are still built here.
 
     Returns:
         What was written.
 
     Raises:
         ViewerError: If no game could be read, or ``out`` is a file or the source itself.
+        ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
+            unreachable.
     """
     if isinstance(src, Path | str):
         root = Path(src)
@@ -800,7 +815,10 @@ def build_site(
     with ExitStack() as stack:
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers)) if n_workers > 1 else None
         # the corpus metrics (analysis layer) run beside the games, in their own process
-        metrics_future = pool.submit(corpus_metrics, corpora, include_branches) if pool is not None else None
+        # with Ray, this process drives the tasks
+        metrics_future = (
+            pool.submit(corpus_metrics, corpora, include_branches) if pool is not None and ray is None else None
+        )
         for d, res in _run(tasks, pool, on_game):
             if isinstance(res, str):
                 summary.skipped.append((str(d), res))
@@ -811,7 +829,9 @@ def build_site(
             summary.games.append(gid)
         if rows:
             metrics = (
-                metrics_future.result() if metrics_future is not None else corpus_metrics(corpora, include_branches)
+                metrics_future.result()
+                if metrics_future is not None
+                else corpus_figures(corpora, include_branches, ray)
             )
     if not rows:
         raise ViewerError(f"DIR: {none_readable_message(root, dirs, [r for _, r in summary.skipped])}")

@@ -106,7 +106,9 @@ def report_calibration(rep: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool = False) -> dict[str, Any]:
+def corpus_metrics(
+    corpora: Mapping[str, Sequence[Path]], include_branches: bool = False, ray: str | None = None
+) -> dict[str, Any]:
     """Corpus metrics for the dashboard, computed by ``mafialab.analysis``.
 
     The inclusion rule is ``mafialab report``'s, applied by the same functions: fork
@@ -118,6 +120,8 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool
     Args:
         corpora: Corpus name -> game directories.
         include_branches: Count fork branches (``mafialab view --include-branches``).
+        ray: A Ray cluster's address (``mafialab view --ray``): the figures come from game
+            summaries computed as Ray tasks (:func:`ray_corpus_metrics`); the same numbers.
 
     Returns:
         ``{"available": False, "reason": str}`` when no numbers can be given, else
@@ -126,6 +130,10 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool
         chart bins or None, "missing": [str]} | {"error": str}}, "calibration_groups":
         [...]}``; each ``inclusion`` is the report's (:func:`mafialab.analysis._inclusion.inclusion`:
         counts and the rule in one line, ``rule``), the top-level one over all corpora.
+
+    Raises:
+        ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
+            unreachable.
     """
     try:
         analysis = importlib.import_module("mafialab.analysis")
@@ -144,6 +152,8 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool
             "reason": "metrics unavailable: this mafialab.analysis lacks "
             "compute_report()/game_data()/split_branches()/inclusion()",
         }
+    if ray is not None:
+        return ray_corpus_metrics(analysis, corpora, include_branches, ray)
     out: dict[str, Any] = {}
     everything: list[Any] = []
     all_left: list[str] = []
@@ -165,20 +175,29 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool
             continue
         everything.extend(games)
         all_left.extend(left)
-        cal = report_calibration(rep)
-        if cal is not None:
-            groups.append({"kind": "corpus", "key": name, "inclusion": rep["inclusion"]["rule"], **cal})
-        cov = rep.get("coverage", {}).get("metrics", {})
-        out[name] = {
-            "games": rep.get("games"),
-            "inclusion": rep["inclusion"],
-            "metrics": report_rows(rep),
-            "calibration": cal,
-            # what the probe battery does not support, and the probe each missing metric needs
-            "missing": [v["why"] for v in cov.values() if not v["computed"]],
-        }
+        out[name] = _corpus_entry(name, rep, groups)
     whole = included(everything, all_left)
     groups = _calibration_groups(analysis, everything, groups, whole["rule"])
+    return _metrics_block(whole, out, groups)
+
+
+def _corpus_entry(name: str, rep: Mapping[str, Any], groups: list[dict[str, Any]]) -> dict[str, Any]:
+    """One corpus's dashboard block from its report; its calibration group is appended to ``groups``."""
+    cal = report_calibration(rep)
+    if cal is not None:
+        groups.append({"kind": "corpus", "key": name, "inclusion": rep["inclusion"]["rule"], **cal})
+    cov = rep.get("coverage", {}).get("metrics", {})
+    return {
+        "games": rep.get("games"),
+        "inclusion": rep["inclusion"],
+        "metrics": report_rows(rep),
+        "calibration": cal,
+        # what the probe battery does not support, and the probe each missing metric needs
+        "missing": [v["why"] for v in cov.values() if not v["computed"]],
+    }
+
+
+def _metrics_block(whole: dict[str, Any], out: dict[str, Any], groups: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "available": True,
         "source": f"mafialab.analysis (default method, 95% CI from {RESAMPLES} game-level cluster-bootstrap resamples)",
@@ -186,6 +205,64 @@ def corpus_metrics(corpora: Mapping[str, Sequence[Path]], include_branches: bool
         "corpora": out,
         "calibration_groups": groups,
     }
+
+
+def ray_corpus_metrics(
+    analysis: Any, corpora: Mapping[str, Sequence[Path]], include_branches: bool, address: str
+) -> dict[str, Any]:
+    """:func:`corpus_metrics` from game summaries computed as Ray tasks (``mafialab view --ray``).
+
+    Workers read the games from the paths as given (shared storage) and return their
+    summaries (:func:`mafialab.analysis.map_summaries`, with the ``agent`` seat key for the
+    per-model calibration); this process pools them per corpus as :func:`corpus_metrics`
+    pools the games, so the numbers are the same. The games' own pages are built here.
+
+    Args:
+        analysis: The ``mafialab.analysis`` module.
+        corpora: Corpus name -> game directories.
+        include_branches: Count fork branches.
+        address: The ``--ray`` address (:func:`mafialab.harness.connect_ray`).
+
+    Raises:
+        ImportError, mafialab.harness.RayConnectError: Ray is missing or unreachable.
+    """
+    from mafialab.harness import connect_ray
+
+    connect_ray(address)  # a missing or unreachable cluster is the command's error, not a corpus's
+    out: dict[str, Any] = {}
+    everything: list[Any] = []
+    all_left: list[str] = []
+    groups: list[dict[str, Any]] = []
+    for name, dirs in corpora.items():
+        try:
+            got = analysis.map_summaries(dirs, "default", ("agent",), ray=address)
+            games = [s for s in got if not isinstance(s, LogFormatError)]  # listed as skipped by the site build
+            games, left = analysis.split_branches(games, include_branches)
+            rep = analysis.compute_report(games, "default", resamples=RESAMPLES, seed=0, branches_left_out=left)
+        except Exception as err:  # the dashboard must still build; say what failed
+            log.warning("corpus %s: analysis failed: %s", name, err)
+            out[name] = {"error": f"{type(err).__name__}: {err}"}
+            continue
+        everything.extend(games)
+        all_left.extend(left)
+        out[name] = _corpus_entry(name, rep, groups)
+    whole = analysis.inclusion(everything, all_left)
+    first: dict[str, str] = {}
+    for i, s in enumerate(everything):  # one id in two folders: two games, as same_id() makes them
+        if first.setdefault(s.game_id, s.path) != s.path and not s.branch:
+            everything[i] = s.model_copy(update={"root": f"{s.game_id}@{s.path}"})
+    cal_groups = []
+    if everything:
+        calibrate = analysis.summary_calibration
+        all_games = report_calibration(calibrate(everything, "default", resamples=RESAMPLES, seed=0))
+        if all_games is not None:
+            cal_groups.append({"kind": "all", "key": "all games", "inclusion": whole["rule"], **all_games})
+    cal_groups.extend(groups)
+    for model in sorted({seat.agent for s in everything for seat in s.seats}) if everything else []:
+        cal = report_calibration(calibrate(everything, "default", agent=model, resamples=RESAMPLES, seed=0))
+        if cal is not None:
+            cal_groups.append({"kind": "model", "key": model, "inclusion": whole["rule"], **cal})
+    return _metrics_block(whole, out, cal_groups)
 
 
 def _calibration_groups(
