@@ -30,9 +30,14 @@ def export_parquet_cmd(
     out: Path = typer.Option(
         ..., "--out", "-o", help="Output directory (a dataset folder per table), or a single FILE.parquet."
     ),
-    force: bool = typer.Option(False, "--force", help="Replace tables that already exist."),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild from scratch, replacing what exists (else an export of DIRECTORY is updated)."
+    ),
 ) -> None:
-    """Write the games, seats, events, probes and calls tables as Parquet, game by game (docs/export.md)."""
+    """Write the games, seats, events, probes and calls tables as Parquet, game by game (docs/export.md).
+
+    Run again into the same --out, only the games added or changed since are read.
+    """
     from mafialab.analysis import OutputExistsError, export_parquet
 
     if out.suffix == ".parquet" and not out.is_dir():
@@ -41,13 +46,23 @@ def export_parquet_cmd(
         check_out_dir(out)
     check_games_path(directory, "DIRECTORY")
     unread: list[str] = []
+    counts: dict[str, int] = {}
     try:
-        written = export_parquet(directory, out, overwrite=force, skipped=unread)
+        written = export_parquet(directory, out, overwrite=force, skipped=unread, counts=counts)
         for why in unread:  # as `report` and `view` do: a game that cannot be read is left out, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
-        for p in written:
-            err_console.print(f"wrote {escape(str(p))}", style="dim")
+        if counts.get("unchanged"):
+            err_console.print(
+                f"updated {escape(str(out))}: {counts['read']} game(s) read, {counts['unchanged']} unchanged; "
+                f"{counts['parts_written']} part(s) written, {counts['parts_removed']} removed",
+                style="dim",
+            )
+        else:
+            for p in written:
+                err_console.print(f"wrote {escape(str(p))}", style="dim")
     except OutputExistsError as err:
+        if err.other_root is not None:
+            fail(f"--out: {err.path} holds an export of {err.other_root}, not of DIRECTORY (use --force to replace it)")
         fail(f"--out: {err.path} exists (use --force to replace it)")
     except FileExistsError as err:
         fail(f"--out: {err}")
