@@ -197,7 +197,9 @@ def test_an_export_of_another_folder_is_refused_unless_forced(tmp_path: Path, re
     assert json.loads((out / MANIFEST_FILE).read_text())["root"] == b.resolve().as_posix()
 
 
-def test_an_unreadable_game_is_named_again_but_not_read_again(tmp_path: Path, reads: list[str]) -> None:
+def test_an_unreadable_game_is_named_again_but_not_read_again(
+    tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, out = tmp_path / "logs", tmp_path / "out"
     _add_games(root, range(2))
     (root / "broken").mkdir()
@@ -209,6 +211,10 @@ def test_an_unreadable_game_is_named_again_but_not_read_again(tmp_path: Path, re
     again: list[str] = []
     export_parquet(root, out, skipped=again)
     assert reads == [] and again == first
+    monkeypatch.setattr(export_module, "__version__", "99.0")  # another mafialab may read it: tried again
+    export_parquet(root, out, skipped=again)
+    assert reads == ["broken"] and again == [*first, *first]
+    reads.clear()
     (root / "broken" / GAME_FILE).write_text(
         (root / "copy-00000" / GAME_FILE).read_text().replace("copy-00000", "fixed")
     )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mafialab import __version__
 from mafialab.analysis._data import iter_each, load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
@@ -453,8 +454,9 @@ def _remove(p: Path) -> None:
 
 
 EXPORT_FORMAT_VERSION = 1
-"""Version of a folder export's layout and :data:`MANIFEST_FILE`; an export of another version
-(or with other :data:`TABLE_SCHEMAS`) is rebuilt whole rather than updated."""
+"""Version of a folder export's layout, of :data:`MANIFEST_FILE` and of what a game's rows hold; an
+export of another version (or with other :data:`TABLE_SCHEMAS`) is rebuilt whole rather than
+updated. Raise it whenever the rows made from the same logs change, so no export keeps old rows."""
 
 MANIFEST_FILE = "_manifest.json"
 """A folder export's manifest, ``OUT/_manifest.json``: the exported folder, and per game its path,
@@ -483,7 +485,7 @@ class _ManifestGame(BaseModel):
 
 
 class _ManifestUnread(BaseModel):
-    """A game that could not be read; named again, and not read again, while its logs are unchanged.
+    """A game that could not be read; named again, not read again, while its logs and mafialab are unchanged.
 
     Attributes:
         path: As :attr:`_ManifestGame.path`.
@@ -529,6 +531,7 @@ class _Manifest(BaseModel):
     schemas: str
     root: str
     complete: bool
+    mafialab: str = ""
     parts: list[_ManifestPart] = []
     games: list[_ManifestGame] = []
     unread: list[_ManifestUnread] = []
@@ -750,7 +753,9 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
     current = [(_rel_path(d, root), d) for d in dirs]
     hashes = {where: logs_digest(d) for where, d in current}
     old = {g.path: g for g in prior.games} if prior is not None else {}
-    known_unread = {u.path: u for u in prior.unread} if prior is not None and skipped is not None else {}
+    known_unread: dict[str, _ManifestUnread] = {}
+    if prior is not None and skipped is not None and prior.mafialab == __version__:  # another mafialab may read it
+        known_unread = {u.path: u for u in prior.unread}
     parts = {p.id: p for p in prior.parts} if prior is not None else {}
     kept: dict[int, list[_ManifestGame]] = {i: [] for i in parts}
     unread: list[_ManifestUnread] = []
@@ -813,6 +818,7 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
         schemas=_schemas_digest(),
         root=_root_id(root),
         complete=True,
+        mafialab=__version__,
         parts=[new_parts[i] for i in sorted(new_parts)],
         games=sorted(new_games, key=lambda g: g.path),
         unread=sorted(unread, key=lambda u: u.path),
