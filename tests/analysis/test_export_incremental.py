@@ -235,7 +235,7 @@ def test_the_command_updates_its_own_export_without_force(tmp_path: Path) -> Non
     _add_games(root, range(2, 3))
     res = runner.invoke(app, ["export", "parquet", str(root), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "1 game(s) read, 2 unchanged" in " ".join(res.output.split())
+    assert "1 game read, 2 unchanged; 1 part written, 0 removed" in " ".join(res.output.split())
     assert len(pd.read_parquet(out / "games")) == 3
     other = tmp_path / "other"
     _add_games(other, range(1))

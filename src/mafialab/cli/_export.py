@@ -13,6 +13,7 @@ from mafialab.cli._app import (
     check_games_path,
     check_out_dir,
     check_out_file,
+    count,
     err_console,
     fail,
     os_error_message,
@@ -53,8 +54,8 @@ def export_parquet_cmd(
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         if counts.get("unchanged"):
             err_console.print(
-                f"updated {escape(str(out))}: {counts['read']} game(s) read, {counts['unchanged']} unchanged; "
-                f"{counts['parts_written']} part(s) written, {counts['parts_removed']} removed",
+                f"updated {escape(str(out))}: {count(counts['read'], 'game')} read, {counts['unchanged']} unchanged; "
+                f"{count(counts['parts_written'], 'part')} written, {counts['parts_removed']} removed",
                 style="dim",
             )
         else:
