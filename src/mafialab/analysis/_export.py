@@ -8,21 +8,24 @@ fields a game's records happen to carry.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import shutil
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mafialab import __version__
 from mafialab.analysis._data import iter_each, load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
+from mafialab.analysis._summary import logs_digest
 from mafialab.models import CallRecord
 from mafialab.record import (
     CALLS_FILE,
@@ -34,7 +37,9 @@ from mafialab.record import (
     iter_game_dirs,
     iter_probe_records,
     no_games_message,
+    none_readable_message,
     read_game,
+    write_atomic,
 )
 from mafialab.rules import winner_name
 
@@ -193,6 +198,14 @@ def _batch(table: str, rows: list[dict[str, Any]], where: Path) -> pa.RecordBatc
     return pa.RecordBatch.from_arrays(arrays, schema=table_schema(table))
 
 
+def _rel_path(game_dir: Path, root: Path) -> str:
+    """A game's folder as the games table's ``path`` names it: under ``root``, else as given."""
+    try:
+        return game_dir.relative_to(root).as_posix()
+    except ValueError:
+        return game_dir.as_posix()
+
+
 def _game_rows(log_: GameLog, root: Path) -> dict[str, list[dict[str, Any]]]:
     """The rows of one game in each table of :data:`TABLES` (cells not yet typed)."""
     d = log_.path
@@ -200,10 +213,7 @@ def _game_rows(log_: GameLog, root: Path) -> dict[str, list[dict[str, Any]]]:
     h = log_.header
     end = next((e for e in reversed(log_.events) if e.kind == "game_end"), None)
     dead = {e.seat for e in log_.events if e.kind == "elimination"}
-    try:
-        where = d.relative_to(Path(root)).as_posix()
-    except ValueError:
-        where = d.as_posix()
+    where = _rel_path(d, Path(root))
     won = end.winner if end is not None else None
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     rows["games"].append(
@@ -276,9 +286,7 @@ def game_batches(game_dir: Path, root: Path) -> dict[str, pa.RecordBatch]:
     Raises:
         mafialab.record.LogFormatError: The game's log cannot be read.
     """
-    game = read_game(Path(game_dir))
-    rows = _game_rows(game, Path(root))
-    return {name: _batch(name, rows[name], game.path) for name in TABLES}
+    return _game_batches(Path(game_dir), Path(root))[1]
 
 
 def iter_log_batches(
@@ -370,12 +378,18 @@ class OutputExistsError(FileExistsError):
     """A table folder or file :func:`export_parquet` would write exists and ``overwrite`` is false.
 
     Attributes:
-        path: The first such path.
+        path: The first such path (the output folder when it holds an export of another folder).
+        other_root: The folder of game logs that the export in ``path`` was made from, when it
+            is not the one being exported (from its manifest); ``None`` otherwise.
     """
 
-    def __init__(self, path: Path):
-        super().__init__(f"{path} exists (overwrite=True replaces it)")
+    def __init__(self, path: Path, other_root: Path | None = None):
+        if other_root is None:
+            super().__init__(f"{path} exists (overwrite=True replaces it)")
+        else:
+            super().__init__(f"{path} holds an export of {other_root} (overwrite=True replaces it)")
         self.path = path
+        self.other_root = other_root
 
 
 class _Parts:
@@ -480,101 +494,466 @@ def _remove(p: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def export_parquet(
-    root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None, ray: str | None = None
-) -> list[Path]:
-    """Write the tables of :func:`log_tables` as Parquet, one game at a time.
+EXPORT_FORMAT_VERSION = 1
+"""Version of a folder export's layout, of :data:`MANIFEST_FILE` and of what a game's rows hold; an
+export of another version (or with other :data:`TABLE_SCHEMAS`) is rebuilt whole rather than
+updated. Raise it whenever the rows made from the same logs change, so no export keeps old rows."""
 
-    Memory stays flat as the corpus grows: each game's rows are written as they are read
-    (buffered into row groups of about :data:`ROW_GROUP_BYTES`). The schemas are
-    :data:`TABLE_SCHEMAS`, the same in every export.
+MANIFEST_FILE = "_manifest.json"
+"""A folder export's manifest, ``OUT/_manifest.json``: the exported folder, and per game its path,
+id, the hash of its logs' bytes and the part and row ranges holding its rows (docs/export.md).
+The leading underscore keeps dataset readers (pyarrow, Spark) from taking it for data."""
 
-    Args:
-        root: Directory of game logs.
-        out: A directory (created) that gets a dataset folder per table, ``games/``,
-            ``seats/``, ``events/``, ``probes/``, ``calls/``, each of part files
-            ``part-00000.parquet`` … (:data:`GAMES_PER_FILE` games each; a table with no row
-            gets one empty part, so its columns are there); or a file ending in ``.parquet``:
-            one table, the five stacked (every column of any table, in table order, then a
-            ``table`` column naming the source table; rows game by game).
-        overwrite: Replace what exists (otherwise nothing is written). An export of an
-            earlier version (``games.parquet`` … in ``out``) counts as existing and is
-            removed, so no stale table is left beside the new ones.
-        skipped: Receives the reason for each game that cannot be read, which is left out
-            (:func:`log_tables`); without it such a game raises.
-        ray: A Ray cluster's address: each game's batches are made by a Ray task, the driver
-            writes them in the order of the games, so the files are those of a local export
-            (:func:`iter_log_batches`). ``None``: made here.
 
-    Returns:
-        The paths written: the five table folders, or the one file.
+class _ManifestGame(BaseModel):
+    """One exported game of a :data:`MANIFEST_FILE`.
+
+    Attributes:
+        path: The game's folder under the exported folder (the games table's ``path``); its key.
+        game_id: The game's id.
+        hash: :func:`~mafialab.analysis._summary.logs_digest` of its logs when exported.
+        part: The number of the part files holding its rows.
+        rows: Table -> ``(first row, rows)`` of the game in that table's part file.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    game_id: str
+    hash: str
+    part: int
+    rows: dict[str, tuple[int, int]]
+
+
+class _ManifestUnread(BaseModel):
+    """A game that could not be read; named again, not read again, while its logs and mafialab are unchanged.
+
+    Attributes:
+        path: As :attr:`_ManifestGame.path`.
+        hash: Of its logs, as :attr:`_ManifestGame.hash`.
+        reason: Why it cannot be read (naming the file).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    hash: str
+    reason: str
+
+
+class _ManifestPart(BaseModel):
+    """One part of a folder export: a file ``part-<id>.parquet`` in every table's folder.
+
+    Attributes:
+        id: The part's number.
+        games: How many games it holds.
+        bytes: Table -> the size of its file (a file of another size was changed behind the
+            manifest's back: the export is rebuilt).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: int
+    games: int
+    bytes: dict[str, int]
+
+
+class _Manifest(BaseModel):
+    """``OUT/_manifest.json`` of a folder export (:data:`MANIFEST_FILE`).
+
+    ``complete`` is false while the part files are being replaced: a run that finds it false
+    (a run killed part-way) rebuilds the export whole.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: typing.Literal["mafialab-export"] = "mafialab-export"
+    version: int = EXPORT_FORMAT_VERSION
+    schemas: str
+    root: str
+    complete: bool
+    mafialab: str = ""
+    parts: list[_ManifestPart] = []
+    games: list[_ManifestGame] = []
+    unread: list[_ManifestUnread] = []
+
+
+def _schemas_digest() -> str:
+    """A short hash of :data:`TABLE_SCHEMAS` (an export with other schemas is rebuilt)."""
+    return hashlib.sha256(json.dumps(TABLE_SCHEMAS).encode()).hexdigest()[:16]
+
+
+def _part_name(part: int) -> str:
+    return f"part-{part:05d}.parquet"
+
+
+def _root_id(root: Path) -> str:
+    """How a manifest names the exported folder: its absolute, resolved path."""
+    return Path(root).resolve().as_posix()
+
+
+def _prior_export(out: Path, root: Path) -> tuple[_Manifest | None, str | None, Path | None]:
+    """What ``out``'s manifest says: ``(manifest to update, why it cannot be updated, other root)``.
+
+    ``(None, None, None)``: no manifest. ``other root``: a readable manifest of an export of
+    another folder (refused without ``overwrite``). ``why``: a manifest that is there but
+    unusable (unreadable, another version, a run killed part-way, part files that do not match
+    it): the export is rebuilt whole.
+    """
+    path = out / MANIFEST_FILE
+    if not path.is_file():
+        return None, None, None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        return None, f"cannot be read ({err})", None
+    if not isinstance(raw, dict):
+        return None, "is not a manifest (not a JSON object)", None
+    if isinstance(raw.get("root"), str) and raw["root"] != _root_id(root):
+        return None, None, Path(raw["root"])
+    if raw.get("version") != EXPORT_FORMAT_VERSION:
+        return None, f"has format version {raw.get('version')!r}, this mafialab writes {EXPORT_FORMAT_VERSION}", None
+    try:
+        m = _Manifest.model_validate(raw)
+    except ValidationError as err:
+        return None, f"is not a manifest ({err.error_count()} errors, first: {err.errors()[0]['msg']})", None
+    if not m.complete:
+        return None, "says an earlier run was stopped part-way", None
+    if m.schemas != _schemas_digest():
+        return None, "was written with other table schemas", None
+    parts = {p.id: p for p in m.parts}
+    if any(g.part not in parts or set(g.rows) != set(TABLES) for g in m.games):
+        return None, "names a part it does not list", None
+    for name in TABLES:
+        folder = out / name
+        on_disk = {c.name: c for c in folder.iterdir()} if folder.is_dir() else {}
+        if set(on_disk) != {_part_name(i) for i in parts}:
+            return None, f"does not list the part files in {folder}", None
+        for i, p in parts.items():
+            if on_disk[_part_name(i)].stat().st_size != p.bytes.get(name):
+                return None, f"does not match {on_disk[_part_name(i)]} (changed since)", None
+    return m, None, None
+
+
+def _copy_rows(src: Path, ranges: list[tuple[int, int]], dst: _Parts) -> None:
+    """Append rows ``[start, start + n)`` of each of ``ranges`` (in order) of the Parquet file ``src`` to ``dst``.
+
+    Streams the file batch by batch: only one batch is held besides ``dst``'s buffer.
+    """
+    import pyarrow.parquet as pq
+
+    if not any(n for _, n in ranges):
+        return
+    offset = 0
+    with pq.ParquetFile(src) as pf:
+        for batch in pf.iter_batches(batch_size=16_384):
+            n = batch.num_rows
+            for start, count in ranges:
+                lo, hi = max(start, offset), min(start + count, offset + n)
+                if lo < hi:
+                    dst.add(batch.slice(lo - offset, hi - lo))
+            offset += n
+
+
+def _game_batches(game_dir: Path, root: Path) -> tuple[str, dict[str, pa.RecordBatch]]:
+    """Read one game and type its rows: ``(game id, table -> record batch)``; the per-game step of an export.
 
     Raises:
-        OutputExistsError: A path to be written exists and ``overwrite`` is false (checked
-            before anything is written).
-        FileExistsError: ``out`` without the ``.parquet`` suffix is a file, or a table's
-            folder in it holds files other than part files (never removed, even with
-            ``overwrite``).
-        FileNotFoundError, LogFormatError: From :func:`log_tables`; nothing is left written.
-        ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
-            unreachable; nothing is left written.
+        mafialab.record.LogFormatError: The game cannot be read.
     """
-    out = Path(out)
-    stacked_file = out.suffix == ".parquet"
-    if not stacked_file and out.is_file():
-        raise FileExistsError(f"{out} is a file; give a directory or a FILE.parquet")
-    if stacked_file:
-        targets = [out]
-        taken = [out] if out.exists() else []
-    else:
-        targets = [out / name for name in TABLES]
-        taken = [p for name in TABLES for p in (out / f"{name}.parquet", out / name) if p.exists()]
-        foreign = [p for p in targets if p.is_dir() and not _is_export_folder(p)]
-        if foreign:
-            raise FileExistsError(f"{foreign[0]} holds other files than {PART_GLOB}; give another folder")
-    if taken and not overwrite:
-        raise OutputExistsError(taken[0])
-    if ray is not None:
-        from mafialab.harness import connect_ray
+    game = read_game(game_dir)
+    rows = _game_rows(game, Path(root))
+    return game.game_id, {name: _batch(name, rows[name], game.path) for name in TABLES}
 
-        connect_ray(ray)  # before anything is written: without Ray, no empty folder is left
-    if stacked_file:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.partial")
-        writers = {"": _Parts(_stacked_schema(), path=tmp)}
-        temps = [tmp]
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        temps = [out / f".{name}.partial" for name in TABLES]
-        writers = {}
-        for name, t in zip(TABLES, temps, strict=True):
-            _remove(t)
-            t.mkdir()
-            writers[name] = _Parts(table_schema(name), folder=t, games_per_file=GAMES_PER_FILE)
+
+def _write_part(part: int, kept: list[_ManifestGame], fresh: list[tuple[str, Path]], *, out: Path,
+                staging: dict[str, Path], hashes: dict[str, str], unread: list[_ManifestUnread] | None,
+                read: Callable[[Path], tuple[str, dict[str, pa.RecordBatch]]],
+                ) -> tuple[_ManifestPart, list[_ManifestGame]]:  # fmt: skip
+    """Write part ``part`` of every table into ``staging``: ``kept`` games' rows, then ``fresh`` ones'.
+
+    The rows of ``kept`` are copied from the part's files in ``out`` (not re-read from the
+    logs); each game of ``fresh`` (``(path, folder)``) is read with ``read`` (:func:`_game_batches`
+    here, or the next result of its Ray tasks). One that cannot be read is appended to
+    ``unread`` (without it, raises :class:`~mafialab.record.LogFormatError`).
+    """
+    name = _part_name(part)
+    writers = {t: _Parts(table_schema(t), path=staging[t] / name) for t in TABLES}
+    at = dict.fromkeys(TABLES, 0)
+    games: list[_ManifestGame] = []
     try:
-        stacked = _stacked_schema() if stacked_file else None
-        for game in iter_log_batches(root, skipped, ray=ray):
-            for name, batch in game.items():
-                if stacked is not None:
-                    writers[""].add(_stack(name, batch, stacked))
-                else:
-                    writers[name].add(batch)
-            for w in writers.values():
-                w.game_done()
+        kept = sorted(kept, key=lambda g: g.rows["games"][0])
+        for t in TABLES:
+            if kept:
+                _copy_rows(out / t / name, [g.rows[t] for g in kept], writers[t])
+        for g in kept:
+            rows = {}
+            for t in TABLES:
+                rows[t] = (at[t], g.rows[t][1])
+                at[t] += g.rows[t][1]
+            games.append(g.model_copy(update={"part": part, "rows": rows}))
+        for where, d in fresh:
+            try:
+                gid, batches = read(d)
+            except LogFormatError as err:
+                if unread is None:
+                    raise
+                unread.append(_ManifestUnread(path=where, hash=hashes[where], reason=str(err)))
+                continue
+            rows = {}
+            for t in TABLES:
+                writers[t].add(batches[t])
+                rows[t] = (at[t], batches[t].num_rows)
+                at[t] += batches[t].num_rows
+            games.append(_ManifestGame(path=where, game_id=gid, hash=hashes[where], part=part, rows=rows))
         for w in writers.values():
             w.close()
     except BaseException:
         for w in writers.values():
             w.abort()
-        for t in temps:
+        raise
+    sizes = {t: (staging[t] / name).stat().st_size for t in TABLES}
+    return _ManifestPart(id=part, games=len(games), bytes=sizes), games
+
+
+def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None,
+                   counts: dict[str, int] | None = None, ray: str | None = None) -> list[Path]:  # fmt: skip
+    """Write the tables of :func:`log_tables` as Parquet, one game at a time; update an earlier export incrementally.
+
+    Memory stays flat as the corpus grows: each game's rows are written as they are read
+    (buffered into row groups of about :data:`ROW_GROUP_BYTES`). The schemas are
+    :data:`TABLE_SCHEMAS`, the same in every export.
+
+    Into a folder, the export keeps a manifest (:data:`MANIFEST_FILE`) of which games each part
+    holds and the hash of each game's log files. Exporting the same ``root`` into the same
+    ``out`` again updates it: a game whose logs are unchanged is not read again, and its part
+    files are left untouched; new and changed games are read and written to new part files (or
+    fill up the last one); a part that held a changed or removed game is rewritten without its
+    rows. A manifest that cannot be used (unreadable, another format version, part files changed
+    since) is logged and the export rebuilt whole.
+
+    Args:
+        root: Directory of game logs.
+        out: A directory (created) that gets a dataset folder per table, ``games/``,
+            ``seats/``, ``events/``, ``probes/``, ``calls/``, each of part files
+            ``part-00000.parquet`` … (up to :data:`GAMES_PER_FILE` games each, the same games in
+            every table's part of one number; a part with no row of a table is an empty file
+            there, so its columns are there); or a file ending in ``.parquet``: one table, the five
+            stacked (every column of any table, in table order, then a ``table`` column naming
+            the source table; rows game by game), always written whole.
+        overwrite: Rebuild from scratch, replacing what exists. Without it an existing output is
+            refused (nothing is written) unless it is a folder export of this same ``root``
+            (its manifest says so), which is updated. An export of an earlier version
+            (``games.parquet`` … in ``out``) counts as existing and is removed, so no stale table
+            is left beside the new ones.
+        skipped: Receives the reason for each game that cannot be read, which is left out
+            (:func:`log_tables`); without it such a game raises.
+        counts: When given, receives (folder export) ``games`` (exported), ``read`` (games read
+            from their logs this run), ``unchanged`` (games kept without reading),
+            ``parts_written`` and ``parts_removed`` (part numbers written or removed this run).
+        ray: A Ray cluster's address: each game to read is turned into its batches by a Ray
+            task (reading the game from ``root`` as given: shared storage); the driver writes
+            them in order, so the files are those of a local export. ``None``: read here.
+
+    Returns:
+        The paths written: the five table folders, or the one file.
+
+    Raises:
+        OutputExistsError: A path to be written exists and ``overwrite`` is false, and it is not
+            an export of ``root`` to update (checked before anything is written).
+        FileExistsError: ``out`` without the ``.parquet`` suffix is a file, or a table's
+            folder in it holds files other than part files (never removed, even with
+            ``overwrite``).
+        FileNotFoundError, LogFormatError: From :func:`log_tables`; nothing is left written
+            (an earlier export in ``out`` is left as it was).
+        ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
+            unreachable; nothing is written.
+    """
+    out = Path(out)
+    if ray is not None:
+        from mafialab.harness import connect_ray
+
+        connect_ray(ray)  # before anything is written: without Ray, no empty folder is left
+    if out.suffix == ".parquet":
+        return _export_stacked(root, out, overwrite=overwrite, skipped=skipped, ray=ray)
+    if out.is_file():
+        raise FileExistsError(f"{out} is a file; give a directory or a FILE.parquet")
+    targets = [out / name for name in TABLES]
+    foreign = [p for p in targets if p.is_dir() and not _is_export_folder(p)]
+    if foreign:
+        raise FileExistsError(f"{foreign[0]} holds other files than {PART_GLOB}; give another folder")
+    taken = [p for name in TABLES for p in (out / f"{name}.parquet", out / name) if p.exists()]
+    prior, why, other = _prior_export(out, root) if out.is_dir() else (None, None, None)
+    if not overwrite:
+        if other is not None:
+            raise OutputExistsError(out, other)
+        if prior is None and why is None and taken:
+            raise OutputExistsError(taken[0])
+        if why is not None:
+            log.warning("%s %s: the export is rebuilt whole", out / MANIFEST_FILE, why)
+    else:
+        prior = None
+    return _export_folder(Path(root), out, prior, taken, skipped=skipped, counts=counts, ray=ray)
+
+
+def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[Path], *,
+                   skipped: list[str] | None, counts: dict[str, int] | None,
+                   ray: str | None = None) -> list[Path]:  # fmt: skip
+    """Export ``root`` into the folder ``out``: update ``prior`` (the manifest there), or write anew when ``None``.
+
+    With ``ray`` the games to read are turned into batches by Ray tasks, taken back in the
+    order the parts are written (so the files are those of a local run).
+    """
+    dirs = iter_game_dirs(root)
+    if not dirs:
+        raise FileNotFoundError(no_games_message(root))
+    current = [(_rel_path(d, root), d) for d in dirs]
+    hashes = {where: logs_digest(d) for where, d in current}
+    old = {g.path: g for g in prior.games} if prior is not None else {}
+    known_unread: dict[str, _ManifestUnread] = {}
+    if prior is not None and skipped is not None and prior.mafialab == __version__:  # another mafialab may read it
+        known_unread = {u.path: u for u in prior.unread}
+    parts = {p.id: p for p in prior.parts} if prior is not None else {}
+    kept: dict[int, list[_ManifestGame]] = {i: [] for i in parts}
+    unread: list[_ManifestUnread] = []
+    pending: list[tuple[str, Path]] = []
+    for where, d in current:
+        g = old.get(where)
+        u = known_unread.get(where)
+        if g is not None and g.hash == hashes[where]:
+            kept[g.part].append(g)
+        elif u is not None and u.hash == hashes[where]:
+            unread.append(u)  # still unreadable: named again, not read again
+        else:
+            pending.append((where, d))
+    # a part that held a changed or removed game is rewritten, filled up with new games
+    rewrite = {i for i, p in parts.items() if len(kept[i]) < p.games}
+    last = max(parts, default=None)
+    jobs: list[tuple[int, list[_ManifestGame], list[tuple[str, Path]]]] = []
+    for i in sorted(rewrite):
+        room = max(0, GAMES_PER_FILE - len(kept[i]))
+        jobs.append((i, kept[i], pending[:room]))
+        pending = pending[room:]
+    if pending and last is not None and last not in rewrite and len(kept[last]) < GAMES_PER_FILE:
+        rewrite.add(last)  # the last part is filled up rather than a part of a few games started each run
+        room = GAMES_PER_FILE - len(kept[last])
+        jobs.append((last, kept[last], pending[:room]))
+        pending = pending[room:]
+    nxt = last + 1 if last is not None else 0
+    while pending:
+        jobs.append((nxt, [], pending[:GAMES_PER_FILE]))
+        pending = pending[GAMES_PER_FILE:]
+        nxt += 1
+    staging = {name: out / f".{name}.partial" for name in TABLES}
+    written: dict[int, tuple[_ManifestPart, list[_ManifestGame]]] = {}
+    n_read = sum(len(fresh) for _, _, fresh in jobs)
+    if jobs:
+        out.mkdir(parents=True, exist_ok=True)
+        for t in staging.values():
+            _remove(t)
+            t.mkdir()
+    read: Callable[[Path], tuple[str, dict[str, pa.RecordBatch]]] = partial(_game_batches, root=root)
+    mapped = None
+    if ray is not None and n_read:
+        from mafialab.analysis._ray import map_games
+
+        mapped = map_games(read, [d for _, _, fresh in jobs for _, d in fresh], address=ray)
+
+        def read(_: Path) -> tuple[str, dict[str, pa.RecordBatch]]:
+            got = next(mapped)  # the games come back in the order the parts take them
+            if isinstance(got, LogFormatError):
+                raise got
+            return got
+
+    try:
+        for i, keep, fresh in jobs:
+            written[i] = _write_part(i, keep, fresh, out=out, staging=staging, hashes=hashes,
+                                     unread=unread if skipped is not None else None, read=read)  # fmt: skip
+        n_games = sum(len(v) for i, v in kept.items() if i not in rewrite) + sum(p.games for p, _ in written.values())
+        if not n_games and skipped is not None:
+            raise LogFormatError(none_readable_message(root, dirs, [u.reason for u in unread]))
+    except BaseException:
+        for t in staging.values():
             _remove(t)
         raise
-    if not stacked_file:  # a folder is not replaced by a rename; an earlier version's tables go too
-        for p in taken:
-            _remove(p)
-    for t, target in zip(temps, targets, strict=True):
-        t.replace(target)
-    return targets
+    finally:
+        if mapped is not None:
+            mapped.close()  # the tasks not taken (the export stopped early) are cancelled now
+    if skipped is not None:
+        skipped.extend(u.reason for u in sorted(unread, key=lambda u: u.path))
+    new_parts = {i: p for i, p in parts.items() if i not in rewrite}
+    new_games = [g for i, gs in kept.items() if i not in rewrite for g in gs]
+    for i, (p, gs) in written.items():
+        if p.games:
+            new_parts[i] = p
+            new_games += gs
+    manifest = _Manifest(
+        schemas=_schemas_digest(),
+        root=_root_id(root),
+        complete=True,
+        mafialab=__version__,
+        parts=[new_parts[i] for i in sorted(new_parts)],
+        games=sorted(new_games, key=lambda g: g.path),
+        unread=sorted(unread, key=lambda u: u.path),
+    )
+    removed = [i for i in parts if i not in new_parts]
+    if counts is not None:
+        counts.update(
+            games=len(new_games),
+            read=n_read,
+            unchanged=sum(len(v) for v in kept.values()),
+            parts_written=sum(1 for p, _ in written.values() if p.games),
+            parts_removed=len(removed),
+        )
+    if prior is not None and not jobs and manifest == prior:
+        return [out / name for name in TABLES]  # nothing changed: nothing is written
+    # a run killed from here on leaves a manifest saying so: the next run rebuilds the export
+    unfinished = (prior or _Manifest(schemas="", root=_root_id(root), complete=False)).model_copy(
+        update={"complete": False}
+    )
+    write_atomic(out / MANIFEST_FILE, unfinished.model_dump_json())
+    for t in staging.values():  # a part left without a game (every new game in it unreadable) goes
+        for i, (p, _) in written.items():
+            if not p.games:
+                (t / _part_name(i)).unlink()
+    if prior is None:  # a folder is not replaced by a rename; an earlier version's tables go too
+        for old_table in taken:
+            _remove(old_table)
+        for name, t in staging.items():
+            t.replace(out / name)
+    else:
+        for name, t in staging.items():
+            for i, (p, _) in written.items():
+                if p.games:
+                    (t / _part_name(i)).replace(out / name / _part_name(i))
+                else:
+                    (out / name / _part_name(i)).unlink(missing_ok=True)
+            _remove(t)
+    write_atomic(out / MANIFEST_FILE, manifest.model_dump_json(indent=1) + "\n")
+    return [out / name for name in TABLES]
+
+
+def _export_stacked(
+    root: Path, out: Path, *, overwrite: bool, skipped: list[str] | None, ray: str | None = None
+) -> list[Path]:
+    """:func:`export_parquet` into one file ``out``, written whole (the five tables stacked)."""
+    if out.exists() and not overwrite:
+        raise OutputExistsError(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.partial")
+    writer = _Parts(_stacked_schema(), path=tmp)
+    try:
+        stacked = _stacked_schema()
+        for game in iter_log_batches(root, skipped, ray=ray):
+            for name, batch in game.items():
+                writer.add(_stack(name, batch, stacked))
+        writer.close()
+    except BaseException:
+        writer.abort()
+        _remove(tmp)
+        raise
+    tmp.replace(out)
+    return [out]
 
 
 def belief_edges(root: Path, method: Method = DEFAULT) -> pd.DataFrame:

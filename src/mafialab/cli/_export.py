@@ -13,6 +13,7 @@ from mafialab.cli._app import (
     check_games_path,
     check_out_dir,
     check_out_file,
+    count,
     err_console,
     fail,
     os_error_message,
@@ -32,13 +33,17 @@ def export_parquet_cmd(
     out: Path = typer.Option(
         ..., "--out", "-o", help="Output directory (a dataset folder per table), or a single FILE.parquet."
     ),
-    force: bool = typer.Option(False, "--force", help="Replace tables that already exist."),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild from scratch, replacing what exists (else an export of DIRECTORY is updated)."
+    ),
     ray: str | None = ray_option(
         "Turn each game into its rows",
         "workers read DIRECTORY at the same path (shared storage) and this process writes the files of a local run",
     ),
 ) -> None:
     """Write the games, seats, events, probes and calls tables as Parquet, game by game (docs/export.md).
+
+    Run again into the same --out, only the games added or changed since are read.
 
     With --ray the games are read and turned into rows on a Ray cluster; this process
     writes the part files in the order of the games (docs/scaling.md).
@@ -51,13 +56,23 @@ def export_parquet_cmd(
         check_out_dir(out)
     check_games_path(directory, "DIRECTORY")
     unread: list[str] = []
+    counts: dict[str, int] = {}
     try:
-        written = export_parquet(directory, out, overwrite=force, skipped=unread, ray=ray)
+        written = export_parquet(directory, out, overwrite=force, skipped=unread, counts=counts, ray=ray)
         for why in unread:  # as `report` and `view` do: a game that cannot be read is left out, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
-        for p in written:
-            err_console.print(f"wrote {escape(str(p))}", style="dim")
+        if counts.get("unchanged"):
+            err_console.print(
+                f"updated {escape(str(out))}: {count(counts['read'], 'game')} read, {counts['unchanged']} unchanged; "
+                f"{count(counts['parts_written'], 'part')} written, {counts['parts_removed']} removed",
+                style="dim",
+            )
+        else:
+            for p in written:
+                err_console.print(f"wrote {escape(str(p))}", style="dim")
     except OutputExistsError as err:
+        if err.other_root is not None:
+            fail(f"--out: {err.path} holds an export of {err.other_root}, not of DIRECTORY (use --force to replace it)")
         fail(f"--out: {err.path} exists (use --force to replace it)")
     except FileExistsError as err:
         fail(f"--out: {err}")
