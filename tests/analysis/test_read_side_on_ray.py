@@ -126,7 +126,7 @@ def test_corrupt_cache_entry_is_recomputed_on_the_driver(ray_local: Any, corpus:
 
 
 def _tables(out: Path) -> dict[str, Any]:
-    return {t.name: pq.read_table(t).to_pydict() for t in sorted(out.iterdir())}
+    return {t.name: pq.read_table(t).to_pydict() for t in sorted(out.iterdir()) if t.is_dir()}
 
 
 def test_export_parquet_on_ray_writes_the_local_files(
@@ -141,6 +141,8 @@ def test_export_parquet_on_ray_writes_the_local_files(
     local, on_ray = _tables(tmp_path / "local"), _tables(tmp_path / "ray")
     assert sorted(local) == ["calls", "events", "games", "probes", "seats"]
     assert on_ray == local and len(local["events"]["game_id"]) > 1000
+    manifests = [(tmp_path / d / "_manifest.json").read_text(encoding="utf-8") for d in ("local", "ray")]
+    assert manifests[0].replace(str(tmp_path / "local"), "") == manifests[1].replace(str(tmp_path / "ray"), "")
     for a in sorted((tmp_path / "local").rglob("*.parquet")):  # the same part files, in the same order
         b = tmp_path / "ray" / a.relative_to(tmp_path / "local")
         assert pq.read_table(b).equals(pq.read_table(a)), a
