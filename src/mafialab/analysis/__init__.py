@@ -41,6 +41,9 @@ from mafialab.analysis._bootstrap import (
 from mafialab.analysis._calibration import (
     calibration,
 )
+from mafialab.analysis._calibration import (
+    pooled_calibration as pooled_calibration,
+)
 from mafialab.analysis._compare import (
     BY_KEYS,
     REFERENCES,
@@ -90,6 +93,9 @@ from mafialab.analysis._export import (
 )
 from mafialab.analysis._inclusion import (
     inclusion as inclusion,
+)
+from mafialab.analysis._inclusion import (
+    inclusion_block as inclusion_block,
 )
 from mafialab.analysis._instrument import (
     instrument,
@@ -152,10 +158,16 @@ from mafialab.analysis._summary import (
     SummaryCache as SummaryCache,
 )
 from mafialab.analysis._summary import (
+    cached_summary as cached_summary,
+)
+from mafialab.analysis._summary import (
     default_cache_dir as default_cache_dir,
 )
 from mafialab.analysis._summary import (
     iter_summaries as iter_summaries,
+)
+from mafialab.analysis._summary import (
+    logs_digest as logs_digest,
 )
 from mafialab.analysis._summary import (
     summarise_game as summarise_game,

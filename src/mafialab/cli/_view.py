@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from mafialab.analysis import SummaryCache, default_cache_dir
 from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
@@ -31,6 +32,13 @@ def view(
         "--include-branches",
         help="Count forks (branches) in the corpus figures and calibration, as report --include-branches does.",
     ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Folder of per-game summaries for the corpus figures, shared with report "
+        "[default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache."),
     allow_agents: str | None = typer.Option(
         None,
         "--allow-agents",
@@ -46,7 +54,10 @@ def view(
 
     Corpus figures and calibration count what `report` counts: fork branches and degraded
     games are left out (--include-branches adds branches); every game, branches too, keeps
-    its own page.
+    its own page. They come from per-game summaries cached as report caches them (--cache).
+
+    Run again over the same OUT, only new or changed games are built; the files of removed
+    games are removed. The dashboard shows 200 games a page.
     """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
@@ -76,6 +87,7 @@ def view(
                 on_game=lambda _name: progress.advance(task),
                 jobs=jobs or None,
                 include_branches=include_branches,
+                cache=None if no_cache else SummaryCache(cache if cache is not None else default_cache_dir()),
             )
         except ViewerError as err:
             fail(str(err))
@@ -84,8 +96,13 @@ def view(
         console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False, soft_wrap=True)
     for why in summary.warnings:
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
+    changes = ""
+    if summary.reused or summary.removed:
+        changes = f" ({len(summary.built)} built, {summary.reused} unchanged" + (
+            f", {summary.removed} removed)" if summary.removed else ")"
+        )
     console.print(
-        f"Built {count(len(summary.games), 'game')} into {escape(str(out))}/ in {dt:.1f} s "
+        f"Built {count(len(summary.games), 'game')}{changes} into {escape(str(out))}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
         highlight=False,
         soft_wrap=True,  # a URL is never cut in two (a pipe is 80 columns wide)
