@@ -17,7 +17,12 @@ from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_all
 
 def view(
     directory: Path = typer.Argument(..., metavar="DIR", help="Log directory (searched recursively for game.jsonl)."),
-    out: Path = typer.Option(Path("site"), "--out", "-o", help="Site directory to write (its data/ is replaced)."),
+    out: Path = typer.Option(
+        Path("site"),
+        "--out",
+        "-o",
+        help="Site directory to write (an earlier build there is updated: only new or changed games are built).",
+    ),
     serve: bool = typer.Option(
         False, "--serve", help="Serve the site and its fork API (Branch button) after building (Ctrl-C stops)."
     ),

@@ -704,7 +704,7 @@ def _game_job(job: _Job) -> _Done:
         return _Done("", f"cannot read the logs: {err}", None)
     result = None if _reusable(job.earlier, key, data) else _build_dir(job.task)
     try:
-        summary = game_summary(d, job.cache)
+        summary = game_summary(d, job.cache, warn=result is None)  # a build has said what is wrong
     except LogFormatError:
         summary = None  # listed as skipped by the site build (it cannot read the game either)
     return _Done(key, result, summary)

@@ -250,13 +250,16 @@ class CorpusFigures:
         return out
 
 
-def game_summary(game_dir: Path, cache: SummaryCache | None = None) -> GameSummary:
+def game_summary(game_dir: Path, cache: SummaryCache | None = None, *, warn: bool = True) -> GameSummary:
     """The summary the dashboard's figures read from one game (:data:`SEAT_KEYS` groups, :data:`METHOD`).
+
+    ``warn=False``: what is wrong in the logs is not logged again (the site build read the
+    game too and said so).
 
     Raises:
         mafialab.record.LogFormatError: The game's log cannot be read.
     """
-    return cached_summary(Path(game_dir), METHOD, SEAT_KEYS, cache)
+    return cached_summary(Path(game_dir), METHOD, SEAT_KEYS, cache, warn=warn)
 
 
 def corpus_metrics(
@@ -284,7 +287,7 @@ def corpus_metrics(
     for name, dirs in corpora.items():
         for d in dirs:
             try:
-                s = game_summary(d, cache)
+                s = game_summary(d, cache, warn=False)  # the site build reads it too, and says what is wrong
             except LogFormatError:
                 continue  # listed as skipped by the site build
             figures.add(name, s)

@@ -306,7 +306,11 @@
   };
   window.MAFIALAB_VIEWER = {
     ext: {}, h, s, clear, load, pct, num, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
-    reloadIndex: () => load("index", "index", "data/index.js", true), route,
+    reloadIndex: () => {
+      for (const k of store.keys()) if (k.startsWith("page:")) stalePages.add(k.slice(5));
+      return load("index", "index", "data/index.js", true);
+    },
+    route,
     rerender: () => { current = null; return route(); },
   };
 
@@ -328,7 +332,9 @@
   }
 
   // the dashboard's precomputed pages (data/pages/<n>.js, PAGE_SIZE rows in game-id order): only one page of rows is drawn
-  const loadPage = (n) => load("page", String(n), "data/pages/" + n + ".js");
+  // pages loaded before the index was reloaded (a fork job added games) are loaded afresh, once
+  const stalePages = new Set();
+  const loadPage = (n) => load("page", String(n), "data/pages/" + n + ".js", stalePages.delete(String(n)));
 
   function pageHash(n, sortKey, dir) {
     return "#/page/" + n + (sortKey ? "/sort/" + sortKey + "/" + (dir || "asc") : "");
