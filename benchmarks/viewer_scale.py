@@ -4,9 +4,10 @@ Usage: python benchmarks/viewer_scale.py [GAMES ...] [--jobs N]   (default: 100 
 
 Plays one probed mafiascope7 game of scripted agents (default battery), copies it under
 fresh game ids into a corpus of each size (in a temporary folder, removed afterwards), and
-runs ``mafialab view CORPUS --out SITE --cache CACHE`` in a child process twice: the first
-build (empty site, empty summary cache), then a rebuild into the same site after 100 more
-games were added (only those are built; the index, pages and corpus figures are rewritten).
+runs ``mafialab view CORPUS --out SITE --cache CACHE`` in a child process three times: the
+first build (empty site, empty summary cache), the same again (nothing changed: every game's
+files and summary are reused), then a rebuild into the same site after 100 more games were
+added (only those are built; the index, pages and corpus figures are rewritten).
 Peak memory is the largest sum, sampled every 50 ms, of the resident memory of the child and
 its worker processes. Prints JSON: per size, seconds, peak RSS (MiB), games built and site
 data (MB) of each run.
@@ -87,6 +88,7 @@ def main() -> None:
             for i in range(n):
                 replicate(src, corpus / f"g{i:06d}", f"copy-{i:06d}")
             row = {"first": run_view(corpus, site, cache, a.jobs)}
+            row["unchanged"] = run_view(corpus, site, cache, a.jobs)
             for i in range(n, n + ADDED):
                 replicate(src, corpus / f"g{i:06d}", f"copy-{i:06d}")
             row[f"added_{ADDED}"] = run_view(corpus, site, cache, a.jobs)

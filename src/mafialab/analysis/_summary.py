@@ -30,6 +30,7 @@ from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
     PROBES_FILE,
+    GameLog,
     LogFormatError,
     iter_game_dirs,
     no_games_message,
@@ -377,22 +378,31 @@ def cached_summary(
     cache: SummaryCache | None = None,
     *,
     warn: bool = True,
+    game_log: GameLog | None = None,
 ) -> GameSummary:
     """The summary of the game in ``game_dir``: from ``cache`` when its logs are unchanged, else computed (and stored).
 
     The returned summary's ``path`` is ``game_dir`` (a cached summary may have been made from
-    a copy elsewhere). ``warn``: as :func:`summarise_game`'s.
+    a copy elsewhere). ``warn``: as :func:`summarise_game`'s. ``game_log``: the game's log as
+    :func:`mafialab.record.read_game` read it from ``game_dir`` (by a caller that needed it
+    too), so a summary to compute does not read it again; its ``probes.jsonl`` is read as
+    without it.
 
     Raises:
         mafialab.record.LogFormatError: The game's log cannot be read.
     """
     m = get_method(method) if isinstance(method, str) else method
+
+    def compute(key: str = "") -> GameSummary:
+        game: GameData | Path = Path(game_dir) if game_log is None else game_data(game_log)
+        return summarise_game(game, m, seat_keys, key=key, warn=warn)
+
     if cache is None:
-        return summarise_game(Path(game_dir), m, seat_keys, warn=warn)
+        return compute()
     key = summary_key(game_dir, m, seat_keys)
     s = cache.load(key)
     if s is None:
-        s = summarise_game(Path(game_dir), m, seat_keys, key=key, warn=warn)
+        s = compute(key)
         cache.store(s)
     if s.path != str(game_dir):
         s = s.model_copy(update={"path": str(game_dir)})

@@ -618,16 +618,19 @@ def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Pa
     return keys
 
 
-def _build_dir(task: _Task) -> _DirResult | str:
+def _build_dir(task: _Task, glog: GameLog | None = None) -> _DirResult | str:
     """Read one game directory and write its data files; a string is the reason it was skipped.
 
     The task's last item is the site key when the game id is shared with another directory.
+    ``glog``: the game's log, already read (:func:`mafialab.record.read_game`); it is changed
+    (the probe problems are added to it).
     """
     d, corpus, data, retest_files, key = task
-    try:
-        glog = read_game(d)
-    except LogFormatError as err:
-        return str(err)
+    if glog is None:
+        try:
+            glog = read_game(d)
+        except LogFormatError as err:
+            return str(err)
     problems: list[str] = []
     probes = read_probes(d, problems, len(glog.header.roster), game_id=glog.header.game_id)
     retests = read_retests(retest_files, problems) if retest_files else []
@@ -702,12 +705,18 @@ def _game_job(job: _Job) -> _Done:
         key = game_key(d, job.salt)
     except OSError as err:
         return _Done("", f"cannot read the logs: {err}", None)
-    result = None if _reusable(job.earlier, key, data) else _build_dir(job.task)
+    if _reusable(job.earlier, key, data):
+        try:
+            return _Done(key, None, game_summary(d, job.cache))
+        except LogFormatError as err:  # its logs changed since (a key of the same bytes says otherwise)
+            return _Done(key, str(err), None)
     try:
-        summary = game_summary(d, job.cache, warn=result is None)  # a build has said what is wrong
-    except LogFormatError:
-        summary = None  # listed as skipped by the site build (it cannot read the game either)
-    return _Done(key, result, summary)
+        glog = read_game(d)
+    except LogFormatError as err:
+        return _Done(key, str(err), None)
+    # the summary first (read once, for both): the build adds its probe problems to the log
+    summary = game_summary(d, job.cache, game_log=glog)
+    return _Done(key, _build_dir(job.task, glog), summary)
 
 
 def _run(

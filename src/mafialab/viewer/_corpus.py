@@ -25,7 +25,7 @@ from mafialab.analysis import (
     inclusion_block,
     pooled_calibration,
 )
-from mafialab.record import LogFormatError
+from mafialab.record import GameLog, LogFormatError
 from mafialab.viewer._beliefs import SMALL_BIN
 
 log = logging.getLogger(__name__)
@@ -250,16 +250,19 @@ class CorpusFigures:
         return out
 
 
-def game_summary(game_dir: Path, cache: SummaryCache | None = None, *, warn: bool = True) -> GameSummary:
+def game_summary(
+    game_dir: Path, cache: SummaryCache | None = None, *, warn: bool = True, game_log: GameLog | None = None
+) -> GameSummary:
     """The summary the dashboard's figures read from one game (:data:`SEAT_KEYS` groups, :data:`METHOD`).
 
     ``warn=False``: what is wrong in the logs is not logged again (the site build read the
-    game too and said so).
+    game too and said so). ``game_log``: the game's log as the site build read it
+    (:func:`mafialab.analysis.cached_summary`), so it is not read again.
 
     Raises:
         mafialab.record.LogFormatError: The game's log cannot be read.
     """
-    return cached_summary(Path(game_dir), METHOD, SEAT_KEYS, cache, warn=warn)
+    return cached_summary(Path(game_dir), METHOD, SEAT_KEYS, cache, warn=warn, game_log=game_log)
 
 
 def corpus_metrics(
