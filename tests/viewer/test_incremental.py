@@ -139,3 +139,22 @@ def test_view_caches_summaries_where_told(probed: Path, tmp_path: Path) -> None:
 def _index(site: Path) -> dict:
     text = (site / "data" / "index.js").read_text(encoding="utf-8")
     return json.loads(text[len('MAFIALAB_DATA("index","index",') : -len(");\n")])
+
+
+RETESTS = Path(__file__).parents[1] / "data" / "viewer_branches" / "retest" / "retest.jsonl"
+
+
+def test_new_retest_answers_rebuild_every_game(probed: Path, tmp_path: Path, built: list[str]) -> None:
+    # a game page's belief dynamics carry the retest floor: the retest files are part of every game's key
+    logs = tmp_path / "logs"
+    for i in range(2):
+        _replicate(probed, logs / f"g{i}", f"game-{i}")
+    site = tmp_path / "site"
+    build_site(logs, site, jobs=1)
+    built.clear()
+    (logs / "retest").mkdir()
+    shutil.copy(RETESTS, logs / "retest" / "retest.jsonl")
+    build_site(logs, site, jobs=1)
+    assert sorted(built) == ["game-0", "game-1"]
+    built.clear()
+    assert build_site(logs, site, jobs=1).reused == 2 and built == []

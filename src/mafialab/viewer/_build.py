@@ -893,14 +893,16 @@ def _remove_game_files(data: Path, fid: str) -> None:
 
 
 def _retest_salt(files: Sequence[Path]) -> str:
-    """What the retest files under the source add to every game's build key (their paths and bytes)."""
+    """What the retest files under the source add to every game's build key: their records.
+
+    Read with :func:`mafialab.record.read_retests` (what the build reads of them); damaged
+    lines are left out here as there, and reported by the build.
+    """
     h = hashlib.sha256()
     for f in files:
         h.update(f"{f}\0".encode())
-        try:
-            h.update(hashlib.sha256(f.read_bytes()).digest())
-        except OSError as err:
-            h.update(f"unreadable {err}".encode())
+    for r in read_retests(files, []):
+        h.update(r.model_dump_json().encode())
     return h.hexdigest()
 
 
