@@ -203,21 +203,26 @@ def test_corpus_metrics_are_the_analysis_report(logs: Path, site: Path) -> None:
     assert [b["n"] for b in block["calibration"]["bins"]] == [b["n"] for b in rep["calibration"]["bins"]]
 
 
-def test_metrics_unavailable_without_the_analysis_layer(monkeypatch: pytest.MonkeyPatch, logs: Path) -> None:
-    import importlib
-
+def test_a_corpus_the_analysis_cannot_score_says_why(monkeypatch: pytest.MonkeyPatch, logs: Path) -> None:
+    # the analysis layer is part of mafialab; a corpus it fails on gets its reason, the others their figures
+    from mafialab.analysis import ReportBuilder
     from mafialab.viewer import corpus_metrics
 
-    real = importlib.import_module
+    real = ReportBuilder.report
+    calls = []
 
-    def fake(name: str, *a: object) -> object:
-        if name == "mafialab.analysis":
-            raise ImportError("no analysis")
-        return real(name, *a)
+    def report(self: ReportBuilder, **kw: object) -> dict:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("cannot score")
+        return real(self, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(importlib, "import_module", fake)
-    got = corpus_metrics({"c": list(logs.iterdir())})
-    assert got["available"] is False and got["reason"].startswith("metrics unavailable")
+    monkeypatch.setattr(ReportBuilder, "report", report)
+    dirs = sorted(logs.iterdir())
+    got = corpus_metrics({"bad": dirs[:1], "good": dirs[1:]})
+    assert got["available"] is True
+    assert got["corpora"]["bad"] == {"error": "RuntimeError: cannot score"}
+    assert got["corpora"]["good"]["games"] == len(dirs) - 1 and got["corpora"]["good"]["metrics"]
 
 
 def test_seat_files_hold_exactly_the_engine_view(logs: Path, site: Path) -> None:

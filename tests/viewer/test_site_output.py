@@ -54,7 +54,14 @@ def test_an_earlier_build_is_still_replaced(game_dir: Path, tmp_path: Path) -> N
     for _ in range(2):
         res = CliRunner().invoke(app, ["view", str(logs), "--out", str(site), "--jobs", "1"])
         assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in (site / "data").iterdir()) == ["g", "index.js", "s", "templates.js"]
+    assert sorted(p.name for p in (site / "data").iterdir()) == [
+        "g",
+        "index.js",
+        "manifest.json",
+        "pages",
+        "s",
+        "templates.js",
+    ]
     assert len(list((site / "data" / "g").iterdir())) == 1
 
 

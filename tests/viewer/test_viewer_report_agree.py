@@ -119,6 +119,12 @@ def _check(logs: Path, site: Path, corpora: tuple[str, ...]) -> None:
         _same_calibration(groups[("all", "all games")], whole["calibration"])
         models = [g for (kind, _), g in groups.items() if kind == "model"]
         assert sum(g["n"] for g in models) == whole["calibration"]["n"]
+        # each model's group (pooled from the game summaries) is analysis.calibration of that agent
+        from mafialab.analysis import calibration, load_games
+
+        games = load_games(logs)
+        for g in models:
+            _same_calibration(g, calibration(games, agent=g["key"]))
 
 
 def _imported(src: Path, corpora: tuple[str, ...], out: Path) -> Path:

@@ -42,6 +42,9 @@ from mafialab.analysis._calibration import (
     calibration,
 )
 from mafialab.analysis._calibration import (
+    pooled_calibration as pooled_calibration,
+)
+from mafialab.analysis._calibration import (
     summary_calibration as summary_calibration,
 )
 from mafialab.analysis._compare import (
@@ -93,6 +96,9 @@ from mafialab.analysis._export import (
 )
 from mafialab.analysis._inclusion import (
     inclusion as inclusion,
+)
+from mafialab.analysis._inclusion import (
+    inclusion_block as inclusion_block,
 )
 from mafialab.analysis._instrument import (
     instrument,
@@ -155,10 +161,16 @@ from mafialab.analysis._summary import (
     SummaryCache as SummaryCache,
 )
 from mafialab.analysis._summary import (
+    cached_summary as cached_summary,
+)
+from mafialab.analysis._summary import (
     default_cache_dir as default_cache_dir,
 )
 from mafialab.analysis._summary import (
     iter_summaries as iter_summaries,
+)
+from mafialab.analysis._summary import (
+    logs_digest as logs_digest,
 )
 from mafialab.analysis._summary import (
     map_summaries as map_summaries,

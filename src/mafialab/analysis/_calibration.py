@@ -151,12 +151,55 @@ def calibration(
     """
     m = get_method(method) if isinstance(method, str) else method
     used = [g for g in games if not g.skipped and not g.degraded]
-    nb = 100 // m.calib_width
-    per_game = np.zeros((len(used), 3 * nb + 2))
-    for i, g in enumerate(used):
+    per_game = []
+    for g in used:
         observers = None if agent is None else {name for name, a in g.agents.items() if a == agent}
-        per_game[i] = first_order(g, m, observers)[1]
-    return _pooled([g.root or g.game_id for g in used], per_game, m, agent, resamples, seed)
+        per_game.append(first_order(g, m, observers)[1])
+    return {**pooled_calibration(per_game, [g.root or g.game_id for g in used], m, resamples=resamples, seed=seed),
+            "agent": agent}  # fmt: skip
+
+
+def pooled_calibration(
+    per_game: Sequence[Sequence[float] | np.ndarray],
+    roots: Sequence[str],
+    method: Method | str = "default",
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """F2 calibration pooled from per-game sums, as :func:`calibration` and the report pool them.
+
+    Games sharing a root (branches of one game) form one bootstrap cluster; otherwise the
+    games are resampled in the order given.
+
+    Args:
+        per_game: Each counted game's F2 sums (``[hits, n, confidence sum] * bins + [brier
+            sum, n]``: :func:`mafialab.analysis.first_order`'s second value, or a game
+            summary's ``stats.calibration``), a game without answers as zeros.
+        roots: Each game's bootstrap cluster (its root game's id), in the same order.
+        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        :func:`calibration_summary`'s dict.
+
+    Raises:
+        ValueError: On an unknown method name, or ``per_game`` and ``roots`` of different lengths.
+    """
+    m = get_method(method) if isinstance(method, str) else method
+    if len(per_game) != len(roots):
+        raise ValueError(f"{len(per_game)} games of sums but {len(roots)} roots")
+    order = sorted(set(roots))
+    nb = 100 // m.calib_width
+    x = np.array(per_game, dtype=float).reshape(len(per_game), 3 * nb + 2)
+    if len(order) != len(roots):  # branches share a root: one cluster each, as compute_report resamples them
+        where = {r: i for i, r in enumerate(order)}
+        y = np.zeros((len(order), 3 * nb + 2))
+        np.add.at(y, np.array([where[r] for r in roots], dtype=int), x)
+        x = y
+    weights = bootstrap_weights(len(order), resamples, seed) if order else None
+    return calibration_summary(x, m, weights)
 
 
 def summary_calibration(
@@ -194,18 +237,5 @@ def summary_calibration(
         st = s.stats if agent is None else s.groups.get(f"agent={agent}")
         if st is not None:  # a game without the agent: no answer of it
             per_game[i] = st.calibration
-    return _pooled([s.root or s.game_id for s in used], per_game, m, agent, resamples, seed)
-
-
-def _pooled(
-    game_roots: Sequence[str], per_game: np.ndarray, m: Method, agent: str | None, resamples: int, seed: int
-) -> dict[str, Any]:
-    """:func:`calibration_summary` of per-game F2 sums, games of one root game pooled into one cluster."""
-    roots = sorted(set(game_roots))
-    nb = 100 // m.calib_width
-    x = per_game  # rows in game order unless branches share a root, as compute_report resamples them
-    if len(roots) != len(game_roots):
-        x = np.zeros((len(roots), 3 * nb + 2))
-        np.add.at(x, np.array([roots.index(r) for r in game_roots], dtype=int), per_game)
-    weights = bootstrap_weights(len(roots), resamples, seed) if roots else None
-    return {**calibration_summary(x, m, weights), "agent": agent}
+    roots = [s.root or s.game_id for s in used]
+    return {**pooled_calibration(list(per_game), roots, m, resamples=resamples, seed=seed), "agent": agent}

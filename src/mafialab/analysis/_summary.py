@@ -30,6 +30,7 @@ from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
     PROBES_FILE,
+    GameLog,
     LogFormatError,
     iter_game_dirs,
     no_games_message,
@@ -227,7 +228,12 @@ def seat_groups(seats: Sequence[Seat], keys: Sequence[str]) -> dict[str, list[st
 
 
 def summarise_game(
-    game: GameData | Path, method: Method | str = "default", seat_keys: Sequence[str] = (), *, key: str = ""
+    game: GameData | Path,
+    method: Method | str = "default",
+    seat_keys: Sequence[str] = (),
+    *,
+    key: str = "",
+    warn: bool = True,
 ) -> GameSummary:
     """Reduce one game to what the corpus report reads from it.
 
@@ -238,6 +244,8 @@ def summarise_game(
         seat_keys: Keys of :data:`SEAT_KEYS` to also compute per-seat-group statistics for
             (``--by model`` and the like); empty: none.
         key: The cache key to record (:func:`summary_key`).
+        warn: Log what is wrong in the logs as they are read (``False``: a caller that read
+            the game too and logged it already).
 
     Returns:
         The summary; a skipped-family or degraded game has no statistics (the report only
@@ -250,7 +258,7 @@ def summarise_game(
     from mafialab.analysis._compare import restrict
 
     m = get_method(method) if isinstance(method, str) else method
-    g = game if isinstance(game, GameData) else game_data(read_game(Path(game)))
+    g = game if isinstance(game, GameData) else game_data(read_game(Path(game), warn=warn))
     seats = _seats(g)
     groups = seat_groups(seats, seat_keys) if seat_keys else {}
     used = not g.skipped and not g.degraded
@@ -364,23 +372,37 @@ class SummaryCache:
 
 
 def cached_summary(
-    game_dir: Path, method: Method | str = "default", seat_keys: Sequence[str] = (), cache: SummaryCache | None = None
+    game_dir: Path,
+    method: Method | str = "default",
+    seat_keys: Sequence[str] = (),
+    cache: SummaryCache | None = None,
+    *,
+    warn: bool = True,
+    game_log: GameLog | None = None,
 ) -> GameSummary:
     """The summary of the game in ``game_dir``: from ``cache`` when its logs are unchanged, else computed (and stored).
 
     The returned summary's ``path`` is ``game_dir`` (a cached summary may have been made from
-    a copy elsewhere).
+    a copy elsewhere). ``warn``: as :func:`summarise_game`'s. ``game_log``: the game's log as
+    :func:`mafialab.record.read_game` read it from ``game_dir`` (by a caller that needed it
+    too), so a summary to compute does not read it again; its ``probes.jsonl`` is read as
+    without it.
 
     Raises:
         mafialab.record.LogFormatError: The game's log cannot be read.
     """
     m = get_method(method) if isinstance(method, str) else method
+
+    def compute(key: str = "") -> GameSummary:
+        game: GameData | Path = Path(game_dir) if game_log is None else game_data(game_log)
+        return summarise_game(game, m, seat_keys, key=key, warn=warn)
+
     if cache is None:
-        return summarise_game(Path(game_dir), m, seat_keys)
+        return compute()
     key = summary_key(game_dir, m, seat_keys)
     s = cache.load(key)
     if s is None:
-        s = summarise_game(Path(game_dir), m, seat_keys, key=key)
+        s = compute(key)
         cache.store(s)
     if s.path != str(game_dir):
         s = s.model_copy(update={"path": str(game_dir)})

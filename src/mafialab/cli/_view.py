@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from mafialab.analysis import SummaryCache, default_cache_dir
 from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar, ray_option
 from mafialab.harness import RayConnectError, connect_ray
 from mafialab.record import iter_game_dirs
@@ -17,7 +18,12 @@ from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_all
 
 def view(
     directory: Path = typer.Argument(..., metavar="DIR", help="Log directory (searched recursively for game.jsonl)."),
-    out: Path = typer.Option(Path("site"), "--out", "-o", help="Site directory to write (its data/ is replaced)."),
+    out: Path = typer.Option(
+        Path("site"),
+        "--out",
+        "-o",
+        help="Site directory to write (an earlier build there is updated: only new or changed games are built).",
+    ),
     serve: bool = typer.Option(
         False, "--serve", help="Serve the site and its fork API (Branch button) after building (Ctrl-C stops)."
     ),
@@ -32,6 +38,13 @@ def view(
         "--include-branches",
         help="Count forks (branches) in the corpus figures and calibration, as report --include-branches does.",
     ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Folder of per-game summaries for the corpus figures, shared with report "
+        "[default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache."),
     allow_agents: str | None = typer.Option(
         None,
         "--allow-agents",
@@ -51,8 +64,11 @@ def view(
 
     Corpus figures and calibration count what `report` counts: fork branches and degraded
     games are left out (--include-branches adds branches); every game, branches too, keeps
-    its own page. With --ray the corpus figures are computed from per-game summaries made on
-    a Ray cluster (docs/scaling.md).
+    its own page. They come from per-game summaries cached as report caches them (--cache);
+    with --ray the summaries are made on a Ray cluster (docs/scaling.md).
+
+    Run again over the same OUT, only new or changed games are built; the files of removed
+    games are removed. The dashboard shows 200 games a page.
     """
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
@@ -88,6 +104,7 @@ def view(
                 jobs=jobs or None,
                 include_branches=include_branches,
                 ray=ray,
+                cache=None if no_cache else SummaryCache(cache if cache is not None else default_cache_dir()),
             )
         except ViewerError as err:
             fail(str(err))
@@ -96,8 +113,13 @@ def view(
         console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False, soft_wrap=True)
     for why in summary.warnings:
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
+    changes = ""
+    if summary.reused or summary.removed:
+        changes = f" ({len(summary.built)} built, {summary.reused} unchanged" + (
+            f", {summary.removed} removed)" if summary.removed else ")"
+        )
     console.print(
-        f"Built {count(len(summary.games), 'game')} into {escape(str(out))}/ in {dt:.1f} s "
+        f"Built {count(len(summary.games), 'game')}{changes} into {escape(str(out))}/ in {dt:.1f} s "
         f"({summary.bytes_written / 1e6:.1f} MB of data). Open {(out / 'index.html').resolve().as_uri()}",
         highlight=False,
         soft_wrap=True,  # a URL is never cut in two (a pipe is 80 columns wide)

@@ -508,7 +508,14 @@ class ForkService:
     def _add_to_site(self, game_dir: Path) -> None:
         """Write one new branch's data files, its parent's branch file and ``data/index.js``."""
         from mafialab.viewer._branches import batches
-        from mafialab.viewer._build import _build_dir, _corpus_of, _write_js, write_branch_files
+        from mafialab.viewer._build import (
+            PAGE_SIZE,
+            _build_dir,
+            _corpus_of,
+            _write_js,
+            write_branch_files,
+            write_pages,
+        )
 
         retests = tuple(sorted(self.logs.rglob(RETEST_FILE)))
         res = _build_dir((game_dir, _corpus_of(self.logs, game_dir), self.data, retests, None))
@@ -519,6 +526,7 @@ class ForkService:
             write_branch_files(self.data, rows, self._bifurcations())
             self.index["games"] = rows
             self.index["batches"] = batches(rows)
+            self.index["pages"] = {"count": write_pages(self.data, rows)[0], "size": PAGE_SIZE, "order": "id"}
             self.dirs[res.row["id"]] = game_dir.resolve()
             with atomic_path(self.data / "index.js") as tmp:
                 _write_js(tmp, "index", "index", self.index)

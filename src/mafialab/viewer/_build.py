@@ -11,9 +11,9 @@ import os
 import re
 import shutil
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,7 +24,17 @@ from pydantic import ValidationError
 
 from mafialab import __version__
 from mafialab._words import count
-from mafialab.analysis import DEFAULT, GameData, coverage, game_data, transcript_predictions
+from mafialab.analysis import (
+    DEFAULT,
+    METRIC_VERSION,
+    GameData,
+    GameSummary,
+    SummaryCache,
+    coverage,
+    game_data,
+    logs_digest,
+    transcript_predictions,
+)
 from mafialab.analysis import answer as analysis_answer
 from mafialab.analysis import usable as usable_answer
 from mafialab.config import validation_message
@@ -46,6 +56,7 @@ from mafialab.record import (
     read_game,
     read_header,
     read_retests,
+    write_atomic,
 )
 from mafialab.render import field_rules, lexicon_words, load_event_templates
 from mafialab.rules import RuleSet
@@ -65,7 +76,7 @@ from mafialab.viewer._branches import (
     dynamics_payload,
     parent_files,
 )
-from mafialab.viewer._corpus import corpus_metrics
+from mafialab.viewer._corpus import CorpusFigures, corpus_metrics, game_summary
 from mafialab.viewer._season import season_payloads
 
 log = logging.getLogger(__name__)
@@ -90,7 +101,19 @@ STEP_KINDS = frozenset(
 
 STATIC_FILES = ("index.html", "app.js", "branches.js", "app.css")
 MAX_JOBS = 4
-"""Default cap on build worker processes (one more process scores the corpus metrics)."""
+"""Default cap on build worker processes."""
+
+SITE_VERSION = 1
+"""Version of the per-game data files' shape; raise it whenever what :func:`build_game` writes
+changes, so an incremental build rewrites every game (mafialab's version counts too)."""
+
+MANIFEST = "manifest.json"
+"""``SITE/data/manifest.json``: what each game's data files were built from (:func:`build_site`)."""
+
+PAGE_SIZE = 200
+"""Dashboard rows per precomputed page (``SITE/data/pages/<n>.js``)."""
+
+PAGES_DIR = "pages"
 
 
 class ViewerError(ValueError):
@@ -105,9 +128,14 @@ class SiteSummary:
         out: Site directory (open ``out/index.html``).
         games: Game ids built, in dashboard order.
         skipped: ``(game directory, reason)`` for directories that could not be read.
-        bytes_written: Total size of the data files.
+        bytes_written: Total size of the site's data files (those of reused games too).
         warnings: Things the reader should know, e.g. one game id found in two
             directories (both are built, each under ``<id>@<directory>``).
+        built: Game ids whose data files this build wrote (new or changed logs, or every game
+            when nothing could be reused).
+        reused: Games whose data files an earlier build wrote from the same logs (kept as they were).
+        removed: Games of the earlier build no longer under the source (their files removed).
+        pages: Precomputed dashboard pages (:data:`PAGE_SIZE` rows each).
     """
 
     out: Path
@@ -115,6 +143,10 @@ class SiteSummary:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     bytes_written: int = 0
+    built: list[str] = field(default_factory=list)
+    reused: int = 0
+    removed: int = 0
+    pages: int = 0
 
 
 def file_id(game_id: str, where: str = "") -> str:
@@ -586,16 +618,19 @@ def _site_keys(root: Path, dirs: Sequence[Path], warnings: list[str]) -> dict[Pa
     return keys
 
 
-def _build_dir(task: _Task) -> _DirResult | str:
+def _build_dir(task: _Task, glog: GameLog | None = None) -> _DirResult | str:
     """Read one game directory and write its data files; a string is the reason it was skipped.
 
     The task's last item is the site key when the game id is shared with another directory.
+    ``glog``: the game's log, already read (:func:`mafialab.record.read_game`); it is changed
+    (the probe problems are added to it).
     """
     d, corpus, data, retest_files, key = task
-    try:
-        glog = read_game(d)
-    except LogFormatError as err:
-        return str(err)
+    if glog is None:
+        try:
+            glog = read_game(d)
+        except LogFormatError as err:
+            return str(err)
     problems: list[str] = []
     probes = read_probes(d, problems, len(glog.header.roster), game_id=glog.header.game_id)
     retests = read_retests(retest_files, problems) if retest_files else []
@@ -620,28 +655,108 @@ def _workers(jobs: int | None, n_tasks: int) -> int:
     return min(n, n_tasks) if n_tasks >= 4 else 1
 
 
+@dataclass
+class _Job:
+    """One game of a build: its task, the manifest entry of the earlier build, the summary cache."""
+
+    task: _Task
+    salt: str
+    earlier: dict[str, Any] | None
+    cache: SummaryCache | None
+    summarise: bool = True
+    """Summarise the game here (``False`` with ``--ray``: the cluster summarises it)."""
+
+
+@dataclass
+class _Done:
+    """What a :class:`_Job` gave.
+
+    The build's key, the result (a row when built, ``None`` when reused, a string: why it was
+    skipped) and the game's summary (``None``: unreadable).
+    """
+
+    key: str
+    result: _DirResult | str | None
+    summary: GameSummary | None
+
+
+def game_key(game_dir: Path, salt: str) -> str:
+    """What a game's data files are built from: its logs' bytes, the site's and mafialab's versions, ``salt``.
+
+    ``salt`` holds what else the files depend on (the corpus, the site key, the retest files).
+
+    Raises:
+        OSError: A log file cannot be read.
+    """
+    h = hashlib.sha256(f"site v{SITE_VERSION}\0{__version__}\0metric v{METRIC_VERSION}\0{salt}\0".encode())
+    h.update(logs_digest(Path(game_dir)).encode())
+    return h.hexdigest()
+
+
+def _reusable(entry: dict[str, Any] | None, key: str, data: Path) -> bool:
+    if entry is None or entry.get("key") != key:
+        return False
+    fid = entry["row"]["file"]
+    return (data / "g" / f"{fid}.js").is_file() and (data / "s" / fid).is_dir()
+
+
+def _game_job(job: _Job) -> _Done:
+    """Build one game's data files unless the earlier build's are from the same logs; summarise it."""
+    d, _, data, *_ = job.task
+    try:
+        key = game_key(d, job.salt)
+    except OSError as err:
+        return _Done("", f"cannot read the logs: {err}", None)
+    if _reusable(job.earlier, key, data):
+        if not job.summarise:
+            return _Done(key, None, None)
+        try:
+            return _Done(key, None, game_summary(d, job.cache))
+        except LogFormatError as err:  # its logs changed since (a key of the same bytes says otherwise)
+            return _Done(key, str(err), None)
+    try:
+        glog = read_game(d)
+    except LogFormatError as err:
+        return _Done(key, str(err), None)
+    # the summary first (read once, for both): the build adds its probe problems to the log
+    summary = game_summary(d, job.cache, game_log=glog) if job.summarise else None
+    return _Done(key, _build_dir(job.task, glog), summary)
+
+
 def _run(
-    tasks: list[_Task],
+    jobs: list[_Job],
     pool: ProcessPoolExecutor | None,
     on_game: Callable[[str], None] | None,
-) -> Iterator[tuple[Path, _DirResult | str]]:
-    """Results of :func:`_build_dir` in task order, computed in ``pool`` (or here if ``None``)."""
-    if pool is None:
-        for t in tasks:
-            r = _build_dir(t)
-            if on_game:
-                on_game(t[0].name)
-            yield t[0], r
-        return
-    futures = [pool.submit(_build_dir, t) for t in tasks]
-    for t, f in zip(tasks, futures, strict=True):
+    ahead: int = 1,
+) -> Iterator[tuple[_Job, _Done]]:
+    """Results of :func:`_game_job` in job order, computed in ``pool`` (or here if ``None``).
+
+    At most ``ahead`` jobs are in flight, so finished results do not pile up in memory.
+    """
+    pending: deque[tuple[_Job, Future[_Done]]] = deque()
+
+    def first() -> tuple[_Job, _Done]:
+        j, f = pending.popleft()
         res = f.result()
         if on_game:
-            on_game(t[0].name)
-        yield t[0], res
+            on_game(j.task[0].name)
+        return j, res
+
+    for j in jobs:
+        if pool is None:
+            res = _game_job(j)
+            if on_game:
+                on_game(j.task[0].name)
+            yield j, res
+            continue
+        pending.append((j, pool.submit(_game_job, j)))
+        if len(pending) > ahead:
+            yield first()
+    while pending:
+        yield first()
 
 
-_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s", "b"})
+_SITE_DATA_ENTRIES = frozenset({"index.js", "templates.js", "g", "s", "b", PAGES_DIR, MANIFEST})
 """What a viewer build writes under ``SITE/data`` (anything else there is not ours)."""
 
 
@@ -702,7 +817,8 @@ def write_branch_files(data: Path, rows: list[dict[str, Any]], bifs: Sequence[di
 def replace_notes(src: Path, out: Path) -> list[str]:
     """What a build of ``src`` into ``out`` will replace or write beside, said before it happens.
 
-    An earlier build in ``out`` (its ``data/`` and page files) is replaced; a folder that
+    An earlier build in ``out`` is updated (:func:`build_site` reuses the data files of games
+    whose logs are unchanged and rewrites the rest); a folder that
     holds game logs gets the site's files beside the logs, which are never touched (a
     ``data/`` holding logs is refused by :func:`build_site`).
 
@@ -714,7 +830,10 @@ def replace_notes(src: Path, out: Path) -> list[str]:
     if (out / "data" / "index.js").is_file():
         mtime = (out / "data" / "index.js").stat().st_mtime
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))
-        notes.append(f"{out}/ holds an earlier viewer build ({when}); its data/ and page files are replaced")
+        notes.append(
+            f"{out}/ holds an earlier viewer build ({when}); it is updated: games whose logs are unchanged "
+            "keep their data files, the rest of data/ and the page files are rewritten"
+        )
     logs = iter_game_dirs(out) if out.is_dir() else []
     if logs and (out / GAME_FILE).is_file() is False:
         inside = [d for d in logs if "data" not in d.relative_to(out).parts[:1]]
@@ -727,13 +846,68 @@ def replace_notes(src: Path, out: Path) -> list[str]:
     return notes
 
 
-def corpus_figures(corpora: dict[str, list[Path]], include_branches: bool, ray: str | None) -> dict[str, Any]:
-    """The dashboard's corpus figures in this process: :func:`corpus_metrics`, on Ray when ``ray`` is given.
+def write_pages(data: Path, rows: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """Write the dashboard's precomputed pages ``data/pages/<n>.js`` (``n`` from 1); remove older extra pages.
 
-    With ``ray`` the per-game summaries behind the figures are Ray tasks (workers read the
-    games from the paths as given); the per-game pages are not.
+    Each page holds :data:`PAGE_SIZE` rows in the dashboard's default order (by game id), so the
+    page renders one page of rows, never the whole corpus. A page file is a script calling
+    ``MAFIALAB_DATA("page", "<n>", {"page", "pages", "size", "total", "rows"})``.
+
+    Returns:
+        ``(pages written, bytes written)``; at least one page (an empty one without rows).
     """
-    return corpus_metrics(corpora, include_branches, ray=ray)
+    ordered = sorted(rows, key=lambda r: r["id"])
+    n_pages = max(1, -(-len(ordered) // PAGE_SIZE))
+    folder = data / PAGES_DIR
+    written = 0
+    for n in range(1, n_pages + 1):
+        part = ordered[(n - 1) * PAGE_SIZE : n * PAGE_SIZE]
+        payload = {"page": n, "pages": n_pages, "size": PAGE_SIZE, "total": len(ordered), "rows": part}
+        written += _write_js(folder / f"{n}.js", "page", str(n), payload)
+    keep = {f"{n}.js" for n in range(1, n_pages + 1)}
+    for old in folder.iterdir():
+        if old.name not in keep:
+            old.unlink()
+    return n_pages, written
+
+
+def _read_manifest(data: Path) -> dict[str, dict[str, Any]]:
+    """The earlier build's games (game folder -> ``{"key", "row", "bytes"}``), or ``{}`` when none can be used.
+
+    A manifest that is missing, unreadable or of another :data:`SITE_VERSION` or mafialab
+    version gives ``{}`` (every game is built again; a broken one is logged).
+    """
+    path = data / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        log.warning("%s: unreadable (%s); building every game again", path, err)
+        return {}
+    if not isinstance(m, dict) or m.get("site_version") != SITE_VERSION or m.get("software") != __version__:
+        return {}
+    games = m.get("games")
+    return games if isinstance(games, dict) else {}
+
+
+def _remove_game_files(data: Path, fid: str) -> None:
+    (data / "g" / f"{fid}.js").unlink(missing_ok=True)
+    shutil.rmtree(data / "s" / fid, ignore_errors=True)
+
+
+def _retest_salt(files: Sequence[Path]) -> str:
+    """What the retest files under the source add to every game's build key: their records.
+
+    Read with :func:`mafialab.record.read_retests` (what the build reads of them); damaged
+    lines are left out here as there, and reported by the build.
+    """
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f"{f}\0".encode())
+    for r in read_retests(files, []):
+        h.update(r.model_dump_json().encode())
+    return h.hexdigest()
 
 
 def build_site(
@@ -743,20 +917,34 @@ def build_site(
     on_game: Callable[[str], None] | None = None,
     jobs: int | None = None,
     include_branches: bool = False,
+    cache: Path | SummaryCache | None = None,
     ray: str | None = None,
 ) -> SiteSummary:
-    """Build the static viewer site for every game under ``src`` into ``out``.
+    """Build the static viewer site for every game under ``src`` into ``out``, incrementally.
 
     Reads each game directory with :func:`mafialab.record.read_game` and its
     ``probes.jsonl`` (optional). Writes ``out/index.html`` (+ ``app.js``, ``app.css``),
     ``out/data/index.js`` (dashboard rows, corpus metrics, calibration bins),
-    ``out/data/templates.js`` (the event templates the page renders events with,
-    :func:`viewer_templates`),
+    ``out/data/pages/<n>.js`` (the dashboard's precomputed pages of :data:`PAGE_SIZE` rows:
+    :func:`write_pages`), ``out/data/templates.js`` (the event templates the page renders
+    events with, :func:`viewer_templates`),
     ``out/data/g/<file_id>.js`` (the full game without probe answers, for the moderator's
     view) and ``out/data/s/<file_id>/<seat>.js`` (what one seat saw and its own probe
     answers; impersonation loads only this file, the moderator's view loads all). Each data
     file is a script calling ``MAFIALAB_DATA(kind, key, payload)`` so the site works from
-    ``file://``. Existing ``out/data`` is replaced.
+    ``file://``.
+
+    Incremental: ``out/data/manifest.json`` (written atomically, last) records, per game
+    folder, a key of its logs' bytes, the site's and mafialab's versions (:func:`game_key`)
+    and its dashboard row. A game whose key is unchanged keeps its data files; a new or
+    changed game's files are written; a game no longer under ``src`` loses its files; the
+    index, the pages and the branch files are always rewritten. The result is the same as a
+    build into an empty ``out``. Without a usable manifest the earlier ``out/data`` is replaced.
+
+    Memory: games are built one at a time (a few in flight per worker); what is kept per game
+    is its dashboard row and its summary's few hundred numbers for the corpus figures, which
+    come from per-game summaries (:func:`mafialab.viewer._corpus.game_summary`) as ``mafialab
+    report``'s do.
 
     Args:
         src: A log directory (searched recursively for ``game.jsonl``) or a list of game
@@ -764,15 +952,17 @@ def build_site(
         out: Site directory (created).
         on_game: Called with each game directory's name after it is processed (progress).
         jobs: Worker processes building games in parallel; ``None`` uses one per CPU (at
-            most :data:`MAX_JOBS`), ``1`` builds in this process. The corpus metrics are
-            scored in the same pool, beside the games. The output does not depend on it.
+            most :data:`MAX_JOBS`), ``1`` builds in this process. The output does not depend on it.
         include_branches: Count fork branches in the corpus figures and calibration
             (``mafialab view --include-branches``); by default they are left out, as
-            ``mafialab report`` leaves them out (:func:`mafialab.viewer.corpus_metrics`).
+            ``mafialab report`` leaves them out (:class:`mafialab.viewer._corpus.CorpusFigures`).
             Every game, branches too, still gets its own page with its own figures.
-        ray: A Ray cluster's address (``mafialab view --ray``): the corpus figures come from
-            game summaries computed as Ray tasks (:func:`corpus_figures`); the games' pages
-            are still built here.
+        cache: Folder of cached game summaries (``mafialab report``'s ``--cache``), or a
+            :class:`mafialab.analysis.SummaryCache`; ``None``: every summary is computed and
+            nothing is stored.
+        ray: A Ray cluster's address (``mafialab view --ray``): the per-game summaries behind
+            the corpus figures are Ray tasks (:func:`mafialab.viewer._corpus.corpus_metrics`);
+            the games' pages are still built here.
 
     Returns:
         What was written.
@@ -798,49 +988,79 @@ def build_site(
     summary = SiteSummary(out=out)
     if not dirs:
         raise ViewerError(f"DIR: {no_games_message(root)}")
+    if ray is not None:
+        from mafialab.harness import connect_ray
+
+        connect_ray(ray)  # before anything is written
     data = out / "data"
     _check_replaceable(data, dirs)
-    if data.exists():
+    earlier = _read_manifest(data)
+    if not earlier and data.exists():
         shutil.rmtree(data)
-    data.mkdir(parents=True)
-    rows: list[dict[str, Any]] = []
+    data.mkdir(parents=True, exist_ok=True)
+    store = SummaryCache(Path(cache)) if isinstance(cache, Path | str) else cache
     keys = _site_keys(root, dirs, summary.warnings)
     searched = root.is_dir() and isinstance(src, Path | str)
     retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
+    retest_salt = _retest_salt(retest_files)
     tasks: list[_Task] = [(d, _corpus_of(root, d), data, retest_files, keys.get(d)) for d in dirs]
-    corpora: dict[str, list[Path]] = {}
-    for d, corpus, *_ in tasks:
-        corpora.setdefault(corpus, []).append(d)
+    jobs_: list[_Job] = [
+        _Job(t, f"{t[1]}\0{t[4] or ''}\0{retest_salt}", earlier.get(str(t[0].resolve())), store, ray is None)
+        for t in tasks
+    ]
+    figures = CorpusFigures(list(dict.fromkeys(t[1] for t in tasks)), include_branches)
+    manifest: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
     n_workers = _workers(jobs, len(tasks))
     with ExitStack() as stack:
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers)) if n_workers > 1 else None
-        # the corpus metrics (analysis layer) run beside the games, in their own process
-        # with Ray, this process drives the tasks
-        metrics_future = (
-            pool.submit(corpus_metrics, corpora, include_branches) if pool is not None and ray is None else None
-        )
-        for d, res in _run(tasks, pool, on_game):
+        for job, done in _run(jobs_, pool, on_game, ahead=4 * n_workers):
+            d, corpus = job.task[0], job.task[1]
+            if done.summary is not None:
+                figures.add(corpus, done.summary)
+            res = done.result
             if isinstance(res, str):
                 summary.skipped.append((str(d), res))
                 continue
-            summary.bytes_written += res.bytes_written
-            gid = res.row["id"]
-            rows.append(res.row)
-            summary.games.append(gid)
-        if rows:
-            metrics = (
-                metrics_future.result()
-                if metrics_future is not None
-                else corpus_figures(corpora, include_branches, ray)
-            )
+            if res is None:  # reused: the earlier build's files, from the same logs
+                assert job.earlier is not None
+                row, size = job.earlier["row"], int(job.earlier.get("bytes", 0))
+                summary.reused += 1
+            else:
+                row, size = res.row, res.bytes_written
+                summary.built.append(row["id"])
+            manifest[str(d.resolve())] = {"key": done.key, "row": row, "bytes": size}
+            summary.bytes_written += size
+            rows.append(row)
+            summary.games.append(row["id"])
     if not rows:
         raise ViewerError(f"DIR: {none_readable_message(root, dirs, [r for _, r in summary.skipped])}")
+    in_use = {r["file"] for r in rows}
+    for path, entry in earlier.items():
+        fid = entry.get("row", {}).get("file")
+        if path not in manifest and isinstance(fid, str):
+            summary.removed += 1
+        if isinstance(fid, str) and fid not in in_use:
+            _remove_game_files(data, fid)
+    if ray is None:
+        metrics = figures.result()
+    else:  # the summaries on the cluster, pooled here the same way
+        corpora: dict[str, list[Path]] = {}
+        for d, corpus, *_ in tasks:
+            corpora.setdefault(corpus, []).append(d)
+        metrics = corpus_metrics(corpora, include_branches, store, ray=ray)
     bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
+    rows = [dict(r) for r in rows]  # write_branch_files sets "branches": the manifest keeps the rows without it
+    if (data / "b").is_dir():
+        shutil.rmtree(data / "b")  # rewritten from every game's branches below
     summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
+    summary.pages, n = write_pages(data, rows)
+    summary.bytes_written += n
     index = {
         "software": f"mafialab {__version__}",
         "source": root.resolve().name,
         "games": rows,
+        "pages": {"count": summary.pages, "size": PAGE_SIZE, "order": "id"},
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "warnings": summary.warnings,
         "seasons": season_payloads(root, rows, summary.warnings) if searched else [],
@@ -852,4 +1072,8 @@ def build_site(
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
     summary.bytes_written += _write_js(data / "templates.js", "templates", "events", viewer_templates())
     _copy_static(out)
+    write_atomic(
+        data / MANIFEST,
+        json.dumps({"site_version": SITE_VERSION, "software": __version__, "games": manifest}, ensure_ascii=False),
+    )
     return summary

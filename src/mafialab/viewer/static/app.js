@@ -242,8 +242,13 @@
     if (parts[0] === "compare" && parts.length >= 3) return { view: "compare", a: parts[1], b: parts[2] };
     if (parts[0] === "season" && parts.length >= 2) return { view: "season", name: parts[1] };
     if (parts[0] === "calibration") return { view: "calibration", kind: parts[1] || "all", key: parts[2] || "all games" };
-    if (parts[0] === "sort") return { view: "dashboard", sort: parts[1], dir: parts[2] || "asc" };
-    return { view: "dashboard" };
+    if (parts[0] === "sort") return { view: "dashboard", page: 1, sort: parts[1], dir: parts[2] || "asc" };
+    if (parts[0] === "page") {
+      const r = { view: "dashboard", page: parseInt(parts[1], 10) || 1 };
+      if (parts[2] === "sort") { r.sort = parts[3]; r.dir = parts[4] || "asc"; }
+      return r;
+    }
+    return { view: "dashboard", page: 1 };
   }
 
   function gameHash(id, step, seat) {
@@ -261,7 +266,7 @@
         return;
       }
       current = null;
-      if (r.view === "dashboard") renderDashboard(index, r);
+      if (r.view === "dashboard") await renderDashboard(index, r);
       else if (r.view === "calibration") renderCalibration(index, r);
       else if (r.view === "season") renderSeason(index, r);
       else if (r.view === "batch" || r.view === "compare") await EXT.page(index, r);
@@ -301,7 +306,11 @@
   };
   window.MAFIALAB_VIEWER = {
     ext: {}, h, s, clear, load, pct, num, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
-    reloadIndex: () => load("index", "index", "data/index.js", true), route,
+    reloadIndex: () => {
+      for (const k of store.keys()) if (k.startsWith("page:")) stalePages.add(k.slice(5));
+      return load("index", "index", "data/index.js", true);
+    },
+    route,
     rerender: () => { current = null; return route(); },
   };
 
@@ -322,12 +331,42 @@
     return a < b ? -1 : 1;
   }
 
-  function renderDashboard(index, r) {
+  // the dashboard's precomputed pages (data/pages/<n>.js, PAGE_SIZE rows in game-id order): only one page of rows is drawn
+  // pages loaded before the index was reloaded (a fork job added games) are loaded afresh, once
+  const stalePages = new Set();
+  const loadPage = (n) => load("page", String(n), "data/pages/" + n + ".js", stalePages.delete(String(n)));
+
+  function pageHash(n, sortKey, dir) {
+    return "#/page/" + n + (sortKey ? "/sort/" + sortKey + "/" + (dir || "asc") : "");
+  }
+
+  function pager(n, count, top) { // ids on the pager above the table only (the one below repeats it)
+    const nums = [];
+    for (let k = 1; k <= count; k++) if (k === 1 || k === count || Math.abs(k - n) <= 2) nums.push(k);
+    const kids = [n > 1 ? h("a", { href: pageHash(n - 1), id: top ? "page-prev" : null, rel: "prev" }, "‹ previous") : h("span", { class: "muted" }, "‹ previous")];
+    let last = 0;
+    for (const k of nums) {
+      if (k > last + 1) kids.push(h("span", { class: "muted gap" }, "…"));
+      kids.push(k === n ? h("span", { class: "current", dataset: { page: k } }, String(k)) : h("a", { href: pageHash(k), dataset: { page: k } }, String(k)));
+      last = k;
+    }
+    kids.push(n < count ? h("a", { href: pageHash(n + 1), id: top ? "page-next" : null, rel: "next" }, "next ›") : h("span", { class: "muted" }, "next ›"));
+    return h("nav", { class: "pager", id: top ? "pager" : null, dataset: { page: n, pages: count } }, kids);
+  }
+
+  async function renderDashboard(index, r) {
+    const info = index.pages || { count: 1, size: index.games.length || 1 };
+    const n = Math.min(Math.max(1, r.page || 1), Math.max(1, info.count));
+    const page = index.pages ? await loadPage(n) : { rows: index.games, total: index.games.length };
     const root = clear(app());
-    const games = index.games.slice();
+    const games = page.rows.slice();
     const sortKey = r.sort || "id", dir = r.dir === "desc" ? -1 : 1;
     games.sort((a, b) => dir * cmp(a[sortKey], b[sortKey]));
-    root.appendChild(h("h1", null, "Games (" + games.length + ")"));
+    root.appendChild(h("h1", null, "Games (" + index.games.length + ")"));
+    const first = (n - 1) * info.size;
+    root.appendChild(h("p", { class: "muted", id: "page-info" }, "Page " + n + " of " + info.count + ": games " + (games.length ? first + 1 : 0) + "–" + (first + games.length) + " of " + page.total +
+      " in game-id order; sorting a column orders the rows of this page."));
+    if (info.count > 1) root.appendChild(pager(n, info.count, true));
     if (index.warnings && index.warnings.length) {
       root.appendChild(notesBox(index.warnings.map((w) => ({ level: "warn", code: "warning", text: w }))));
     }
@@ -337,7 +376,7 @@
     const head = h("tr", null, COLUMNS.map(([k, label]) => {
       const next = sortKey === k && dir === 1 ? "desc" : "asc";
       return h("th", { class: sortKey === k ? "sorted" : null, dataset: { col: k } },
-        h("a", { href: "#/sort/" + k + "/" + next }, label + (sortKey === k ? (dir === 1 ? " ▲" : " ▼") : "")));
+        h("a", { href: pageHash(n, k, next) }, label + (sortKey === k ? (dir === 1 ? " ▲" : " ▼") : "")));
     }));
     const body = h("tbody", null, games.map((g) => h("tr", { dataset: { game: g.id }, class: g.degraded ? "degraded" : null },
       h("td", null, h("a", { href: gameHash(g.id, null) }, g.id)),
@@ -346,8 +385,9 @@
       h("td", { class: "num", title: Object.entries(g.probe_ids || {}).map(([k, v]) => k + ": " + v).join("\n") }, g.probes),
       h("td", { class: "num", title: (g.usable === undefined ? "" : g.usable + " of " + g.probes + " answers usable (parsed, not empty)") }, pct(g.usable_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
     )));
-    root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc") } }, h("thead", null, head), body));
+    root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc"), page: n } }, h("thead", null, head), body));
     EXT.dashboard(index, body, COLUMNS.length);
+    if (info.count > 1) root.appendChild(pager(n, info.count, false));
 
     if (index.seasons && index.seasons.length) {
       root.appendChild(h("h2", null, "Seasons"));
