@@ -96,7 +96,8 @@ def test_a_crashed_fork_run_is_resumed_whole_and_other_options_are_refused(
     # what the readers see of the interrupted run: only whole branches (the third is in .partial)
     seen = iter_game_dirs(out)
     assert len(seen) == 2 and all(_whole(d, parent) for d in seen), seen
-    assert (out / ".partial" / seen[0].name.replace("-0", "-2")).is_dir()  # the half-written one
+    (staged,) = (out / ".partial").iterdir()  # the batch's staging folder
+    assert (staged / seen[0].name.replace("-0", "-2")).is_dir()  # the half-written one
     assert one_batch(out).n == 2
     # the same command again: the two whole branches are kept, the rest played, each whole
     res = runner.invoke(app, [*args, "--out", str(out)])

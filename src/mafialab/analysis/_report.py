@@ -37,7 +37,7 @@ from mafialab.analysis._metrics import (
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES
 from mafialab.analysis._summary import GameSummary, Stats, SummaryCache, iter_summaries, summarise_game
-from mafialab.record import RETEST_FILE, RetestRecord, read_retests
+from mafialab.record import RETEST_FILE, RetestRecord, find_files, read_retests
 
 
 def _ci(ci: tuple[float, float] | None) -> list[float] | None:
@@ -404,7 +404,7 @@ def _quadrant_table(by_model: dict[str, np.ndarray]) -> dict[str, Any]:
 
 def find_retests(root: Path) -> list[Path]:
     """Every ``retest.jsonl`` under ``root`` (sorted)."""
-    return sorted(Path(root).rglob(RETEST_FILE))
+    return find_files(Path(root), RETEST_FILE)
 
 
 def report(

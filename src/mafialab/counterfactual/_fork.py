@@ -333,8 +333,8 @@ def _finished_branches(
 ) -> dict[int, Branch]:
     """The replicas of ``batch`` already in ``out``; clears what an interrupted run left half-written.
 
-    A branch is played into ``out/.partial/<id>/`` and renamed to ``out/<id>/`` once its files
-    are all written, so ``out/<id>/game.jsonl`` is a finished branch. A leftover in
+    A branch is played into ``out/.partial/<batch>/<id>/`` and renamed to ``out/<id>/`` once its
+    files are all written, so ``out/<id>/game.jsonl`` is a finished branch. A leftover in
     ``.partial`` is removed (the replica is played again), and so is a branch folder of an
     older mafialab whose game never ended.
 
@@ -345,7 +345,7 @@ def _finished_branches(
     done: dict[int, Branch] = {}
     for r in replicas:
         gid = branch_id(pid, batch, r)
-        stale = out / PARTIAL_DIR / gid
+        stale = out / PARTIAL_DIR / batch / gid
         if stale.exists():
             log.info("%s: half-written branch of an interrupted run, played again", stale)
             shutil.rmtree(stale)
@@ -385,9 +385,14 @@ def _make_staging(staging: Path, game_id: str) -> None:
 
 
 def _drop_staging(staging: Path) -> None:
-    """Remove the ``.partial`` folder when no branch is being written there (it stays otherwise)."""
-    with contextlib.suppress(OSError):  # missing, or another branch is in it
-        staging.rmdir()
+    """Remove a batch's staging folder and ``.partial`` when no branch is being written there.
+
+    Each batch stages in its own ``.partial/<batch>/``, so jobs of other batches writing into
+    the same folder at once (the fork API) never lose their staging folder to this one.
+    """
+    for folder in (staging, staging.parent):
+        with contextlib.suppress(OSError):  # missing, or a branch is still in it
+            folder.rmdir()
 
 
 def _move_into_place(staged: Path, final: Path) -> Path:
@@ -759,8 +764,8 @@ async def run_fork(
         fork_meta = {**meta, "fork": {"at": step.label, "kind": step.kind, "seat": step.seat, "options": options}}
         return _BranchJob(plog, step, iv, specs, seed, batch, root, fork_meta, replica, probes, prices, primed)
 
-    # a branch is written into OUT/.partial/ and moved to OUT/<branch id>/ once all its files are
-    staging = Path(out) / PARTIAL_DIR if out is not None else None
+    # a branch is written into OUT/.partial/<batch>/ and moved to OUT/<branch id>/ once all its files are
+    staging = Path(out) / PARTIAL_DIR / batch if out is not None else None
 
     async def one(replica: int) -> Branch:
         gid = branch_id(pid, batch, replica)

@@ -77,6 +77,9 @@ from mafialab.record._io import (
     PARTIAL_DIR as PARTIAL_DIR,
 )
 from mafialab.record._io import (
+    find_files as find_files,
+)
+from mafialab.record._io import (
     log_version as log_version,
 )
 from mafialab.record._io import (

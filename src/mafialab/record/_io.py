@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ GAME_FILE = "game.jsonl"
 PARTIAL_DIR = ".partial"
 """Where a run keeps games (branches) it is still writing, inside its output folder.
 
-A branch is played into ``OUT/.partial/<id>/`` and renamed to ``OUT/<id>/`` once all its
+A branch is played into ``OUT/.partial/<batch>/<id>/`` and renamed to ``OUT/<id>/`` once all its
 files are written; :func:`iter_game_dirs` does not look into it (nor into any folder whose
 name starts with a dot), so a half-written branch is never read as a game.
 """
@@ -471,8 +472,28 @@ def iter_game_dirs(root: Path) -> list[Path]:
         return [root.parent]
     if (root / GAME_FILE).is_file():
         return [root]
-    found = (p.parent for p in root.rglob(GAME_FILE))
-    return sorted(d for d in found if not any(part.startswith(".") for part in d.relative_to(root).parts))
+    return sorted(p.parent for p in find_files(root, GAME_FILE))
+
+
+def find_files(root: Path, name: str) -> list[Path]:
+    """Every file called ``name`` under ``root`` (``root`` included), sorted.
+
+    Folders below ``root`` whose name starts with a dot are not searched. Like ``root.rglob(name)``, links to folders followed (each real folder once), but a
+    folder that disappears while it is searched (a fork branch moved out of
+    :data:`PARTIAL_DIR` by another job) is passed over instead of failing the search.
+    """
+    found: list[Path] = []
+    seen: set[str] = set()
+    for top, folders, files in os.walk(root, followlinks=True):  # os.walk passes over vanished folders
+        real = os.path.realpath(top)
+        if real in seen:  # a link back to a folder already searched
+            folders[:] = []
+            continue
+        seen.add(real)
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        if name in files:
+            found.append(Path(top) / name)
+    return sorted(found)
 
 
 GAMES_WANTED = "a game's folder (holding game.jsonl), its game.jsonl, or a folder of game folders (a runs folder)"

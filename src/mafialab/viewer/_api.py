@@ -77,6 +77,7 @@ from mafialab.record import (
     RETEST_FILE,
     GameLog,
     LogFormatError,
+    find_files,
     iter_game_dirs,
     read_game,
     read_header,
@@ -471,7 +472,7 @@ class ForkService:
                     st.done += 1
                     job.times.append(time.monotonic() - t0)
                 except Exception as err:  # a failed replica is reported, the others go on
-                    log.warning("fork job %s replica %d failed: %s", st.id, replica, err)
+                    log.warning("fork job %s replica %d failed: %s", st.id, replica, err, exc_info=True)
                     st.failed += 1
                     st.error = st.error or f"replica {replica}: {err}"
                 finally:
@@ -502,7 +503,7 @@ class ForkService:
         from mafialab.viewer._branches import bifurcation_payloads
 
         if self._bifs is None:
-            self._bifs = bifurcation_payloads([p.parent for p in self.logs.rglob(BIFURCATION_FILE)], self.logs)
+            self._bifs = bifurcation_payloads([p.parent for p in find_files(self.logs, BIFURCATION_FILE)], self.logs)
         return self._bifs
 
     def _add_to_site(self, game_dir: Path) -> None:
@@ -517,7 +518,7 @@ class ForkService:
             write_pages,
         )
 
-        retests = tuple(sorted(self.logs.rglob(RETEST_FILE)))
+        retests = tuple(find_files(self.logs, RETEST_FILE))
         res = _build_dir((game_dir, _corpus_of(self.logs, game_dir), self.data, retests, None))
         if isinstance(res, str):
             raise ValueError(f"{game_dir}: {res}")

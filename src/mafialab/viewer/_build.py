@@ -48,6 +48,7 @@ from mafialab.record import (
     LogFormatError,
     ProbeRecord,
     RetestRecord,
+    find_files,
     iter_game_dirs,
     iter_probe_records,
     no_games_message,
@@ -1001,7 +1002,7 @@ def build_site(
     store = SummaryCache(Path(cache)) if isinstance(cache, Path | str) else cache
     keys = _site_keys(root, dirs, summary.warnings)
     searched = root.is_dir() and isinstance(src, Path | str)
-    retest_files = tuple(sorted(root.rglob(RETEST_FILE))) if searched else ()
+    retest_files = tuple(find_files(root, RETEST_FILE)) if searched else ()
     retest_salt = _retest_salt(retest_files)
     tasks: list[_Task] = [(d, _corpus_of(root, d), data, retest_files, keys.get(d)) for d in dirs]
     jobs_: list[_Job] = [
@@ -1049,7 +1050,7 @@ def build_site(
         for d, corpus, *_ in tasks:
             corpora.setdefault(corpus, []).append(d)
         metrics = corpus_metrics(corpora, include_branches, store, ray=ray)
-    bif_dirs = [p.parent for p in root.rglob(BIFURCATION_FILE)] if searched else []
+    bif_dirs = [p.parent for p in find_files(root, BIFURCATION_FILE)] if searched else []
     rows = [dict(r) for r in rows]  # write_branch_files sets "branches": the manifest keeps the rows without it
     if (data / "b").is_dir():
         shutil.rmtree(data / "b")  # rewritten from every game's branches below
