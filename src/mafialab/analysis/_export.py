@@ -33,6 +33,7 @@ from mafialab.record import (
     GameLog,
     LogFormatError,
     ProbeRecord,
+    atomic_path,
     iter_call_records,
     iter_game_dirs,
     iter_probe_records,
@@ -939,20 +940,17 @@ def _export_stacked(
     """:func:`export_parquet` into one file ``out``, written whole (the five tables stacked)."""
     if out.exists() and not overwrite:
         raise OutputExistsError(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.partial")
-    writer = _Parts(_stacked_schema(), path=tmp)
-    try:
-        stacked = _stacked_schema()
-        for game in iter_log_batches(root, skipped, ray=ray):
-            for name, batch in game.items():
-                writer.add(_stack(name, batch, stacked))
-        writer.close()
-    except BaseException:
-        writer.abort()
-        _remove(tmp)
-        raise
-    tmp.replace(out)
+    with atomic_path(out) as tmp:  # the file appears whole, or not at all
+        writer = _Parts(_stacked_schema(), path=tmp)
+        try:
+            stacked = _stacked_schema()
+            for game in iter_log_batches(root, skipped, ray=ray):
+                for name, batch in game.items():
+                    writer.add(_stack(name, batch, stacked))
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
     return [out]
 
 

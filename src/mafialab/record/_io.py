@@ -478,9 +478,10 @@ def iter_game_dirs(root: Path) -> list[Path]:
 def find_files(root: Path, name: str) -> list[Path]:
     """Every file called ``name`` under ``root`` (``root`` included), sorted.
 
-    Folders below ``root`` whose name starts with a dot are not searched. Like ``root.rglob(name)``, links to folders followed (each real folder once), but a
-    folder that disappears while it is searched (a fork branch moved out of
-    :data:`PARTIAL_DIR` by another job) is passed over instead of failing the search.
+    Folders below ``root`` whose name starts with a dot are not searched. Like
+    ``root.rglob(name)``, links to folders are followed (each real folder once), but a folder
+    that disappears while it is searched (a fork branch moved out of :data:`PARTIAL_DIR` by
+    another job) is passed over instead of failing the search.
     """
     found: list[Path] = []
     seen: set[str] = set()
