@@ -20,6 +20,7 @@ from mafialab.arena._config import SeasonConfig
 from mafialab.arena._season import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import (
+    GAME_FILE,
     JUDGE_AXES,
     GameLog,
     Verdict,
@@ -469,7 +470,7 @@ def build_index(out: Path) -> SeasonIndex:
         names = [cfg.roster[e].name for e in slot.seating]
         row = _game_row(slot, names)
         rows.append(row)
-        if slot.status == "pending" or not (gdir / "game.jsonl").exists():
+        if slot.status == "pending" or not (gdir / GAME_FILE).exists():
             continue
         game: GameLog = read_game(gdir)
         season_rules = game.header.rules
