@@ -18,6 +18,7 @@ from typing import Any
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
 from mafialab.models import is_cut_off
+from mafialab.record import CALLS_FILE
 
 LOSS_CAUSES = ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")
 """Why a probe answer was unusable, in the order the checks are made (first match wins)."""
@@ -133,7 +134,7 @@ def game_instrument(game: GameData, method: Method) -> dict[str, Any]:
         pp = sum(c.prompt_tokens for c in probe_calls)
         pc = sum(c.completion_tokens for c in probe_calls)
         tokens = {"game": _tokens(gp, gc, gp + gc > 0), "probe": _tokens(pp, pc, pp + pc > 0)}
-        source = "calls.jsonl"
+        source = CALLS_FILE  # the label the report prints for where the counts come from
     else:
         n_game, n_probe = game.agent_turns, len(game.probes)
         pp = sum(p.prompt_tokens for p in game.probes)
