@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mafialab.engine import Action, Decision, GameState
-from mafialab.record import GAME_FILE
+from mafialab.record import GAME_FILE, PROBES_FILE
 from mafialab.rules import RuleSet
 
 Policy = Callable[[GameState, Decision], Action | None]
@@ -106,3 +106,20 @@ def unreachable_ray(monkeypatch: Any, error: Exception) -> None:
     fake.is_initialized = lambda: False  # type: ignore[attr-defined]
     fake.init = init  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray", fake)
+
+
+def copy_game(game: Path, root: Path, ids: range) -> None:
+    """Copies of a recorded ``game`` (game.jsonl, probes.jsonl) under ``root``, one per ``i`` in ``ids``.
+
+    Copy ``i`` is ``root/copy-<i, 5 digits>`` with that game id in every record that has one.
+    """
+    lines = {f: (game / f).read_text().splitlines() for f in (GAME_FILE, PROBES_FILE)}
+    for i in ids:
+        gid = f"copy-{i:05d}"
+        (root / gid).mkdir(parents=True)
+        for f, rows in lines.items():
+            recs = [json.loads(x) for x in rows]
+            for r in recs:
+                if "game_id" in r:
+                    r["game_id"] = gid
+            (root / gid / f).write_text("".join(json.dumps(r) + "\n" for r in recs))

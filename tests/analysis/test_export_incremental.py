@@ -16,22 +16,16 @@ from mafialab.analysis._export import MANIFEST_FILE, TABLES
 from mafialab.cli import app
 from mafialab.models import CallRecord
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE
+from tests.helpers import copy_game
 
 PARENT = Path(__file__).resolve().parents[1] / "data" / "viewer_branches" / "parent"  # a probed mafiascope7 game
 
 
 def _add_games(root: Path, ids: range) -> None:
     """Copies of the probed fixture game under ``root`` with the game ids ``copy-<i>``, each with a calls.jsonl."""
-    lines = {f: (PARENT / f).read_text().splitlines() for f in (GAME_FILE, PROBES_FILE)}
+    copy_game(PARENT, root, ids)
     for i in ids:
         gid = f"copy-{i:05d}"
-        (root / gid).mkdir(parents=True)
-        for f, rows in lines.items():
-            recs = [json.loads(x) for x in rows]
-            for r in recs:
-                if "game_id" in r:
-                    r["game_id"] = gid
-            (root / gid / f).write_text("".join(json.dumps(r) + "\n" for r in recs))
         call = CallRecord(game_id=gid, seat=i % 7, purpose="speak", model=f"m{i}", status="ok", prompt_tokens=i)
         (root / gid / CALLS_FILE).write_text(json.dumps(call.model_dump(mode="json")) + "\n")
 

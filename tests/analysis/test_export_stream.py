@@ -28,6 +28,7 @@ from mafialab.record import (
     read_game,
 )
 from mafialab.rules import winner_name
+from tests.helpers import copy_game
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 PARENT = FIXTURES / "viewer_branches" / "parent"  # a probed mafiascope7 game, 38 KB
@@ -220,16 +221,7 @@ def test_the_stacked_file_holds_every_table(corpora: dict[str, Path], tmp_path: 
 
 def _replicate(n: int, root: Path, game: Path = PARENT) -> Path:
     """``n`` copies of the probed fixture ``game`` under ``root``, each with its own game id."""
-    lines = {f: (game / f).read_text().splitlines() for f in (GAME_FILE, PROBES_FILE)}
-    for i in range(n):
-        gid = f"copy-{i:05d}"
-        (root / gid).mkdir(parents=True)
-        for f, rows in lines.items():
-            recs = [json.loads(x) for x in rows]
-            for r in recs:
-                if "game_id" in r:
-                    r["game_id"] = gid
-            (root / gid / f).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    copy_game(game, root, range(n))
     return root
 
 
