@@ -446,6 +446,8 @@ def report(
             fail(str(err))
     for d in directories:
         check_games_path(d, "DIR")
+    if cache is not None and not no_cache:
+        check_out_dir(cache, "--cache")  # a file given as the cache folder is refused, not written beside
     store = None if no_cache else SummaryCache(cache if cache is not None else default_cache_dir())
     retest_paths = [p for d in directories for p in find_retests(d)]
     retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]

@@ -73,6 +73,8 @@ def view(
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
     check_out_dir(out)
+    if cache is not None and not no_cache:
+        check_out_dir(cache, "--cache")  # a file given as the cache folder is refused
     token = None
     if token_env is not None:
         token = os.environ.get(token_env)
