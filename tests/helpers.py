@@ -106,6 +106,8 @@ def unreachable_ray(monkeypatch: Any, error: Exception) -> None:
     fake.is_initialized = lambda: False  # type: ignore[attr-defined]
     fake.init = init  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray", fake)
+    # the address answers a TCP connection: the failure under test is Ray's own
+    monkeypatch.setattr("mafialab.harness._ray.address_unreachable", lambda address, timeout=5.0: None)
 
 
 def copy_game(game: Path, root: Path, ids: range) -> None:

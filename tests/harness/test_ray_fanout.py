@@ -89,3 +89,47 @@ def test_an_unreachable_cluster_is_named_as_the_ray_option(
     assert res.exit_code == 2, res.output
     assert "--ray 10.0.0.1:6379: cannot connect to a Ray cluster" in res.output and str(error) in res.output
     assert "--out" not in res.output  # a connection error is not a problem with the output folder
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_address_where_nothing_listens_fails_at_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Ray retries such an address for a minute or more; the TCP check refuses it before ray.init
+    import types
+
+    inits: list[dict[str, object]] = []
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = lambda **kw: inits.append(kw)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    port = _closed_port()
+    with pytest.raises(RayConnectError, match=rf"^--ray 127\.0\.0\.1:{port}: .*nothing listens at 127\.0\.0\.1:{port}"):
+        connect_ray(f"127.0.0.1:{port}")
+    res = runner.invoke(app, [*ARGS, "--ray", f"ray://127.0.0.1:{port}", "-o", str(tmp_path / "x")])
+    assert res.exit_code == 2, res.output
+    assert f"nothing listens at 127.0.0.1:{port}" in res.output
+    assert not (tmp_path / "x").exists()
+    assert inits == []
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("auto", None),
+        ("local", None),
+        ("justahost", None),  # no port: Ray's own message says what is wrong
+        ("host:notaport", None),
+        ("bad host name with spaces.invalid:6379", "cannot resolve the host bad host name with spaces.invalid"),
+    ],
+)
+def test_which_addresses_are_checked(address: str, reason: str | None) -> None:
+    from mafialab.harness._ray import address_unreachable
+
+    got = address_unreachable(address, timeout=1.0)
+    assert (got is None) if reason is None else (got is not None and got.startswith(reason)), got

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import tempfile
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -61,6 +62,9 @@ def connect_ray(address: str) -> Any:
     if ray.is_initialized():
         return ray
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    reason = address_unreachable(address)
+    if reason is not None:
+        raise RayConnectError(f"--ray {address}: cannot connect to a Ray cluster: {reason}")
     try:
         if address == "local":  # a new instance even when RAY_ADDRESS names a cluster
             ray.init(address="local", include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -69,6 +73,56 @@ def connect_ray(address: str) -> Any:
     except Exception as err:  # Ray raises ConnectionError, ValueError (bad address) or RuntimeError
         raise RayConnectError(f"--ray {address}: cannot connect to a Ray cluster: {err}") from err
     return ray
+
+
+CONNECT_TIMEOUT_S = 5.0
+"""How long :func:`address_unreachable` waits for a TCP connection to a cluster address."""
+
+
+def address_unreachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
+    """Why nothing answers at a ``--ray`` cluster address, or ``None`` when something does.
+
+    Ray itself retries an unreachable address for a minute or more; this check opens one TCP
+    connection first (name resolution, then connect, each within ``timeout`` seconds) so a
+    wrong address fails at once. ``auto`` and ``local`` are not checked (Ray finds or starts
+    the cluster); neither is an address without a port other than ``ray://host`` (port 10001).
+
+    Args:
+        address: The ``--ray`` value: ``host:port`` (the cluster's GCS) or ``ray://host[:port]``.
+        timeout: Seconds for the connection attempt (> 0).
+
+    Returns:
+        ``None`` when a TCP connection could be made (or the address is not checked), else
+        the reason in a few words (``cannot resolve the host nowhere``, ``nothing listens at
+        127.0.0.1:1: Connection refused`` ...).
+    """
+    if address in ("auto", "local"):
+        return None
+    client = address.startswith("ray://")
+    rest = address.removeprefix("ray://").rstrip("/")
+    host, sep, port_text = rest.rpartition(":")
+    if not sep:
+        if not client:
+            return None
+        host, port_text = rest, "10001"
+    host = host.strip("[]")
+    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return None  # malformed: Ray's own message says what is wrong
+    port = int(port_text)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as err:
+        return f"cannot resolve the host {host}: {err}"
+    last: OSError | None = None
+    for family, kind, proto, _, where in infos:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.settimeout(timeout)
+                sock.connect(where)
+            return None
+        except OSError as err:
+            last = err
+    return f"nothing listens at {host}:{port}: {last}"
 
 
 @contextmanager
