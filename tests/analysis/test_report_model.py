@@ -16,9 +16,8 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from mafialab.analysis import Report, compute_report, load_games, report_rows
+from mafialab.analysis import Report, compute_report, find_retests, load_games, report_rows
 from mafialab.cli import app
-from mafialab.analysis._report import find_retests
 from mafialab.record import import_mafiascope, read_retests
 from mafialab.viewer._corpus import RESAMPLES, corpus_metrics
 
@@ -64,9 +63,10 @@ def test_compute_report_returns_the_model_whose_dump_is_the_frozen_json(ru_clean
     assert rep.model_dump(mode="json") == json.loads(_frozen("viewer_branches.include-branches.json"))
     # typed attributes read the same numbers as the JSON keys
     assert rep.dynamics.retest is not None and rep.dynamics.retest.pairs == 9
-    assert rep.inclusion.branches == 23 and rep.vote_coupling.innocents.top1.n == rep.model_dump()[
-        "vote_coupling"
-    ]["innocents"]["top1"]["n"]
+    assert (
+        rep.inclusion.branches == 23
+        and rep.vote_coupling.innocents.top1.n == rep.model_dump()["vote_coupling"]["innocents"]["top1"]["n"]
+    )
 
 
 def test_a_frozen_report_validates_back_into_the_same_model() -> None:
