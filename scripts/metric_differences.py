@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mafialab.analysis import DEFAULT, MAFIASCOPE, compute_report, load_games
+from mafialab.analysis import DEFAULT, MAFIASCOPE, Report, compute_report, load_games
 from mafialab.record import import_mafiascope
 
 CORPORA = ("en_demo", "ru_clean", "ablation_demand")
@@ -22,22 +22,22 @@ OPTIONS = [f.name for f in dataclasses.fields(MAFIASCOPE) if f.name != "name"
            and getattr(MAFIASCOPE, f.name) != getattr(DEFAULT, f.name)]  # fmt: skip
 
 
-def headline(rep: dict) -> dict[str, str]:
-    out = {"parsed": str(rep["parsed"])}
-    for r, v in rep["first_order"].items():
-        out[f"F1 r{r} acc (n)"] = f"{v['committed_accuracy']:.4f} ({v['committed_n']})"
-        out[f"F1 r{r} Unknown (n)"] = f"{v['unknown_rate']:.4f} ({v['unknown_n']})"
-        out[f"F1 r{r} recall (n)"] = f"{v['recall']:.4f} ({v['recall_n']})"
-        out[f"F1 r{r} acc chance"] = f"{v['accuracy_chance']:.4f}"
-    c = rep["calibration"]
-    out["F2 n / ECE / Brier"] = f"{c['n']} / {c['ece']:.4f} / {c['brier']:.4f}"
-    for side, v in rep["second_order"].items():
-        ratio = "-" if v["overprediction_ratio"] is None else f"{v['overprediction_ratio']:.4f}"
-        out[f"F3 {side} pairs / ratio / acc"] = f"{v['pairs']} / {ratio} / {v['accuracy']:.4f}"
-    for side, v in rep["vote_coupling"].items():
-        for m, x in v.items():
-            ch = "-" if x["chance"] is None else f"{x['chance']:.4f}"
-            out[f"F4 {side} {m}"] = f"{x['hits']}/{x['n']} (chance {ch})"
+def headline(rep: Report) -> dict[str, str]:
+    out = {"parsed": str(rep.parsed)}
+    for r, v in rep.first_order.items():
+        out[f"F1 r{r} acc (n)"] = f"{v.committed_accuracy:.4f} ({v.committed_n})"
+        out[f"F1 r{r} Unknown (n)"] = f"{v.unknown_rate:.4f} ({v.unknown_n})"
+        out[f"F1 r{r} recall (n)"] = f"{v.recall:.4f} ({v.recall_n})"
+        out[f"F1 r{r} acc chance"] = f"{v.accuracy_chance:.4f}"
+    c = rep.calibration
+    out["F2 n / ECE / Brier"] = f"{c.n} / {c.ece:.4f} / {c.brier:.4f}"
+    for side, f3 in rep.second_order:
+        ratio = "-" if f3.overprediction_ratio is None else f"{f3.overprediction_ratio:.4f}"
+        out[f"F3 {side} pairs / ratio / acc"] = f"{f3.pairs} / {ratio} / {f3.accuracy:.4f}"
+    for side, f4 in rep.vote_coupling:
+        for m, x in f4.measures().items():  # the F4 measures (not the transcript baselines)
+            ch = "-" if x.chance is None else f"{x.chance:.4f}"
+            out[f"F4 {side} {m}"] = f"{x.hits}/{x.n} (chance {ch})"
     return out
 
 

@@ -23,7 +23,7 @@ def suspicion_games(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_suspicion_battery_gives_vote_coupling_and_dynamics_and_names_what_is_missing(
     suspicion_games: Path,
 ) -> None:
-    rep = compute_report(load_games(suspicion_games), resamples=50)
+    rep = compute_report(load_games(suspicion_games), resamples=50).model_dump(mode="json")
     cov = rep["coverage"]
     assert set(cov["answers"]) == {"suspicion_ranking"} and cov["answers"]["suspicion_ranking"] > 100
     assert [b.split(":")[0] for b in cov["batteries"]] == ["suspicion"]

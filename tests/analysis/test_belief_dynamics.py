@@ -79,12 +79,14 @@ def test_dynamics_hand_computed() -> None:
 
 
 def test_report_dynamics_block_and_null_intervals_with_one_game() -> None:
-    one = compute_report([dynamics_game()], DEFAULT, resamples=50)["dynamics"]
+    one = compute_report([dynamics_game()], DEFAULT, resamples=50).model_dump(mode="json")["dynamics"]
     assert one["volatility"] == pytest.approx(0.6) and one["volatility_pairs"] == 5
     assert one["flip_rate"] == pytest.approx(0.75) and one["return_rate"] == pytest.approx(1 / 3)
     assert one["ci95"] == {"volatility": None, "flip_rate": None, "return_rate": None}
     assert one["by_model"]["m2"]["flip_rate"] is None and one["retest"] is None
-    two = compute_report([dynamics_game("g1"), dynamics_game("g2")], DEFAULT, resamples=50)["dynamics"]
+    two = compute_report([dynamics_game("g1"), dynamics_game("g2")], DEFAULT, resamples=50).model_dump(mode="json")[
+        "dynamics"
+    ]
     assert two["ci95"]["volatility"] == pytest.approx([0.6, 0.6])  # identical games: a point interval
 
 
@@ -158,7 +160,7 @@ def test_vote_quadrants_hand_fixture() -> None:
     # the reference reads "labelled Mafia" as the exact string: B's "mafia member" commits nobody
     ref = {v.voter: v for v in vote_quadrants(quadrant_game(), MAFIASCOPE)}
     assert ref["B"].committed == frozenset() and ref["B"].quadrant == "perception_gap"
-    table = compute_report([quadrant_game()], DEFAULT, resamples=20)["quadrants"]
+    table = compute_report([quadrant_game()], DEFAULT, resamples=20).model_dump(mode="json")["quadrants"]
     assert (table["votes"], table["assessed"]) == (4, 3)
     assert table["policy_gap"] == {"n": 1, "share": pytest.approx(1 / 3)}
     assert table["by_model"]["m1"]["correct_good"]["n"] == 1 and table["by_model"]["m2"]["luck"]["n"] == 1
@@ -190,7 +192,7 @@ PUBLISHED = {
 
 @pytest.mark.parametrize("corpus", sorted(PUBLISHED))
 def test_dynamics_reproduce_published_values(corpus: str, corpora: dict[str, Path]) -> None:
-    dyn = compute_report(load_games(corpora[corpus]), "mafiascope", resamples=100)["dynamics"]
+    dyn = compute_report(load_games(corpora[corpus]), "mafiascope", resamples=100).model_dump(mode="json")["dynamics"]
     (vol, vp), (fr, fp), (rr, fl) = PUBLISHED[corpus]
     assert round(dyn["volatility"], 4) == vol and dyn["volatility_pairs"] == vp
     assert round(dyn["flip_rate"], 4) == fr and dyn["flip_pairs"] == fp

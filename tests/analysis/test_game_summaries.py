@@ -68,7 +68,7 @@ def test_report_json_is_identical_without_the_cache_and_from_it(probed: Path, tm
     rep = json.loads(plain)
     if not by:  # the library's own path over GameData gives the same numbers
         assert rep["games"] == 4 and rep["probe_records"] > 0
-        mine = compute_report(load_games(probed), resamples=60, seed=3)
+        mine = compute_report(load_games(probed), resamples=60, seed=3).model_dump(mode="json")
         assert json.loads(json.dumps(mine)) == {k: v for k, v in rep.items()}
 
 
@@ -111,7 +111,7 @@ def test_the_cache_is_hit_then_invalidated_by_a_changed_log(probed: Path, tmp_pa
     (game / PROBES_FILE).write_text("".join(lines[:-40]))
     changed = report(corpus, resamples=30, cache=cache)
     assert (cache.hits, cache.misses) == (3, 3)
-    assert changed["probe_records"] == first["probe_records"] - 40
+    assert changed.probe_records == first.probe_records - 40
     assert changed == report(corpus, resamples=30)  # as computed without any cache
 
 
@@ -133,7 +133,7 @@ def test_added_games_are_the_only_ones_summarised(probed: Path, tmp_path: Path) 
         add(d)
     grown = report(corpus, resamples=20, cache=cache)
     assert (cache.hits, cache.misses) == (2, len(games))
-    assert grown == report(corpus, resamples=20) and grown["games"] == len(games)
+    assert grown == report(corpus, resamples=20) and grown.games == len(games)
 
 
 def test_a_corrupt_cache_entry_is_logged_and_rewritten(
@@ -211,8 +211,8 @@ def test_corpus_memory_grows_with_games_not_records(probed: Path, tmp_path: Path
     _corpus_peak(probed, tmp_path / "warm", 3)  # imports, compiled patterns, language data: once
     small, rep20 = _corpus_peak(probed, tmp_path / "20", 20)
     large, rep200 = _corpus_peak(probed, tmp_path / "200", 200)
-    assert rep20["games"] == 20 and rep200["games"] == 200
-    assert rep200["probe_records"] == 199 * 40 + rep20["probe_records"] - 19 * 40
+    assert rep20.games == 20 and rep200.games == 200
+    assert rep200.probe_records == 199 * 40 + rep20.probe_records - 19 * 40
     assert large <= 1.2 * small, (small, large)
 
 
@@ -229,7 +229,7 @@ def test_summaries_need_no_write_access_to_the_corpus(probed: Path, tmp_path: Pa
         p.chmod(0o555 if p.is_dir() else 0o444)
     ro.chmod(0o555)
     try:
-        assert report(ro, resamples=20, cache=SummaryCache(tmp_path / "c"))["games"] == 2
+        assert report(ro, resamples=20, cache=SummaryCache(tmp_path / "c")).games == 2
     finally:
         for p in [ro, *ro.rglob("*")]:
             p.chmod(0o755)

@@ -116,7 +116,7 @@ def test_report_pools_the_instrument() -> None:
     a = _game([Call("speak", 10, 1, "ok"), Call("probe", 5, 5, "ok")], [_probe(RANKING)])
     b = _game(None, [_probe("nope"), _probe(RANKING)], turns=3)
     b.game_id = "h"
-    ins = compute_report([a, b], DEFAULT, resamples=10)["instrument"]
+    ins = compute_report([a, b], DEFAULT, resamples=10).model_dump(mode="json")["instrument"]
     assert [r["game_id"] for r in ins["games"]] == ["g", "h"]
     pooled = ins["pooled"]
     assert (pooled["games"], pooled["game_calls"], pooled["probe_calls"]) == (2, 4, 3)

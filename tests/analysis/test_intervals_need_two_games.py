@@ -48,7 +48,7 @@ def one_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_report_on_one_game_has_no_interval_and_says_why(one_game: Path):
-    rep = compute_report(load_games(one_game), resamples=100)
+    rep = compute_report(load_games(one_game), resamples=100).model_dump(mode="json")
     assert rep["games"] == 1 and rep["no_interval"] == "no interval: 1 game"
     cis: list = []
 
@@ -76,7 +76,7 @@ def test_report_on_one_game_has_no_interval_and_says_why(one_game: Path):
 
 def test_report_on_two_games_keeps_intervals(tmp_path: Path):
     import_mafiascope(FIXTURES / "en_demo", tmp_path)
-    rep = compute_report(load_games(tmp_path), resamples=100)
+    rep = compute_report(load_games(tmp_path), resamples=100).model_dump(mode="json")
     assert rep["games"] == 2 and rep["no_interval"] is None
     assert rep["first_order"]["1"]["ci95"]["committed_accuracy"] is not None
 

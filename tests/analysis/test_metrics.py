@@ -187,7 +187,7 @@ def test_first_order_reference(game: GameData) -> None:
     assert v[8] / v[9] == pytest.approx(2 / 5)
     # calibration: (80,1) (60 from the string "60",0) (70,1) (40,1) (80,1) (90,0)
     assert [calib[3 * b + 1] for b in range(5)] == [0, 0, 1, 2, 3] and calib[3 * 5 + 1] == 6
-    rep = compute_report([game], MAFIASCOPE, resamples=20)
+    rep = compute_report([game], MAFIASCOPE, resamples=20).model_dump(mode="json")
     ece = 1 / 6 * abs(1 - 0.4) + 2 / 6 * abs(0.5 - 0.65) + 3 / 6 * abs(2 / 3 - 250 / 300)
     assert rep["calibration"]["ece"] == pytest.approx(ece)
     assert rep["calibration"]["brier"] == pytest.approx((0.04 + 0.36 + 0.09 + 0.36 + 0.04 + 0.81) / 6)
@@ -220,7 +220,7 @@ def test_second_order_key_vs_time(game: GameData) -> None:
     # Casey's Villager 40 -> neutral (miss); Alex (miss)
     n, correct, _, _, act_s, _, _, pred_s = new["innocents"]
     assert (n, correct, act_s, pred_s) == (3, 0, 0, 1)
-    rep = compute_report([game], DEFAULT, resamples=20)
+    rep = compute_report([game], DEFAULT, resamples=20).model_dump(mode="json")
     assert rep["second_order"]["innocents"]["overprediction_ratio"] is None  # no actual suspects
 
 
@@ -246,7 +246,7 @@ def test_vote_coupling_default(game: GameData) -> None:
 
 
 def test_report_shape_and_json(game: GameData) -> None:
-    rep = compute_report([game], "default", resamples=30, seed=3)
+    rep = compute_report([game], "default", resamples=30, seed=3).model_dump(mode="json")
     json.dumps(rep)  # JSON-ready
     assert set(rep) >= {"games", "winners", "probe_records", "parsed", "first_order", "calibration",
                         "second_order", "vote_coupling"}  # fmt: skip
@@ -290,7 +290,7 @@ async def test_native_werewolf_game(tmp_path: Path) -> None:
                       "parse_ok": True, "ts": first.ts})  # fmt: skip
     (res.path / "probes.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     for method in ("default", "mafiascope"):
-        rep = compute_report(load_games(tmp_path), method, resamples=20)
+        rep = compute_report(load_games(tmp_path), method, resamples=20).model_dump(mode="json")
         fo = rep["first_order"][str(first.round)]
         n_town = sum(1 for s in roster if s.team == "town")
         assert fo["committed_n"] == n_town * (WEREWOLF7.n_seats - 1)
@@ -319,7 +319,7 @@ def test_round_without_recognised_guess_adds_no_row(game: GameData) -> None:
               parsed=[{"player": "Dana", "guessed_role": "Villager"}, {"player": "Ellis", "guessed_role": "?"}])
     )  # fmt: skip
     assert set(first_order(game, MAFIASCOPE)[0]) == {1}
-    assert set(compute_report([game], MAFIASCOPE, resamples=5)["first_order"]) == {"1"}
+    assert set(compute_report([game], MAFIASCOPE, resamples=5).model_dump(mode="json")["first_order"]) == {"1"}
 
 
 def test_default_reparses_library_repairs(game: GameData) -> None:

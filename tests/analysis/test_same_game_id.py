@@ -31,7 +31,7 @@ def test_both_copies_are_read_and_bootstrapped_apart(tmp_path: Path) -> None:
     assert len({g.root for g in games}) == 2
     (w,) = warnings
     assert str(logs / "x" / gid) in w and str(logs / "y" / gid) in w
-    assert compute_report(games, resamples=10)["games"] == 2
+    assert compute_report(games, resamples=10).model_dump(mode="json")["games"] == 2
 
 
 def test_report_prints_the_warning(tmp_path: Path) -> None:

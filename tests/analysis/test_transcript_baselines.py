@@ -146,7 +146,7 @@ def test_predictions_per_vote_reference_and_default() -> None:
 
 
 def test_report_baselines_and_increment_hand_values() -> None:
-    rep = compute_report([talk_game()], MAFIASCOPE, resamples=20)
+    rep = compute_report([talk_game()], MAFIASCOPE, resamples=20).model_dump(mode="json")
     inn = rep["vote_coupling"]["innocents"]
     # innocent voters Gray, Alex, Bailey, Casey; probe top-1 hits: Gray, Alex, Casey (3 of 4)
     assert (inn["top1"]["hits"], inn["top1"]["n"]) == (3, 4)
@@ -170,7 +170,9 @@ def test_report_baselines_and_increment_hand_values() -> None:
     assert inn["baselines"]["previous_target"] == {"hits": 0, "n": 0, "rate": None, "ci95": None}
     assert inn["increment"]["previous_target"]["mcnemar_p"] is None
     # the default method's tie rule turns Gray's vote into a baseline hit: b 1 (Casey), c 1 (Bailey)
-    inc = compute_report([talk_game()], DEFAULT, resamples=20)["vote_coupling"]["innocents"]["increment"]
+    inc = compute_report([talk_game()], DEFAULT, resamples=20).model_dump(mode="json")["vote_coupling"]["innocents"][
+        "increment"
+    ]
     assert (inc["most_mentioned"]["baseline_hits"], inc["most_mentioned"]["b"], inc["most_mentioned"]["c"]) == (3, 1, 1)
 
 
@@ -187,12 +189,12 @@ def test_previous_target_reference_and_default() -> None:
     dflt = {k: v[2] for k, v in _preds(g, DEFAULT).items() if k[0] != "1"}
     assert dflt == {"2:Alex": None, "2:Bailey": None, "2:Casey": None, "2:Dana": None,
                     "3:Alex": None, "3:Bailey": "Alex", "3:Casey": "Alex", "3:Dana": "Alex"}  # fmt: skip
-    rep = compute_report([g], MAFIASCOPE, resamples=20)["vote_coupling"]
+    rep = compute_report([g], MAFIASCOPE, resamples=20).model_dump(mode="json")["vote_coupling"]
     # innocents: R2 Alex miss, Bailey hit, Casey hit; R3 Alex miss, Bailey hit, Casey hit
     assert (rep["innocents"]["baselines"]["previous_target"]["hits"], rep["innocents"]["baselines"]["previous_target"]["n"]) == (4, 6)  # fmt: skip
     # Dana: R2 hit (Alex), R3 miss (Bailey)
     assert (rep["mafia"]["baselines"]["previous_target"]["hits"], rep["mafia"]["baselines"]["previous_target"]["n"]) == (1, 2)  # fmt: skip
-    rep = compute_report([g], DEFAULT, resamples=20)["vote_coupling"]
+    rep = compute_report([g], DEFAULT, resamples=20).model_dump(mode="json")["vote_coupling"]
     assert rep["innocents"]["baselines"]["previous_target"]["hits"] == rep["innocents"]["baselines"]["previous_target"]["n"] == 2  # fmt: skip
     assert (rep["mafia"]["baselines"]["previous_target"]["hits"], rep["mafia"]["baselines"]["previous_target"]["n"]) == (0, 1)  # fmt: skip
 

@@ -42,7 +42,7 @@ def _section(text: str, title: str, end: str) -> str:
 def test_the_cost_tables_fit_80_columns_with_every_value_and_header_whole(probed, monkeypatch) -> None:
     text = _render(probed, monkeypatch)
     assert max(len(line) for line in text.splitlines()) <= 80
-    rep = compute_report(probed, "default", resamples=50, seed=0)
+    rep = compute_report(probed, "default", resamples=50, seed=0).model_dump(mode="json")
     ins = rep["instrument"]
     cost = _section(text, "Instrument: cost", "calls: game + probe calls")
     answers = _section(text, "Instrument: probe answers", "lost: unusable answers")
@@ -65,7 +65,7 @@ def test_the_cost_tables_fit_80_columns_with_every_value_and_header_whole(probed
 
 def test_every_table_keeps_its_values_and_header_words_whole_at_80_columns(probed, monkeypatch) -> None:
     text = _render(probed, monkeypatch)
-    rep = compute_report(probed, "default", resamples=50, seed=0)
+    rep = compute_report(probed, "default", resamples=50, seed=0).model_dump(mode="json")
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
     words = {"committed", "accuracy", "Unknown", "recall", "over-prediction", "pred/actual", "suspects", "majority"}
     words |= {"volatility", "top-suspect", "flips", "retest", "floor", "return", "McNemar", "probe/base"}
@@ -110,7 +110,7 @@ def test_a_report_of_games_without_probes_says_so_in_one_line_instead_of_empty_t
 def test_the_heading_is_whole_lines_at_80_columns(probed, monkeypatch) -> None:
     # piped, Rich wraps at 80 columns: the heading was one long line cut mid-phrase ("probe\nrecords")
     text = _render(probed, monkeypatch)
-    rep = compute_report(probed, "default", resamples=50, seed=0)
+    rep = compute_report(probed, "default", resamples=50, seed=0).model_dump(mode="json")
     head = text.splitlines()[:3]
     assert head == [
         "2 games (method default, 50 resamples, seed 0)",

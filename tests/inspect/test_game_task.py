@@ -63,7 +63,7 @@ def test_each_sample_is_a_logged_game_mafialab_reads(played: tuple[Any, Path]) -
         assert {a for i, a in enumerate(agents) if i not in (0, 3)} == {"scripted"}
         dirs.append(path)
     rep = report(out)
-    assert rep["games"] == 2 and rep["probe_records"] > 0
+    assert rep.games == 2 and rep.probe_records > 0
 
 
 def test_scores_are_the_seats_figures(played: tuple[Any, Path]) -> None:

@@ -25,7 +25,7 @@ def game_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_all_seats_give_the_report_figures(game_dir: Path) -> None:
     (game,) = load_games(game_dir)
-    rep = compute_report([game], resamples=1)
+    rep = compute_report([game], resamples=1).model_dump(mode="json")
     values, _ = seat_figures(game, range(7))
     fo = rep["first_order"].values()
     n = sum(r["committed_n"] for r in fo)
@@ -47,15 +47,15 @@ def test_a_wolf_seat_has_no_first_order_figures_and_a_town_seat_counts_only_its_
     (game,) = load_games(game_dir)
     wolf = next(s for s in range(7) if game.names[s] in game.mafia)
     town_seats = [s for s in range(7) if game.names[s] not in game.mafia]
-    town = max(town_seats, key=lambda s: seat_figures(game, [s])[1]["calibration"]["n"])
+    town = max(town_seats, key=lambda s: seat_figures(game, [s])[1].calibration.n)
     wolf_values, _ = seat_figures(game, [wolf])
     assert "first_order_accuracy" not in wolf_values and "ece" not in wolf_values  # F1/F2 are about the town side
     town_values, rep = seat_figures(game, [town])
     _, all_rep = seat_figures(game, range(7))
-    assert 0 < rep["calibration"]["n"] < all_rep["calibration"]["n"]
+    assert 0 < rep.calibration.n < all_rep.calibration.n
     assert 0.0 <= town_values["first_order_accuracy"] <= 1.0 and 0.0 <= town_values["ece"] <= 1.0
     mine = [p for p in game.probes if p.player == game.names[town] and p.probe_id == "role_assessment"]
-    assert mine and rep["calibration"]["n"] <= sum(len(p.parsed or []) for p in mine)
+    assert mine and rep.calibration.n <= sum(len(p.parsed or []) for p in mine)
 
 
 def test_parse_seats() -> None:

@@ -88,7 +88,7 @@ def test_a_probe_task_that_raises_is_logged_recorded_and_counted(tmp_path: Path,
     said = [r.getMessage() for r in caplog.records if "probe task failed" in r.getMessage()]
     assert len(said) == len(a)
     assert said[0].startswith(f"game g seat {a[0]['seat']} probe a: the probe task failed (AttributeError")
-    ins = compute_report(load_games(tmp_path), DEFAULT, resamples=10)["instrument"]
+    ins = compute_report(load_games(tmp_path), DEFAULT, resamples=10).model_dump(mode="json")["instrument"]
     assert ins["pooled"]["probe_failures"] == {"a": len(a)}
     assert ins["games"][0]["probe_failures"] == {"a": len(a)}
     assert ins["pooled"]["lost"]["transport_error"] == len(a)

@@ -180,7 +180,7 @@ def test_game_family_showcase(tmp_path: Path, mafiascope_dir: Path) -> None:
     ww = [read_game(g.out) for g in rep.imported if g.game_id != RESISTANCE]
     assert {g.header.rules.lexicon.mafia_team for g in ww} == {"Werewolves"}
     assert {g.header.rules.name for g in ww} == {"mafiascope_werewolf", "mafiascope_werewolf_seer"}
-    report = compute_report(load_games(tmp_path), "mafiascope", resamples=10)
+    report = compute_report(load_games(tmp_path), "mafiascope", resamples=10).model_dump(mode="json")
     assert report["games"] == 2 and report["skipped"] == [RESISTANCE]
 
 
@@ -221,7 +221,7 @@ def test_unfinished_game(tmp_path: Path, mafiascope_dir: Path) -> None:
     log = read_game(gi.out)
     assert gi.finished is False and log.header.meta["finished"] is False and log.winner is None
     assert not any(e.kind == "game_end" for e in log.events)
-    rep = compute_report(load_games(tmp_path / "out"), "mafiascope", resamples=10)
+    rep = compute_report(load_games(tmp_path / "out"), "mafiascope", resamples=10).model_dump(mode="json")
     assert rep["winners"] == {"unfinished": 1} and rep["probe_records"] == gi.probes
 
 

@@ -27,7 +27,7 @@ def test_event_naming_a_seat_outside_the_roster_is_skipped_and_reported(game_lin
     # every other elimination is still there
     n_elims = sum(r["kind"] == "elimination" for r in game_lines)
     assert len(g.deaths) == n_elims - 1
-    rep = compute_report([g], resamples=10)
+    rep = compute_report([g], resamples=10).model_dump(mode="json")
     assert rep["games"] == 1
 
 

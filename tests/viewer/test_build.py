@@ -191,7 +191,9 @@ def test_corpus_metrics_are_the_analysis_report(logs: Path, site: Path) -> None:
     _, _, index = load_js(site / "data" / "index.js")
     (name, block), *rest = index["corpus_metrics"]["corpora"].items()
     assert rest == [] and name == logs.name
-    rep = compute_report([game_data(read_game(d)) for d in sorted(logs.iterdir())], "default", resamples=1000, seed=0)
+    rep = compute_report(
+        [game_data(read_game(d)) for d in sorted(logs.iterdir())], "default", resamples=1000, seed=0
+    ).model_dump(mode="json")
     rows = {r["name"]: r for r in block["metrics"]}
     for rnd, f in rep["first_order"].items():
         got = rows[f"F1 r{rnd} committed accuracy"]

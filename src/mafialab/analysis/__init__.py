@@ -53,13 +53,15 @@ from mafialab.analysis._compare import (
     compare,
     group_games,
     load_reference,
-    summary_table,
 )
 from mafialab.analysis._compare import (
     compare_built as compare_built,
 )
 from mafialab.analysis._compare import (
     compare_rows as compare_rows,
+)
+from mafialab.analysis._compare import (
+    comparison_json as comparison_json,
 )
 from mafialab.analysis._compare import (
     mix_line as mix_line,
@@ -69,6 +71,9 @@ from mafialab.analysis._compare import (
 )
 from mafialab.analysis._compare import (
     summary_groups as summary_groups,
+)
+from mafialab.analysis._compare import (
+    summary_table as summary_table,
 )
 from mafialab.analysis._coverage import (
     coverage,
@@ -148,6 +153,27 @@ from mafialab.analysis._report import (
 from mafialab.analysis._report import (
     find_retests as find_retests,
 )
+from mafialab.analysis._report_model import (
+    Calibration as Calibration,
+)
+from mafialab.analysis._report_model import (
+    Instrument as Instrument,
+)
+from mafialab.analysis._report_model import (
+    InstrumentGame as InstrumentGame,
+)
+from mafialab.analysis._report_model import (
+    InstrumentPooled as InstrumentPooled,
+)
+from mafialab.analysis._report_model import (
+    Report,
+)
+from mafialab.analysis._report_model import (
+    ReportRow as ReportRow,
+)
+from mafialab.analysis._report_model import (
+    TokenCounts as TokenCounts,
+)
 from mafialab.analysis._summary import (
     METRIC_VERSION as METRIC_VERSION,
 )
@@ -187,6 +213,7 @@ __all__ = [
     "METHODS",
     "Method",
     "REFERENCES",
+    "Report",
     "belief_dynamics",
     "belief_edges",
     "bifurcation_report",
@@ -210,7 +237,6 @@ __all__ = [
     "report_rows",
     "retest_floor",
     "second_order",
-    "summary_table",
     "transcript_baselines",
     "vote_coupling",
     "vote_quadrants",

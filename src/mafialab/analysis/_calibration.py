@@ -23,6 +23,7 @@ from mafialab.analysis._bootstrap import (
 )
 from mafialab.analysis._data import GameData
 from mafialab.analysis._metrics import Method, first_order, get_method
+from mafialab.analysis._report_model import AgentCalibration, Calibration, CalibrationBin, CalibrationCI
 
 if TYPE_CHECKING:
     from mafialab.analysis._summary import GameSummary
@@ -64,7 +65,7 @@ def _ci(per_cluster: np.ndarray, stat: Any, weights: np.ndarray | None) -> list[
     return None if ci is None else [ci[0], ci[1]]
 
 
-def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.ndarray | None) -> dict[str, Any]:
+def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.ndarray | None) -> Calibration:
     """Reliability bins, ECE and Brier score with game-level cluster-bootstrap intervals.
 
     ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin / 100| (bins of
@@ -82,10 +83,11 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
             for no intervals.
 
     Returns:
-        ``{"population", "games", "n", "ece", "brier", "ci95": {"ece", "brier"},
-        "no_interval", "bins": [{"lo", "hi", "n", "games", "accuracy", "mean_confidence",
-        "ci95", "no_interval"}]}``; ``games`` counts the games with at least one counted
-        answer; rates over no answer are ``None``.
+        A :class:`~mafialab.analysis._report_model.Calibration` (the report's ``calibration``):
+        ``population``, ``games``, ``n``, ``ece``, ``brier``, ``bins`` (``lo``, ``hi``, ``n``,
+        ``games``, ``accuracy``, ``mean_confidence``, ``ci95``, ``no_interval``), ``ci95``
+        (``ece``, ``brier``) and ``no_interval``; ``games`` counts the games with at least one
+        counted answer; rates over no answer are ``None``.
     """
     nb = 100 // method.calib_width
     x = np.asarray(per_cluster, dtype=float).reshape(-1, 3 * nb + 2)
@@ -99,27 +101,27 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
         cols = x[:, [3 * b, 3 * b + 1]]
         k = clusters_with_data(cols[:, 1:])
         bins.append(
-            {
-                "lo": b * method.calib_width,
-                "hi": (b + 1) * method.calib_width,
-                "n": cnt,
-                "games": k,
-                "accuracy": float(tot[3 * b] / cnt),
-                "mean_confidence": float(tot[3 * b + 2] / cnt),
-                "ci95": _ci(cols, ratio_statistic(0, 1), weights) if k >= MIN_CLUSTERS else None,
-                "no_interval": no_interval_reason(k),
-            }
+            CalibrationBin(
+                lo=b * method.calib_width,
+                hi=(b + 1) * method.calib_width,
+                n=cnt,
+                games=k,
+                accuracy=float(tot[3 * b] / cnt),
+                mean_confidence=float(tot[3 * b + 2] / cnt),
+                ci95=_ci(cols, ratio_statistic(0, 1), weights) if k >= MIN_CLUSTERS else None,
+                no_interval=no_interval_reason(k),
+            )
         )
-    return {
-        "population": calibration_population(method),
-        "games": n_games,
-        "n": int(tot[3 * nb + 1]),
-        "ece": finite_or_none(_ece(nb)(tot)),
-        "brier": finite_or_none(ratio_statistic(3 * nb, 3 * nb + 1)(tot)),
-        "bins": bins,
-        "ci95": {"ece": _ci(x, _ece(nb), weights), "brier": _ci(x, ratio_statistic(3 * nb, 3 * nb + 1), weights)},
-        "no_interval": no_interval_reason(n_games),
-    }
+    return Calibration(
+        population=calibration_population(method),
+        games=n_games,
+        n=int(tot[3 * nb + 1]),
+        ece=finite_or_none(_ece(nb)(tot)),
+        brier=finite_or_none(ratio_statistic(3 * nb, 3 * nb + 1)(tot)),
+        bins=bins,
+        ci95=CalibrationCI(ece=_ci(x, _ece(nb), weights), brier=_ci(x, ratio_statistic(3 * nb, 3 * nb + 1), weights)),
+        no_interval=no_interval_reason(n_games),
+    )
 
 
 def calibration(
@@ -129,7 +131,7 @@ def calibration(
     agent: str | None = None,
     resamples: int = 1000,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> AgentCalibration:
     """F2 calibration over ``games``, optionally only the answers of one agent (model).
 
     The same numbers as the ``calibration`` section of
@@ -144,7 +146,8 @@ def calibration(
         seed: Bootstrap seed.
 
     Returns:
-        :func:`calibration_summary`'s dict, plus ``agent``.
+        :func:`calibration_summary`'s :class:`~mafialab.analysis._report_model.Calibration`
+        with ``agent`` (an :class:`~mafialab.analysis._report_model.AgentCalibration`).
 
     Raises:
         ValueError: On an unknown method name.
@@ -155,8 +158,8 @@ def calibration(
     for g in used:
         observers = None if agent is None else {name for name, a in g.agents.items() if a == agent}
         per_game.append(first_order(g, m, observers)[1])
-    return {**pooled_calibration(per_game, [g.root or g.game_id for g in used], m, resamples=resamples, seed=seed),
-            "agent": agent}  # fmt: skip
+    cal = pooled_calibration(per_game, [g.root or g.game_id for g in used], m, resamples=resamples, seed=seed)
+    return AgentCalibration(**dict(cal), agent=agent)
 
 
 def pooled_calibration(
@@ -166,7 +169,7 @@ def pooled_calibration(
     *,
     resamples: int = 1000,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> Calibration:
     """F2 calibration pooled from per-game sums, as :func:`calibration` and the report pool them.
 
     Games sharing a root (branches of one game) form one bootstrap cluster; otherwise the
@@ -182,7 +185,7 @@ def pooled_calibration(
         seed: Bootstrap seed.
 
     Returns:
-        :func:`calibration_summary`'s dict.
+        :func:`calibration_summary`'s :class:`~mafialab.analysis._report_model.Calibration`.
 
     Raises:
         ValueError: On an unknown method name, or ``per_game`` and ``roots`` of different lengths.
@@ -209,7 +212,7 @@ def summary_calibration(
     agent: str | None = None,
     resamples: int = 1000,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> AgentCalibration:
     """:func:`calibration` from game summaries: the same numbers without reading the games again.
 
     Args:
@@ -221,7 +224,8 @@ def summary_calibration(
         seed: Bootstrap seed.
 
     Returns:
-        :func:`calibration_summary`'s dict, plus ``agent``.
+        :func:`calibration_summary`'s :class:`~mafialab.analysis._report_model.Calibration`
+        with ``agent`` (an :class:`~mafialab.analysis._report_model.AgentCalibration`).
 
     Raises:
         ValueError: On an unknown method name; with ``agent``, a summary computed without
@@ -238,4 +242,5 @@ def summary_calibration(
         if st is not None:  # a game without the agent: no answer of it
             per_game[i] = st.calibration
     roots = [s.root or s.game_id for s in used]
-    return {**pooled_calibration(list(per_game), roots, m, resamples=resamples, seed=seed), "agent": agent}
+    cal = pooled_calibration(list(per_game), roots, m, resamples=resamples, seed=seed)
+    return AgentCalibration(**dict(cal), agent=agent)

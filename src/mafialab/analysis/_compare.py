@@ -17,6 +17,7 @@ from typing import Any
 from mafialab.analysis._data import GameData
 from mafialab.analysis._metrics import Method
 from mafialab.analysis._report import ReportBuilder, compute_report, report_rows
+from mafialab.analysis._report_model import ReportRow
 from mafialab.analysis._summary import SEAT_KEYS, GameSummary, Stats
 from mafialab.config import read_config
 from mafialab.record import RetestRecord
@@ -204,7 +205,9 @@ def compare(
             group's ``inclusion`` states them).
 
     Returns:
-        ``{"by": [...], "groups": [{"group": label, "games": n, "report": report}]}``.
+        ``{"by": [...], "groups": [{"group": label, "games": n, "report": Report}]}``
+        (:class:`~mafialab.analysis._report_model.Report`; :func:`comparison_json` gives
+        the JSON object ``report --by --format json`` prints).
     """
     out = []
     left = branches_left_out or {}
@@ -212,7 +215,7 @@ def compare(
         rep = compute_report(
             gs, method, resamples=resamples, seed=seed, retests=retests, branches_left_out=left.get(label, ())
         )
-        out.append({"group": label, "games": rep["games"], "report": rep})
+        out.append({"group": label, "games": rep.games, "report": rep})
     return {"by": list(by), "groups": out}
 
 
@@ -234,13 +237,19 @@ def compare_built(
     for label, b in builders.items():
         left = (branches_left_out or {}).get(label, ())
         rep = b.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=left)
-        out.append({"group": label, "games": rep["games"], "report": rep})
+        out.append({"group": label, "games": rep.games, "report": rep})
     return {"by": list(by), "groups": out}
 
 
 def compare_rows(cmp: Mapping[str, Any]) -> list[dict[str, Any]]:
     """CSV rows of a comparison: :func:`report_rows` of each group with a leading ``by`` column."""
-    return [{"by": g["group"], **row} for g in cmp["groups"] for row in report_rows(g["report"])]
+    return [{"by": g["group"], **row.csv_fields()} for g in cmp["groups"] for row in report_rows(g["report"])]
+
+
+def comparison_json(cmp: Mapping[str, Any]) -> dict[str, Any]:
+    """A comparison (:func:`compare`) as JSON: each group's report as its ``model_dump(mode="json")``."""
+    groups = [{**g, "report": g["report"].model_dump(mode="json")} for g in cmp["groups"]]
+    return {**cmp, "groups": groups}
 
 
 def summary_table(
@@ -253,7 +262,7 @@ def summary_table(
     published corpus.
     """
     cols = [g["group"] or "all" for g in cmp["groups"]]
-    tables = [{(r["section"], r["group"], r["name"]): r for r in report_rows(g["report"])} for g in cmp["groups"]]
+    tables = [{(r.section, r.group, r.name): r for r in report_rows(g["report"])} for g in cmp["groups"]]
     refs = list((reference or {}).get("corpora", {}).items())
     named = [(c, v) for c, v in refs if any(c == part.split("=")[-1] or c == Path(part).name for col in cols
                                            for part in col.split(", "))]  # fmt: skip
@@ -327,12 +336,12 @@ def _short(x: float) -> str:
     return t[1:] if t.startswith("0.") else t
 
 
-def _cell(row: Mapping[str, Any] | None) -> str:
-    if row is None or row["value"] is None:
+def _cell(row: ReportRow | None) -> str:
+    if row is None or row.value is None:
         return "-"
-    if row["ci_lo"] is None:
-        return _num(row["value"])
-    return f"{_num(row['value'])} [{_short(row['ci_lo'])},{_short(row['ci_hi'])}]"
+    if row.ci is None:
+        return _num(row.value)
+    return f"{_num(row.value)} [{_short(row.ci[0])},{_short(row.ci[1])}]"
 
 
 def _ref_cell(ref: Mapping[str, Any], key: tuple[str, str, str]) -> str:

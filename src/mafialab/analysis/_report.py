@@ -36,6 +36,34 @@ from mafialab.analysis._metrics import (
     get_method,
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES
+from mafialab.analysis._report_model import (
+    CI,
+    BaselineRate,
+    Baselines,
+    Coverage,
+    Dynamics,
+    DynamicsGroup,
+    FirstOrder,
+    FirstOrderCI,
+    Inclusion,
+    Increment,
+    Increments,
+    Instrument,
+    InstrumentGame,
+    InstrumentPooled,
+    QuadrantCell,
+    QuadrantCounts,
+    Quadrants,
+    Report,
+    ReportRow,
+    RetestFloor,
+    SecondOrder,
+    SecondOrderCI,
+    SecondOrderSides,
+    VoteCoupling,
+    VoteCouplingSide,
+    VoteRate,
+)
 from mafialab.analysis._summary import GameSummary, Stats, SummaryCache, iter_summaries, summarise_game
 from mafialab.record import RETEST_FILE, RetestRecord, find_files, read_retests
 
@@ -144,8 +172,8 @@ class ReportBuilder:
         seed: int = 0,
         retests: Sequence[RetestRecord] = (),
         branches_left_out: Sequence[str] = (),
-    ) -> dict[str, Any]:
-        """The report over the games added so far (the shape of :func:`compute_report`).
+    ) -> Report:
+        """The report over the games added so far (as :func:`compute_report` returns it).
 
         ``branches_left_out``: ids of the fork branches the caller left out, stated in
         ``inclusion`` (:func:`mafialab.analysis._inclusion.inclusion_block`).
@@ -188,91 +216,83 @@ class ReportBuilder:
 
         # F1
         rounds = sorted({r for pr in f1_games for r in pr})
-        first: dict[str, Any] = {}
+        first: dict[str, FirstOrder] = {}
         for r in rounds:
             x = np.array([pr.get(r, np.zeros(len(F1_FIELDS))) for pr in f1_games])
             tot = x.sum(axis=0)
             acc, unk, rec = ratio_statistic(0, 1), ratio_statistic(4, 5), ratio_statistic(6, 7)
-            first[str(r)] = {
-                "committed_accuracy": finite_or_none(acc(tot)),
-                "committed_n": int(tot[1]),
-                "accuracy_chance": finite_or_none(ratio_statistic(2, 3)(tot)),
-                "unknown_rate": finite_or_none(unk(tot)),
-                "unknown_n": int(tot[5]),
-                "recall": finite_or_none(rec(tot)),
-                "recall_n": int(tot[7]),
-                "recall_chance": finite_or_none(ratio_statistic(8, 9)(tot)),
-                "ci95": {
-                    "committed_accuracy": ci(x, acc),
-                    "unknown_rate": ci(x, unk),
-                    "recall": ci(x, rec),
-                },
-            }
+            first[str(r)] = FirstOrder(
+                committed_accuracy=finite_or_none(acc(tot)),
+                committed_n=int(tot[1]),
+                accuracy_chance=finite_or_none(ratio_statistic(2, 3)(tot)),
+                unknown_rate=finite_or_none(unk(tot)),
+                unknown_n=int(tot[5]),
+                recall=finite_or_none(rec(tot)),
+                recall_n=int(tot[7]),
+                recall_chance=finite_or_none(ratio_statistic(8, 9)(tot)),
+                ci95=FirstOrderCI(committed_accuracy=ci(x, acc), unknown_rate=ci(x, unk), recall=ci(x, rec)),
+            )
         # F2: one definition (analysis._calibration), shared with the viewer
         calibration = calibration_summary(by_cluster(cx) if n_games else cx, m, weights if n_games else None)
         # F3
-        second: dict[str, Any] = {}
+        second: dict[str, SecondOrder] = {}
         for i, side in enumerate(SIDES):
             x = np.ascontiguousarray(f3[:, i * len(F3_FIELDS) : (i + 1) * len(F3_FIELDS)])
             tot = x.sum(axis=0) if n_games else np.zeros(len(F3_FIELDS))
             ratio, accf = ratio_statistic(7, 4), ratio_statistic(1, 0)
-            second[side] = {
-                "pairs": int(tot[0]),
-                "overprediction_ratio": finite_or_none(ratio(tot)),
-                "predicted_suspects": int(tot[7]),
-                "actual_suspects": int(tot[4]),
-                "accuracy": finite_or_none(accf(tot)),
-                "majority_baseline": finite_or_none(_majority(tot)),
-                "ci95": {
-                    "overprediction_ratio": ci(x, ratio),
-                    "accuracy": ci(x, accf),
-                    "majority_baseline": ci(x, _majority),
-                },
-            }
+            second[side] = SecondOrder(
+                pairs=int(tot[0]),
+                overprediction_ratio=finite_or_none(ratio(tot)),
+                predicted_suspects=int(tot[7]),
+                actual_suspects=int(tot[4]),
+                accuracy=finite_or_none(accf(tot)),
+                majority_baseline=finite_or_none(_majority(tot)),
+                ci95=SecondOrderCI(
+                    overprediction_ratio=ci(x, ratio), accuracy=ci(x, accf), majority_baseline=ci(x, _majority)
+                ),
+            )
         # F4
-        coupling: dict[str, Any] = {}
+        coupling: dict[str, VoteCouplingSide] = {}
         for si, side in enumerate(VOTER_SIDES):
-            coupling[side] = {}
+            measures: dict[str, VoteRate] = {}
             for mi, metric in enumerate(F4_METRICS):
                 j = (si * len(F4_METRICS) + mi) * 3
                 x = np.ascontiguousarray(f4[:, j : j + 3])
                 tot = x.sum(axis=0) if n_games else np.zeros(3)
                 rate = ratio_statistic(0, 1)
-                coupling[side][metric] = {
-                    "hits": int(tot[0]),
-                    "n": int(tot[1]),
-                    "rate": finite_or_none(rate(tot)),
-                    "chance": finite_or_none(ratio_statistic(2, 1)(tot)),
-                    "ci95": ci(x, rate),
-                }
-            baselines: dict[str, Any] = {}
-            increment: dict[str, Any] = {}
+                measures[metric] = VoteRate(
+                    hits=int(tot[0]),
+                    n=int(tot[1]),
+                    rate=finite_or_none(rate(tot)),
+                    chance=finite_or_none(ratio_statistic(2, 1)(tot)),
+                    ci95=ci(x, rate),
+                )
+            baselines: dict[str, BaselineRate] = {}
+            increment: dict[str, Increment] = {}
             for pi, pred in enumerate(PREDICTORS):
                 j = si * len(PREDICTORS) + pi
                 x = np.ascontiguousarray(tb[:, 2 * j : 2 * j + 2])
                 tot = x.sum(axis=0) if n_games else np.zeros(2)
                 rate = ratio_statistic(0, 1)
-                baselines[pred] = {
-                    "hits": int(tot[0]),
-                    "n": int(tot[1]),
-                    "rate": finite_or_none(rate(tot)),
-                    "ci95": ci(x, rate),
-                }
+                baselines[pred] = BaselineRate(
+                    hits=int(tot[0]), n=int(tot[1]), rate=finite_or_none(rate(tot)), ci95=ci(x, rate)
+                )
                 x = np.ascontiguousarray(inc[:, 5 * j : 5 * j + 5])
                 tot = x.sum(axis=0) if n_games else np.zeros(5)
                 b, c = int(tot[3]), int(tot[4])
-                increment[pred] = {
-                    "n": int(tot[0]),
-                    "probe_hits": int(tot[1]),
-                    "baseline_hits": int(tot[2]),
-                    "b": b,
-                    "c": c,
-                    "mcnemar_p": mcnemar_exact(b, c),
-                    "diff": finite_or_none(_diff(tot)),
-                    "diff_ci95": ci(x, _diff),
-                }
-            coupling[side]["baselines"] = baselines
-            coupling[side]["increment"] = increment
+                increment[pred] = Increment(
+                    n=int(tot[0]),
+                    probe_hits=int(tot[1]),
+                    baseline_hits=int(tot[2]),
+                    b=b,
+                    c=c,
+                    mcnemar_p=mcnemar_exact(b, c),
+                    diff=finite_or_none(_diff(tot)),
+                    diff_ci95=ci(x, _diff),
+                )
+            coupling[side] = VoteCouplingSide(
+                **measures, baselines=Baselines(**baselines), increment=Increments(**increment)
+            )
 
         # belief dynamics (MafiaScope §7)
         def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
@@ -281,43 +301,45 @@ class ReportBuilder:
                 return None
             return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
 
-        def dyn_group(key: str) -> dict[str, Any]:
+        def dyn_group(key: str) -> DynamicsGroup:
             x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
-            return dynamics_block(x.reshape(len(dyn_games), len(DYNAMICS_FIELDS)), dyn_ci)
+            return DynamicsGroup.model_validate(dynamics_block(x.reshape(len(dyn_games), len(DYNAMICS_FIELDS)), dyn_ci))
 
         keys = {tuple(k.split(":", 1)) for g in dyn_games for k in g}
         dyn_rounds = sorted((k for k in keys if k[0] == "round"), key=lambda k: int(k[1]))
-        dynamics: dict[str, Any] = {
-            **dyn_group("all:"),
-            "by_model": {k[1]: dyn_group(f"model:{k[1]}") for k in sorted(k for k in keys if k[0] == "model")},
-            "by_round": {k[1]: dyn_group(f"round:{k[1]}") for k in dyn_rounds},
-        }
-        observed = {k: v["flip_pairs"] for k, v in dynamics["by_round"].items()}
-        dynamics["retest"] = retest_floor(list(retests), observed) if retests else None
-        return {
-            "method": m.name,
-            "resamples": resamples,
-            "seed": seed,
-            "games": n_games,
-            "skipped": list(self.skipped),
-            "degraded": list(self.degraded),
-            "inclusion": inclusion_block(
-                n_games, self.branches, len(self.degraded), len(self.skipped), len(branches_left_out)
+        by_round = {k[1]: dyn_group(f"round:{k[1]}") for k in dyn_rounds}
+        observed = {k: v.flip_pairs for k, v in by_round.items()}
+        floor = retest_floor(list(retests), observed) if retests else None
+        dynamics = Dynamics(
+            **dict(dyn_group("all:")),
+            by_model={k[1]: dyn_group(f"model:{k[1]}") for k in sorted(k for k in keys if k[0] == "model")},
+            by_round=by_round,
+            retest=None if floor is None else RetestFloor.model_validate(floor),
+        )
+        return Report(
+            method=m.name,
+            resamples=resamples,
+            seed=seed,
+            games=n_games,
+            skipped=list(self.skipped),
+            degraded=list(self.degraded),
+            inclusion=Inclusion.model_validate(
+                inclusion_block(n_games, self.branches, len(self.degraded), len(self.skipped), len(branches_left_out))
             ),
-            "no_interval": no_interval_reason(n_games),
-            "min_games_for_interval": MIN_CLUSTERS,
-            "winners": dict(sorted(self.winners.items())),
-            "probe_records": self.probe_records,
-            "parsed": self.parsed,
-            "first_order": first,
-            "calibration": calibration,
-            "second_order": second,
-            "vote_coupling": coupling,
-            "dynamics": dynamics,
-            "quadrants": _quadrant_table(self.quadrants),
-            "instrument": pooled_instrument([json.loads(row) for row in self._instrument]),
-            "coverage": coverage_of(self.usable, self.batteries),
-        }
+            no_interval=no_interval_reason(n_games),
+            min_games_for_interval=MIN_CLUSTERS,
+            winners=dict(sorted(self.winners.items())),
+            probe_records=self.probe_records,
+            parsed=self.parsed,
+            first_order=first,
+            calibration=calibration,
+            second_order=SecondOrderSides(**second),
+            vote_coupling=VoteCoupling(**coupling),
+            dynamics=dynamics,
+            quadrants=_quadrant_table(self.quadrants),
+            instrument=Instrument.model_validate(pooled_instrument([json.loads(row) for row in self._instrument])),
+            coverage=Coverage.model_validate(coverage_of(self.usable, self.batteries)),
+        )
 
 
 def compute_report(
@@ -328,7 +350,7 @@ def compute_report(
     seed: int = 0,
     retests: Sequence[RetestRecord] = (),
     branches_left_out: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> Report:
     """Compute the full report (F1-F4 with 95 % cluster-bootstrap intervals) over ``games``.
 
     Each game is reduced to its summary (:func:`mafialab.analysis.summarise_game`) and the
@@ -354,7 +376,8 @@ def compute_report(
             (:func:`mafialab.analysis.load_games`'s ``left_out``), stated in ``inclusion``.
 
     Returns:
-        A JSON-ready dict with the shape documented in ``docs/report-format.md``: ``games``,
+        A :class:`~mafialab.analysis._report_model.Report`; its ``model_dump(mode="json")``
+        is the object documented in ``docs/report-format.md`` (``report --format json``): ``games``,
         ``winners``, ``probe_records``, ``parsed``, ``first_order``, ``calibration``,
         ``second_order``, ``vote_coupling`` (with the transcript ``baselines`` and the probe's
         ``increment`` over them per voter side: :func:`mafialab.analysis.transcript_baselines`),
@@ -384,22 +407,22 @@ def compute_report(
 
 
 def _quadrant_counts(q: np.ndarray) -> dict[str, Any]:
-    """``q``: ``[votes, assessed, *QUADRANT_NAMES counts]``."""
+    """``q``: ``[votes, assessed, *QUADRANT_NAMES counts]`` -> the fields of a :class:`QuadrantCounts`."""
     votes, assessed = int(q[0]), int(q[1])
     out: dict[str, Any] = {"votes": votes, "assessed": assessed}
     for i, name in enumerate(QUADRANT_NAMES):
         n = int(q[2 + i])
-        out[name] = {"n": n, "share": n / assessed if assessed else None}
+        out[name] = QuadrantCell(n=n, share=n / assessed if assessed else None)
     return out
 
 
-def _quadrant_table(by_model: dict[str, np.ndarray]) -> dict[str, Any]:
+def _quadrant_table(by_model: dict[str, np.ndarray]) -> Quadrants:
     """Innocent day votes by quadrant, overall and per voter model (MafiaScope §6)."""
     total = sum(by_model.values(), np.zeros(2 + len(QUADRANT_NAMES), dtype=int))
-    return {
+    return Quadrants(
         **_quadrant_counts(total),
-        "by_model": {m: _quadrant_counts(by_model[m]) for m in sorted(by_model)},
-    }
+        by_model={m: QuadrantCounts(**_quadrant_counts(by_model[m])) for m in sorted(by_model)},
+    )
 
 
 def find_retests(root: Path) -> list[Path]:
@@ -414,7 +437,7 @@ def report(
     resamples: int = 1000,
     seed: int = 0,
     cache: Path | SummaryCache | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """:func:`compute_report` over every game under ``root``, read one game at a time.
 
     Test-retest records found under ``root`` (:func:`find_retests`) are used for the floor.
@@ -440,97 +463,111 @@ def report(
     return compute_report(summaries, method, resamples=resamples, seed=seed, retests=retests)
 
 
-F4_EXTRA = ("baselines", "increment")
-"""Keys of a ``vote_coupling`` side that hold transcript baselines, not probe metrics."""
+def report_rows(rep: Report) -> list[ReportRow]:
+    """Flatten a report into one row per number: the CSV layout and the dashboard's corpus tables.
 
-
-def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
-    """Flatten a :func:`compute_report` result into rows (the ``mafialab report --format csv`` layout).
+    ``mafialab report --format csv`` prints these rows (:meth:`ReportRow.csv_fields`), and the
+    viewer's corpus tables show the F1-F4 rates among them, so both print the same numbers.
 
     Returns:
-        One dict per number: ``section`` (``summary``, ``first_order``, ``calibration``,
-        ``second_order``, ``vote_coupling``, ``instrument``, ``dynamics``, ``quadrants``),
-        ``group`` (round, side, bin, game, model; may be empty), ``name``, ``value``, and
-        ``ci_lo``/``ci_hi`` (the 95 % interval, ``None`` when the number has none).
+        :class:`~mafialab.analysis._report_model.ReportRow` objects in report order:
+        ``section`` (``summary``, ``first_order``, ``calibration``, ``second_order``,
+        ``vote_coupling``, ``instrument``, ``dynamics``, ``quadrants``), ``group`` (round,
+        side, bin, game, model; may be empty), ``name`` (the JSON key), ``value``, ``ci`` (the
+        95 % interval, ``None`` when the number has none) and ``n`` (the count a rate is over).
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[ReportRow] = []
 
-    def add(section: str, group: str, name: str, value: Any, ci: list[float] | None = None) -> None:
-        rows.append(
-            {
-                "section": section,
-                "group": group,
-                "name": name,
-                "value": value,
-                "ci_lo": None if ci is None else ci[0],
-                "ci_hi": None if ci is None else ci[1],
-            }
-        )
+    def add(section: str, group: str, name: str, value: Any, ci: CI = None, n: int | None = None) -> None:
+        rows.append(ReportRow(section=section, group=group, name=name, value=value, ci=ci, n=n))
 
-    for k in ("games", "probe_records", "parsed"):
-        add("summary", "", k, rep[k])
-    inc = rep.get("inclusion")
-    if inc:  # what the figures count and leave out, and the rule in words
-        for k in ("branches", "branches_left_out", "degraded", "skipped", "rule"):
-            add("summary", "inclusion", k, inc[k])
-    for w, n in rep["winners"].items():
-        add("summary", "winners", w, n)
-    for r, v in rep["first_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("first_order", f"round {r}", k, x, v["ci95"].get(k))
-    cal = rep["calibration"]
-    for k in ("n", "ece", "brier"):
-        add("calibration", "", k, cal[k], cal["ci95"].get(k))
-    for b in cal["bins"]:
-        for k in ("n", "accuracy", "mean_confidence"):
-            add("calibration", f"bin {b['lo']}-{b['hi']}", k, b[k])
-    for side, v in rep["second_order"].items():
-        for k, x in v.items():
-            if k != "ci95":
-                add("second_order", side, k, x, v["ci95"].get(k))
-    for side, v in rep["vote_coupling"].items():
-        for metric, x in v.items():
-            if metric in F4_EXTRA:
-                continue
-            for k in ("hits", "n", "rate", "chance"):
-                add("vote_coupling", f"{side} {metric}", k, x[k], x["ci95"] if k == "rate" else None)
-        for pred, x in v.get("baselines", {}).items():
-            for k in ("hits", "n", "rate"):
-                add("vote_coupling", f"{side} baseline {pred}", k, x[k], x["ci95"] if k == "rate" else None)
-        for pred, x in v.get("increment", {}).items():
-            for k in ("n", "probe_hits", "baseline_hits", "b", "c", "mcnemar_p", "diff"):
-                add("vote_coupling", f"{side} increment {pred}", k, x[k], x["diff_ci95"] if k == "diff" else None)
-    ins = rep.get("instrument")
-    if ins:
-        for row in [{"game_id": "pooled", **ins["pooled"]}, *ins["games"]]:
-            for k in ("game_calls", "probe_calls", "multiplier"):
-                add("instrument", row["game_id"], k, row[k])
-            for part, tok in row["tokens"].items():
-                for k in ("prompt", "completion"):
-                    add("instrument", row["game_id"], f"{part}_{k}_tokens", None if tok is None else tok[k])
-            for k, x in row["probe_answers"].items():
-                add("instrument", row["game_id"], f"answers_{k}", x)
-            for k, x in row["lost"].items():
-                add("instrument", row["game_id"], f"lost_{k}", x)
-            for k, x in row["probe_failures"].items():
-                add("instrument", row["game_id"], f"failures_{k}", x)
-    dyn = rep.get("dynamics")
-    if dyn is not None:
-        groups = [("all", dyn)]
-        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
-        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
-        for group, v in groups:
-            for k in ("volatility", "volatility_pairs", "flip_rate", "flip_pairs", "flips", "return_rate", "returns"):
-                add("dynamics", group, k, v[k], v["ci95"].get(k))
-        if dyn["retest"] is not None:
-            for k in ("contexts", "pairs", "flips", "flip_rate", "volatility", "flip_rate_reweighted"):
-                add("dynamics", "retest floor", k, dyn["retest"][k])
-    quad = rep.get("quadrants")
-    if quad is not None:
-        for group, v in [("all", quad), *[(f"model {k}", x) for k, x in quad["by_model"].items()]]:
-            add("quadrants", group, "votes", v["votes"])
-            add("quadrants", group, "assessed", v["assessed"])
-            for q in ("correct_good", "policy_gap", "perception_gap", "luck"):
-                add("quadrants", group, q, v[q]["n"])
+    for k, v in (("games", rep.games), ("probe_records", rep.probe_records), ("parsed", rep.parsed)):
+        add("summary", "", k, v)
+    for k, v in rep.inclusion:  # what the figures count and leave out, and the rule in words
+        if k != "games":
+            add("summary", "inclusion", k, v)
+    for w, c in rep.winners.items():
+        add("summary", "winners", w, c)
+    for r, f in rep.first_order.items():
+        g = f"round {r}"
+        add("first_order", g, "committed_accuracy", f.committed_accuracy, f.ci95.committed_accuracy, f.committed_n)
+        add("first_order", g, "committed_n", f.committed_n)
+        add("first_order", g, "accuracy_chance", f.accuracy_chance)
+        add("first_order", g, "unknown_rate", f.unknown_rate, f.ci95.unknown_rate, f.unknown_n)
+        add("first_order", g, "unknown_n", f.unknown_n)
+        add("first_order", g, "recall", f.recall, f.ci95.recall, f.recall_n)
+        add("first_order", g, "recall_n", f.recall_n)
+        add("first_order", g, "recall_chance", f.recall_chance)
+    cal = rep.calibration
+    add("calibration", "", "n", cal.n)
+    add("calibration", "", "ece", cal.ece, cal.ci95.ece, cal.n)
+    add("calibration", "", "brier", cal.brier, cal.ci95.brier, cal.n)
+    for b in cal.bins:
+        add("calibration", f"bin {b.lo}-{b.hi}", "n", b.n)
+        add("calibration", f"bin {b.lo}-{b.hi}", "accuracy", b.accuracy, n=b.n)
+        add("calibration", f"bin {b.lo}-{b.hi}", "mean_confidence", b.mean_confidence, n=b.n)
+    for side, s in rep.second_order:
+        add("second_order", side, "pairs", s.pairs)
+        add("second_order", side, "overprediction_ratio", s.overprediction_ratio, s.ci95.overprediction_ratio, s.pairs)
+        add("second_order", side, "predicted_suspects", s.predicted_suspects)
+        add("second_order", side, "actual_suspects", s.actual_suspects)
+        add("second_order", side, "accuracy", s.accuracy, s.ci95.accuracy, s.pairs)
+        add("second_order", side, "majority_baseline", s.majority_baseline, s.ci95.majority_baseline, s.pairs)
+    for side, v in rep.vote_coupling:
+        for metric, x in v.measures().items():
+            add("vote_coupling", f"{side} {metric}", "hits", x.hits)
+            add("vote_coupling", f"{side} {metric}", "n", x.n)
+            add("vote_coupling", f"{side} {metric}", "rate", x.rate, x.ci95, x.n)
+            add("vote_coupling", f"{side} {metric}", "chance", x.chance, n=x.n)
+        for pred, bl in v.baselines:
+            add("vote_coupling", f"{side} baseline {pred}", "hits", bl.hits)
+            add("vote_coupling", f"{side} baseline {pred}", "n", bl.n)
+            add("vote_coupling", f"{side} baseline {pred}", "rate", bl.rate, bl.ci95, bl.n)
+        for pred, i in v.increment:
+            for k, val in i:
+                if k != "diff_ci95":
+                    add("vote_coupling", f"{side} increment {pred}", k, val, i.diff_ci95 if k == "diff" else None,
+                        i.n if k == "diff" else None)  # fmt: skip
+    ins = rep.instrument
+    instrument_rows: list[tuple[str, InstrumentPooled | InstrumentGame]] = [
+        ("pooled", ins.pooled),
+        *((g.game_id, g) for g in ins.games),
+    ]
+    for gid, row in instrument_rows:
+        add("instrument", gid, "game_calls", row.game_calls)
+        add("instrument", gid, "probe_calls", row.probe_calls)
+        add("instrument", gid, "multiplier", row.multiplier)
+        for part, tok in row.tokens:
+            add("instrument", gid, f"{part}_prompt_tokens", None if tok is None else tok.prompt)
+            add("instrument", gid, f"{part}_completion_tokens", None if tok is None else tok.completion)
+        for k, c in row.probe_answers:
+            add("instrument", gid, f"answers_{k}", c)
+        for k, c in row.lost:
+            add("instrument", gid, f"lost_{k}", c)
+        for k, c in row.probe_failures.items():
+            add("instrument", gid, f"failures_{k}", c)
+    dyn = rep.dynamics
+    groups: list[tuple[str, DynamicsGroup]] = [
+        ("all", dyn),
+        *((f"model {k}", v) for k, v in dyn.by_model.items()),
+        *((f"round {k}", v) for k, v in dyn.by_round.items()),
+    ]
+    for group, d in groups:
+        add("dynamics", group, "volatility", d.volatility, d.ci95.volatility, d.volatility_pairs)
+        add("dynamics", group, "volatility_pairs", d.volatility_pairs)
+        add("dynamics", group, "flip_rate", d.flip_rate, d.ci95.flip_rate, d.flip_pairs)
+        add("dynamics", group, "flip_pairs", d.flip_pairs)
+        add("dynamics", group, "flips", d.flips)
+        add("dynamics", group, "return_rate", d.return_rate, d.ci95.return_rate, d.flips)
+        add("dynamics", group, "returns", d.returns)
+    if dyn.retest is not None:
+        for k, val in dyn.retest:
+            if k != "by_round":
+                add("dynamics", "retest floor", k, val)
+    quad = rep.quadrants
+    for group, q in [("all", quad), *((f"model {k}", x) for k, x in quad.by_model.items())]:
+        add("quadrants", group, "votes", q.votes)
+        add("quadrants", group, "assessed", q.assessed)
+        for name, cell in q.cells().items():
+            add("quadrants", group, name, cell.n)
     return rows

@@ -20,10 +20,16 @@ from mafialab.analysis import (
     BY_KEYS,
     MIN_CLUSTERS,
     SEAT_KEYS,
+    Instrument,
+    InstrumentGame,
+    InstrumentPooled,
+    Report,
     ReportBuilder,
     SummaryCache,
+    TokenCounts,
     compare_built,
     compare_rows,
+    comparison_json,
     default_cache_dir,
     find_retests,
     iter_summaries,
@@ -68,9 +74,6 @@ NO_PROBES = (
 )
 """What a report of games without probe records says instead of its probe tables."""
 
-_F4_EXTRA = ("baselines", "increment")
-"""Keys of ``vote_coupling.<side>`` that are not F4 measures."""
-
 
 def _f(x: Any, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
@@ -83,8 +86,8 @@ def _ci(ci: list[float] | None, value: Any = None) -> str:
     return "" if value is None else f"n/a (<{MIN_CLUSTERS} games)"
 
 
-def _tok(t: dict[str, int] | None) -> str:
-    return "-" if t is None else f"{t['prompt']}+{t['completion']}"
+def _tok(t: TokenCounts | None) -> str:
+    return "-" if t is None else f"{t.prompt}+{t.completion}"
 
 
 LOSS_LEGEND = "transport/empty/cut/unparseable/shape"
@@ -115,18 +118,21 @@ def whole_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]]) 
     return t
 
 
-def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
+def _print_instrument(ins: Instrument, probed: bool = True) -> None:
     """The instrument's cost and loss, pooled then per game, as two tables that fit 80 columns."""
-    rows = [{"game_id": "pooled", "calls_source": "", **ins["pooled"]}, *ins["games"]]
+    rows: list[tuple[str, str, InstrumentPooled | InstrumentGame]] = [
+        ("pooled", "", ins.pooled),
+        *((g.game_id, g.calls_source, g) for g in ins.games),
+    ]
     cost = [
         [
-            row["game_id"],
-            f"{row['game_calls']}+{row['probe_calls']}" + ("*" if row["calls_source"] == "game log" else ""),
-            _f(row["multiplier"], 1),
-            _tok(row["tokens"]["game"]),
-            _tok(row["tokens"]["probe"]),
+            gid,
+            f"{row.game_calls}+{row.probe_calls}" + ("*" if source == "game log" else ""),
+            _f(row.multiplier, 1),
+            _tok(row.tokens.game),
+            _tok(row.tokens.probe),
         ]
-        for row in rows
+        for gid, source, row in rows
     ]
     console.print(whole_table("Instrument: cost", ["game", "calls", "x", "game tokens", "probe tokens"], cost))
     console.print(
@@ -139,19 +145,17 @@ def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
         return
     loss = [
         [
-            row["game_id"],
-            str(row["probe_answers"]["raw"]),
-            str(row["probe_answers"]["repaired"]),
-            str(row["probe_answers"]["unusable"]),
-            "/".join(
-                str(row["lost"][k]) for k in ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")
-            ),
+            gid,
+            str(row.probe_answers.raw),
+            str(row.probe_answers.repaired),
+            str(row.probe_answers.unusable),
+            "/".join(str(n) for _, n in row.lost),
         ]
-        for row in rows
+        for gid, _, row in rows
     ]
     console.print(whole_table("Instrument: probe answers", ["game", "raw", "repaired", "unusable", "lost"], loss))
     console.print(f"lost: unusable answers by cause, {LOSS_LEGEND}", style="dim", highlight=False)
-    failures = ins["pooled"]["probe_failures"]
+    failures = ins.pooled.probe_failures
     if failures:
         console.print(
             "probe failures (no answer: the call failed, or the probe task did), by probe: "
@@ -160,43 +164,44 @@ def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
         )
 
 
-def _missing(rep: dict[str, Any], *keys: str) -> bool:
+def _missing(rep: Report, *keys: str) -> bool:
     """Print why a section is not computed (the probe it needs); ``True`` when all ``keys`` are missing."""
-    cov = rep.get("coverage", {}).get("metrics", {})
-    whys = [cov[k]["why"] for k in keys if k in cov and not cov[k]["computed"]]
+    cov = rep.coverage.metrics
+    whys = [cov[k].why for k in keys if k in cov and not cov[k].computed]
     for why in whys:
         console.print(f"[yellow]not computed:[/] {escape(str(why))}", highlight=False)
     return len(whys) == len(keys)
 
 
-def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet | Mapping[str, str]]) -> None:
+def _print_tables(rep: Report, rules: Sequence[RuleSet | Mapping[str, str]]) -> None:
     """The pooled report as tables; ``rules``: the games' rule sets, or their team names (they name the winners)."""
-    won = escape(winners_line(rep["winners"], rules))
+    winners: dict[str | None, int] = {team: n for team, n in rep.winners.items()}
+    won = escape(winners_line(winners, rules))
     # the heading as short lines, one phrase each: at 80 columns (a pipe) one long line was cut mid-phrase
     console.print(
-        f"[bold]{count(rep['games'], 'game')}[/] "
-        f"(method {rep['method']}, {count(rep['resamples'], 'resample')}, seed {rep['seed']})"
+        f"[bold]{count(rep.games, 'game')}[/] "
+        f"(method {rep.method}, {count(rep.resamples, 'resample')}, seed {rep.seed})"
     )
     console.print(f"winners {won}", highlight=False)
     console.print(
-        f"probe records {rep['probe_records']}, parsed {rep['parsed']}"
-        + (f"; skipped {len(rep['skipped'])}" if rep["skipped"] else "")
+        f"probe records {rep.probe_records}, parsed {rep.parsed}"
+        + (f"; skipped {len(rep.skipped)}" if rep.skipped else "")
     )
-    console.print(rep["inclusion"]["rule"], highlight=False)
-    if rep.get("no_interval"):
+    console.print(rep.inclusion.rule, highlight=False)
+    if rep.no_interval:
         console.print(
-            f"[yellow]{rep['no_interval']}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
+            f"[yellow]{rep.no_interval}: a bootstrap over fewer than {MIN_CLUSTERS} games has no spread, "
             "so every 95% CI below is n/a[/]"
         )
-    probed = rep["probe_records"] > 0
+    probed = rep.probe_records > 0
     if not probed:  # one line, not a table (or a reason) per metric that has nothing to show
         console.print(f"[yellow]{NO_PROBES}[/]")
-    cov = rep.get("coverage")
-    if cov and cov["answers"]:
+    cov = rep.coverage
+    if cov.answers:
         console.print(
             "usable answers (parsed, not empty): "
-            + ", ".join(f"{k} {v}" for k, v in cov["answers"].items())
-            + (f" (battery {', '.join(cov['batteries'])})" if cov["batteries"] else ""),
+            + ", ".join(f"{k} {v}" for k, v in cov.answers.items())
+            + (f" (battery {', '.join(cov.batteries)})" if cov.batteries else ""),
             highlight=False,
         )
     if probed and not _missing(rep, "first_order"):
@@ -208,8 +213,7 @@ def _print_tables(rep: dict[str, Any], rules: Sequence[RuleSet | Mapping[str, st
     _print_f4(rep, probed)
     if probed:
         _missing(rep, "vote_coupling.top1", "vote_coupling.committed_set")
-    if rep.get("instrument"):
-        _print_instrument(rep["instrument"], probed)
+    _print_instrument(rep.instrument, probed)
     if probed:
         _missing(rep, "dynamics", "quadrants")
         _print_dynamics(rep)
@@ -220,82 +224,82 @@ def _with_ci(value: str, ci: str) -> str:
     return f"{value}\n{ci}" if ci else value
 
 
-def _print_f1(rep: dict[str, Any]) -> None:
+def _print_f1(rep: Report) -> None:
     rows = [
         [
             r,
-            _with_ci(f"{_f(v['committed_accuracy'])} ({v['committed_n']})",
-                     _ci(v["ci95"]["committed_accuracy"], v["committed_accuracy"])),
-            _f(v["accuracy_chance"]),
-            f"{_f(v['unknown_rate'])} ({v['unknown_n']})",
-            _with_ci(f"{_f(v['recall'])} ({v['recall_n']})", _ci(v["ci95"]["recall"], v["recall"])),
-            _f(v["recall_chance"]),
+            _with_ci(f"{_f(v.committed_accuracy)} ({v.committed_n})",
+                     _ci(v.ci95.committed_accuracy, v.committed_accuracy)),
+            _f(v.accuracy_chance),
+            f"{_f(v.unknown_rate)} ({v.unknown_n})",
+            _with_ci(f"{_f(v.recall)} ({v.recall_n})", _ci(v.ci95.recall, v.recall)),
+            _f(v.recall_chance),
         ]
-        for r, v in rep["first_order"].items()
+        for r, v in rep.first_order.items()
     ]  # fmt: skip
     head = ["round", "committed accuracy (n)", "chance", "Unknown (n)", "recall (n)", "chance"]
     console.print(whole_table("F1 first-order (non-mafia observers)", head, rows))
     console.print("95% CI under each value", style="dim", highlight=False)
 
 
-def _print_f2(rep: dict[str, Any]) -> None:
-    cal = rep["calibration"]
+def _print_f2(rep: Report) -> None:
+    cal = rep.calibration
     t = Table("confidence", "n", "games", "accuracy", "95% CI", "mean confidence", title="F2 calibration")
-    for b in cal["bins"]:
-        hi = f"{b['hi']}]" if b["hi"] == 100 else f"{b['hi']})"
-        t.add_row(f"[{b['lo']}, {hi}", str(b["n"]), str(b["games"]), _f(b["accuracy"]),
-                  _ci(b["ci95"]) or b["no_interval"] or "", _f(b["mean_confidence"], 2))  # fmt: skip
+    for b in cal.bins:
+        hi = f"{b.hi}]" if b.hi == 100 else f"{b.hi})"
+        t.add_row(f"[{b.lo}, {hi}", str(b.n), str(b.games), _f(b.accuracy),
+                  _ci(b.ci95) or b.no_interval or "", _f(b.mean_confidence, 2))  # fmt: skip
     console.print(t)
     console.print(
-        f"n={cal['n']} in {count(cal['games'], 'game')}  ECE={_f(cal['ece'])} {_ci(cal['ci95']['ece'], cal['ece'])}  "
-        f"Brier={_f(cal['brier'])} {_ci(cal['ci95']['brier'], cal['brier'])}"
+        f"n={cal.n} in {count(cal.games, 'game')}  ECE={_f(cal.ece)} {_ci(cal.ci95.ece, cal.ece)}  "
+        f"Brier={_f(cal.brier)} {_ci(cal.ci95.brier, cal.brier)}"
     )
-    console.print(f"counted: {cal['population']}", style="dim", highlight=False)
+    console.print(f"counted: {cal.population}", style="dim", highlight=False)
 
 
-def _print_f3(rep: dict[str, Any]) -> None:
+def _print_f3(rep: Report) -> None:
     rows = [
         [
             side,
-            str(v["pairs"]),
-            _with_ci(_f(v["overprediction_ratio"]), _ci(v["ci95"]["overprediction_ratio"], v["overprediction_ratio"])),
-            f"{v['predicted_suspects']}/{v['actual_suspects']}",
-            _f(v["accuracy"]),
-            _f(v["majority_baseline"]),
+            str(v.pairs),
+            _with_ci(_f(v.overprediction_ratio), _ci(v.ci95.overprediction_ratio, v.overprediction_ratio)),
+            f"{v.predicted_suspects}/{v.actual_suspects}",
+            _f(v.accuracy),
+            _f(v.majority_baseline),
         ]
-        for side, v in rep["second_order"].items()
+        for side, v in rep.second_order
     ]
     head = ["predictor", "pairs", "over-prediction (95% CI)", "pred/actual suspects", "accuracy", "majority"]
     console.print(whole_table("F3 second-order", head, rows))
 
 
-def _print_f4(rep: dict[str, Any], probed: bool = True) -> None:
+def _print_f4(rep: Report, probed: bool = True) -> None:
     """F4 and its increment over the transcript baselines; rows without a vote (n = 0) are left out."""
     rows = []
-    for side, v in rep["vote_coupling"].items():
-        for metric, x in v.items():
-            if metric not in _F4_EXTRA and x["n"]:
-                rate = _with_ci(_f(x["rate"]), _ci(x["ci95"], x["rate"]))
-                rows.append([side, metric, f"{x['hits']}/{x['n']}", rate, _f(x["chance"])])
-        for pred, x in v.get("baselines", {}).items():
-            if x["n"]:
-                rate = _with_ci(_f(x["rate"]), _ci(x["ci95"], x["rate"]))
-                rows.append([side, f"transcript: {pred}", f"{x['hits']}/{x['n']}", rate, ""])
+    for side, v in rep.vote_coupling:
+        for metric, x in v.measures().items():
+            if x.n:
+                rate = _with_ci(_f(x.rate), _ci(x.ci95, x.rate))
+                rows.append([side, metric, f"{x.hits}/{x.n}", rate, _f(x.chance)])
+        for pred, bl in v.baselines:
+            if bl.n:
+                rate = _with_ci(_f(bl.rate), _ci(bl.ci95, bl.rate))
+                rows.append([side, f"transcript: {pred}", f"{bl.hits}/{bl.n}", rate, ""])
     if rows:
         console.print(whole_table("F4 vote coupling", ["voters", "measure", "hits/n", "rate (95% CI)", "chance"], rows))
     else:
         console.print("F4 vote coupling: no counted vote in these games", highlight=False)
     sides = {
         side: [
-            [pred, str(x["n"]), f"{x['probe_hits']}/{x['baseline_hits']}", f"{x['b']}/{x['c']}", _f(x["mcnemar_p"]),
-             _f(x["diff"]), _ci(x["diff_ci95"], x["diff"])]
-            for pred, x in v.get("increment", {}).items()
-            if x["n"]
+            [pred, str(x.n), f"{x.probe_hits}/{x.baseline_hits}", f"{x.b}/{x.c}", _f(x.mcnemar_p),
+             _f(x.diff), _ci(x.diff_ci95, x.diff)]
+            for pred, x in v.increment
+            if x.n
         ]
-        for side, v in rep["vote_coupling"].items()
+        for side, v in rep.vote_coupling
     }  # fmt: skip
     if not any(sides.values()):
-        if probed and any(v.get("increment") for v in rep["vote_coupling"].values()):
+        if probed:
             console.print("F4 against the transcript: no vote where both the probe and a baseline predict")
         return
     head = ["vs", "n", "probe/base", "b/c", "McNemar p", "diff", "95% CI"]
@@ -311,45 +315,45 @@ def _print_f4(rep: dict[str, Any], probed: bool = True) -> None:
     )
 
 
-def _print_dynamics(rep: dict[str, Any]) -> None:
-    dyn, quad = rep.get("dynamics"), rep.get("quadrants")
-    if dyn is not None and dyn["volatility_pairs"]:
-        floor = dyn["retest"]
+def _print_dynamics(rep: Report) -> None:
+    dyn, quad = rep.dynamics, rep.quadrants
+    if dyn.volatility_pairs:
+        floor = dyn.retest
         rows = []
-        groups = [("all", dyn)]
-        groups += [(f"model {k}", v) for k, v in dyn["by_model"].items()]
-        groups += [(f"round {k}", v) for k, v in dyn["by_round"].items()]
+        groups = [
+            ("all", dyn),
+            *((f"model {k}", v) for k, v in dyn.by_model.items()),
+            *((f"round {k}", v) for k, v in dyn.by_round.items()),
+        ]
         for name, v in groups:
             if name == "all":
-                fl = "-" if floor is None else f"{_f(floor['flip_rate'])} ({floor['pairs']})"
-            elif name.startswith("round ") and floor is not None and name[6:] in floor["by_round"]:
-                r = floor["by_round"][name[6:]]
-                fl = f"{_f(r['flip_rate'])} ({r['pairs']})"
+                fl = "-" if floor is None else f"{_f(floor.flip_rate)} ({floor.pairs})"
+            elif name.startswith("round ") and floor is not None and name[6:] in floor.by_round:
+                r = floor.by_round[name[6:]]
+                fl = f"{_f(r.flip_rate)} ({r.pairs})"
             else:
                 fl = ""
             rows.append(
                 [
                     name,
-                    _with_ci(f"{_f(v['volatility'])} ({v['volatility_pairs']})",
-                             _ci(v["ci95"]["volatility"], v["volatility"])),
-                    _with_ci(f"{_f(v['flip_rate'])} ({v['flip_pairs']})", _ci(v["ci95"]["flip_rate"], v["flip_rate"])),
+                    _with_ci(f"{_f(v.volatility)} ({v.volatility_pairs})", _ci(v.ci95.volatility, v.volatility)),
+                    _with_ci(f"{_f(v.flip_rate)} ({v.flip_pairs})", _ci(v.ci95.flip_rate, v.flip_rate)),
                     fl,
-                    f"{_f(v['return_rate'])} ({v['flips']})",
+                    f"{_f(v.return_rate)} ({v.flips})",
                 ]
-            )  # fmt: skip
+            )
         head = ["group", "volatility (pairs)", "top-suspect flips (pairs)", "retest floor", "return rate (flips)"]
         console.print(whole_table("Belief dynamics (suspicion rankings)", head, rows))
         console.print("95% CI under each value", style="dim", highlight=False)
-        if floor is not None and floor["flip_rate_reweighted"] is not None:
+        if floor is not None and floor.flip_rate_reweighted is not None:
             console.print(
-                f"retest floor reweighted to the observed pairs per round: {_f(floor['flip_rate_reweighted'])} "
-                f"(observed {_f(dyn['flip_rate'])})"
+                f"retest floor reweighted to the observed pairs per round: {_f(floor.flip_rate_reweighted)} "
+                f"(observed {_f(dyn.flip_rate)})"
             )
-    if quad is not None and quad["assessed"]:
-        quads = ("correct_good", "policy_gap", "perception_gap", "luck")
+    if quad.assessed:
         rows = [
-            [name, str(v["votes"]), str(v["assessed"]), *[f"{v[q]['n']} ({_f(v[q]['share'], 2)})" for q in quads]]
-            for name, v in [("all", quad), *quad["by_model"].items()]
+            [name, str(v.votes), str(v.assessed), *[f"{c.n} ({_f(c.share, 2)})" for c in v.cells().values()]]
+            for name, v in [("all", quad), *quad.by_model.items()]
         ]
         head = ["voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck"]
         console.print(whole_table("Innocent day votes by quadrant (assessment right? x move good?)", head, rows))
@@ -363,15 +367,16 @@ def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> 
         t.add_row(*row)
     console.print(t)
     console.print("95% CI: bootstrap by game within each group", style="dim", highlight=False)
-    for g in cmp["groups"]:  # the inclusion rule, stated for every column
-        console.print(f"{g['group'] or 'all'}: {g['report']['inclusion']['rule']}", style="dim", highlight=False)
-    for g in cmp["groups"]:
-        cov = g["report"]["coverage"]
-        lost = [f"{v['name']} (needs {' and '.join(v['needs'])})" for v in cov["metrics"].values() if not v["computed"]]
+    reports: list[tuple[str, Report]] = [(g["group"] or "all", g["report"]) for g in cmp["groups"]]
+    for label, rep in reports:  # the inclusion rule, stated for every column
+        console.print(f"{label}: {rep.inclusion.rule}", style="dim", highlight=False)
+    for label, rep in reports:
+        cov = rep.coverage
+        lost = [f"{v.name} (needs {' and '.join(v.needs)})" for v in cov.metrics.values() if not v.computed]
         if lost:
-            bat = f"; battery {', '.join(cov['batteries'])}" if cov["batteries"] else ""
+            bat = f"; battery {', '.join(cov.batteries)}" if cov.batteries else ""
             console.print(
-                f"[yellow]{escape(g['group'] or 'all')}: not computed{escape(bat)}:[/] {escape('; '.join(lost))}",
+                f"[yellow]{escape(label)}: not computed{escape(bat)}:[/] {escape('; '.join(lost))}",
                 highlight=False,
             )
     if reference is not None:
@@ -518,11 +523,11 @@ def report(
             err_console.print(f"[yellow]warning:[/] {mix}", highlight=False, soft_wrap=True)
         rep = builder.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=left_out)
         if fmt is _Fmt.json:
-            sys.stdout.write(json.dumps(rep, indent=2, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(rep.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
         elif fmt is _Fmt.csv:
             w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
             w.writeheader()
-            w.writerows(report_rows(rep))
+            w.writerows(row.csv_fields() for row in report_rows(rep))
         else:
             _print_tables(rep, list(teams.values()))
         if plots is not None:
@@ -537,7 +542,7 @@ def report(
     if ref is not None:
         cmp["reference"] = ref
     if fmt is _Fmt.json:
-        sys.stdout.write(json.dumps(cmp, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(comparison_json(cmp), indent=2, ensure_ascii=False) + "\n")
     elif fmt is _Fmt.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["by", "section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()

@@ -15,7 +15,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from mafialab._words import count, noun_for
 from mafialab.agents import Agent, LLMAgent, make_agent
-from mafialab.analysis import GameData, compute_report, game_data
+from mafialab.analysis import GameData, Report, compute_report, game_data
 from mafialab.harness import play_game
 from mafialab.inspect._model import InspectChatModel
 from mafialab.probes import make_probe_observer, resolve_battery
@@ -58,7 +58,7 @@ def parse_seats(seats: str | int | Sequence[int], n_seats: int) -> list[int]:
     return sorted(out)
 
 
-def seat_figures(game: GameData, seats: Sequence[int]) -> tuple[dict[str, float], dict[str, Any]]:
+def seat_figures(game: GameData, seats: Sequence[int]) -> tuple[dict[str, float], Report]:
     """The model's figures in one game: value dict for the score and the report behind it.
 
     Probe answers of other seats are left out, then :func:`mafialab.analysis.compute_report`
@@ -72,21 +72,22 @@ def seat_figures(game: GameData, seats: Sequence[int]) -> tuple[dict[str, float]
       their last ``suspicion_ranking`` (either battery; absent without units).
 
     Returns:
-        ``(values, report)``: the values present, and the one-game report dict.
+        ``(values, report)``: the values present, and the one-game
+        :class:`~mafialab.analysis.Report`.
     """
     names = {game.names[s] for s in seats}
     mine = dataclasses.replace(game, probes=[p for p in game.probes if p.player in names])
     rep = compute_report([mine], resamples=1)
     teams = ["mafia" if game.names[s] in game.mafia else "town" for s in seats]
     values: dict[str, float] = {"win": sum(t == game.winner for t in teams) / len(seats)}
-    hits = sum((r["committed_accuracy"] or 0.0) * r["committed_n"] for r in rep["first_order"].values())
-    n = sum(r["committed_n"] for r in rep["first_order"].values())
+    hits = sum((r.committed_accuracy or 0.0) * r.committed_n for r in rep.first_order.values())
+    n = sum(r.committed_n for r in rep.first_order.values())
     if n:
         values["first_order_accuracy"] = hits / n
-    if rep["calibration"]["ece"] is not None:
-        values["ece"] = float(rep["calibration"]["ece"])
-    th = sum(rep["vote_coupling"][side]["top1"]["hits"] for side in rep["vote_coupling"])
-    tn = sum(rep["vote_coupling"][side]["top1"]["n"] for side in rep["vote_coupling"])
+    if rep.calibration.ece is not None:
+        values["ece"] = float(rep.calibration.ece)
+    th = sum(side.top1.hits for _, side in rep.vote_coupling)
+    tn = sum(side.top1.n for _, side in rep.vote_coupling)
     if tn:
         values["vote_coupling_top1"] = th / tn
     return values, rep
@@ -123,15 +124,13 @@ def game_metrics() -> Metric:
         ]
         rep = compute_report(mine, resamples=1)
         out: dict[str, float | None] = {"win": sum(wins) / len(wins)}
-        fo = rep["first_order"].values()
-        n = sum(r["committed_n"] for r in fo)
-        out["first_order_accuracy"] = (
-            sum((r["committed_accuracy"] or 0.0) * r["committed_n"] for r in fo) / n if n else None
-        )
-        out["ece"] = rep["calibration"]["ece"]
-        vc = rep["vote_coupling"]
-        tn = sum(vc[side]["top1"]["n"] for side in vc)
-        out["vote_coupling_top1"] = sum(vc[side]["top1"]["hits"] for side in vc) / tn if tn else None
+        fo = rep.first_order.values()
+        n = sum(r.committed_n for r in fo)
+        out["first_order_accuracy"] = sum((r.committed_accuracy or 0.0) * r.committed_n for r in fo) / n if n else None
+        out["ece"] = rep.calibration.ece
+        top1 = [side.top1 for _, side in rep.vote_coupling]
+        tn = sum(x.n for x in top1)
+        out["vote_coupling_top1"] = sum(x.hits for x in top1) / tn if tn else None
         return out
 
     return compute
@@ -161,8 +160,8 @@ def game_scorer() -> Any:
                 "seats": seats,
                 "names": names,
                 "winner": game.winner,
-                "calibration_n": rep["calibration"]["n"],
-                "probe_records": rep["probe_records"],
+                "calibration_n": rep.calibration.n,
+                "probe_records": rep.probe_records,
             },
         )
 

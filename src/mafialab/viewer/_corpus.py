@@ -18,13 +18,17 @@ from typing import Any
 import numpy as np
 
 from mafialab.analysis import (
+    Calibration,
     GameSummary,
+    Report,
     ReportBuilder,
+    ReportRow,
     SummaryCache,
     cached_summary,
     inclusion_block,
     map_summaries,
     pooled_calibration,
+    report_rows,
 )
 from mafialab.record import GameLog, LogFormatError
 from mafialab.viewer._beliefs import SMALL_BIN
@@ -41,88 +45,71 @@ SEAT_KEYS = ("agent",)
 """Seat keys the viewer's summaries are grouped by: the Calibration tab has one group per agent (model)."""
 
 
-def _row(name: str, value: Any, ci: Any = None, n: Any = None) -> dict[str, Any]:
-    return {"name": name, "value": value, "ci": ci, "n": n}
+_F1_NAMES = {
+    "committed_accuracy": "committed accuracy",
+    "unknown_rate": "Unknown rate",
+    "recall": "recall of hidden team",
+}
+"""F1 rows the dashboard shows: JSON key -> its name there."""
+
+_F3_NAMES = {
+    "overprediction_ratio": "over-prediction ratio",
+    "accuracy": "accuracy",
+    "majority_baseline": "majority baseline",
+}
+"""F3 rows the dashboard shows: JSON key -> its name there."""
 
 
-def report_rows(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Flatten an analysis report (``mafialab.analysis.compute_report``) into dashboard rows.
-
-    Returns:
-        ``[{"name", "value", "ci": [low, high] | None, "n"}]``: F1 per round (committed
-        accuracy, Unknown rate, recall of the hidden team), F2 (ECE, Brier), F3 per side
-        (over-prediction ratio, accuracy, majority baseline), F4 per voter side and measure.
-    """
-    rows: list[dict[str, Any]] = []
-    for rnd, f in sorted(rep.get("first_order", {}).items(), key=lambda kv: int(kv[0])):
-        ci = f.get("ci95", {})
-        rows.append(
-            _row(
-                f"F1 r{rnd} committed accuracy", f["committed_accuracy"], ci.get("committed_accuracy"), f["committed_n"]
-            )
-        )
-        rows.append(_row(f"F1 r{rnd} Unknown rate", f["unknown_rate"], ci.get("unknown_rate"), f["unknown_n"]))
-        rows.append(_row(f"F1 r{rnd} recall of hidden team", f["recall"], ci.get("recall"), f["recall_n"]))
-    cal = rep.get("calibration")
-    if cal:
-        rows.append(_row("F2 ECE", cal["ece"], cal["ci95"].get("ece"), cal["n"]))
-        rows.append(_row("F2 Brier", cal["brier"], cal["ci95"].get("brier"), cal["n"]))
-    for side, f in rep.get("second_order", {}).items():
-        ci = f.get("ci95", {})
-        rows.append(
-            _row(
-                f"F3 {side} over-prediction ratio",
-                f["overprediction_ratio"],
-                ci.get("overprediction_ratio"),
-                f["pairs"],
-            )
-        )
-        rows.append(_row(f"F3 {side} accuracy", f["accuracy"], ci.get("accuracy"), f["pairs"]))
-        rows.append(
-            _row(f"F3 {side} majority baseline", f["majority_baseline"], ci.get("majority_baseline"), f["pairs"])
-        )
-    for side, measures in rep.get("vote_coupling", {}).items():
-        for measure, f in measures.items():
-            if measure in ("baselines", "increment"):
-                continue
-            rows.append(_row(f"F4 {side} {measure}", f["rate"], f.get("ci95"), f["n"]))
-        for pred, f in measures.get("baselines", {}).items():
-            rows.append(_row(f"F4 {side} transcript {pred}", f["rate"], f.get("ci95"), f["n"]))
-    return rows
+def _label(row: ReportRow) -> str | None:
+    """The dashboard's name of a report row it shows (the F1-F4 rates), else ``None``."""
+    sec, grp, name = row.section, row.group, row.name
+    if sec == "first_order" and name in _F1_NAMES:
+        return f"F1 r{grp.removeprefix('round ')} {_F1_NAMES[name]}"
+    if sec == "calibration" and not grp and name in ("ece", "brier"):
+        return f"F2 {name.upper() if name == 'ece' else name.capitalize()}"
+    if sec == "second_order" and name in _F3_NAMES:
+        return f"F3 {grp} {_F3_NAMES[name]}"
+    if sec == "vote_coupling" and name == "rate":
+        side, _, measure = grp.partition(" ")
+        if measure.startswith("baseline "):
+            return f"F4 {side} transcript {measure.removeprefix('baseline ')}"
+        if " " not in measure:  # an F4 measure (the increments' rows are the CLI's tables)
+            return f"F4 {side} {measure}"
+    return None
 
 
-def report_calibration(rep: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A calibration block of the analysis layer in the viewer's chart shape.
+def dashboard_rows(rep: Report) -> list[dict[str, Any]]:
+    """The dashboard's table of one corpus: the F1-F4 rates among the report's rows.
 
-    Args:
-        rep: An analysis report (its ``calibration``) or a calibration block itself
-            (:func:`mafialab.analysis._calibration.calibration_summary`).
+    The rows are :func:`mafialab.analysis.report_rows`'s (the ``report --format csv`` rows),
+    so value, interval and ``n`` are the report's; the viewer only picks and names them.
 
     Returns:
-        ``{"n", "ece", "brier", "games", "population", "no_interval", "bins": [{"lo", "hi",
-        "n", "games", "acc", "conf", "ci": [low, high] | None, "why": reason | None,
-        "small"}]}``, or ``None`` when no answer was counted. The intervals are the analysis
-        layer's game-level cluster-bootstrap intervals: ``None`` over fewer than 2 games,
-        with ``why`` saying so; the viewer computes none itself.
+        ``[{"name": label, "section", "group", "key": the row's JSON key, "value", "ci":
+        [low, high] | None, "n"}]``: F1 per round (committed accuracy, Unknown rate, recall
+        of the hidden team), F2 (ECE, Brier), F3 per side (over-prediction ratio, accuracy,
+        majority baseline), F4 per voter side and measure, then its transcript baselines.
     """
-    cal = rep.get("calibration", rep)
-    if not cal or not cal.get("bins"):
+    out = []
+    for row in report_rows(rep):
+        label = _label(row)
+        if label is not None:
+            out.append({"name": label, "section": row.section, "group": row.group, "key": row.name,
+                        "value": row.value, "ci": row.ci, "n": row.n})  # fmt: skip
+    return out
+
+
+def calibration_chart(cal: Calibration) -> dict[str, Any] | None:
+    """A calibration block of the analysis layer as the viewer's charts read it.
+
+    Returns:
+        ``cal.model_dump(mode="json")`` (the report's ``calibration``, key for key) plus
+        ``small_bin`` (:data:`~mafialab.viewer._beliefs.SMALL_BIN`: bins with fewer answers
+        are dimmed), or ``None`` when no answer was counted.
+    """
+    if not cal.bins:
         return None
-    bins = [
-        {"lo": b["lo"], "hi": b["hi"], "n": b["n"], "games": b["games"], "acc": b["accuracy"],
-         "conf": b["mean_confidence"], "ci": b["ci95"], "why": b["no_interval"], "small": b["n"] < SMALL_BIN}
-        for b in cal["bins"]
-    ]  # fmt: skip
-    return {
-        "n": cal["n"],
-        "ece": cal["ece"],
-        "ece_ci": cal["ci95"]["ece"],
-        "brier": cal["brier"],
-        "games": cal["games"],
-        "population": cal["population"],
-        "no_interval": cal["no_interval"],
-        "bins": bins,
-    }
+    return {**cal.model_dump(mode="json"), "small_bin": SMALL_BIN}
 
 
 class CorpusFigures:
@@ -189,20 +176,19 @@ class CorpusFigures:
                 log.warning("corpus %s: analysis failed: %s", name, err)
                 out[name] = {"error": f"{type(err).__name__}: {err}"}
                 continue
-            inc = rep["inclusion"]
-            counted, branches = counted + inc["games"], branches + inc["branches"]
-            degraded, skipped = degraded + inc["degraded"], skipped + inc["skipped"]
-            cal = report_calibration(rep)
+            inc = rep.inclusion
+            counted, branches = counted + inc.games, branches + inc.branches
+            degraded, skipped = degraded + inc.degraded, skipped + inc.skipped
+            cal = calibration_chart(rep.calibration)
             if cal is not None:
-                groups.append({"kind": "corpus", "key": name, "inclusion": inc["rule"], **cal})
-            cov = rep.get("coverage", {}).get("metrics", {})
+                groups.append({"kind": "corpus", "key": name, "inclusion": inc.rule, **cal})
             out[name] = {
-                "games": rep.get("games"),
-                "inclusion": inc,
-                "metrics": report_rows(rep),
+                "games": rep.games,
+                "inclusion": inc.model_dump(mode="json"),
+                "metrics": dashboard_rows(rep),
                 "calibration": cal,
                 # what the probe battery does not support, and the probe each missing metric needs
-                "missing": [v["why"] for v in cov.values() if not v["computed"]],
+                "missing": [v.why for v in rep.coverage.metrics.values() if not v.computed],
             }
         left = sum(len(v) for v in self._left.values())
         whole = inclusion_block(counted, branches, degraded, skipped, left)
@@ -237,13 +223,13 @@ class CorpusFigures:
                 sums.append(game_sums)
                 agents.append(per_agent)
         out = []
-        whole = report_calibration(pooled_calibration(sums, roots, METHOD, resamples=RESAMPLES))
+        whole = calibration_chart(pooled_calibration(sums, roots, METHOD, resamples=RESAMPLES))
         if whole is not None:
             out.append({"kind": "all", "key": "all games", "inclusion": rule, **whole})
         out.extend(corpus_groups)
         zeros = np.zeros_like(sums[0]) if sums else np.zeros(0)
         for model in sorted(self._agents):
-            cal = report_calibration(
+            cal = calibration_chart(
                 pooled_calibration([a.get(model, zeros) for a in agents], roots, METHOD, resamples=RESAMPLES)
             )
             if cal is not None:
@@ -289,8 +275,8 @@ def corpus_metrics(
 
     Returns:
         ``{"available": True, "source": str, "inclusion": {...}, "corpora": {name:
-        {"games": int, "inclusion": {...}, "metrics": [rows of report_rows], "calibration":
-        chart bins or None, "missing": [str]} | {"error": str}}, "calibration_groups":
+        {"games": int, "inclusion": {...}, "metrics": [rows of dashboard_rows], "calibration":
+        calibration_chart or None, "missing": [str]} | {"error": str}}, "calibration_groups":
         [...]}``; each ``inclusion`` is the report's (:func:`mafialab.analysis._inclusion.inclusion`:
         counts and the rule in one line, ``rule``), the top-level one over all corpora.
 

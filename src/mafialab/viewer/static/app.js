@@ -445,15 +445,16 @@
     svg.appendChild(s("line", { x1: x(0), y1: y(0), x2: x(0), y2: y(1), class: "axis" }));
     svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 4, class: "label", "text-anchor": "middle" }, "stated confidence"));
     svg.appendChild(s("text", { x: 12, y: (T + H - B) / 2, class: "label", transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "accuracy"));
+    // group: the report's calibration block (mafialab.analysis Calibration, key for key) plus small_bin
     for (const b of group.bins) {
-      const g = s("g", { class: "bin" + (b.small ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.acc, 3) + " " + ciText(b.ci, b.why, 3) + ", n=" + b.n + " in " + count(b.games, "game") + ", mean confidence " + num(b.conf, 1) });
-      g.appendChild(s("rect", { x: x(b.lo) + 2, y: y(b.acc), width: x(b.hi) - x(b.lo) - 4, height: y(0) - y(b.acc), class: "bar" }));
-      if (b.ci) g.appendChild(s("line", { x1: x(b.conf), x2: x(b.conf), y1: y(b.ci[0]), y2: y(b.ci[1]), class: "ci" }));
-      g.appendChild(s("circle", { cx: x(b.conf), cy: y(b.acc), r: 4, class: "pt" }));
+      const g = s("g", { class: "bin" + (b.n < group.small_bin ? " small" : ""), title: b.lo + "–" + b.hi + ": accuracy " + num(b.accuracy, 3) + " " + ciText(b.ci95, b.no_interval, 3) + ", n=" + b.n + " in " + count(b.games, "game") + ", mean confidence " + num(b.mean_confidence, 1) });
+      g.appendChild(s("rect", { x: x(b.lo) + 2, y: y(b.accuracy), width: x(b.hi) - x(b.lo) - 4, height: y(0) - y(b.accuracy), class: "bar" }));
+      if (b.ci95) g.appendChild(s("line", { x1: x(b.mean_confidence), x2: x(b.mean_confidence), y1: y(b.ci95[0]), y2: y(b.ci95[1]), class: "ci" }));
+      g.appendChild(s("circle", { cx: x(b.mean_confidence), cy: y(b.accuracy), r: 4, class: "pt" }));
       svg.appendChild(g);
     }
     return h("figure", { class: "calib-fig" }, svg,
-      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " answers in " + count(group.games, "game") + " · ECE " + num(group.ece, 4) + " " + ciText(group.ece_ci, group.no_interval, 4) +
+      h("figcaption", null, (caption ? caption + ": " : "") + "n = " + group.n + " answers in " + count(group.games, "game") + " · ECE " + num(group.ece, 4) + " " + ciText(group.ci95.ece, group.no_interval, 4) +
         " · counted: " + group.population + " · bars: accuracy per confidence bin, whiskers: 95% game-level cluster-bootstrap interval (none over fewer than 2 games), dot at mean confidence; bins with n < 20 dimmed. Computed by mafialab.analysis, as in mafialab report."));
   }
 
@@ -500,8 +501,8 @@
     root.appendChild(calibrationChart(sel));
     root.appendChild(h("table", { class: "metrics", id: "calib-table" },
       h("thead", null, h("tr", null, ["bin", "n", "games", "accuracy", "95% CI (games)", "mean confidence"].map((t) => h("th", null, t)))),
-      h("tbody", null, sel.bins.map((b) => h("tr", { class: b.small ? "small" : null }, h("td", null, b.lo + "–" + b.hi), h("td", { class: "num" }, b.n), h("td", { class: "num" }, b.games),
-        h("td", { class: "num" }, num(b.acc, 3)), h("td", { class: "num ci" }, ciText(b.ci, b.why, 3)), h("td", { class: "num" }, num(b.conf, 1)))))));
+      h("tbody", null, sel.bins.map((b) => h("tr", { class: b.n < sel.small_bin ? "small" : null }, h("td", null, b.lo + "–" + b.hi), h("td", { class: "num" }, b.n), h("td", { class: "num" }, b.games),
+        h("td", { class: "num" }, num(b.accuracy, 3)), h("td", { class: "num ci" }, ciText(b.ci95, b.no_interval, 3)), h("td", { class: "num" }, num(b.mean_confidence, 1)))))));
     root.appendChild(h("p", { class: "muted", id: "calib-population" }, "Counted: " + sel.population + ". Intervals: game-level cluster bootstrap; none over fewer than 2 games (the reason is shown). The same definition, games and numbers as mafialab report (mafialab.analysis): degraded games left out, and fork branches unless the site was built with view --include-branches (report --include-branches counts them too)."));
   }
 
