@@ -148,6 +148,12 @@ from mafialab.analysis._report import (
 from mafialab.analysis._report import (
     find_retests as find_retests,
 )
+from mafialab.analysis._steps import (
+    StepMetrics as StepMetrics,
+)
+from mafialab.analysis._steps import (
+    step_metrics as step_metrics,
+)
 from mafialab.analysis._summary import (
     METRIC_VERSION as METRIC_VERSION,
 )
