@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.analysis import wilson
+from mafialab.analysis import game_data, step_metrics, wilson
 from mafialab.cli import app
 from mafialab.engine import visible_events
-from mafialab.record import GameStatus, JsonlWriter, ProbeRecord, SeatInfo, read_game
+from mafialab.record import GameStatus, JsonlWriter, ProbeRecord, read_game
 from mafialab.rules import load_rules
 from mafialab.viewer import (
     STEP_KINDS,
-    BeliefTimeline,
     SiteServer,
     ViewerError,
     build_game,
@@ -97,12 +96,6 @@ def test_wilson_matches_textbook_values() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
 
 
-def _roster() -> list[SeatInfo]:
-    roles = ["Mafia", "Villager", "Doctor", "Mafia"]
-    teams = ["mafia", "town", "town", "mafia"]
-    return [SeatInfo(seat=i, name=n, role=roles[i], team=teams[i], agent="m") for i, n in enumerate("ABCD")]  # type: ignore[arg-type]
-
-
 def _ra(seat: int, after: int, guesses: list[tuple[str, str, int]], pid: str = "role_assessment") -> ProbeRecord:
     ans = [{"player": p, "guessed_role": g, "confidence": c, "reason": "r"} for p, g, c in guesses]
     return ProbeRecord(
@@ -119,45 +112,23 @@ def _sm(seat: int, after: int, att: list[tuple[str, str]]) -> ProbeRecord:
     )  # fmt: skip
 
 
-def test_timeline_metrics_by_hand() -> None:
-    rules = load_rules("mafiascope7")
-    vocab = role_vocabulary(rules)
-    names = list("ABCD")
+def test_normalised_answers_keep_an_unusable_answer_verbatim() -> None:
+    # the metrics themselves are mafialab.analysis.step_metrics' (tests/analysis/test_step_metrics.py)
+    vocab = role_vocabulary(load_rules("mafiascope7"))
     recs = [
-        # B (town): A Mafia (right), C Mafia (wrong), D Unknown (miss for recall)
-        _ra(1, 10, [("A", "Mafia", 80), ("C", "Mafia", 60), ("D", "Unknown", 0), ("B", "Villager", 100)]),
-        # C (town): A Villager (wrong, miss), D mafia (right)
-        _ra(2, 12, [("A", "Villager", 55), ("D", "mafia!", 90)]),
-        # later B answer: only D as Mafia (right)
-        _ra(1, 20, [("D", "Mafia", 70)]),
-        # A (mafia) thinks B suspects it, C trusts it
-        _sm(0, 12, [("B", "suspects"), ("C", "trusts"), ("D", "neutral")]),
-        # B predicts A neutral, C suspects, D trusts
-        _sm(1, 12, [("A", "neutral"), ("C", "suspects"), ("D", "trusts")]),
-        # an unusable answer
+        _ra(1, 10, [("A", "Mafia", 80), ("c", "mafia!", 60), ("Zed", "Villager", 50)]),
+        _sm(0, 12, [("B", "Suspects"), ("C", "trusts")]),
         ProbeRecord(game_id="g", round=1, msg_index=1, seat=3, player="D", role="?", probe_id="role_assessment",
                     position=0, after_seq=11, question="q", answer_raw="no idea", answer_parsed=None),
     ]  # fmt: skip
-    beliefs = [normalise_probe(r, names, vocab) for r in recs]
-    assert beliefs[-1].ok is False and beliefs[-1].raw == "no idea"
-    tl = BeliefTimeline(beliefs, _roster(), vocab)
-    assert tl.accuracy(1, 9) is None
-    assert tl.accuracy(1, 10) == pytest.approx(1 / 2)  # A right, C wrong; D Unknown, self excluded
-    assert tl.accuracy(2, 12) == pytest.approx(1 / 2)
-    assert tl.accuracy(1, 25) == 1.0
-    # recall at 12: B on A (hit), B on D (Unknown: miss), C on A (miss), C on D (hit) -> 2/4
-    assert tl.recall(12) == pytest.approx(0.5)
-    # at 20 B's latest is the D-only answer: B on D hit, C on A miss, C on D hit -> 2/3
-    assert tl.recall(20) == pytest.approx(2 / 3)
-    # ego of A at 12: B's latest about A = Mafia 80 -> suspects (A predicted suspects: agree);
-    # C about A = Villager 55 -> trusts (predicted trusts: agree); D is A's teammate: excluded
-    assert tl.ego_pairs(0, 12) == [(1, "suspects", "suspects"), (2, "trusts", "trusts")]
-    assert tl.agreement(0, 12) == 1.0
-    # at 20 B's latest answer lacks A, so B's latest assessment naming A (seq 10) still counts
-    assert tl.assessment_of(1, 0, 20) == beliefs[0].by_target[0]
-    # ego of B at 12: A about B: none -> excluded; C about B: none -> excluded
-    assert tl.ego_pairs(1, 12) == []
-    assert tl.agreement(None, 12) == 1.0
+    ra, sm, bad = (normalise_probe(r, list("ABCD"), vocab) for r in recs)
+    assert [(it["t"], it["r"], it["c"]) for it in ra.items] == [
+        (0, "Mafia", 80.0),
+        (2, "Mafia", 60.0),
+        (None, "Villager", 50.0),
+    ]
+    assert [(it["t"], it["a"]) for it in sm.items] == [(1, "suspects"), (2, "trusts")]
+    assert bad.ok is False and bad.raw == "no idea"
 
 
 # ---------------------------------------------------------------- the site
@@ -434,20 +405,63 @@ def test_front_end_never_parses_data_as_html() -> None:
     assert "script-src 'self'" in html and "http" not in html.replace("http-equiv", "")
 
 
-def test_step_series_equal_a_full_recomputation(logs: Path) -> None:
-    # the build carries values over steps where no answer arrived; recompute every step here
+def test_step_series_are_the_analysis_step_metrics(logs: Path) -> None:
+    # the page's strip and ego panels are mafialab.analysis.step_metrics, only shaped for the page
     for d in sorted(logs.iterdir()):
         glog, probes = read_game(d), read_probes(d, [])
-        g = build_game(glog, probes, "c").game
-        vocab = role_vocabulary(glog.header.rules)
-        names = [s.name for s in glog.header.roster]
-        tl = BeliefTimeline([normalise_probe(p, names, vocab) for p in probes], glog.header.roster, vocab)
-        steps = g["steps"]
-        assert g["metrics"]["recall"] == [tl.recall(q) for q in steps]
-        assert g["metrics"]["agree"] == [tl.agreement(None, q) for q in steps]
-        for s in range(len(names)):
-            assert g["metrics"]["acc"][s] == [tl.accuracy(s, q) for q in steps]
+        gb = build_game(glog, probes, "c")
+        g = gb.game
+        sm = step_metrics(game_data(glog), g["steps"])
+        assert g["metrics"]["recall"] == sm.recall()
+        assert g["metrics"]["agree"] == sm.agreement()
+        for s in range(len(glog.header.roster)):
+            assert g["metrics"]["acc"][s] == sm.accuracy(s)
+            seat = gb.seats[s]
+            at = {q: i for i, q in enumerate(g["steps"])}
+            assert seat["agree"] == [sm.agreement(s)[at[q]] for q in seat["steps"]]
+            assert seat["actual"] == [
+                {"s": a.after_seq, "b": a.observer, "a": a.attitude, "c": a.confidence} for a in sm.actual[s]
+            ]
         assert any(v is not None for v in g["metrics"]["agree"])
+
+
+def test_strip_leaves_out_guesses_about_the_dead_as_the_report_does(logs: Path, tmp_path: Path) -> None:
+    # F1 (default method) counts guesses about players alive when the answer was given; the
+    # viewer's own strip used to count the dead too. A wrong guess about a dead player is added.
+    src = logs / "mafiascope7-probed-s1"
+    d = copy_game(src, tmp_path, "dead-guess")
+    glog = read_game(d)
+    roster = glog.header.roster
+    death = next(e for e in glog.events if e.kind == "elimination")
+    dead_at = {e.seat: e.seq for e in glog.events if e.kind == "elimination"}
+    probes = [{**p, "game_id": "dead-guess"} for p in probe_lines(src)]
+    rec = next(
+        p
+        for p in reversed(probes)
+        if p["probe_id"] == "role_assessment" and p["after_seq"] > death.seq and roster[p["seat"]].team == "town"
+        and p["seat"] != death.seat and isinstance(p["answer_parsed"], list)
+    )  # fmt: skip
+    wrong = next(r.name for r in glog.header.rules.roles if r.name != roster[death.seat].role)
+    items = [x for x in rec["answer_parsed"] if x["player"] != roster[death.seat].name]
+    rec["answer_parsed"] = [*items, {"player": roster[death.seat].name, "guessed_role": wrong, "confidence": 90}]
+    rec["answer_raw"] = json.dumps(rec["answer_parsed"])
+    (d / "probes.jsonl").write_text("".join(json.dumps(p) + "\n" for p in probes), encoding="utf-8")
+    g = build_game(read_game(d), read_probes(d, []), "c").game
+    # by hand: the committed guesses of this answer about others alive at its after_seq
+    name_seat = {r.name: r.seat for r in roster}
+    alive = [
+        x for x in rec["answer_parsed"]
+        if name_seat[x["player"]] != rec["seat"] and dead_at.get(name_seat[x["player"]], 10**9) > rec["after_seq"]
+        and x["guessed_role"] != "Unknown"
+    ]  # fmt: skip
+    want = sum(x["guessed_role"] == roster[name_seat[x["player"]]].role for x in alive) / len(alive)
+    i = max(i for i, q in enumerate(g["steps"]) if q <= rec["after_seq"])
+    later = [
+        p for p in probes
+        if p["seat"] == rec["seat"] and p["probe_id"] == "role_assessment" and rec["after_seq"] < p["after_seq"] <= g["steps"][i]
+    ]  # fmt: skip
+    assert later == []  # this answer is the seat's latest at step i
+    assert g["metrics"]["acc"][rec["seat"]][i] == pytest.approx(want)
 
 
 def _mentions_by_hand(texts: list[str], others: list[str]) -> str | None:

@@ -174,6 +174,12 @@ from mafialab.analysis._report_model import (
 from mafialab.analysis._report_model import (
     TokenCounts as TokenCounts,
 )
+from mafialab.analysis._steps import (
+    StepMetrics as StepMetrics,
+)
+from mafialab.analysis._steps import (
+    step_metrics as step_metrics,
+)
 from mafialab.analysis._summary import (
     METRIC_VERSION as METRIC_VERSION,
 )

@@ -263,8 +263,7 @@ def first_order(
     """
     vocab = vocabulary(game, method)
     per_round: dict[int, np.ndarray] = {}
-    nb = 100 // method.calib_width
-    calib = np.zeros(3 * nb + 2)
+    calib = np.zeros(calibration_size(method))
     for p in game.probes:
         if p.probe_id != "role_assessment":
             continue
@@ -274,49 +273,88 @@ def first_order(
         obs = p.player
         if obs in game.mafia or obs not in game.role or (observers is not None and obs not in observers):
             continue
-        alive = _alive_at(game, p, method)
-        others = [x for x in alive if x != obs]
-        n_others = len(others)
-        n_mafia = sum(1 for x in others if x in game.mafia)
-        v = per_round.setdefault(p.round, np.zeros(len(F1_FIELDS)))
-        for item in ans:
-            if not isinstance(item, dict):
-                continue
-            tgt = item.get("player")
-            if not isinstance(tgt, str) or tgt == obs or tgt not in game.role:
-                continue
-            if method.f1_targets == "alive" and tgt not in alive:
-                continue
-            guess = vocab.normalise(item.get("guessed_role"))
-            if guess is None:
-                continue
-            true = game.role[tgt]
-            v[5] += 1
-            if guess == UNKNOWN:
-                v[4] += 1
-            else:
-                ok = guess == true
-                v[0] += ok
-                v[1] += 1
-                if n_others:
-                    v[2] += sum(1 for x in others if game.role[x] == true) / n_others
-                    v[3] += 1
-                c = to_float(item.get("confidence", -1))
-                if c is not None and 0 <= c <= 100:
-                    b = min(int(c // method.calib_width), nb - 1)
-                    calib[3 * b] += ok
-                    calib[3 * b + 1] += 1
-                    calib[3 * b + 2] += c
-                    calib[3 * nb] += (c / 100.0 - ok) ** 2
-                    calib[3 * nb + 1] += 1
-            if tgt in game.mafia:
-                v[7] += 1
-                v[6] += vocab.is_mafia(guess)
-                if n_others:
-                    v[8] += n_mafia / n_others
-                    v[9] += 1
+        score_assessment(game, p, ans, method, vocab, per_round.setdefault(p.round, np.zeros(len(F1_FIELDS))), calib)
     # a round exists once it has a recognised guess (answers without one add no row)
     return {r: v for r, v in per_round.items() if v[5] > 0}, calib
+
+
+def calibration_size(method: Method) -> int:
+    """Length of an F2 calibration vector under ``method``: ``[hits, n, confidence sum] * bins + [brier sum, n]``."""
+    return 3 * (100 // method.calib_width) + 2
+
+
+def score_assessment(
+    game: GameData,
+    p: Probe,
+    ans: list[Any],
+    method: Method,
+    vocab: RoleVocabulary,
+    f1: np.ndarray,
+    calib: np.ndarray,
+) -> None:
+    """Add one ``role_assessment`` answer's F1 and F2 observations to ``f1`` and ``calib``.
+
+    The per-answer scoring of :func:`first_order` (which sums it over a game's answers) and
+    of :func:`mafialab.analysis._steps.step_metrics` (which keeps it per answer): each
+    recognised guess (:meth:`RoleVocabulary.normalise` not ``None``) about another player of
+    the roster (``method.f1_targets == "alive"``: alive at the probe's time) is one
+    observation; committed = not :data:`UNKNOWN`; a committed guess is correct when it is the
+    target's true role; recall counts guesses about hidden-team targets naming a hidden-team
+    role. The observer's own team is not checked here (F1 leaves hidden-team observers out
+    when it pools).
+
+    Args:
+        game: The game.
+        p: The answer's probe record (its player is the observer; its time decides who is alive).
+        ans: The answer as :func:`answer` reads it (a list).
+        method: Reading of the definitions.
+        vocab: :func:`vocabulary` of ``game`` under ``method``.
+        f1: Vector laid out as :data:`F1_FIELDS`, added to in place.
+        calib: Vector of :func:`calibration_size` entries, added to in place.
+    """
+    nb = 100 // method.calib_width
+    obs = p.player
+    alive = _alive_at(game, p, method)
+    others = [x for x in alive if x != obs]
+    n_others = len(others)
+    n_mafia = sum(1 for x in others if x in game.mafia)
+    v = f1
+    for item in ans:
+        if not isinstance(item, dict):
+            continue
+        tgt = item.get("player")
+        if not isinstance(tgt, str) or tgt == obs or tgt not in game.role:
+            continue
+        if method.f1_targets == "alive" and tgt not in alive:
+            continue
+        guess = vocab.normalise(item.get("guessed_role"))
+        if guess is None:
+            continue
+        true = game.role[tgt]
+        v[5] += 1
+        if guess == UNKNOWN:
+            v[4] += 1
+        else:
+            ok = guess == true
+            v[0] += ok
+            v[1] += 1
+            if n_others:
+                v[2] += sum(1 for x in others if game.role[x] == true) / n_others
+                v[3] += 1
+            c = to_float(item.get("confidence", -1))
+            if c is not None and 0 <= c <= 100:
+                b = min(int(c // method.calib_width), nb - 1)
+                calib[3 * b] += ok
+                calib[3 * b + 1] += 1
+                calib[3 * b + 2] += c
+                calib[3 * nb] += (c / 100.0 - ok) ** 2
+                calib[3 * nb + 1] += 1
+        if tgt in game.mafia:
+            v[7] += 1
+            v[6] += vocab.is_mafia(guess)
+            if n_others:
+                v[8] += n_mafia / n_others
+                v[9] += 1
 
 
 # ── F3 ─────────────────────────────────────────────────────────────────────────
@@ -335,42 +373,90 @@ F3_FIELDS = (
 )
 
 
-def _attitude(guess: str, conf: float, vocab: RoleVocabulary, threshold: float) -> str:
-    if conf >= threshold and vocab.is_mafia(guess):
+def attitude(guess: str, conf: float | None, vocab: RoleVocabulary, method: Method) -> str:
+    """F3's actual attitude of B toward A from B's role guess about A and its confidence.
+
+    README "F3 second-order": a hidden-team guess with confidence >= ``method.f3_threshold``
+    (50) -> ``suspects``; any other recognised role (not :data:`UNKNOWN`) at or above it ->
+    ``trusts``; otherwise (Unknown, lower or no confidence) ``neutral``.
+    """
+    c = 0.0 if conf is None else conf
+    if c >= method.f3_threshold and vocab.is_mafia(guess):
         return "suspects"
-    if conf >= threshold and guess != UNKNOWN:
+    if c >= method.f3_threshold and guess != UNKNOWN:
         return "trusts"
     return "neutral"
+
+
+def assessment_beliefs(game: GameData, ans: Any, vocab: RoleVocabulary) -> dict[str, tuple[str, float | None]]:
+    """What one ``role_assessment`` answer says about each player, as F3 reads it.
+
+    ``{player: (guess, confidence)}`` for every item naming a player of the roster with a
+    recognised guess (:meth:`RoleVocabulary.normalise`); the confidence as
+    :func:`~mafialab.analysis._parse.to_float` reads it (``None``: missing or not a number,
+    which :func:`attitude` reads as 0). Empty when ``ans`` is not a list.
+    """
+    beliefs: dict[str, tuple[str, float | None]] = {}
+    if not isinstance(ans, list):
+        return beliefs
+    for item in ans:
+        if isinstance(item, dict) and isinstance(item.get("player"), str) and item["player"] in game.role:
+            g = vocab.normalise(item.get("guessed_role"))
+            if g:
+                beliefs[item["player"]] = (g, to_float(item.get("confidence")))
+    return beliefs
+
+
+def social_predictions(game: GameData, p: Probe, ans: Any, method: Method) -> list[tuple[str, str]]:
+    """The F3 predictions of one ``social_map`` answer: ``(B, attitude)`` per counted item.
+
+    README "F3 second-order": each ``toward_me`` item "B trusts/neutral/suspects me (A)" with
+    B another player of the roster and an attitude of :data:`ATTITUDES` (``method.f3_attitude
+    == "folded"``: lower-cased and stripped first); hidden-team pairs (A and B both on the
+    hidden team) are left out. Empty when ``ans`` is not an object with a ``toward_me`` list.
+    """
+    if not isinstance(ans, dict) or not isinstance(ans.get("toward_me"), list):
+        return []
+    a = p.player
+    out = []
+    for item in ans["toward_me"]:
+        if not isinstance(item, dict):
+            continue
+        b = item.get("player")
+        att = item.get("attitude")
+        if method.f3_attitude == "folded" and isinstance(att, str):
+            att = att.strip().lower()
+        if not isinstance(b, str) or b not in game.role or b == a or att not in ATTITUDES:
+            continue
+        if a in game.mafia and b in game.mafia:
+            continue
+        out.append((b, att))
+    return out
 
 
 def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
     """F3 second-order statistics of one game, per predictor side.
 
     README "F3 second-order": each ``social_map`` item "B trusts/neutral/suspects me (A)" is
-    a prediction; the actual attitude is B's latest usable ``role_assessment`` that contains
-    an item for A, at or before A's probe (order: ``method.f3_order``); hidden-team guess with
-    confidence >= 50 -> suspects, town-role guess with confidence >= 50 -> trusts, else
-    neutral. Pairs without such an assessment are excluded; hidden-team pairs are excluded.
+    a prediction (:func:`social_predictions`); the actual attitude is B's latest usable
+    ``role_assessment`` that contains an item for A, at or before A's probe (order:
+    ``method.f3_order``), mapped by :func:`attitude` (hidden-team guess with confidence >= 50
+    -> suspects, town-role guess with confidence >= 50 -> trusts, else neutral). Pairs
+    without such an assessment are excluded; hidden-team pairs are excluded.
 
     Returns:
         ``{"all" | "innocents" | "mafia": vector laid out as F3_FIELDS}``.
     """
     vocab = vocabulary(game, method)
     # B -> [(order key, {A: (guess, conf)})]
-    assessments: dict[str, list[tuple[tuple[Any, ...], dict[str, tuple[str, float]]]]] = {}
+    assessments: dict[str, list[tuple[tuple[Any, ...], dict[str, tuple[str, float | None]]]]] = {}
     for p in game.probes:
         if p.probe_id != "role_assessment":
             continue
         ans = answer(p, method, game.names)
         if not isinstance(ans, list):
             continue
-        beliefs: dict[str, tuple[str, float]] = {}
-        for item in ans:
-            if isinstance(item, dict) and isinstance(item.get("player"), str) and item["player"] in game.role:
-                g = vocab.normalise(item.get("guessed_role"))
-                c = to_float(item.get("confidence", 0), 0.0)
-                if g:
-                    beliefs[item["player"]] = (g, c)  # type: ignore[assignment]
+        beliefs = assessment_beliefs(game, ans, vocab)
         assessments.setdefault(p.player, []).append((_order(p, method, _use_seq(game, method)), beliefs))
     for lst in assessments.values():
         lst.sort(key=lambda x: x[0])
@@ -378,23 +464,10 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
     for p in game.probes:
         if p.probe_id != "social_map":
             continue
-        ans = answer(p, method, game.names)
-        if not isinstance(ans, dict) or not isinstance(ans.get("toward_me"), list):
-            continue
         a = p.player
         key = _order(p, method, _use_seq(game, method))
         side = "mafia" if a in game.mafia else "innocents"
-        for item in ans["toward_me"]:
-            if not isinstance(item, dict):
-                continue
-            b = item.get("player")
-            att = item.get("attitude")
-            if method.f3_attitude == "folded" and isinstance(att, str):
-                att = att.strip().lower()
-            if not isinstance(b, str) or b not in game.role or b == a or att not in ATTITUDES:
-                continue
-            if a in game.mafia and b in game.mafia:
-                continue
+        for b, att in social_predictions(game, p, answer(p, method, game.names), method):
             cand = None
             for k, beliefs in assessments.get(b, []):
                 if k > key:
@@ -403,7 +476,7 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
                     cand = beliefs[a]
             if cand is None:
                 continue
-            actual = _attitude(cand[0], cand[1], vocab, method.f3_threshold)
+            actual = attitude(cand[0], cand[1], vocab, method)
             for s in ("all", side):
                 v = out[s]
                 v[0] += 1

@@ -1,38 +1,22 @@
-"""Probe answers normalised for display, and the viewer's own per-step metrics.
+"""Probe answers normalised for display.
 
-The viewer draws three timeline series and a calibration chart straight from probe
-records (``probes.jsonl``). The corpus-level F1-F4 numbers with bootstrap intervals come
-from :mod:`mafialab.analysis` (see :mod:`mafialab.viewer._corpus`); the series here are
-simple, documented point values for looking at one game:
-
-* **first-order accuracy** of seat A at step *s*: A's latest usable ``role_assessment``
-  with ``after_seq <= s``; among its committed guesses (not Unknown) about other seats,
-  the share naming the target's true role (MafiaScope F1 "committed accuracy").
-* **crowd recall** of the hidden team at step *s*: over the latest ``role_assessment`` of
-  every town seat, among guesses about true hidden-team targets, the share that name a
-  hidden-team role (Unknown counts as a miss; MafiaScope F1 "Mafia recall").
-* **second-order agreement** at step *s*: every ``social_map`` item "B trusts/neutral/
-  suspects me (A)" from A's latest ``social_map`` is compared with B's latest
-  ``role_assessment`` item about A (both ``after_seq <= s``), mapped to an attitude as in
-  MafiaScope F3 (hidden-team role with confidence >= 50: suspects; town role with
-  confidence >= 50: trusts; otherwise neutral). Hidden-team pairs are excluded; the value
-  is the share of pairs that agree.
-
-Unlike the reference F3 (ordered by round, message and probe position) the viewer aligns
-answers by ``after_seq``, the last game event the probed agent could have seen.
+The viewer shows each probe answer item by item (:func:`normalise_probe`). It computes no
+metric: the per-step series of its metrics strip and ego panels (F1 committed accuracy,
+recall of the hidden team, F3 second-order agreement and the attitudes behind it) come from
+:func:`mafialab.analysis.step_metrics`, and the corpus figures from
+:mod:`mafialab.analysis` (see :mod:`mafialab.viewer._corpus`).
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mafialab.analysis import ATTITUDES, UNKNOWN, RoleVocabulary
-from mafialab.record import ProbeRecord, SeatInfo
+from mafialab.analysis import ATTITUDES, RoleVocabulary
+from mafialab.record import ProbeRecord
 from mafialab.rules import RuleSet
 
 STRUCTURED_PROBES = ("role_assessment", "suspicion_ranking", "social_map")
@@ -106,7 +90,6 @@ class Belief:
     items: list[dict[str, Any]] = field(default_factory=list)
     raw: str | None = None
     free: bool = False
-    by_target: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """Compact JSON form shipped to the browser (no true roles, no question text)."""
@@ -210,150 +193,9 @@ def normalise_probe(
         b.items = items
         b.ok = True
     if b.ok:
-        b.by_target = {it["t"]: it for it in b.items if it["t"] is not None}
         return b
     b.raw = rec.answer_raw if rec.answer_raw or parsed is None else _text(parsed)
     if rec.probe_id not in STRUCTURED_PROBES:
         b.ok = reading[1] if reading is not None else rec.parse_ok or parsed is not None  # shown verbatim
         b.free = True
     return b
-
-
-def attitude_from_assessment(item: dict[str, Any], vocab: RoleVocabulary) -> str:
-    """B's attitude toward A from B's role-assessment item about A (MafiaScope F3 mapping)."""
-    r, c = item.get("r"), item.get("c")
-    if r is None or r == UNKNOWN or c is None or c < 50:
-        return "neutral"
-    return "suspects" if vocab.is_mafia(r) else "trusts"
-
-
-class BeliefTimeline:
-    """Every seat's normalised probe answers, with "latest at or before step" look-ups.
-
-    Args:
-        beliefs: Normalised answers of one game.
-        roster: The game's roster (true roles, for scoring).
-        vocab: The game's role vocabulary.
-    """
-
-    def __init__(self, beliefs: Iterable[Belief], roster: Sequence[SeatInfo], vocab: RoleVocabulary):
-        self.roster = list(roster)
-        self.vocab = vocab
-        self._by: dict[tuple[int, str], list[Belief]] = {}
-        for b in beliefs:
-            if b.ok and not b.free:
-                self._by.setdefault((b.seat, b.probe_id), []).append(b)
-        self._keys: dict[tuple[int, str], list[int]] = {}
-        for k, lst in self._by.items():
-            lst.sort(key=lambda b: b.order)
-            self._keys[k] = [b.after_seq for b in lst]
-        # (observer, target) -> role-assessment items about target, in order (F3 reading 4)
-        self._about: dict[tuple[int, int], list[tuple[int, dict[str, Any]]]] = {}
-        for (obs, pid), lst in self._by.items():
-            if pid != "role_assessment":
-                continue
-            for b in lst:
-                for t, item in b.by_target.items():
-                    self._about.setdefault((obs, t), []).append((b.after_seq, item))
-        self._about_keys = {k: [q for q, _ in v] for k, v in self._about.items()}
-
-    def latest(self, seat: int, probe_id: str, seq: int) -> Belief | None:
-        """Seat's last usable answer to ``probe_id`` with ``after_seq <= seq``, or ``None``."""
-        keys = self._keys.get((seat, probe_id))
-        if not keys:
-            return None
-        i = bisect.bisect_right(keys, seq)
-        return self._by[(seat, probe_id)][i - 1] if i else None
-
-    def assessment_of(self, observer: int, target: int, seq: int) -> dict[str, Any] | None:
-        """``observer``'s latest role-assessment item about ``target`` with ``after_seq <= seq``.
-
-        The latest usable answer that names the target (MafiaScope F3 reading 4), or ``None``.
-        """
-        keys = self._about_keys.get((observer, target))
-        if not keys:
-            return None
-        i = bisect.bisect_right(keys, seq)
-        return self._about[(observer, target)][i - 1][1] if i else None
-
-    def assessments_of(self, target: int) -> list[tuple[int, int, dict[str, Any]]]:
-        """Every ``(after_seq, observer, item)`` role-assessment item about ``target``."""
-        out = [(q, obs, item) for (obs, t), lst in self._about.items() if t == target for q, item in lst]
-        out.sort(key=lambda x: (x[0], x[1]))
-        return out
-
-    def _mafia(self, seat: int) -> bool:
-        return self.roster[seat].team == "mafia"
-
-    def accuracy(self, seat: int, seq: int) -> float | None:
-        """First-order committed accuracy of ``seat`` at ``seq`` (0-1), or ``None``."""
-        b = self.latest(seat, "role_assessment", seq)
-        if b is None:
-            return None
-        hits = n = 0
-        for it in b.items:
-            t, r = it["t"], it["r"]
-            if t is None or t == seat or r is None or r == UNKNOWN or t >= len(self.roster):
-                continue
-            n += 1
-            hits += r.lower() == self.roster[t].role.lower()
-        return hits / n if n else None
-
-    def recall(self, seq: int) -> float | None:
-        """Town seats' recall of the hidden team at ``seq`` (0-1), or ``None``."""
-        hits = n = 0
-        for a in range(len(self.roster)):
-            if self._mafia(a):
-                continue
-            b = self.latest(a, "role_assessment", seq)
-            if b is None:
-                continue
-            for it in b.items:
-                t, r = it["t"], it["r"]
-                if t is None or t == a or r is None or t >= len(self.roster) or not self._mafia(t):
-                    continue
-                n += 1
-                hits += self.vocab.is_mafia(r)
-        return hits / n if n else None
-
-    def ego_pairs(self, seat: int, seq: int) -> list[tuple[int, str | None, str]]:
-        """``(other, believed, actual)`` for ``seat`` at ``seq`` (hidden-team pairs excluded).
-
-        ``believed`` is the attitude ``seat`` predicted in its latest ``social_map`` (or
-        ``None`` if it named none); ``actual`` comes from the other's latest assessment that
-        names ``seat`` (:meth:`assessment_of`). Others with no such assessment are left out.
-        """
-        sm = self.latest(seat, "social_map", seq)
-        believed: dict[int, str | None] = {}
-        if sm is not None:
-            for it in sm.items:
-                if it["t"] is not None and it["t"] != seat:
-                    believed[it["t"]] = it["a"]
-        out = []
-        for other in range(len(self.roster)):
-            if other == seat or (self._mafia(other) and self._mafia(seat)):
-                continue
-            item = self.assessment_of(other, seat, seq)
-            if item is None:
-                continue
-            out.append((other, believed.get(other), attitude_from_assessment(item, self.vocab)))
-        return out
-
-    def agreement_counts(self, seat: int, seq: int) -> tuple[int, int]:
-        """``(agreeing pairs, compared pairs)`` of ``seat`` at ``seq`` (see :meth:`ego_pairs`)."""
-        hit = n = 0
-        for _, believed, actual in self.ego_pairs(seat, seq):
-            if believed is not None:
-                n += 1
-                hit += believed == actual
-        return hit, n
-
-    def agreement(self, seat: int | None, seq: int) -> float | None:
-        """Second-order agreement (0-1) at ``seq`` for one seat, or the whole table if ``None``."""
-        seats = range(len(self.roster)) if seat is None else [seat]
-        hit = n = 0
-        for a in seats:
-            h, k = self.agreement_counts(a, seq)
-            hit += h
-            n += k
-        return hit / n if n else None

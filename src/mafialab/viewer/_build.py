@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import hashlib
 import json
@@ -29,10 +28,12 @@ from mafialab.analysis import (
     METRIC_VERSION,
     GameData,
     GameSummary,
+    StepMetrics,
     SummaryCache,
     coverage,
     game_data,
     logs_digest,
+    step_metrics,
     transcript_predictions,
 )
 from mafialab.analysis import answer as analysis_answer
@@ -63,9 +64,7 @@ from mafialab.render import field_rules, lexicon_words, load_event_templates
 from mafialab.rules import RuleSet
 from mafialab.viewer._beliefs import (
     Belief,
-    BeliefTimeline,
     SeatNames,
-    attitude_from_assessment,
     normalise_probe,
     role_vocabulary,
 )
@@ -104,7 +103,7 @@ STATIC_FILES = ("index.html", "app.js", "branches.js", "app.css")
 MAX_JOBS = 4
 """Default cap on build worker processes."""
 
-SITE_VERSION = 1
+SITE_VERSION = 2
 """Version of the per-game data files' shape; raise it whenever what :func:`build_game` writes
 changes, so an incremental build rewrites every game (mafialab's version counts too)."""
 
@@ -348,14 +347,14 @@ def build_game(
         normalise_probe(p, seat_names, vocab, readings.get(i, (None, False))) for i, p in enumerate(probes)
     ]
     n_usable = sum(ok for _, ok in readings.values())
-    timeline = BeliefTimeline(beliefs, h.roster, vocab)
     n_seats = len(h.roster)
     steps = [ev.seq for ev in events if ev.kind in STEP_KINDS]
     if probe_problems:
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
 
-    metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
+    sm = step_metrics(gd, steps, DEFAULT)  # the analysis layer's F1/F3 at every step (one definition)
+    metrics = _strip(sm, n_seats)
     step_index = {q: i for i, q in enumerate(steps)}
     ev_json = {ev.seq: _event_json(ev) for ev in events}
     by_seat: dict[int, list[dict[str, Any]]] = {s: [] for s in range(n_seats)}
@@ -393,8 +392,7 @@ def build_game(
     }
     seats = []
     for s in range(n_seats):
-        agree = [(h / n if n else None) for h, n in pairs[s]]
-        seats.append(_seat_payload(glog, s, names, labels, ev_json, step_index, agree, timeline, by_seat[s], notes))
+        seats.append(_seat_payload(glog, s, names, labels, ev_json, step_index, sm, by_seat[s], notes))
     ends = [e for e in events if e.kind == "game_end"]
     row = {
         "id": h.game_id,
@@ -431,39 +429,18 @@ def _coverage(gd: GameData) -> dict[str, Any]:
     }
 
 
-def _step_metrics(
-    timeline: BeliefTimeline, steps: Sequence[int], answer_seqs: Sequence[int], n_seats: int
-) -> tuple[dict[str, Any], dict[int, list[tuple[int, int]]]]:
-    """Metric series over ``steps`` (see :mod:`mafialab.viewer._beliefs`) and per-seat pair counts.
+def _strip(sm: StepMetrics, n_seats: int) -> dict[str, Any]:
+    """The metrics strip's series (``acc`` per seat, ``recall``, ``agree``) from :func:`mafialab.analysis.step_metrics`.
 
-    Values are recomputed only at steps where some usable answer arrived since the previous
-    step (``answer_seqs``: sorted ``after_seq`` of usable answers); elsewhere they carry over.
+    ``acc[seat]``: F1 committed accuracy of the seat's latest usable assessment; ``recall``:
+    F1 recall of the hidden team pooled over observers outside it; ``agree``: F3
+    second-order agreement pooled over every seat; one value (0-1 or ``None``) per step.
     """
-    acc: dict[int, list[float | None]] = {s: [] for s in range(n_seats)}
-    pairs: dict[int, list[tuple[int, int]]] = {s: [] for s in range(n_seats)}
-    recall: list[float | None] = []
-    crowd: list[float | None] = []
-    prev = -1
-    for i, q in enumerate(steps):
-        fresh = i == 0 or bisect.bisect_right(answer_seqs, q) > bisect.bisect_right(answer_seqs, prev)
-        prev = q
-        if not fresh:
-            for s in range(n_seats):
-                acc[s].append(acc[s][-1])
-                pairs[s].append(pairs[s][-1])
-            recall.append(recall[-1])
-            crowd.append(crowd[-1])
-            continue
-        hit = n = 0
-        for s in range(n_seats):
-            acc[s].append(timeline.accuracy(s, q))
-            h, k = timeline.agreement_counts(s, q)
-            pairs[s].append((h, k))
-            hit += h
-            n += k
-        recall.append(timeline.recall(q))
-        crowd.append(hit / n if n else None)
-    return {"acc": acc, "recall": recall, "agree": crowd}, pairs
+    return {
+        "acc": {s: sm.accuracy(s) for s in range(n_seats)},
+        "recall": sm.recall(),
+        "agree": sm.agreement(),
+    }
 
 
 def _seat_payload(
@@ -473,8 +450,7 @@ def _seat_payload(
     labels: list[str | None],
     ev_json: dict[int, dict[str, Any]],
     step_index: dict[int, int],
-    agree: list[float | None],
-    timeline: BeliefTimeline,
+    sm: StepMetrics,
     own: list[dict[str, Any]],
     notes: list[dict[str, str]],
 ) -> dict[str, Any]:
@@ -487,12 +463,11 @@ def _seat_payload(
         elif ev.kind == "team_revealed":
             mates = [m for m in ev.members if m != seat]
     vis_steps = [ev.seq for ev in vis if ev.kind in STEP_KINDS]
-    roster = timeline.roster
+    roster = glog.header.roster
     both_mafia = {o for o in range(len(roster)) if roster[o].team == "mafia" and roster[seat].team == "mafia"}
-    actual: list[dict[str, Any]] = []
-    for q, other, item in timeline.assessments_of(seat):
-        if other != seat and other not in both_mafia:
-            actual.append({"s": q, "b": other, "a": attitude_from_assessment(item, timeline.vocab), "c": item["c"]})
+    # F3's actual side (mafialab.analysis.step_metrics): others' attitudes toward this seat
+    actual = [{"s": x.after_seq, "b": x.observer, "a": x.attitude, "c": x.confidence} for x in sm.actual[seat]]
+    agree = sm.agreement(seat)
     lex = glog.header.rules.lexicon
     seat_notes = list(notes)
     if not any(n["code"] == "no_probes" for n in notes) and not own:
