@@ -244,31 +244,60 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
     return out
 
 
+def variant_key(text: str, target: str | None) -> tuple[str, str]:
+    """What makes two answers the same variant: the text (runs of whitespace read as one space) and the vote target.
+
+    Two resamples with the same key would be injected as the same answer; they are one variant.
+    """
+    return " ".join(text.split()), target if target is not None else NO_VOTE
+
+
 def select_variants(
-    emb: np.ndarray, factual_target: str | None, samples: Sequence[Sample], keep: int
+    emb: np.ndarray,
+    factual_target: str | None,
+    samples: Sequence[Sample],
+    keep: int,
+    *,
+    factual_text: str | None = None,
 ) -> list[tuple[int, str]]:
-    """Choose the kept variants of a point (MafiaScope §6, step 2).
+    """Choose the kept variants of a point (MafiaScope §6, step 2), each a distinct answer.
+
+    Identical answers (same :func:`variant_key`) are one variant: only the first sample of
+    each distinct answer is a candidate, and a sample identical to the factual answer is
+    none. So fewer than ``keep`` variants are kept when the samples hold fewer distinct
+    answers (50 identical resamples give the factual variant and at most one other).
 
     Args:
         emb: Unit rows: row 0 the factual text, row ``1 + i`` the ``i``-th of ``samples``.
         factual_target: The factual vote target (``None``: no vote).
         samples: Usable samples (fallbacks removed), in sample order.
-        keep: Variants to keep in all, the factual one included (>= 1).
+        keep: Variants to keep at most, the factual one included (>= 1).
+        factual_text: The factual answer's text; samples identical to it are not kept
+            (``None``: no sample is compared with it).
 
     Returns:
         ``(row, stage)`` per kept variant in order: ``(0, "factual")``, then one
         ``target_coverage`` row per vote target not yet covered (the first sample with it;
-        no valid vote counts as a target), then ``farthest`` rows by max-min cosine distance.
+        no valid vote counts as a target), then ``farthest`` rows by max-min cosine distance
+        among the distinct answers left.
     """
     kept: list[tuple[int, str]] = [(0, "factual")]
     covered = {factual_target if factual_target is not None else NO_VOTE}
+    seen = {variant_key(factual_text, factual_target)} if factual_text is not None else set()
+    distinct: list[int] = []  # rows of the first sample of each answer not seen before
     for i, s in enumerate(samples):
-        key = s.target if s.target is not None else NO_VOTE
-        if key not in covered and len(kept) < keep:
-            covered.add(key)
-            kept.append((1 + i, "target_coverage"))
+        key = variant_key(s.text, s.target)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(1 + i)
+    for r in distinct:
+        target = samples[r - 1].target
+        named = target if target is not None else NO_VOTE
+        if named not in covered and len(kept) < keep:
+            covered.add(named)
+            kept.append((r, "target_coverage"))
     rows = {r for r, _ in kept}
-    cands = [1 + i for i in range(len(samples)) if 1 + i not in rows]
+    cands = [r for r in distinct if r not in rows]
     for r in farthest_point(emb, [r for r, _ in kept], cands, keep - len(kept)):
         kept.append((r, "farthest"))
     return kept
@@ -318,6 +347,7 @@ def _params(
         "embed": embed,
         "sampler": sampler,
         "agents": agents,
+        "variants": "distinct",  # identical resamples are one variant (a run that kept copies is not resumed)
     }
 
 
@@ -584,7 +614,8 @@ async def run_bifurcation(
             counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
             # 2. select
             emb = await embedder.embed([p.factual_text, *[s.text for s in samples]])
-            kept = select_variants(emb, p.factual_target, samples, keep)
+            kept = select_variants(emb, p.factual_target, samples, keep, factual_text=p.factual_text)
+            same = Counter(variant_key(s.text, s.target) for s in samples)  # samples each kept variant stands for
             diversity = _diversity(emb, [r for r, _ in kept], len(samples), seed, embedder.name)
             point = BifurcationPoint(
                 point_id=p.point_id,
@@ -610,19 +641,20 @@ async def run_bifurcation(
                 else:
                     s = samples[row - 1]
                     text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
-                variants.append((v, stage, sidx, source, text, target))
+                variants.append((v, stage, sidx, source, text, target, same[variant_key(text, target)]))
 
             async def fork_one(
-                v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, p: PlannedPoint = p
-            ) -> None:
+                v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, n_same: int,
+                p: PlannedPoint = p,
+            ) -> None:  # fmt: skip
                 iv = Inject(target=target, text=text, no_vote=target is None)
-                # each kept variant forks with its own seed, so two identical variants are two forks
+                # each kept variant forks with its own seed (kept variants are distinct answers)
                 fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
                 bid = branch_id(plog.header.game_id, fork_batch_id(plog, p.step.id, iv, seed=fseed, agents=agents), 0)
                 bdir = forks_dir / bid
                 outcome = ForkOutcome(
                     point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
-                    text=text, vote_target=target, fork_id=bid,
+                    text=text, vote_target=target, fork_id=bid, count=n_same,
                 )  # fmt: skip
                 async with limit:
                     if bdir.exists():
