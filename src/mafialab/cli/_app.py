@@ -19,7 +19,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from mafialab._words import count as count  # commands import it from here; the library from mafialab._words
-from mafialab._words import noun_for
+from mafialab._words import duration_words, noun_for
 from mafialab._words import shell_word as shell_word  # commands to copy, quoted for the shell
 
 if TYPE_CHECKING:
@@ -364,6 +364,13 @@ def progress_bar(*, quiet: bool = False, get_time: Callable[[], float] | None = 
         lines=err_console if plain and not quiet else None,
         get_time=get_time or _clock,
     )
+
+
+def time_words(seconds: float | None) -> str:
+    """A ``--dry-run``'s time estimate: ``time about 3 h 20 min (calls one after another)`` or ``time unknown``."""
+    if seconds is None:
+        return "time unknown"
+    return f"time about {duration_words(seconds)} (calls one after another)"
 
 
 # ------------------------------------------------ output paths, checked before any work

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mafialab._words import count
 from mafialab.analysis import game_data, vote_quadrants
 from mafialab.analysis import get_method as get_analysis_method
 from mafialab.counterfactual._embed import Embedder, farthest_point, make_embedder, mean_pairwise_cosine
@@ -37,6 +38,7 @@ from mafialab.counterfactual._fork import (
     run_fork,
 )
 from mafialab.counterfactual._steps import ForkStep, Inject, Resample, branch_id, fork_steps, resolve_step
+from mafialab.counterfactual._timing import CallTiming, call_timing
 from mafialab.engine import derive_seed
 from mafialab.harness import connect_ray, driver_limits, ray_run, replay_decisions
 from mafialab.models import max_samples_per_request
@@ -44,6 +46,7 @@ from mafialab.record import (
     FORK_GAMES_DIR,
     FORKS_FILE,
     NO_VOTE,
+    PROBES_FILE,
     SAMPLES_DIR,
     BifurcationHeader,
     BifurcationPoint,
@@ -52,6 +55,7 @@ from mafialab.record import (
     JsonlWriter,
     is_bifurcation_dir,
     iter_jsonl,
+    iter_probe_records,
     read_bifurcation,
     read_game,
     replace_point,
@@ -116,6 +120,11 @@ class BifurcationEstimate:
         forks: Forks still to play.
         fork_calls: Estimated model calls of those forks.
         cost_usd: Estimated cost of the forks (the parent's cost per call), ``None`` if unpriced.
+        why_empty: Why ``--points`` names no point (``None`` when it names some).
+        resample_timing: The measured latency the resample calls are timed with (the
+            voters' calls in the parent, or ``--sampler``'s model's).
+        fork_timing: The measured latency the forks' calls are timed with (the parent's
+            calls, or ``--agents``'s model's).
     """
 
     points: int
@@ -123,11 +132,31 @@ class BifurcationEstimate:
     forks: int
     fork_calls: float
     cost_usd: float | None
+    why_empty: str | None = None
+    resample_timing: CallTiming | None = None
+    fork_timing: CallTiming | None = None
 
     @property
     def calls(self) -> float:
         """All calls: resamples plus the forks' estimate."""
         return self.resample_calls + self.fork_calls
+
+    @property
+    def seconds(self) -> float | None:
+        """Time of every call one after another (resamples and forks), ``None`` when a needed latency is unmeasured.
+
+        An upper bound for the forks: a point keeps at most ``keep`` variants (identical
+        resamples are one), so it may fork fewer.
+        """
+        parts = []
+        for timing, calls in ((self.resample_timing, self.resample_calls), (self.fork_timing, self.fork_calls)):
+            if not calls:
+                continue
+            secs = timing.seconds(calls) if timing is not None else None
+            if secs is None:
+                return None
+            parts.append(secs)
+        return sum(parts)
 
 
 @dataclass
@@ -351,6 +380,44 @@ def _params(
     }
 
 
+def why_no_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None) -> str:
+    """Why ``--points spec`` names no point of ``plog``, in words for the command line.
+
+    ``innocent-votes`` with ``per_quadrant`` draws policy-gap and perception-gap votes only;
+    their quadrants need the voter's role assessment (a probe answer) before the vote, so an
+    unprobed game has none.
+    """
+    gid = plog.header.game_id
+    steps, _ = _vote_steps(plog)
+    if not steps:
+        return f"{gid} has no day vote to fork"
+    mafia = {s.name for s in plog.header.roster if s.team == "mafia"}
+    innocent = [s for s in steps if s.name not in mafia]
+    if not innocent:
+        return f"every day vote of {gid} was cast by a mafia member (innocent-votes and random:N draw innocent votes)"
+    if spec.strip() == "innocent-votes" and per_quadrant is not None:
+        probed = any(True for _ in iter_probe_records(plog.path, game_id=plog.game_id, warn=False))
+        if not probed:
+            return (
+                f"--per-quadrant draws policy-gap and perception-gap votes, whose quadrants need probe answers "
+                f"({PROBES_FILE}) with the voter's role assessment before the vote; {gid} has none: "
+                "record games with --probes (e.g. `mafialab play --probes default`), or give decision ids"
+            )
+        by_id = {s.id for s in innocent}
+        vote_decision = {ev.seq: getattr(ev, "decision", None) for ev in plog.events if ev.kind == "vote"}
+        quads = Counter(
+            v.quadrant
+            for v in vote_quadrants(game_data(plog), get_analysis_method("default"))
+            if vote_decision.get(v.vote_seq) in by_id
+        )
+        unknown = len(innocent) - sum(quads.values())
+        found = ", ".join(f"{q} {n}" for q, n in sorted(quads.items()))
+        if unknown:
+            found += (", " if found else "") + f"no role assessment before the vote {unknown}"
+        return f"none of the {count(len(innocent), 'innocent vote')} of {gid} is a policy or perception gap ({found})"
+    return f"{spec!r} names no day vote of {gid}"
+
+
 def estimate_bifurcation(
     parent: Path | GameLog,
     points: str,
@@ -360,10 +427,20 @@ def estimate_bifurcation(
     resamples: int = DEFAULT_RESAMPLES,
     keep: int = DEFAULT_KEEP,
     out: Path | None = None,
+    sampler: str | None = None,
+    agents: str | None = None,
 ) -> BifurcationEstimate:
-    """Calls (and cost) a run would make, minus what ``out`` already holds (``--dry-run``)."""
+    """Calls, cost and time a run would take, minus what ``out`` already holds (``--dry-run``).
+
+    Time: the resample calls at the mean latency of the voters' calls in the parent's
+    ``calls.jsonl`` (of ``sampler``'s model when given), the forks' calls at the mean latency
+    of the parent's calls (of ``agents``'s model when given). An empty selection says why
+    (:func:`why_no_points`).
+    """
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
+    if not planned:
+        return BifurcationEstimate(0, 0, 0, 0.0, 0.0, why_no_points(plog, points, per_quadrant=per_quadrant))
     done_forks: set[tuple[str, int]] = set()
     if out is not None and is_bifurcation_dir(out):
         done_forks = {(f.point_id, f.variant_idx) for f in read_bifurcation(out).forks}
@@ -379,7 +456,16 @@ def estimate_bifurcation(
             est = estimate_fork(plog, p.step, n=todo)
             fork_calls += est.calls
             cost = None if cost is None or est.cost_usd is None else cost + est.cost_usd
-    return BifurcationEstimate(len(planned), resample_calls, forks, fork_calls, cost)
+    voters = None if sampler is not None else {p.step.seat for p in planned}
+    return BifurcationEstimate(
+        len(planned),
+        resample_calls,
+        forks,
+        fork_calls,
+        cost,
+        resample_timing=call_timing(plog, seats=voters, spec=sampler),
+        fork_timing=call_timing(plog, spec=agents),
+    )
 
 
 async def _draw(agent: Any, decision: Any, view: Any, names: Sequence[str], seed: int, idx: int) -> Sample:
@@ -548,7 +634,7 @@ async def run_bifurcation(
         refuse_changed_options(out, "a bifurcation run", read_bifurcation(out).header.parameters, params)
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
     if not planned:
-        raise ValueError(f"--points: {points!r} names no day vote of {plog.header.game_id}")
+        raise ValueError(f"--points: {why_no_points(plog, points, per_quadrant=per_quadrant)}")
     if ray is not None:
         connect_ray(ray)  # before anything is written
     write_header(out, BifurcationHeader(experiment=f"bifurcation of {plog.header.game_id}", parameters=params))
