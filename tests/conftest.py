@@ -91,6 +91,16 @@ def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory):  # type: ignore
         os.environ["XDG_CACHE_HOME"] = old
 
 
+@pytest.fixture(autouse=True)
+def _progress_clock_stands_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's progress lines (output not a terminal) come every 5 s of its clock: in tests the
+    clock stands still, so no output depends on how fast the machine is (tests that check the
+    lines give it a fake clock of their own)."""
+    from mafialab.cli import _app
+
+    monkeypatch.setattr(_app, "_clock", lambda: 0.0)
+
+
 @pytest.fixture(scope="session")
 def mafiascope_dir() -> Path:
     """Our MafiaScope-format fixture corpora (``tests/data/mafiascope``), present in every clone.

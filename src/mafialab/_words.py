@@ -91,3 +91,18 @@ def shell_word(path: object) -> str:
     """
     text = str(path)
     return shlex.quote("./" + text if text.startswith("-") else text)
+
+
+def duration_words(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3 h 20 min`` or ``2 d 4 h``: a duration rounded for an estimate."""
+    s = max(0, round(seconds))
+    if s < 90:
+        return f"{s} s"
+    m = round(s / 60)
+    if m < 90:
+        return f"{m} min"
+    h, m = divmod(m, 60)
+    if h < 48:
+        return f"{h} h {m} min" if m else f"{h} h"
+    d, h = divmod(h, 24)
+    return f"{d} d {h} h" if h else f"{d} d"

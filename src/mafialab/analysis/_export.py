@@ -718,7 +718,8 @@ def _write_part(part: int, kept: list[_ManifestGame], fresh: list[tuple[str, Pat
 
 
 def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: list[str] | None = None,
-                   counts: dict[str, int] | None = None, ray: str | None = None) -> list[Path]:  # fmt: skip
+                   counts: dict[str, int] | None = None, ray: str | None = None,
+                   on_game: Callable[[int, int], None] | None = None) -> list[Path]:  # fmt: skip
     """Write the tables of :func:`log_tables` as Parquet, one game at a time; update an earlier export incrementally.
 
     Memory stays flat as the corpus grows: each game's rows are written as they are read
@@ -755,6 +756,8 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
         ray: A Ray cluster's address: each game to read is turned into its batches by a Ray
             task (reading the game from ``root`` as given: shared storage); the driver writes
             them in order, so the files are those of a local export. ``None``: read here.
+        on_game: Called after each game read from its logs with (games read, games to read),
+            for progress displays (a game kept unchanged is not read, nor counted).
 
     Returns:
         The paths written: the five table folders, or the one file.
@@ -776,7 +779,7 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
 
         connect_ray(ray)  # before anything is written: without Ray, no empty folder is left
     if out.suffix == ".parquet":
-        return _export_stacked(root, out, overwrite=overwrite, skipped=skipped, ray=ray)
+        return _export_stacked(root, out, overwrite=overwrite, skipped=skipped, ray=ray, on_game=on_game)
     if out.is_file():
         raise FileExistsError(f"{out} is a file; give a directory or a FILE.parquet")
     targets = [out / name for name in TABLES]
@@ -794,12 +797,13 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
             log.warning("%s %s: the export is rebuilt whole", out / MANIFEST_FILE, why)
     else:
         prior = None
-    return _export_folder(Path(root), out, prior, taken, skipped=skipped, counts=counts, ray=ray)
+    return _export_folder(Path(root), out, prior, taken, skipped=skipped, counts=counts, ray=ray, on_game=on_game)
 
 
 def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[Path], *,
                    skipped: list[str] | None, counts: dict[str, int] | None,
-                   ray: str | None = None) -> list[Path]:  # fmt: skip
+                   ray: str | None = None,
+                   on_game: Callable[[int, int], None] | None = None) -> list[Path]:  # fmt: skip
     """Export ``root`` into the folder ``out``: update ``prior`` (the manifest there), or write anew when ``None``.
 
     With ``ray`` the games to read are turned into batches by Ray tasks, taken back in the
@@ -866,6 +870,8 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
                 raise got
             return got
 
+    if on_game is not None:
+        read = _counting(read, on_game, n_read)
     try:
         for i, keep, fresh in jobs:
             written[i] = _write_part(i, keep, fresh, out=out, staging=staging, hashes=hashes,
@@ -934,9 +940,25 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
     return [out / name for name in TABLES]
 
 
+def _counting(read: Callable[[Path], Any], on_game: Callable[[int, int], None], total: int) -> Callable[[Path], Any]:
+    """``read``, calling ``on_game(games read, total)`` after each game (read or refused)."""
+    done = 0
+
+    def counted(d: Path) -> Any:
+        nonlocal done
+        try:
+            return read(d)
+        finally:
+            done += 1
+            on_game(done, total)
+
+    return counted
+
+
 def _export_stacked(
-    root: Path, out: Path, *, overwrite: bool, skipped: list[str] | None, ray: str | None = None
-) -> list[Path]:
+    root: Path, out: Path, *, overwrite: bool, skipped: list[str] | None, ray: str | None = None,
+    on_game: Callable[[int, int], None] | None = None,
+) -> list[Path]:  # fmt: skip
     """:func:`export_parquet` into one file ``out``, written whole (the five tables stacked)."""
     if out.exists() and not overwrite:
         raise OutputExistsError(out)
@@ -944,9 +966,12 @@ def _export_stacked(
         writer = _Parts(_stacked_schema(), path=tmp)
         try:
             stacked = _stacked_schema()
-            for game in iter_log_batches(root, skipped, ray=ray):
+            total = len(iter_game_dirs(root)) if on_game is not None else 0
+            for n, game in enumerate(iter_log_batches(root, skipped, ray=ray), 1):
                 for name, batch in game.items():
                     writer.add(_stack(name, batch, stacked))
+                if on_game is not None:
+                    on_game(n, total)
             writer.close()
         except BaseException:
             writer.abort()

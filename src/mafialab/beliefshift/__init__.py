@@ -28,6 +28,7 @@ from mafialab.beliefshift._elicit import (
     ResultsMismatch,
     RunOptions,
     elicit_observation,
+    estimate_bench,
     run_bench,
     run_bench_ray,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "read_bench",
     "read_labels",
     "read_results",
+    "estimate_bench",
     "run_bench",
     "run_bench_ray",
     "write_annotations",

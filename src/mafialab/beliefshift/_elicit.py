@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mafialab import __version__
+from mafialab._words import count
 from mafialab.beliefshift._answer import split_answer
 from mafialab.beliefshift._io import read_results
 from mafialab.beliefshift._schema import (
@@ -318,6 +319,73 @@ async def run_bench(
         writer.close()
     _tally(summary, items, last)
     return summary
+
+
+@dataclass
+class BenchEstimate:
+    """What ``beliefshift run`` would do (``--dry-run``): observations, calls and time.
+
+    Attributes:
+        total: Observations (item x observer) of the items given.
+        todo: Observations without a valid result in the results file yet (to elicit).
+        calls: Model calls for them without a retry (two stages each: prior, then shift or
+            posterior).
+        max_calls: With every retry (``calls * (retries + 1)``).
+        seconds_per_call: Mean latency of the calls already in the results file (this model,
+            label and protocol), ``None`` when it holds none.
+        basis: Where the latency comes from, or why there is none, in words.
+        why_empty: Why there is nothing to elicit (``None`` when there is something).
+    """
+
+    total: int
+    todo: int
+    calls: int
+    max_calls: int
+    seconds_per_call: float | None
+    basis: str
+    why_empty: str | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        """Time of ``calls`` one after another at the measured latency (``None``: unmeasured)."""
+        return None if self.seconds_per_call is None else self.calls * self.seconds_per_call
+
+
+def estimate_bench(
+    header: BenchHeader, items: Sequence[BenchItem], model: ChatModel, out: Path, options: RunOptions = RunOptions()
+) -> BenchEstimate:
+    """Observations, calls and time of :func:`run_bench` on ``items`` into ``out``, calling no model.
+
+    Returns a :class:`BenchEstimate` (``mafialab.beliefshift._elicit``; its fields are the
+    answer, the class is not exported).
+
+    The latency is measured in ``out`` itself: the calls of the results already there (a
+    resumed run, or a first slice run with ``--limit``); a new results file gives none.
+
+    Raises:
+        ResultsMismatch, ContextWindowError, BeliefShiftFormatError: As :func:`run_bench`.
+    """
+    rf = _ResultsFile.check(header, model, Path(out), options)
+    total = sum(len(it.observers) for it in items)
+    todo = len(rf.missing(items))
+    stages = [c for r in rf.last.values() for c in r.calls]
+    attempts = sum(max(1, c.attempts) for c in stages)
+    if attempts:
+        per: float | None = sum(c.latency_s for c in stages) / attempts
+        basis = f"mean {per:.2f} s of {count(attempts, 'call')} of {rf.label} already in {out.name}"
+    else:
+        per = None
+        basis = (
+            f"no measured latency: {out.name} holds no result of {rf.label} yet; run a slice first "
+            "(--limit N, the same --out), then --dry-run again"
+        )
+    why = None
+    if not total:
+        why = "the benchmark has no observation" + (" in the items given" if items else " (no items)")
+    elif not todo:
+        why = f"every observation already has a valid result in {out.name}"
+    calls = 2 * todo
+    return BenchEstimate(total, todo, calls, calls * (options.retries + 1), per, basis, why)
 
 
 async def elicit_observation(

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
+from rich.errors import MarkupError
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
 from typer.core import TyperGroup
 
 from mafialab._words import count as count  # commands import it from here; the library from mafialab._words
-from mafialab._words import noun_for
+from mafialab._words import duration_words, noun_for
 from mafialab._words import shell_word as shell_word  # commands to copy, quoted for the shell
 
 if TYPE_CHECKING:
@@ -236,11 +239,32 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 _open_bars: list[Progress] = []
 
+PROGRESS_EVERY_S = 5.0
+"""Seconds between two plain progress lines (output not a terminal)."""
+
+_clock: Callable[[], float] = time.monotonic
+"""The clock of the progress display (seconds); tests put a fake one here."""
+
 
 class _Bar(Progress):
-    """A :class:`rich.progress.Progress` that :func:`close_progress_bars` can find while it runs."""
+    """A :class:`rich.progress.Progress` that :func:`close_progress_bars` can find while it runs.
+
+    With ``lines`` (a console), the bar is not drawn; instead, at most one plain line every
+    ``every`` seconds of ``get_time`` goes to ``lines`` (see :meth:`progress_line`), when a
+    task is added, advanced or updated; and when a line was printed, one last line when the
+    bar stops, so a log shows how far the work got.
+    """
+
+    def __init__(self, *columns: Any, lines: Console | None = None, every: float = PROGRESS_EVERY_S, **kw: Any):
+        super().__init__(*columns, **kw)
+        self.lines = lines
+        self.every = every
+        self._started_at: float | None = None
+        self._last_line: float | None = None
 
     def start(self) -> None:
+        self._started_at = self.get_time()
+        self._last_line = None
         super().start()
         _open_bars.append(self)
 
@@ -248,6 +272,60 @@ class _Bar(Progress):
         if self in _open_bars:
             _open_bars.remove(self)
         super().stop()
+        if self.lines is not None and self._last_line is not None:
+            self._last_line = None  # a second stop (an error after the end) prints nothing more
+            self.lines.print(self.progress_line(), highlight=False, markup=False, soft_wrap=True)
+
+    def add_task(self, *args: Any, **kw: Any) -> TaskID:
+        task = super().add_task(*args, **kw)
+        self._tick()
+        return task
+
+    def update(self, task_id: TaskID, **kw: Any) -> None:
+        super().update(task_id, **kw)
+        self._tick()
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        self._tick()
+
+    def _tick(self) -> None:
+        """Print a plain line when ``every`` seconds passed since the start or the last line."""
+        if self.lines is None or self._started_at is None:
+            return
+        now = self.get_time()
+        with self._lock:
+            if now - (self._last_line if self._last_line is not None else self._started_at) < self.every:
+                return
+            self._last_line = now
+        self.lines.print(self.progress_line(), highlight=False, markup=False, soft_wrap=True)
+
+    def progress_line(self) -> str:
+        """``progress 0:01:05: games 1/3 (33 %); probes 120; seed 4: day 2 (5 alive)``.
+
+        Elapsed time since the start, then every visible task: ``done/total (percent)`` when
+        its total is known, its count when it has one, else its description alone (a phase).
+        """
+        start = self._started_at if self._started_at is not None else self.get_time()
+        secs = max(0, int(self.get_time() - start))
+        parts = []
+        with self._lock:
+            for t in self._tasks.values():
+                if not t.visible:
+                    continue
+                try:
+                    name = Text.from_markup(t.description).plain
+                except MarkupError:  # a description with brackets that are no markup
+                    name = t.description
+                if t.total:
+                    done = int(t.completed)
+                    parts.append(f"{name} {done}/{int(t.total)} ({100 * t.completed / t.total:.0f} %)")
+                elif t.completed:
+                    parts.append(f"{name} {int(t.completed)}")
+                else:
+                    parts.append(name)
+        elapsed = f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        return f"progress {elapsed}: " + ("; ".join(parts) or "starting")
 
 
 def close_progress_bars() -> None:
@@ -261,13 +339,20 @@ def close_progress_bars() -> None:
         bar.stop()
 
 
-def progress_bar() -> Progress:
-    """The progress bar every long-running command shows (description, bar, n/total, elapsed).
+def progress_bar(*, quiet: bool = False, get_time: Callable[[], float] | None = None) -> Progress:
+    """The progress display every long-running command shows.
 
-    Drawn only on a terminal: when stdout is a pipe or a file (``mafialab view DIR > log``)
-    it is disabled, since Rich's transient bar printed an empty line there each time it
-    started or stopped (around an error too). Its tasks are still counted.
+    On a terminal (stdout), a bar: description, bar, n/total, elapsed. When stdout is a pipe
+    or a file (``mafialab play … > log 2>&1``), no bar (Rich's transient bar printed an empty
+    line there each time it started or stopped); instead plain lines on stderr, at most one
+    every :data:`PROGRESS_EVERY_S` seconds (phase, game, done/total and percent, elapsed),
+    and a last one when the work ends if any was printed. Its tasks are counted either way.
+
+    Args:
+        quiet: Show nothing (a person types at this terminal).
+        get_time: The clock in seconds (default: the module's ``_clock``, monotonic).
     """
+    plain = not console.is_terminal
     return _Bar(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -275,8 +360,17 @@ def progress_bar() -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
+        disable=quiet or plain,
+        lines=err_console if plain and not quiet else None,
+        get_time=get_time or _clock,
     )
+
+
+def time_words(seconds: float | None) -> str:
+    """A ``--dry-run``'s time estimate: ``time about 3 h 20 min (calls one after another)`` or ``time unknown``."""
+    if seconds is None:
+        return "time unknown"
+    return f"time about {duration_words(seconds)} (calls one after another)"
 
 
 # ------------------------------------------------ output paths, checked before any work

@@ -28,6 +28,7 @@ from mafialab.beliefshift import (
     annotate_games,
     build_report,
     day_messages,
+    estimate_bench,
     freeze,
     is_labels_file,
     load_logs,
@@ -55,6 +56,7 @@ from mafialab.cli._app import (
     library_message,
     progress_bar,
     seed_option,
+    time_words,
 )
 from mafialab.config import read_config_text
 from mafialab.harness import RayConnectError, freeze_startup_heap
@@ -334,6 +336,9 @@ def run_cmd(
         None, "--context-window", min=256, help="Fit prompts into this many tokens (default: the model's window)."
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (a slice)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the observations, calls and time estimate (from OUT's results); ask nothing."
+    ),
     ray_address: str | None = typer.Option(
         None,
         "--ray",
@@ -365,6 +370,22 @@ def run_cmd(
         context_window=context_window,
         label=label,
     )
+    if dry_run:
+        try:
+            est = estimate_bench(header, items, chat, out, opts)
+        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError) as err:
+            fail(library_message(err, out))
+        if est.why_empty is not None:
+            console.print(f"nothing to run: {escape(est.why_empty)}", highlight=False, soft_wrap=True)
+            return
+        console.print(
+            f"{chat.name} ({protocol}): {est.todo} of {count(est.total, 'observation')} to elicit, "
+            f"{count(est.calls, 'call')} (up to {est.max_calls} with every retry), {time_words(est.seconds)}. "
+            f"Time basis: {escape(est.basis)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     n = sum(len(i.observers) for i in items)
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:

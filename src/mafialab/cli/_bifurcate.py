@@ -32,6 +32,7 @@ from mafialab.cli._app import (
     refuse_seats_on_ray,
     seed_option,
     shell_word,
+    time_words,
 )
 
 bifurcate_app = typer.Typer(
@@ -174,14 +175,32 @@ def run_cmd(
         refuse_seats_on_ray(ray_address, [*branch_specs(log, agents), *([sampler] if sampler else [])])
         if dry_run:
             est = estimate_bifurcation(
-                log, points, per_quadrant=per_quadrant, seed=seed, resamples=resamples, keep=keep, out=out
+                log,
+                points,
+                per_quadrant=per_quadrant,
+                seed=seed,
+                resamples=resamples,
+                keep=keep,
+                out=out,
+                sampler=sampler,
+                agents=agents,
             )
+            if est.why_empty is not None:
+                console.print(f"0 points: {escape(est.why_empty)}", highlight=False, soft_wrap=True)
+                return
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
+            basis = []
+            if est.resample_calls and est.resample_timing is not None:
+                basis.append(f"resamples: {est.resample_timing.basis}")
+            if est.fork_calls and est.fork_timing is not None:
+                basis.append(f"forks: {est.fork_timing.basis}")
             console.print(
                 f"{count(est.points, 'point')}: {count(est.resample_calls, 'resample call')}, "
-                f"{count(est.forks, 'fork')} of about {count(round(est.fork_calls), 'call')} together; "
-                f"{count(round(est.calls), 'call')} in all; forks' estimated cost {cost}",
+                f"{count(est.forks, 'fork')} or fewer of about {count(round(est.fork_calls), 'call')} together; "
+                f"{count(round(est.calls), 'call')} in all; forks' estimated cost {cost}; {time_words(est.seconds)}"
+                + (f". Time basis: {'; '.join(basis)}" if basis else ""),
                 highlight=False,
+                soft_wrap=True,
             )
             return
         freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes

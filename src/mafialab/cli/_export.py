@@ -18,6 +18,7 @@ from mafialab.cli._app import (
     fail,
     os_error_message,
     output_option_for,
+    progress_bar,
     ray_option,
 )
 from mafialab.harness import RayConnectError
@@ -58,7 +59,17 @@ def export_parquet_cmd(
     unread: list[str] = []
     counts: dict[str, int] = {}
     try:
-        written = export_parquet(directory, out, overwrite=force, skipped=unread, counts=counts, ray=ray)
+        with progress_bar() as bar:
+            task = bar.add_task("games read", total=None)
+            written = export_parquet(
+                directory,
+                out,
+                overwrite=force,
+                skipped=unread,
+                counts=counts,
+                ray=ray,
+                on_game=lambda done, n: bar.update(task, completed=done, total=n),
+            )
         for why in unread:  # as `report` and `view` do: a game that cannot be read is left out, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         if counts.get("unchanged"):

@@ -33,6 +33,7 @@ from mafialab.cli._app import (
     refuse_seats_on_ray,
     seat_option,
     seed_option,
+    time_words,
 )
 from mafialab.config import json_error
 from mafialab.counterfactual import (
@@ -227,12 +228,13 @@ def run_cmd(
         step = resolve_step(fork_steps(log), at)
         refuse_seats_on_ray(ray_address, branch_specs(log, agents, overrides))
         if dry_run:
-            est = estimate_fork(log, step, n, probes=probes != "none")
+            est = estimate_fork(log, step, n, probes=probes != "none", agents=agents)
             cost = f"${est.cost_usd:.4f}" if est.cost_usd is not None else "unknown (unpriced)"
             console.print(
                 f"fork of {log.game_id} at step {step.id} ({step.label}, {step.name} {step.kind}), "
                 f"{iv.type}: {count(n, 'branch', 'branches')}, about {count(round(est.calls), 'model call')} "
-                f"({est.calls_per_branch:.1f} per branch), estimated cost {cost}. Basis: {est.basis}.",
+                f"({est.calls_per_branch:.1f} per branch), estimated cost {cost}, "
+                f"{time_words(est.seconds)}. Basis: {est.basis}; time: {est.time_basis}.",
                 highlight=False,
                 soft_wrap=True,
             )

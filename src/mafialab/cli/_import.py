@@ -16,6 +16,7 @@ from mafialab.cli._app import (
     fail,
     os_error_message,
     output_option_for,
+    progress_bar,
 )
 from mafialab.record import import_mafiascope
 
@@ -39,7 +40,9 @@ def import_mafiascope_cmd(
     """
     check_out_dir(out, inputs=[("SRC", src)])
     try:
-        rep = import_mafiascope(src, out)
+        with progress_bar() as bar:
+            task = bar.add_task("games imported", total=None)
+            rep = import_mafiascope(src, out, on_game=lambda done, n: bar.update(task, completed=done, total=n))
     except OSError as err:
         option = output_option_for(err.filename)
         if option is not None:  # creating or writing the output (a disk that fills up, a folder taken away)

@@ -561,9 +561,8 @@ def _play(
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
     where.append(out)  # from here on, records may be written under OUT
-    bar = progress_bar()
-    bar.disable = bar.disable or len(served) < len(external)  # a person types at this terminal: no live display
-    with bar as progress:
+    # a person types at this terminal: no live display, no progress lines
+    with progress_bar(quiet=len(served) < len(external)) as progress:
         try:
             if ray_address is not None:
                 results = _play_on_ray(rs, specs, seeds, out, progress, table, battery, allow_degraded, ray_address)

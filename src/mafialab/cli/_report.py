@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from rich import box
 from rich.markup import escape
+from rich.progress import Progress, TaskID
 from rich.table import Table
 from rich.text import Text
 
@@ -49,6 +50,7 @@ from mafialab.cli._app import (
     count,
     err_console,
     fail,
+    progress_bar,
     ray_option,
     seed_option,
 )
@@ -383,6 +385,13 @@ def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> 
         console.print(f"published figures: {reference['source']} (method {reference['method']})", style="dim")
 
 
+def _counted(items: Iterator[Any], bar: Progress, task: TaskID) -> Iterator[Any]:
+    """``items`` as they come, each one counted on ``task`` of ``bar``."""
+    for item in items:
+        bar.advance(task)
+        yield item
+
+
 def _by_keys(by: list[str]) -> list[str]:
     keys = [k.strip() for b in by for k in b.split(",") if k.strip()]
     bad = [k for k in keys if k not in BY_KEYS]
@@ -472,28 +481,31 @@ def report(
         left_roots: dict[str, str] = {}  # branch left out -> its root game
         labels_of: dict[str, set[str]] = {}  # root game -> the groups it is counted in
         try:
-            for s in iter_summaries(
-                directory,
-                method.value,
-                seat_keys=seat_keys,
-                cache=store,
-                include_branches=include_branches,
-                left_out=left_out,
-                left_out_roots=left_roots,
-                warnings=dups,
-                skipped=unread,
-                ray=ray,
-            ):
-                teams.setdefault((s.team_names["town"], s.team_names["mafia"]), s.team_names)
-                if not s.skipped:
-                    mixed_rules.add(s.rules_id)
-                    mixed_models.update(s.models)
-                if pooled:
-                    builder.add(s)
-                    continue
-                for label, stats in summary_groups(s, keys, directory):
-                    mine.setdefault(label, ReportBuilder(method.value)).add(s, stats)
-                    labels_of.setdefault(s.root or s.game_id, set()).add(label)
+            with progress_bar() as bar:
+                task = bar.add_task(f"{escape(directory.name or str(directory))}: games read", total=None)
+                summaries = iter_summaries(
+                    directory,
+                    method.value,
+                    seat_keys=seat_keys,
+                    cache=store,
+                    include_branches=include_branches,
+                    left_out=left_out,
+                    left_out_roots=left_roots,
+                    warnings=dups,
+                    skipped=unread,
+                    ray=ray,
+                )
+                for s in _counted(summaries, bar, task):
+                    teams.setdefault((s.team_names["town"], s.team_names["mafia"]), s.team_names)
+                    if not s.skipped:
+                        mixed_rules.add(s.rules_id)
+                        mixed_models.update(s.models)
+                    if pooled:
+                        builder.add(s)
+                        continue
+                    for label, stats in summary_groups(s, keys, directory):
+                        mine.setdefault(label, ReportBuilder(method.value)).add(s, stats)
+                        labels_of.setdefault(s.root or s.game_id, set()).add(label)
         except (FileNotFoundError, LogFormatError) as err:
             fail(arg_message("DIR", err))
         except (ImportError, RayConnectError) as err:

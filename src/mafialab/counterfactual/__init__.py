@@ -73,6 +73,7 @@ from mafialab.counterfactual._steps import (
     resolve_step,
     step_after_message,
 )
+from mafialab.counterfactual._timing import CallTiming, call_timing
 
 __all__ = [
     "BifurcationEstimate",
@@ -108,6 +109,8 @@ __all__ = [
     "compare_batches",
     "continuation_seed",
     "estimate_fork",
+    "CallTiming",
+    "call_timing",
     "fork_batch_id",
     "fisher_exact_p",
     "ForkSteps",

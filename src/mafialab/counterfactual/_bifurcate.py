@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mafialab._words import count
 from mafialab.analysis import game_data, vote_quadrants
 from mafialab.analysis import get_method as get_analysis_method
 from mafialab.counterfactual._embed import Embedder, farthest_point, make_embedder, mean_pairwise_cosine
@@ -37,6 +38,7 @@ from mafialab.counterfactual._fork import (
     run_fork,
 )
 from mafialab.counterfactual._steps import ForkStep, Inject, Resample, branch_id, fork_steps, resolve_step
+from mafialab.counterfactual._timing import CallTiming, call_timing
 from mafialab.engine import derive_seed
 from mafialab.harness import connect_ray, driver_limits, ray_run, replay_decisions
 from mafialab.models import max_samples_per_request
@@ -44,6 +46,7 @@ from mafialab.record import (
     FORK_GAMES_DIR,
     FORKS_FILE,
     NO_VOTE,
+    PROBES_FILE,
     SAMPLES_DIR,
     BifurcationHeader,
     BifurcationPoint,
@@ -52,6 +55,7 @@ from mafialab.record import (
     JsonlWriter,
     is_bifurcation_dir,
     iter_jsonl,
+    iter_probe_records,
     read_bifurcation,
     read_game,
     replace_point,
@@ -116,6 +120,11 @@ class BifurcationEstimate:
         forks: Forks still to play.
         fork_calls: Estimated model calls of those forks.
         cost_usd: Estimated cost of the forks (the parent's cost per call), ``None`` if unpriced.
+        why_empty: Why ``--points`` names no point (``None`` when it names some).
+        resample_timing: The measured latency the resample calls are timed with (the
+            voters' calls in the parent, or ``--sampler``'s model's).
+        fork_timing: The measured latency the forks' calls are timed with (the parent's
+            calls, or ``--agents``'s model's).
     """
 
     points: int
@@ -123,11 +132,31 @@ class BifurcationEstimate:
     forks: int
     fork_calls: float
     cost_usd: float | None
+    why_empty: str | None = None
+    resample_timing: CallTiming | None = None
+    fork_timing: CallTiming | None = None
 
     @property
     def calls(self) -> float:
         """All calls: resamples plus the forks' estimate."""
         return self.resample_calls + self.fork_calls
+
+    @property
+    def seconds(self) -> float | None:
+        """Time of every call one after another (resamples and forks), ``None`` when a needed latency is unmeasured.
+
+        An upper bound for the forks: a point keeps at most ``keep`` variants (identical
+        resamples are one), so it may fork fewer.
+        """
+        parts = []
+        for timing, calls in ((self.resample_timing, self.resample_calls), (self.fork_timing, self.fork_calls)):
+            if not calls:
+                continue
+            secs = timing.seconds(calls) if timing is not None else None
+            if secs is None:
+                return None
+            parts.append(secs)
+        return sum(parts)
 
 
 @dataclass
@@ -244,31 +273,60 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
     return out
 
 
+def variant_key(text: str, target: str | None) -> tuple[str, str]:
+    """What makes two answers the same variant: the text (runs of whitespace read as one space) and the vote target.
+
+    Two resamples with the same key would be injected as the same answer; they are one variant.
+    """
+    return " ".join(text.split()), target if target is not None else NO_VOTE
+
+
 def select_variants(
-    emb: np.ndarray, factual_target: str | None, samples: Sequence[Sample], keep: int
+    emb: np.ndarray,
+    factual_target: str | None,
+    samples: Sequence[Sample],
+    keep: int,
+    *,
+    factual_text: str | None = None,
 ) -> list[tuple[int, str]]:
-    """Choose the kept variants of a point (MafiaScope §6, step 2).
+    """Choose the kept variants of a point (MafiaScope §6, step 2), each a distinct answer.
+
+    Identical answers (same :func:`variant_key`) are one variant: only the first sample of
+    each distinct answer is a candidate, and a sample identical to the factual answer is
+    none. So fewer than ``keep`` variants are kept when the samples hold fewer distinct
+    answers (50 identical resamples give the factual variant and at most one other).
 
     Args:
         emb: Unit rows: row 0 the factual text, row ``1 + i`` the ``i``-th of ``samples``.
         factual_target: The factual vote target (``None``: no vote).
         samples: Usable samples (fallbacks removed), in sample order.
-        keep: Variants to keep in all, the factual one included (>= 1).
+        keep: Variants to keep at most, the factual one included (>= 1).
+        factual_text: The factual answer's text; samples identical to it are not kept
+            (``None``: no sample is compared with it).
 
     Returns:
         ``(row, stage)`` per kept variant in order: ``(0, "factual")``, then one
         ``target_coverage`` row per vote target not yet covered (the first sample with it;
-        no valid vote counts as a target), then ``farthest`` rows by max-min cosine distance.
+        no valid vote counts as a target), then ``farthest`` rows by max-min cosine distance
+        among the distinct answers left.
     """
     kept: list[tuple[int, str]] = [(0, "factual")]
     covered = {factual_target if factual_target is not None else NO_VOTE}
+    seen = {variant_key(factual_text, factual_target)} if factual_text is not None else set()
+    distinct: list[int] = []  # rows of the first sample of each answer not seen before
     for i, s in enumerate(samples):
-        key = s.target if s.target is not None else NO_VOTE
-        if key not in covered and len(kept) < keep:
-            covered.add(key)
-            kept.append((1 + i, "target_coverage"))
+        key = variant_key(s.text, s.target)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(1 + i)
+    for r in distinct:
+        target = samples[r - 1].target
+        named = target if target is not None else NO_VOTE
+        if named not in covered and len(kept) < keep:
+            covered.add(named)
+            kept.append((r, "target_coverage"))
     rows = {r for r, _ in kept}
-    cands = [1 + i for i in range(len(samples)) if 1 + i not in rows]
+    cands = [r for r in distinct if r not in rows]
     for r in farthest_point(emb, [r for r, _ in kept], cands, keep - len(kept)):
         kept.append((r, "farthest"))
     return kept
@@ -318,7 +376,46 @@ def _params(
         "embed": embed,
         "sampler": sampler,
         "agents": agents,
+        "variants": "distinct",  # identical resamples are one variant (a run that kept copies is not resumed)
     }
+
+
+def why_no_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None) -> str:
+    """Why ``--points spec`` names no point of ``plog``, in words for the command line.
+
+    ``innocent-votes`` with ``per_quadrant`` draws policy-gap and perception-gap votes only;
+    their quadrants need the voter's role assessment (a probe answer) before the vote, so an
+    unprobed game has none.
+    """
+    gid = plog.header.game_id
+    steps, _ = _vote_steps(plog)
+    if not steps:
+        return f"{gid} has no day vote to fork"
+    mafia = {s.name for s in plog.header.roster if s.team == "mafia"}
+    innocent = [s for s in steps if s.name not in mafia]
+    if not innocent:
+        return f"every day vote of {gid} was cast by a mafia member (innocent-votes and random:N draw innocent votes)"
+    if spec.strip() == "innocent-votes" and per_quadrant is not None:
+        probed = any(True for _ in iter_probe_records(plog.path, game_id=plog.game_id, warn=False))
+        if not probed:
+            return (
+                f"--per-quadrant draws policy-gap and perception-gap votes, whose quadrants need probe answers "
+                f"({PROBES_FILE}) with the voter's role assessment before the vote; {gid} has none: "
+                "record games with --probes (e.g. `mafialab play --probes default`), or give decision ids"
+            )
+        by_id = {s.id for s in innocent}
+        vote_decision = {ev.seq: getattr(ev, "decision", None) for ev in plog.events if ev.kind == "vote"}
+        quads = Counter(
+            v.quadrant
+            for v in vote_quadrants(game_data(plog), get_analysis_method("default"))
+            if vote_decision.get(v.vote_seq) in by_id
+        )
+        unknown = len(innocent) - sum(quads.values())
+        found = ", ".join(f"{q} {n}" for q, n in sorted(quads.items()))
+        if unknown:
+            found += (", " if found else "") + f"no role assessment before the vote {unknown}"
+        return f"none of the {count(len(innocent), 'innocent vote')} of {gid} is a policy or perception gap ({found})"
+    return f"{spec!r} names no day vote of {gid}"
 
 
 def estimate_bifurcation(
@@ -330,10 +427,20 @@ def estimate_bifurcation(
     resamples: int = DEFAULT_RESAMPLES,
     keep: int = DEFAULT_KEEP,
     out: Path | None = None,
+    sampler: str | None = None,
+    agents: str | None = None,
 ) -> BifurcationEstimate:
-    """Calls (and cost) a run would make, minus what ``out`` already holds (``--dry-run``)."""
+    """Calls, cost and time a run would take, minus what ``out`` already holds (``--dry-run``).
+
+    Time: the resample calls at the mean latency of the voters' calls in the parent's
+    ``calls.jsonl`` (of ``sampler``'s model when given), the forks' calls at the mean latency
+    of the parent's calls (of ``agents``'s model when given). An empty selection says why
+    (:func:`why_no_points`).
+    """
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
+    if not planned:
+        return BifurcationEstimate(0, 0, 0, 0.0, 0.0, why_no_points(plog, points, per_quadrant=per_quadrant))
     done_forks: set[tuple[str, int]] = set()
     if out is not None and is_bifurcation_dir(out):
         done_forks = {(f.point_id, f.variant_idx) for f in read_bifurcation(out).forks}
@@ -349,7 +456,16 @@ def estimate_bifurcation(
             est = estimate_fork(plog, p.step, n=todo)
             fork_calls += est.calls
             cost = None if cost is None or est.cost_usd is None else cost + est.cost_usd
-    return BifurcationEstimate(len(planned), resample_calls, forks, fork_calls, cost)
+    voters = None if sampler is not None else {p.step.seat for p in planned}
+    return BifurcationEstimate(
+        len(planned),
+        resample_calls,
+        forks,
+        fork_calls,
+        cost,
+        resample_timing=call_timing(plog, seats=voters, spec=sampler),
+        fork_timing=call_timing(plog, spec=agents),
+    )
 
 
 async def _draw(agent: Any, decision: Any, view: Any, names: Sequence[str], seed: int, idx: int) -> Sample:
@@ -518,7 +634,7 @@ async def run_bifurcation(
         refuse_changed_options(out, "a bifurcation run", read_bifurcation(out).header.parameters, params)
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
     if not planned:
-        raise ValueError(f"--points: {points!r} names no day vote of {plog.header.game_id}")
+        raise ValueError(f"--points: {why_no_points(plog, points, per_quadrant=per_quadrant)}")
     if ray is not None:
         connect_ray(ray)  # before anything is written
     write_header(out, BifurcationHeader(experiment=f"bifurcation of {plog.header.game_id}", parameters=params))
@@ -584,7 +700,8 @@ async def run_bifurcation(
             counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
             # 2. select
             emb = await embedder.embed([p.factual_text, *[s.text for s in samples]])
-            kept = select_variants(emb, p.factual_target, samples, keep)
+            kept = select_variants(emb, p.factual_target, samples, keep, factual_text=p.factual_text)
+            same = Counter(variant_key(s.text, s.target) for s in samples)  # samples each kept variant stands for
             diversity = _diversity(emb, [r for r, _ in kept], len(samples), seed, embedder.name)
             point = BifurcationPoint(
                 point_id=p.point_id,
@@ -610,19 +727,20 @@ async def run_bifurcation(
                 else:
                     s = samples[row - 1]
                     text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
-                variants.append((v, stage, sidx, source, text, target))
+                variants.append((v, stage, sidx, source, text, target, same[variant_key(text, target)]))
 
             async def fork_one(
-                v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, p: PlannedPoint = p
-            ) -> None:
+                v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, n_same: int,
+                p: PlannedPoint = p,
+            ) -> None:  # fmt: skip
                 iv = Inject(target=target, text=text, no_vote=target is None)
-                # each kept variant forks with its own seed, so two identical variants are two forks
+                # each kept variant forks with its own seed (kept variants are distinct answers)
                 fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
                 bid = branch_id(plog.header.game_id, fork_batch_id(plog, p.step.id, iv, seed=fseed, agents=agents), 0)
                 bdir = forks_dir / bid
                 outcome = ForkOutcome(
                     point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
-                    text=text, vote_target=target, fork_id=bid,
+                    text=text, vote_target=target, fork_id=bid, count=n_same,
                 )  # fmt: skip
                 async with limit:
                     if bdir.exists():

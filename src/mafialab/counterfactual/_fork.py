@@ -30,6 +30,7 @@ from mafialab.counterfactual._steps import (
     fork_steps,
     resolve_step,
 )
+from mafialab.counterfactual._timing import call_timing
 from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
 from mafialab.harness import (
     GameObserver,
@@ -149,6 +150,9 @@ class ForkEstimate:
         cost_usd: Estimated cost (the parent's cost per call times the calls), ``None``
             when the parent's calls carry no price.
         basis: How the estimate was made, in words.
+        seconds: Estimated time of the calls one after another (``calls`` times the measured
+            mean latency), ``None`` when no latency was measured.
+        time_basis: Where the latency comes from (:class:`~mafialab.counterfactual.CallTiming`).
     """
 
     branches: int
@@ -156,6 +160,8 @@ class ForkEstimate:
     calls: float
     cost_usd: float | None
     basis: str
+    seconds: float | None = None
+    time_basis: str = ""
 
 
 class _Answering:
@@ -802,13 +808,17 @@ async def run_fork(
     )  # fmt: skip
 
 
-def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, probes: bool = False) -> ForkEstimate:
-    """Estimate the model calls and cost of a fork from the parent's ``calls.jsonl`` (``--dry-run``).
+def estimate_fork(
+    parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, probes: bool = False, agents: str | None = None
+) -> ForkEstimate:
+    """Estimate the model calls, cost and time of a fork from the parent's ``calls.jsonl`` (``--dry-run``).
 
     The parent's game-decision calls at or after the step estimate one branch's decision
     calls (a continuation plays about as long as the rest of the parent); with ``probes``,
     the parent's probe calls are scaled by the share of its decisions after the step. Cost:
-    the parent's mean cost per priced call times the calls.
+    the parent's mean cost per priced call times the calls. Time: the calls times the mean
+    latency of the parent's calls (:func:`call_timing`; with ``agents``, of that model's
+    calls only), one after another.
 
     Raises:
         ValueError: ``n`` < 1 or an unknown step.
@@ -841,8 +851,19 @@ def estimate_fork(parent: Path | GameLog, at: int | str | ForkStep, n: int = 1, 
             + (f" + {count(len(probe_calls), 'probe call')} x {share:.2f} of the decisions" if probes else "")
             + (f"; mean ${sum(priced) / len(priced):.6f} per priced call" if priced else "; calls unpriced")
         )
+        if probes and not probe_calls:
+            basis += "; the parent recorded no probe calls, so the continuation's probes are not counted"
     del used
-    return ForkEstimate(branches=n, calls_per_branch=per, calls=per * n, cost_usd=cost, basis=basis)
+    timing = call_timing(plog, spec=agents)
+    return ForkEstimate(
+        branches=n,
+        calls_per_branch=per,
+        calls=per * n,
+        cost_usd=cost,
+        basis=basis,
+        seconds=timing.seconds(per * n),
+        time_basis=timing.basis,
+    )
 
 
 @dataclass

@@ -134,6 +134,10 @@ class ForkOutcome(BaseModel):
         winner: Winning team id of the fork; ``None`` if it did not finish.
         rounds: Rounds the fork lasted.
         error: Why the fork has no outcome, if it has none.
+        count: How many of the point's usable samples are this variant's answer (the same
+            text, whitespace aside, and vote target): identical samples are one variant,
+            forked once. 0 for a factual answer no sample repeated; ``None`` when not
+            recorded (runs before distinct variants, imported runs).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -149,6 +153,7 @@ class ForkOutcome(BaseModel):
     winner: Literal["town", "mafia"] | None = None
     rounds: int | None = None
     error: str | None = None
+    count: int | None = Field(default=None, ge=0)
 
 
 class Bifurcation(BaseModel):

@@ -815,7 +815,9 @@ def import_game(src: Path, dst: Path) -> GameImport:
     return gi
 
 
-def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
+def import_mafiascope(
+    src_dir: Path, out_dir: Path, *, on_game: Callable[[int, int], None] | None = None
+) -> ImportReport:
     """Convert every MafiaScope game directory under ``src_dir`` into a mafialab log.
 
     Each directory holding a ``game.jsonl`` (``src_dir`` itself, or any directory below it)
@@ -828,6 +830,8 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
         src_dir: A MafiaScope ``logs`` directory, a corpus directory, one game directory,
             or a bifurcation directory (handed to :func:`import_mafiascope_bifurcation`).
         out_dir: Where to write (created).
+        on_game: Called after each game directory (imported or not) with (games done, games
+            in all), for progress displays; not called for a bifurcation directory.
 
     Returns:
         An :class:`ImportReport`; its ``problems`` list every unreadable line as
@@ -866,6 +870,8 @@ def import_mafiascope(src_dir: Path, out_dir: Path) -> ImportReport:
             gi = GameImport(game_id=d.name, source=d)
             gi.problems.append(f"{d / 'game.jsonl'}: game not imported ({type(err).__name__}: {first})")
             report.games.append(gi)
+        if on_game is not None:
+            on_game(len(report.games), len(dirs))
     return report
 
 

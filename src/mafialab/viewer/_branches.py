@@ -238,7 +238,8 @@ def bifurcation_payloads(
     ``mafialab bifurcate report`` (so every number on the panel equals
     ``bifurcate report --format json``). ``points`` adds, per point, the parent game,
     the vote's decision id, and its kept variants (``variant_idx``, ``source``, ``stage``,
-    ``text``, ``vote_target``, ``winner``, ``flipped``, ``fork_id``, ``error``). An
+    ``text``, ``vote_target``, ``winner``, ``flipped``, ``fork_id``, ``error``, ``count``: the
+    resamples identical to it, ``None`` when not recorded). An
     unreadable directory is logged and skipped.
     """
     out = []

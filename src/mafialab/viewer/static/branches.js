@@ -203,8 +203,8 @@
       panel.append(h("h4", null, "Resample targets (" + total + " samples)"), h("table", { class: "metrics", id: "targets" }, h("tbody", null, counts.map(([t, c]) => h("tr", { dataset: { target: t } }, h("td", null, t), h("td", { class: "num" }, c), h("td", null, h("span", { class: "bar" }, "")))))));
       panel.querySelectorAll("#targets tr").forEach((tr, k) => { tr.querySelector(".bar").style.width = (160 * counts[k][1] / Math.max(1, total)).toFixed(1) + "px"; });
       panel.append(h("h4", null, "Kept variants"), h("table", { class: "metrics", id: "variants" },
-        h("thead", null, h("tr", null, ["#", "kept as", "target", "injected text", "winner", "flip", "fork"].map((t) => h("th", null, t)))),
-        h("tbody", null, p.variants.map((v) => h("tr", { dataset: { variant: v.variant_idx } }, h("td", { class: "num" }, v.variant_idx), h("td", null, v.stage || v.source), h("td", null, v.vote_target || "no vote"),
+        h("thead", null, h("tr", null, ["#", "kept as", "target", "samples", "injected text", "winner", "flip", "fork"].map((t) => h("th", null, t)))),
+        h("tbody", null, p.variants.map((v) => h("tr", { dataset: { variant: v.variant_idx } }, h("td", { class: "num" }, v.variant_idx), h("td", null, v.stage || v.source), h("td", null, v.vote_target || "no vote"), h("td", { class: "num", title: "resamples with this same answer (identical answers are one variant)" }, v.count === null || v.count === undefined ? "–" : v.count),
           h("td", { class: "vtext" }, v.text === null ? "(not recorded)" : v.text), h("td", null, v.winner ? winnerText(g, v.winner) : v.error ? "failed: " + v.error : "unfinished"), h("td", null, v.flipped === null ? "–" : v.flipped ? "yes" : "no"),
           h("td", null, v.fork_id ? h("a", { href: gameHash(v.fork_id, null), class: "forklink" }, "open fork") : "–"))))));
       panel.append(h("p", { class: "muted" }, "Numbers from mafialab.analysis.report_bifurcation at build time (= `mafialab bifurcate report --format json`). ", h("a", { href: gameHash(gid, null) }, "close")));

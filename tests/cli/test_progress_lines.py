@@ -1,0 +1,143 @@
+"""Long commands print plain progress lines when their output is not a terminal.
+
+Redirected to a file, ``play`` printed nothing for 15 minutes: the Rich bar is drawn only on
+a terminal. The one progress helper (:func:`mafialab.cli._app.progress_bar`) now prints a
+plain line on stderr at most every 5 seconds (phase, game, percent) and a last one at the
+end. The clock is a fake one: nothing here waits.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from mafialab.cli import _app, app
+
+
+class _Clock:
+    """A clock that moves only when told (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def plain(monkeypatch) -> io.StringIO:
+    """stdout is a file (no bar); stderr is written into the returned buffer."""
+    buf = io.StringIO()
+    monkeypatch.setattr(_app, "console", Console(file=io.StringIO(), force_terminal=False, width=200))
+    monkeypatch.setattr(_app, "err_console", Console(file=buf, force_terminal=False, width=200))
+    return buf
+
+
+def test_at_most_one_line_every_5_seconds_of_the_clock_then_a_last_line(plain: io.StringIO) -> None:
+    clock = _Clock()
+    with _app.progress_bar(get_time=clock) as bar:
+        games = bar.add_task("games", total=4)
+        phase = bar.add_task("seed 7: setup", total=None)
+        for step in range(1, 41):  # 40 updates 0.5 s apart: 20 s in all
+            clock.now = 100.0 + step * 0.5
+            if step % 10 == 0:
+                bar.advance(games)
+            bar.update(phase, description=f"seed 7: day {step // 10 + 1} (5 alive)")
+        clock.now = 121.0
+    lines = plain.getvalue().splitlines()
+    # at 5, 10, 15 and 20 s of the clock, then the last line when the work ended
+    assert lines == [
+        "progress 0:00:05: games 1/4 (25 %); seed 7: day 1 (5 alive)",
+        "progress 0:00:10: games 2/4 (50 %); seed 7: day 2 (5 alive)",
+        "progress 0:00:15: games 3/4 (75 %); seed 7: day 3 (5 alive)",
+        "progress 0:00:20: games 4/4 (100 %); seed 7: day 4 (5 alive)",
+        "progress 0:00:21: games 4/4 (100 %); seed 7: day 5 (5 alive)",
+    ]
+
+
+def test_work_shorter_than_5_seconds_prints_no_line(plain: io.StringIO) -> None:
+    clock = _Clock()
+    with _app.progress_bar(get_time=clock) as bar:
+        task = bar.add_task("building", total=3)
+        for _ in range(3):
+            clock.now += 1.0
+            bar.advance(task)
+    assert plain.getvalue() == ""
+
+
+def test_a_count_without_total_and_a_quiet_bar(plain: io.StringIO) -> None:
+    clock = _Clock()
+    with _app.progress_bar(get_time=clock) as bar:
+        task = bar.add_task("probes", total=None)
+        clock.now += 6
+        bar.advance(task, 12)
+    with _app.progress_bar(get_time=clock, quiet=True) as bar:  # a person types at this terminal
+        task = bar.add_task("games", total=1)
+        clock.now += 60
+        bar.advance(task)
+    assert plain.getvalue().splitlines() == ["progress 0:00:06: probes 12", "progress 0:00:06: probes 12"]
+
+
+def test_a_redirected_play_of_3_games_prints_progress_lines(tmp_path: Path, monkeypatch) -> None:
+    ticks = iter(range(0, 10**6))
+    monkeypatch.setattr(_app, "_clock", lambda: float(next(ticks)), raising=False)  # one second a look at the clock
+    runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+    res = runner.invoke(
+        app,
+        [
+            "play",
+            "--rules",
+            "mafiascope7",
+            "--agents",
+            "scripted",
+            "--seed",
+            "5",
+            "--games",
+            "3",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("progress ")]
+    assert len(lines) >= 3, res.stderr
+    assert "games 0/3 (0 %)" in lines[0]
+    assert any("seed " in ln and (" day " in ln or " night " in ln) for ln in lines)  # the phase of a game
+    assert "games 3/3 (100 %)" in lines[-1]  # the last line: every game done
+    secs = [
+        sum(int(x) * f for x, f in zip(ln.split()[1].rstrip(":").split(":"), (3600, 60, 1), strict=True))
+        for ln in lines
+    ]
+    assert all(b - a >= 5 for a, b in itertools.pairwise(secs[:-1]))  # throttled (the last line aside)
+    assert "progress " not in res.stdout  # the summary on stdout stays clean
+
+
+@pytest.fixture
+def ticking(monkeypatch) -> None:
+    """The progress clock moves one second each time it is read."""
+    ticks = itertools.count()
+    monkeypatch.setattr(_app, "_clock", lambda: float(next(ticks)), raising=False)
+
+
+def _progress(res) -> list[str]:
+    assert res.exit_code == 0, res.output
+    return [ln for ln in res.stderr.splitlines() if ln.startswith("progress ")]
+
+
+def test_import_report_and_export_print_progress_lines(tmp_path: Path, mafiascope_dir: Path, ticking) -> None:
+    runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+    games = tmp_path / "games"
+    lines = _progress(
+        runner.invoke(app, ["import", "mafiascope", str(mafiascope_dir / "en_demo"), "--out", str(games)])
+    )
+    n = len(list(games.rglob("game.jsonl")))
+    assert n >= 2 and lines and lines[-1].endswith(f"games imported {n}/{n} (100 %)")
+    lines = _progress(runner.invoke(app, ["report", str(games), "--no-cache"]))
+    assert lines and lines[-1].endswith(f"games: games read {n}")
+    lines = _progress(runner.invoke(app, ["export", "parquet", str(games), "--out", str(tmp_path / "pq")]))
+    assert lines and lines[-1].endswith(f"games read {n}/{n} (100 %)")
