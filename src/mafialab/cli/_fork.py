@@ -34,6 +34,7 @@ from mafialab.cli._app import (
     seat_option,
     seed_option,
 )
+from mafialab.analysis import fmt_p
 from mafialab.config import json_error
 from mafialab.counterfactual import (
     BatchSummary,
@@ -326,7 +327,7 @@ def compare_cmd(
             continue
         console.print(
             f"{winner_name(team, rules)}: A - B = {d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] (Newcombe 95 %), "
-            f"Fisher exact p = {d['fisher_p']:.4g} (two-sided), n = {res['a']['n']} vs {res['b']['n']}",
+            f"Fisher exact p = {fmt_p(d['fisher_p'])} (two-sided), n = {res['a']['n']} vs {res['b']['n']}",
             highlight=False,
         )
 

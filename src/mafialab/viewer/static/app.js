@@ -79,6 +79,16 @@
   const app = () => document.getElementById("app");
   const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const num = (x, d) => (x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d));
+  // a p-value by mafialab.analysis.fmt_p's rule (the CLI's): 3 decimals, scientific (1.083e-05) below 0.001.
+  // Python rounds an exact tie (0.0625) to even where toFixed rounds up: read the exact decimals to match it.
+  // Below 0.001 a 4-digit tie cannot be a double, so toExponential agrees; its exponent gets Python's 2 digits.
+  const pval = (p) => {
+    if (p === null || p === undefined || Number.isNaN(p)) return "–";
+    if (p < 0.001) return p.toExponential(3).replace(/e([+-])(\d)$/, "e$10$2");
+    const exact = p.toFixed(100), i = exact.indexOf(".") + 4;
+    const tie = exact[i] === "5" && /^0*$/.test(exact.slice(i + 1));
+    return tie && Number(exact[i - 1]) % 2 === 0 ? exact.slice(0, i) : p.toFixed(3);
+  };
   const enc = encodeURIComponent;
   // counted nouns as mafialab._words.count words them: "1 game", "2 games"
   const count = (n, noun, plural) => n + " " + (n === 1 ? noun : plural || noun + "s");
@@ -305,7 +315,7 @@
     page: (...a) => (window.MAFIALAB_VIEWER.ext.page || NOEXT.page)(...a),
   };
   window.MAFIALAB_VIEWER = {
-    ext: {}, h, s, clear, load, pct, num, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
+    ext: {}, h, s, clear, load, pct, num, pval, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
     reloadIndex: () => {
       for (const k of store.keys()) if (k.startsWith("page:")) stalePages.add(k.slice(5));
       return load("index", "index", "data/index.js", true);
