@@ -157,6 +157,24 @@ def test_scrubbing_changes_transcript_and_metrics_strip_seeks(site: Path, page: 
     assert con.errors == []
 
 
+def test_metrics_strip_axis_titles_sit_outside_the_plot(site: Path, page: tuple[Page, Console]) -> None:
+    # they were SVG text inside the plot, the y title drawn over the tick labels and lines
+    pg, con = page
+    pg.goto(url(site, f"#/game/{NATIVE}/step/1"))
+    pg.wait_for_selector("svg#strip")
+    plot = pg.locator("svg#strip").bounding_box()
+    assert plot is not None
+    assert pg.locator("svg#strip text.axis-title").count() == 0
+    titles = {t: pg.locator(f".stripbox .axis-title.{t}").bounding_box() for t in ("x", "y")}
+    assert pg.text_content(".stripbox .axis-title.y") == "share (0–1)"
+    y, x = titles["y"], titles["x"]
+    assert y is not None and x is not None
+    assert y["x"] + y["width"] <= plot["x"] + 0.5  # left of the plot
+    assert y["height"] > y["width"]  # written upwards
+    assert x["y"] >= plot["y"] + plot["height"] - 0.5  # under the plot
+    assert con.errors == []
+
+
 def _seat_data(game_dir: Path) -> tuple[Any, int, int]:
     glog = read_game(game_dir)
     town = next(s for s in glog.header.roster if s.team == "town" and s.role == "Town")

@@ -665,7 +665,8 @@
 
   // ------------------------------------------------------------------ metrics strip
   function metricsStrip(g, onPick) {
-    const steps = g.steps, n = steps.length, W = 900, H = 110, L = 30, R = 8, T = 8, B = 18;
+    // the axis titles are HTML beside and under the plot (never SVG text over its lines): B only keeps the 0 line clear
+    const steps = g.steps, n = steps.length, W = 900, H = 96, L = 30, R = 8, T = 8, B = 6;
     const x = (i) => L + (n <= 1 ? 0 : (i / (n - 1)) * (W - L - R)), y = (v) => T + (1 - v) * (H - T - B);
     const svg = s("svg", { class: "strip", id: "strip", viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none", width: "100%", height: H });
     const hasData = g.metrics.recall.some((v) => v !== null) || g.metrics.agree.some((v) => v !== null) || Object.values(g.metrics.acc).some((a) => a.some((v) => v !== null));
@@ -680,8 +681,6 @@
       return h("div", { class: "strip-empty muted", id: "strip" }, text);
     }
     [0, 0.5, 1].forEach((v) => { svg.appendChild(s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" })); svg.appendChild(s("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, String(v))); });
-    svg.appendChild(s("text", { x: 10, y: (T + H - B) / 2, class: "label axis-title", "text-anchor": "middle", transform: "rotate(-90 10 " + (T + H - B) / 2 + ")" }, "share (0–1)"));
-    svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 3, class: "label axis-title", "text-anchor": "middle" }, "step of the game (click to jump)"));
     const path = (vals) => {
       let d = "", pen = false;
       vals.forEach((v, i) => { if (v === null) { pen = false; return; } d += (pen ? " L" : " M") + x(i).toFixed(1) + " " + y(v).toFixed(1); pen = true; });
@@ -705,7 +704,9 @@
       g.roster.map((r) => h("span", { class: "key acc", style: null, dataset: { seat: r.seat } }, h("i", { class: "swatch", dataset: { c: r.seat % PALETTE.length } }), r.name + " accuracy")));
     legend.querySelectorAll("i.swatch").forEach((i) => { i.style.background = PALETTE[+i.dataset.c]; });
     const gaps = lacks.length ? h("p", { class: "muted strip-missing" }, "Not drawn: " + lacks.join(" · ")) : null;
-    return { el: h("div", { class: "stripbox" }, svg, legend, gaps), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
+    const plot = h("div", { class: "stripplot" }, h("span", { class: "axis-title y" }, "share (0–1)"), svg);
+    const xTitle = h("div", { class: "axis-title x" }, "step of the game (click to jump)");
+    return { el: h("div", { class: "stripbox" }, plot, xTitle, legend, gaps), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
   }
 
   function stepIndexFor(steps, seq) {
