@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,27 @@ def test_impersonating_mafia_shows_the_chat(site: Path, logs: Path, page: tuple[
     pg.goto(url(site, f"#/game/{NATIVE}/as/{maf}"))
     pg.wait_for_selector("#transcript li")
     assert pg.locator("#transcript li.mafia_chat").count() == sum(1 for e in glog.events if e.kind == "mafia_chat")
+    assert con.errors == []
+
+
+def test_impersonating_a_werewolf_names_its_teammate_by_role(
+    tmp_path: Path, page: tuple[Page, Console]
+) -> None:
+    # a teammate known from the team reveal read "Werewolves (known)" (the team's name), the
+    # seat itself "Werewolf (known)": a seat is labelled with its role, singular
+    pg, con = page
+    with ThreadPoolExecutor(1) as pool:  # Playwright's loop runs in this thread
+        game = pool.submit(asyncio.run, play_probed(tmp_path / "logs", 2, "werewolf7")).result()
+    build_site(tmp_path / "logs", tmp_path / "site")
+    glog = read_game(game)
+    wolves = {s.seat for s in glog.header.roster if s.team == "mafia"}
+    me = min(wolves)
+    pg.goto(url(tmp_path / "site", f"#/game/{glog.game_id}/as/{me}/step/1"))
+    pg.wait_for_selector("#subjective g.node")
+    subs = dict(pg.eval_on_selector_all("#subjective g.node", "els => els.map(e => [+e.dataset.seat, e.textContent])"))
+    for w in wolves:
+        assert subs[w].endswith("Werewolf (known)"), subs[w]
+    assert not any("Werewolves" in t for t in subs.values())
     assert con.errors == []
 
 

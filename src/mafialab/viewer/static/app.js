@@ -799,12 +799,14 @@
       h("div", { class: "col-graph" }, h("h3", null, "Subjective graph"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Own beliefs"), own)));
     root.appendChild(ego);
     const back = document.getElementById("back-to-game");
+    // a teammate's role when its team has one role (werewolf7: "Werewolf"), so that it reads as the seat's own does
+    function soleRole(team) { const rs = (p.roles || []).filter((r) => r.team === team); return rs.length === 1 ? rs[0].name : null; }
     function known(seq) { // roles this player knows for certain from its visible events
       const roles = {};
       for (const ev of p.events) {
         if (ev.seq > seq) break;
         if (ev.kind === "role_assigned") roles[ev.seat] = { role: ev.role, team: ev.team };
-        else if (ev.kind === "team_revealed") ev.members.forEach((m) => { if (!roles[m]) roles[m] = { role: null, team: ev.team }; });
+        else if (ev.kind === "team_revealed") ev.members.forEach((m) => { if (!roles[m]) roles[m] = { role: soleRole(ev.team), team: ev.team }; });
         else if (ev.kind === "elimination" && ev.role) roles[ev.seat] = { role: ev.role, team: null };
         else if (ev.kind === "game_end") ev.roles.forEach((r, k) => { roles[k] = { role: r, team: null }; });
       }
@@ -826,7 +828,7 @@
         if (K) {
           const spec = K.role ? p.roles.find((r) => r.name === K.role) : null;
           const team = K.team || (spec ? spec.team : null);
-          return { fill: K.role ? roleFill(team, K.role, p) : ROLE_COLOURS[team] || "#95a5a6", dead: dead.has(k), label: names[k], sub: (K.role || teamName(p, K.team)) + " (known)", title: names[k] + ": known from what this player saw" };
+          return { fill: K.role ? roleFill(team, K.role, p) : ROLE_COLOURS[team] || "#95a5a6", dead: dead.has(k), label: names[k], sub: (K.role || "member of " + teamName(p, K.team)) + " (known)", title: names[k] + ": known from what this player saw" };
         }
         const gspec = G && G.r ? p.roles.find((r) => r.name === G.r) : null;
         const fill = !G || !G.r || G.r === "Unknown" ? "#bdc3c7" : gspec ? roleFill(gspec.team, gspec.name, p) : ROLE_COLOURS.town;
