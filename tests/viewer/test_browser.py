@@ -218,9 +218,7 @@ def test_impersonating_mafia_shows_the_chat(site: Path, logs: Path, page: tuple[
     assert con.errors == []
 
 
-def test_impersonating_a_werewolf_names_its_teammate_by_role(
-    tmp_path: Path, page: tuple[Page, Console]
-) -> None:
+def test_impersonating_a_werewolf_names_its_teammate_by_role(tmp_path: Path, page: tuple[Page, Console]) -> None:
     # a teammate known from the team reveal read "Werewolves (known)" (the team's name), the
     # seat itself "Werewolf (known)": a seat is labelled with its role, singular
     pg, con = page

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.agents import parse_seat_overrides
+from mafialab.analysis import fmt_p
 from mafialab.cli._app import (
     ONE_GAME,
     arg_message,
@@ -34,7 +35,6 @@ from mafialab.cli._app import (
     seat_option,
     seed_option,
 )
-from mafialab.analysis import fmt_p
 from mafialab.config import json_error
 from mafialab.counterfactual import (
     BatchSummary,
