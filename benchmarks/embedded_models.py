@@ -22,17 +22,27 @@ prompts (rendered from scripted werewolf7 games), alternating the models call by
 ``fixed_prompts`` gives the median and mean seconds per decision and the legal-move rate on
 those prompts.
 
+A third section, ``--threads auto,1,2``, times thread settings of ``--layout-model`` on the
+same fixed prompts (``auto``: the backend's own choice, :func:`mafialab.models.embedded_threads`;
+a number: ``?n_threads=N``), alternating call by call, while ``--load N`` busy processes
+(one spinning Python loop each) compete for the cores; ``--load`` applies to every section.
+
 Usage: python benchmarks/embedded_models.py [--games 3] [--models smollm2,gemma3-270m]
        [--layouts shared_first,seat_first] [--layout-model smollm2]
-Prints JSON, one entry per (model, layout).
+       [--threads auto,1,2 --threads-calls 4] [--load N]
+Prints JSON, one entry per (model, layout), per thread setting.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import multiprocessing
+import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from mafialab.agents import make_llm_agent
@@ -187,6 +197,66 @@ async def fixed_prompts(models: list[str], n: int, pool: ModelPool) -> list[dict
     ]
 
 
+def _spin() -> None:
+    while True:
+        pass
+
+
+@contextlib.contextmanager
+def busy(n: int) -> Iterator[None]:
+    """``n`` processes spinning on a core each for the duration of the block (``--load``)."""
+    procs = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(5)
+
+
+async def threads_under_load(model: str, settings: list[str], n: int, pool: ModelPool) -> list[dict[str, object]]:
+    """Seconds per decision of ``model`` under each thread setting, on the same prompts, alternating."""
+    import statistics
+
+    from mafialab.agents import decision_schema
+    from mafialab.models import ChatRequest
+
+    jobs = await scripted_jobs(n)
+    specs = {t: f"local/{model}" + ("" if t == "auto" else f"?n_threads={t}") for t in settings}
+    backends = {t: pool.get(spec) for t, spec in specs.items()}
+    times: dict[str, list[float]] = {t: [] for t in settings}
+    load0 = os.getloadavg()[0]
+    for i, (agent, d, view) in enumerate(jobs):
+        msgs, _ = agent.decision_messages(d, view)
+        req = ChatRequest(
+            messages=msgs,
+            json_schema=decision_schema(d, view, agent._text_cap(d)),
+            max_tokens=agent._max_tokens(d),
+            seed=i,
+            purpose=d.kind,
+        )
+        for t in settings if i % 2 == 0 else list(reversed(settings)):
+            t0 = time.perf_counter()
+            await backends[t].chat(req)
+            times[t].append(time.perf_counter() - t0)
+    return [
+        {
+            "model": f"local/{model}",
+            "threads": t,
+            "n_threads": getattr(backends[t], "n_threads", None),
+            "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "load_avg_1min_before": round(load0, 2),
+            "calls": len(times[t]),
+            "median_s_per_decision": round(statistics.median(times[t]), 3),
+            "mean_s_per_decision": round(statistics.mean(times[t]), 3),
+        }
+        for t in settings
+    ]
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=3)
@@ -196,10 +266,22 @@ async def main() -> None:
     ap.add_argument("--rules", default="werewolf7")
     ap.add_argument("--fixed", type=int, default=40, help="fixed decision prompts timed per model (0: skip)")
     ap.add_argument("--prefix", type=int, default=60, help="decisions for the prefix-cache layout test (0: skip)")
+    ap.add_argument("--threads", default="", help="thread settings to compare, e.g. auto,1,2 (empty: skip)")
+    ap.add_argument("--threads-calls", type=int, default=4, help="fixed prompts per thread setting")
+    ap.add_argument("--load", type=int, default=0, help="busy processes running during every measurement")
     args = ap.parse_args()
+    with busy(args.load):
+        await measure(args)
+
+
+async def measure(args: argparse.Namespace) -> None:
     seeds = list(range(args.games))
     pool = ModelPool()
     out: list[dict[str, object]] = []
+    if args.threads:
+        for row in await threads_under_load(args.layout_model, args.threads.split(","), args.threads_calls, pool):
+            out.append({**row, "load": args.load})
+            print(json.dumps(out[-1]), flush=True)
     if args.prefix:
         for row in await prefix_effect(args.layout_model, args.prefix, pool):
             out.append(row)

@@ -13,6 +13,7 @@ from inspect_ai.model import ModelOutput, get_model
 
 from mafialab.analysis import load_games, report
 from mafialab.inspect import seat_figures
+from mafialab.inspect._game import seat_outcomes
 from mafialab.record import read_game
 from mafialab.rules import winner_name
 from tests.inspect.conftest import instance, with_usage
@@ -76,6 +77,11 @@ def test_scores_are_the_seats_figures(played: tuple[Any, Path]) -> None:
         teams = ["mafia" if game.names[x] in game.mafia else "town" for x in (0, 3)]
         assert score.value["win"] == sum(t == game.winner for t in teams) / 2
         assert score.metadata["seats"] == [0, 3]
+        # a seat's win is its team's: the explanation says what the seat itself did
+        outcomes = seat_outcomes(read_game(Path(s.metadata["game_dir"])), [0, 3])
+        assert score.explanation == "\n".join(o["explanation"] for o in outcomes)
+        assert [o["decisions"] for o in score.metadata["seat_outcomes"]] == [o["decisions"] for o in outcomes]
+        assert all(" with its team; " in line for line in score.explanation.splitlines())
         assert score.answer == f"winner: {winner_name(game.winner, game.rules)}"  # "Village", not "town"
         assert f"winner {winner_name(game.winner, game.rules)} after" in s.output.completion
         # the suspicion battery gives no role assessments: no first-order accuracy, no calibration

@@ -166,3 +166,12 @@ def test_seat_names_must_be_names(names, want):
     base["seat_names"] = [*names, *base["seat_names"][len(names) :]]
     with pytest.raises(ValueError, match=want):
         rules_from_dict({**base, "name": "seatnames"})
+
+
+def test_only_the_benchmark_version_calls_itself_the_benchmark_setting():
+    # werewolf7-v1 names every voter in a secret vote's result; the benchmark setting is v2
+    # (``rules list`` called both "Belief-shift benchmark setting")
+    calls = {rid for rid, r in BUILTIN_VERSIONS.items() if r.description.startswith("Belief-shift benchmark setting")}
+    assert calls == {"werewolf7-v2"}
+    v1 = BUILTIN_VERSIONS["werewolf7-v1"].description
+    assert "werewolf7-v2" in v1 and v1.startswith("Werewolf table")

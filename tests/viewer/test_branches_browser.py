@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from mafialab.analysis import fmt_p
 from mafialab.cli import app
 from mafialab.viewer import build_site
 from tests.browser import launch, require_browser
@@ -118,11 +119,56 @@ def test_outcome_strip_and_comparison(site: Path, page: tuple[Page, list[str]]) 
         ["fork", "compare", str(FIXTURE), str(FIXTURE), "--batch-a", a["batch"], "--batch-b", b["batch"], "--format", "json"],
     )  # fmt: skip
     want = json.loads(res.stdout)
-    if not pg.locator("#swap").count():
-        d = want["difference"]["town"]
-        cells = pg.eval_on_selector_all("#delta tr[data-team=town] td", "els => els.map(e => e.textContent)")
-        assert cells[3] == f"{d['diff']:.3f}" and cells[4] == f"[{d['lo']:.3f}, {d['hi']:.3f}]"
+    d = want["difference"]["town"]
+    cells = pg.eval_on_selector_all("#delta tr[data-team=town] td", "els => els.map(e => e.textContent)")
+    assert cells[3] == f"{d['diff']:.3f}" and cells[4] == f"[{d['lo']:.3f}, {d['hi']:.3f}]"
     assert pg.locator("#outcome-a, #outcome-b").count() == 2
+    assert errors == []
+
+
+def _cells(pg: Page, team: str) -> list[str]:
+    return pg.eval_on_selector_all(f"#delta tr[data-team={team}] td", "els => els.map(e => e.textContent)")
+
+
+def test_comparison_is_shown_in_url_order(site: Path, page: tuple[Page, list[str]]) -> None:
+    """``#/compare/B/A`` of a pair the site stores as ``A|B``: A is the batch named first, each
+    difference and interval as ``fork compare B A`` prints them, the same Fisher p."""
+    pg, errors = page
+    index = index_of(site)
+    bs = [b for b in index["batches"] if b["parent"] == "parent"]
+    # a pair with different winners' counts, named against the site's order (which is bs order)
+    first, second = next((x, y) for i, x in enumerate(bs) for y in bs[i + 1 :] if x["town"]["k"] != y["town"]["k"])
+    for a, b in ((second, first), (first, second)):
+        pg.goto(url(site, f"#/compare/{a['batch']}/{b['batch']}"))
+        pg.wait_for_selector("#delta")
+        res = CliRunner().invoke(
+            app,
+            ["fork", "compare", str(FIXTURE), str(FIXTURE), "--batch-a", a["batch"], "--batch-b", b["batch"], "--format", "json"],
+        )  # fmt: skip
+        want = json.loads(res.stdout)
+        assert pg.locator("#swap").count() == 0
+        assert (pg.text_content(".side[data-side=a] h3") or "").startswith(f"A: {a['batch']} ")
+        assert pg.locator(f".side[data-side=a] .outcomebox[data-batch='{a['batch']}']").count() == 1
+        for team in ("town", "mafia"):
+            d, cells = want["difference"][team], _cells(pg, team)
+            k_a, k_b = want["a"][team]["k"], want["b"][team]["k"]
+            assert cells[1].startswith(f"{k_a}/{want['a']['n']} ") and cells[2].startswith(f"{k_b}/{want['b']['n']} ")
+            assert cells[3] == f"{d['diff']:.3f}"
+            assert cells[4] == f"[{d['lo']:.3f}, {d['hi']:.3f}]"
+            assert cells[5] == fmt_p(d["fisher_p"])
+    assert errors == []
+
+
+def test_p_values_follow_the_cli_rule(site: Path, page: tuple[Page, list[str]]) -> None:
+    """The viewer's ``pval`` prints every p as :func:`mafialab.analysis.fmt_p` does (the CLI's rule)."""
+    pg, errors = page
+    pg.goto(url(site, "#/"))
+    pg.wait_for_selector("#games")
+    ps = [1.0830e-05, 0.0, 1e-300, 0.0009995, 0.001, 0.0625, 0.1875, 0.04321, 0.5, 0.99951, 1.0]
+    got = pg.evaluate("ps => ps.map((p) => window.MAFIALAB_VIEWER.pval(p))", ps)
+    assert got == [fmt_p(p) for p in ps]
+    assert got[:2] == ["1.083e-05", "0.000e+00"] and got[5] == "0.062"
+    assert pg.evaluate("window.MAFIALAB_VIEWER.pval(null)") == "–"
     assert errors == []
 
 

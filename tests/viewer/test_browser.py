@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,24 @@ def test_scrubbing_changes_transcript_and_metrics_strip_seeks(site: Path, page: 
     assert con.errors == []
 
 
+def test_metrics_strip_axis_titles_sit_outside_the_plot(site: Path, page: tuple[Page, Console]) -> None:
+    # they were SVG text inside the plot, the y title drawn over the tick labels and lines
+    pg, con = page
+    pg.goto(url(site, f"#/game/{NATIVE}/step/1"))
+    pg.wait_for_selector("svg#strip")
+    plot = pg.locator("svg#strip").bounding_box()
+    assert plot is not None
+    assert pg.locator("svg#strip text.axis-title").count() == 0
+    titles = {t: pg.locator(f".stripbox .axis-title.{t}").bounding_box() for t in ("x", "y")}
+    assert pg.text_content(".stripbox .axis-title.y") == "share (0–1)"
+    y, x = titles["y"], titles["x"]
+    assert y is not None and x is not None
+    assert y["x"] + y["width"] <= plot["x"] + 0.5  # left of the plot
+    assert y["height"] > y["width"]  # written upwards
+    assert x["y"] >= plot["y"] + plot["height"] - 0.5  # under the plot
+    assert con.errors == []
+
+
 def _seat_data(game_dir: Path) -> tuple[Any, int, int]:
     glog = read_game(game_dir)
     town = next(s for s in glog.header.roster if s.team == "town" and s.role == "Town")
@@ -196,6 +215,25 @@ def test_impersonating_mafia_shows_the_chat(site: Path, logs: Path, page: tuple[
     pg.goto(url(site, f"#/game/{NATIVE}/as/{maf}"))
     pg.wait_for_selector("#transcript li")
     assert pg.locator("#transcript li.mafia_chat").count() == sum(1 for e in glog.events if e.kind == "mafia_chat")
+    assert con.errors == []
+
+
+def test_impersonating_a_werewolf_names_its_teammate_by_role(tmp_path: Path, page: tuple[Page, Console]) -> None:
+    # a teammate known from the team reveal read "Werewolves (known)" (the team's name), the
+    # seat itself "Werewolf (known)": a seat is labelled with its role, singular
+    pg, con = page
+    with ThreadPoolExecutor(1) as pool:  # Playwright's loop runs in this thread
+        game = pool.submit(asyncio.run, play_probed(tmp_path / "logs", 2, "werewolf7")).result()
+    build_site(tmp_path / "logs", tmp_path / "site")
+    glog = read_game(game)
+    wolves = {s.seat for s in glog.header.roster if s.team == "mafia"}
+    me = min(wolves)
+    pg.goto(url(tmp_path / "site", f"#/game/{glog.game_id}/as/{me}/step/1"))
+    pg.wait_for_selector("#subjective g.node")
+    subs = dict(pg.eval_on_selector_all("#subjective g.node", "els => els.map(e => [+e.dataset.seat, e.textContent])"))
+    for w in wolves:
+        assert subs[w].endswith("Werewolf (known)"), subs[w]
+    assert not any("Werewolves" in t for t in subs.values())
     assert con.errors == []
 
 

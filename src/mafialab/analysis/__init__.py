@@ -36,6 +36,9 @@ from mafialab.analysis._bootstrap import (
     wilson,
 )
 from mafialab.analysis._bootstrap import (
+    fmt_p as fmt_p,
+)
+from mafialab.analysis._bootstrap import (
     no_interval_reason as no_interval_reason,
 )
 from mafialab.analysis._calibration import (

@@ -169,3 +169,23 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
         return (0.0, 1.0)
     low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
     return (max(0.0, float(low)), min(1.0, float(high)))
+
+
+P_SCIENTIFIC_BELOW = 0.001
+"""p-values below this print in scientific notation (``1.083e-05``), not as ``0.000``."""
+
+
+def fmt_p(p: float | None, missing: str = "-") -> str:
+    """A p-value as every output prints it: ``0.043``, ``1.000``, or ``1.083e-05`` below 0.001.
+
+    Three decimals from :data:`P_SCIENTIFIC_BELOW` up, four significant digits in scientific
+    notation below it (a small p never reads as ``0.000``). The viewer's JavaScript applies the
+    same rule (``pval`` in ``viewer/static/app.js``; a browser test holds the two equal).
+
+    Args:
+        p: A p-value in [0, 1], or None (no test: an empty side).
+        missing: What None prints as.
+    """
+    if p is None or math.isnan(p):
+        return missing
+    return f"{p:.3e}" if p < P_SCIENTIFIC_BELOW else f"{p:.3f}"

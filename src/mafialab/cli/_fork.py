@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.agents import parse_seat_overrides
+from mafialab.analysis import fmt_p
 from mafialab.cli._app import (
     ONE_GAME,
     arg_message,
@@ -328,7 +329,7 @@ def compare_cmd(
             continue
         console.print(
             f"{winner_name(team, rules)}: A - B = {d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] (Newcombe 95 %), "
-            f"Fisher exact p = {d['fisher_p']:.4g} (two-sided), n = {res['a']['n']} vs {res['b']['n']}",
+            f"Fisher exact p = {fmt_p(d['fisher_p'])} (two-sided), n = {res['a']['n']} vs {res['b']['n']}",
             highlight=False,
         )
 

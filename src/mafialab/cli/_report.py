@@ -33,6 +33,7 @@ from mafialab.analysis import (
     comparison_json,
     default_cache_dir,
     find_retests,
+    fmt_p,
     iter_summaries,
     load_reference,
     mix_line,
@@ -293,7 +294,7 @@ def _print_f4(rep: Report, probed: bool = True) -> None:
         console.print("F4 vote coupling: no counted vote in these games", highlight=False)
     sides = {
         side: [
-            [pred, str(x.n), f"{x.probe_hits}/{x.baseline_hits}", f"{x.b}/{x.c}", _f(x.mcnemar_p),
+            [pred, str(x.n), f"{x.probe_hits}/{x.baseline_hits}", f"{x.b}/{x.c}", fmt_p(x.mcnemar_p),
              _f(x.diff), _ci(x.diff_ci95, x.diff)]
             for pred, x in v.increment
             if x.n

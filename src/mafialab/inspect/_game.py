@@ -19,7 +19,7 @@ from mafialab.analysis import GameData, Report, compute_report, game_data
 from mafialab.harness import play_game
 from mafialab.inspect._model import InspectChatModel
 from mafialab.probes import make_probe_observer, resolve_battery
-from mafialab.record import read_game
+from mafialab.record import GameLog, read_game
 from mafialab.rules import RuleSet, load_rules, winner_name
 
 GAME_KEY = "game_dir"
@@ -97,6 +97,49 @@ def _load(path: str | Path) -> GameData:
     return game_data(read_game(Path(path)))
 
 
+def seat_outcomes(glog: GameLog, seats: Sequence[int]) -> list[dict[str, Any]]:
+    """What each of ``seats`` did in a game, to read its ``win`` by: a team's win is not the seat's play.
+
+    Returns:
+        One dict per seat in ``seats`` order: ``seat``, ``name``, ``role``, ``team``,
+        ``won`` (its team won; None for an unfinished game), ``eliminated``
+        (``{"round", "cause"}`` with cause ``night`` or ``vote``, or None when it survived)
+        and ``decisions`` (its answered decisions: speeches, votes, night actions, team chat).
+        ``explanation`` words it: ``"Dana (Villager): won with its team; eliminated night 1,
+        made no decision"``.
+    """
+    roster = {s.seat: s for s in glog.header.roster}
+    out = []
+    for seat in seats:
+        r = roster[seat]
+        elim = next((e for e in glog.events if e.kind == "elimination" and e.seat == seat), None)
+        decisions = sum(
+            1 for e in glog.events if getattr(e, "decision", None) is not None and getattr(e, "seat", None) == seat
+        )
+        won = None if glog.winner is None else r.team == glog.winner
+        if elim is None:
+            fate = "survived"
+        elif elim.cause == "night":
+            fate = f"eliminated night {elim.round}"
+        else:
+            fate = f"eliminated by the vote of day {elim.round}"
+        made = "made no decision" if decisions == 0 else f"made {count(decisions, 'decision')}"
+        result = "game unfinished" if won is None else ("won" if won else "lost") + " with its team"
+        out.append(
+            {
+                "seat": seat,
+                "name": r.name,
+                "role": r.role,
+                "team": r.team,
+                "won": won,
+                "eliminated": None if elim is None else {"round": elim.round, "cause": elim.cause},
+                "decisions": decisions,
+                "explanation": f"{r.name} ({r.role}): {result}; {fate}, {made}",
+            }
+        )
+    return out
+
+
 @metric
 def game_metrics() -> Metric:
     """The figures of :func:`seat_figures`, pooled over every game of the eval.
@@ -141,25 +184,31 @@ def game_scorer() -> Any:
     """Scores one played game for the seats the model under evaluation played.
 
     Value: the dict of :func:`seat_figures` (``win`` always; the belief figures when the
-    game has data for them). Metadata: the game directory, the seats, their names and
-    teams, the winner, and the one-game report's figures.
+    game has data for them). Explanation: per seat whether its team won and what the seat
+    itself did (a seat killed on night 1 "won with its team; eliminated night 1, made no
+    decision"), one line each. Metadata: the game directory, the seats, their names, the
+    winner, ``seat_outcomes`` (:func:`seat_outcomes` without the wording) and the one-game
+    report's figures.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
         path = state.store.get(GAME_KEY)
         seats = list(state.metadata["seats"])
-        game = _load(path)
+        glog = read_game(Path(path))
+        game = game_data(glog)
         values, rep = seat_figures(game, seats)
         names = [game.names[s] for s in seats]
+        outcomes = seat_outcomes(glog, seats)
         return Score(
             value=values,
             answer=f"winner: {winner_name(game.winner, game.rules)}",
-            explanation=", ".join(f"{game.names[s]} ({game.role[game.names[s]]})" for s in seats),
+            explanation="\n".join(o["explanation"] for o in outcomes),
             metadata={
                 GAME_KEY: str(path),
                 "seats": seats,
                 "names": names,
                 "winner": game.winner,
+                "seat_outcomes": [{k: v for k, v in o.items() if k != "explanation"} for o in outcomes],
                 "calibration_n": rep.calibration.n,
                 "probe_records": rep.probe_records,
             },

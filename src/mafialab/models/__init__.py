@@ -4,7 +4,13 @@ from mafialab.models._calls import CallRecord, CallSink, CallStatus, CallSummary
 from mafialab.models._cluster import cluster_limit_state, cluster_limits
 from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
 from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
-from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
+from mafialab.models._local import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    LocalModelInfo,
+    embedded_threads,
+    local_model_available,
+)
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
 from mafialab.models._pool import (
     DEFAULT_OPENAI_CONCURRENCY,
@@ -104,6 +110,7 @@ __all__ = [
     "closed_prefix",
     "complete_n",
     "concurrent_n",
+    "embedded_threads",
     "estimate_tokens",
     "get_model",
     "is_cut_off",

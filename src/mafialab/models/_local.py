@@ -138,6 +138,7 @@ def merge_same_role(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+"""Loaded models by (weights, context size, threads asked; 0 for the automatic choice)."""
 _LOAD_LOCK = threading.Lock()
 
 
@@ -154,15 +155,80 @@ def _close_all() -> None:
         _LOADED.clear()
 
 
-def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    """One loaded ``Llama`` per (weights, context size, threads) in this process, with its lock."""
-    key = (str(path), n_ctx, n_threads)
+def _physical_cores() -> int | None:
+    """Physical cores of the machine (psutil's count when it is installed; None otherwise)."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    n = psutil.cpu_count(logical=False)
+    return int(n) if n else None
+
+
+def _cpu_quota() -> int | None:
+    """CPUs the cgroup's quota allows, rounded up (``cpu.max``, v2; ``cpu.cfs_quota_us``, v1); None if unlimited."""
+    v1 = "/sys/fs/cgroup/cpu/"
+    pairs = (("/sys/fs/cgroup/cpu.max", None), (v1 + "cpu.cfs_quota_us", v1 + "cpu.cfs_period_us"))
+    for quota_file, period_file in pairs:
+        try:
+            parts = Path(quota_file).read_text(encoding="ascii").split()
+            if period_file is not None:
+                parts = [parts[0], Path(period_file).read_text(encoding="ascii").strip()]
+            if parts[0] in ("max", "-1"):
+                return None
+            return max(1, -(-int(parts[0]) // int(parts[1])))
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def embedded_threads(cpus: int | None = None, physical: int | None = None, quota: int | None = None) -> int:
+    """CPU threads for the embedded model: the cores this process may really run on.
+
+    ``min(cpus, physical cores, cgroup CPU quota)``, for generation and prompt processing
+    alike. ``os.cpu_count()`` (the former default) and llama-cpp-python's own prompt default
+    (every CPU) count CPUs the process may not use: in a container limited by affinity or
+    quota, llama.cpp's threads, which wait for each other at every layer, then wait on
+    descheduled siblings. The load average is deliberately not used: on a 2-core machine
+    with a load of 12, one thread took 2.6 times as long per call as two (the scheduler
+    shares CPU per thread, so fewer threads get less of it; ``benchmarks/embedded_models.py
+    --threads 1,2 --load 2``). Override with the model option ``n_threads``
+    (``local/smollm2?n_threads=1``).
+
+    Args:
+        cpus: CPUs this process may run on (default: ``os.sched_getaffinity``, else ``os.cpu_count``).
+        physical: Physical cores (default: psutil's count, else ``cpus``; hyperthreads share
+            one core's arithmetic units).
+        quota: CPUs of the cgroup's quota (default: read from ``/sys/fs/cgroup``; None: no quota).
+
+    Returns:
+        Threads, at least 1.
+    """
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if quota is None:
+        quota = _cpu_quota()
+    return max(1, min(cpus, physical or _physical_cores() or cpus, quota or cpus))
+
+
+def _load(path: Path, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock, int]:
+    """One loaded ``Llama`` per (weights, context size, threads asked) in this process, its lock and threads.
+
+    ``n_threads`` None: :func:`embedded_threads` at the first load (kept for the process).
+    Prompt processing (``n_threads_batch``) uses the same threads: llama-cpp-python's default
+    there is every CPU, which oversubscribes a loaded machine the same way.
+    """
+    key = (str(path), n_ctx, n_threads or 0)
     with _LOAD_LOCK:
         if key not in _LOADED:
             llama_cpp = require("llama_cpp", "llama-cpp-python", "local")
-            llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            threads = n_threads or embedded_threads()
+            llm = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
+            )
             _LOADED[key] = (llm, threading.Lock())
-        return _LOADED[key]
+        llm, lock = _LOADED[key]
+        return llm, lock, int(llm.n_threads)
 
 
 _OPTIONS = {"n_ctx", "n_threads", "max_tokens", "temperature", "repeat_penalty"}
@@ -184,7 +250,8 @@ class LocalModel:
         name: An embedded model name (``smollm2``, ``gemma3-270m``) or a ``.gguf`` path.
         n_ctx: Context size in tokens (default: the model's entry in :data:`LOCAL_MODELS`,
             8192; llama-cpp's own default of 512 is never used).
-        n_threads: CPU threads (default: all cores).
+        n_threads: CPU threads for generation and prompt processing (default:
+            :func:`embedded_threads`, the cores the machine's load leaves free).
         max_tokens: Default generation cap (default 256).
         temperature: Default temperature (default 0.7).
         repeat_penalty: llama.cpp's repetition penalty (default 1.1; tiny models loop without it).
@@ -221,7 +288,7 @@ class LocalModel:
         self.max_tokens = int(max_tokens)
         self.temperature = float(temperature)
         self.repeat_penalty = float(repeat_penalty)
-        self._llm, self._tlock = _load(self.path, n_ctx, int(n_threads or os.cpu_count() or 1))
+        self._llm, self._tlock, self.n_threads = _load(self.path, n_ctx, int(n_threads) if n_threads else None)
         self._grammars: dict[str, Any] = {}
         self._queue = InFlightLimit(1)
 

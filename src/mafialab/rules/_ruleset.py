@@ -321,7 +321,8 @@ def _load_builtin(name: str) -> RuleSet:
 MAFIASCOPE7 = _load_builtin("mafiascope7")
 """MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes."""
 WEREWOLF7 = _load_builtin("werewolf7")
-"""Belief-shift benchmark setting: 2 Werewolves, Seer, Doctor, 3 Villagers."""
+"""Werewolf table: 2 Werewolves, Seer, Doctor, 3 Villagers; a vote's result names every voter (``werewolf7-v2`` is
+the belief-shift benchmark setting)."""
 ARENA12 = _load_builtin("arena12")
 """Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff."""
 

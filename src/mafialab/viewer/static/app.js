@@ -79,6 +79,16 @@
   const app = () => document.getElementById("app");
   const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const num = (x, d) => (x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d));
+  // a p-value by mafialab.analysis.fmt_p's rule (the CLI's): 3 decimals, scientific (1.083e-05) below 0.001.
+  // Python rounds an exact tie (0.0625) to even where toFixed rounds up: read the exact decimals to match it.
+  // Below 0.001 a 4-digit tie cannot be a double, so toExponential agrees; its exponent gets Python's 2 digits.
+  const pval = (p) => {
+    if (p === null || p === undefined || Number.isNaN(p)) return "–";
+    if (p < 0.001) return p.toExponential(3).replace(/e([+-])(\d)$/, "e$10$2");
+    const exact = p.toFixed(100), i = exact.indexOf(".") + 4;
+    const tie = exact[i] === "5" && /^0*$/.test(exact.slice(i + 1));
+    return tie && Number(exact[i - 1]) % 2 === 0 ? exact.slice(0, i) : p.toFixed(3);
+  };
   const enc = encodeURIComponent;
   // counted nouns as mafialab._words.count words them: "1 game", "2 games"
   const count = (n, noun, plural) => n + " " + (n === 1 ? noun : plural || noun + "s");
@@ -305,7 +315,7 @@
     page: (...a) => (window.MAFIALAB_VIEWER.ext.page || NOEXT.page)(...a),
   };
   window.MAFIALAB_VIEWER = {
-    ext: {}, h, s, clear, load, pct, num, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
+    ext: {}, h, s, clear, load, pct, num, pval, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
     reloadIndex: () => {
       for (const k of store.keys()) if (k.startsWith("page:")) stalePages.add(k.slice(5));
       return load("index", "index", "data/index.js", true);
@@ -656,7 +666,8 @@
 
   // ------------------------------------------------------------------ metrics strip
   function metricsStrip(g, onPick) {
-    const steps = g.steps, n = steps.length, W = 900, H = 110, L = 30, R = 8, T = 8, B = 18;
+    // the axis titles are HTML beside and under the plot (never SVG text over its lines): B only keeps the 0 line clear
+    const steps = g.steps, n = steps.length, W = 900, H = 96, L = 30, R = 8, T = 8, B = 6;
     const x = (i) => L + (n <= 1 ? 0 : (i / (n - 1)) * (W - L - R)), y = (v) => T + (1 - v) * (H - T - B);
     const svg = s("svg", { class: "strip", id: "strip", viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none", width: "100%", height: H });
     const hasData = g.metrics.recall.some((v) => v !== null) || g.metrics.agree.some((v) => v !== null) || Object.values(g.metrics.acc).some((a) => a.some((v) => v !== null));
@@ -671,8 +682,6 @@
       return h("div", { class: "strip-empty muted", id: "strip" }, text);
     }
     [0, 0.5, 1].forEach((v) => { svg.appendChild(s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" })); svg.appendChild(s("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, String(v))); });
-    svg.appendChild(s("text", { x: 10, y: (T + H - B) / 2, class: "label axis-title", "text-anchor": "middle", transform: "rotate(-90 10 " + (T + H - B) / 2 + ")" }, "share (0–1)"));
-    svg.appendChild(s("text", { x: (L + W - R) / 2, y: H - 3, class: "label axis-title", "text-anchor": "middle" }, "step of the game (click to jump)"));
     const path = (vals) => {
       let d = "", pen = false;
       vals.forEach((v, i) => { if (v === null) { pen = false; return; } d += (pen ? " L" : " M") + x(i).toFixed(1) + " " + y(v).toFixed(1); pen = true; });
@@ -696,7 +705,9 @@
       g.roster.map((r) => h("span", { class: "key acc", style: null, dataset: { seat: r.seat } }, h("i", { class: "swatch", dataset: { c: r.seat % PALETTE.length } }), r.name + " accuracy")));
     legend.querySelectorAll("i.swatch").forEach((i) => { i.style.background = PALETTE[+i.dataset.c]; });
     const gaps = lacks.length ? h("p", { class: "muted strip-missing" }, "Not drawn: " + lacks.join(" · ")) : null;
-    return { el: h("div", { class: "stripbox" }, svg, legend, gaps), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
+    const plot = h("div", { class: "stripplot" }, h("span", { class: "axis-title y" }, "share (0–1)"), svg);
+    const xTitle = h("div", { class: "axis-title x" }, "step of the game (click to jump)");
+    return { el: h("div", { class: "stripbox" }, plot, xTitle, legend, gaps), move(i) { cursor.setAttribute("x1", x(i)); cursor.setAttribute("x2", x(i)); } };
   }
 
   function stepIndexFor(steps, seq) {
@@ -789,12 +800,14 @@
       h("div", { class: "col-graph" }, h("h3", null, "Subjective graph"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Own beliefs"), own)));
     root.appendChild(ego);
     const back = document.getElementById("back-to-game");
+    // a teammate's role when its team has one role (werewolf7: "Werewolf"), so that it reads as the seat's own does
+    function soleRole(team) { const rs = (p.roles || []).filter((r) => r.team === team); return rs.length === 1 ? rs[0].name : null; }
     function known(seq) { // roles this player knows for certain from its visible events
       const roles = {};
       for (const ev of p.events) {
         if (ev.seq > seq) break;
         if (ev.kind === "role_assigned") roles[ev.seat] = { role: ev.role, team: ev.team };
-        else if (ev.kind === "team_revealed") ev.members.forEach((m) => { if (!roles[m]) roles[m] = { role: null, team: ev.team }; });
+        else if (ev.kind === "team_revealed") ev.members.forEach((m) => { if (!roles[m]) roles[m] = { role: soleRole(ev.team), team: ev.team }; });
         else if (ev.kind === "elimination" && ev.role) roles[ev.seat] = { role: ev.role, team: null };
         else if (ev.kind === "game_end") ev.roles.forEach((r, k) => { roles[k] = { role: r, team: null }; });
       }
@@ -816,7 +829,7 @@
         if (K) {
           const spec = K.role ? p.roles.find((r) => r.name === K.role) : null;
           const team = K.team || (spec ? spec.team : null);
-          return { fill: K.role ? roleFill(team, K.role, p) : ROLE_COLOURS[team] || "#95a5a6", dead: dead.has(k), label: names[k], sub: (K.role || teamName(p, K.team)) + " (known)", title: names[k] + ": known from what this player saw" };
+          return { fill: K.role ? roleFill(team, K.role, p) : ROLE_COLOURS[team] || "#95a5a6", dead: dead.has(k), label: names[k], sub: (K.role || "member of " + teamName(p, K.team)) + " (known)", title: names[k] + ": known from what this player saw" };
         }
         const gspec = G && G.r ? p.roles.find((r) => r.name === G.r) : null;
         const fill = !G || !G.r || G.r === "Unknown" ? "#bdc3c7" : gspec ? roleFill(gspec.team, gspec.name, p) : ROLE_COLOURS.town;

@@ -100,6 +100,15 @@
     }
   }
 
+  // a precomputed comparison of B with A read as A with B: the sides swap, each difference and
+  // its Newcombe interval change sign (the interval is antisymmetric), the two-sided Fisher p stays
+  function flipped(cmp) {
+    const neg = (x) => (x === null ? null : -x);
+    const difference = {};
+    for (const t of TEAMS) { const d = cmp.difference[t]; difference[t] = { diff: neg(d.diff), lo: neg(d.hi), hi: neg(d.lo), fisher_p: d.fisher_p }; }
+    return { a: cmp.b, b: cmp.a, difference };
+  }
+
   async function renderCompare(index, r) {
     const root = clear(app());
     const A = (index.batches || []).find((x) => x.batch === r.a), B = (index.batches || []).find((x) => x.batch === r.b);
@@ -107,22 +116,19 @@
     if (A.parent !== B.parent) { V.renderError("Batches " + r.a + " and " + r.b + " fork different games; comparisons are between batches of one parent."); return; }
     const prow = rowOf(index, A.parent);
     const bf = await loadBranches(prow);
-    const c = bf.comparisons[A.batch + "|" + B.batch], rev = bf.comparisons[B.batch + "|" + A.batch];
+    // the site stores each pair once, in its own order; the page shows A as the URL names it first
+    const stored = bf.comparisons[A.batch + "|" + B.batch], rev = bf.comparisons[B.batch + "|" + A.batch];
+    const cmp = stored || (rev ? flipped(rev) : null);
     root.appendChild(crumbs(index, A.parent, "compare"));
     root.appendChild(h("h1", null, "Compare " + A.batch + " with " + B.batch));
-    if (!c && rev) {
-      root.appendChild(h("p", { class: "note info" }, "Shown in the site's order (A = " + B.batch + "): ", h("a", { href: "#/compare/" + enc(B.batch) + "/" + enc(A.batch), id: "swap" }, "open A = " + B.batch)));
-    }
-    const cmp = c || rev;
     if (!cmp) { root.appendChild(h("p", { class: "note warn" }, "No precomputed comparison (more than 40 batches of this parent): use `mafialab fork compare`.")); return; }
-    const [a, b] = c ? [A, B] : [B, A];
     root.appendChild(h("div", { class: "compare", id: "compare" },
-      h("div", { class: "side", dataset: { side: "a" } }, h("h3", null, "A: " + a.batch + " · " + stepText(a)), h("p", { class: "ivlabel" }, a.label), outcomeStrip(a, rowOf(index, a.parent) || {}, "outcome-a")),
-      h("div", { class: "side", dataset: { side: "b" } }, h("h3", null, "B: " + b.batch + " · " + stepText(b)), h("p", { class: "ivlabel" }, b.label), outcomeStrip(b, rowOf(index, b.parent) || {}, "outcome-b"))));
+      h("div", { class: "side", dataset: { side: "a", batch: A.batch } }, h("h3", null, "A: " + A.batch + " · " + stepText(A)), h("p", { class: "ivlabel" }, A.label), outcomeStrip(A, prow || {}, "outcome-a")),
+      h("div", { class: "side", dataset: { side: "b", batch: B.batch } }, h("h3", null, "B: " + B.batch + " · " + stepText(B)), h("p", { class: "ivlabel" }, B.label), outcomeStrip(B, prow || {}, "outcome-b"))));
     root.appendChild(h("table", { class: "metrics", id: "delta" }, h("thead", null, h("tr", null, ["team", "P(win) A", "P(win) B", "Δ A − B", "95% Newcombe", "Fisher p"].map((t) => h("th", null, t)))),
       h("tbody", null, TEAMS.map((t) => { const d = cmp.difference[t]; return h("tr", { dataset: { team: t } }, h("td", null, t), h("td", { class: "num" }, rateText(cmp.a[t])), h("td", { class: "num" }, rateText(cmp.b[t])),
-        h("td", { class: "num delta" }, d.diff === null ? "–" : num(d.diff, 3)), h("td", { class: "num" }, d.lo === null ? "–" : "[" + num(d.lo, 3) + ", " + num(d.hi, 3) + "]"), h("td", { class: "num" }, d.fisher_p === null ? "–" : num(d.fisher_p, 3))); }))));
-    root.appendChild(h("p", { class: "muted" }, "Computed at build time by mafialab.counterfactual.compare_batches (the numbers of `mafialab fork compare`): finished branches only, Newcombe hybrid score interval, two-sided Fisher exact test."));
+        h("td", { class: "num delta" }, d.diff === null ? "–" : num(d.diff, 3)), h("td", { class: "num" }, d.lo === null ? "–" : "[" + num(d.lo, 3) + ", " + num(d.hi, 3) + "]"), h("td", { class: "num" }, V.pval(d.fisher_p))); }))));
+    root.appendChild(h("p", { class: "muted" }, "Computed at build time by mafialab.counterfactual.compare_batches (the numbers of `mafialab fork compare A B`): finished branches only, Newcombe hybrid score interval, two-sided Fisher exact test."));
   }
 
   V.ext.page = async function (index, r) {
