@@ -515,6 +515,11 @@ def report_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
                 add("instrument", row["game_id"], f"lost_{k}", x)
             for k, x in row["probe_failures"].items():
                 add("instrument", row["game_id"], f"failures_{k}", x)
+            q = row.get("quality")  # quality signals (format 3; absent in older summaries)
+            if q is not None:
+                for k in ("speeches", "copied_speeches", "off_roster"):
+                    add("instrument", row["game_id"], f"quality_{k}", q[k])
+                add("instrument", row["game_id"], "quality_constant_answers", len(q["constant"]))
     dyn = rep.get("dynamics")
     if dyn is not None:
         groups = [("all", dyn)]

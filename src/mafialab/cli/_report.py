@@ -29,6 +29,7 @@ from mafialab.analysis import (
     iter_summaries,
     load_reference,
     mix_line,
+    quality_lines,
     report_rows,
     summary_groups,
     summary_table,
@@ -135,6 +136,7 @@ def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
         style="dim",
         highlight=False,
     )
+    _print_quality(ins["pooled"].get("quality"))
     if not probed:
         return
     loss = [
@@ -158,6 +160,18 @@ def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
             + ", ".join(f"{k} {n}" for k, n in failures.items()),
             highlight=False,
         )
+
+
+def _print_quality(q: dict[str, Any] | None) -> None:
+    """The quality signals over the scored games, one line each (a warning, never a gate), or one line saying none fired."""
+    if q is None:
+        return
+    lines = quality_lines(q)
+    if not lines:
+        console.print("quality signals: none (no copied speeches, constant answers or off-roster names)",
+                      style="dim", highlight=False)  # fmt: skip
+    for line in lines:
+        console.print(f"[yellow]quality:[/] {escape(line)}", highlight=False)
 
 
 def _missing(rep: dict[str, Any], *keys: str) -> bool:
