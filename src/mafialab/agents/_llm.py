@@ -89,12 +89,8 @@ class EchoGuard:
         prompt_lines = [" ".join(ln.split()) for m in messages for ln in m.content.splitlines()]
         rest = pieces(prompt_lines) - own
         said = [p for p in (" ".join(x.split()) for x in public) if p]
-        source = "\n".join(
-            ln for ln in prompt_lines if ln and ln not in public_text and not any(p in ln for p in said)
-        )
-        return cls(
-            tuple(sorted(own, key=len, reverse=True)), tuple(sorted(rest, key=len, reverse=True)), source
-        )
+        source = "\n".join(ln for ln in prompt_lines if ln and ln not in public_text and not any(p in ln for p in said))
+        return cls(tuple(sorted(own, key=len, reverse=True)), tuple(sorted(rest, key=len, reverse=True)), source)
 
     def copied(self, text: str) -> int:
         """:func:`mafialab._quality.copied_words` of ``text`` against the prompt outside the public transcript."""

@@ -163,7 +163,7 @@ def _print_instrument(ins: dict[str, Any], probed: bool = True) -> None:
 
 
 def _print_quality(q: dict[str, Any] | None) -> None:
-    """The quality signals over the scored games, one line each (a warning, never a gate), or one line saying none fired."""
+    """The quality signals over the scored games, one line each (a warning, never a gate), or a line saying none."""
     if q is None:
         return
     lines = quality_lines(q)
