@@ -8,6 +8,7 @@ game. ``play``'s summary, ``report``'s instrument section and its JSON/CSV name 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from mafialab.cli import app
 from mafialab.record import iter_call_records, iter_game_dirs, read_game
 from mafialab.testing import OpenAIStub
 from mafialab.testing._stub import default_responder
+from mafialab.viewer import build_site
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
@@ -111,6 +113,16 @@ def test_constant_probe_answers_are_flagged_in_report(tmp_path: Path) -> None:
     assert rep["instrument"]["games"][0]["quality"]["constant"] == [flag]
     res = runner.invoke(app, ["report", str(tmp_path / "g"), "--no-cache", "--resamples", "20", "--format", "csv"])
     assert "instrument,pooled,quality_constant_answers,1" in res.stdout
+    # the viewer: a note on the game page, its code in the dashboard's notes column
+    build_site(tmp_path / "g", tmp_path / "site", jobs=1)
+    text = (tmp_path / "site" / "data" / "index.js").read_text(encoding="utf-8")
+    index = json.loads(re.fullmatch(r'MAFIALAB_DATA\("index","index",(.*)\);\n', text, re.S).group(1))  # type: ignore[union-attr]
+    (row,) = index["games"]
+    assert "quality" in row["notes"]
+    game = (tmp_path / "site" / "data" / "g" / f"{row['file']}.js").read_text(encoding="utf-8")
+    payload = json.loads(game[game.index(",", game.index(",") + 1) + 1 : -3])
+    (note,) = [n for n in payload["notes"] if n["code"] == "quality"]
+    assert note["level"] == "warn" and "constant answers: openai/zero suspicion_ranking" in note["text"]
 
 
 def test_off_roster_names_are_counted(tmp_path: Path) -> None:

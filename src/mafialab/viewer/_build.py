@@ -32,7 +32,9 @@ from mafialab.analysis import (
     SummaryCache,
     coverage,
     game_data,
+    game_quality,
     logs_digest,
+    quality_lines,
     transcript_predictions,
 )
 from mafialab.analysis import answer as analysis_answer
@@ -354,6 +356,9 @@ def build_game(
     if probe_problems:
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
+    quality = quality_lines(game_quality(gd, DEFAULT))  # the report's and play's signals (one definition)
+    if quality:
+        notes.append({"level": "warn", "code": "quality", "text": "Quality signals: " + "; ".join(quality) + "."})
 
     metrics, pairs = _step_metrics(timeline, steps, sorted(b.after_seq for b in beliefs if b.ok), n_seats)
     step_index = {q: i for i, q in enumerate(steps)}
