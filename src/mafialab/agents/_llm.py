@@ -10,6 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from mafialab._quality import copied_words, off_roster
 from mafialab._words import count
 from mafialab.agents._prompts import (
     Layout,
@@ -61,10 +62,13 @@ class EchoGuard:
             events), longest first.
         instructions: Fragments of the rules, role lines, headers and decision prompts,
             longest first.
+        source: The prompt's text without the public transcript's lines: what
+            :meth:`copied` measures a text against.
     """
 
     private: tuple[str, ...]
     instructions: tuple[str, ...]
+    source: str = ""
 
     @classmethod
     def of(cls, messages: list[ChatMessage], public: list[str], private: list[str]) -> EchoGuard:
@@ -82,8 +86,15 @@ class EchoGuard:
             return out
 
         own = pieces(private)
-        rest = pieces([ln for m in messages for ln in m.content.splitlines()]) - own
-        return cls(tuple(sorted(own, key=len, reverse=True)), tuple(sorted(rest, key=len, reverse=True)))
+        prompt_lines = [" ".join(ln.split()) for m in messages for ln in m.content.splitlines()]
+        rest = pieces(prompt_lines) - own
+        said = [p for p in (" ".join(x.split()) for x in public) if p]
+        source = "\n".join(ln for ln in prompt_lines if ln and ln not in public_text and not any(p in ln for p in said))
+        return cls(tuple(sorted(own, key=len, reverse=True)), tuple(sorted(rest, key=len, reverse=True)), source)
+
+    def copied(self, text: str) -> int:
+        """:func:`mafialab._quality.copied_words` of ``text`` against the prompt outside the public transcript."""
+        return copied_words(text, self.source)
 
     def clean(self, text: str) -> tuple[str, str | None]:
         """``text`` without any fragment it repeats verbatim (letter case aside), and the cause.
@@ -463,10 +474,11 @@ class LLMAgent:
                 status = "ok" if attempt == 1 else "retried"
                 info = self._info(decision.kind, status, attempt, resp, None, decision.id, ctx)
                 info.repair = repair
-                self._report(info.with_prompt(messages))
+                self._report(_marked(info, decision, view, resp, guard).with_prompt(messages))
                 return action
             status = "fallback" if last else "unusable"
-            self._report(self._info(decision.kind, status, attempt, resp, result, decision.id, ctx, messages=messages))
+            info = self._info(decision.kind, status, attempt, resp, result, decision.id, ctx, messages=messages)
+            self._report(_marked(info, decision, view, resp, guard))
             log.info("seat %d decision %d attempt %d: %s", self.seat, decision.id, attempt, result)
             if not last:
                 retry = self.renderer._fmt(self.pack.retry, reason=_reason_word(result))
@@ -549,6 +561,32 @@ class LLMAgent:
             self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id).with_prompt(messages)
         )
         return resp
+
+
+def _marked(
+    info: CallRecord, decision: Decision, view: PlayerView, resp: ChatResponse, guard: EchoGuard | None
+) -> CallRecord:
+    """``info`` with the answer's quality marks (``copied_words``, ``off_roster``) set; returns ``info``.
+
+    Read from the answer as given, before the echo guard removed anything: the text of a
+    decision that needs one (``text`` or ``statement``) against the seat's prompt outside the
+    public transcript, and a ``target`` that names no seat of the game (not counted under
+    rules where a vote may name nobody).
+    """
+    value = resp.parsed if resp.ok else None
+    if value is None and resp.ok:
+        value, _ = parse_json(resp.text)
+    if not isinstance(value, dict):
+        if decision.wants_target and not decision.needs_text and resp.ok and resp.text.strip():
+            value = {"target": resp.text}
+        else:
+            return info
+    if decision.wants_target and not decision.no_vote:  # there, naming nobody is a way to abstain
+        info.off_roster = int(off_roster(value.get("target"), view.names))
+    said = value.get("statement" if decision.wants_target else "text")
+    if guard is not None and isinstance(said, str):
+        info.copied_words = guard.copied(said)
+    return info
 
 
 def _reason_word(why: str) -> str:

@@ -145,6 +145,15 @@ from mafialab.analysis._plots import (
 from mafialab.analysis._quadrants import (
     vote_quadrants,
 )
+from mafialab.analysis._quality import (
+    flagged_models as flagged_models,
+)
+from mafialab.analysis._quality import (
+    game_quality as game_quality,
+)
+from mafialab.analysis._quality import (
+    quality_lines as quality_lines,
+)
 from mafialab.analysis._report import (
     ReportBuilder as ReportBuilder,
 )
@@ -167,6 +176,9 @@ from mafialab.analysis._report_model import (
 )
 from mafialab.analysis._report_model import (
     InstrumentPooled as InstrumentPooled,
+)
+from mafialab.analysis._report_model import (
+    Quality as Quality,
 )
 from mafialab.analysis._report_model import (
     Report,

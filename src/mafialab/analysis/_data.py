@@ -114,12 +114,19 @@ class Call:
         prompt_tokens: Prompt tokens (>= 0).
         completion_tokens: Completion tokens (>= 0).
         status: The call's status (``ok``, ``retried``, ``unusable``, ``fallback``, ``error``).
+        seat: Seat of the calling agent (-1 when none).
+        copied_words: Longest run of words the answer's text took from the seat's prompt
+            (``None``: no text, or not recorded; see :func:`mafialab._quality.copied_words`).
+        off_roster: Names in the answer that are no seat of the game.
     """
 
     purpose: str
     prompt_tokens: int
     completion_tokens: int
     status: str
+    seat: int = -1
+    copied_words: int | None = None
+    off_roster: int = 0
 
 
 @dataclass
@@ -338,6 +345,9 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
                         prompt_tokens=int(rec.get("prompt_tokens") or 0),
                         completion_tokens=int(rec.get("completion_tokens") or 0),
                         status=str(rec.get("status", "")),
+                        seat=int(rec.get("seat", -1)),
+                        copied_words=None if rec.get("copied_words") is None else int(rec["copied_words"]),
+                        off_roster=int(rec.get("off_roster") or 0),
                     )
                 )
             except (KeyError, TypeError, ValueError) as err:

@@ -17,6 +17,7 @@ from typing import Any
 
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
+from mafialab.analysis._quality import game_quality, pooled_quality
 from mafialab.models import is_cut_off
 from mafialab.record import CALLS_FILE
 
@@ -110,7 +111,8 @@ def game_instrument(game: GameData, method: Method) -> dict[str, Any]:
     Returns:
         ``{"game_id", "calls_source", "game_calls", "probe_calls", "multiplier",
         "tokens": {"game", "probe"}, "probe_answers": {"records", "raw", "repaired",
-        "unusable"}, "lost": {cause: count}, "probe_failures": {probe id: count}}``;
+        "unusable"}, "lost": {cause: count}, "probe_failures": {probe id: count}, "quality":
+        {...}}`` (``quality``: :func:`~mafialab.analysis._quality.game_quality`);
         ``multiplier`` is ``None`` without game calls, a token block is ``None`` when the logs
         record no tokens for it; ``probe_failures`` counts, per probe id (sorted; only ids
         with a failure), the answers lost because none came (``transport_error``: the call
@@ -157,6 +159,7 @@ def game_instrument(game: GameData, method: Method) -> dict[str, Any]:
         },
         "lost": {c: fates[c] for c in LOSS_CAUSES},
         "probe_failures": dict(sorted(failures.items())),
+        "quality": game_quality(game, method),
     }
 
 
@@ -203,6 +206,7 @@ def pooled_instrument(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         },
         "lost": {c: sum(r["lost"][c] for r in rows) for c in LOSS_CAUSES},
         "probe_failures": _sum_counts(r["probe_failures"] for r in rows),
+        "quality": pooled_quality(r.get("quality") for r in rows),
     }
     return {"pooled": pooled, "games": rows}
 

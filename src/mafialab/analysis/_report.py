@@ -546,6 +546,10 @@ def report_rows(rep: Report) -> list[ReportRow]:
             add("instrument", gid, f"lost_{k}", c)
         for k, c in row.probe_failures.items():
             add("instrument", gid, f"failures_{k}", c)
+        qs = row.quality  # quality signals (format 3)
+        for k, c in (("speeches", qs.speeches), ("copied_speeches", qs.copied_speeches), ("off_roster", qs.off_roster)):
+            add("instrument", gid, f"quality_{k}", c)
+        add("instrument", gid, "quality_constant_answers", len(qs.constant))
     dyn = rep.dynamics
     groups: list[tuple[str, DynamicsGroup]] = [
         ("all", dyn),

@@ -423,6 +423,68 @@ class Lost(_Section):
     wrong_shape: int
 
 
+class ConstantAnswers(_Section):
+    """A model whose answers to one probe id never vary (:mod:`mafialab._quality`).
+
+    Attributes:
+        model: The model.
+        probe_id: The probe id.
+        answers: Its answers (10 or more).
+        value: The one value they all take (as text), or ``None`` when empty.
+    """
+
+    model: str
+    probe_id: str
+    answers: int
+    value: str | None
+
+
+class AnswerSpread(_Section):
+    """A model's answers to one probe id: how many, and their one value when they never vary.
+
+    Attributes:
+        n: Answers.
+        value: The common value (as text) when every answer is the same, else ``None``.
+    """
+
+    n: int
+    value: str | None
+
+
+class ModelQuality(_Section):
+    """The quality signals of one model (:func:`mafialab.analysis._quality.game_quality`).
+
+    Attributes:
+        speeches: Decision answers with a text.
+        copied_speeches: Of them, those copying 8 or more consecutive words of the seat's prompt.
+        off_roster: Names given that are no seat of the game.
+        answers: Probe id -> the spread of its answers.
+    """
+
+    speeches: int
+    copied_speeches: int
+    off_roster: int
+    answers: dict[str, AnswerSpread]
+
+
+class Quality(_Section):
+    """Quality signals beside the integrity gate (``docs/metrics.md``, "Quality signals"): a warning, never a gate.
+
+    Attributes:
+        speeches: Decision answers with a text, all models.
+        copied_speeches: Of them, those copying 8+ words of the seat's own prompt.
+        off_roster: Names that are no seat of the game.
+        constant: Models and probe ids whose 10+ answers take one value.
+        by_model: The counts per model (sorted by name).
+    """
+
+    speeches: int
+    copied_speeches: int
+    off_roster: int
+    constant: list[ConstantAnswers]
+    by_model: dict[str, ModelQuality]
+
+
 class InstrumentPooled(_Section):
     """The instrument's cost and loss over all scored games.
 
@@ -436,6 +498,7 @@ class InstrumentPooled(_Section):
         probe_answers: The fate of the probe answers.
         lost: Why unusable answers were lost.
         probe_failures: Probe id -> answers lost because none came (sorted; only ids with one).
+        quality: The quality signals over the games (report format 3).
     """
 
     games: int
@@ -447,6 +510,7 @@ class InstrumentPooled(_Section):
     probe_answers: ProbeAnswers
     lost: Lost
     probe_failures: dict[str, int]
+    quality: Quality
 
 
 class InstrumentGame(_Section):
@@ -455,6 +519,7 @@ class InstrumentGame(_Section):
     Attributes:
         game_id: The game.
         calls_source: Where the call counts come from (``calls.jsonl`` or ``game log``).
+        quality: The game's quality signals (report format 3).
     """
 
     game_id: str
@@ -466,6 +531,7 @@ class InstrumentGame(_Section):
     probe_answers: ProbeAnswers
     lost: Lost
     probe_failures: dict[str, int]
+    quality: Quality
 
 
 class Instrument(_Section):

@@ -41,9 +41,10 @@ from mafialab.record import (
 
 log = logging.getLogger(__name__)
 
-METRIC_VERSION = 1
+METRIC_VERSION = 2
 """Version of what a summary holds and how it is computed; raise it whenever a metric's
-definition or the summary's shape changes, so every cached summary is recomputed."""
+definition or the summary's shape changes, so every cached summary is recomputed.
+2: the instrument row carries the quality signals (``quality``)."""
 
 SUMMARY_INPUTS = (GAME_FILE, PROBES_FILE, CALLS_FILE)
 """The log files a summary is computed from (their bytes key the cache)."""

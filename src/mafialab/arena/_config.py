@@ -93,6 +93,18 @@ class Limits(BaseModel):
         judge_attempts: Calls per verdict (first try plus retries).
         judge_max_tokens: Answer budget of a judge call.
         preflight: Check that every model backend answers before the season starts.
+        max_copied_share: Quality threshold (``docs/metrics.md``, quality signals): a finished
+            game in which more than this share (0-1) of the agents' texts (speeches,
+            statements, team chat) copy 8 or more words of the seat's own prompt fails the
+            gate like one below ``min_answered_share`` (discarded and replayed, or kept and
+            flagged degraded once the replacements are spent). ``None`` (default): the
+            signal is a warning only (logged, and kept in the slot's ``quality``).
+        max_off_roster: Quality threshold: a game whose answers name more than this many
+            players that are no seat of the game fails the gate; ``None`` (default): a
+            warning only.
+        fail_on_constant_answers: Quality threshold: a game in which a model's answers to a
+            probe never vary (one value over 10 or more) fails the gate; ``False``
+            (default): a warning only.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -102,6 +114,9 @@ class Limits(BaseModel):
     judge_attempts: int = Field(default=2, ge=1, le=10)
     judge_max_tokens: int = Field(default=2048, ge=64)
     preflight: bool = True
+    max_copied_share: float | None = Field(default=None, ge=0.0, le=1.0)
+    max_off_roster: int | None = Field(default=None, ge=0)
+    fail_on_constant_answers: bool = False
 
 
 class SeasonConfig(BaseModel):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mafialab._words import count
 from mafialab.agents import make_agent
+from mafialab.analysis import DEFAULT, game_data, game_quality, quality_lines
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating, reseat
 from mafialab.harness import connect_ray, driver_limits, ping, play_game, ray_run, read_game_files, write_game_files
@@ -89,6 +90,9 @@ class Slot(BaseModel):
         answered_share: Share of player decisions the agents answered (no fallback).
         degraded: The game fell below the integrity threshold but was kept because the
             replacement budget was spent (excluded from the leaderboard).
+        quality: The quality signals that fired in the counted game, one line each
+            (:func:`mafialab.analysis.quality_lines`; a warning unless the season file sets
+            a quality threshold, :class:`~mafialab.arena.Limits`).
         history: Earlier attempts (discarded or incomplete), oldest first.
     """
 
@@ -103,6 +107,7 @@ class Slot(BaseModel):
     rounds: int | None = None
     answered_share: float | None = None
     degraded: bool = False
+    quality: list[str] = Field(default_factory=list)
     history: list[Attempt] = Field(default_factory=list)
 
 
@@ -438,7 +443,12 @@ class _Runner:
                         f"{game.status.answered_share:.1%} of {n_model} model decisions (< {threshold:.0%})"
                     )
                     share = min(share, game.status.answered_share)
-                if share < threshold or marked:
+                lines, failed = quality_check(game, self.cfg)
+                for line in lines:
+                    log.warning("season %s: game %s: quality: %s", self.cfg.name, game.game_id, line)
+                if failed is not None and not (share < threshold or marked):
+                    why = failed
+                if share < threshold or marked or failed is not None:
                     if self.m.replacements < self.cfg.max_replacements():
                         self._mark_degraded(game, share, decisions, fallbacks, why + "; discarded and replayed")
                         j = self.m.replacements
@@ -472,6 +482,7 @@ class _Runner:
                     self._mark_degraded(game, share, decisions, fallbacks, why + "; replacement budget spent, kept")
                     slot.degraded = True
                 slot.status = "played"
+                slot.quality = lines
                 slot.winner = "mafia" if game.winner == "mafia" else "town"
                 end = next((e for e in reversed(game.events) if e.kind == "game_end"), None)
                 slot.rounds = end.rounds if end is not None else None  # type: ignore[union-attr]
@@ -520,6 +531,36 @@ class _Runner:
                 f"{count(len(failed), 'game')} failed (recorded games are kept; fix and run "
                 f"`season resume {self.out}`): " + "; ".join(failed)
             )
+
+
+def quality_check(game: GameLog, config: SeasonConfig) -> tuple[list[str], str | None]:
+    """The quality signals of a finished season game, and why it fails the season's quality thresholds.
+
+    Counted by :func:`mafialab.analysis.game_quality` (the definitions of ``report`` and
+    ``play``). Without a threshold in ``config.limits`` (the default) the signals are only a
+    warning: the reason is ``None``.
+
+    Returns:
+        ``(lines, reason)``: one line per signal that fired
+        (:func:`mafialab.analysis.quality_lines`), and the first threshold crossed, in words,
+        or ``None``.
+    """
+    lim = config.limits
+    q = game_quality(game_data(game), DEFAULT)
+    lines = quality_lines(q)
+    if lim.max_copied_share is not None and q["speeches"]:
+        share = q["copied_speeches"] / q["speeches"]
+        if share > lim.max_copied_share:
+            return lines, (
+                f"{share:.1%} of {count(q['speeches'], 'text')} copy the seat's prompt "
+                f"(> max_copied_share {lim.max_copied_share:.0%})"
+            )
+    if lim.max_off_roster is not None and q["off_roster"] > lim.max_off_roster:
+        return lines, f"{count(q['off_roster'], 'off-roster name')} (> max_off_roster {lim.max_off_roster})"
+    if lim.fail_on_constant_answers and q["constant"]:
+        which = ", ".join(f"{f['model']} {f['probe_id']}" for f in q["constant"])
+        return lines, f"answers that never vary ({which}; fail_on_constant_answers)"
+    return lines, None
 
 
 def _judge_models(config: SeasonConfig, given: Mapping[str, ChatModel] | None) -> dict[str, ChatModel]:

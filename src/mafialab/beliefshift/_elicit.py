@@ -29,6 +29,7 @@ from mafialab.beliefshift._schema import (
     ResultRecord,
     ResultsHeader,
     StageCall,
+    constant_stages,
     label_of,
 )
 from mafialab.engine import derive_seed, resolve_name
@@ -229,6 +230,8 @@ class RunSummary:
         ok: Observations with every stage answered validly (in the file after the run).
         causes: Failure causes of failed observations.
         shortened: Observations whose history was shortened.
+        constant: Stages whose valid answers never vary (:func:`constant_stages`, e.g.
+            ``{"prior": "0/0", "shift": "0/0"}``); empty when the answers vary.
     """
 
     total: int = 0
@@ -236,11 +239,17 @@ class RunSummary:
     ok: int = 0
     causes: Counter[str] = field(default_factory=Counter)
     shortened: int = 0
+    constant: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def informative(self) -> int:
+        """Valid observations that carry information: all of :attr:`ok`, none when a stage is constant."""
+        return 0 if self.constant else self.ok
 
     @property
     def completion(self) -> float:
-        """Share of observations answered validly (0-1)."""
-        return self.ok / self.total if self.total else 0.0
+        """Share of observations answered validly and informatively (0-1): :attr:`informative` / :attr:`total`."""
+        return self.informative / self.total if self.total else 0.0
 
 
 class ResultsMismatch(ValueError):
@@ -543,7 +552,8 @@ def _end_torn_line(out: Path) -> None:
 
 
 def _tally(summary: RunSummary, items: Sequence[BenchItem], last: dict[tuple[str, int], ResultRecord]) -> None:
-    """Count every observation of the benchmark by its latest record: ok, failed by cause, shortened."""
+    """Count every observation by its latest record: ok, failed by cause, shortened; and the constant stages."""
+    valid: list[ResultRecord] = []
     for it in items:
         for o in it.observers:
             summary.total += 1
@@ -552,9 +562,11 @@ def _tally(summary: RunSummary, items: Sequence[BenchItem], last: dict[tuple[str
                 continue
             if rec.ok:
                 summary.ok += 1
+                valid.append(rec)
             else:
                 summary.causes[rec.cause or "unknown"] += 1
             summary.shortened += rec.history_dropped > 0
+    summary.constant = constant_stages(valid)
 
 
 class _Elicitor:

@@ -16,7 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
 from mafialab.beliefshift._inspect_log import is_inspect_log, read_inspect_results
 from mafialab.beliefshift._io import read_results
-from mafialab.beliefshift._schema import SCALE, SHIFT_RANGE_INDEPENDENT, ResultRecord, label_of, trust_bin
+from mafialab.beliefshift._schema import (
+    SCALE,
+    SHIFT_RANGE_INDEPENDENT,
+    ResultRecord,
+    constant_stages,
+    label_of,
+    trust_bin,
+)
 from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift._tables import Cell, Table
 from mafialab.config import ConfigError, load_config, read_config
@@ -505,16 +512,27 @@ def _table9(scope: str, rows: list[tuple[str, str, dict[str, Stat]]], notes: lis
 
 
 def _completion_table(configs: Sequence[Config], note: str) -> Table:
-    cols = ["model", "params (B)", "reasoning", "protocol", "group", "observations", "valid", "completion %"]
-    cols += [*CAUSES, "shortened"]
+    cols = ["model", "params (B)", "reasoning", "protocol", "group", "observations", "valid", "informative"]
+    cols += ["completion %", *CAUSES, "shortened"]
     t = Table("completion", "Completion per model (target >= 95 %)", cols, notes=[note], digits=1)
+    flagged = []
     for c in configs:
         ok = len(c.records)
+        same = constant_stages(c.records)
+        informative = 0 if same else ok
+        if same:
+            flagged.append(f"{c.key} (" + ", ".join(f"every {k} {v}" for k, v in same.items()) + ")")
         size = c.info.params_b if c.info.params_b is not None else ""
-        rate = 100.0 * ok / c.total if c.total else math.nan
-        row: list[Cell] = [c.key, size, c.info.reasoning or "", c.protocol, c.group, c.total, ok, rate]
+        rate = 100.0 * informative / c.total if c.total else math.nan
+        row: list[Cell] = [c.key, size, c.info.reasoning or "", c.protocol, c.group, c.total, ok, informative, rate]
         t.rows.append([*row, *(c.causes.get(x, 0) for x in CAUSES), c.shortened])
     t.notes.append("Failure causes of observations that did not complete; shortened = history cut to fit the context.")
+    t.notes.append(
+        "Completion counts informative observations: valid ones, none of a model whose answers do not vary "
+        "(one value over 10 or more valid observations at a stage)."
+    )
+    if flagged:
+        t.notes.append("Answers that do not vary (flagged, not informative): " + "; ".join(flagged) + ".")
     return t
 
 

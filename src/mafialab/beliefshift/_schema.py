@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mafialab._quality import constant_value
 from mafialab.rules import Team
 
 ANNOTATION_VERSION = 1
@@ -428,3 +429,22 @@ class ResultRecord(_Record):
                 if not -lim <= v <= lim:
                     raise ValueError(f"{name}.{who}: {v} is outside the scale -{lim}..+{lim}")
         return self
+
+
+def constant_stages(records: list[ResultRecord]) -> dict[str, str]:
+    """The stages whose answers never vary over a set of valid observations: ``{stage: "accuser/target"}``.
+
+    A stage (``prior``, ``shift``, ``posterior``) is constant when its answers among the
+    records marked ``ok`` number at least :data:`~mafialab._quality.CONSTANT_MIN_ANSWERS` and
+    hold one distinct (accuser, target) pair, e.g. ``{"prior": "0/0", "shift": "0/0"}`` for a
+    model answering 0/0 everywhere (:func:`mafialab._quality.constant_value`, the definition
+    ``report`` and the viewer use for probe answers). Such answers measure nothing: the run's
+    completion counts none of them as informative.
+    """
+    out: dict[str, str] = {}
+    for stage in ("prior", "shift", "posterior"):
+        values = [f"{r.accuser}/{r.target}" for rec in records if rec.ok and (r := getattr(rec, stage)) is not None]
+        one = constant_value(values)
+        if one is not None:
+            out[stage] = one
+    return out

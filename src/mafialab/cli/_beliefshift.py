@@ -403,9 +403,17 @@ def run_cmd(
             fail(library_message(err, out))  # the results already in OUT (another bench, a bad line): --out
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
-        f"{chat.name}: {summary.ok}/{summary.total} observations valid ({100 * summary.completion:.1f} %), "
-        f"failures: {causes}; {summary.shortened} shortened to fit the context. Wrote {escape(str(out))}"
+        f"{chat.name}: {summary.ok}/{summary.total} observations valid, {summary.informative} informative "
+        f"({100 * summary.completion:.1f} % completion), failures: {causes}; {summary.shortened} shortened to "
+        f"fit the context. Wrote {escape(str(out))}"
     )
+    if summary.constant:
+        same = ", ".join(f"every {k} {v}" for k, v in summary.constant.items())
+        console.print(
+            f"[yellow]warning:[/] answers do not vary ({escape(same)} over {summary.ok} valid observations): "
+            "they measure nothing, so none counts as informative (see docs/metrics.md, quality signals)",
+            highlight=False,
+        )
     if summary.completion < 0.95:
         console.print("[yellow]completion below the 95 % target[/]")
 

@@ -303,6 +303,36 @@ def fallback_lines(results: Sequence[GameResult], specs: Sequence[str]) -> list[
     return lines
 
 
+def quality_summary_lines(results: Sequence[GameResult]) -> list[str]:
+    """The quality signals that fired in the games played, one line each (a warning, not a gate).
+
+    Each written game is read back through the log readers and counted by
+    :func:`mafialab.analysis.game_quality` (copied speeches, constant answers, off-roster
+    names; definitions in ``docs/metrics.md``), so ``play``, ``report`` and the viewer say
+    the same. A game that cannot be read back is passed over (its folder is listed anyway).
+
+    Returns:
+        ``"<game id>: <signal line>"`` lines (:func:`mafialab.analysis.quality_lines`),
+        at most :data:`MAX_FALLBACK_LINES`, then one line counting the rest.
+    """
+    from mafialab.analysis import DEFAULT, game_data, game_quality, quality_lines
+    from mafialab.record import LogFormatError, read_game
+
+    lines: list[str] = []
+    for r in results:
+        if r.path is None:
+            continue
+        try:
+            g = game_data(read_game(r.path, warn=False))
+        except (LogFormatError, OSError):
+            continue
+        lines += [f"{r.game_id}: {line}" for line in quality_lines(game_quality(g, DEFAULT))]
+    if len(lines) > MAX_FALLBACK_LINES:
+        more = len(lines) - MAX_FALLBACK_LINES
+        lines = [*lines[:MAX_FALLBACK_LINES], f"... and {more} more (mafialab report shows them all)"]
+    return lines
+
+
 MAX_FOLDER_LINES = 20
 """Most game folders ``play`` lists one per line (the rest are counted: every game is a folder of OUT)."""
 
@@ -590,6 +620,11 @@ def _play(
     if causes:
         console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
         for line in causes:
+            console.print(f"  {escape(line)}", highlight=False)
+    quality = quality_summary_lines(results)
+    if quality:
+        console.print("[yellow]quality signals[/] (answers that parse but carry little; see docs/metrics.md):")
+        for line in quality:
             console.print(f"  {escape(line)}", highlight=False)
     calls = [c for r in results for c in r.model_calls()]  # a person's decisions are no model calls
     person = [c for r in results for c in r.person_decisions()]

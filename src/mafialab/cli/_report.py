@@ -24,6 +24,7 @@ from mafialab.analysis import (
     Instrument,
     InstrumentGame,
     InstrumentPooled,
+    Quality,
     Report,
     ReportBuilder,
     SummaryCache,
@@ -37,6 +38,7 @@ from mafialab.analysis import (
     iter_summaries,
     load_reference,
     mix_line,
+    quality_lines,
     report_rows,
     summary_groups,
     summary_table,
@@ -144,6 +146,7 @@ def _print_instrument(ins: Instrument, probed: bool = True) -> None:
         style="dim",
         highlight=False,
     )
+    _print_quality(ins.pooled.quality)
     if not probed:
         return
     loss = [
@@ -165,6 +168,18 @@ def _print_instrument(ins: Instrument, probed: bool = True) -> None:
             + ", ".join(f"{k} {n}" for k, n in failures.items()),
             highlight=False,
         )
+
+
+def _print_quality(q: Quality | None) -> None:
+    """The quality signals over the scored games, one line each (a warning, never a gate), or a line saying none."""
+    if q is None:
+        return
+    lines = quality_lines(q.model_dump(mode="json"))
+    if not lines:
+        console.print("quality signals: none (no copied speeches, constant answers or off-roster names)",
+                      style="dim", highlight=False)  # fmt: skip
+    for line in lines:
+        console.print(f"[yellow]quality:[/] {escape(line)}", highlight=False)
 
 
 def _missing(rep: Report, *keys: str) -> bool:

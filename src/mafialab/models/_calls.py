@@ -52,6 +52,12 @@ class CallRecord(BaseModel):
             such as U+D800) and were replaced with U+FFFD before it was read
             (:attr:`~mafialab.models.ChatResponse.replaced_chars`; 0 in logs written before
             the field).
+        copied_words: For a decision answered with a text (a speech, a vote statement, team
+            chat): the longest run of consecutive words the text takes from the seat's own
+            prompt outside the public transcript (:func:`mafialab._quality.copied_words`; 0:
+            none of 8 words or more); ``None``: no text, or logs written before the field.
+        off_roster: Names in the answer that are no seat of the game (a decision's target:
+            0 or 1; :func:`mafialab._quality.off_roster`; 0 in logs written before the field).
         ts: Clock field.
     """
 
@@ -75,6 +81,8 @@ class CallRecord(BaseModel):
     cost_usd: float | None = None
     context: dict[str, Any] = Field(default_factory=dict)
     replaced_chars: int = Field(default=0, ge=0)
+    copied_words: int | None = Field(default=None, ge=0)
+    off_roster: int = Field(default=0, ge=0)
     ts: float | None = None
 
     _prompt: str | None = PrivateAttr(default=None)

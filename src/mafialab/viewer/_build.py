@@ -32,7 +32,9 @@ from mafialab.analysis import (
     SummaryCache,
     coverage,
     game_data,
+    game_quality,
     logs_digest,
+    quality_lines,
     step_metrics,
     transcript_predictions,
 )
@@ -352,6 +354,9 @@ def build_game(
     if probe_problems:
         glog.problems.extend(probe_problems)
     notes = _notes(glog, len(steps), len(probes))
+    quality = quality_lines(game_quality(gd, DEFAULT))  # the report's and play's signals (one definition)
+    if quality:
+        notes.append({"level": "warn", "code": "quality", "text": "Quality signals: " + "; ".join(quality) + "."})
 
     sm = step_metrics(gd, steps, DEFAULT)  # the analysis layer's F1/F3 at every step (one definition)
     metrics = _strip(sm, n_seats)
