@@ -28,7 +28,7 @@ def test_bins_ece_and_brier_by_hand() -> None:
     a = [(10, True), (30, False), (35, True), (100, True)]
     b = [(85, False), (90, True)]
     per = np.array([_game(a), _game(b)])
-    cal = calibration_summary(per, DEFAULT, bootstrap_weights(2, 200, 0))
+    cal = calibration_summary(per, DEFAULT, bootstrap_weights(2, 200, 0)).model_dump(mode="json")
     bins = {x["lo"]: x for x in cal["bins"]}
     assert sorted(bins) == [0, 20, 80]
     assert bins[80]["n"] == 3 and bins[80]["accuracy"] == pytest.approx(2 / 3) and bins[80]["games"] == 2
@@ -44,6 +44,8 @@ def test_bins_ece_and_brier_by_hand() -> None:
 
 
 def test_one_game_has_no_interval_anywhere() -> None:
-    cal = calibration_summary(np.array([_game([(50, True), (70, False)])]), DEFAULT, bootstrap_weights(1, 50, 0))
+    cal = calibration_summary(
+        np.array([_game([(50, True), (70, False)])]), DEFAULT, bootstrap_weights(1, 50, 0)
+    ).model_dump()
     assert cal["ci95"] == {"ece": None, "brier": None} and cal["no_interval"] == "no interval: 1 game"
     assert all(b["ci95"] is None for b in cal["bins"])

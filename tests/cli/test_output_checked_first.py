@@ -74,7 +74,7 @@ def test_season_run_refuses_its_out_before_the_roster_warning(tmp_path: Path) ->
 def test_import_names_out_for_an_error_while_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import mafialab.cli._import as cmd
 
-    def full_disk(src: Path, out: Path) -> None:
+    def full_disk(src: Path, out: Path, **options: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(out / "g1" / GAME_FILE))
 
     monkeypatch.setattr(cmd, "import_mafiascope", full_disk)
