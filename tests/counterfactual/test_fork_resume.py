@@ -4,11 +4,13 @@ completes the batch (each branch whole), other options are refused by name, one 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from mafialab.record import (
     read_records,
     strip_clock,
 )
+from mafialab.testing import OpenAIStub, schema_instance
 from tests.helpers import play_probed_parent
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
@@ -148,23 +151,33 @@ async def test_a_crashed_bifurcation_resumes_whole_with_one_line_per_point(
 ) -> None:
     out = tmp_path / "bif"
     point = plan_points(read_game(parent), "innocent-votes")[0]
-    kw: dict[str, Any] = {"resamples": 4, "keep": 3, "agents": "scripted", "check_remote": False, "parallel": 1}
-    _crash_on_call(monkeypatch, 2)
-    with pytest.raises(RuntimeError, match="killed"):
+    answers = count()
+
+    def distinct(body: dict[str, Any]) -> str:
+        """Every resample a different answer (identical ones would be one variant)."""
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        text = f"resampled answer {next(answers)}"
+        return json.dumps(schema_instance(schema, text)) if schema else text
+
+    async with OpenAIStub(responder=distinct) as stub:
+        kw: dict[str, Any] = {"resamples": 4, "keep": 3, "sampler": f"openai/stub?base_url={stub.base_url}",
+                              "agents": "scripted", "check_remote": False, "parallel": 1}  # fmt: skip
+        _crash_on_call(monkeypatch, 2)
+        with pytest.raises(RuntimeError, match="killed"):
+            await run_bifurcation(parent, str(point.step.id), out, **kw)
+        monkeypatch.undo()
+        assert all(_whole(d, parent) for d in iter_game_dirs(out / "forks"))
+        again = await run_bifurcation(parent, str(point.step.id), out, **kw)
+        assert not again.errors
+        exp = read_bifurcation(out)
+        assert sorted(f.variant_idx for f in exp.forks) == [0, 1, 2] and all(f.winner for f in exp.forks)
+        dirs = iter_game_dirs(out / "forks")
+        assert sorted(d.name for d in dirs) == sorted(str(f.fork_id) for f in exp.forks)
+        assert all(_whole(d, parent) for d in dirs)
+        # the point was described by both runs; the file holds it once
+        assert [r["point_id"] for r in read_records(out / POINTS_FILE)] == [point.point_id]
         await run_bifurcation(parent, str(point.step.id), out, **kw)
-    monkeypatch.undo()
-    assert all(_whole(d, parent) for d in iter_game_dirs(out / "forks"))
-    again = await run_bifurcation(parent, str(point.step.id), out, **kw)
-    assert not again.errors
-    exp = read_bifurcation(out)
-    assert sorted(f.variant_idx for f in exp.forks) == [0, 1, 2] and all(f.winner for f in exp.forks)
-    dirs = iter_game_dirs(out / "forks")
-    assert sorted(d.name for d in dirs) == sorted(str(f.fork_id) for f in exp.forks)
-    assert all(_whole(d, parent) for d in dirs)
-    # the point was described by both runs; the file holds it once
-    assert [r["point_id"] for r in read_records(out / POINTS_FILE)] == [point.point_id]
-    await run_bifurcation(parent, str(point.step.id), out, **kw)
-    assert [r["point_id"] for r in read_records(out / POINTS_FILE)] == [point.point_id]
+        assert [r["point_id"] for r in read_records(out / POINTS_FILE)] == [point.point_id]
 
 
 def test_forks_with_other_agents_are_other_batches(parent: Path, tmp_path: Path) -> None:
