@@ -72,6 +72,7 @@ from mafialab.analysis._compare import (
 )
 from mafialab.analysis._coverage import (
     coverage,
+    coverage_at,
 )
 from mafialab.analysis._data import (
     GameData,
@@ -195,6 +196,7 @@ __all__ = [
     "compare",
     "compute_report",
     "coverage",
+    "coverage_at",
     "export_parquet",
     "OutputExistsError",
     "first_order",

@@ -4,7 +4,14 @@ from mafialab.models._calls import CallRecord, CallSink, CallStatus, CallSummary
 from mafialab.models._cluster import cluster_limit_state, cluster_limits
 from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
 from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
-from mafialab.models._local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelInfo, local_model_available
+from mafialab.models._local import (
+    DEFAULT_LOCAL_MODEL,
+    EMBEDDED_NOTE,
+    LOCAL_MODELS,
+    LocalModelInfo,
+    is_embedded_model,
+    local_model_available,
+)
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
 from mafialab.models._pool import (
     DEFAULT_OPENAI_CONCURRENCY,
@@ -76,6 +83,7 @@ __all__ = [
     "prompt_text",
     "merge_summaries",
     "DEFAULT_LOCAL_MODEL",
+    "EMBEDDED_NOTE",
     "DEFAULT_OPENAI_CONCURRENCY",
     "DEFAULT_POOL",
     "LOW_PRIORITY_PURPOSES",
@@ -107,6 +115,7 @@ __all__ = [
     "estimate_tokens",
     "get_model",
     "is_cut_off",
+    "is_embedded_model",
     "local_model_available",
     "max_samples_per_request",
     "mock_factory",
