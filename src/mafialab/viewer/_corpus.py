@@ -201,6 +201,8 @@ class CorpusFigures:
                 "inclusion": inc,
                 "metrics": report_rows(rep),
                 "calibration": cal,
+                # none: the dashboard says so once (dashboard_notes) instead of a line per missing metric
+                "probe_records": rep.get("probe_records"),
                 # what the probe battery does not support, and the probe each missing metric needs
                 "missing": [v["why"] for v in cov.values() if not v["computed"]],
             }
@@ -290,7 +292,7 @@ def corpus_metrics(
     Returns:
         ``{"available": True, "source": str, "inclusion": {...}, "corpora": {name:
         {"games": int, "inclusion": {...}, "metrics": [rows of report_rows], "calibration":
-        chart bins or None, "missing": [str]} | {"error": str}}, "calibration_groups":
+        chart bins or None, "probe_records": int, "missing": [str]} | {"error": str}}, "calibration_groups":
         [...]}``; each ``inclusion`` is the report's (:func:`mafialab.analysis._inclusion.inclusion`:
         counts and the rule in one line, ``rule``), the top-level one over all corpora.
 
