@@ -36,7 +36,9 @@ def test_an_embedded_line_up_is_probed_with_the_light_battery(tmp_path: Path, mo
     assert read_game(game).header.meta["probes"] == load_battery("light").fingerprint()
     lines = output.splitlines()
     (rec,) = [ln for ln in lines if ln.startswith("recorded: ")]
-    assert f"and {len(recs)} probe answers, {len(recs)} usable (probes.jsonl): the light battery, suspicion_ranking" in rec
+    assert (
+        f"and {len(recs)} probe answers, {len(recs)} usable (probes.jsonl): the light battery, suspicion_ranking" in rec
+    )
     assert "asked because every seat is an embedded model; --probes none turns it off" in rec
     (metrics,) = [ln for ln in lines if ln.startswith("metrics from them: ")]
     assert "F4 vote coupling (top-1 suspect)" in metrics and "belief dynamics" in metrics

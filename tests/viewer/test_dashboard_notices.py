@@ -61,7 +61,9 @@ def test_games_of_the_embedded_model_carry_its_note(embedded_game: Path, tmp_pat
     assert block["probe_records"] > 0
 
 
-def test_a_mixed_folder_counts_the_games_each_note_is_about(embedded_game: Path, game_dir: Path, tmp_path: Path) -> None:
+def test_a_mixed_folder_counts_the_games_each_note_is_about(
+    embedded_game: Path, game_dir: Path, tmp_path: Path
+) -> None:
     logs = tmp_path / "logs"
     shutil.copytree(embedded_game, logs / "embedded" / embedded_game.name)
     shutil.copytree(game_dir, logs / "scripted" / game_dir.name)
