@@ -72,8 +72,8 @@ from mafialab.analysis._compare import (
 )
 from mafialab.analysis._coverage import (
     coverage,
-    coverage_at,
 )
+from mafialab.analysis._coverage import coverage_at as coverage_at
 from mafialab.analysis._data import (
     GameData,
     game_data,
@@ -196,7 +196,6 @@ __all__ = [
     "compare",
     "compute_report",
     "coverage",
-    "coverage_at",
     "export_parquet",
     "OutputExistsError",
     "first_order",

@@ -529,7 +529,7 @@ def play(
         None,
         "--probes",
         "-p",
-        help="Private belief probes after every public message and round end: none, default, suspicion, "
+        help="Private belief probes asked during each game (when: see the battery): none, default, suspicion, "
         "light, or a battery YAML (a MafiaScope config with an introspection: block works too). "
         "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md. Not given: light (a suspicion "
         "ranking after night actions and at each round end) when every seat is an embedded model "
