@@ -31,7 +31,7 @@ def test_an_embedded_line_up_is_probed_with_the_light_battery(tmp_path: Path, mo
     output, game = _play(tmp_path / "runs")  # no --agents, no --probes: the README's main job
     recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
     assert recs and {r.probe_id for r in recs} == {"suspicion_ranking"}
-    assert {r.trigger for r in recs} == {"round_end", "night_action"}  # never after a public message
+    assert {r.trigger for r in recs} == {"round_end"}  # never after a public message or a night action
     assert {r.model for r in recs} == {"local/smollm2"}
     assert read_game(game).header.meta["probes"] == load_battery("light").fingerprint()
     lines = output.splitlines()

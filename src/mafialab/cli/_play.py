@@ -312,9 +312,9 @@ def default_probes(specs: Sequence[str]) -> str:
     """The ``--probes`` value ``play`` uses when none is given.
 
     A game played by the embedded models alone (the main job, ``mafialab play`` with no
-    options) is probed with the :data:`EMBEDDED_BATTERY` (a suspicion ranking from a seat after
-    its own night action and from every alive seat at each round end), so its first game shows
-    beliefs at a small cost; any other line-up is not probed unless asked.
+    options) is probed with the :data:`EMBEDDED_BATTERY` (a suspicion ranking from every alive
+    seat at each round end), so its first game shows beliefs at a small cost; any other line-up
+    is not probed unless asked.
 
     Args:
         specs: Every seat's agent spec (options allowed).
@@ -532,7 +532,7 @@ def play(
         help="Private belief probes asked during each game (when: see the battery): none, default, suspicion, "
         "light, or a battery YAML (a MafiaScope config with an introspection: block works too). "
         "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md. Not given: light (a suspicion "
-        "ranking after night actions and at each round end) when every seat is an embedded model "
+        "ranking at each round end) when every seat is an embedded model "
         "(local/...), else none; --probes none turns probes off.",
         show_default=False,
     ),
