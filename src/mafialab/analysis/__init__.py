@@ -81,6 +81,7 @@ from mafialab.analysis._compare import (
 from mafialab.analysis._coverage import (
     coverage,
 )
+from mafialab.analysis._coverage import coverage_at as coverage_at
 from mafialab.analysis._data import (
     GameData,
     game_data,

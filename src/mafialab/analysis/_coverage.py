@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from mafialab.analysis._data import GameData
+from mafialab.analysis._data import GameData, game_data
 from mafialab.analysis._instrument import usable as usable_answer
 from mafialab.analysis._metrics import Method, get_method
+from mafialab.record import read_game
 
 METRIC_PROBES: dict[str, tuple[str, ...]] = {
     "first_order": ("role_assessment",),
@@ -65,6 +67,37 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
     for g in used:
         usable.update(usable_answers(g, m))
     return coverage_of(usable, {g.battery for g in used if g.battery})
+
+
+def coverage_at(dirs: Iterable[Path], method: Method | str = "default") -> dict[str, Any]:
+    """:func:`coverage` of the games in ``dirs``, read one at a time (memory: one game).
+
+    What ``mafialab play`` says a run recorded: the probe answers and the metrics they give.
+
+    Args:
+        dirs: Game directories (each holding ``game.jsonl``, and ``probes.jsonl`` when probed).
+        method: As for :func:`coverage`.
+
+    Returns:
+        :func:`coverage`'s mapping plus ``"records"``: probe records read in every game,
+        usable or not (degraded games included; their answers are not counted as usable).
+
+    Raises:
+        mafialab.record.LogFormatError: A game's log cannot be read.
+    """
+    m = get_method(method) if isinstance(method, str) else method
+    usable: Counter[str] = Counter()
+    batteries: set[str] = set()
+    records = 0
+    for d in dirs:
+        g = game_data(read_game(Path(d)))
+        records += len(g.probes)
+        if g.skipped or g.degraded:
+            continue
+        usable.update(usable_answers(g, m))
+        if g.battery:
+            batteries.add(g.battery)
+    return {**coverage_of(usable, batteries), "records": records}
 
 
 def usable_answers(game: GameData, method: Method) -> dict[str, int]:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from mafialab._words import noun_for
 from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
+from mafialab.analysis import coverage_at
 from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
@@ -51,9 +52,9 @@ from mafialab.harness import (
     preflight,
     run_config,
 )
-from mafialab.models import DEFAULT_LOCAL_MODEL, MockExhausted, merge_summaries
+from mafialab.models import DEFAULT_LOCAL_MODEL, EMBEDDED_NOTE, MockExhausted, is_embedded_model, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
-from mafialab.record import GAME_FILE, PriceTable
+from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, LogFormatError, PriceTable
 from mafialab.remote import SeatServer, SeatTicket, is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
 
@@ -333,6 +334,99 @@ def quality_summary_lines(results: Sequence[GameResult]) -> list[str]:
     return lines
 
 
+EMBEDDED_BATTERY = "light"
+"""The built-in battery ``play`` asks when ``--probes`` is not given and every seat is an embedded model."""
+
+
+def default_probes(specs: Sequence[str]) -> str:
+    """The ``--probes`` value ``play`` uses when none is given.
+
+    A game played by the embedded models alone (the main job, ``mafialab play`` with no
+    options) is probed with the :data:`EMBEDDED_BATTERY` (a suspicion ranking from every alive
+    seat at each round end), so its first game shows beliefs at a small cost; any other line-up
+    is not probed unless asked.
+
+    Args:
+        specs: Every seat's agent spec (options allowed).
+
+    Returns:
+        :data:`EMBEDDED_BATTERY` when every seat is an embedded model
+        (:func:`mafialab.models.is_embedded_model`), else ``"none"``.
+    """
+    return EMBEDDED_BATTERY if specs and all(is_embedded_model(sp) for sp in specs) else "none"
+
+
+def _triggers(battery: ProbeBattery) -> str:
+    """When ``battery`` asks, in words (``at each round end``)."""
+    when = [
+        *(["after each public message"] if battery.after_each_message else []),
+        *(["after a seat's own night action"] if battery.night_actions else []),
+        *(["at each round end"] if battery.after_each_round else []),
+    ]
+    return ", ".join(when) or "at no trigger"
+
+
+def recorded_lines(
+    results: Sequence[GameResult], specs: Sequence[str], battery: ProbeBattery | None, *, by_default: bool
+) -> list[str]:
+    """What a run recorded and what it gives, for the end of ``play``'s summary (two or three lines).
+
+    The first line counts the decisions and probe answers and names their files and the
+    battery; the second (probed runs) names the metrics their usable answers give
+    (:func:`mafialab.analysis.coverage_at`, as ``mafialab report`` computes them) and those
+    they do not, with the probes those need; the last (a seat played by an embedded model)
+    says what the embedded model is for (:data:`mafialab.models.EMBEDDED_NOTE`).
+
+    Args:
+        results: The games played.
+        specs: Every seat's agent spec.
+        battery: The battery asked (``None``: no probes).
+        by_default: Whether the battery was chosen by :func:`default_probes` (no ``--probes``).
+
+    Returns:
+        The lines, plain text.
+    """
+    decisions = sum(r.decisions for r in results)
+    head = f"recorded: {count(decisions, 'decision')} ({GAME_FILE}, {CALLS_FILE})"
+    lines: list[str] = []
+    if battery is None:
+        lines.append(
+            f"{head}; no belief probes (record them with --probes suspicion, default or a battery YAML; docs/probes.md)"
+        )
+    else:
+        asked = ", ".join(p.id for p in battery.probes)
+        why = " (asked because every seat is an embedded model; --probes none turns it off)" if by_default else ""
+        try:
+            cov = coverage_at(r.path for r in results if r.path is not None)
+        except (LogFormatError, OSError) as err:
+            lines.append(f"{head}; the probe answers could not be read back: {err}")
+        else:
+            usable = sum(cov["answers"].values())
+            lines.append(
+                f"{head} and {count(cov['records'], 'probe answer')}, {usable} usable ({PROBES_FILE}): "
+                f"the {battery.name} battery, {asked} {_triggers(battery)}{why}"
+            )
+            metrics = cov["metrics"].values()
+            got = [m["name"] for m in metrics if m["computed"]]
+            lacking = [m["name"] for m in metrics if not m["computed"]]
+            needs = sorted({pid for m in metrics for pid in m["missing"]})
+            line = (
+                f"metrics from them: {', '.join(got)} (mafialab report); beliefs per step in mafialab view"
+                if got
+                else "no metric can be computed from them (no usable answer of the probes the metrics read)"
+            )
+            if lacking:
+                line += (
+                    f"; not from them: {', '.join(lacking)} (they need {' and '.join(needs)} answers: "
+                    "--probes default asks them)"
+                )
+            lines.append(line)
+    embedded = sorted({sp.partition("?")[0] for sp in specs if is_embedded_model(sp)})
+    if embedded:
+        lines.append(f"{', '.join(embedded)}: {EMBEDDED_NOTE}")
+    return lines
+
+
 MAX_FOLDER_LINES = 20
 """Most game folders ``play`` lists one per line (the rest are counted: every game is a folder of OUT)."""
 
@@ -461,13 +555,16 @@ def play(
         help="Play even when an openai/ server gives no schema-valid answer in any structured-output "
         "dialect at preflight, or a seat is a bare mock/NAME with no outputs (expect fallbacks).",
     ),
-    probes: str = typer.Option(
-        "none",
+    probes: str | None = typer.Option(
+        None,
         "--probes",
         "-p",
-        help="Private belief probes after every public message and round end: none, default, suspicion, "
-        "or a battery YAML (a MafiaScope config with an introspection: block works too). "
-        "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md.",
+        help="Private belief probes asked during each game (when: see the battery): none, default, suspicion, "
+        "light, or a battery YAML (a MafiaScope config with an introspection: block works too). "
+        "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md. Not given: light (a suspicion "
+        "ranking at each round end) when every seat is an embedded model "
+        "(local/...), else none; --probes none turns probes off.",
+        show_default=False,
     ),
     remote_port: int = typer.Option(
         8767, "--remote-port", min=0, max=65535, help="Port of the agent API for remote and human-web seats."
@@ -513,7 +610,7 @@ def _play(
     temperature: float | None,
     prices: Path | None,
     allow_degraded: bool,
-    probes: str,
+    probes: str | None,
     remote_port: int,
     remote_host: str,
     remote_timeout: float,
@@ -554,7 +651,8 @@ def _play(
             spec = with_model_options(overrides.get(s, agents), opts)
         except ValueError as err:
             fail(option_message(option, err))
-        specs.append(_seat_options(spec, remote_timeout, probe_remote and probes != "none"))
+        asked = probes is not None and probes.strip().lower() not in ("", "none")
+        specs.append(_seat_options(spec, remote_timeout, probe_remote and asked))
         from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
         check_agent_spec(specs[-1], option, rs, s, seed, from_options)
     for line in unused_openai_options(opts, [overrides.get(s, agents) for s in range(rs.n_seats)], specs):
@@ -563,7 +661,7 @@ def _play(
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats = SeatServer(remote_host, remote_port) if served else None
     try:
-        battery = resolve_battery(probes)
+        battery = resolve_battery(probes if probes is not None else default_probes(specs))
     except ProbeBatteryError as err:
         fail(option_message("--probes", err))
     out = _free_out(out, rs, specs, range(seed, seed + games), battery)
@@ -648,6 +746,8 @@ def _play(
         summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
         if summaries:
             console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
+    for line in recorded_lines(results, specs, battery, by_default=probes is None):
+        console.print(escape(line), highlight=False, soft_wrap=True)
     if person:
         by_person = sum(1 for c in person if c.status == "ok")
         console.print(

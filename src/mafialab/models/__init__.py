@@ -6,9 +6,11 @@ from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, ge
 from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._local import (
     DEFAULT_LOCAL_MODEL,
+    EMBEDDED_NOTE,
     LOCAL_MODELS,
     LocalModelInfo,
     embedded_threads,
+    is_embedded_model,
     local_model_available,
 )
 from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
@@ -82,6 +84,7 @@ __all__ = [
     "prompt_text",
     "merge_summaries",
     "DEFAULT_LOCAL_MODEL",
+    "EMBEDDED_NOTE",
     "DEFAULT_OPENAI_CONCURRENCY",
     "DEFAULT_POOL",
     "LOW_PRIORITY_PURPOSES",
@@ -114,6 +117,7 @@ __all__ = [
     "estimate_tokens",
     "get_model",
     "is_cut_off",
+    "is_embedded_model",
     "local_model_available",
     "max_samples_per_request",
     "mock_factory",

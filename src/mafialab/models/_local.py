@@ -77,6 +77,29 @@ EMBEDDED_EXTRA = "mafialab[embedded]"
 DEFAULT_LOCAL_MODEL = "local/smollm2"
 """The model string ``mafialab play`` uses when no agent is given."""
 
+EMBEDDED_NOTE = (
+    "a tiny offline model for trying the tool; its play is not meaningful — use mafialab play --agents "
+    "openai/MODEL (with --base-url for your own OpenAI-compatible server) to measure a real model"
+)
+"""What the embedded models are for, said wherever a game they played is shown (``play``'s
+summary, the viewer's dashboard); the caller puts the model names first
+(``local/smollm2: a tiny offline model …``)."""
+
+
+def is_embedded_model(spec: str) -> bool:
+    """Whether an agent spec or a seat's recorded agent names a shipped embedded model.
+
+    Args:
+        spec: An agent spec or model string, options allowed (``local/smollm2?max_tokens=48``),
+            or the ``agent`` of a recorded seat (``local/smollm2``).
+
+    Returns:
+        ``True`` for ``local/<name>`` with ``<name>`` in :data:`LOCAL_MODELS`; ``False`` for
+        anything else, a ``local/`` GGUF path of the user's own included.
+    """
+    provider, sep, name = spec.partition("?")[0].partition("/")
+    return bool(sep) and provider == "local" and name in LOCAL_MODELS
+
 
 def cache_dir() -> Path:
     """Where assembled weights are kept: ``$MAFIALAB_CACHE`` or ``~/.cache/mafialab``."""

@@ -42,6 +42,7 @@ from mafialab.analysis import answer as analysis_answer
 from mafialab.analysis import usable as usable_answer
 from mafialab.config import validation_message
 from mafialab.engine import Event, visible_events
+from mafialab.models import EMBEDDED_NOTE, is_embedded_model
 from mafialab.record import (
     BIFURCATION_FILE,
     GAME_FILE,
@@ -422,6 +423,50 @@ def build_game(
         "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats)
+
+
+def dashboard_notes(rows: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    """Notes the dashboard shows once, above its table, about the games as a whole.
+
+    ``embedded_model``: games with a seat played by an embedded model (the default of
+    ``mafialab play``), with what that model is for (:data:`mafialab.models.EMBEDDED_NOTE`).
+    ``no_probes``: games without probe records, once for all of them, with how to record
+    beliefs (instead of only empty metric rows and a "Not computed" line per metric).
+
+    Args:
+        rows: The dashboard's rows (``models``: the seats' agents, ``probes``: probe records).
+
+    Returns:
+        ``[{"level": "info", "code": ..., "text": ...}]``, empty when neither applies.
+    """
+    notes: list[dict[str, str]] = []
+    n = len(rows)
+    embedded = sorted({m for r in rows for m in r.get("models", ()) if is_embedded_model(m)})
+    if embedded:
+        k = sum(1 for r in rows if any(is_embedded_model(m) for m in r.get("models", ())))
+        who = ", ".join(embedded)
+        which = (
+            f"Every game here was played by {who}"
+            if k == n and all(is_embedded_model(m) for r in rows for m in r.get("models", ()))
+            else f"{count(k, 'game')} of {n} here {'has' if k == 1 else 'have'} seats played by {who}"
+        )
+        notes.append({"level": "info", "code": "embedded_model", "text": f"{which}: {EMBEDDED_NOTE}."})
+    bare = sum(1 for r in rows if not r.get("probes"))
+    if bare:
+        if bare < n:
+            lead = f"{bare} of {n} games here have no probe answers"
+        else:
+            lead = "This game has no probe answers" if n == 1 else f"None of the {n} games here has probe answers"
+        notes.append(
+            {
+                "level": "info",
+                "code": "no_probes",
+                "text": f"{lead}: belief panels stay empty and the belief metrics (F1–F4, calibration, "
+                "dynamics) have nothing to read. Record beliefs with mafialab play --probes suspicion "
+                "(or default, light, or a battery YAML; see docs/probes.md).",
+            }
+        )
+    return notes
 
 
 def _coverage(gd: GameData) -> dict[str, Any]:
@@ -1044,6 +1089,7 @@ def build_site(
         "pages": {"count": summary.pages, "size": PAGE_SIZE, "order": "id"},
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "warnings": summary.warnings,
+        "notices": dashboard_notes(rows),
         "seasons": season_payloads(root, rows, summary.warnings) if searched else [],
         "corpus_metrics": metrics,
         # one definition (mafialab.analysis.calibration): the same numbers as `mafialab report`

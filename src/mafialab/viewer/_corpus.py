@@ -187,6 +187,8 @@ class CorpusFigures:
                 "inclusion": inc.model_dump(mode="json"),
                 "metrics": dashboard_rows(rep),
                 "calibration": cal,
+                # none: the dashboard says so once (dashboard_notes) instead of a line per missing metric
+                "probe_records": rep.probe_records,
                 # what the probe battery does not support, and the probe each missing metric needs
                 "missing": [v.why for v in rep.coverage.metrics.values() if not v.computed],
             }
@@ -276,7 +278,7 @@ def corpus_metrics(
     Returns:
         ``{"available": True, "source": str, "inclusion": {...}, "corpora": {name:
         {"games": int, "inclusion": {...}, "metrics": [rows of dashboard_rows], "calibration":
-        calibration_chart or None, "missing": [str]} | {"error": str}}, "calibration_groups":
+        calibration_chart or None, "probe_records": int, "missing": [str]} | {"error": str}}, "calibration_groups":
         [...]}``; each ``inclusion`` is the report's (:func:`mafialab.analysis._inclusion.inclusion`:
         counts and the rule in one line, ``rule``), the top-level one over all corpora.
 

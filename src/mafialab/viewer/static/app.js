@@ -383,6 +383,11 @@
     if (index.skipped && index.skipped.length) {
       root.appendChild(notesBox(index.skipped.map((x) => ({ level: "warn", code: "skipped", text: "Skipped " + x.path + ": " + x.reason }))));
     }
+    if (index.notices && index.notices.length) { // the embedded model's note; games without probes, said once
+      const box = notesBox(index.notices);
+      box.id = "notices";
+      root.appendChild(box);
+    }
     const head = h("tr", null, COLUMNS.map(([k, label]) => {
       const next = sortKey === k && dir === 1 ? "desc" : "asc";
       return h("th", { class: sortKey === k ? "sorted" : null, dataset: { col: k } },
@@ -421,10 +426,13 @@
       box.appendChild(h("h3", null, name));
       if (block.error) { box.appendChild(h("p", { class: "note warn" }, "metrics unavailable: " + block.error)); continue; }
       if (block.inclusion) box.appendChild(h("p", { class: "muted inclusion", dataset: { corpus: name } }, block.inclusion.rule));
+      if (block.probe_records === 0) { // one line before the empty rows, not one per metric after them
+        box.appendChild(h("p", { class: "note info no-probes", dataset: { corpus: name } }, "Not computed: the games counted here have no probe answers (see the note above the games for how to record them)."));
+      }
       const rows = (block.metrics || []).map((m) => h("tr", null, h("td", null, m.name), h("td", { class: "num" }, num(m.value, 4)),
         h("td", { class: "num" }, m.ci ? "[" + num(m.ci[0], 4) + ", " + num(m.ci[1], 4) + "]" : "–"), h("td", { class: "num" }, m.n === undefined ? "" : m.n)));
       box.appendChild(h("table", { class: "metrics", dataset: { corpus: name } }, h("thead", null, h("tr", null, h("th", null, "metric"), h("th", null, "value"), h("th", null, "95% CI"), h("th", null, "n"))), h("tbody", null, rows)));
-      (block.missing || []).forEach((why) => box.appendChild(h("p", { class: "note info missing-metric" }, "Not computed: " + why)));
+      if (block.probe_records !== 0) (block.missing || []).forEach((why) => box.appendChild(h("p", { class: "note info missing-metric" }, "Not computed: " + why)));
       if (block.calibration) box.appendChild(calibrationChart(block.calibration, name));
     }
     box.appendChild(h("p", { class: "muted" }, "Computed by " + cm.source + " at build time."));

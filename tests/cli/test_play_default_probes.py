@@ -1,0 +1,83 @@
+"""``mafialab play`` shows the instrument: a game of embedded models alone is probed by default
+(the ``light`` battery), any other line-up is not unless asked, and the summary says what was
+recorded, which metrics it gives and what the embedded model is for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mafialab.cli import app
+from mafialab.cli._play import EMBEDDED_BATTERY, default_probes
+from mafialab.models import EMBEDDED_NOTE, is_embedded_model
+from mafialab.probes import load_battery
+from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records
+from tests.llm_helpers import stand_in_embedded
+
+runner = CliRunner(env={"COLUMNS": "400", "NO_COLOR": "1"})
+
+
+def _play(out: Path, *args: str) -> tuple[str, Path]:
+    res = runner.invoke(app, ["play", "--seed", "2", "--out", str(out), *args])
+    assert res.exit_code == 0, res.output
+    (game,) = sorted(p.parent for p in out.rglob(GAME_FILE))
+    return res.output, game
+
+
+def test_an_embedded_line_up_is_probed_with_the_light_battery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stand_in_embedded(monkeypatch)
+    output, game = _play(tmp_path / "runs")  # no --agents, no --probes: the README's main job
+    recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
+    assert recs and {r.probe_id for r in recs} == {"suspicion_ranking"}
+    assert {r.trigger for r in recs} == {"round_end"}  # never after a public message or a night action
+    assert {r.model for r in recs} == {"local/smollm2"}
+    assert read_game(game).header.meta["probes"] == load_battery("light").fingerprint()
+    lines = output.splitlines()
+    (rec,) = [ln for ln in lines if ln.startswith("recorded: ")]
+    assert (
+        f"and {len(recs)} probe answers, {len(recs)} usable (probes.jsonl): the light battery, suspicion_ranking" in rec
+    )
+    assert "asked because every seat is an embedded model; --probes none turns it off" in rec
+    (metrics,) = [ln for ln in lines if ln.startswith("metrics from them: ")]
+    assert "F4 vote coupling (top-1 suspect)" in metrics and "belief dynamics" in metrics
+    assert "not from them: F1 first-order accuracy and recall" in metrics and "--probes default asks them" in metrics
+    assert f"local/smollm2: {EMBEDDED_NOTE}" in lines
+
+
+def test_probes_none_turns_the_default_battery_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stand_in_embedded(monkeypatch)
+    output, game = _play(tmp_path / "runs", "--probes", "none")
+    assert not (game / PROBES_FILE).exists()
+    assert "probes" not in read_game(game).header.meta
+    assert "no belief probes (record them with --probes suspicion, default or a battery YAML" in output
+    assert f"local/smollm2: {EMBEDDED_NOTE}" in output.splitlines()
+
+
+@pytest.mark.parametrize("args", [["-a", "scripted"], ["--seat", "3=scripted"]], ids=["scripted", "mixed"])
+def test_other_line_ups_are_not_probed_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    stand_in_embedded(monkeypatch)
+    output, game = _play(tmp_path / "runs", *args)
+    assert not (game / PROBES_FILE).exists()
+    assert any(ln.startswith("recorded: ") and "no belief probes" in ln for ln in output.splitlines())
+    assert (EMBEDDED_NOTE in output) == ("--seat" in args)  # the note goes with a seat the embedded model played
+
+
+def test_which_line_ups_get_the_default_battery() -> None:
+    assert EMBEDDED_BATTERY == "light"
+    assert default_probes(["local/smollm2"] * 7) == "light"
+    assert default_probes(["local/smollm2?max_tokens=48", "local/gemma3-270m"]) == "light"
+    assert default_probes(["local/smollm2", "scripted"]) == "none"
+    assert default_probes(["local/my-model.gguf"]) == "none"  # a user's own GGUF is no shipped test model
+    assert default_probes(["openai/gpt-4o-mini"]) == "none"
+    assert default_probes([]) == "none"
+    assert is_embedded_model("local/smollm2") and not is_embedded_model("mock/local/smollm2")
+
+
+def test_help_says_how_probes_are_chosen_and_turned_off() -> None:
+    res = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["play", "--help"])
+    text = " ".join(res.output.split())
+    assert "Not given: light" in text and "--probes none turns probes off" in text
