@@ -25,20 +25,20 @@ from mafialab.analysis._bifurcation import (
 from mafialab.analysis._bifurcation import (
     fmt_rate as fmt_rate,
 )
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._stats import (
     MIN_CLUSTERS as MIN_CLUSTERS,
 )
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._stats import (
     bootstrap_weights as bootstrap_weights,
 )
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._stats import (
     cluster_bootstrap_ci,
     wilson,
 )
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._stats import (
     fmt_p as fmt_p,
 )
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._stats import (
     no_interval_reason as no_interval_reason,
 )
 from mafialab.analysis._calibration import (

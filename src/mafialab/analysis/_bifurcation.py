@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import fisher_exact
 
-from mafialab.analysis._bootstrap import bootstrap_weights, percentile_ci
+from mafialab.analysis._stats import bootstrap_weights, percentile_ci
 from mafialab.record import NO_VOTE, QUADRANTS, Bifurcation, BifurcationPoint, ForkOutcome, read_bifurcation
 
 POINT_FIELDS = (

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._stats import (
     MIN_CLUSTERS,
     bootstrap_weights,
     cluster_bootstrap_ci,
