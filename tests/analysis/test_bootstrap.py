@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
-from mafialab.analysis._bootstrap import percentile_ci
+from mafialab.analysis._stats import percentile_ci
 
 
 def ratio(x: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mafialab.analysis import MIN_CLUSTERS, cluster_bootstrap_ci, compute_report, load_games, no_interval_reason
-from mafialab.analysis._bootstrap import clusters_with_data
+from mafialab.analysis._stats import clusters_with_data
 from mafialab.arena import build_index, run_season, season_from_dict
 from mafialab.arena._leaderboard import bootstrap_mean, leaderboard_rows, render_markdown, win_rate
 from mafialab.beliefshift import build_report

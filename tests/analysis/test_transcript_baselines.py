@@ -12,7 +12,7 @@ import pytest
 
 from mafialab.agents import LanguageData, LanguageDataError, load_language_data
 from mafialab.analysis import DEFAULT, MAFIASCOPE, GameData, compute_report
-from mafialab.analysis._baselines import TranscriptReader, mcnemar_exact, transcript_predictions
+from mafialab.analysis._baselines import TranscriptReader, transcript_predictions
 from mafialab.analysis._data import Message, Probe
 from mafialab.rules import MAFIASCOPE7
 
@@ -232,16 +232,6 @@ def test_language_data_is_data() -> None:
     assert [n for _, n in r.accusations("Ich verdächtige Graus Stimme.", ["Gray"])] == ["Gray"]
     with pytest.raises(ValueError, match="name_suffix"):
         LanguageData(language="x", name_suffix="[")
-
-
-@pytest.mark.parametrize(("b", "c", "p"), [(4, 1, 0.375), (4, 2, 0.6875), (6, 0, 0.03125), (0, 1, 1.0), (2, 1, 1.0)])
-def test_mcnemar_exact(b: int, c: int, p: float) -> None:
-    # two-sided exact: 2 * P(X <= min(b, c)) for X ~ Bin(b + c, 1/2), capped at 1
-    assert mcnemar_exact(b, c) == pytest.approx(p)
-
-
-def test_mcnemar_without_discordant_pairs_is_none() -> None:
-    assert mcnemar_exact(0, 0) is None
 
 
 def test_failed_turns_are_text_for_the_reference_only() -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from mafialab.analysis import Stat
 from mafialab.beliefshift import add_published, build_report, read_all_results
 from mafialab.beliefshift._io import write_jsonl
 from mafialab.beliefshift._report import load_published
-from mafialab.beliefshift._stats import Stat
 from mafialab.cli import app
 from tests.beliefshift_fixtures import result
 

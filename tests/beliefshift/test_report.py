@@ -15,11 +15,11 @@ import yaml
 from scipy.stats import t as student_t
 from typer.testing import CliRunner
 
+from mafialab.analysis import Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift import ModelsFileError, build_report, load_models_yaml, read_all_results, write_report
 from mafialab.beliefshift._io import write_jsonl
 from mafialab.beliefshift._report import AVG_GROUP, ModelInfo, size_group
 from mafialab.beliefshift._schema import ResultRecord
-from mafialab.beliefshift._stats import Stat, combine, diff_ci, mean_ci
 from mafialab.cli import app
 from tests.beliefshift_fixtures import result
 

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from mafialab.analysis import wilson
 from mafialab.analysis._parse import repair_json, repair_json_reference
 from mafialab.models import (
     CHARS_PER_TOKEN,
@@ -77,14 +76,6 @@ def test_reference_rule_differs_only_where_documented() -> None:
     raw = '[{"p": "A"}, {"p": "B"]'
     assert repair_json(raw) == ([{"p": "A"}], True)
     assert repair_json_reference(raw) == ({"p": "A"}, True)
-
-
-def test_wilson_is_statsmodels() -> None:
-    lo, hi = wilson(5, 10)
-    assert (round(lo, 4), round(hi, 4)) == (0.2366, 0.7634)
-    assert wilson(0, 0) == (0.0, 1.0)
-    lo90, hi90 = wilson(5, 10, confidence=0.9)
-    assert lo < lo90 < hi90 < hi
 
 
 def test_one_price() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mafialab.analysis import game_data, step_metrics, wilson
+from mafialab.analysis import game_data, step_metrics
 from mafialab.cli import app
 from mafialab.engine import visible_events
 from mafialab.record import GameStatus, JsonlWriter, ProbeRecord, read_game
@@ -85,15 +85,6 @@ def test_role_vocabulary_follows_mafiascope_order() -> None:
     assert w.normalise("one of the Werewolves") == "Werewolf"
     assert w.normalise("Seer") == "Seer"
     assert w.is_mafia("Werewolf") and not w.is_mafia("Seer")
-
-
-def test_wilson_matches_textbook_values() -> None:
-    # Wilson (1927) score interval, 95 %: 5/10 -> [0.2366, 0.7634]; 0/10 -> [0, 0.2775]
-    lo, hi = wilson(5, 10)
-    assert (round(lo, 4), round(hi, 4)) == (0.2366, 0.7634)
-    lo, hi = wilson(0, 10)
-    assert lo == 0.0 and round(hi, 4) == 0.2775
-    assert wilson(0, 0) == (0.0, 1.0)
 
 
 def _ra(seat: int, after: int, guesses: list[tuple[str, str, int]], pid: str = "role_assessment") -> ProbeRecord:

@@ -22,25 +22,6 @@ from mafialab.analysis._bifurcation import (
 from mafialab.analysis._bifurcation import (
     blocks_csv_rows as blocks_csv_rows,
 )
-from mafialab.analysis._bifurcation import (
-    fmt_rate as fmt_rate,
-)
-from mafialab.analysis._bootstrap import (
-    MIN_CLUSTERS as MIN_CLUSTERS,
-)
-from mafialab.analysis._bootstrap import (
-    bootstrap_weights as bootstrap_weights,
-)
-from mafialab.analysis._bootstrap import (
-    cluster_bootstrap_ci,
-    wilson,
-)
-from mafialab.analysis._bootstrap import (
-    fmt_p as fmt_p,
-)
-from mafialab.analysis._bootstrap import (
-    no_interval_reason as no_interval_reason,
-)
 from mafialab.analysis._calibration import (
     calibration,
 )
@@ -189,6 +170,61 @@ from mafialab.analysis._report_model import (
 )
 from mafialab.analysis._report_model import (
     TokenCounts as TokenCounts,
+)
+from mafialab.analysis._stats import (
+    EMPTY_STAT as EMPTY_STAT,
+)
+from mafialab.analysis._stats import (
+    MIN_CLUSTERS as MIN_CLUSTERS,
+)
+from mafialab.analysis._stats import (
+    Rate as Rate,
+)
+from mafialab.analysis._stats import (
+    Stat as Stat,
+)
+from mafialab.analysis._stats import (
+    TestResult as TestResult,
+)
+from mafialab.analysis._stats import (
+    bootstrap_mean_ci as bootstrap_mean_ci,
+)
+from mafialab.analysis._stats import (
+    bootstrap_weights as bootstrap_weights,
+)
+from mafialab.analysis._stats import (
+    cluster_bootstrap_ci,
+    wilson,
+)
+from mafialab.analysis._stats import (
+    combine as combine,
+)
+from mafialab.analysis._stats import (
+    diff_ci as diff_ci,
+)
+from mafialab.analysis._stats import (
+    fisher_exact as fisher_exact,
+)
+from mafialab.analysis._stats import (
+    fmt_p as fmt_p,
+)
+from mafialab.analysis._stats import (
+    fmt_rate as fmt_rate,
+)
+from mafialab.analysis._stats import (
+    mcnemar_exact as mcnemar_exact,
+)
+from mafialab.analysis._stats import (
+    mean_ci as mean_ci,
+)
+from mafialab.analysis._stats import (
+    newcombe as newcombe,
+)
+from mafialab.analysis._stats import (
+    no_interval_reason as no_interval_reason,
+)
+from mafialab.analysis._stats import (
+    rate as rate,
 )
 from mafialab.analysis._steps import (
     StepMetrics as StepMetrics,

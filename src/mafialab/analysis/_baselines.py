@@ -258,20 +258,3 @@ def transcript_baselines(
                 probe_hit = u.top1 == u.target
                 inc[(u.side, p)] += (1, probe_hit, hit, probe_hit and not hit, hit and not probe_hit)
     return base, inc
-
-
-def mcnemar_exact(b: int, c: int) -> float | None:
-    """Exact two-sided McNemar p-value: binomial test of ``b`` successes in ``b + c`` at 1/2.
-
-    Args:
-        b: Discordant pairs where the first predictor is right (>= 0).
-        c: Discordant pairs where the second predictor is right (>= 0).
-
-    Returns:
-        The p-value in (0, 1], or ``None`` when ``b + c == 0`` (no discordant pair).
-    """
-    if b + c == 0:
-        return None
-    from scipy.stats import binomtest
-
-    return float(binomtest(int(b), int(b + c), 0.5, alternative="two-sided").pvalue)

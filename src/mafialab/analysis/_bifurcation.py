@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import fisher_exact
 
-from mafialab.analysis._bootstrap import bootstrap_weights, percentile_ci
+from mafialab.analysis._stats import bootstrap_weights, fisher_exact, percentile_ci, rate, ratio_statistic
 from mafialab.record import NO_VOTE, QUADRANTS, Bifurcation, BifurcationPoint, ForkOutcome, read_bifurcation
 
 POINT_FIELDS = (
@@ -81,22 +80,17 @@ def modal_concentration(counts: dict[str, int] | None) -> float | None:
 
 
 def _rate(hits: int, n: int) -> dict[str, Any]:
-    return {"hits": hits, "n": n, "rate": hits / n if n else None}
-
-
-def _fisher(a: int, n1: int, b: int, n2: int) -> float | None:
-    if n1 == 0 or n2 == 0:
-        return None
-    return float(fisher_exact([[a, n1 - a], [b, n2 - b]], alternative="two-sided").pvalue)
+    """The report's shape of a rate: ``{hits, n, rate}`` (read back by :meth:`Rate.from_dict`)."""
+    r = rate(hits, n, interval=False)
+    return {"hits": r.hits, "n": r.n, "rate": r.rate}
 
 
 def _ci(per_game: np.ndarray, num: int, den: int, weights: np.ndarray | None) -> list[float] | None:
     """Percentile interval of pooled ``num/den``; ``None`` with fewer than 2 clusters."""
     if weights is None or per_game.shape[0] < 2:
         return None
-    pooled = weights @ per_game
     with np.errstate(divide="ignore", invalid="ignore"):
-        vals = np.where(pooled[:, den] > 0, pooled[:, num] / np.where(pooled[:, den] > 0, pooled[:, den], 1), np.nan)
+        vals = ratio_statistic(num, den)(weights @ per_game)
     ci = percentile_ci(vals)
     return None if ci is None else [ci[0], ci[1]]
 
@@ -172,7 +166,7 @@ def _block(stats: Sequence[_PointStats], weights: dict[str, np.ndarray], games: 
         "mean_point_flip_share": float(np.mean(shares)) if shares else None,
         "town_win_when_vote_mafia": _rate(vm_hits, vm_n),
         "town_win_otherwise": _rate(ot_hits, ot_n),
-        "fisher_p": _fisher(vm_hits, vm_n, ot_hits, ot_n),
+        "fisher_p": fisher_exact(vm_hits, vm_n, ot_hits, ot_n).p,
         "flips_on_mafia_vote": flips_vm,
         "modal_concentration_mean": float(np.mean(modal)) if modal else None,
         "factual_is_modal_points": sum(known) if known else None,
@@ -290,13 +284,6 @@ def report_bifurcation(path: Path, *, resamples: int = 1000, seed: int = 0) -> d
         ValueError: If its header or ``points.json`` is unreadable.
     """
     return bifurcation_report(read_bifurcation(path), resamples=resamples, seed=seed)
-
-
-def fmt_rate(r: dict[str, Any]) -> str:
-    """``hits/n = pct %`` for a ``{hits, n, rate}`` dict (``-`` when ``n`` is 0)."""
-    if not r["n"]:
-        return "-"
-    return f"{r['hits']}/{r['n']} = {100 * r['rate']:.1f} %"
 
 
 def blocks_csv_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mafialab.analysis._bootstrap import (
+from mafialab.analysis._data import GameData
+from mafialab.analysis._metrics import Method, first_order, get_method
+from mafialab.analysis._report_model import AgentCalibration, Calibration, CalibrationBin, CalibrationCI
+from mafialab.analysis._stats import (
     MIN_CLUSTERS,
     bootstrap_weights,
     cluster_bootstrap_ci,
@@ -21,9 +24,6 @@ from mafialab.analysis._bootstrap import (
     no_interval_reason,
     ratio_statistic,
 )
-from mafialab.analysis._data import GameData
-from mafialab.analysis._metrics import Method, first_order, get_method
-from mafialab.analysis._report_model import AgentCalibration, Calibration, CalibrationBin, CalibrationCI
 
 if TYPE_CHECKING:
     from mafialab.analysis._summary import GameSummary

@@ -11,15 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mafialab.analysis._baselines import PREDICTORS, mcnemar_exact
-from mafialab.analysis._bootstrap import (
-    MIN_CLUSTERS,
-    bootstrap_weights,
-    cluster_bootstrap_ci,
-    finite_or_none,
-    no_interval_reason,
-    ratio_statistic,
-)
+from mafialab.analysis._baselines import PREDICTORS
 from mafialab.analysis._calibration import calibration_summary
 from mafialab.analysis._coverage import coverage_of
 from mafialab.analysis._data import GameData
@@ -63,6 +55,15 @@ from mafialab.analysis._report_model import (
     VoteCoupling,
     VoteCouplingSide,
     VoteRate,
+)
+from mafialab.analysis._stats import (
+    MIN_CLUSTERS,
+    bootstrap_weights,
+    cluster_bootstrap_ci,
+    finite_or_none,
+    mcnemar_exact,
+    no_interval_reason,
+    ratio_statistic,
 )
 from mafialab.analysis._summary import GameSummary, Stats, SummaryCache, iter_summaries, summarise_game
 from mafialab.record import RETEST_FILE, RetestRecord, find_files, read_retests
@@ -286,7 +287,7 @@ class ReportBuilder:
                     baseline_hits=int(tot[2]),
                     b=b,
                     c=c,
-                    mcnemar_p=mcnemar_exact(b, c),
+                    mcnemar_p=mcnemar_exact(b, c).p,
                     diff=finite_or_none(_diff(tot)),
                     diff_ci95=ci(x, _diff),
                 )

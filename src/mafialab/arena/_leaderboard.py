@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from mafialab._files import write_atomic
 from mafialab._words import count
-from mafialab.analysis import no_interval_reason, wilson
+from mafialab.analysis import Rate, bootstrap_mean_ci, fmt_rate, no_interval_reason, rate
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._season import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
@@ -39,10 +39,11 @@ BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
 
-class Rate(BaseModel):
-    """A win rate with its 95 % Wilson score interval (``None`` fields when ``n == 0``).
+class WinRate(BaseModel):
+    """A win rate with its 95 % Wilson score interval, as a season's ``index.json`` writes it.
 
-    Source: Wilson (1927), via :func:`mafialab.analysis.wilson` (``statsmodels``).
+    The record of a :class:`mafialab.analysis.Rate` (``wins`` its ``hits``, ``low``/``high``
+    its interval; ``None`` fields when ``n == 0``), computed by :func:`mafialab.analysis.rate`.
     ``low``/``high`` are ``None`` and ``no_interval`` says why when the seat-games come from
     fewer than two games (:func:`mafialab.analysis.no_interval_reason`).
     """
@@ -112,9 +113,9 @@ class EntryStats(BaseModel):
     agent: str
     games: int
     seats: int
-    overall: Rate
-    as_mafia: Rate
-    as_town: Rate
+    overall: WinRate
+    as_mafia: WinRate
+    as_town: WinRate
     deception: Mean
     detection: Mean
     influence: Mean
@@ -199,7 +200,7 @@ def _avg(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def win_rate(wins: int, n: int, games: int | None = None) -> Rate:
+def win_rate(wins: int, n: int, games: int | None = None) -> WinRate:
     """Win rate with its 95 % Wilson interval.
 
     Args:
@@ -210,13 +211,10 @@ def win_rate(wins: int, n: int, games: int | None = None) -> Rate:
             independent games (``games = n``).
     """
     if n == 0:
-        return Rate(wins=0, n=0, games=0 if games is None else games)
+        return WinRate(wins=0, n=0, games=0 if games is None else games)
     g = n if games is None else games
-    why = no_interval_reason(g)
-    if why is not None:
-        return Rate(wins=wins, n=n, rate=wins / n, games=g, no_interval=why)
-    low, high = wilson(wins, n, CONFIDENCE)
-    return Rate(wins=wins, n=n, rate=wins / n, low=low, high=high, games=g)
+    r = rate(wins, n, clusters=g, confidence=CONFIDENCE)
+    return WinRate(wins=r.hits, n=r.n, rate=r.rate, low=r.lo, high=r.hi, games=g, no_interval=r.no_interval)
 
 
 def bootstrap_mean(values: list[float], rng: np.random.Generator, games: int | None = None) -> Mean:
@@ -231,13 +229,12 @@ def bootstrap_mean(values: list[float], rng: np.random.Generator, games: int | N
     why = no_interval_reason(g)
     if why is not None:
         return Mean(n=len(arr), mean=float(arr.mean()), games=g, no_interval=why)
-    means = arr[rng.integers(0, len(arr), size=(BOOTSTRAP_RESAMPLES, len(arr)))].mean(axis=1)
-    a = (1 - CONFIDENCE) / 2
+    low, high = bootstrap_mean_ci(arr, rng, BOOTSTRAP_RESAMPLES, CONFIDENCE) or (None, None)
     return Mean(
         n=len(arr),
         mean=float(arr.mean()),
-        low=float(np.quantile(means, a)),
-        high=float(np.quantile(means, 1 - a)),
+        low=low,
+        high=high,
         games=g,
     )
 
@@ -507,12 +504,8 @@ def build_index(out: Path) -> SeasonIndex:
     )
 
 
-def _fmt_rate(r: Rate) -> str:
-    if r.rate is None:
-        return "–"
-    if r.low is None or r.high is None:
-        return f"{r.rate:.0%} ({r.wins}/{r.n}; {r.no_interval or 'no interval'})"
-    return f"{r.rate:.0%} [{r.low:.0%}, {r.high:.0%}] ({r.wins}/{r.n})"
+def _fmt_rate(r: WinRate) -> str:
+    return fmt_rate(Rate.from_dict(r.model_dump()), "percent", missing="–")
 
 
 def _fmt_mean(x: Mean) -> str:
@@ -562,12 +555,8 @@ def leaderboard_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def _short_rate(r: Rate) -> str:
-    if r.rate is None:
-        return "–"
-    if r.low is None or r.high is None:
-        return f"{r.rate:.0%} {r.wins}/{r.n}†"
-    return f"{r.rate:.0%} {r.wins}/{r.n} [{r.low * 100:.0f},{r.high * 100:.0f}]"
+def _short_rate(r: WinRate) -> str:
+    return fmt_rate(Rate.from_dict(r.model_dump()), "compact", missing="–")
 
 
 def _short_mean(x: Mean) -> str:

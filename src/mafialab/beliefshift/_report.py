@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mafialab.analysis import bootstrap_weights, cluster_bootstrap_ci
+from mafialab.analysis import EMPTY_STAT as EMPTY
+from mafialab.analysis import Stat, bootstrap_weights, cluster_bootstrap_ci, combine, diff_ci, mean_ci
 from mafialab.beliefshift._inspect_log import is_inspect_log, read_inspect_results
 from mafialab.beliefshift._io import read_results
 from mafialab.beliefshift._schema import (
@@ -24,7 +25,6 @@ from mafialab.beliefshift._schema import (
     label_of,
     trust_bin,
 )
-from mafialab.beliefshift._stats import EMPTY, Stat, combine, diff_ci, mean_ci
 from mafialab.beliefshift._tables import Cell, Table
 from mafialab.config import ConfigError, load_config, read_config
 

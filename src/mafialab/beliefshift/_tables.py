@@ -7,7 +7,7 @@ import io
 import math
 from dataclasses import dataclass, field
 
-from mafialab.beliefshift._stats import Stat
+from mafialab.analysis import Stat
 
 Cell = str | int | float | Stat | None
 

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.analysis import blocks_csv_rows, fmt_p, fmt_rate, report_bifurcation
+from mafialab.analysis import Rate, blocks_csv_rows, fmt_p, fmt_rate, report_bifurcation
 from mafialab.cli._app import (
     arg_message,
     check_agent_spec,
@@ -65,8 +65,8 @@ def _print_tables(rep: dict[str, Any]) -> None:
         ("flips", lambda b: str(b["flips"])),
         ("flip share", lambda b: _f(b["flip_share"], 4) + ci(b, "flip_share")),
         ("mean point flip share", lambda b: _f(b["mean_point_flip_share"], 4)),
-        ("P(town win | vote mafioso)", lambda b: fmt_rate(b["town_win_when_vote_mafia"])),
-        ("P(town win | otherwise)", lambda b: fmt_rate(b["town_win_otherwise"])),
+        ("P(town win | vote mafioso)", lambda b: fmt_rate(Rate.from_dict(b["town_win_when_vote_mafia"]), "count")),
+        ("P(town win | otherwise)", lambda b: fmt_rate(Rate.from_dict(b["town_win_otherwise"]), "count")),
         ("Fisher exact p (two-sided)", lambda b: fmt_p(b["fisher_p"])),
         ("flips on a mafioso vote", lambda b: str(b["flips_on_mafia_vote"])),
         ("modal concentration (mean)", lambda b: _f(b["modal_concentration_mean"])),

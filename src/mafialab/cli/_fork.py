@@ -7,7 +7,6 @@ import json
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -15,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.agents import parse_seat_overrides
-from mafialab.analysis import fmt_p
+from mafialab.analysis import Rate, fmt_p, fmt_rate
 from mafialab.cli._app import (
     ONE_GAME,
     arg_message,
@@ -114,12 +113,6 @@ def _check_given_agents(log: GameLog, agents: str | None, seats: dict[int, str],
         check_agent_spec(agents, "--agents", log.header.rules, 0, seed)
     for s, spec in seats.items():
         check_agent_spec(spec, seat_option(s, seats), log.header.rules, s, seed)
-
-
-def _fmt_rate(r: dict[str, Any]) -> str:
-    if r["p"] is None:
-        return "-"
-    return f"{r['p']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({r['k']}/{r['n']})"
 
 
 class _Fmt(StrEnum):
@@ -320,7 +313,7 @@ def compare_cmd(
         s = res[k]
         t.add_row(
             k.upper(), s["batch"], str(s["step"]), s["intervention"].get("type", "?"), str(s["n"]),
-            _fmt_rate(s["town"]), _fmt_rate(s["mafia"]),
+            fmt_rate(Rate.from_dict(s["town"])), fmt_rate(Rate.from_dict(s["mafia"])),
         )  # fmt: skip
     console.print(t)
     for team in ("town", "mafia"):
@@ -382,6 +375,12 @@ def sweep_cmd(
     t = Table("step", "round:phase:index", "seat", "kind", "n", *wins)
     for r in rows:
         t.add_row(
-            str(r.step.id), r.step.label, r.step.name, r.step.kind, str(r.n), _fmt_rate(r.town), _fmt_rate(r.mafia)
+            str(r.step.id),
+            r.step.label,
+            r.step.name,
+            r.step.kind,
+            str(r.n),
+            fmt_rate(Rate.from_dict(r.town)),
+            fmt_rate(Rate.from_dict(r.mafia)),
         )
     console.print(t)

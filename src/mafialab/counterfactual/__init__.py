@@ -25,12 +25,9 @@ from mafialab.counterfactual._bifurcate import (
 from mafialab.counterfactual._compare import (
     BatchSummary,
     compare_batches,
-    fisher_exact_p,
-    newcombe_interval,
     one_batch,
     rate,
     read_batches,
-    wilson_interval,
 )
 from mafialab.counterfactual._embed import (
     Embedder,
@@ -112,13 +109,11 @@ __all__ = [
     "CallTiming",
     "call_timing",
     "fork_batch_id",
-    "fisher_exact_p",
     "ForkSteps",
     "fork_steps",
     "inject_vote_text",
     "injected_action",
     "intervention_from",
-    "newcombe_interval",
     "one_batch",
     "parse_vote_text",
     "prepare",
@@ -128,5 +123,4 @@ __all__ = [
     "run_fork",
     "step_after_message",
     "sweep",
-    "wilson_interval",
 ]

@@ -6,45 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mafialab.analysis import wilson
+from mafialab.analysis import fisher_exact, newcombe
+from mafialab.analysis import rate as _rate
 from mafialab.record import GameLog, iter_game_dirs, read_game
 from mafialab.rules import Team
 
 TEAMS: tuple[Team, ...] = ("town", "mafia")
-
-
-def wilson_interval(k: int, n: int) -> tuple[float | None, float | None]:
-    """95 % Wilson score interval for ``k`` successes in ``n`` trials (:func:`mafialab.analysis.wilson`).
-
-    Source: Wilson (1927), JASA 22:209-212. ``(None, None)`` when ``n`` is 0 (no interval
-    rather than the uninformative ``[0, 1]``).
-    """
-    if n <= 0:
-        return None, None
-    return wilson(k, n)
-
-
-def newcombe_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[float | None, float | None]:
-    """95 % interval of ``k1/n1 - k2/n2`` by Newcombe's hybrid score method (statsmodels ``newcomb``).
-
-    Source: Newcombe (1998), Statistics in Medicine 17:873-890, method 10 (built from the two
-    Wilson intervals). ``(None, None)`` when either ``n`` is 0.
-    """
-    if n1 <= 0 or n2 <= 0:
-        return None, None
-    from statsmodels.stats.proportion import confint_proportions_2indep
-
-    lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=0.05)
-    return float(lo), float(hi)
-
-
-def fisher_exact_p(k1: int, n1: int, k2: int, n2: int) -> float | None:
-    """Two-sided Fisher exact test p-value of the 2x2 table ``[[k1, n1-k1], [k2, n2-k2]]`` (SciPy)."""
-    if n1 <= 0 or n2 <= 0:
-        return None
-    from scipy.stats import fisher_exact
-
-    return float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative="two-sided").pvalue)
 
 
 @dataclass
@@ -127,9 +94,13 @@ def one_batch(path: Path, batch: str | None = None) -> BatchSummary:
 
 
 def rate(k: int, n: int) -> dict[str, Any]:
-    """``{"k", "n", "p", "lo", "hi"}``: a proportion with its Wilson interval (``p`` None when n is 0)."""
-    lo, hi = wilson_interval(k, n)
-    return {"k": k, "n": n, "p": k / n if n else None, "lo": lo, "hi": hi}
+    """``{"k", "n", "p", "lo", "hi"}``: a proportion with its 95 % Wilson interval, as fork outputs write it.
+
+    Computed by :func:`mafialab.analysis.rate` (``p``, ``lo``, ``hi`` None when ``n`` is 0);
+    :meth:`mafialab.analysis.Rate.from_dict` reads it back.
+    """
+    r = _rate(k, n)
+    return {"k": k, "n": n, "p": r.rate, "lo": r.lo, "hi": r.hi}
 
 
 def compare_batches(
@@ -168,7 +139,8 @@ def compare_batches(
     diff: dict[str, Any] = {}
     for t in TEAMS:
         k1, k2 = sa.wins(t), sb.wins(t)
-        lo, hi = newcombe_interval(k1, sa.n, k2, sb.n)
+        ci = newcombe(k1, sa.n, k2, sb.n)
         d = (k1 / sa.n - k2 / sb.n) if sa.n and sb.n else None
-        diff[t] = {"diff": d, "lo": lo, "hi": hi, "fisher_p": fisher_exact_p(k1, sa.n, k2, sb.n)}
+        lo, hi = ci if ci is not None else (None, None)
+        diff[t] = {"diff": d, "lo": lo, "hi": hi, "fisher_p": fisher_exact(k1, sa.n, k2, sb.n).p}
     return {"a": side(sa), "b": side(sb), "difference": diff}
