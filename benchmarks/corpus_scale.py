@@ -122,7 +122,7 @@ def argv(command: str, corpus: Path, out: Path) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000", help="corpus sizes, comma-separated (e.g. 100,1000,10000)")
-    ap.add_argument("--added", type=int, default=100, help="games added before the re-run")
+    ap.add_argument("--added", type=int, default=100, help="games added before the re-run (0: no re-run)")
     ap.add_argument("--source", default="play", help="play, shared, or a folder of recorded games")
     ap.add_argument("--commands", default=",".join(COMMANDS), help="of report,view,export")
     ap.add_argument("--work", type=Path, default=None, help="where the temporary folder goes")
@@ -152,7 +152,7 @@ def main() -> None:
                 row[c] = {"first": mafialab(argv(c, corpus, outs[c]), env)}
                 print(f"{n} games, {c}, first run: {row[c]['first']}", flush=True)
             replicate(games, range(n, n + args.added), corpus)
-            for c in commands:
+            for c in commands if args.added else ():
                 row[c]["rerun"] = mafialab(argv(c, corpus, outs[c]), env)
                 print(f"{n} + {args.added} games, {c}, re-run: {row[c]['rerun']}", flush=True)
             row["disk_mib"] = round(disk_mib(work), 1)
@@ -168,9 +168,9 @@ def main() -> None:
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for n, row in results["sizes"].items():
         for c in commands:
-            f, r = row[c]["first"], row[c]["rerun"]
-            print(f"| {int(n):,} | {c} | {f['s']} | {f['rss_mib']} ({f['child_rss_mib']}) | {r['s']} | "
-                  f"{r['s'] / f['s']:.0%} | {r['rss_mib']} ({r['child_rss_mib']}) |")  # fmt: skip
+            f, r = row[c]["first"], row[c].get("rerun")
+            again = f"{r['s']} | {r['s'] / f['s']:.0%} | {r['rss_mib']} ({r['child_rss_mib']})" if r else "– | – | –"
+            print(f"| {int(n):,} | {c} | {f['s']} | {f['rss_mib']} ({f['child_rss_mib']}) | {again} |")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

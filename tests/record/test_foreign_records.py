@@ -25,6 +25,7 @@ from mafialab.cli import app
 from mafialab.counterfactual._fork import _copy_prefix_probes
 from mafialab.record import CALLS_FILE, PROBES_FILE, VERDICTS_FILE, read_game, read_verdicts
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 F1_F4 = ("first_order", "calibration", "second_order", "vote_coupling")
@@ -145,8 +146,8 @@ def test_view_refuses_a_probes_file_copied_from_another_game(two_games: tuple[Pa
     build_site(g.parent, tmp_path / "site", jobs=1)
     build_site(without.parent, tmp_path / "site0", jobs=1)
     got, want = _data(tmp_path / "site" / "data" / "index.js"), _data(tmp_path / "site0" / "data" / "index.js")
-    (row,) = got["games"]
-    (row0,) = want["games"]
+    (row,) = site_rows(tmp_path / "site")
+    (row0,) = site_rows(tmp_path / "site0")
     assert row["probes"] == row0["probes"] == 0
     assert got["corpus_metrics"] == want["corpus_metrics"] and got["calibration"] == want["calibration"]
     game = _data(next((tmp_path / "site" / "data" / "g").iterdir()))

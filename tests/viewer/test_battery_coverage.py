@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def test_the_viewer_says_the_same(suspicion_games: Path, tmp_path: Path) -> None
     (block,) = index["corpus_metrics"]["corpora"].values()
     assert any("needs role_assessment" in why for why in block["missing"])
     assert any(r["name"].startswith("F4 innocents top1") and r["n"] for r in block["metrics"])
-    row = index["games"][0]
+    row = site_rows(tmp_path / "site")[0]
     game = (tmp_path / "site" / "data" / "g" / f"{row['file']}.js").read_text(encoding="utf-8")
     payload = json.loads(game[game.index(",", game.index(",") + 1) + 1 : -3])
     assert payload["coverage"]["answers"]["suspicion_ranking"] == row["probes"]

@@ -18,6 +18,7 @@ from mafialab.cli import app
 from mafialab.counterfactual import rate, read_batches
 from mafialab.record import read_game, read_retests
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
@@ -46,7 +47,7 @@ def index(site: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def branches(site: Path, index: dict[str, Any]) -> dict[str, Any]:
-    row = next(r for r in index["games"] if r["id"] == "parent")
+    row = next(r for r in site_rows(site) if r["id"] == "parent")
     assert row["branches"]["batches"] == len([b for b in index["batches"] if b["parent"] == "parent"])
     return read_js(site / "data" / "b" / f"{row['file']}.js")
 
@@ -65,9 +66,9 @@ def test_batches_match_the_branches_on_disk(index: dict[str, Any]) -> None:
     assert len({b["town"]["p"] for b in index["batches"]}) > 1
 
 
-def test_branch_rows_mark_the_fork_and_share_the_prefix(index: dict[str, Any]) -> None:
+def test_branch_rows_mark_the_fork_and_share_the_prefix(site: Path) -> None:
     parent = read_game(FIXTURE / "parent")
-    rows = [r for r in index["games"] if r["parent"]]
+    rows = [r for r in site_rows(site) if r["parent"]]
     assert len(rows) == 23 and all(r["parent"]["game_id"] == "parent" for r in rows)
     for r in rows[:6]:
         p = r["parent"]
@@ -119,8 +120,8 @@ def test_bifurcation_panel_equals_bifurcate_report_json(branches: dict[str, Any]
     assert all(v["fork_id"] for v in variants)
 
 
-def test_dynamics_per_round_with_the_retest_floor(site: Path, index: dict[str, Any]) -> None:
-    row = next(r for r in index["games"] if r["id"] == "parent")
+def test_dynamics_per_round_with_the_retest_floor(site: Path) -> None:
+    row = next(r for r in site_rows(site) if r["id"] == "parent")
     g = read_js(site / "data" / "g" / f"{row['file']}.js")
     d = g["dynamics"]
     assert d["rounds"] and sum(r["flip_pairs"] for r in d["rounds"]) == d["all"]["flip_pairs"] > 0

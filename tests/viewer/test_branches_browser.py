@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from mafialab.analysis import fmt_p
 from mafialab.cli import app
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 from tests.browser import launch, require_browser
 from tests.conftest import ROOT
 
@@ -74,14 +75,14 @@ def test_tree_branch_page_and_static_build_has_no_branch_button(site: Path, page
     text = node.text_content() or ""
     assert f"step {inject['step']}" in text and "4 replicas" in text
     # counts and winners named as the parent's rule set names its teams (not "town"/"mafia")
-    teams = next(r for r in index["games"] if r["id"] == inject["parent"])["teams"]
+    teams = next(r for r in site_rows(site) if r["id"] == inject["parent"])["teams"]
     assert f"{teams['town']} {inject['town']['k']} / {teams['mafia']} {inject['mafia']['k']}" in text
     for gid, won in zip(inject["games"], inject["winners"], strict=True):
         branch = node.locator(f"li.branchnode[data-game='{gid}']").first.text_content() or ""
         assert f"→ {teams[won]}" in branch if won else "→ unfinished" in branch
     # a branch page: breadcrumb back to the parent, prefix dimmed, fork step marked
     gid = inject["games"][0]
-    row = next(r for r in index["games"] if r["id"] == gid)
+    row = next(r for r in site_rows(site) if r["id"] == gid)
     fs = row["parent"]["fork_seq"]
     pg.goto(url(site, f"#/game/{gid}"))
     pg.wait_for_selector("#forknote")
@@ -108,7 +109,7 @@ def test_outcome_strip_and_comparison(site: Path, page: tuple[Page, list[str]]) 
     assert widths[0] == pytest.approx(600 * a["town"]["k"] / a["replicas"])
     legend = pg.text_content(".outcome-legend") or ""
     assert f"n = {a['n']} finished" in legend
-    teams = next(r for r in index["games"] if r["id"] == "parent")["teams"]
+    teams = next(r for r in site_rows(site) if r["id"] == "parent")["teams"]
     assert f"P({teams['town']} wins)" in legend and f"P({teams['mafia']} wins)" in legend
     listed = pg.eval_on_selector_all("#batch-branches li", "els => els.map(e => e.textContent)")
     assert listed == [f"{g} → {teams[w] if w else 'unfinished'}" for g, w in zip(a["games"], a["winners"], strict=True)]

@@ -30,6 +30,7 @@ from mafialab.viewer import (
     read_probes,
     role_vocabulary,
 )
+from mafialab.viewer._build import site_rows
 from tests.viewer_games import XSS_IMG, copy_game, inject_message, play_probed, probe_lines
 
 
@@ -43,8 +44,7 @@ def load_js(path: Path) -> tuple[str, str, dict]:
 
 def file_of(site: Path, game_id: str) -> str:
     """The data-file id the dashboard row of ``game_id`` points to."""
-    _, _, index = load_js(site / "data" / "index.js")
-    return next(r["file"] for r in index["games"] if r["id"] == game_id)
+    return next(r["file"] for r in site_rows(site) if r["id"] == game_id)
 
 
 @pytest.fixture(scope="module")
@@ -130,9 +130,10 @@ def test_site_layout_and_dashboard_rows(logs: Path, site: Path) -> None:
         assert (site / name).is_file(), name
     kind, key, index = load_js(site / "data" / "index.js")
     assert (kind, key) == ("index", "index")
-    ids = sorted(r["id"] for r in index["games"])
+    assert "games" not in index  # the rows are in the pages only
+    ids = sorted(r["id"] for r in site_rows(site))
     assert ids == sorted(p.name for p in logs.iterdir())
-    for row in index["games"]:
+    for row in site_rows(site):
         d = logs / row["id"]
         probes = probe_lines(d)
         assert row["probes"] == len(probes)
@@ -274,12 +275,12 @@ def test_edge_case_games_are_explained(logs: Path, tmp_path: Path) -> None:
     assert sorted(summary.games) == ["degraded-game", "empty-game", "no-probes-game", "unfinished-game"]
     assert [Path(p).name for p, _ in summary.skipped] == ["broken"]
     _, _, index = load_js(tmp_path / "site" / "data" / "index.js")
-    notes = {r["id"]: set(r["notes"]) for r in index["games"]}
+    notes = {r["id"]: set(r["notes"]) for r in site_rows(tmp_path / "site")}
     assert notes["empty-game"] >= {"empty", "unfinished", "no_probes"}
     assert notes["unfinished-game"] >= {"unfinished", "no_probes"}
     assert notes["no-probes-game"] == {"no_probes"}
     assert notes["degraded-game"] == {"degraded"}
-    rows = {r["id"]: r for r in index["games"]}
+    rows = {r["id"]: r for r in site_rows(tmp_path / "site")}
     assert rows["degraded-game"]["degraded"] is True
     assert rows["empty-game"]["steps"] == 0
     # the degraded game is left out of calibration: only it had probes, so nothing is binned

@@ -19,6 +19,7 @@ from mafialab.cli import app
 from mafialab.counterfactual import fork_steps
 from mafialab.record import read_game
 from mafialab.viewer import MAX_BODY, ForkRequest, ForkService, SiteServer, build_site, check_allowed_agents, check_host
+from mafialab.viewer._build import site_rows
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
@@ -80,13 +81,13 @@ def test_fork_job_adds_branches_to_the_site(served: tuple[SiteServer, Path, Path
     # the branches were written under logs/forks only, and are in the site without a rebuild
     new = {p.resolve() for p in logs.rglob("*")} - before
     assert new and all((logs / "forks").resolve() in p.parents or p == (logs / "forks").resolve() for p in new)
-    index = read_index(site)
-    ids = {r["id"] for r in index["games"]}
+    rows = site_rows(site)
+    ids = {r["id"] for r in rows}
     assert set(st["branches"]) <= ids and set(again["branches"]) <= ids
-    row = next(r for r in index["games"] if r["id"] == st["branches"][0])
+    row = next(r for r in rows if r["id"] == st["branches"][0])
     assert (site / "data" / "g" / f"{row['file']}.js").is_file()
     assert row["parent"]["game_id"] == "parent" and row["parent"]["step"] == step.id
-    parent_row = next(r for r in index["games"] if r["id"] == "parent")
+    parent_row = next(r for r in rows if r["id"] == "parent")
     assert parent_row["branches"]["batches"] == 2 and (site / "data" / "b" / f"{parent_row['file']}.js").is_file()
 
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from mafialab.cli import app
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE
 from mafialab.viewer import _build, build_site
+from mafialab.viewer._build import site_rows
 from tests.viewer_games import play_probed
 
 
@@ -85,14 +86,14 @@ def test_a_changed_game_is_rebuilt_and_a_removed_one_disappears(probed: Path, tm
         _replicate(probed, logs / f"g{i}", f"game-{i}")
     site = tmp_path / "site"
     build_site(logs, site, jobs=1)
-    files = {r["id"]: r["file"] for r in _index(site)["games"]}
+    files = {r["id"]: r["file"] for r in site_rows(site)}
     built.clear()
     probes = logs / "g1" / PROBES_FILE
     probes.write_text("\n".join(probes.read_text(encoding="utf-8").splitlines()[:-5]) + "\n", encoding="utf-8")
     shutil.rmtree(logs / "g2")
     s = build_site(logs, site, jobs=1)
     assert built == ["game-1"] and s.built == ["game-1"] and s.reused == 1 and s.removed == 1
-    assert [r["id"] for r in _index(site)["games"]] == ["game-0", "game-1"]
+    assert [r["id"] for r in site_rows(site)] == ["game-0", "game-1"]
     assert not (site / "data" / "g" / f"{files['game-2']}.js").exists()
     assert not (site / "data" / "s" / files["game-2"]).exists()
     fresh = tmp_path / "fresh"

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 
 
 def _index(site: Path) -> dict:
@@ -32,10 +33,11 @@ def test_a_copy_with_the_same_id_is_kept_and_named(game_dir: Path, tmp_path: Pat
     (warning,) = summary.warnings
     assert str(logs / "a" / gid) in warning and str(logs / "b" / gid) in warning
     index = _index(tmp_path / "site")
-    assert [r["game_id"] for r in index["games"]] == [gid, gid]
-    assert len({r["file"] for r in index["games"]}) == 2
+    rows = site_rows(tmp_path / "site")
+    assert [r["game_id"] for r in rows] == [gid, gid]
+    assert len({r["file"] for r in rows}) == 2
     assert index["warnings"] == [warning]
-    for row in index["games"]:  # each copy's data files carry its own key
+    for row in rows:  # each copy's data files carry its own key
         text = (tmp_path / "site" / "data" / "g" / f"{row['file']}.js").read_text(encoding="utf-8")
         assert text.startswith(f'MAFIALAB_DATA("game",{json.dumps(row["id"])},')
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 from tests.browser import launch, require_browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def test_the_site_data_holds_the_season(season_site: tuple[Path, Path]) -> None:
     want = json.loads((runs / "demo" / "index.json").read_text(encoding="utf-8"))
     assert season["name"] == "demo-season" and season["counted"] == want["games_counted"] == 3
     assert [r[1] for r in season["leaderboard"]["rows"]] == [e["name"] for e in want["leaderboard"]]
-    ids = {r["id"] for r in index["games"]}
+    ids = {r["id"] for r in site_rows(site)}
     headlines = {g["headline"] for g in want["games"]}
     for g in season["games"]:
         assert g["key"] in ids  # a link to the game page

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from mafialab.cli import app
 from mafialab.record import import_mafiascope
 from mafialab.viewer import build_site
+from mafialab.viewer._build import site_rows
 
 FIXTURE_CORPORA = ("en_demo", "ru_clean", "corpus_v2")
 REAL_CORPORA = ("en_demo", "ru_clean")
@@ -107,7 +108,7 @@ def _check(logs: Path, site: Path, corpora: tuple[str, ...]) -> None:
             _same_calibration(groups[("corpus", corpus)], rep["calibration"])  # the Calibration tab
         else:
             assert block["calibration"] is None and ("corpus", corpus) not in groups
-        rows = [r for r in index["games"] if r["corpus"] == corpus]
+        rows = [r for r in site_rows(site) if r["corpus"] == corpus]
         assert sum(r["probes"] for r in rows) == rep["probe_records"]
         _same_usable(rows, rep)
     # every model's answers are counted once: the model groups add up to all games
@@ -249,7 +250,7 @@ def test_viewer_and_report_count_the_same_games_and_usable_answers(
             assert groups[("corpus", corpus)]["inclusion"] == rep["inclusion"]["rule"]
         else:
             assert block["calibration"] is None and ("corpus", corpus) not in groups
-        _same_usable([r for r in index["games"] if r["corpus"] == corpus], rep)
+        _same_usable([r for r in site_rows(site) if r["corpus"] == corpus], rep)
     whole = _report_args(mixed_logs, branches)
     _same_calibration(groups[("all", "all games")], whole["calibration"])  # the Calibration tab's default
     assert groups[("all", "all games")]["inclusion"] == whole["inclusion"]["rule"] == cm["inclusion"]["rule"]
@@ -292,7 +293,7 @@ def test_an_empty_ranking_is_not_a_usable_answer_anywhere(mixed_logs: Path, tmp_
     # the viewer: the game's usable share and its per-step answers count the same
     site = tmp_path / "site"
     build_site(mixed_logs / "probed", site, jobs=1)
-    game = next(r for r in _index(site)["games"] if r["id"] == "empty-rankings")
+    game = next(r for r in site_rows(site) if r["id"] == "empty-rankings")
     assert game["usable"] == len(records) - empty and game["usable_rate"] < 1
     seats = [json.loads(_payload(f)) for f in sorted((site / "data" / "s" / game["file"]).glob("*.js"))]
     ok = [p for s in seats for p in s["probes"] if p["ok"]]

@@ -15,7 +15,7 @@ files it offers (under ``/api``, OpenAPI schema at ``/api/openapi.json``):
   ``failed`` with done, running, failed, total counts and an ETA).
 
 Each finished replica is written under ``DIR/forks/`` (the only place a job writes logs) and
-added to the site at once: its data files, its parent's branch file and ``data/index.js``
+added to the site at once: its data files, its parent's branch file, the dashboard pages and ``data/index.js``
 are rewritten; the rest of the site is not rebuilt.
 
 Safety: bound to 127.0.0.1 unless a token is given; with a token every ``/api`` route but
@@ -247,7 +247,10 @@ class ForkService:
         self.token = token
         self.parallel = max(1, parallel)
         self.build_agent = build_agent
+        from mafialab.viewer._build import site_rows
+
         self.index: dict[str, Any] = _read_js(self.data / "index.js")
+        self.rows: list[dict[str, Any]] = site_rows(self.data)  # the dashboard rows: the index has none
         self.dirs: dict[str, Path] = {}
         for d in iter_game_dirs(self.logs):
             gid = self._game_id(d)
@@ -274,7 +277,7 @@ class ForkService:
             HTTPException: 404 when no game of the served directory has that id.
         """
         d = self.dirs.get(game)
-        if d is None or not any(r["id"] == game for r in self.index["games"]):
+        if d is None or not any(r["id"] == game for r in self.rows):
             raise HTTPException(404, f"game: no game {game!r} in this site")
         return d
 
@@ -523,11 +526,12 @@ class ForkService:
         if isinstance(res, str):
             raise ValueError(f"{game_dir}: {res}")
         with self._lock:
-            rows = [r for r in self.index["games"] if r["id"] != res.row["id"]] + [res.row]
+            rows = [r for r in self.rows if r["id"] != res.row["id"]] + [res.row]
             write_branch_files(self.data, rows, self._bifurcations())
-            self.index["games"] = rows
+            self.rows = rows
             self.index["batches"] = batches(rows)
-            self.index["pages"] = {"count": write_pages(self.data, rows)[0], "size": PAGE_SIZE, "order": "id"}
+            size = self.index.get("pages", {}).get("size", PAGE_SIZE)
+            self.index["pages"] = write_pages(self.data, rows, size).index_block()
             self.dirs[res.row["id"]] = game_dir.resolve()
             with atomic_path(self.data / "index.js") as tmp:
                 _write_js(tmp, "index", "index", self.index)

@@ -138,7 +138,9 @@ class SiteSummary:
             when nothing could be reused).
         reused: Games whose data files an earlier build wrote from the same logs (kept as they were).
         removed: Games of the earlier build no longer under the source (their files removed).
-        pages: Precomputed dashboard pages (:data:`PAGE_SIZE` rows each).
+        pages: Precomputed dashboard pages (``page_size`` rows each, :data:`PAGE_SIZE` by default).
+        pages_written: Page files this build wrote; the others already held the same rows
+            (:func:`write_pages`).
     """
 
     out: Path
@@ -150,6 +152,7 @@ class SiteSummary:
     reused: int = 0
     removed: int = 0
     pages: int = 0
+    pages_written: int = 0
 
 
 def file_id(game_id: str, where: str = "") -> str:
@@ -558,7 +561,7 @@ def viewer_templates() -> dict[str, Any]:
     }
 
 
-def _write_js(path: Path, kind: str, key: str, payload: Any) -> int:
+def _js_bytes(kind: str, key: str, payload: Any) -> bytes:
     text = (
         "MAFIALAB_DATA("
         + json.dumps(kind)
@@ -568,16 +571,31 @@ def _write_js(path: Path, kind: str, key: str, payload: Any) -> int:
         + json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         + ");\n"
     )
-    data = text.encode("utf-8")
+    return text.encode("utf-8")
+
+
+def _write_js(path: Path, kind: str, key: str, payload: Any) -> int:
+    data = _js_bytes(kind, key, payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return len(data)
 
 
+def _write_changed(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` unless the file already holds exactly these bytes; ``True``: written."""
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.write_bytes(data)
+    return True
+
+
 def _copy_static(out: Path) -> None:
     pkg = resources.files("mafialab.viewer") / "static"
     for name in STATIC_FILES:
-        (out / name).write_bytes((pkg / name).read_bytes())
+        _write_changed(out / name, (pkg / name).read_bytes())
 
 
 def _corpus_of(root: Path, game_dir: Path) -> str:
@@ -872,29 +890,148 @@ def replace_notes(src: Path, out: Path) -> list[str]:
     return notes
 
 
-def write_pages(data: Path, rows: Sequence[dict[str, Any]]) -> tuple[int, int]:
+def _id_order(row: dict[str, Any]) -> bytes:
+    """A row's place in the dashboard's default order: its id in UTF-16 code units.
+
+    That is how the page's script compares strings (``a < b``), so it finds a game's page
+    by its id (:attr:`Pages.first`) in the order the pages were written.
+    """
+    return str(row["id"]).encode("utf-16-be", "surrogatepass")
+
+
+@dataclass
+class Pages:
+    """The dashboard's precomputed pages as :func:`write_pages` left them.
+
+    Attributes:
+        count: Page files ``data/pages/1.js`` .. ``<count>.js`` (at least one).
+        size: Rows per page (the last page may hold fewer).
+        total: Rows on all pages together (every game of the site, branches too).
+        first: The id of each page's first row, in page order (empty for the one empty page):
+            the page's script finds a game's page by searching this list, without every row.
+        nested: Branch rows drawn under their parent (the parent is in the site too).
+        written: Page files this call wrote; a page whose bytes were already on disk is left
+            as it was (an incremental build rewrites only the pages that changed).
+        bytes: Total size of the page files (written or not).
+    """
+
+    count: int
+    size: int
+    total: int
+    first: list[str]
+    nested: int = 0
+    written: int = 0
+    bytes: int = 0
+
+    def index_block(self) -> dict[str, Any]:
+        """The ``pages`` block of ``data/index.js``: everything but the rows."""
+        return {
+            "count": self.count,
+            "size": self.size,
+            "order": "id",
+            "total": self.total,
+            "first": self.first,
+            "nested": self.nested,
+        }
+
+
+def write_pages(data: Path, rows: Sequence[dict[str, Any]], size: int = PAGE_SIZE) -> Pages:
     """Write the dashboard's precomputed pages ``data/pages/<n>.js`` (``n`` from 1); remove older extra pages.
 
-    Each page holds :data:`PAGE_SIZE` rows in the dashboard's default order (by game id), so the
-    page renders one page of rows, never the whole corpus. A page file is a script calling
-    ``MAFIALAB_DATA("page", "<n>", {"page", "pages", "size", "total", "rows"})``.
+    Each page holds ``size`` rows in the dashboard's default order (by game id, compared as
+    the page's script compares strings: :func:`_id_order`), so the page renders one page of
+    rows, never the whole corpus, and ``data/index.js`` holds no rows at all (only
+    :meth:`Pages.index_block`). A page file is a script calling
+    ``MAFIALAB_DATA("page", "<n>", {"page", "size", "rows"})``. Each row is the game's
+    dashboard row with ``under_parent`` added: ``True`` for a branch whose parent is in
+    ``rows`` too (the dashboard draws it in its parent's branch tree).
+
+    A page whose file already holds the same bytes is not written again, so adding games
+    rewrites the pages from the first new game's place on and leaves those before it.
+
+    Args:
+        data: The site's ``data`` folder.
+        rows: Every dashboard row of the site (any order; not changed).
+        size: Rows per page (at least 1).
 
     Returns:
-        ``(pages written, bytes written)``; at least one page (an empty one without rows).
+        The pages (at least one: an empty one without rows).
+
+    Raises:
+        ValueError: ``size`` below 1.
     """
-    ordered = sorted(rows, key=lambda r: r["id"])
-    n_pages = max(1, -(-len(ordered) // PAGE_SIZE))
+    if size < 1:
+        raise ValueError(f"page size must be at least 1, got {size}")
+    ordered = sorted(rows, key=_id_order)
+    present = {r["id"] for r in ordered}
+    n_pages = max(1, -(-len(ordered) // size))
     folder = data / PAGES_DIR
-    written = 0
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = Pages(count=n_pages, size=size, total=len(ordered), first=[])
     for n in range(1, n_pages + 1):
-        part = ordered[(n - 1) * PAGE_SIZE : n * PAGE_SIZE]
-        payload = {"page": n, "pages": n_pages, "size": PAGE_SIZE, "total": len(ordered), "rows": part}
-        written += _write_js(folder / f"{n}.js", "page", str(n), payload)
+        part = []
+        for r in ordered[(n - 1) * size : n * size]:
+            parent = r.get("parent")
+            nested = isinstance(parent, dict) and parent.get("game_id") in present
+            pages.nested += nested
+            part.append({**r, "under_parent": nested})
+        if part:
+            pages.first.append(part[0]["id"])
+        text = _js_bytes("page", str(n), {"page": n, "size": size, "rows": part})
+        pages.bytes += len(text)
+        pages.written += _write_changed(folder / f"{n}.js", text)
     keep = {f"{n}.js" for n in range(1, n_pages + 1)}
     for old in folder.iterdir():
         if old.name not in keep:
             old.unlink()
-    return n_pages, written
+    return pages
+
+
+def site_rows(site: Path) -> list[dict[str, Any]]:
+    """Every dashboard row of a built site, read from its pages (``SITE/data/pages``), in page order.
+
+    Args:
+        site: The site folder (holding ``data/``) or its ``data`` folder.
+
+    Returns:
+        The rows as :func:`write_pages` wrote them (``under_parent`` included).
+
+    Raises:
+        ValueError: The site has no page index or a page file is not one the build writes.
+        OSError: A page file cannot be read.
+    """
+    data = Path(site) if (Path(site) / "index.js").is_file() else Path(site) / "data"
+    index = read_data_file(data / "index.js")
+    info = index.get("pages") if isinstance(index, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("count"), int):
+        raise ValueError(f"{data / 'index.js'}: no page index (build the site again with this mafialab)")
+    rows: list[dict[str, Any]] = []
+    for n in range(1, info["count"] + 1):
+        page = read_data_file(data / PAGES_DIR / f"{n}.js")
+        rows.extend(page["rows"])
+    return rows
+
+
+def read_data_file(path: Path) -> Any:
+    """The payload of one of the site's data files (``MAFIALAB_DATA(kind, key, payload);``).
+
+    Raises:
+        ValueError: The file is not a data file the build writes.
+        OSError: It cannot be read.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    prefix = "MAFIALAB_DATA("
+    if not text.startswith(prefix) or not text.endswith(");\n"):
+        raise ValueError(f"{path}: not a viewer data file")
+    dec = json.JSONDecoder()
+    i = len(prefix)
+    for _ in range(2):  # kind, key
+        _, i = dec.raw_decode(text, i)
+        if text[i] != ",":
+            raise ValueError(f"{path}: not a viewer data file")
+        i += 1
+    payload, _ = dec.raw_decode(text, i)
+    return payload
 
 
 def _read_manifest(data: Path) -> dict[str, dict[str, Any]]:
@@ -945,15 +1082,16 @@ def build_site(
     include_branches: bool = False,
     cache: Path | SummaryCache | None = None,
     ray: str | None = None,
+    page_size: int = PAGE_SIZE,
 ) -> SiteSummary:
     """Build the static viewer site for every game under ``src`` into ``out``, incrementally.
 
     Reads each game directory with :func:`mafialab.record.read_game` and its
     ``probes.jsonl`` (optional). Writes ``out/index.html`` (+ ``app.js``, ``app.css``),
-    ``out/data/index.js`` (dashboard rows, corpus metrics, calibration bins),
-    ``out/data/pages/<n>.js`` (the dashboard's precomputed pages of :data:`PAGE_SIZE` rows:
-    :func:`write_pages`), ``out/data/templates.js`` (the event templates the page renders
-    events with, :func:`viewer_templates`),
+    ``out/data/index.js`` (the page index, corpus metrics, calibration bins; no game rows),
+    ``out/data/pages/<n>.js`` (the dashboard's precomputed pages of ``page_size`` rows:
+    :func:`write_pages`; the only files that hold the dashboard rows), ``out/data/templates.js``
+    (the event templates the page renders events with, :func:`viewer_templates`),
     ``out/data/g/<file_id>.js`` (the full game without probe answers, for the moderator's
     view) and ``out/data/s/<file_id>/<seat>.js`` (what one seat saw and its own probe
     answers; impersonation loads only this file, the moderator's view loads all). Each data
@@ -964,7 +1102,7 @@ def build_site(
     folder, a key of its logs' bytes, the site's and mafialab's versions (:func:`game_key`)
     and its dashboard row. A game whose key is unchanged keeps its data files; a new or
     changed game's files are written; a game no longer under ``src`` loses its files; the
-    index, the pages and the branch files are always rewritten. The result is the same as a
+    index and the branch files are always rewritten, a page only when its rows changed. The result is the same as a
     build into an empty ``out``. Without a usable manifest the earlier ``out/data`` is replaced.
 
     Memory: games are built one at a time (a few in flight per worker); what is kept per game
@@ -989,12 +1127,14 @@ def build_site(
         ray: A Ray cluster's address (``mafialab view --ray``): the per-game summaries behind
             the corpus figures are Ray tasks (:func:`mafialab.viewer._corpus.corpus_metrics`);
             the games' pages are still built here.
+        page_size: Dashboard rows per precomputed page (at least 1).
 
     Returns:
         What was written.
 
     Raises:
         ViewerError: If no game could be read, or ``out`` is a file or the source itself.
+        ValueError: ``page_size`` below 1.
         ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
             unreachable.
     """
@@ -1007,6 +1147,8 @@ def build_site(
         dirs = [Path(d) for d in src]
         root = Path(dirs[0]).parent if dirs else Path()
     out = Path(out)
+    if page_size < 1:
+        raise ValueError(f"page_size must be at least 1, got {page_size}")
     if out.exists() and not out.is_dir():
         raise ViewerError(f"--out: {out} is a file, not a directory")
     if dirs and any(out.resolve() == d.resolve() for d in dirs):
@@ -1080,13 +1222,13 @@ def build_site(
     if (data / "b").is_dir():
         shutil.rmtree(data / "b")  # rewritten from every game's branches below
     summary.bytes_written += write_branch_files(data, rows, bifurcation_payloads(bif_dirs, root))
-    summary.pages, n = write_pages(data, rows)
-    summary.bytes_written += n
+    pages = write_pages(data, rows, page_size)
+    summary.pages, summary.pages_written = pages.count, pages.written
+    summary.bytes_written += pages.bytes
     index = {
         "software": f"mafialab {__version__}",
         "source": root.resolve().name,
-        "games": rows,
-        "pages": {"count": summary.pages, "size": PAGE_SIZE, "order": "id"},
+        "pages": pages.index_block(),  # the rows are in the pages only
         "skipped": [{"path": p, "reason": r} for p, r in summary.skipped],
         "warnings": summary.warnings,
         "notices": dashboard_notes(rows),
@@ -1097,7 +1239,9 @@ def build_site(
         "batches": batches_of(rows),
     }
     summary.bytes_written += _write_js(data / "index.js", "index", "index", index)
-    summary.bytes_written += _write_js(data / "templates.js", "templates", "events", viewer_templates())
+    templates = _js_bytes("templates", "events", viewer_templates())
+    _write_changed(data / "templates.js", templates)
+    summary.bytes_written += len(templates)
     _copy_static(out)
     write_atomic(
         data / MANIFEST,

@@ -281,7 +281,7 @@
       else if (r.view === "season") renderSeason(index, r);
       else if (r.view === "batch" || r.view === "compare") await EXT.page(index, r);
       else {
-        const row = index.games.find((g) => g.id === r.id);
+        const row = await findRow(index, r.id);
         if (!row) { renderError("No game " + JSON.stringify(r.id) + " in this site."); return; }
         if (r.view === "as" && !(Number.isInteger(r.seat) && r.seat >= 0 && r.seat < row.seats)) {
           renderError("No seat " + JSON.stringify(r.seat === null || isNaN(r.seat) ? null : r.seat) + " in game " + JSON.stringify(r.id) + " (seats 0–" + (row.seats - 1) + ").");
@@ -294,7 +294,8 @@
           const seats = await Promise.all(g.roster.map((x) => loadSeat(row, x.seat)));
           g.probes = {};
           seats.forEach((p) => { g.probes[p.seat] = p.probes; });
-          current = renderGame(row, g, r.step, index, r);
+          const chain = await lineage(index, row); // a branch's breadcrumb: its parents' rows, from their pages
+          current = renderGame(row, g, r.step, index, r, chain);
         }
         else current = renderAs(row, await loadSeat(row, r.seat), r.step, index);
       }
@@ -315,7 +316,7 @@
     page: (...a) => (window.MAFIALAB_VIEWER.ext.page || NOEXT.page)(...a),
   };
   window.MAFIALAB_VIEWER = {
-    ext: {}, h, s, clear, load, pct, num, pval, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError,
+    ext: {}, h, s, clear, load, pct, num, pval, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError, findRow, lineage,
     reloadIndex: () => {
       for (const k of store.keys()) if (k.startsWith("page:")) stalePages.add(k.slice(5));
       return load("index", "index", "data/index.js", true);
@@ -341,10 +342,35 @@
     return a < b ? -1 : 1;
   }
 
-  // the dashboard's precomputed pages (data/pages/<n>.js, PAGE_SIZE rows in game-id order): only one page of rows is drawn
+  // the dashboard's precomputed pages (data/pages/<n>.js, index.pages.size rows in game-id order) hold the rows;
+  // data/index.js holds none: only one page of rows is loaded and drawn.
   // pages loaded before the index was reloaded (a fork job added games) are loaded afresh, once
   const stalePages = new Set();
   const loadPage = (n) => load("page", String(n), "data/pages/" + n + ".js", stalePages.delete(String(n)));
+
+  // the page holding game `id`: pages are in id order as this script compares strings (the build
+  // sorts by UTF-16 code units), and index.pages.first holds each page's first id
+  function pageOf(info, id) {
+    const first = info.first || [];
+    let lo = 0, hi = first.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (first[m] <= id) lo = m + 1; else hi = m; }
+    return Math.max(1, lo);
+  }
+
+  // a game's dashboard row (undefined when the site has no such game); loads one page at most
+  async function findRow(index, id) {
+    if (!index.pages || !index.pages.total) return undefined;
+    const page = await loadPage(pageOf(index.pages, id));
+    return page.rows.find((g) => g.id === id);
+  }
+
+  // the rows from the root game down to `row` (a branch's parents in the site: row.under_parent), at most 20
+  async function lineage(index, row) {
+    const chain = [];
+    let cur = row, guard = 0;
+    while (cur && guard++ < 20) { chain.unshift(cur); cur = cur.under_parent ? await findRow(index, cur.parent.game_id) : null; }
+    return chain;
+  }
 
   function pageHash(n, sortKey, dir) {
     return "#/page/" + n + (sortKey ? "/sort/" + sortKey + "/" + (dir || "asc") : "");
@@ -365,16 +391,16 @@
   }
 
   async function renderDashboard(index, r) {
-    const info = index.pages || { count: 1, size: index.games.length || 1 };
+    const info = index.pages;
     const n = Math.min(Math.max(1, r.page || 1), Math.max(1, info.count));
-    const page = index.pages ? await loadPage(n) : { rows: index.games, total: index.games.length };
+    const page = await loadPage(n);
     const root = clear(app());
     const games = page.rows.slice();
     const sortKey = r.sort || "id", dir = r.dir === "desc" ? -1 : 1;
     games.sort((a, b) => dir * cmp(a[sortKey], b[sortKey]));
-    root.appendChild(h("h1", null, "Games (" + index.games.length + ")"));
+    root.appendChild(h("h1", null, "Games (" + info.total + ")"));
     const first = (n - 1) * info.size;
-    root.appendChild(h("p", { class: "muted", id: "page-info" }, "Page " + n + " of " + info.count + ": games " + (games.length ? first + 1 : 0) + "–" + (first + games.length) + " of " + page.total +
+    root.appendChild(h("p", { class: "muted", id: "page-info" }, "Page " + n + " of " + info.count + ": games " + (games.length ? first + 1 : 0) + "–" + (first + games.length) + " of " + info.total +
       " in game-id order; sorting a column orders the rows of this page."));
     if (info.count > 1) root.appendChild(pager(n, info.count, true));
     if (index.warnings && index.warnings.length) {
@@ -401,7 +427,7 @@
       h("td", { class: "num", title: (g.usable === undefined ? "" : g.usable + " of " + g.probes + " answers usable (parsed, not empty)") }, pct(g.usable_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.notes.join(", "))
     )));
     root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc"), page: n } }, h("thead", null, head), body));
-    EXT.dashboard(index, body, COLUMNS.length);
+    EXT.dashboard(index, body, COLUMNS.length, games);
     if (info.count > 1) root.appendChild(pager(n, info.count, false));
 
     if (index.seasons && index.seasons.length) {
@@ -725,7 +751,7 @@
   }
 
   // ------------------------------------------------------------------ game (moderator) view
-  function renderGame(row, g, step, index, r0) {
+  function renderGame(row, g, step, index, r0, chain) {
     const root = clear(app());
     const names = g.roster.map((r) => r.name);
     root.appendChild(h("h1", null, "Game " + g.id));
@@ -734,7 +760,7 @@
     const seats = h("p", { class: "impersonate" }, "See it as: ", g.roster.map((r) => [h("a", { href: "#", class: "as-link", dataset: { seat: r.seat } }, r.name), " "]));
     root.appendChild(seats);
     const view = { view: "game", id: g.id, seat: null, update: null };
-    const ext = EXT.game({ root, row, g, index, names });
+    const ext = EXT.game({ root, row, g, index, names, chain: chain || [row] });
     if (!g.steps.length) {
       root.appendChild(seatGraph(names.length, (i) => ({ fill: roleFill(g.roster[i].team, g.roster[i].role, g), label: names[i], sub: g.roster[i].role }), [], "truth"));
       seats.querySelectorAll("a.as-link").forEach((a) => { a.href = gameHash(g.id, null, +a.dataset.seat); });

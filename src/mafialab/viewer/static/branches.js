@@ -9,7 +9,7 @@
 (function () {
   "use strict";
   const V = window.MAFIALAB_VIEWER;
-  const { h, s, clear, load, pct, num, count, enc, app, gameHash, teamName } = V;
+  const { h, s, clear, load, pct, num, count, enc, app, gameHash, teamName, findRow, lineage } = V;
   const TEAMS = ["town", "mafia"];
   const apiMeta = document.querySelector('meta[name="mafialab-api"]');
   const API = apiMeta ? apiMeta.getAttribute("content") : null; // only the served site has it
@@ -18,7 +18,13 @@
   const CSRF = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
   const loadBranches = (row, fresh) => load("branches", row.id, "data/b/" + row.file + ".js", fresh);
-  const rowOf = (index, id) => index.games.find((g) => g.id === id);
+  // rows live in the dashboard's pages (data/index.js has none): a view looks up the rows it
+  // needs first (rowsOf loads at most their pages), then draws with them
+  async function rowsOf(index, ids) {
+    const out = new Map();
+    for (const id of new Set(ids)) { const row = await findRow(index, id); if (row) out.set(id, row); }
+    return out;
+  }
   const batchesOf = (index, id) => (index.batches || []).filter((b) => b.parent === id);
   const rateText = (r) => (r.n ? r.k + "/" + r.n + " = " + pct(r.p) + (r.lo !== null ? " [" + pct(r.lo) + ", " + pct(r.hi) + "]" : "") : "–");
   // a winner as the game's rule set names the team ("Werewolves"), from the game's row or its parent's
@@ -30,15 +36,17 @@
     return TEAMS.map((t) => teamName(g || {}, t) + " " + b[t].k).join(" / ") + (b.unfinished ? " / unfinished " + b.unfinished : "");
   }
 
-  function tree(index, id, depth) {
+  // rows: the drawn page's rows by id; a branch whose row is on another page is named by its parent's rule set (a fork keeps it)
+  function tree(index, id, depth, rows, prow) {
     const bs = batchesOf(index, id);
     if (!bs.length || depth > 8) return null;
+    const row = rows.get(id) || prow;
     return h("ul", { class: "branchtree", dataset: { parent: id } }, bs.map((b) => h("li", { class: "batchnode", dataset: { batch: b.batch } },
       h("a", { href: "#/batch/" + enc(b.batch), class: "batchlink" }, stepText(b)), " · ", h("span", { class: "ivlabel" }, b.label),
-      " · " + count(b.replicas, "replica") + " · ", h("span", { class: "counts" }, outcomeCounts(b, rowOf(index, id))), " ",
-      miniStrip(b, rowOf(index, id)),
+      " · " + count(b.replicas, "replica") + " · ", h("span", { class: "counts" }, outcomeCounts(b, row)), " ",
+      miniStrip(b, row),
       h("ul", { class: "branches" }, b.games.map((gid, k) => h("li", { class: "branchnode", dataset: { game: gid } },
-        h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rowOf(index, gid) || rowOf(index, id), b.winners[k]), tree(index, gid, depth + 1)))))));
+        h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rows.get(gid) || row, b.winners[k]), tree(index, gid, depth + 1, rows, row)))))));
   }
 
   function miniStrip(b, g) {
@@ -50,19 +58,21 @@
     return svg;
   }
 
-  V.ext.dashboard = function (index, body, ncols) {
-    const ids = new Set(index.games.map((g) => g.id));
-    let hidden = 0;
+  // rows: this page's rows; row.under_parent (computed at build time over the whole site) marks a
+  // branch whose parent is in the site: it is drawn in its parent's tree, not as a row of its own
+  V.ext.dashboard = function (index, body, ncols, rows) {
+    const byId = new Map(rows.map((g) => [g.id, g]));
     for (const tr of Array.from(body.children)) {
-      const row = rowOf(index, tr.dataset.game);
-      if (row && row.parent && ids.has(row.parent.game_id)) { tr.hidden = true; tr.classList.add("branchrow"); hidden++; continue; }
+      const row = byId.get(tr.dataset.game);
+      if (row && row.under_parent) { tr.hidden = true; tr.classList.add("branchrow"); continue; }
       if (row && batchesOf(index, row.id).length) {
-        tr.after(h("tr", { class: "treerow", dataset: { treeOf: row.id } }, h("td", { colspan: ncols }, h("span", { class: "muted" }, "branches of " + row.id + ":"), tree(index, row.id, 0))));
+        tr.after(h("tr", { class: "treerow", dataset: { treeOf: row.id } }, h("td", { colspan: ncols }, h("span", { class: "muted" }, "branches of " + row.id + ":"), tree(index, row.id, 0, byId, row))));
       }
     }
-    if (hidden) {
+    const nested = index.pages.nested || 0;
+    if (nested) {
       const h1 = app().querySelector("h1");
-      if (h1) h1.textContent = "Games (" + (index.games.length - hidden) + " + " + hidden + " branches, drawn under their parents)";
+      if (h1) h1.textContent = "Games (" + (index.pages.total - nested) + " + " + count(nested, "branch", "branches") + ", drawn under their parents)";
     }
   };
 
@@ -86,13 +96,14 @@
     const root = clear(app());
     const b = (index.batches || []).find((x) => x.batch === r.batch);
     if (!b) { V.renderError("No batch " + JSON.stringify(r.batch) + " in this site."); return; }
-    const prow = rowOf(index, b.parent);
-    root.appendChild(crumbs(index, b.parent, "batch " + b.batch));
+    const rows = await rowsOf(index, [b.parent, ...b.games]);
+    const prow = rows.get(b.parent);
+    root.appendChild(crumbs(prow ? await lineage(index, prow) : [], "batch " + b.batch));
     root.appendChild(h("h1", null, "Batch " + b.batch));
     root.appendChild(h("p", { class: "muted" }, "Fork of ", prow ? h("a", { href: gameHash(b.parent, null) }, b.parent) : b.parent, " at " + stepText(b) + " · ", h("span", { class: "ivlabel", id: "iv" }, b.label)));
     root.appendChild(h("h2", null, "Outcome"));
     root.appendChild(outcomeStrip(b, prow || {}, "outcome"));
-    root.appendChild(h("ol", { class: "branches", id: "batch-branches" }, b.games.map((gid, k) => h("li", null, h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rowOf(index, gid) || prow, b.winners[k])))));
+    root.appendChild(h("ol", { class: "branches", id: "batch-branches" }, b.games.map((gid, k) => h("li", null, h("a", { href: gameHash(gid, null) }, gid), " → " + winnerText(rows.get(gid) || prow, b.winners[k])))));
     const others = batchesOf(index, b.parent).filter((x) => x.batch !== b.batch);
     if (others.length) {
       root.appendChild(h("h2", null, "Compare with another batch of the same parent"));
@@ -114,12 +125,13 @@
     const A = (index.batches || []).find((x) => x.batch === r.a), B = (index.batches || []).find((x) => x.batch === r.b);
     if (!A || !B) { V.renderError("No batch " + JSON.stringify(!A ? r.a : r.b) + " in this site."); return; }
     if (A.parent !== B.parent) { V.renderError("Batches " + r.a + " and " + r.b + " fork different games; comparisons are between batches of one parent."); return; }
-    const prow = rowOf(index, A.parent);
+    const prow = await findRow(index, A.parent);
+    if (!prow) { V.renderError("No game " + JSON.stringify(A.parent) + " in this site."); return; }
     const bf = await loadBranches(prow);
     // the site stores each pair once, in its own order; the page shows A as the URL names it first
     const stored = bf.comparisons[A.batch + "|" + B.batch], rev = bf.comparisons[B.batch + "|" + A.batch];
     const cmp = stored || (rev ? flipped(rev) : null);
-    root.appendChild(crumbs(index, A.parent, "compare"));
+    root.appendChild(crumbs(await lineage(index, prow), "compare"));
     root.appendChild(h("h1", null, "Compare " + A.batch + " with " + B.batch));
     if (!cmp) { root.appendChild(h("p", { class: "note warn" }, "No precomputed comparison (more than 40 batches of this parent): use `mafialab fork compare`.")); return; }
     root.appendChild(h("div", { class: "compare", id: "compare" },
@@ -137,10 +149,8 @@
   };
 
   // ------------------------------------------------------------------ game page pieces
-  function crumbs(index, id, last) {
-    const chain = [];
-    let cur = rowOf(index, id), guard = 0;
-    while (cur && guard++ < 20) { chain.unshift(cur); cur = cur.parent ? rowOf(index, cur.parent.game_id) : null; }
+  // chain: rows from the root game down (V.lineage)
+  function crumbs(chain, last) {
     const nav = h("nav", { class: "breadcrumb", id: "breadcrumb" }, h("a", { href: "#/" }, "Dashboard"));
     chain.forEach((g, k) => {
       const next = chain[k + 1];
@@ -241,12 +251,12 @@
   }
 
   V.ext.game = function (ctx) {
-    const { root, row, g, index } = ctx;
+    const { root, row, g, index, chain } = ctx;
     const state = { bif: null, bf: null, pick: null, panelBox: h("div", { class: "bifbox" }) };
     const h1 = root.querySelector("h1");
-    const isBranch = row.parent && rowOf(index, row.parent.game_id);
+    const isBranch = row.parent && row.under_parent; // its parent is in the site
     if (row.parent) {
-      root.insertBefore(crumbs(index, g.id, null), h1);
+      root.insertBefore(crumbs(chain, null), h1);
       const p = row.parent;
       h1.after(h("p", { class: "forknote", id: "forknote" }, "Branch of ", isBranch ? h("a", { href: gameHash(p.game_id, p.fork_seq) }, p.game_id) : p.game_id,
         " forked at step " + p.step + (p.at ? " (" + p.at + ")" : "") + (p.fork_seq !== null ? ", event #" + p.fork_seq : "") + " · ", h("span", { class: "ivlabel" }, p.label),
@@ -255,7 +265,7 @@
     const extras = h("div", { class: "branch-extras" });
     const belowStrip = h("div", { class: "timeline-extras" });
     const bfReady = row.branches ? loadBranches(row).catch(() => null) : Promise.resolve(null);
-    if (batchesOf(index, g.id).length) extras.append(h("h3", null, "Branches"), tree(index, g.id, 0));
+    if (batchesOf(index, g.id).length) extras.append(h("h3", null, "Branches"), tree(index, g.id, 0, new Map([[row.id, row]]), row));
     if (API) extras.append(branchButton(ctx));
     Promise.resolve().then(() => root.append(extras)); // after the rest of the page (renderGame runs to its end first)
     return {
@@ -380,7 +390,7 @@
     if (job.state === "done") {
       // the new branches are in data/index.js and the parent's branch file: reload those two, redraw
       const index = await V.reloadIndex();
-      const row = rowOf(index, ctx.g.id);
+      const row = await findRow(index, ctx.g.id);
       if (row && row.branches) await loadBranches(row, true);
       await V.rerender();
       const box = document.getElementById("branch-dialog");
