@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import fisher_exact
 
 from mafialab.analysis._bootstrap import bootstrap_weights, percentile_ci
 from mafialab.record import NO_VOTE, QUADRANTS, Bifurcation, BifurcationPoint, ForkOutcome, read_bifurcation
@@ -87,6 +86,8 @@ def _rate(hits: int, n: int) -> dict[str, Any]:
 def _fisher(a: int, n1: int, b: int, n2: int) -> float | None:
     if n1 == 0 or n2 == 0:
         return None
+    from scipy.stats import fisher_exact  # scipy loads only when a report is computed
+
     return float(fisher_exact([[a, n1 - a], [b, n2 - b]], alternative="two-sided").pvalue)
 
 

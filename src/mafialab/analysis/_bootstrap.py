@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 MIN_CLUSTERS = 2
 """Fewest clusters (games) an interval is given for. A resampling interval over one cluster has
@@ -167,6 +166,8 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """
     if n <= 0:
         return (0.0, 1.0)
+    from statsmodels.stats.proportion import proportion_confint  # loads pandas: only when a rate is reported
+
     low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
     return (max(0.0, float(low)), min(1.0, float(high)))
 

@@ -6,8 +6,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats as _st
-
 
 @dataclass(frozen=True)
 class Stat:
@@ -50,7 +48,14 @@ def mean_ci(values: Sequence[float]) -> Stat:
     if n < 2:
         return Stat(m, math.nan, n)
     s2 = math.fsum((v - m) ** 2 for v in values) / (n - 1)
-    return Stat(m, float(_st.t.ppf(0.975, n - 1)) * math.sqrt(s2 / n), n)
+    return Stat(m, _t975(n - 1) * math.sqrt(s2 / n), n)
+
+
+def _t975(df: float) -> float:
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (scipy, loaded on first use)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, df))
 
 
 def diff_ci(a: Sequence[float], b: Sequence[float]) -> Stat:
@@ -72,7 +77,7 @@ def diff_ci(a: Sequence[float], b: Sequence[float]) -> Stat:
     if se2 == 0:
         return Stat(ma - mb, 0.0, na + nb)
     df = se2**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-    return Stat(ma - mb, float(_st.t.ppf(0.975, df)) * math.sqrt(se2), na + nb)
+    return Stat(ma - mb, _t975(df) * math.sqrt(se2), na + nb)
 
 
 def combine(stats: Sequence[Stat]) -> Stat:
