@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from mafialab.engine import deal_roles, stream
 from mafialab.rules import RuleSet, Team
@@ -143,6 +142,8 @@ def _place(
             for j, s in enumerate(seats):
                 role_n = tally.roles.get(roles[s], [0] * tally.n_entries)[e]
                 cost[i, j] = role_n * (tally.n_seats + 1) + tally.positions[e][s]
+        from scipy.optimize import linear_sum_assignment  # scipy loads only when seats are assigned
+
         rows, cols = linear_sum_assignment(cost)
         for i, j in zip(rows, cols, strict=True):
             seating[seats[j]] = entries[i]

@@ -1,8 +1,9 @@
 """The ``mafialab`` command line: parses and prints; the work lives in the library.
 
-Importing this package is cheap: the command modules (and through them the whole library,
-a second or more) load when :data:`app` is first used or :func:`main` runs, so a Ctrl-C
-while they load is answered by :func:`main` like any other interrupt.
+Importing this package is cheap, and so is ``mafialab --help``: a command's module (and
+through it the part of the library that the command uses) loads only when that command runs
+or its own help is asked for (:data:`COMMANDS`). :func:`main` loads it before the command
+line is parsed, so a Ctrl-C while it loads is answered like any other interrupt at start.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from functools import cache
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -30,43 +32,81 @@ def _error_line(message: str) -> None:
     sys.stderr.flush()
 
 
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "play": (
+        "_play",
+        "play",
+        "Play GAMES seeded games and write their logs under OUT/<game_id>/ (game.jsonl, calls.jsonl).",
+    ),
+    "report": (
+        "_report",
+        "report",
+        "Belief metrics F1-F4 with 95% game-level cluster-bootstrap intervals (docs/metrics.md).",
+    ),
+    "view": (
+        "_view",
+        "view",
+        "Build a static, offline viewer site from the game logs under DIR (open OUT/index.html).",
+    ),
+    "judge": (
+        "_judge",
+        "judge",
+        "Judge finished games; verdicts are appended to verdicts.jsonl beside each game.jsonl.",
+    ),
+    "retest": (
+        "_retest",
+        "retest",
+        "Re-ask a probe battery on frozen contexts: the test-retest floor of top-suspect flips.",
+    ),
+    "rules": ("_rules", "rules_app", "List and show rule sets."),
+    "models": ("_models", "models_app", "Model backends and embedded models."),
+    "export": ("_export", "export_app", "Export game logs as tables for pandas/DuckDB or temporal-graph tools."),
+    "import": ("_import", "import_app", "Import logs of other tools (MafiaScope) as mafialab logs."),
+    "season": ("_season", "season_app", "Seasons: many games, balanced seating, judges, leaderboards."),
+    "beliefshift": (
+        "_beliefshift",
+        "bs_app",
+        "The Werewolf belief-shift benchmark: annotate accusations, freeze, elicit priors and shifts, report tables.",
+    ),
+    "fork": ("_fork", "fork_app", "Fork a recorded game at a step and replay it with a change."),
+    "bifurcate": (
+        "_bifurcate",
+        "bifurcate_app",
+        "The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
+    ),
+    "bus": (
+        "_bus",
+        "bus_app",
+        "The model bus (MafiaScope-compatible): a hub routing seats' chat calls to workers.",
+    ),
+}
+"""The command tree, registered here and nowhere else, in the order ``mafialab --help`` lists it.
+
+``NAME: (MODULE, ATTRIBUTE, SUMMARY)``: the command is ``ATTRIBUTE`` of ``mafialab.cli.MODULE``,
+a command function or a sub-app (a :class:`typer.Typer`); a command module defines its
+functions (or its own sub-app) and does no registering. The root group imports a module only
+when its command runs or its own help is asked for (``mafialab.cli._app._LazyCommands``),
+so ``mafialab --help`` lists ``SUMMARY``, the first paragraph of the command's help (a test
+keeps the two equal), without loading the library.
+"""
+
+
+def _command_module(args: list[str]) -> str | None:
+    """The module (``mafialab.cli._play``) of the command that the command line ``args`` names, if any.
+
+    ``args`` are the arguments after the program's name; the root group's own options
+    (``-h``, ``--version``) take no value, so the command is the first argument that is not
+    an option.
+    """
+    name = next((a for a in args if not a.startswith("-")), None)
+    return f"mafialab.cli.{COMMANDS[name][0]}" if name in COMMANDS else None
+
+
 @cache
 def _command_tree() -> typer.Typer:
-    """The ``mafialab`` Typer application with every command registered (once per process)."""
-    from mafialab.cli import (
-        _beliefshift,
-        _bifurcate,
-        _bus,
-        _export,
-        _fork,
-        _import,
-        _judge,
-        _models,
-        _play,
-        _report,
-        _retest,
-        _rules,
-        _season,
-        _view,
-    )
+    """The ``mafialab`` Typer application: the root group, whose commands load when used (:data:`COMMANDS`)."""
     from mafialab.cli._app import app
 
-    # The command tree, registered here and nowhere else, in the order `mafialab --help` lists it.
-    # A command module defines its functions (or its own sub-app) and does no registering.
-    app.command("play")(_play.play)
-    app.add_typer(_rules.rules_app, name="rules")
-    app.add_typer(_models.models_app, name="models")
-    app.command("report")(_report.report)
-    app.command("view")(_view.view)
-    app.add_typer(_export.export_app, name="export")
-    app.add_typer(_import.import_app, name="import")
-    app.command("judge")(_judge.judge)
-    app.add_typer(_season.season_app, name="season")
-    app.add_typer(_beliefshift.bs_app, name="beliefshift")
-    app.add_typer(_fork.fork_app, name="fork")
-    app.add_typer(_bifurcate.bifurcate_app, name="bifurcate")
-    app.command("retest")(_retest.retest)
-    app.add_typer(_bus.bus_app, name="bus")
     return app
 
 
@@ -143,6 +183,9 @@ def main() -> None:
     """
     try:
         tree = _command_tree()
+        module = _command_module(sys.argv[1:])
+        if module is not None:  # loaded here, so that a Ctrl-C meanwhile is one before any command runs
+            import_module(module)
         from rich.markup import escape
 
         from mafialab.cli._app import err_console, output_option_for

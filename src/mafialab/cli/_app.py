@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
@@ -16,11 +16,12 @@ from rich.errors import MarkupError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from mafialab._words import count as count  # commands import it from here; the library from mafialab._words
 from mafialab._words import duration_words, noun_for
 from mafialab._words import shell_word as shell_word  # commands to copy, quoted for the shell
+from mafialab.cli import COMMANDS  # the package, loaded first, does not import this module
 
 if TYPE_CHECKING:
     from mafialab.record import GameLog, PriceTable
@@ -195,8 +196,97 @@ class _OneLineErrors(TyperGroup):
             return super().invoke(ctx)
 
 
+def _build_command(name: str) -> Any:
+    """The Click command of :data:`mafialab.cli.COMMANDS` ``name``, its module imported now.
+
+    Built as ``app.command(name)(function)`` or ``app.add_typer(sub_app, name=name)`` would
+    build it when the whole tree is built at once.
+    """
+    from importlib import import_module
+
+    from typer.main import get_command_from_info, get_group_from_info
+    from typer.models import CommandInfo, TyperInfo
+
+    module, attr, _ = COMMANDS[name]
+    obj = getattr(import_module(f"mafialab.cli.{module}"), attr)
+    if isinstance(obj, typer.Typer):
+        return get_group_from_info(
+            TyperInfo(obj, name=name),
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            suggest_commands=app.suggest_commands,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+    return get_command_from_info(
+        CommandInfo(name=name, callback=obj),
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=app.rich_markup_mode,
+    )
+
+
+class _CommandTable(MutableMapping[str, Any]):
+    """The root group's commands by name: those of :data:`mafialab.cli.COMMANDS`, each built on first look-up.
+
+    Listing the names (``in``, iteration, ``len``) builds nothing; looking one up builds that
+    one (:func:`_build_command`); a command added otherwise is kept as given.
+    """
+
+    def __init__(self, built: Mapping[str, Any]) -> None:
+        self.built: dict[str, Any] = dict(built)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.built and name in COMMANDS:
+            self.built[name] = _build_command(name)
+        return self.built[name]
+
+    def __setitem__(self, name: str, cmd: Any) -> None:
+        self.built[name] = cmd
+
+    def __delitem__(self, name: str) -> None:
+        del self.built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self.built
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*COMMANDS, *(n for n in self.built if n not in COMMANDS)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _LazyCommands(_OneLineErrors):
+    """The root group: a command's module is imported when the command is first looked up.
+
+    ``mafialab play`` loads what ``play`` needs and nothing of ``report`` or ``view``. The
+    group's own help lists each command by its summary in :data:`mafialab.cli.COMMANDS`
+    without loading it; any other look-up (running a command, its help, walking the tree as
+    ``docs/cli.md`` is written) gets the real command.
+    """
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.commands = _CommandTable(self.commands)
+        self._listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names only: TyperGroup's own reads every command
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        table = self.commands
+        if self._listing and isinstance(table, _CommandTable) and cmd_name not in table.built and cmd_name in COMMANDS:
+            return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name][2])  # a row of this group's help
+        return super().get_command(ctx, cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
 app = typer.Typer(
-    cls=_OneLineErrors,
+    cls=_LazyCommands,
     name="mafialab",
     help="mafialab: play, probe, measure and view Mafia-family games between LLM agents.",
     no_args_is_help=True,

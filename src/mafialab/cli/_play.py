@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
 import typer
@@ -18,7 +18,6 @@ from rich.table import Table
 
 from mafialab._words import noun_for
 from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
-from mafialab.analysis import coverage_at
 from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
@@ -55,8 +54,11 @@ from mafialab.harness import (
 from mafialab.models import DEFAULT_LOCAL_MODEL, EMBEDDED_NOTE, MockExhausted, is_embedded_model, merge_summaries
 from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, LogFormatError, PriceTable
-from mafialab.remote import SeatServer, SeatTicket, is_seat_spec, parse_seat_spec
+from mafialab.remote import is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
+
+if TYPE_CHECKING:  # the agent API (FastAPI) loads only for a game with served seats
+    from mafialab.remote import SeatServer, SeatTicket
 
 _OPTION_OF = {"base_url": "--base-url", "api_key_env": "--api-key-env", "max_tokens": "--max-tokens",
               "temperature": "--temperature"}  # fmt: skip
@@ -396,6 +398,8 @@ def recorded_lines(
     else:
         asked = ", ".join(p.id for p in battery.probes)
         why = " (asked because every seat is an embedded model; --probes none turns it off)" if by_default else ""
+        from mafialab.analysis import coverage_at  # numpy and the metrics load after the games
+
         try:
             cov = coverage_at(r.path for r in results if r.path is not None)
         except (LogFormatError, OSError) as err:
@@ -659,7 +663,11 @@ def _play(
         err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
-    seats = SeatServer(remote_host, remote_port) if served else None
+    seats: SeatServer | None = None
+    if served:
+        from mafialab.remote import SeatServer
+
+        seats = SeatServer(remote_host, remote_port)
     try:
         battery = resolve_battery(probes if probes is not None else default_probes(specs))
     except ProbeBatteryError as err:

@@ -8,15 +8,16 @@
   :class:`Client`.
 * Human seats at the terminal (``human``).
 
-Importing this package registers the ``remote``, ``human`` and ``human-web`` agent specs.
+Importing this package registers the ``remote``, ``human`` and ``human-web`` agent specs;
+the servers and the client (FastAPI, uvicorn, httpx) load when one of their names is first
+used, so a game without remote seats never loads them.
 Never imports ``viewer``.
 """
 
-from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from mafialab.agents import register_agent_resolver
-from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
-from mafialab.remote._client import Client, RemoteError, first_legal
-from mafialab.remote._hub import DEFAULT_JOB_TIMEOUT_S, MAX_WAIT_S, WORKER_TTL_S, BusHub, create_bus_app
 from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
 from mafialab.remote._seats import (
     DEFAULT_REMOTE_TIMEOUT_S,
@@ -30,7 +31,33 @@ from mafialab.remote._seats import (
     parse_seat_spec,
     seat_factory,
 )
-from mafialab.remote._worker import serve_jobs
+
+if TYPE_CHECKING:
+    from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
+    from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
+    from mafialab.remote._client import Client, RemoteError, first_legal
+    from mafialab.remote._hub import DEFAULT_JOB_TIMEOUT_S, MAX_WAIT_S, WORKER_TTL_S, BusHub, create_bus_app
+    from mafialab.remote._worker import serve_jobs
+
+_LAZY = {
+    **dict.fromkeys(("LOOPBACK", "BackgroundServer", "check_bind", "served_hosts"), "mafialab._http"),
+    **dict.fromkeys(("SEATS_DIR", "SeatServer", "SeatTicket", "create_agent_app", "write_token"), "._api"),
+    **dict.fromkeys(("Client", "RemoteError", "first_legal"), "._client"),
+    **dict.fromkeys(("DEFAULT_JOB_TIMEOUT_S", "MAX_WAIT_S", "WORKER_TTL_S", "BusHub", "create_bus_app"), "._hub"),
+    "serve_jobs": "._worker",
+}
+"""Public names whose modules load web servers or an HTTP client, and the module of each."""
+
+
+def __getattr__(name: str) -> Any:
+    """A name of :data:`_LAZY`, imported from its module on first use (then kept here)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 register_agent_resolver(is_seat_spec, seat_factory)
 
