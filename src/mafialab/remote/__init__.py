@@ -16,6 +16,7 @@ from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
 from mafialab.agents import register_agent_resolver
 from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
 from mafialab.remote._client import Client, RemoteError, first_legal
+from mafialab.remote._factory import seat_factory
 from mafialab.remote._hub import DEFAULT_JOB_TIMEOUT_S, MAX_WAIT_S, WORKER_TTL_S, BusHub, create_bus_app
 from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
 from mafialab.remote._seats import (
@@ -28,7 +29,6 @@ from mafialab.remote._seats import (
     answer_schema,
     is_seat_spec,
     parse_seat_spec,
-    seat_factory,
 )
 from mafialab.remote._worker import serve_jobs
 
