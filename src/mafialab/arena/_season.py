@@ -33,7 +33,7 @@ from mafialab.arena._seating import reseat
 from mafialab.harness import connect_ray, driver_limits, ping, play_game, ray_run, read_game_files, write_game_files
 from mafialab.judge import judge_game
 from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
-from mafialab.probes import make_probe_observer
+from mafialab.probes import GameSetup
 from mafialab.record import (
     GAME_FILE,
     GameLog,
@@ -183,16 +183,16 @@ async def _play_season_game(
     meta: dict[str, Any] = {"season": cfg.name, "slot": slot, "entries": [e.name for e in entries]}
     if replaced:
         meta["replaces"] = replaced
-    probes = make_probe_observer(cfg.probes, agents, rules, seed, out=out, game_id=game_id)
-    if probes is not None:
-        meta["probes"] = probes.battery.fingerprint()
+    setup = GameSetup.of(cfg.probes)
+    if setup.probes is not None:
+        meta["probes"] = setup.probes
     await play_game(
         rules,
         agents,
         seed,
         out=out,
         game_id=game_id,
-        observers=[probes] if probes is not None else [],
+        observers=setup.observers(rules, seed, agents, out, game_id=game_id),
         labels=[e.label for e in entries],
         personas=[e.persona for e in entries],
         meta=meta,
