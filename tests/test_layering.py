@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import mafialab
 
 SRC = Path(mafialab.__file__).parent
+README = SRC.parents[1] / "README.md"
 
 LAYERS = (
     "config",
@@ -154,3 +156,14 @@ def test_analysis_reads_logs_without_models_or_agents() -> None:
         if _package(t) in ("models", "agents")
     )  # fmt: skip
     assert found == []
+
+
+def test_readme_layout_names_every_package_and_shared_module() -> None:
+    text = README.read_text(encoding="utf-8")
+    layout = text[text.index("## Layout\n") :]
+    layout = layout[: layout.index("\n## ", 1)]
+    named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", layout))
+    packages = {p.parent.name for p in SRC.glob("*/__init__.py")}
+    shared = {p.stem for p in SRC.glob("_*.py")} - {"__init__", "__main__"}
+    assert sorted((packages | shared) - named) == []
+    assert set(LAYERS) <= packages
