@@ -3,7 +3,7 @@
 An agent sees only the :class:`~mafialab.engine.PlayerView` the engine builds for its seat.
 """
 
-from mafialab.agents._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
+from mafialab._language import BUILTIN_LANGUAGES, LanguageData, LanguageDataError, load_language_data
 from mafialab.agents._llm import (
     AGENT_OPTIONS,
     FALLBACK_TEXT,

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from mafialab.agents._scripted_probe import ANSWERS, CLEARED, KNOWN_HIDDEN
 from mafialab.engine import (
     Action,
     Decision,
@@ -32,9 +33,6 @@ from mafialab.engine import (
 )
 from mafialab.models import ChatResponse
 from mafialab.rules import RuleSet
-
-CLEARED = -100.0
-KNOWN_HIDDEN = 100.0
 
 
 class ScriptedAgent:
@@ -124,8 +122,6 @@ class ScriptedAgent:
             The answer as JSON text and parsed value (model ``scripted``), or an error
             response (``error_kind="unsupported"``) for any other probe id.
         """
-        from mafialab.agents._scripted_probe import ANSWERS
-
         build = ANSWERS.get(probe_id)
         if build is None:
             known = ", ".join(sorted(ANSWERS))

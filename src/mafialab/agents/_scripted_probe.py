@@ -1,22 +1,41 @@
 """Answers of the scripted agent to the standard probes, derived from its belief state.
 
-Every function here reads a *shadow* copy of a :class:`ScriptedAgent` that has observed the
-probe's view; none touches the agent that plays, nor any random stream.
+Every function here reads a *shadow* copy of a :class:`~mafialab.agents.ScriptedAgent` that
+has observed the probe's view; none touches the agent that plays, nor any random stream. The
+agent's module imports this one (never the other way round): the functions read the snapshot
+through :class:`BeliefSnapshot`, and the suspicion scale's ends are defined here.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mafialab._words import count
-from mafialab.agents._scripted import CLEARED, KNOWN_HIDDEN
 from mafialab.engine import PlayerView, Speech, Vote
 from mafialab.rules import RuleSet
 
-if TYPE_CHECKING:
-    from mafialab.agents._scripted import ScriptedAgent
+CLEARED = -100.0
+"""Suspicion score of a seat known to be on the town side."""
+KNOWN_HIDDEN = 100.0
+"""Suspicion score of a seat known to be on the hidden team."""
+
+
+class BeliefSnapshot(Protocol):
+    """What the probe answers read of a scripted agent's belief snapshot (a ``ScriptedAgent``)."""
+
+    seat: int
+    rules: RuleSet
+    suspicion: dict[int, float]
+    _investigators: set[int]
+    _mafia_word: str
+    _patterns: tuple[re.Pattern[str], ...]
+
+    def _town_pick(self, options: tuple[int, ...]) -> int: ...
+
+    def _bandwagon(self, view: PlayerView, options: tuple[int, ...]) -> int: ...
 
 
 def _main_role(rules: RuleSet, team: str) -> str:
@@ -30,7 +49,7 @@ def _town_share(rules: RuleSet) -> float:
     return max(r.count for r in town) / sum(r.count for r in town)
 
 
-def mafia_probability(agent: ScriptedAgent, view: PlayerView, seat: int) -> float | None:
+def mafia_probability(agent: BeliefSnapshot, view: PlayerView, seat: int) -> float | None:
     """The agent's probability (0-1) that ``seat`` is on the hidden team, or ``None`` if unknown.
 
     Town agents share the hidden players not yet known among the alive seats not yet known
@@ -61,7 +80,7 @@ def mafia_probability(agent: ScriptedAgent, view: PlayerView, seat: int) -> floa
     return min(0.99, left * weights[seat] / sum(weights.values()))
 
 
-def role_assessment(agent: ScriptedAgent, view: PlayerView) -> list[dict[str, Any]]:
+def role_assessment(agent: BeliefSnapshot, view: PlayerView) -> list[dict[str, Any]]:
     """``[{player, guessed_role, confidence, reason}]`` for every alive player, self included.
 
     Guess: the hidden team's (most common) role when the probability of
@@ -109,7 +128,7 @@ def role_assessment(agent: ScriptedAgent, view: PlayerView) -> list[dict[str, An
     return out
 
 
-def suspicion_ranking(agent: ScriptedAgent, view: PlayerView) -> list[dict[str, Any]]:
+def suspicion_ranking(agent: BeliefSnapshot, view: PlayerView) -> list[dict[str, Any]]:
     """``[{player, score}]`` of alive players, most suspected first (score 0-100).
 
     Town: ordered by suspicion (ties: lower seat first, the same rule its vote uses), score
@@ -145,7 +164,7 @@ def suspicion_ranking(agent: ScriptedAgent, view: PlayerView) -> list[dict[str, 
     return out
 
 
-def _pressure(agent: ScriptedAgent, view: PlayerView) -> Counter[int]:
+def _pressure(agent: BeliefSnapshot, view: PlayerView) -> Counter[int]:
     """Public pressure of each seat against the agent (accusations, doubts, claims, votes)."""
     pressure: Counter[int] = Counter()
     me = view.name
@@ -162,7 +181,7 @@ def _pressure(agent: ScriptedAgent, view: PlayerView) -> Counter[int]:
     return pressure
 
 
-def social_map(agent: ScriptedAgent, view: PlayerView) -> dict[str, Any]:
+def social_map(agent: BeliefSnapshot, view: PlayerView) -> dict[str, Any]:
     """``{toward_me: [{player, attitude, confidence, reason}]}`` for every other alive player.
 
     Attitude from public pressure against the agent (a direct accusation counts 2, a doubt
@@ -188,7 +207,7 @@ def social_map(agent: ScriptedAgent, view: PlayerView) -> dict[str, Any]:
     return {"toward_me": items}
 
 
-def personality_profile(agent: ScriptedAgent, view: PlayerView) -> list[dict[str, Any]]:
+def personality_profile(agent: BeliefSnapshot, view: PlayerView) -> list[dict[str, Any]]:
     """``[{player, O, C, E, A, N, summary}]`` for every other alive player, from behaviour.
 
     E rises with words per message (20 + 4 per word, capped at 100); A falls with the share
@@ -223,7 +242,7 @@ def personality_profile(agent: ScriptedAgent, view: PlayerView) -> list[dict[str
     return out
 
 
-def planned_action(agent: ScriptedAgent, view: PlayerView) -> dict[str, Any]:
+def planned_action(agent: BeliefSnapshot, view: PlayerView) -> dict[str, Any]:
     """``{action, target, reasoning}``: the day vote the agent would cast on this information."""
     others = tuple(t for t in view.alive if t != agent.seat)
     if not others:
@@ -238,7 +257,7 @@ def planned_action(agent: ScriptedAgent, view: PlayerView) -> dict[str, Any]:
     return {"action": "vote", "target": view.names[t], "reasoning": why}
 
 
-def role_beliefs(agent: ScriptedAgent, view: PlayerView) -> dict[str, Any]:
+def role_beliefs(agent: BeliefSnapshot, view: PlayerView) -> dict[str, Any]:
     """MafiaScope's legacy shape ``{name: {role, confidence}}`` for every alive player."""
     return {
         a["player"]: {"role": a["guessed_role"], "confidence": a["confidence"]} for a in role_assessment(agent, view)

@@ -232,6 +232,12 @@ from mafialab.analysis._steps import (
 from mafialab.analysis._steps import (
     step_metrics as step_metrics,
 )
+from mafialab.analysis._summaries import (
+    iter_summaries as iter_summaries,
+)
+from mafialab.analysis._summaries import (
+    map_summaries as map_summaries,
+)
 from mafialab.analysis._summary import (
     METRIC_VERSION as METRIC_VERSION,
 )
@@ -251,13 +257,7 @@ from mafialab.analysis._summary import (
     default_cache_dir as default_cache_dir,
 )
 from mafialab.analysis._summary import (
-    iter_summaries as iter_summaries,
-)
-from mafialab.analysis._summary import (
     logs_digest as logs_digest,
-)
-from mafialab.analysis._summary import (
-    map_summaries as map_summaries,
 )
 from mafialab.analysis._summary import (
     summarise_game as summarise_game,

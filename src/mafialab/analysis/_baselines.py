@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mafialab.agents import BUILTIN_LANGUAGES, LanguageData, load_language_data
+from mafialab._language import BUILTIN_LANGUAGES, LanguageData, load_language_data
 from mafialab.analysis._data import GameData, Message
 from mafialab.analysis._metrics import VOTER_SIDES, Method, VoteUnit, vote_units
 

@@ -8,13 +8,12 @@ warning naming what was pooled.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mafialab.analysis._data import GameData
+from mafialab.analysis._data import GameData, restrict
 from mafialab.analysis._metrics import Method
 from mafialab.analysis._report import ReportBuilder, compute_report, report_rows
 from mafialab.analysis._report_model import ReportRow
@@ -68,22 +67,6 @@ def _seat_value(game: GameData, name: str, key: str) -> str:
     if key == "role":
         return game.role.get(name, "?")
     return "mafia" if name in game.mafia else "town"
-
-
-def restrict(game: GameData, names: Iterable[str]) -> GameData:
-    """A copy of ``game`` whose observers and voters are only ``names``.
-
-    Probe answers of other players and their day votes are dropped, so every metric counts
-    only these seats as observers (F1, F2), predictors (F3; a pair also needs the other
-    player's assessment, so it counts only when both are in the group) and voters (F4).
-    """
-    keep = set(names)
-    return dataclasses.replace(
-        game,
-        probes=[p for p in game.probes if p.player in keep],
-        votes={k: v for k, v in game.votes.items() if k[1] in keep},
-        failed_votes={k: v for k, v in game.failed_votes.items() if k[1] in keep},
-    )
 
 
 def group_games(

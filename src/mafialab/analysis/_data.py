@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -496,3 +497,19 @@ def load_games(
     if left_out is not None:
         left_out.extend(branches)
     return games
+
+
+def restrict(game: GameData, names: Iterable[str]) -> GameData:
+    """A copy of ``game`` whose observers and voters are only ``names``.
+
+    Probe answers of other players and their day votes are dropped, so every metric counts
+    only these seats as observers (F1, F2), predictors (F3; a pair also needs the other
+    player's assessment, so it counts only when both are in the group) and voters (F4).
+    """
+    keep = set(names)
+    return dataclasses.replace(
+        game,
+        probes=[p for p in game.probes if p.player in keep],
+        votes={k: v for k, v in game.votes.items() if k[1] in keep},
+        failed_votes={k: v for k, v in game.failed_votes.items() if k[1] in keep},
+    )

@@ -26,10 +26,10 @@ from mafialab.analysis._data import iter_each, load_games
 from mafialab.analysis._metrics import DEFAULT, Method, answer, vocabulary
 from mafialab.analysis._parse import to_float
 from mafialab.analysis._summary import logs_digest
-from mafialab.models import CallRecord
 from mafialab.record import (
     CALLS_FILE,
     PROBES_FILE,
+    CallRecord,
     GameLog,
     LogFormatError,
     ProbeRecord,

@@ -15,10 +15,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mafialab._jsonrepair import is_cut_off
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
 from mafialab.analysis._quality import game_quality, pooled_quality
-from mafialab.models import is_cut_off
 from mafialab.record import CALLS_FILE
 
 LOSS_CAUSES = ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mafialab.models import closed_prefix, parse_json_lenient
+from mafialab._jsonrepair import closed_prefix, parse_json_lenient
 from mafialab.rules import RuleSet
 
 _FENCE = re.compile(r"```(?:json)?\s*")

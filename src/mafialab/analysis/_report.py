@@ -65,7 +65,8 @@ from mafialab.analysis._stats import (
     no_interval_reason,
     ratio_statistic,
 )
-from mafialab.analysis._summary import GameSummary, Stats, SummaryCache, iter_summaries, summarise_game
+from mafialab.analysis._summaries import iter_summaries
+from mafialab.analysis._summary import GameSummary, Stats, SummaryCache, summarise_game
 from mafialab.record import RETEST_FILE, RetestRecord, find_files, read_retests
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mafialab.analysis._baselines import transcript_baselines
 from mafialab.analysis._coverage import usable_answers
-from mafialab.analysis._data import GameData, game_data
+from mafialab.analysis._data import GameData, game_data, restrict
 from mafialab.analysis._dynamics import belief_dynamics
 from mafialab.analysis._instrument import game_instrument
 from mafialab.analysis._metrics import Method, first_order, get_method, parse_counts, second_order, vote_coupling
@@ -31,10 +31,6 @@ from mafialab.record import (
     GAME_FILE,
     PROBES_FILE,
     GameLog,
-    LogFormatError,
-    iter_game_dirs,
-    no_games_message,
-    none_readable_message,
     read_game,
     write_atomic,
 )
@@ -171,7 +167,7 @@ def game_stats(game: GameData, method: Method) -> Stats:
 
     Args:
         game: A flattened game (possibly restricted to some seats,
-            :func:`mafialab.analysis._compare.restrict`).
+            :func:`mafialab.analysis._data.restrict`).
         method: Reading of the definitions.
     """
     per_round, calib = first_order(game, method)
@@ -256,8 +252,6 @@ def summarise_game(
         mafialab.record.LogFormatError: ``game`` is a folder without a readable game log.
         ValueError: On an unknown method name or seat key.
     """
-    from mafialab.analysis._compare import restrict
-
     m = get_method(method) if isinstance(method, str) else method
     g = game if isinstance(game, GameData) else game_data(read_game(Path(game), warn=warn))
     seats = _seats(g)
@@ -408,122 +402,3 @@ def cached_summary(
     if s.path != str(game_dir):
         s = s.model_copy(update={"path": str(game_dir)})
     return s
-
-
-def map_summaries(
-    dirs: Sequence[Path],
-    method: Method | str = "default",
-    seat_keys: Sequence[str] = (),
-    cache: SummaryCache | None = None,
-    *,
-    ray: str | None = None,
-) -> Iterator[GameSummary | LogFormatError]:
-    """Each game's summary (:func:`cached_summary`), or why it cannot be read, in the order of ``dirs``.
-
-    Nothing else is applied (no branch rule, no repeated-id rule: :func:`iter_summaries`).
-
-    Args:
-        dirs: Game directories.
-        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
-        seat_keys: Seat keys to compute per-group statistics for.
-        cache: Where summaries are read and stored; ``None``: always computed, nothing stored.
-        ray: A Ray cluster's address: the summaries the cache lacks are computed as Ray tasks
-            (:func:`mafialab.analysis._ray.ray_summaries`); ``None``: computed here.
-
-    Yields:
-        Per directory, its summary or its :class:`~mafialab.record.LogFormatError`.
-
-    Raises:
-        ImportError: ``ray`` given and Ray is not installed (the message says how to install it).
-        mafialab.harness.RayConnectError: No cluster at ``ray``.
-    """
-    method = get_method(method) if isinstance(method, str) else method
-    if ray is not None:
-        from mafialab.analysis._ray import ray_summaries
-
-        yield from ray_summaries(dirs, method, seat_keys, cache, address=ray)
-        return
-    for d in dirs:
-        try:
-            yield cached_summary(d, method, seat_keys, cache)
-        except LogFormatError as err:
-            yield err
-
-
-def iter_summaries(
-    root: Path,
-    method: Method | str = "default",
-    *,
-    seat_keys: Sequence[str] = (),
-    cache: SummaryCache | None = None,
-    include_branches: bool = False,
-    left_out: list[str] | None = None,
-    left_out_roots: dict[str, str] | None = None,
-    warnings: list[str] | None = None,
-    skipped: list[str] | None = None,
-    ray: str | None = None,
-) -> Iterator[GameSummary]:
-    """The summary of every game under ``root``, one at a time (the rules of :func:`mafialab.analysis.load_games`).
-
-    Branches are left out unless ``include_branches``; a game id found in a second folder is
-    kept as a separate game (its ``root`` becomes ``<id>@<path>``) with a warning naming both.
-
-    Args:
-        root: Folder searched recursively for ``game.jsonl``.
-        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
-        seat_keys: Seat keys to compute per-group statistics for.
-        cache: Where summaries are read and stored; ``None``: always computed, nothing stored.
-        include_branches: Keep branches.
-        left_out: Receives the ids of the branches left out.
-        left_out_roots: Receives ``{branch id: its root game's id}`` of the branches left out.
-        warnings: Receives the repeated-id warnings (logged when not given).
-        skipped: When given, receives the reason of each game that cannot be read (which is
-            left out); without it the first such game raises.
-        ray: A Ray cluster's address (``auto``, ``local`` or an address,
-            :func:`mafialab.harness.connect_ray`): the summaries the cache lacks are computed
-            as Ray tasks whose workers read the games from ``root`` as given (shared
-            storage), a bounded number at a time, and are taken in the same order, so the
-            summaries are the same (:func:`mafialab.analysis._ray.ray_summaries`).
-            ``None``: computed here.
-
-    Raises:
-        ImportError: ``ray`` given and Ray is not installed (the message says how to install it).
-        mafialab.harness.RayConnectError: No cluster at ``ray``.
-        FileNotFoundError: ``root`` holds no game.
-        mafialab.record.LogFormatError: A game cannot be read (without ``skipped``), or none
-            can (with it; raised once every folder was tried).
-    """
-    dirs = iter_game_dirs(Path(root))
-    if not dirs:
-        raise FileNotFoundError(no_games_message(Path(root)))
-    first: dict[str, str] = {}
-    reasons: list[str] = []
-    read = 0
-    for got in map_summaries(dirs, method, seat_keys, cache, ray=ray):
-        if isinstance(got, LogFormatError):
-            if skipped is None:
-                raise got
-            reasons.append(str(got))
-            continue
-        s = got
-        read += 1
-        seen = first.setdefault(s.game_id, s.path)
-        if seen != s.path:
-            msg = f"game id {s.game_id!r} is in both {seen} and {s.path}; both kept as separate games"
-            if warnings is not None:
-                warnings.append(msg)
-            else:
-                log.warning(msg)
-            if not s.branch:
-                s = s.model_copy(update={"root": f"{s.game_id}@{s.path}"})
-        if s.branch and not include_branches:
-            if left_out is not None:
-                left_out.append(s.game_id)
-            if left_out_roots is not None:
-                left_out_roots[s.game_id] = s.root
-            continue
-        yield s
-    if skipped is not None:
-        skipped.extend(reasons)
-        if not read:
-            raise LogFormatError(none_readable_message(Path(root), dirs, reasons))

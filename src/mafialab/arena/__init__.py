@@ -29,14 +29,16 @@ from mafialab.arena._leaderboard import (
     terminal_tables,
     write_index,
 )
-from mafialab.arena._season import (
+from mafialab.arena._manifest import (
     MANIFEST_FILE,
-    ProgressFn,
     SeasonError,
     SeasonManifest,
     Slot,
     load_manifest,
     plan_season,
+)
+from mafialab.arena._season import (
+    ProgressFn,
     preflight_season,
     resume_season,
     run_season,

@@ -17,7 +17,7 @@ from mafialab._files import write_atomic
 from mafialab._words import count
 from mafialab.analysis import Rate, bootstrap_mean_ci, fmt_rate, no_interval_reason, rate
 from mafialab.arena._config import SeasonConfig
-from mafialab.arena._season import GAMES_DIR, Slot, load_manifest
+from mafialab.arena._manifest import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import (
     GAME_FILE,

@@ -43,16 +43,14 @@ from mafialab.harness import (
     GameResult,
     PreflightError,
     RayConnectError,
-    default_game_id,
     driver_limits,
     freeze_startup_heap,
     play_games,
     play_games_ray,
     preflight,
-    run_config,
 )
 from mafialab.models import DEFAULT_LOCAL_MODEL, EMBEDDED_NOTE, MockExhausted, is_embedded_model, merge_summaries
-from mafialab.probes import ProbeBattery, ProbeBatteryError, make_probe_observer, resolve_battery
+from mafialab.probes import GameSetup, ProbeBattery, ProbeBatteryError, resolve_battery
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, LogFormatError, PriceTable
 from mafialab.remote import is_seat_spec, parse_seat_spec
 from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
@@ -180,12 +178,6 @@ async def _play_many(
             await seats.stop()
 
 
-def _ray_probes(battery: ProbeBattery, rules: RuleSet, seed: int, agents: Sequence[Agent], out: Path) -> list[Any]:
-    """The probe observer of one game on a Ray worker (module level, so Ray can ship it)."""
-    obs = make_probe_observer(battery, list(agents), rules, seed, out=out)
-    return [obs] if obs is not None else []
-
-
 def _play_on_ray(
     rules: RuleSet,
     specs: list[str],
@@ -206,7 +198,7 @@ def _play_on_ray(
         seeds,
         out=out,
         address=address,
-        observers=partial(_ray_probes, battery, rules) if battery is not None else None,
+        observers=partial(GameSetup(battery).observers, rules) if battery is not None else None,
         prices=prices,
         allow_degraded=allow_degraded,
         on_done=lambda seed, res: progress.advance(games_task),
@@ -236,19 +228,15 @@ async def _play_all(
     probe_task = progress.add_task("probes", total=None) if battery is not None else None
     phases = _PhaseProgress(progress, rules, verbose=len(seeds) <= 3)
 
+    setup = GameSetup(
+        battery,
+        seats=seats,
+        on_probe_record=partial(_advance, progress, probe_task) if probe_task is not None else None,
+        on_ticket=partial(_print_ticket, progress),
+    )
+
     def game_observers(seed: int, agents: Sequence[Agent]) -> list[GameObserver]:
-        found: list[GameObserver] = []
-        if battery is not None and probe_task is not None:
-            tick = partial(_advance, progress, probe_task)
-            obs = make_probe_observer(battery, list(agents), rules, seed, out=out, on_record=tick)
-            if obs is not None:
-                found.append(obs)
-        if seats is not None:  # after the probes: a seat hears the game is over once its last probe is answered
-            game_id = _game_id(rules, seed, agents, battery)
-            for t in seats.open_game(game_id, agents, out / game_id):
-                _print_ticket(progress, t)
-            found.append(seats.observer(game_id))
-        return found
+        return setup.observers(rules, seed, agents, out)
 
     def start(seed: int) -> None:
         freeze_startup_heap()  # the agents are built: the backends' imports are done
@@ -454,18 +442,11 @@ def game_folder_lines(results: Sequence[GameResult], out: Path) -> list[str]:
     return lines
 
 
-def _game_id(rules: RuleSet, seed: int, agents: Sequence[Agent], battery: ProbeBattery | None) -> str:
-    """The id ``play_game`` gives this game (its run configuration includes the battery)."""
-    cfg = run_config(agents)
-    if battery is not None:
-        cfg["probes"] = battery.fingerprint()
-    return default_game_id(rules, seed, [a.label for a in agents], cfg)
-
-
 def _game_dirs(out: Path, rules: RuleSet, specs: list[str], seeds: range, battery: ProbeBattery | None) -> list[Path]:
     """The game directories this run would write under ``out`` (ids as ``play_game`` makes them)."""
+    setup = GameSetup(battery)
     return [
-        out / _game_id(rules, sd, [make_agent(sp, s, rules, sd) for s, sp in enumerate(specs)], battery) for sd in seeds
+        out / setup.game_id(rules, sd, [make_agent(sp, s, rules, sd) for s, sp in enumerate(specs)]) for sd in seeds
     ]
 
 

@@ -33,7 +33,6 @@ from mafialab.counterfactual._steps import (
 from mafialab.counterfactual._timing import call_timing
 from mafialab.engine import Action, Decision, Event, GameState, PlayerView, check_action
 from mafialab.harness import (
-    GameObserver,
     connect_ray,
     driver_limits,
     play_game,
@@ -50,6 +49,7 @@ from mafialab.models import (
     max_samples_per_request,
     parse_model_spec,
 )
+from mafialab.probes import GameSetup
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
@@ -580,8 +580,6 @@ class _BranchJob:
 
 async def _play_branch(job: _BranchJob, out: Path | None, build: AgentBuilder) -> tuple[Branch, int]:
     """Play one replica into ``out/<branch id>/``; returns the branch and the length of its prefix."""
-    from mafialab.probes import make_probe_observer
-
     plog, step, iv = job.plog, job.step, job.iv
     cseed = continuation_seed(plog.header.seed, step.id, iv, job.seed, job.replica)
     state, prefix = prepare(plog, step, iv, cseed)
@@ -591,10 +589,8 @@ async def _play_branch(job: _BranchJob, out: Path | None, build: AgentBuilder) -
         seat_agents[step.seat].model = _Primed(primed, *job.primed)  # type: ignore[attr-defined]
     wrapped, applied = _wrap(seat_agents, step, iv, state)
     gid = branch_id(plog.header.game_id, job.batch, job.replica)
-    observers: list[GameObserver] = []
-    if job.probes not in (None, "none") and out is not None:
-        obs = make_probe_observer(job.probes, wrapped, state.rules, cseed, out=out, game_id=gid)
-        observers = [obs] if obs is not None else []
+    # a replica played without a folder (nothing is written) is not probed
+    setup = GameSetup.of(job.probes if out is not None else None)
     info = ParentInfo(
         game_id=plog.header.game_id,
         step=step.id,
@@ -612,7 +608,7 @@ async def _play_branch(job: _BranchJob, out: Path | None, build: AgentBuilder) -
         plog.header.seed,
         out=out,
         game_id=gid,
-        observers=observers,
+        observers=setup.observers(state.rules, cseed, wrapped, out, game_id=gid),
         meta=job.meta,
         prices=job.prices,
         check_remote=False,

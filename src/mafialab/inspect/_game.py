@@ -18,7 +18,7 @@ from mafialab.agents import Agent, LLMAgent, make_agent
 from mafialab.analysis import GameData, Report, compute_report, game_data
 from mafialab.harness import play_game
 from mafialab.inspect._model import InspectChatModel
-from mafialab.probes import make_probe_observer, resolve_battery
+from mafialab.probes import GameSetup, resolve_battery
 from mafialab.record import GameLog, read_game
 from mafialab.rules import RuleSet, load_rules, winner_name
 
@@ -253,8 +253,8 @@ def play_seats(
             for s in range(rules.n_seats)
         ]
         # the default id (rules, seed, labels, agent settings, battery): the runner and the game agree on it
-        observer = make_probe_observer(probes, agents, rules, seed, out=out)
-        result = await play_game(rules, agents, seed, out=out, observers=[observer] if observer is not None else [])
+        observers = GameSetup.of(probes).observers(rules, seed, agents, out)
+        result = await play_game(rules, agents, seed, out=out, observers=observers)
         state.store.set(GAME_KEY, str(result.path))
         state.metadata[GAME_KEY] = str(result.path)
         state.metadata["game_id"] = result.game_id

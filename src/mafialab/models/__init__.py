@@ -1,9 +1,9 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
+from mafialab._jsonrepair import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._calls import CallRecord, CallSink, CallStatus, CallSummary, merge_summaries, prompt_text
 from mafialab.models._cluster import cluster_limit_state, cluster_limits
 from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
-from mafialab.models._json import closed_prefix, is_cut_off, parse_json, parse_json_lenient
 from mafialab.models._local import (
     DEFAULT_LOCAL_MODEL,
     EMBEDDED_NOTE,

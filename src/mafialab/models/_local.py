@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mafialab._files import atomic_path
-from mafialab.models._json import parse_json
+from mafialab._jsonrepair import parse_json
 from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
 

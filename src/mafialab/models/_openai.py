@@ -10,6 +10,7 @@ import time
 import weakref
 from typing import Any
 
+from mafialab._jsonrepair import parse_json
 from mafialab.models._dialects import (
     DIALECT_NAMES,
     DIALECTS,
@@ -19,7 +20,6 @@ from mafialab.models._dialects import (
     next_dialect,
     probe_request,
 )
-from mafialab.models._json import parse_json
 from mafialab.models._pool import DEFAULT_OPENAI_CONCURRENCY, InFlightLimit, call_priority
 from mafialab.models._protocol import (
     ChatRequest,

@@ -3,7 +3,8 @@
 A probe is a private question put to an agent on a copy of its own context after a game
 event (a public message, its own night action, the end of a round); the answer goes to
 ``probes.jsonl`` and never into any game-facing call. :func:`run_retest` re-asks a battery on
-frozen contexts of a recorded game (the test-retest floor). See ``docs/probes.md``.
+frozen contexts of a recorded game (the test-retest floor). :class:`GameSetup` attaches a
+battery's runner and the seats played from outside to each game of a run. See ``docs/probes.md``.
 """
 
 from mafialab.probes._battery import (
@@ -35,10 +36,12 @@ from mafialab.probes._runner import (
     find_triggers,
     make_probe_observer,
 )
+from mafialab.probes._setup import GameSetup, SeatHost
 
 __all__ = [
     "BUILTIN_BATTERIES",
     "FIXED_PLACEHOLDERS",
+    "GameSetup",
     "PREAMBLE_PLACEHOLDERS",
     "NOT_AVAILABLE",
     "SCHEMA_LISTS",
@@ -49,6 +52,7 @@ __all__ = [
     "ProbeSpec",
     "ProbeableAgent",
     "RetestPoint",
+    "SeatHost",
     "Trigger",
     "When",
     "applies",

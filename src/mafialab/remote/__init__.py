@@ -18,6 +18,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from mafialab.agents import register_agent_resolver
+from mafialab.remote._factory import seat_factory
 from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
 from mafialab.remote._seats import (
     DEFAULT_REMOTE_TIMEOUT_S,
@@ -29,7 +30,6 @@ from mafialab.remote._seats import (
     answer_schema,
     is_seat_spec,
     parse_seat_spec,
-    seat_factory,
 )
 
 if TYPE_CHECKING:

@@ -156,9 +156,9 @@ class SeatServer:
     Usage::
 
         async with SeatServer(port=0) as seats:
-            tickets = seats.open_game(game_id, agents, game_dir)
-            await play_game(..., observers=[probe_observer, seats.observer(game_id)])
-            await seats.close_game(game_id)
+            setup = mafialab.probes.GameSetup(battery, seats=seats, on_ticket=print)
+            await play_game(rules, agents, seed, out=out, observers=setup.observers(rules, seed, agents, out))
+            await seats.close_game(setup.game_id(rules, seed, agents))
     """
 
     def __init__(

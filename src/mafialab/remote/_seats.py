@@ -489,23 +489,3 @@ class ProbedRemoteAgent(RemoteAgent):
             model=self.label,
             replaced_chars=req.replaced_chars,
         )
-
-
-def seat_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> Any:
-    """Agent factory for ``remote``, ``human-web`` and ``human`` specs (registered with ``register_agent_resolver``).
-
-    Returns:
-        A :class:`RemoteAgent` (a :class:`ProbedRemoteAgent` with ``probe=1``), or a
-        :class:`~mafialab.remote.HumanTerminalAgent` for ``human`` (probed with ``probe=1``).
-
-    Raises:
-        SeatSpecError: A malformed spec.
-    """
-    parsed = parse_seat_spec(spec)
-    if parsed.kind == "human":
-        from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
-
-        human = ProbedHumanTerminalAgent if parsed.probe else HumanTerminalAgent
-        return human(seat, rules, seed, parsed)
-    cls = ProbedRemoteAgent if parsed.probe else RemoteAgent
-    return cls(seat, rules, seed, parsed)

@@ -1,5 +1,8 @@
 """The one lenient JSON parser of model answers (fences, text around the JSON, truncation).
 
+A low shared module (it imports only :mod:`mafialab._json`), so any layer may read model
+answers with it; ``mafialab.models`` re-exports the public names.
+
 Every reader of model answers uses :func:`parse_json_lenient`: the backends (answers to a
 JSON schema), the probe runner, the judge and the metrics' ``default`` method. Only the
 MafiaScope reference method keeps its own documented rule

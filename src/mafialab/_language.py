@@ -1,8 +1,11 @@
 """Language data of the prompt packs: accusation cues and the seat-name transliteration table.
 
-The data live in ``mafialab/agents/prompts/language/<code>.yaml`` (one file per language), not
-in code, so a new language is a new file. Readers: the transcript vote predictors of
-``mafialab.analysis`` (most-mentioned / most-accused, ``docs/metrics.md``).
+The data live beside the prompt packs, in ``mafialab/agents/prompts/language/<code>.yaml`` (one
+file per language), not in code, so a new language is a new file. Readers: the transcript vote
+predictors of ``mafialab.analysis`` (most-mentioned / most-accused, ``docs/metrics.md``). This
+module imports only :mod:`mafialab.config` (the files are read as package data, without
+importing ``mafialab.agents``), so ``analysis`` reads them without depending on the agents;
+``mafialab.agents`` re-exports the public names.
 """
 
 from __future__ import annotations
@@ -64,5 +67,5 @@ def load_language_data(code: str) -> LanguageData:
     """
     if code not in BUILTIN_LANGUAGES:
         raise LanguageDataError(f"language: unknown language {code!r} (built in: {', '.join(BUILTIN_LANGUAGES)})")
-    res = resources.files("mafialab.agents").joinpath("prompts", "language", f"{code}.yaml")
+    res = resources.files("mafialab").joinpath("agents", "prompts", "language", f"{code}.yaml")
     return load_config(res, LanguageData, source=f"language data {code}", error=LanguageDataError)
