@@ -18,7 +18,7 @@ from rich.table import Table
 
 from mafialab._words import noun_for
 from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
-from mafialab.analysis import coverage_at
+from mafialab.analysis import NONE_FIRED, coverage_at
 from mafialab.cli._app import (
     check_agent_spec,
     check_out_dir,
@@ -724,6 +724,8 @@ def _play(
         console.print("[yellow]quality signals[/] (answers that parse but carry little; see docs/metrics.md):")
         for line in quality:
             console.print(f"  {escape(line)}", highlight=False)
+    elif any(r.path is not None for r in results):
+        console.print(NONE_FIRED, style="dim", highlight=False, soft_wrap=True)  # what was checked, not a verdict
     calls = [c for r in results for c in r.model_calls()]  # a person's decisions are no model calls
     person = [c for r in results for c in r.person_decisions()]
     wins = winners_line(Counter(r.winner for r in results), rs)
