@@ -373,9 +373,10 @@ def recorded_lines(
 
     The first line counts the decisions and probe answers and names their files and the
     battery; the second (probed runs) names the metrics their usable answers give
-    (:func:`mafialab.analysis.coverage_at`, as ``mafialab report`` computes them) and those
-    they do not, with the probes those need; the last (a seat played by an embedded model)
-    says what the embedded model is for (:data:`mafialab.models.EMBEDDED_NOTE`).
+    (:func:`mafialab.analysis.coverage_at`, as ``mafialab report`` computes them: only those
+    with data) and those they do not, with the probes those need or why there is no data;
+    the last (a seat played by an embedded model) says what the embedded model is for
+    (:data:`mafialab.models.EMBEDDED_NOTE`).
 
     Args:
         results: The games played.
@@ -408,8 +409,10 @@ def recorded_lines(
             )
             metrics = cov["metrics"].values()
             got = [m["name"] for m in metrics if m["computed"]]
-            lacking = [m["name"] for m in metrics if not m["computed"]]
+            lacking = [m["name"] for m in metrics if m["missing"]]
             needs = sorted({pid for m in metrics for pid in m["missing"]})
+            # answered, yet without data (belief dynamics from one ranking per seat): say why
+            other = [m["why"] for m in metrics if not m["computed"] and not m["missing"]]
             line = (
                 f"metrics from them: {', '.join(got)} (mafialab report); beliefs per step in mafialab view"
                 if got
@@ -420,6 +423,8 @@ def recorded_lines(
                     f"; not from them: {', '.join(lacking)} (they need {' and '.join(needs)} answers: "
                     "--probes default asks them)"
                 )
+            for why in other:
+                line += f"; {why}"
             lines.append(line)
     embedded = sorted({sp.partition("?")[0] for sp in specs if is_embedded_model(sp)})
     if embedded:
