@@ -142,9 +142,7 @@ def test_no_package_imports_a_later_layer() -> None:
         f"{m} -> {t}"
         for m, targets in _graph().items()
         for t in targets
-        if _package(m) in LAYERS
-        and _package(t) in LAYERS
-        and LAYERS.index(_package(t)) > LAYERS.index(_package(m))
+        if _package(m) in LAYERS and _package(t) in LAYERS and LAYERS.index(_package(t)) > LAYERS.index(_package(m))
     )
     assert upward == []
 

@@ -24,6 +24,9 @@ CONSTANT_MIN_ANSWERS = 10
 """Answers a set needs before one distinct value among them flags it as constant."""
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>?")
+_LONG_WORD = re.compile(r"[^\W\d_]{2,}")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def words(text: str) -> list[str]:
@@ -56,6 +59,29 @@ def copied_words(text: str, source: str) -> int:
         run = run + 1 if tuple(said[i : i + n]) in grams else 0
         best = max(best, run)
     return best + n - 1 if best else 0
+
+
+def is_junk(text: str) -> bool:
+    """Whether a speech's text is junk: markup or punctuation rather than words.
+
+    Markup tags (``<tag …>``, ``</tag>``, also a tag cut off at the end) are removed first;
+    the text is junk when what remains holds no word of two or more letters (``"]["``,
+    ``")(,"``, ``"{</thead><table><tbody><tr class="``), or when letters make up less than
+    half of its characters other than spaces (``"!!! ?? ... x1"``). Letters of every script
+    count. An empty or blank text is not junk (it is a missing answer, not a wrong one).
+
+    Args:
+        text: A speech, vote statement or other public text of a seat, as recorded.
+
+    Returns:
+        ``True`` for junk.
+    """
+    if not text.strip():
+        return False
+    rest = _TAG.sub(" ", text)
+    if not _LONG_WORD.search(rest):
+        return True
+    return 2 * len(_LETTER.findall(rest)) < len("".join(rest.split()))
 
 
 def answer_value(value: Any) -> str:
@@ -108,3 +134,10 @@ def off_roster(name: object, roster: Sequence[str]) -> bool:
         return False
     hit = resolve_name(name, roster)
     return hit.name is None and not hit.cause.startswith("ambiguous")
+
+
+NONE_FIRED = (
+    "quality signals: none fired (copied speeches, junk speeches, constant answers, off-roster names); "
+    "they do not judge play"
+)
+"""What ``play`` and ``report`` say when no quality signal fired: what was checked, not a verdict."""

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from mafialab.analysis import DEFAULT, MAFIASCOPE, GameData, compute_report
 from mafialab.analysis._data import Call, Probe
-from mafialab.analysis._instrument import LOSS_CAUSES, game_instrument, probe_fate
+from mafialab.analysis._instrument import LOSS_CAUSES, game_instrument, probe_fate, usable
 from mafialab.cli import app
 from mafialab.record import CALLS_FILE, PROBES_FILE
 from mafialab.rules import MAFIASCOPE7
@@ -60,7 +60,10 @@ def _probe(raw: str, probe_id: str = "suspicion_ranking", error: str | None = No
         (_probe("[]"), "wrong_shape"),  # an empty ranking: not usable (report, instrument and viewer alike)
         (_probe('{"toward_me": [{"player": "A", "attitude": "trusts"}]}', "social_map"), "raw"),
         (_probe("{}", "planned_action"), "wrong_shape"),
-        (_probe('{"action": "vote"}', "planned_action", schema_ok=False), "wrong_shape"),
+        (_probe('{"action": "vote"}', "planned_action", schema_ok=False), "schema_failed"),
+        # a ranking of the probe's shape whose record failed its own schema check (score -2 < 0)
+        (_probe('[{"player": "Bailey", "score": -2}]', schema_ok=False), "schema_failed"),
+        (_probe('[{"player": "Bailey", "score": 7}]', schema_ok=True), "raw"),
         (_probe('{"action": "vote"}', "planned_action"), "raw"),
     ],
 )
@@ -158,3 +161,10 @@ def test_scripted_game_report_has_every_field(tmp_path: Path) -> None:
     assert "vote_coupling,innocents increment most_mentioned,mcnemar_p," in csv_out
     table = CliRunner(env={"COLUMNS": "250"}).invoke(app, ["report", str(tmp_path), "--resamples", "20"]).stdout
     assert "F4 against the transcript" in table and "Instrument: cost" in table and "Instrument: probe answers" in table
+
+
+def test_usable_respects_the_records_schema_check() -> None:
+    """An answer whose record says ``schema_ok: false`` is not usable, whatever its shape (one definition)."""
+    bad = _probe('[{"player": "Bailey", "score": -2}]', schema_ok=False)
+    assert not usable(bad, MAFIASCOPE)
+    assert usable(_probe('[{"player": "Bailey", "score": 2}]', schema_ok=True), MAFIASCOPE)

@@ -8,19 +8,27 @@ game. ``play``'s summary, ``report``'s instrument section and its JSON/CSV name 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
 
-from mafialab._quality import CONSTANT_MIN_ANSWERS, common_value, constant_value, copied_words, is_constant, off_roster
+from mafialab._quality import (
+    CONSTANT_MIN_ANSWERS,
+    common_value,
+    constant_value,
+    copied_words,
+    is_constant,
+    is_junk,
+    off_roster,
+)
 from mafialab.analysis import DEFAULT, game_data, game_quality
 from mafialab.cli import app
 from mafialab.record import iter_call_records, iter_game_dirs, read_game
 from mafialab.testing import OpenAIStub
 from mafialab.testing._stub import default_responder
 from mafialab.viewer import build_site
+from mafialab.viewer._build import read_data_file, site_rows
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
@@ -46,6 +54,58 @@ def _off_roster(body: dict[str, Any]) -> str:
     if _schema(body).get("type") == "array":
         return json.dumps([{"player": "Zebedee", "score": 90}])
     return default_responder(body)
+
+
+JUNK = ("][", ")(,", "{</thead><table><tbody><tr class=")
+"""Speeches SmolLM2-135M gave in a trial of ``play`` (5 of 12 were of this kind)."""
+
+
+def _junk(body: dict[str, Any]) -> str:
+    """A model whose every speech and vote statement is markup or punctuation."""
+    props = _schema(body).get("properties", {})
+    if "text" in props or "statement" in props:
+        ans = json.loads(default_responder(body))
+        n = sum(len(m.get("content") or "") for m in body["messages"])
+        for k in ("text", "statement"):
+            if k in props:
+                ans[k] = JUNK[n % len(JUNK)]
+        return json.dumps(ans)
+    return default_responder(body)
+
+
+def test_junk_definition() -> None:
+    for text in JUNK:
+        assert is_junk(text), text
+    assert is_junk("!!! ?? ... x1")  # letters are less than half of it
+    assert is_junk("a b c")  # no word of two letters
+    for text in ("I think Bailey is lying.", "Vote Alex!!!", "<b>Alex</b> is mafia", "Ok", "Алекс врёт", "", "  "):
+        assert not is_junk(text), text
+
+
+def test_junk_speeches_are_flagged(tmp_path: Path) -> None:
+    with OpenAIStub(responder=_junk).in_thread() as stub:
+        res = runner.invoke(
+            app,
+            ["play", "--agents", "openai/junk", "--seat", "0=scripted", "--base-url", stub.base_url,
+             "--seed", "2", "--allow-degraded", "--out", str(tmp_path / "g")],
+        )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (game,) = iter_game_dirs(tmp_path / "g")
+    g = game_data(read_game(game))
+    said = [m for m in g.messages if m.speaker != g.names[0] and m.text.strip()]
+    assert said and all(m.text in JUNK for m in said)
+    q = game_quality(g, DEFAULT)
+    r = q["by_model"]["openai/junk"]
+    assert r["junk_speeches"] == r["public_texts"] == len(said) == q["junk_speeches"]
+    assert q["by_model"]["scripted"]["junk_speeches"] == 0 < q["by_model"]["scripted"]["public_texts"]
+    out = " ".join(res.output.split())
+    line = f"junk speeches: openai/junk {len(said)} of {len(said)} public texts are markup or punctuation, not words"
+    assert line in out and "none fired" not in out
+    res = runner.invoke(app, ["report", str(tmp_path / "g"), "--no-cache", "--resamples", "20", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert f"instrument,pooled,quality_junk_speeches,{len(said)}," in res.stdout
+    res = runner.invoke(app, ["report", str(tmp_path / "g"), "--no-cache", "--resamples", "20"])
+    assert f"quality: {line}" in " ".join(res.output.split())
 
 
 def test_definitions() -> None:
@@ -88,7 +148,13 @@ def test_a_clean_model_gets_no_quality_line(tmp_path: Path) -> None:
             app, ["play", "--agents", "openai/m", "--base-url", stub.base_url, "--seed", "2", "--out", str(tmp_path)]
         )
     assert res.exit_code == 0, res.output
-    assert "quality signals" not in res.output
+    out = " ".join(res.output.split())
+    # what was checked, never a verdict of quality
+    assert (
+        "quality signals: none fired (copied speeches, junk speeches, constant answers, off-roster names); "
+        "they do not judge play" in out
+    )
+    assert "answers that parse but carry little" not in out
 
 
 def test_constant_probe_answers_are_flagged_in_report(tmp_path: Path) -> None:
@@ -115,12 +181,9 @@ def test_constant_probe_answers_are_flagged_in_report(tmp_path: Path) -> None:
     assert "instrument,pooled,quality_constant_answers,1" in res.stdout
     # the viewer: a note on the game page, its code in the dashboard's notes column
     build_site(tmp_path / "g", tmp_path / "site", jobs=1)
-    text = (tmp_path / "site" / "data" / "index.js").read_text(encoding="utf-8")
-    index = json.loads(re.fullmatch(r'MAFIALAB_DATA\("index","index",(.*)\);\n', text, re.S).group(1))  # type: ignore[union-attr]
-    (row,) = index["games"]
+    (row,) = site_rows(tmp_path / "site")  # the dashboard rows live in the pages
     assert "quality" in row["notes"]
-    game = (tmp_path / "site" / "data" / "g" / f"{row['file']}.js").read_text(encoding="utf-8")
-    payload = json.loads(game[game.index(",", game.index(",") + 1) + 1 : -3])
+    payload = read_data_file(tmp_path / "site" / "data" / "g" / f"{row['file']}.js")
     (note,) = [n for n in payload["notes"] if n["code"] == "quality"]
     assert note["level"] == "warn" and "constant answers: openai/zero suspicion_ranking" in note["text"]
 

@@ -10,12 +10,17 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import math
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from mafialab._quality import CONSTANT_MIN_ANSWERS
+from mafialab.analysis import Stat
 from mafialab.beliefshift import read_bench
 from mafialab.beliefshift._schema import LABELS
+from mafialab.beliefshift._tables import fmt_cell
 from mafialab.cli import app
 from mafialab.models import ChatRequest, MockModel, register_backend
 
@@ -68,3 +73,38 @@ def test_a_model_answering_zero_everywhere_is_flagged_in_run_and_report(bench: P
     assert (rows["mockconst/z"]["valid"], rows["mockconst/z"]["informative"]) == (str(n), "0")
     assert float(rows["mockconst/z"]["completion %"]) == 0.0
     assert float(rows["mockvaried/v"]["completion %"]) == 100.0
+
+
+def test_too_few_answers_to_judge_constancy_get_a_note_and_no_zero_interval(bench: Path, tmp_path: Path) -> None:
+    """4 valid observations all 0/0: not flagged (under 10), but a note says they are too few to judge,
+    and intervals over equal answers are not printed as ``0.00 ± 0.00``."""
+    _register()
+    res = runner.invoke(
+        app,
+        ["beliefshift", "run", str(bench), "--model", "mockconst/z", "--limit", "2", "--out", str(tmp_path / "z.jsonl")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    m = re.search(r"(\d+)/(\d+) observations valid, (\d+) informative", out)
+    assert m is not None and m.group(1) == m.group(2) == m.group(3)
+    n = int(m.group(1))
+    assert 0 < n < CONSTANT_MIN_ANSWERS
+    assert "do not vary" not in out  # too few to flag
+    assert (
+        f"note: too few valid observations ({n} < {CONSTANT_MIN_ANSWERS}) to judge whether the answers vary; "
+        "completion counts them as informative" in out
+    )
+    res = runner.invoke(app, ["beliefshift", "report", str(tmp_path / "z.jsonl"), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert f"Too few valid observations (under {CONSTANT_MIN_ANSWERS}) to judge whether the answers vary" in out
+    assert f"mockconst/z ({n})" in out
+    md = "".join(p.read_text(encoding="utf-8") for p in sorted((tmp_path / "r").glob("*.md")))
+    assert md and "± 0.00" not in md and "0.00 ± 0.00" not in out
+    assert "or every response is the same value (zero variance)" in md + out
+
+
+def test_an_interval_over_equal_values_is_no_interval() -> None:
+    assert fmt_cell(Stat(0.0, 0.0, 2)) == "0.00"  # two identical answers: zero variance, no interval
+    assert fmt_cell(Stat(1.5, math.nan, 1)) == "1.50"  # one answer
+    assert fmt_cell(Stat(1.5, 0.25, 4)) == "1.50 ± 0.25"

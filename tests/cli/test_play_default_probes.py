@@ -5,12 +5,15 @@ recorded, which metrics it gives and what the embedded model is for."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
+from mafialab.analysis import DEFAULT, coverage_at, game_data
+from mafialab.analysis._coverage import ranking_pairs
 from mafialab.cli import app
-from mafialab.cli._play import EMBEDDED_BATTERY, default_probes
+from mafialab.cli._play import EMBEDDED_BATTERY, default_probes, recorded_lines
 from mafialab.models import EMBEDDED_NOTE, is_embedded_model
 from mafialab.probes import load_battery
 from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records
@@ -81,3 +84,22 @@ def test_help_says_how_probes_are_chosen_and_turned_off() -> None:
     res = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["play", "--help"])
     text = " ".join(res.output.split())
     assert "Not given: light" in text and "--probes none turns probes off" in text
+
+
+def test_the_summary_lists_only_metrics_with_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ranking per seat (the game ended before a second round end): no belief dynamics, and it says why."""
+    stand_in_embedded(monkeypatch)
+    output, game = _play(tmp_path / "runs")
+    recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
+    assert recs and len({r.player for r in recs}) == len(recs)  # one ranking per seat, as in the trial
+    assert ranking_pairs(game_data(read_game(game)), DEFAULT) == 0
+    cov = coverage_at([game])
+    assert cov["metrics"]["dynamics"]["computed"] is False and cov["metrics"]["dynamics"]["missing"] == []
+    assert cov["metrics"]["vote_coupling.top1"]["computed"] is True
+    result = SimpleNamespace(path=game, decisions=3)
+    out = recorded_lines([result], ["local/smollm2"] * 7, load_battery("light"), by_default=True)  # type: ignore[list-item]
+    (metrics,) = [ln for ln in out if ln.startswith("metrics from them: ")]
+    assert metrics in output.splitlines()  # what play printed
+    got = metrics.split(" (mafialab report)")[0]
+    assert "F4 vote coupling (top-1 suspect)" in got and "belief dynamics" not in got
+    assert metrics.endswith("; belief dynamics: needs two rankings by one seat; none here")

@@ -128,6 +128,9 @@ from mafialab.analysis._quadrants import (
     vote_quadrants,
 )
 from mafialab.analysis._quality import (
+    NONE_FIRED as NONE_FIRED,
+)
+from mafialab.analysis._quality import (
     flagged_models as flagged_models,
 )
 from mafialab.analysis._quality import (

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mafialab.analysis._data import GameData, game_data
+from mafialab.analysis._dynamics import suspicion_series
 from mafialab.analysis._instrument import usable as usable_answer
 from mafialab.analysis._metrics import Method, get_method
 from mafialab.record import read_game
@@ -47,6 +48,9 @@ METRIC_NAMES: dict[str, str] = {
 }
 """Report section -> its name in words."""
 
+DYNAMICS_NEEDS_PAIRS = "belief dynamics: needs two rankings by one seat; none here"
+"""Why belief dynamics are not computed although rankings were answered (no seat gave two)."""
+
 
 def coverage(games: Sequence[GameData], method: Method | str = "default") -> dict[str, Any]:
     """Which metrics the games' probe answers support, and which probe each missing one needs.
@@ -59,14 +63,19 @@ def coverage(games: Sequence[GameData], method: Method | str = "default") -> dic
     Returns:
         ``{"batteries": [fingerprints recorded in the headers], "answers": {probe id:
         usable answers}, "metrics": {section: {"name", "needs": [probe ids], "computed":
-        bool, "missing": [needed probe ids without a usable answer], "why": sentence | None}}}``.
+        bool, "missing": [needed probe ids without a usable answer], "why": sentence | None}}}``;
+        belief dynamics count as computed only when one seat gave two or more usable
+        rankings (a pair to compare; ``missing`` empty, ``why``
+        :data:`DYNAMICS_NEEDS_PAIRS` otherwise).
     """
     m = get_method(method) if isinstance(method, str) else method
     used = [g for g in games if not g.skipped and not g.degraded]
     usable: Counter[str] = Counter()
+    pairs = 0
     for g in used:
         usable.update(usable_answers(g, m))
-    return coverage_of(usable, {g.battery for g in used if g.battery})
+        pairs += ranking_pairs(g, m)
+    return coverage_of(usable, {g.battery for g in used if g.battery}, pairs=pairs)
 
 
 def coverage_at(dirs: Iterable[Path], method: Method | str = "default") -> dict[str, Any]:
@@ -88,16 +97,26 @@ def coverage_at(dirs: Iterable[Path], method: Method | str = "default") -> dict[
     m = get_method(method) if isinstance(method, str) else method
     usable: Counter[str] = Counter()
     batteries: set[str] = set()
-    records = 0
+    records = pairs = 0
     for d in dirs:
         g = game_data(read_game(Path(d)))
         records += len(g.probes)
         if g.skipped or g.degraded:
             continue
         usable.update(usable_answers(g, m))
+        pairs += ranking_pairs(g, m)
         if g.battery:
             batteries.add(g.battery)
-    return {**coverage_of(usable, batteries), "records": records}
+    return {**coverage_of(usable, batteries, pairs=pairs), "records": records}
+
+
+def ranking_pairs(game: GameData, method: Method) -> int:
+    """Consecutive pairs of one seat's suspicion rankings in one game, the pairs belief dynamics compare.
+
+    Rankings as :func:`~mafialab.analysis._dynamics.suspicion_series` reads them (scores that
+    sum to more than 0); a seat with ``k`` of them gives ``k - 1`` pairs.
+    """
+    return sum(max(len(series) - 1, 0) for series in suspicion_series(game, method).values())
 
 
 def usable_answers(game: GameData, method: Method) -> dict[str, int]:
@@ -112,8 +131,12 @@ def usable_answers(game: GameData, method: Method) -> dict[str, int]:
     return dict(usable)
 
 
-def coverage_of(usable: Mapping[str, int], batteries: Iterable[str]) -> dict[str, Any]:
-    """:func:`coverage` from the usable answers per probe id and the batteries of the games counted."""
+def coverage_of(usable: Mapping[str, int], batteries: Iterable[str], *, pairs: int | None = None) -> dict[str, Any]:
+    """:func:`coverage` from the usable answers per probe id and the batteries of the games counted.
+
+    ``pairs``: the games' :func:`ranking_pairs`; ``None`` (not counted) leaves belief dynamics
+    to the probes alone.
+    """
     shown = sorted(set(batteries))
     asked = ", ".join(shown) if shown else "no battery recorded"
     metrics: dict[str, Any] = {}
@@ -125,6 +148,8 @@ def coverage_of(usable: Mapping[str, int], batteries: Iterable[str]) -> dict[str
                 f"{METRIC_NAMES[key]} needs {' and '.join(needs)} answers; these games have no usable "
                 f"{' or '.join(missing)} answer (probe battery: {asked})"
             )
-        metrics[key] = {"name": METRIC_NAMES[key], "needs": list(needs), "computed": not missing,
+        elif key == "dynamics" and pairs == 0:
+            why = DYNAMICS_NEEDS_PAIRS
+        metrics[key] = {"name": METRIC_NAMES[key], "needs": list(needs), "computed": why is None,
                         "missing": missing, "why": why}  # fmt: skip
     return {"batteries": shown, "answers": dict(sorted(usable.items())), "metrics": metrics}

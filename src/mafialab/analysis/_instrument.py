@@ -21,7 +21,7 @@ from mafialab.analysis._metrics import Method, answer
 from mafialab.analysis._quality import game_quality, pooled_quality
 from mafialab.record import CALLS_FILE
 
-LOSS_CAUSES = ("transport_error", "empty", "truncated", "unparseable", "wrong_shape")
+LOSS_CAUSES = ("transport_error", "empty", "truncated", "unparseable", "wrong_shape", "schema_failed")
 """Why a probe answer was unusable, in the order the checks are made (first match wins)."""
 
 NOT_GAME_CALLS = frozenset({"probe", "judge", "preflight"})
@@ -31,7 +31,7 @@ _LIST_PROBES = ("role_assessment", "suspicion_ranking")
 
 
 def _informative(p: Probe, value: Any) -> bool:
-    """Whether a parsed answer has its probe's shape and carries information (see :func:`usable`)."""
+    """Whether a parsed answer has its probe's shape and carries information (see :func:`usable`; schema aside)."""
     if p.probe_id in _LIST_PROBES:
         return isinstance(value, list) and any(isinstance(x, dict) for x in value)
     if p.probe_id == "social_map":
@@ -40,9 +40,7 @@ def _informative(p: Probe, value: Any) -> bool:
             and isinstance(value.get("toward_me"), list)
             and any(isinstance(x, dict) for x in value["toward_me"])
         )
-    if isinstance(value, list | dict | str) and not value:
-        return False  # an empty list, object or string says nothing
-    return p.schema_ok is not False
+    return not (isinstance(value, list | dict | str) and not value)  # an empty list, object or string says nothing
 
 
 def usable(p: Probe, method: Method) -> bool:
@@ -55,16 +53,17 @@ def usable(p: Probe, method: Method) -> bool:
     the raw text re-parsed with ``method``'s repair rule) and that value carries information
     of the probe's shape: ``role_assessment`` and ``suspicion_ranking`` a list holding at
     least one object, ``social_map`` an object whose ``toward_me`` list holds at least one
-    object, any other probe a value that is not an empty list, object or string and that did
-    not fail its JSON schema where one was checked. An empty ranking (``[]``) parses but is
-    not usable.
+    object, any other probe a value that is not an empty list, object or string; and, for
+    every probe, the record's own schema check did not fail (``schema_ok`` is not ``False``:
+    a suspicion score of -2 where the schema allows 0-100 is not usable). An empty ranking
+    (``[]``) parses but is not usable.
 
     Args:
         p: One probe answer.
         method: The reading (its repair rule re-parses answers stored without a parse).
     """
     value = answer(p, method)
-    return value is not None and _informative(p, value)
+    return value is not None and _informative(p, value) and p.schema_ok is not False
 
 
 def probe_fate(p: Probe, method: Method) -> str:
@@ -79,12 +78,14 @@ def probe_fate(p: Probe, method: Method) -> str:
     ``wrong_shape`` (JSON, but not usable: not the probe's shape or empty, :func:`usable`;
     ``role_assessment`` and ``suspicion_ranking`` need a non-empty list of objects,
     ``social_map`` an object with a non-empty ``toward_me`` list, other probes a non-empty
-    value passing their JSON schema where one was checked). ``raw`` and ``repaired`` are
-    exactly the :func:`usable` answers.
+    value), ``schema_failed`` (of the probe's shape, but the record says it failed the probe's JSON
+    schema: ``schema_ok`` false). ``raw`` and ``repaired`` are exactly the :func:`usable` answers.
     """
     text = p.raw.strip()
     value = answer(p, method)
     if value is not None and _informative(p, value):
+        if p.schema_ok is False:
+            return "schema_failed"
         try:
             json.loads(text)
         except ValueError:

@@ -1,4 +1,4 @@
-"""Quality signals of one game and of a corpus, per model: copied speeches, constant answers, off-roster names.
+"""Quality signals of one game and of a corpus, per model: copied and junk speeches, constant answers, off-roster names.
 
 The definitions are :mod:`mafialab._quality`'s (one place for every user); this module counts
 them in a game's logs (``calls.jsonl`` through :class:`~mafialab.analysis._data.GameData`,
@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mafialab._quality import answer_value, common_value, is_constant, off_roster
+from mafialab._quality import NONE_FIRED as NONE_FIRED
+from mafialab._quality import answer_value, common_value, is_constant, is_junk, off_roster
 from mafialab._words import count
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
 
-_MODEL_KEYS = ("speeches", "copied_speeches", "off_roster")
+_MODEL_KEYS = ("speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster")
 
 
 def _model_of(game: GameData, name: str) -> str:
@@ -44,6 +45,9 @@ def game_quality(game: GameData, method: Method) -> dict[str, Any]:
     * copied speeches: decision answers with a text (speeches, vote statements, team chat)
       whose text holds a run of 8 or more words of the seat's own prompt outside the public
       transcript (``copied_words`` of ``calls.jsonl``; games without it count none);
+    * junk speeches: public texts of the game log (speeches, intros, vote statements; failed
+      imported turns and blank texts left out) that :func:`~mafialab._quality.is_junk` reads
+      as markup or punctuation rather than words;
     * constant answers: per model and probe id, the answers that came (failed calls left out),
       compared as :func:`~mafialab._quality.answer_value` of the answer the metrics read (the
       raw text when none parses); one distinct value over 10 or more is constant;
@@ -51,16 +55,18 @@ def game_quality(game: GameData, method: Method) -> dict[str, Any]:
       (``off_roster`` of ``calls.jsonl``) that name no seat of the game.
 
     Returns:
-        ``{"speeches", "copied_speeches", "off_roster", "constant": [{"model", "probe_id",
-        "answers", "value"}], "by_model": {model: {"speeches", "copied_speeches",
-        "off_roster", "answers": {probe id: {"n", "value"}}}}}``; ``speeches`` counts the
-        answers whose text was measured; an ``answers`` entry's ``value`` is the one value of
-        its answers, ``None`` when they vary.
+        ``{"speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster",
+        "constant": [{"model", "probe_id", "answers", "value"}], "by_model": {model:
+        {"speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster",
+        "answers": {probe id: {"n", "value"}}}}}``; ``speeches`` counts the answers whose
+        text was measured for copying, ``public_texts`` the public texts measured for junk;
+        an ``answers`` entry's ``value`` is the one value of its answers, ``None`` when
+        they vary.
     """
     by: dict[str, dict[str, Any]] = {}
 
     def row(model: str) -> dict[str, Any]:
-        return by.setdefault(model, {"speeches": 0, "copied_speeches": 0, "off_roster": 0, "answers": {}})
+        return by.setdefault(model, {**dict.fromkeys(_MODEL_KEYS, 0), "answers": {}})
 
     for c in game.calls or []:
         if not 0 <= c.seat < len(game.names):
@@ -70,6 +76,12 @@ def game_quality(game: GameData, method: Method) -> dict[str, Any]:
             r["speeches"] += 1
             r["copied_speeches"] += c.copied_words > 0
         r["off_roster"] += c.off_roster
+    for msg in game.messages:
+        if msg.failed or not msg.text.strip():
+            continue
+        r = row(_model_of(game, msg.speaker))
+        r["public_texts"] += 1
+        r["junk_speeches"] += is_junk(msg.text)
     values: dict[tuple[str, str], list[str]] = {}
     for p in game.probes:
         if not _answered(p):
@@ -113,9 +125,9 @@ def pooled_quality(rows: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
         if q is None:
             continue
         for m, r in q["by_model"].items():
-            t = by.setdefault(m, {"speeches": 0, "copied_speeches": 0, "off_roster": 0, "answers": {}})
+            t = by.setdefault(m, {**dict.fromkeys(_MODEL_KEYS, 0), "answers": {}})
             for k in _MODEL_KEYS:
-                t[k] += r[k]
+                t[k] += r.get(k, 0)
             for pid, a in r["answers"].items():
                 parts.setdefault((m, pid), []).append((a["n"], a["value"]))
     for (m, pid), ps in sorted(parts.items()):
@@ -127,6 +139,7 @@ def quality_lines(q: dict[str, Any] | None, *, width: int = 60) -> list[str]:
     """One line per quality signal that fired in ``q`` (a :func:`game_quality` or pooled block), else none.
 
     E.g. ``"copied speeches: mock/echo 4 of 6 copy 8+ words of the seat's prompt"``,
+    ``"junk speeches: mock/x 5 of 12 public texts are markup or punctuation, not words"``,
     ``"constant answers: mock/zero suspicion_ranking 12 answers, all []"``,
     ``"off-roster names: mock/x 3"``. Values longer than ``width`` characters are cut with "…".
     """
@@ -138,6 +151,12 @@ def quality_lines(q: dict[str, Any] | None, *, width: int = 60) -> list[str]:
             out.append(
                 f"copied speeches: {m} {r['copied_speeches']} of {count(r['speeches'], 'text')} "
                 "copy 8+ words of the seat's own prompt"
+            )
+    for m, r in q["by_model"].items():
+        if r.get("junk_speeches"):
+            out.append(
+                f"junk speeches: {m} {r['junk_speeches']} of {count(r['public_texts'], 'public text')} "
+                "are markup or punctuation, not words"
             )
     for f in q["constant"]:
         v = str(f["value"])
@@ -153,6 +172,6 @@ def flagged_models(q: dict[str, Any] | None) -> Sequence[str]:
     """The models in ``q`` with at least one quality signal (sorted)."""
     if not q:
         return []
-    hit = {m for m, r in q["by_model"].items() if r["copied_speeches"] or r["off_roster"]}
+    hit = {m for m, r in q["by_model"].items() if r["copied_speeches"] or r.get("junk_speeches") or r["off_roster"]}
     hit |= {f["model"] for f in q["constant"]}
     return sorted(hit)

@@ -549,8 +549,8 @@ def report_rows(rep: Report) -> list[ReportRow]:
         for k, c in row.probe_failures.items():
             add("instrument", gid, f"failures_{k}", c)
         qs = row.quality  # quality signals (format 3)
-        for k, c in (("speeches", qs.speeches), ("copied_speeches", qs.copied_speeches), ("off_roster", qs.off_roster)):
-            add("instrument", gid, f"quality_{k}", c)
+        for k in ("speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster"):
+            add("instrument", gid, f"quality_{k}", getattr(qs, k))
         add("instrument", gid, "quality_constant_answers", len(qs.constant))
     dyn = rep.dynamics
     groups: list[tuple[str, DynamicsGroup]] = [

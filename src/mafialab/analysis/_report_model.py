@@ -421,6 +421,7 @@ class Lost(_Section):
     truncated: int
     unparseable: int
     wrong_shape: int
+    schema_failed: int = 0
 
 
 class ConstantAnswers(_Section):
@@ -457,12 +458,16 @@ class ModelQuality(_Section):
     Attributes:
         speeches: Decision answers with a text.
         copied_speeches: Of them, those copying 8 or more consecutive words of the seat's prompt.
+        public_texts: Public texts of the game log (speeches, intros, vote statements) measured for junk.
+        junk_speeches: Of them, those that are markup or punctuation, not words (:func:`mafialab._quality.is_junk`).
         off_roster: Names given that are no seat of the game.
         answers: Probe id -> the spread of its answers.
     """
 
     speeches: int
     copied_speeches: int
+    public_texts: int = 0
+    junk_speeches: int = 0
     off_roster: int
     answers: dict[str, AnswerSpread]
 
@@ -473,6 +478,8 @@ class Quality(_Section):
     Attributes:
         speeches: Decision answers with a text, all models.
         copied_speeches: Of them, those copying 8+ words of the seat's own prompt.
+        public_texts: Public texts measured for junk, all models.
+        junk_speeches: Of them, those that are markup or punctuation, not words.
         off_roster: Names that are no seat of the game.
         constant: Models and probe ids whose 10+ answers take one value.
         by_model: The counts per model (sorted by name).
@@ -480,6 +487,8 @@ class Quality(_Section):
 
     speeches: int
     copied_speeches: int
+    public_texts: int = 0
+    junk_speeches: int = 0
     off_roster: int
     constant: list[ConstantAnswers]
     by_model: dict[str, ModelQuality]

@@ -31,6 +31,7 @@ from mafialab.beliefshift._schema import (
     StageCall,
     constant_stages,
     label_of,
+    too_few_to_judge,
 )
 from mafialab.engine import derive_seed, resolve_name
 from mafialab.models import CHARS_PER_TOKEN, ChatMessage, ChatModel, ChatRequest, estimate_tokens
@@ -245,6 +246,11 @@ class RunSummary:
     def informative(self) -> int:
         """Valid observations that carry information: all of :attr:`ok`, none when a stage is constant."""
         return 0 if self.constant else self.ok
+
+    @property
+    def note(self) -> str | None:
+        """Why constancy could not be judged (:func:`too_few_to_judge`: under 10 valid observations), else ``None``."""
+        return too_few_to_judge(self.ok)
 
     @property
     def completion(self) -> float:

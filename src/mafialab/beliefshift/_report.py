@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mafialab._quality import CONSTANT_MIN_ANSWERS
 from mafialab.analysis import EMPTY_STAT as EMPTY
 from mafialab.analysis import Stat, bootstrap_weights, cluster_bootstrap_ci, combine, diff_ci, mean_ci
 from mafialab.beliefshift._inspect_log import is_inspect_log, read_inspect_results
@@ -23,6 +24,7 @@ from mafialab.beliefshift._schema import (
     ResultRecord,
     constant_stages,
     label_of,
+    too_few_to_judge,
     trust_bin,
 )
 from mafialab.beliefshift._tables import Cell, Table
@@ -395,10 +397,11 @@ def build_report(
         f"Model rows: mean ± 95 % CI ({how}). Group rows: unweighted average of the "
         "models' means ± CI propagated from the models' CIs (models fixed); n = models. "
         + (
-            "A mean without ± has no interval: fewer than 2 responses."
+            "A mean without ± has no interval: fewer than 2 responses"
             if ci == "t"
-            else "A mean without ± has no interval: its responses come from fewer than 2 games."
+            else "A mean without ± has no interval: its responses come from fewer than 2 games"
         )
+        + ", or every response is the same value (zero variance)."
     )
     tables: dict[str, Table] = {}
     tables["completion"] = _completion_table(configs, note_p)
@@ -515,10 +518,12 @@ def _completion_table(configs: Sequence[Config], note: str) -> Table:
     cols = ["model", "params (B)", "reasoning", "protocol", "group", "observations", "valid", "informative"]
     cols += ["completion %", *CAUSES, "shortened"]
     t = Table("completion", "Completion per model (target >= 95 %)", cols, notes=[note], digits=1)
-    flagged = []
+    flagged, few = [], []
     for c in configs:
         ok = len(c.records)
         same = constant_stages(c.records)
+        if too_few_to_judge(ok) is not None:
+            few.append(f"{c.key} ({ok})")
         informative = 0 if same else ok
         if same:
             flagged.append(f"{c.key} (" + ", ".join(f"every {k} {v}" for k, v in same.items()) + ")")
@@ -533,6 +538,11 @@ def _completion_table(configs: Sequence[Config], note: str) -> Table:
     )
     if flagged:
         t.notes.append("Answers that do not vary (flagged, not informative): " + "; ".join(flagged) + ".")
+    if few:
+        t.notes.append(
+            f"Too few valid observations (under {CONSTANT_MIN_ANSWERS}) to judge whether the answers vary "
+            "(a note, not a flag; counted informative): " + "; ".join(few) + "."
+        )
     return t
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mafialab._quality import constant_value
+from mafialab._quality import CONSTANT_MIN_ANSWERS, constant_value
 from mafialab.rules import Team
 
 ANNOTATION_VERSION = 1
@@ -429,6 +429,21 @@ class ResultRecord(_Record):
                 if not -lim <= v <= lim:
                     raise ValueError(f"{name}.{who}: {v} is outside the scale -{lim}..+{lim}")
         return self
+
+
+def too_few_to_judge(valid: int) -> str | None:
+    """A note when ``valid`` observations are too few to say whether the answers vary, else ``None``.
+
+    Below :data:`~mafialab._quality.CONSTANT_MIN_ANSWERS` valid observations no stage is
+    flagged constant (:func:`constant_stages`): e.g. 4 answers all 0/0 are counted informative,
+    but they say nothing about whether the model ever answers otherwise. A note, not a flag.
+    """
+    if 0 < valid < CONSTANT_MIN_ANSWERS:
+        return (
+            f"too few valid observations ({valid} < {CONSTANT_MIN_ANSWERS}) to judge whether the answers vary; "
+            "completion counts them as informative"
+        )
+    return None
 
 
 def constant_stages(records: list[ResultRecord]) -> dict[str, str]:

@@ -20,13 +20,18 @@ def _num(x: float, digits: int) -> str:
 
 
 def fmt_cell(c: Cell, digits: int = 2, *, latex: bool = False) -> str:
-    """Text of a cell: a :class:`Stat` as ``mean ± half`` (``mean`` alone if no CI)."""
+    """Text of a cell: a :class:`Stat` as ``mean ± half``; ``mean`` alone when it has no interval.
+
+    No interval: the half-width is ``nan`` (fewer than 2 responses, or games for a cluster CI)
+    or exactly 0 (every response the same value: zero variance says nothing about the spread
+    of a model's answers, so ``0.00 ± 0.00`` is never printed). The tables' notes say why.
+    """
     if c is None:
         return ""
     if isinstance(c, Stat):
         if c.n == 0 or math.isnan(c.mean):
             return "–"
-        if math.isnan(c.half):
+        if math.isnan(c.half) or c.half == 0:
             return _num(c.mean, digits)
         pm = " $\\pm$ " if latex else " ± "
         return f"{_num(c.mean, digits)}{pm}{_num(c.half, digits)}"

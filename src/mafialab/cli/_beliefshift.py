@@ -414,6 +414,8 @@ def run_cmd(
             "they measure nothing, so none counts as informative (see docs/metrics.md, quality signals)",
             highlight=False,
         )
+    if summary.note is not None:
+        console.print(f"note: {summary.note}", highlight=False, soft_wrap=True)
     if summary.completion < 0.95:
         console.print("[yellow]completion below the 95 % target[/]")
 

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
+from mafialab._quality import NONE_FIRED
 from mafialab._words import noun_for
 from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
 from mafialab.cli._app import (
@@ -363,9 +364,10 @@ def recorded_lines(
 
     The first line counts the decisions and probe answers and names their files and the
     battery; the second (probed runs) names the metrics their usable answers give
-    (:func:`mafialab.analysis.coverage_at`, as ``mafialab report`` computes them) and those
-    they do not, with the probes those need; the last (a seat played by an embedded model)
-    says what the embedded model is for (:data:`mafialab.models.EMBEDDED_NOTE`).
+    (:func:`mafialab.analysis.coverage_at`, as ``mafialab report`` computes them: only those
+    with data) and those they do not, with the probes those need or why there is no data;
+    the last (a seat played by an embedded model) says what the embedded model is for
+    (:data:`mafialab.models.EMBEDDED_NOTE`).
 
     Args:
         results: The games played.
@@ -400,8 +402,10 @@ def recorded_lines(
             )
             metrics = cov["metrics"].values()
             got = [m["name"] for m in metrics if m["computed"]]
-            lacking = [m["name"] for m in metrics if not m["computed"]]
+            lacking = [m["name"] for m in metrics if m["missing"]]
             needs = sorted({pid for m in metrics for pid in m["missing"]})
+            # answered, yet without data (belief dynamics from one ranking per seat): say why
+            other = [m["why"] for m in metrics if not m["computed"] and not m["missing"]]
             line = (
                 f"metrics from them: {', '.join(got)} (mafialab report); beliefs per step in mafialab view"
                 if got
@@ -412,6 +416,8 @@ def recorded_lines(
                     f"; not from them: {', '.join(lacking)} (they need {' and '.join(needs)} answers: "
                     "--probes default asks them)"
                 )
+            for why in other:
+                line += f"; {why}"
             lines.append(line)
     embedded = sorted({sp.partition("?")[0] for sp in specs if is_embedded_model(sp)})
     if embedded:
@@ -713,6 +719,8 @@ def _play(
         console.print("[yellow]quality signals[/] (answers that parse but carry little; see docs/metrics.md):")
         for line in quality:
             console.print(f"  {escape(line)}", highlight=False)
+    elif any(r.path is not None for r in results):
+        console.print(NONE_FIRED, style="dim", highlight=False, soft_wrap=True)  # what was checked, not a verdict
     calls = [c for r in results for c in r.model_calls()]  # a person's decisions are no model calls
     person = [c for r in results for c in r.person_decisions()]
     wins = winners_line(Counter(r.winner for r in results), rs)

@@ -20,6 +20,7 @@ from rich.text import Text
 from mafialab.analysis import (
     BY_KEYS,
     MIN_CLUSTERS,
+    NONE_FIRED,
     SEAT_KEYS,
     Instrument,
     InstrumentGame,
@@ -95,7 +96,7 @@ def _tok(t: TokenCounts | None) -> str:
     return "-" if t is None else f"{t.prompt}+{t.completion}"
 
 
-LOSS_LEGEND = "transport/empty/cut/unparseable/shape"
+LOSS_LEGEND = "transport/empty/cut/unparseable/shape/schema"
 """The causes in the ``lost`` column of the instrument's answers table, in order."""
 
 
@@ -176,8 +177,7 @@ def _print_quality(q: Quality | None) -> None:
         return
     lines = quality_lines(q.model_dump(mode="json"))
     if not lines:
-        console.print("quality signals: none (no copied speeches, constant answers or off-roster names)",
-                      style="dim", highlight=False)  # fmt: skip
+        console.print(NONE_FIRED, style="dim", highlight=False)
     for line in lines:
         console.print(f"[yellow]quality:[/] {escape(line)}", highlight=False)
 
