@@ -543,6 +543,32 @@ def refuse_recorded_or_input(path: Path, option: str = "--out", inputs: Iterable
         )
 
 
+def refuse_input_folder(path: Path, name: str, given: Path, option: str = "--out") -> None:
+    """Fail (code 2) when the output folder ``path`` is the input folder ``given`` or a folder above it.
+
+    README's promise, a command's own input is never its output, for commands that read a
+    folder of logs and write a folder (``view DIR --out DIR`` wrote index.html, app.js and
+    data/ among the logs). A folder inside ``given`` is allowed: no game is written there,
+    so it is not read back as input. Both paths are followed through symlinks and ``..``.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``OPTION: PATH is the input NAME …`` or
+            ``OPTION: PATH holds the input NAME (GIVEN) …``.
+    """
+    real = Path(os.path.realpath(path))
+    inp = Path(os.path.realpath(given))
+    if real == inp:
+        fail(
+            f"{option}: {path} is the input {name}; its output would be written among the input's files: "
+            "choose another folder"
+        )
+    if real in inp.parents:
+        fail(
+            f"{option}: {path} holds the input {name} ({given}); its output would be written among the input's "
+            "files: choose another folder"
+        )
+
+
 def refuse_game_folder(path: Path, option: str = "--out") -> None:
     """Fail (code 2) when the output folder ``path`` is a recorded game's folder (it holds ``game.jsonl``).
 
