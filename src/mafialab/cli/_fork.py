@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
+from mafialab._words import team_wins
 from mafialab.agents import parse_seat_overrides
 from mafialab.analysis import Rate, fmt_p, fmt_rate
 from mafialab.cli._app import (
@@ -307,7 +308,7 @@ def compare_cmd(
         return
     rules = _rules_of(dir_a)
     t = Table(
-        "", "batch", "step", "intervention", "n", *(f"P({winner_name(w, rules)} wins)" for w in ("town", "mafia"))
+        "", "batch", "step", "intervention", "n", *(f"P({team_wins(winner_name(w, rules))})" for w in ("town", "mafia"))
     )
     for k in ("a", "b"):
         s = res[k]
@@ -371,7 +372,7 @@ def sweep_cmd(
         console.print_json(json.dumps(data))
         return
     rules = _rules_of(game)
-    wins = (f"P({winner_name(w, rules)} wins)" for w in ("town", "mafia"))
+    wins = (f"P({team_wins(winner_name(w, rules))})" for w in ("town", "mafia"))
     t = Table("step", "round:phase:index", "seat", "kind", "n", *wins)
     for r in rows:
         t.add_row(
