@@ -891,6 +891,7 @@ def check_agent_spec(
     Raises:
         typer.Exit: (through :func:`fail`, code 2) the spec cannot be built.
     """
+    import mafialab.remote  # noqa: F401  (registers the remote, human and human-web seat specs)
     from mafialab.agents import make_agent
 
     try:

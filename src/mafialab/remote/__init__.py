@@ -32,7 +32,7 @@ from mafialab.remote._seats import (
 )
 from mafialab.remote._worker import serve_jobs
 
-register_agent_resolver(is_seat_spec, seat_factory)
+register_agent_resolver(is_seat_spec, seat_factory, SEAT_KINDS)
 
 __all__ = [
     "DEFAULT_JOB_TIMEOUT_S",
