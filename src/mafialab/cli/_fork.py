@@ -90,6 +90,14 @@ def parse_intervention(
             raise ValueError(f"--inject: {json_error(err)}; e.g. '{example}'") from None
         if not isinstance(data, dict):
             raise ValueError("--inject: expected a JSON object with target and/or text")
+        target = data.get("target")
+        if isinstance(target, int) and not isinstance(target, bool):  # a seat number: that seat's name
+            data = {**data, "target": names[_seat(str(target), names, "--inject", "target")]}
+        elif target is not None and not isinstance(target, str):
+            raise ValueError(
+                f"--inject: target: give the player's name or seat number ({', '.join(names)}), "
+                f"or null for no vote; got {json.dumps(target)}"
+            )
         try:
             return Inject.model_validate({"no_vote": data.get("target") is None and "target" in data, **data})
         except ValidationError as err:
@@ -190,7 +198,9 @@ def steps_cmd(
 def run_cmd(
     game: Path = typer.Argument(..., help="Parent game directory."),
     at: str = typer.Option(..., "--at", help="Fork step: a decision id or round:phase:index (see `fork steps`)."),
-    inject: str | None = typer.Option(None, "--inject", help='Replace the answer: JSON {"target": NAME, "text": ...}.'),
+    inject: str | None = typer.Option(
+        None, "--inject", help='Replace the answer: JSON {"target": NAME or SEAT, "text": ...}.'
+    ),
     resample: bool = typer.Option(False, "--resample", help="Ask the seat again from its frozen context (default)."),
     belief: str | None = typer.Option(None, "--belief", help="SEAT=TEXT: a private line in one seat's context."),
     night: str | None = typer.Option(None, "--night", help="SEAT=TARGET: override the seat's next night action."),
