@@ -106,3 +106,24 @@ def duration_words(seconds: float) -> str:
         return f"{h} h {m} min" if m else f"{h} h"
     d, h = divmod(h, 24)
     return f"{d} d {h} h" if h else f"{d} d"
+
+
+def verb_for(subject: str, singular: str, plural: str) -> str:
+    """The form of a verb that agrees with a team's name: ``plural`` for a plural name, else ``singular``.
+
+    A name is plural when its last word (after any ``/`` of pooled names) ends in ``s`` but
+    not ``ss``: ``Werewolves``, ``Villagers`` (→ ``win``); ``Mafia``, ``Town``, ``Village``
+    (→ ``wins``), as "the Mafia wins" and "the Werewolves win" read.
+
+    Args:
+        subject: The name (``"Werewolves"``, ``"Village/Villagers"``).
+        singular: The verb after a singular name (``"wins"``).
+        plural: The verb after a plural name (``"win"``).
+    """
+    last = subject.rsplit("/", 1)[-1].split()[-1] if subject.strip() else subject
+    return plural if last.endswith("s") and not last.endswith("ss") else singular
+
+
+def team_wins(name: str) -> str:
+    """``"Werewolves win"``, ``"Mafia wins"``: a team's name with ``win`` agreeing with it (:func:`verb_for`)."""
+    return f"{name} {verb_for(name, 'wins', 'win')}"

@@ -214,3 +214,25 @@ def test_beliefshift_run_names_out_when_it_holds_another_runs_results(tmp_path: 
     assert code == 2, out
     assert out.startswith("error: --out: r.jsonl: holds results of bench "), out
     assert out.endswith("choose another --out"), out
+
+
+def test_view_refuses_its_logs_folder_and_a_folder_above_it_as_the_site(tmp_path: Path) -> None:
+    """``view runs --out runs`` exited 0 and wrote index.html, app.js and data/ among the logs."""
+    game = _play(tmp_path, "runs")
+    (tmp_path / "all").mkdir()
+    (tmp_path / "runs").rename(tmp_path / "all" / "runs")
+    game = tmp_path / "all" / "runs" / game.name
+    for dir_, site, words in (
+        ("all/runs", "all/runs", "error: --out: all/runs is the input DIR; its output would be written among"),
+        ("all/runs", "all/x/../runs", "error: --out: all/x/../runs is the input DIR;"),
+        ("all/runs", "all", "error: --out: all holds the input DIR (all/runs); its output would be written"),
+    ):
+        code, out = _run(tmp_path, ["view", dir_, "--out", site])
+        assert code == 2, out
+        assert out.startswith(words), out
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["runs"]
+    assert sorted(p.name for p in (tmp_path / "all" / "runs").iterdir()) == [game.name]
+    # a folder inside the logs is no game: it is not read back, so it may hold the site
+    code, out = _run(tmp_path, ["view", "all/runs", "--out", "all/runs/site"])
+    assert code == 0, out
+    assert (tmp_path / "all" / "runs" / "site" / "index.html").is_file()

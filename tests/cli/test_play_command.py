@@ -207,3 +207,26 @@ def test_play_prints_each_games_folder_whole_one_per_line(tmp_path, monkeypatch,
     if games > listed:
         assert f"... and {games - listed} more, each a folder of {(tmp_path / 'runs').resolve()}/" in res.output
     assert "Logs in runs/" not in res.output
+
+
+def test_an_unknown_agent_spec_lists_every_spec_the_factory_accepts(tmp_path, monkeypatch):
+    """It said "known: random, scripted, or a model string": human, human-web, remote and bus were missing."""
+    from mafialab.agents import _protocol, agent_spec_forms, register_agent_resolver
+    from mafialab.models import backend_names
+    from mafialab.remote import SEAT_KINDS
+
+    res = runner.invoke(app, ["play", "--agents", "nonsense", "--out", str(tmp_path)])
+    assert res.exit_code == 2
+    flat = " ".join(res.output.split())
+    providers = ", ".join(backend_names())
+    assert "bus" in backend_names()
+    assert (
+        f"unknown agent spec 'nonsense' (known: random, scripted, {', '.join(SEAT_KINDS)}, "
+        f"or a model string PROVIDER/MODEL (PROVIDER: {providers}))"
+    ) in flat
+    # one list, from the registry: a factory registered later is named too
+    monkeypatch.setattr(_protocol, "_RESOLVERS", list(_protocol._RESOLVERS))
+    register_agent_resolver(lambda s: s == "tiny-bot", lambda *a: None, ("tiny-bot",))  # type: ignore[arg-type,return-value]
+    assert "tiny-bot" in agent_spec_forms()
+    res = runner.invoke(app, ["play", "--agents", "nonsense", "--out", str(tmp_path)])
+    assert "human-web, tiny-bot, or a model string" in " ".join(res.output.split())

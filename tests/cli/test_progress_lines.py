@@ -42,7 +42,7 @@ def test_at_most_one_line_every_5_seconds_of_the_clock_then_a_last_line(plain: i
     clock = _Clock()
     with _app.progress_bar(get_time=clock) as bar:
         games = bar.add_task("games", total=4)
-        phase = bar.add_task("seed 7: setup", total=None)
+        phase = bar.add_task("seed 7: setup", total=None, phase=True)
         for step in range(1, 41):  # 40 updates 0.5 s apart: 20 s in all
             clock.now = 100.0 + step * 0.5
             if step % 10 == 0:
@@ -80,7 +80,67 @@ def test_a_count_without_total_and_a_quiet_bar(plain: io.StringIO) -> None:
         task = bar.add_task("games", total=1)
         clock.now += 60
         bar.advance(task)
-    assert plain.getvalue().splitlines() == ["progress 0:00:06: probes 12", "progress 0:00:06: probes 12"]
+    # one line: the last line is not printed again when it says what the line before said
+    assert plain.getvalue().splitlines() == ["progress 0:00:06: probes 12"]
+
+
+def test_the_last_line_is_printed_once(plain: io.StringIO) -> None:
+    """Redirected, the last line came twice (the 5-second line, then the same line when the bar stopped)."""
+    clock = _Clock()
+    with _app.progress_bar(get_time=clock) as bar:
+        task = bar.add_task("games", total=2)
+        clock.now += 5
+        bar.advance(task)
+        clock.now += 5
+        bar.advance(task)
+    assert plain.getvalue().splitlines() == [
+        "progress 0:00:05: games 1/2 (50 %)",
+        "progress 0:00:10: games 2/2 (100 %)",
+    ]
+
+
+def test_a_count_is_not_shown_before_it_counts(plain: io.StringIO) -> None:
+    """Lines read "probes; seed 1: day 1": a count shown as a bare name before its first result."""
+    clock = _Clock()
+    with _app.progress_bar(get_time=clock) as bar:
+        probes = bar.add_task("probes", total=None)
+        phase = bar.add_task("seed 1: setup", total=None, phase=True)
+        clock.now += 5
+        bar.update(phase, description="seed 1: day 1 (7 alive)")
+        clock.now += 5
+        bar.advance(probes, 3)
+    assert plain.getvalue().splitlines() == [
+        "progress 0:00:05: seed 1: day 1 (7 alive)",
+        "progress 0:00:10: probes 3; seed 1: day 1 (7 alive)",
+    ]
+    plain.truncate(0)
+    plain.seek(0)
+    with _app.progress_bar(get_time=clock) as bar:  # only an empty count: no line at all
+        task = bar.add_task("games imported", total=None)
+        clock.now += 6
+        bar.update(task)
+    assert plain.getvalue() == ""
+
+
+def test_a_heartbeat_line_after_30_seconds_without_one(plain: io.StringIO) -> None:
+    """A 62-second phase printed no line: nothing advanced, so nothing asked for one."""
+    clock = _Clock()
+    with _app.progress_bar(get_time=clock) as bar:
+        assert isinstance(bar, _app._Bar)
+        bar.add_task("samples and forks", total=None)
+        bar.add_task("seed 2: night 1 (7 alive)", total=None, phase=True)
+        clock.now += 29
+        assert not bar.heartbeat()  # not yet 30 s
+        clock.now += 1
+        assert bar.heartbeat()
+        clock.now += 20
+        assert not bar.heartbeat()  # 20 s after the heartbeat line
+        clock.now += 12
+        assert bar.heartbeat()
+    assert plain.getvalue().splitlines() == [
+        "progress 0:00:30: samples and forks (none yet); seed 2: night 1 (7 alive)",
+        "progress 0:01:02: samples and forks (none yet); seed 2: night 1 (7 alive)",
+    ]
 
 
 def test_a_redirected_play_of_3_games_prints_progress_lines(tmp_path: Path, monkeypatch) -> None:

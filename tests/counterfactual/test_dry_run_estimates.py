@@ -98,6 +98,24 @@ def test_bifurcate_dry_run_times_resamples_at_the_voters_latency(timed: Path, tm
     assert "time about " in res.stdout and "Time basis: resamples: mean 1.50 s of " in res.stdout
 
 
+def test_forks_are_bounded_by_the_resamples_plus_the_factual_one(timed: Path, tmp_path: Path) -> None:
+    """-K 5 -M 600 said "600 forks or fewer": a point keeps the factual answer and at most one variant per resample."""
+    step = _first_vote(timed)
+    est = estimate_bifurcation(timed, str(step), resamples=5, keep=600)
+    assert (est.points, est.resample_calls, est.forks) == (1, 5, 6)
+    per_fork = estimate_fork(timed, step, n=6)
+    assert est.fork_calls == pytest.approx(per_fork.calls)
+    assert est.seconds == pytest.approx((5 + per_fork.calls) * 1.5)
+    assert estimate_bifurcation(timed, str(step), resamples=50, keep=3).forks == 3  # keep bounds it when smaller
+    res = runner.invoke(
+        app,
+        ["bifurcate", "run", str(timed), "--points", str(step), "-K", "5", "-M", "600", "--dry-run",
+         "-o", str(tmp_path / "b")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"1 point: 5 resample calls, 6 forks or fewer of about {round(per_fork.calls)} calls" in res.stdout
+
+
 def test_an_empty_selection_says_why(timed: Path, tmp_path: Path) -> None:
     why = "whose quadrants need probe answers (probes.jsonl)"
     for extra in (["--dry-run"], []):
@@ -122,6 +140,37 @@ def test_an_empty_selection_says_why(timed: Path, tmp_path: Path) -> None:
     probed = read_game(play_probed_parent(tmp_path / "probed"))
     words = why_no_points(probed, "innocent-votes", per_quadrant=1)
     assert words.startswith("none of the ") and "is a policy or perception gap (" in words
-    named = words.split("(", 1)[1].rstrip(")").split(", ")
+    named = words.split(" gap (", 1)[1].split(")", 1)[0].split(", ")
+    unassessed = words.split("; ", 1)[1].split()[0] if "unassessed" in words else "0"
     innocent = int(words.split()[3])
-    assert sum(int(part.rsplit(" ", 1)[1]) for part in named) == innocent
+    assert sum(int(part.split(" ", 1)[0]) for part in named) + int(unassessed) == innocent
+    assert "None" not in words
+
+
+def test_suspicion_only_probes_say_the_votes_are_unassessed(tmp_path: Path) -> None:
+    """A game probed with suspicion rankings only said "(None 8)": a Python None in the words."""
+    from mafialab.agents import make_agent
+    from mafialab.probes import make_probe_observer
+    from mafialab.rules import load_rules
+
+    rules = load_rules("mafiascope7")
+    agents = [make_agent("scripted", s, rules, 3) for s in range(rules.n_seats)]
+    obs = make_probe_observer("suspicion", agents, rules, 3, out=tmp_path, game_id="g")
+    assert obs is not None
+    asyncio.run(play_game(rules, agents, 3, out=tmp_path, game_id="g", observers=[obs]))
+    plog = read_game(tmp_path / "g")
+    mafia = {s.name for s in plog.header.roster if s.team == "mafia"}
+    innocent = sum(1 for s in fork_steps(plog) if s.kind == "vote" and s.name not in mafia)
+    assert innocent > 0
+    want = (
+        f"none of the {innocent} innocent votes of g is a policy or perception gap: {innocent} unassessed: "
+        "quadrants need role_assessment answers (record with --probes default)"
+    )
+    assert why_no_points(plog, "innocent-votes", per_quadrant=2) == want
+    res = runner.invoke(
+        app,
+        ["bifurcate", "run", str(tmp_path / "g"), "--points", "innocent-votes", "--per-quadrant", "2",
+         "--dry-run", "-o", str(tmp_path / "b")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == f"0 points: {want}"

@@ -229,3 +229,32 @@ def test_no_vote_and_private_note_read_in_every_style() -> None:
     ]
     assert got["transcript"][:2] == ["[D2 vote] Bailey → no vote", '[D2 vote] Bailey → no vote: "pass"']
     assert got["viewer"][2] == '[private note for Bailey] "B is lying"'
+
+
+def test_the_winners_verb_agrees_with_the_teams_name() -> None:
+    """A werewolf game ended "Werewolves wins": a plural team name takes "win"."""
+    from mafialab._words import team_wins
+    from mafialab.engine import GameEnd
+    from mafialab.rules import MAFIASCOPE7
+
+    t = load_event_templates()
+
+    def end(rules: RuleSet, winner: str, style: str) -> str:
+        ev = GameEnd(
+            seq=40, round=3, phase="day", visibility=PUBLIC, winner=winner, reason="parity", rounds=3,  # type: ignore[arg-type]
+            alive=[0, 1], roles=["Werewolf", "Villager", "Villager", "Seer"],
+        )  # fmt: skip
+        line = EventRenderer(getattr(t, style), rules.lexicon, NAMES).render(ev)
+        assert line is not None
+        return line.text
+
+    assert end(WEREWOLF7, "mafia", "transcript").startswith("END: Werewolves win (parity) after round 3")
+    assert end(WEREWOLF7, "town", "transcript").startswith("END: Village wins (parity)")
+    assert end(MAFIASCOPE7, "town", "viewer") == "Game over: Villagers win (parity, round 3)"
+    assert end(MAFIASCOPE7, "mafia", "viewer") == "Game over: Mafia wins (parity, round 3)"
+    assert [team_wins(n) for n in ("Werewolves", "Town", "Village/Villagers", "Boss")] == [
+        "Werewolves win",
+        "Town wins",
+        "Village/Villagers win",
+        "Boss wins",
+    ]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from mafialab._words import team_wins
 from mafialab.analysis import fmt_p
 from mafialab.cli import app
 from mafialab.viewer import build_site
@@ -110,7 +111,7 @@ def test_outcome_strip_and_comparison(site: Path, page: tuple[Page, list[str]]) 
     legend = pg.text_content(".outcome-legend") or ""
     assert f"n = {a['n']} finished" in legend
     teams = next(r for r in site_rows(site) if r["id"] == "parent")["teams"]
-    assert f"P({teams['town']} wins)" in legend and f"P({teams['mafia']} wins)" in legend
+    assert f"P({team_wins(teams['town'])})" in legend and f"P({team_wins(teams['mafia'])})" in legend
     listed = pg.eval_on_selector_all("#batch-branches li", "els => els.map(e => e.textContent)")
     assert listed == [f"{g} → {teams[w] if w else 'unfinished'}" for g, w in zip(a["games"], a["winners"], strict=True)]
     pg.click(f"a[href='#/compare/{a['batch']}/{b['batch']}']")

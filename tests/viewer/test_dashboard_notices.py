@@ -70,7 +70,21 @@ def test_a_mixed_folder_counts_the_games_each_note_is_about(
     build_site(logs, tmp_path / "site", jobs=1)
     notes = _notices(tmp_path / "site")
     assert notes["embedded_model"].startswith("1 game of 2 here has seats played by local/smollm2: ")
-    assert notes["no_probes"].startswith("1 of 2 games here have no probe answers: ")
+    assert notes["no_probes"].startswith("1 of 2 games here has no probe answers: ")  # the verb agrees with 1
+
+
+def test_the_no_probes_note_agrees_with_its_count() -> None:
+    """It said "1 of 2 games here have no probe answers"."""
+    from mafialab.viewer._build import dashboard_notes
+
+    def lead(probes: list[int]) -> str:
+        rows = [{"models": ["scripted"], "probes": p} for p in probes]
+        (note,) = dashboard_notes(rows)
+        return note["text"].split(":", 1)[0]
+
+    assert lead([0, 4]) == "1 of 2 games here has no probe answers"
+    assert lead([0, 0, 4]) == "2 of 3 games here have no probe answers"
+    assert lead([0, 0]) == "None of the 2 games here has probe answers"
 
 
 def test_the_dashboard_shows_the_notes_and_one_line_for_no_probes(game_dir: Path, tmp_path: Path) -> None:
@@ -83,3 +97,20 @@ def test_the_dashboard_shows_the_notes_and_one_line_for_no_probes(game_dir: Path
         assert "--probes suspicion" in pg.inner_text("#notices")
         assert len(pg.query_selector_all(".corpus-metrics .no-probes")) == 1
         assert pg.query_selector_all(".corpus-metrics .missing-metric") == []
+        # the notes column shows words, not the codes (no_probes)
+        cell = pg.eval_on_selector("#games tbody tr", "tr => tr.cells[tr.cells.length - 1].textContent")
+        assert cell == "no probes"
+
+
+def test_a_rows_notes_come_with_short_words(game_dir: Path, tmp_path: Path) -> None:
+    """The dashboard's notes column showed raw codes: "no_probes, problems"."""
+    from mafialab.viewer._build import note_words, site_rows
+
+    build_site(game_dir.parent, tmp_path / "site", jobs=1)
+    (row,) = site_rows(tmp_path / "site")
+    assert (row["notes"], row["note_words"]) == (["no_probes"], ["no probes"])
+    assert [note_words(c) for c in ("problems", "empty", "some_new_code")] == [
+        "log problems",
+        "no steps",
+        "some new code",
+    ]

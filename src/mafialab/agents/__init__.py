@@ -11,6 +11,7 @@ from mafialab.agents._llm import (
     is_model_spec,
     llm_factory,
     make_llm_agent,
+    model_spec_forms,
 )
 from mafialab.agents._prompts import (
     BUILTIN_PACKS,
@@ -27,6 +28,7 @@ from mafialab.agents._protocol import (
     AgentFactory,
     AgentSpecError,
     agent_names,
+    agent_spec_forms,
     make_agent,
     register_agent,
     register_agent_resolver,
@@ -37,7 +39,7 @@ from mafialab.agents._specs import parse_seat_overrides, table_specs, with_model
 
 register_agent("random", random_factory)
 register_agent("scripted", scripted_factory)
-register_agent_resolver(is_model_spec, llm_factory)
+register_agent_resolver(is_model_spec, llm_factory, model_spec_forms)
 
 __all__ = [
     "parse_seat_overrides",
@@ -61,6 +63,7 @@ __all__ = [
     "Renderer",
     "ScriptedAgent",
     "agent_names",
+    "agent_spec_forms",
     "decision_schema",
     "is_model_spec",
     "llm_factory",

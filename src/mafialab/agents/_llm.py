@@ -605,6 +605,11 @@ def _reason_word(why: str) -> str:
 
 
 # ---------------------------------------------------------------------- specs
+def model_spec_forms() -> list[str]:
+    """Model strings in words for an unknown agent spec's message, naming the providers registered now."""
+    return [f"a model string PROVIDER/MODEL (PROVIDER: {', '.join(backend_names())})"]
+
+
 def is_model_spec(spec: str) -> bool:
     """Whether ``spec`` is a model string of a registered provider (``provider/model``)."""
     provider, sep, rest = spec.partition("/")

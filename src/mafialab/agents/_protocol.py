@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from mafialab.engine import Action, Decision, PlayerView
@@ -36,7 +36,7 @@ class AgentSpecError(ValueError):
 
 
 _FACTORIES: dict[str, AgentFactory] = {}
-_RESOLVERS: list[tuple[Callable[[str], bool], AgentFactory]] = []
+_RESOLVERS: list[tuple[Callable[[str], bool], AgentFactory, Callable[[], Sequence[str]]]] = []
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -44,9 +44,21 @@ def register_agent(name: str, factory: AgentFactory) -> None:
     _FACTORIES[name] = factory
 
 
-def register_agent_resolver(matches: Callable[[str], bool], factory: AgentFactory) -> None:
-    """Register a factory for every spec that ``matches`` accepts (e.g. model strings)."""
-    _RESOLVERS.append((matches, factory))
+def register_agent_resolver(
+    matches: Callable[[str], bool],
+    factory: AgentFactory,
+    forms: Sequence[str] | Callable[[], Sequence[str]] = (),
+) -> None:
+    """Register a factory for every spec that ``matches`` accepts (e.g. model strings).
+
+    Args:
+        matches: Whether a spec is one of this factory's.
+        factory: Builds the agent.
+        forms: The specs it accepts in words, for the message of an unknown spec
+            (``("remote", "human", "human-web")``), or a function giving them when the
+            message is written (a list that grows as providers register).
+    """
+    _RESOLVERS.append((matches, factory, forms if callable(forms) else (lambda: tuple(forms))))
 
 
 def agent_names() -> list[str]:
@@ -54,21 +66,35 @@ def agent_names() -> list[str]:
     return sorted(_FACTORIES)
 
 
+def agent_spec_forms() -> list[str]:
+    """Every kind of agent spec registered so far, in words: exact names, then each resolver's forms.
+
+    E.g. ``["random", "scripted", "a model string PROVIDER/MODEL (PROVIDER: bus, local, mock,
+    openai)", "remote", "human", "human-web"]`` once :mod:`mafialab.remote` is imported (it
+    registers the seat specs). The one list that an unknown spec's message names.
+    """
+    return [*agent_names(), *(form for _, _, forms in _RESOLVERS for form in forms())]
+
+
 def make_agent(spec: str, seat: int, rules: RuleSet, seed: int) -> Agent:
     """Build the agent for ``spec`` at ``seat``.
 
     Raises:
-        AgentSpecError: If no factory accepts ``spec``.
+        AgentSpecError: If no factory accepts ``spec``; the message lists
+            :func:`agent_spec_forms`.
     """
     factory = _FACTORIES.get(spec)
     if factory is None:
-        factory = next((f for m, f in _RESOLVERS if m(spec)), None)
+        factory = next((f for m, f, _ in _RESOLVERS if m(spec)), None)
     if factory is None:
-        known = ", ".join(agent_names()) or "none"
+        forms = agent_spec_forms()
+        words = [f for f in forms if " " not in f]  # names (random, human); phrases (a model string …) last
+        phrases = [f for f in forms if " " in f]
+        known = ", ".join(words) + (f"{', ' if words else ''}or {' or '.join(phrases)}" if phrases else "")
         provider, sep, _ = spec.partition("/")
         if sep and provider:  # a model string: the models layer's one parser words what is wrong
             _check_model_string(spec)
-        raise AgentSpecError(f"unknown agent spec {spec!r} (known: {known}, or a model string provider/model)")
+        raise AgentSpecError(f"unknown agent spec {spec!r} (known: {known or 'none'})")
     return factory(spec, seat, rules, seed)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
@@ -332,6 +333,12 @@ _open_bars: list[Progress] = []
 PROGRESS_EVERY_S = 5.0
 """Seconds between two plain progress lines (output not a terminal)."""
 
+PROGRESS_HEARTBEAT_S = 30.0
+"""Seconds without a plain progress line after which one is printed anyway (a long phase)."""
+
+PROGRESS_BEAT_POLL_S = 1.0
+"""Seconds of wall time between two looks of the heartbeat thread at the progress clock."""
+
 _clock: Callable[[], float] = time.monotonic
 """The clock of the progress display (seconds); tests put a fake one here."""
 
@@ -341,30 +348,59 @@ class _Bar(Progress):
 
     With ``lines`` (a console), the bar is not drawn; instead, at most one plain line every
     ``every`` seconds of ``get_time`` goes to ``lines`` (see :meth:`progress_line`), when a
-    task is added, advanced or updated; and when a line was printed, one last line when the
-    bar stops, so a log shows how far the work got.
+    task is added, advanced or updated; a heartbeat line (:meth:`heartbeat`, from a
+    background thread) when ``quiet_after`` seconds passed without a line, so a long phase
+    still shows the work is alive; and, when a line was printed, one last line when the bar
+    stops unless it would repeat the line printed last (its elapsed time aside).
+
+    A task added with ``phase=True`` (``add_task("seed 4: setup", total=None, phase=True)``)
+    is a phase: its description is shown as it is. Any other task without a total is a
+    count, shown once something is counted (``probes 12``; never a bare ``probes``).
     """
 
-    def __init__(self, *columns: Any, lines: Console | None = None, every: float = PROGRESS_EVERY_S, **kw: Any):
+    def __init__(
+        self,
+        *columns: Any,
+        lines: Console | None = None,
+        every: float = PROGRESS_EVERY_S,
+        quiet_after: float = PROGRESS_HEARTBEAT_S,
+        **kw: Any,
+    ):
         super().__init__(*columns, **kw)
         self.lines = lines
         self.every = every
+        self.quiet_after = quiet_after
         self._started_at: float | None = None
         self._last_line: float | None = None
+        self._last_text: str | None = None
+        self._beat_stop = threading.Event()
+        self._beat_thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._started_at = self.get_time()
         self._last_line = None
+        self._last_text = None
         super().start()
         _open_bars.append(self)
+        if self.lines is not None and self._beat_thread is None:
+            self._beat_stop.clear()
+            self._beat_thread = threading.Thread(target=self._beat_loop, name="progress-heartbeat", daemon=True)
+            self._beat_thread.start()
 
     def stop(self) -> None:
         if self in _open_bars:
             _open_bars.remove(self)
+        self._beat_stop.set()
+        if self._beat_thread is not None and self._beat_thread is not threading.current_thread():
+            self._beat_thread.join()
+        self._beat_thread = None
         super().stop()
         if self.lines is not None and self._last_line is not None:
             self._last_line = None  # a second stop (an error after the end) prints nothing more
-            self.lines.print(self.progress_line(), highlight=False, markup=False, soft_wrap=True)
+            text = self.progress_line()
+            said = self._says(self._last_text) if self._last_text is not None else None
+            if said not in (self._says(text), self._says(self.progress_line(waiting=True))):
+                self._emit(text)  # else the last line printed already says it (its elapsed time aside)
 
     def add_task(self, *args: Any, **kw: Any) -> TaskID:
         task = super().add_task(*args, **kw)
@@ -379,41 +415,89 @@ class _Bar(Progress):
         super().advance(task_id, advance)
         self._tick()
 
+    @staticmethod
+    def _says(line: str) -> str:
+        """A progress line without its ``progress H:MM:SS:`` head."""
+        return line.split(": ", 1)[-1]
+
+    def _emit(self, text: str) -> None:
+        self._last_text = text
+        assert self.lines is not None
+        self.lines.print(text, highlight=False, markup=False, soft_wrap=True)
+
     def _tick(self) -> None:
-        """Print a plain line when ``every`` seconds passed since the start or the last line."""
+        """Print a plain line when ``every`` seconds passed since the start or the last line.
+
+        No line while nothing is shown but empty counts (a count task before its first
+        result): the heartbeat speaks for such a wait.
+        """
         if self.lines is None or self._started_at is None:
             return
         now = self.get_time()
         with self._lock:
             if now - (self._last_line if self._last_line is not None else self._started_at) < self.every:
                 return
+            if not self._parts():
+                return
             self._last_line = now
-        self.lines.print(self.progress_line(), highlight=False, markup=False, soft_wrap=True)
+        self._emit(self.progress_line())
 
-    def progress_line(self) -> str:
+    def heartbeat(self) -> bool:
+        """Print the line when ``quiet_after`` seconds passed without one (since the start or the last line).
+
+        Called every second or so by the bar's background thread; a line names the elapsed
+        time and every task (a count not begun yet as ``probes (none yet)``).
+
+        Returns:
+            Whether a line was printed.
+        """
+        if self.lines is None or self._started_at is None:
+            return False
+        now = self.get_time()
+        with self._lock:
+            if now - (self._last_line if self._last_line is not None else self._started_at) < self.quiet_after:
+                return False
+            self._last_line = now
+        self._emit(self.progress_line(waiting=True))
+        return True
+
+    def _beat_loop(self) -> None:
+        while not self._beat_stop.wait(PROGRESS_BEAT_POLL_S):
+            self.heartbeat()
+
+    def _parts(self, *, waiting: bool = False) -> list[str]:
+        """The shown tasks' words; with ``waiting``, a count not begun yet as ``NAME (none yet)``."""
+        parts = []
+        for t in list(self._tasks.values()):
+            if not t.visible:
+                continue
+            try:
+                name = Text.from_markup(t.description).plain
+            except MarkupError:  # a description with brackets that are no markup
+                name = t.description
+            if t.total:
+                done = int(t.completed)
+                parts.append(f"{name} {done}/{int(t.total)} ({100 * t.completed / t.total:.0f} %)")
+            elif t.fields.get("phase"):
+                parts.append(name)
+            elif t.completed:
+                parts.append(f"{name} {int(t.completed)}")
+            elif waiting:
+                parts.append(f"{name} (none yet)")
+        return parts
+
+    def progress_line(self, *, waiting: bool = False) -> str:
         """``progress 0:01:05: games 1/3 (33 %); probes 120; seed 4: day 2 (5 alive)``.
 
         Elapsed time since the start, then every visible task: ``done/total (percent)`` when
-        its total is known, its count when it has one, else its description alone (a phase).
+        its total is known, its description when it is a phase (``phase=True``), its count
+        when something is counted (a count still at zero is left out, or, with ``waiting``,
+        shown as ``NAME (none yet)``).
         """
         start = self._started_at if self._started_at is not None else self.get_time()
         secs = max(0, int(self.get_time() - start))
-        parts = []
         with self._lock:
-            for t in self._tasks.values():
-                if not t.visible:
-                    continue
-                try:
-                    name = Text.from_markup(t.description).plain
-                except MarkupError:  # a description with brackets that are no markup
-                    name = t.description
-                if t.total:
-                    done = int(t.completed)
-                    parts.append(f"{name} {done}/{int(t.total)} ({100 * t.completed / t.total:.0f} %)")
-                elif t.completed:
-                    parts.append(f"{name} {int(t.completed)}")
-                else:
-                    parts.append(name)
+            parts = self._parts(waiting=waiting)
         elapsed = f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
         return f"progress {elapsed}: " + ("; ".join(parts) or "starting")
 
@@ -436,7 +520,10 @@ def progress_bar(*, quiet: bool = False, get_time: Callable[[], float] | None = 
     or a file (``mafialab play … > log 2>&1``), no bar (Rich's transient bar printed an empty
     line there each time it started or stopped); instead plain lines on stderr, at most one
     every :data:`PROGRESS_EVERY_S` seconds (phase, game, done/total and percent, elapsed),
-    and a last one when the work ends if any was printed. Its tasks are counted either way.
+    one after :data:`PROGRESS_HEARTBEAT_S` seconds without a line however long a phase lasts,
+    and a last one when the work ends if any was printed (unless it repeats the line before).
+    Its tasks are counted either way; ``add_task(..., phase=True)`` marks a phase (its
+    description is the news), any other task without a total is a count.
 
     Args:
         quiet: Show nothing (a person types at this terminal).
@@ -543,6 +630,32 @@ def refuse_recorded_or_input(path: Path, option: str = "--out", inputs: Iterable
         fail(
             f"{option}: {path} is a recorded log ({real.name}); a recorded game is never overwritten: "
             "choose another path"
+        )
+
+
+def refuse_input_folder(path: Path, name: str, given: Path, option: str = "--out") -> None:
+    """Fail (code 2) when the output folder ``path`` is the input folder ``given`` or a folder above it.
+
+    README's promise, a command's own input is never its output, for commands that read a
+    folder of logs and write a folder (``view DIR --out DIR`` wrote index.html, app.js and
+    data/ among the logs). A folder inside ``given`` is allowed: no game is written there,
+    so it is not read back as input. Both paths are followed through symlinks and ``..``.
+
+    Raises:
+        typer.Exit: (through :func:`fail`, code 2) ``OPTION: PATH is the input NAME …`` or
+            ``OPTION: PATH holds the input NAME (GIVEN) …``.
+    """
+    real = Path(os.path.realpath(path))
+    inp = Path(os.path.realpath(given))
+    if real == inp:
+        fail(
+            f"{option}: {path} is the input {name}; its output would be written among the input's files: "
+            "choose another folder"
+        )
+    if real in inp.parents:
+        fail(
+            f"{option}: {path} holds the input {name} ({given}); its output would be written among the input's "
+            "files: choose another folder"
         )
 
 
@@ -868,6 +981,7 @@ def check_agent_spec(
     Raises:
         typer.Exit: (through :func:`fail`, code 2) the spec cannot be built.
     """
+    import mafialab.remote  # noqa: F401  (registers the remote, human and human-web seat specs)
     from mafialab.agents import make_agent
 
     try:

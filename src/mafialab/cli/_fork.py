@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
+from mafialab._words import team_wins
 from mafialab.agents import parse_seat_overrides
 from mafialab.analysis import Rate, fmt_p, fmt_rate
 from mafialab.cli._app import (
@@ -89,6 +90,14 @@ def parse_intervention(
             raise ValueError(f"--inject: {json_error(err)}; e.g. '{example}'") from None
         if not isinstance(data, dict):
             raise ValueError("--inject: expected a JSON object with target and/or text")
+        target = data.get("target")
+        if isinstance(target, int) and not isinstance(target, bool):  # a seat number: that seat's name
+            data = {**data, "target": names[_seat(str(target), names, "--inject", "target")]}
+        elif target is not None and not isinstance(target, str):
+            raise ValueError(
+                f"--inject: target: give the player's name or seat number ({', '.join(names)}), "
+                f"or null for no vote; got {json.dumps(target)}"
+            )
         try:
             return Inject.model_validate({"no_vote": data.get("target") is None and "target" in data, **data})
         except ValidationError as err:
@@ -189,7 +198,9 @@ def steps_cmd(
 def run_cmd(
     game: Path = typer.Argument(..., help="Parent game directory."),
     at: str = typer.Option(..., "--at", help="Fork step: a decision id or round:phase:index (see `fork steps`)."),
-    inject: str | None = typer.Option(None, "--inject", help='Replace the answer: JSON {"target": NAME, "text": ...}.'),
+    inject: str | None = typer.Option(
+        None, "--inject", help='Replace the answer: JSON {"target": NAME or SEAT, "text": ...}.'
+    ),
     resample: bool = typer.Option(False, "--resample", help="Ask the seat again from its frozen context (default)."),
     belief: str | None = typer.Option(None, "--belief", help="SEAT=TEXT: a private line in one seat's context."),
     night: str | None = typer.Option(None, "--night", help="SEAT=TARGET: override the seat's next night action."),
@@ -307,7 +318,7 @@ def compare_cmd(
         return
     rules = _rules_of(dir_a)
     t = Table(
-        "", "batch", "step", "intervention", "n", *(f"P({winner_name(w, rules)} wins)" for w in ("town", "mafia"))
+        "", "batch", "step", "intervention", "n", *(f"P({team_wins(winner_name(w, rules))})" for w in ("town", "mafia"))
     )
     for k in ("a", "b"):
         s = res[k]
@@ -371,7 +382,7 @@ def sweep_cmd(
         console.print_json(json.dumps(data))
         return
     rules = _rules_of(game)
-    wins = (f"P({winner_name(w, rules)} wins)" for w in ("town", "mafia"))
+    wins = (f"P({team_wins(winner_name(w, rules))})" for w in ("town", "mafia"))
     t = Table("step", "round:phase:index", "seat", "kind", "n", *wins)
     for r in rows:
         t.add_row(

@@ -133,7 +133,7 @@ class _PhaseProgress:
         self.seen: dict[int, int] = {}
 
     def start(self, seed: int) -> None:
-        self.tasks[seed] = self.progress.add_task(f"seed {seed}: setup", total=None)
+        self.tasks[seed] = self.progress.add_task(f"seed {seed}: setup", total=None, phase=True)
         self.seen[seed] = 0
 
     def __call__(self, seed: int, state: GameState) -> None:

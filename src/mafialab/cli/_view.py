@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from mafialab.analysis import SummaryCache, default_cache_dir
-from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar, ray_option
+from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar, ray_option, refuse_input_folder
 from mafialab.harness import RayConnectError, connect_ray
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
@@ -73,6 +73,7 @@ def view(
     if not directory.exists():
         fail(f"DIR: {directory} does not exist")
     check_out_dir(out)
+    refuse_input_folder(out, "DIR", directory)  # the site is never written among the logs it shows
     if cache is not None and not no_cache:
         check_out_dir(cache, "--cache")  # a file given as the cache folder is refused
     token = None

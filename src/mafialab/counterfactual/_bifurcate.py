@@ -117,7 +117,8 @@ class BifurcationEstimate:
     Attributes:
         points: Points planned.
         resample_calls: Resample calls still to make.
-        forks: Forks still to play.
+        forks: Forks still to play, at most: a point forks each kept variant once and keeps at
+            most ``min(keep, resamples + 1)`` (the factual answer plus one per distinct resample).
         fork_calls: Estimated model calls of those forks.
         cost_usd: Estimated cost of the forks (the parent's cost per call), ``None`` if unpriced.
         why_empty: Why ``--points`` names no point (``None`` when it names some).
@@ -145,8 +146,9 @@ class BifurcationEstimate:
     def seconds(self) -> float | None:
         """Time of every call one after another (resamples and forks), ``None`` when a needed latency is unmeasured.
 
-        An upper bound for the forks: a point keeps at most ``keep`` variants (identical
-        resamples are one), so it may fork fewer.
+        An upper bound for the forks: a point keeps at most ``min(keep, resamples + 1)``
+        variants (the factual one plus one per distinct resample; identical resamples are
+        one), each forked once, so it may fork fewer.
         """
         parts = []
         for timing, calls in ((self.resample_timing, self.resample_calls), (self.fork_timing, self.fork_calls)):
@@ -410,11 +412,18 @@ def why_no_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None) 
             for v in vote_quadrants(game_data(plog), get_analysis_method("default"))
             if vote_decision.get(v.vote_seq) in by_id
         )
-        unknown = len(innocent) - sum(quads.values())
-        found = ", ".join(f"{q} {n}" for q, n in sorted(quads.items()))
-        if unknown:
-            found += (", " if found else "") + f"no role assessment before the vote {unknown}"
-        return f"none of the {count(len(innocent), 'innocent vote')} of {gid} is a policy or perception gap ({found})"
+        # no quadrant: no role assessment answered before the vote (or the vote is not a counted one)
+        unassessed = len(innocent) - sum(n for q, n in quads.items() if q is not None)
+        found = ", ".join(f"{n} {q}" for q, n in sorted((q, n) for q, n in quads.items() if q is not None))
+        words = f"none of the {count(len(innocent), 'innocent vote')} of {gid} is a policy or perception gap"
+        if found:
+            words += f" ({found})"
+        if unassessed:
+            words += (
+                f"{';' if found else ':'} {unassessed} unassessed: quadrants need role_assessment answers "
+                "(record with --probes default)"
+            )
+        return words
     return f"{spec!r} names no day vote of {gid}"
 
 
@@ -435,7 +444,8 @@ def estimate_bifurcation(
     Time: the resample calls at the mean latency of the voters' calls in the parent's
     ``calls.jsonl`` (of ``sampler``'s model when given), the forks' calls at the mean latency
     of the parent's calls (of ``agents``'s model when given). An empty selection says why
-    (:func:`why_no_points`).
+    (:func:`why_no_points`). Forks are counted at their upper bound, ``min(keep, resamples + 1)``
+    a point (``keep`` 600 with 5 resamples plays 6 forks at most, not 600).
     """
     plog = parent if isinstance(parent, GameLog) else read_game(Path(parent))
     planned = plan_points(plog, points, per_quadrant=per_quadrant, seed=seed)
@@ -450,7 +460,8 @@ def estimate_bifurcation(
     for p in planned:
         have = len(_read_samples(Path(out) / SAMPLES_DIR / f"{p.point_id}.jsonl")) if out is not None else 0
         resample_calls += max(0, resamples - have)
-        todo = sum(1 for v in range(keep) if (p.point_id, v) not in done_forks)
+        # the factual answer plus at most one variant per resample: never more than resamples + 1
+        todo = sum(1 for v in range(min(keep, resamples + 1)) if (p.point_id, v) not in done_forks)
         forks += todo
         if todo:
             est = estimate_fork(plog, p.step, n=todo)

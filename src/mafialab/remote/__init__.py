@@ -59,7 +59,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-register_agent_resolver(is_seat_spec, seat_factory)
+register_agent_resolver(is_seat_spec, seat_factory, SEAT_KINDS)
 
 __all__ = [
     "DEFAULT_JOB_TIMEOUT_S",

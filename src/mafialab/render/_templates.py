@@ -10,10 +10,10 @@ added by adding its cases to the pack: the renderers here and in ``app.js`` need
 Template syntax (the same in Python and JavaScript):
 
 - ``{field}``: the event field (or a word of the rule set's lexicon: ``{game}``, ``{town}``,
-  ``{mafia}``, ``{kill}``, ``{kill_past}``) shown for reading: seats (``seat``, ``target``,
-  ``killed``, ``saved``, ``outcome``) as player names; seat lists (``alive``,
-  ``candidates``, ``members``) as names joined by ``", "`` (the style's ``empty`` when
-  there are none); team ids (``team``, ``winner``, ``result``) as the lexicon's team name;
+  ``{mafia}``, ``{kill}``, ``{kill_past}``, ``{town_wins}``, ``{mafia_wins}``) shown for
+  reading: seats (``seat``, ``target``, ``killed``, ``saved``, ``outcome``) as player
+  names; seat lists (``alive``, ``candidates``, ``members``) as names joined by ``", "``
+  (the style's ``empty`` when there are none); team ids (``team``, ``winner``, ``result``) as the lexicon's team name;
   the player-written ``text`` and ``statement`` as one JSON string literal (quoted, so it
   can never start a line of its own); ``votes``, ``tally`` and ``labels`` as the style's
   ``items`` templates joined by ``", "``. ``{field_raw}`` is the value as recorded.
@@ -45,7 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mafialab._words import noun_for
+from mafialab._words import noun_for, team_wins
 from mafialab.config import ConfigError, load_config
 from mafialab.engine import Event
 from mafialab.render._quote import quote
@@ -204,9 +204,11 @@ def past_tense(verb: str) -> str:
 
 
 def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
-    """The game words every event template may use: ``game``, ``town``, ``mafia``, ``kill``, ``kill_past``.
+    """The game words every event template may use: ``game``, ``town``, ``mafia``, ``kill``, and more.
 
-    (The past tense is ``kill_past`` here because ``killed`` is a field of ``night_result``.)
+    Also ``kill_past`` (the past tense; not ``killed``, a field of ``night_result``) and
+    ``town_wins``/``mafia_wins``: the team's name with ``win`` agreeing with it
+    (``Werewolves win``, ``Mafia wins``; :func:`mafialab._words.team_wins`).
     """
     return {
         "game": lexicon.game,
@@ -214,6 +216,8 @@ def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
         "mafia": lexicon.mafia_team,
         "kill": lexicon.kill,
         "kill_past": past_tense(lexicon.kill),
+        "town_wins": team_wins(lexicon.town_team),
+        "mafia_wins": team_wins(lexicon.mafia_team),
     }
 
 

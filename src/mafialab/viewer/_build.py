@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mafialab import __version__
-from mafialab._words import count
+from mafialab._words import count, noun_for
 from mafialab.analysis import (
     DEFAULT,
     METRIC_VERSION,
@@ -214,6 +214,21 @@ def _seating(events: Sequence[Event]) -> tuple[list[str], list[str | None]]:
         if ev.kind == "seating":
             return list(ev.names), list(ev.labels)
     return [], []
+
+
+NOTE_WORDS = {
+    "empty": "no steps",
+    "unfinished": "unfinished",
+    "no_probes": "no probes",
+    "degraded": "degraded",
+    "problems": "log problems",
+}
+"""A game note's code in the dashboard's notes column, in short words (the page shows the full text)."""
+
+
+def note_words(code: str) -> str:
+    """The dashboard's words for a note code (:data:`NOTE_WORDS`; another code with spaces for ``_``)."""
+    return NOTE_WORDS.get(code, code.replace("_", " "))
 
 
 def _notes(glog: GameLog, steps: int, n_probes: int) -> list[dict[str, str]]:
@@ -423,6 +438,7 @@ def build_game(
         "seats": n_seats,
         "source": h.source,
         "notes": [n["code"] for n in notes],
+        "note_words": [note_words(n["code"]) for n in notes],  # the dashboard's notes column
         "parent": game["parent"],
     }
     return _GameBuild(row=row, game=game, seats=seats)
@@ -457,7 +473,7 @@ def dashboard_notes(rows: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     bare = sum(1 for r in rows if not r.get("probes"))
     if bare:
         if bare < n:
-            lead = f"{bare} of {n} games here have no probe answers"
+            lead = f"{bare} of {n} games here {noun_for(bare, 'has', 'have')} no probe answers"  # 1 of 2 … has
         else:
             lead = "This game has no probe answers" if n == 1 else f"None of the {n} games here has probe answers"
         notes.append(

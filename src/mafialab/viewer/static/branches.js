@@ -29,6 +29,12 @@
   const rateText = (r) => (r.n ? r.k + "/" + r.n + " = " + pct(r.p) + (r.lo !== null ? " [" + pct(r.lo) + ", " + pct(r.hi) + "]" : "") : "–");
   // a winner as the game's rule set names the team ("Werewolves"), from the game's row or its parent's
   const winnerText = (row, w) => (w ? teamName(row || {}, w) : "unfinished");
+  // "Werewolves win", "Mafia wins": the verb agrees with the team's name (mafialab._words.verb_for)
+  const teamWins = (g, t) => {
+    const name = teamName(g || {}, t);
+    const last = name.split("/").pop().trim().split(/\s+/).pop();
+    return name + (/(^|[^s])s$/.test(last) ? " win" : " wins");
+  };
   const stepText = (b) => "step " + b.step + (b.at ? " (" + b.at + (b.kind ? ", " + b.kind : "") + ")" : "");
 
   // ------------------------------------------------------------------ tree
@@ -87,7 +93,7 @@
       x += w;
     }
     svg.appendChild(s("rect", { x, y: 0, width: W - x, height: H, class: "seg unfinished", title: "unfinished: " + b.unfinished }));
-    const legend = h("div", { class: "legend outcome-legend" }, TEAMS.map((t) => h("span", { class: "key " + t, dataset: { team: t } }, "P(" + teamName(g, t) + " wins) " + rateText(b[t]))),
+    const legend = h("div", { class: "legend outcome-legend" }, TEAMS.map((t) => h("span", { class: "key " + t, dataset: { team: t } }, "P(" + teamWins(g, t) + ") " + rateText(b[t]))),
       h("span", { class: "key n" }, "n = " + b.n + " finished of " + b.replicas + (b.unfinished ? " (" + b.unfinished + " unfinished)" : "")));
     return h("div", { class: "outcomebox", dataset: { batch: b.batch } }, svg, legend);
   }
@@ -171,13 +177,13 @@
       const x0 = k === 0 ? x(0) : (x(pts[k - 1].i) + x(i)) / 2, x1 = k === pts.length - 1 ? x(n - 1) : (x(i) + x(pts[k + 1].i)) / 2;
       const town = p.town.p;
       const cell = s("rect", { x: x0, y: 0, width: Math.max(1, x1 - x0), height: H, class: "cell", dataset: { step: p.step, town: town === null ? "" : town },
-        title: "step " + p.step + (p.at ? " (" + p.at + ")" : "") + ": P(" + teamName(g, "town") + " wins) " + rateText(p.town) + " · P(" + teamName(g, "mafia") + " wins) " + rateText(p.mafia) });
+        title: "step " + p.step + (p.at ? " (" + p.at + ")" : "") + ": P(" + teamWins(g, "town") + ") " + rateText(p.town) + " · P(" + teamWins(g, "mafia") + ") " + rateText(p.mafia) });
       cell.style.fill = town === null ? "#ddd" : "rgb(" + Math.round(192 * (1 - town) + 46 * town) + "," + Math.round(57 * (1 - town) + 134 * town) + "," + Math.round(43 * (1 - town) + 193 * town) + ")";
       cell.addEventListener("click", () => pick(i));
       svg.appendChild(cell);
       svg.appendChild(s("line", { x1: x(i), x2: x(i), y1: 0, y2: H, class: "tick" }));
     });
-    return h("div", { class: "sensbox" }, h("div", { class: "legend" }, h("span", null, "Sensitivity (fork sweep): P(" + teamName(g, "town") + " wins) after resampling each step — blue " + teamName(g, "town") + ", red " + teamName(g, "mafia") + "; hover for n and intervals")), svg);
+    return h("div", { class: "sensbox" }, h("div", { class: "legend" }, h("span", null, "Sensitivity (fork sweep): P(" + teamWins(g, "town") + ") after resampling each step — blue " + teamName(g, "town") + ", red " + teamName(g, "mafia") + "; hover for n and intervals")), svg);
   }
 
   const QUAD = { correct_good: "CG", policy_gap: "PG", perception_gap: "PE", luck: "LK", random: "RND" };
