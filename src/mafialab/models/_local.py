@@ -234,20 +234,79 @@ def embedded_threads(cpus: int | None = None, physical: int | None = None, quota
     return max(1, min(cpus, physical or _physical_cores() or cpus, quota or cpus))
 
 
+PROMPT_CHUNK = 64
+"""Tokens per prompt-processing batch of the embedded model, and the grain of its prefix reuse
+(:func:`_chunked_llama`)."""
+
+
+def _chunked_llama(llama_cls: Any) -> Any:
+    """A subclass of llama-cpp-python's ``Llama`` whose answer to a prompt does not depend on earlier calls.
+
+    llama.cpp's numbers for a token depend on how the prompt was cut into batches: a
+    prompt evaluated whole and the same prompt evaluated after a cache hit on its first
+    900 tokens give logits that differ in the last bits, and seeded sampling then picks
+    other tokens. Stock ``Llama.generate`` reuses the longest prefix that the previous call
+    left in the cache, so every answer depended on which call came before it: a probe
+    call between two game calls changed the game, as would another game sharing the
+    model or a fork started with a cold cache.
+
+    This subclass cuts every prompt into batches at fixed positions (multiples of
+    :data:`PROMPT_CHUNK`; the context's ``n_batch`` must be :data:`PROMPT_CHUNK`) and
+    reuses a cached prefix only in whole chunks that an earlier prompt filled, never
+    a partial last chunk nor generated tokens. The cache then holds, for every reused
+    token, the very numbers a cold evaluation computes, and a seeded call's answer is a
+    function of its request alone. The cost is up to ``PROMPT_CHUNK - 1`` prompt tokens
+    evaluated again per call.
+
+    Args:
+        llama_cls: ``llama_cpp.Llama`` (imported by the caller, which checks that it is installed).
+
+    Returns:
+        The subclass; its ``reused`` attribute is the prompt tokens the last call took from the cache.
+    """
+
+    class ChunkedLlama(llama_cls):  # type: ignore[misc,valid-type]
+        n_tokens: int  # llama-cpp-python's: tokens in the cache, the next one's position
+        reused = 0
+        """Prompt tokens the last ``generate`` took from the cache (a multiple of PROMPT_CHUNK)."""
+        _whole = 0
+        """Cached tokens that prompts filled in whole chunks (a multiple of PROMPT_CHUNK)."""
+
+        def generate(self, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
+            if reset:
+                limit = min(self._whole, int(self.n_tokens), len(tokens) - 1)
+                common = 0
+                while common < limit and self.input_ids[common] == tokens[common]:
+                    common += 1
+                self.reused = common - common % PROMPT_CHUNK
+                self.n_tokens = self.reused  # the parent's prefix match then stops here
+                self._whole = len(tokens) - len(tokens) % PROMPT_CHUNK
+            return super().generate(tokens, *args, reset=reset, **kwargs)
+
+    return ChunkedLlama
+
+
 def _load(path: Path, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock, int]:
     """One loaded ``Llama`` per (weights, context size, threads asked) in this process, its lock and threads.
 
     ``n_threads`` None: :func:`embedded_threads` at the first load (kept for the process).
     Prompt processing (``n_threads_batch``) uses the same threads: llama-cpp-python's default
-    there is every CPU, which oversubscribes a loaded machine the same way.
+    there is every CPU, which oversubscribes a loaded machine the same way. The model is
+    :func:`_chunked_llama`'s subclass, so one loaded model may serve any mix of calls
+    (game decisions, probes, several games) without one call changing another's answer.
     """
     key = (str(path), n_ctx, n_threads or 0)
     with _LOAD_LOCK:
         if key not in _LOADED:
             llama_cpp = require("llama_cpp", "llama-cpp-python", "local")
             threads = n_threads or embedded_threads()
-            llm = llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
+            llm = _chunked_llama(llama_cpp.Llama)(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_batch=PROMPT_CHUNK,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
             )
             _LOADED[key] = (llm, threading.Lock())
         llm, lock = _LOADED[key]
@@ -265,9 +324,11 @@ class LocalModel:
     :class:`~mafialab.models.InFlightLimit` of 1, which admits waiting game calls before
     waiting probe calls, and a thread lock around the model) in a worker thread
     (``asyncio.to_thread``), so game orchestration stays async and probes fill the gaps
-    between game calls. ``usage.cached_tokens``
-    reports the prompt tokens llama.cpp reused from the previous call (its prefix cache:
-    the common prefix of the two prompts' tokens).
+    between game calls. A seeded call's answer depends on its request alone, not on the
+    calls before it (:func:`_chunked_llama`): a probed game plays exactly like the unprobed
+    one. ``usage.cached_tokens`` reports the prompt tokens llama.cpp reused from the
+    previous call (its prefix cache: the common prefix of the two prompts' tokens, in
+    whole chunks of :data:`PROMPT_CHUNK` tokens).
 
     Args:
         name: An embedded model name (``smollm2``, ``gemma3-270m``) or a ``.gguf`` path.
@@ -351,7 +412,6 @@ class LocalModel:
             try:
                 if request.json_schema is not None:
                     kwargs["grammar"] = self._grammar(request.json_schema)
-                prev = list(llm.input_ids[: llm.n_tokens])
                 out = llm.create_chat_completion(**kwargs)
             except ValueError as err:  # prompt longer than the context, bad grammar
                 kind = "context" if "context" in str(err).lower() else "request"
@@ -369,12 +429,7 @@ class LocalModel:
                     model=self.name,
                 )
             n_prompt = int(out["usage"]["prompt_tokens"])
-            now = llm.input_ids[:n_prompt]
-            cached = 0
-            for a, b in zip(prev, now, strict=False):
-                if a != b:
-                    break
-                cached += 1
+            cached = int(llm.reused)
         choice = out["choices"][0]
         text = choice["message"]["content"] or ""
         usage = Usage(
