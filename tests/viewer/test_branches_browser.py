@@ -20,6 +20,8 @@ from mafialab.viewer import build_site
 from tests.browser import launch, require_browser
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 
