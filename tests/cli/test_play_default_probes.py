@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mafialab.agents import make_agent
 from mafialab.cli import app
 from mafialab.cli._play import EMBEDDED_BATTERY, default_probes
-from mafialab.models import EMBEDDED_NOTE, is_embedded_model
+from mafialab.models import DEFAULT_POOL, EMBEDDED_NOTE, MockModel, is_embedded_model
 from mafialab.probes import load_battery
 from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records
+from mafialab.rules import WEREWOLF7
 from tests.llm_helpers import stand_in_embedded
 
 runner = CliRunner(env={"COLUMNS": "400", "NO_COLOR": "1"})
@@ -81,3 +83,13 @@ def test_help_says_how_probes_are_chosen_and_turned_off() -> None:
     res = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["play", "--help"])
     text = " ".join(res.output.split())
     assert "Not given: light" in text and "--probes none turns probes off" in text
+
+
+def test_the_stand_in_lives_only_in_its_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the mock used to stay in the process's pool of shared backends: the embedded model's own
+    # tests (tests/models/test_embedded.py) then played it whenever they ran after this file
+    # in one process (a pytest-xdist worker), and recorded calls of 0 tokens
+    with monkeypatch.context() as m:
+        stand_in_embedded(m)
+        assert isinstance(make_agent("local/smollm2", 0, WEREWOLF7, 0).model, MockModel)
+    assert not any(isinstance(model, MockModel) for model in DEFAULT_POOL._models.values())
