@@ -1,4 +1,10 @@
-"""Shared test configuration: --runslow, the shared data directory."""
+"""Shared test configuration: --runslow, the shared data directory, the groups of parallel workers.
+
+The suite runs on pytest-xdist workers (`-n auto` in pyproject.toml; `-n 0` runs it in one process).
+Tests that would fight over the cores or start a costly process per worker run on one worker
+each: `xdist_group("embedded")` (llama.cpp in process, the llama.cpp server), `xdist_group("browser")`
+(headless Chromium) and every test using the `ray_local` fixture (group "ray", set here).
+"""
 
 from __future__ import annotations
 
@@ -24,13 +30,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--runslow"):
-        return
-    skip = pytest.mark.skip(reason="slow: needs --runslow")
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):  # type: ignore[no-untyped-def]
+    """Skip the slow tests (without --runslow); put the tests of one xdist group on one worker."""
     for item in items:
-        if "slow" in item.keywords and "smoke" not in item.keywords:
-            item.add_marker(skip)
+        if "ray_local" in getattr(item, "fixturenames", ()) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group("ray"))  # one local Ray instance, on one worker
+    if not config.getoption("--runslow"):
+        skip = pytest.mark.skip(reason="slow: needs --runslow")
+        for item in items:
+            if "slow" in item.keywords and "smoke" not in item.keywords:
+                item.add_marker(skip)
+    yield  # pytest-xdist's own hook (on a worker) runs here
+    if getattr(config.option, "loadgroup", False):
+        for item in items:
+            _keep_group_in_node_id(item)
+
+
+def _keep_group_in_node_id(item: pytest.Item) -> None:
+    """Give ``item``'s node id the ``@<group>`` suffix by which ``--dist loadgroup`` schedules it.
+
+    pytest-xdist 3.8 writes the suffix to ``item._nodeid``, which pytest 9.2's structured node
+    ids no longer read, so every group was silently spread over all workers (two Ray instances,
+    two embedded models at once; pytest-xdist issue #1386). Where xdist's own suffix took
+    effect this does nothing; where neither way takes effect the run stops with an error.
+    """
+    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    if not names:
+        return
+    suffix = f"@{'_'.join(sorted(names))}"  # pytest-xdist's own form
+    if item.nodeid.endswith(suffix):
+        return
+    want = item.nodeid + suffix
+    from _pytest.nodeid import NodeId  # pytest >= 9.2
+
+    item._id = NodeId.parse(want)  # type: ignore[attr-defined]
+    if item.nodeid != want:
+        raise pytest.UsageError(f"cannot put {item.nodeid} in its xdist group: run with -n 0 (one process)")
 
 
 def shared_data_missing(path: Path) -> str | None:

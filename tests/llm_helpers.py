@@ -45,9 +45,14 @@ def stand_in_embedded(monkeypatch: Any) -> None:
     The mock reports the embedded model's name (``local/smollm2``), so a game records the seats
     as the embedded model's; llama.cpp is not loaded (fast tests of what the embedded model's
     line-up gets, e.g. ``play``'s default battery).
+
+    The test gets an empty pool of shared backends, dropped when it ends: the mock is never
+    handed to a later test in the process (it would play that test's real ``local/smollm2``
+    seats), and an embedded model an earlier test loaded never stands in for the mock.
     """
-    from mafialab.models import _protocol
+    from mafialab.models import DEFAULT_POOL, _protocol
 
     monkeypatch.setitem(
         _protocol._BACKENDS, "local", lambda model, **_: MockModel(answer_with_beliefs, name=f"local/{model}")
     )
+    monkeypatch.setattr(DEFAULT_POOL, "_models", {})

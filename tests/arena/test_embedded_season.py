@@ -18,6 +18,7 @@ LOCAL_JUDGE = os.environ.get("MAFIALAB_LOCAL_JUDGE", "local/smollm2")
 
 @pytest.mark.slow
 @pytest.mark.smoke
+@pytest.mark.xdist_group("embedded")
 async def test_one_game_season_with_embedded_judge(tmp_path: Path):
     assert "local" in backend_names(), "the embedded `local` backend is not registered"
     cfg = season_from_dict(

@@ -168,6 +168,7 @@ def test_offline_end_to_end_corpus_v2_slice_with_mock(tmp_path, mafiascope_dir, 
 
 @pytest.mark.slow
 @pytest.mark.smoke
+@pytest.mark.xdist_group("embedded")
 def test_end_to_end_corpus_v2_slice_with_embedded_model(tmp_path, mafiascope_dir, monkeypatch):
     """The embedded model on two corpus_v2 observations (about a minute on 2 busy CPU cores)."""
     from mafialab.models import DEFAULT_LOCAL_MODEL, local_model_available

@@ -61,3 +61,10 @@ def test_version_and_short_help() -> None:
     for args in (["-h"], ["play", "-h"], ["report", "-h"]):
         res = runner.invoke(app, args)
         assert res.exit_code == 0 and "Usage: mafialab" in res.stdout, args
+
+
+def test_the_width_a_test_asks_for_reaches_the_cli_console() -> None:
+    # pytest-xdist's workers used to start with COLUMNS=80 (pytest imports readline, which sets it),
+    # and the CLI's console, made at import, then kept 80 columns whatever width a test asked for
+    wide = CliRunner(env={"COLUMNS": "300"}).invoke(app, ["rules", "list"]).output
+    assert max(len(line) for line in wide.splitlines()) > 80

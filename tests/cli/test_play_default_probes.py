@@ -10,13 +10,15 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
+from mafialab.agents import make_agent
 from mafialab.analysis import DEFAULT, coverage_at, game_data
 from mafialab.analysis._coverage import ranking_pairs
 from mafialab.cli import app
 from mafialab.cli._play import EMBEDDED_BATTERY, default_probes, recorded_lines
-from mafialab.models import EMBEDDED_NOTE, is_embedded_model
+from mafialab.models import DEFAULT_POOL, EMBEDDED_NOTE, MockModel, is_embedded_model
 from mafialab.probes import load_battery
 from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records
+from mafialab.rules import WEREWOLF7
 from tests.llm_helpers import stand_in_embedded
 
 runner = CliRunner(env={"COLUMNS": "400", "NO_COLOR": "1"})
@@ -103,3 +105,14 @@ def test_the_summary_lists_only_metrics_with_data(tmp_path: Path, monkeypatch: p
     got = metrics.split(" (mafialab report)")[0]
     assert "F4 vote coupling (top-1 suspect)" in got and "belief dynamics" not in got
     assert metrics.endswith("; belief dynamics: needs two rankings by one seat; none here")
+
+
+def test_the_stand_in_lives_only_in_its_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the mock used to stay in the process's pool of shared backends: the embedded model's own
+    # tests (tests/models/test_embedded.py) then played it whenever they ran after this file
+    # in one process (a pytest-xdist worker), and recorded calls of 0 tokens
+    with monkeypatch.context() as m:
+        stand_in_embedded(m)
+        assert isinstance(make_agent("local/smollm2", 0, WEREWOLF7, 0).model, MockModel)
+    left = [m for m in DEFAULT_POOL._models.values() if isinstance(m, MockModel) and m.name.startswith("local/")]
+    assert not left  # (other tests' mock/... backends stay pooled, as in any process)

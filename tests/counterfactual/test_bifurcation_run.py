@@ -186,6 +186,7 @@ def test_cli_run_dry_run_and_report(parent: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.smoke
+@pytest.mark.xdist_group("embedded")
 async def test_small_bifurcation_on_the_embedded_model(parent: Path, tmp_path: Path) -> None:
     """12 resamples of one vote by the embedded model, 4 kept, scripted continuation, offline."""
     assert "local" in backend_names(), "the embedded `local` backend is not registered"

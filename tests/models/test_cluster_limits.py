@@ -138,7 +138,10 @@ def test_tasks_sharing_a_backend_never_exceed_its_limit_together(ray_by_value: A
         spec = f"openai/shared-{uuid.uuid4().hex[:6]}?base_url={stub.base_url}&max_concurrency=2"
         assert ray.get([task.remote(spec, 6, True) for _ in range(4)]) == [6] * 4
         assert stub.max_in_flight == 2 and len(stub.requests) == 24
-    state = cluster_limit_state(f"openai|{stub.base_url}|{spec.split('?')[0][7:]}", 2)
+    key = f"openai|{stub.base_url}|{spec.split('?')[0][7:]}"
+    # a worker sends its releases without waiting for them: the last may land just after ray.get
+    _wait_for(lambda: (cluster_limit_state(key, 2) or {}).get("in_use") == 0)
+    state = cluster_limit_state(key, 2)
     assert state is not None and state["peak"] == 2 and state["in_use"] == 0 and state["reclaimed"] == 0
     # the same tasks without the cluster's limits: each worker allows 2, so together more
     with OpenAIStub(latency_s=0.3).in_thread() as stub:

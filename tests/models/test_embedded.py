@@ -9,7 +9,7 @@ from mafialab.models._local import PROMPT_CHUNK
 from mafialab.record import CALLS_FILE, iter_jsonl, read_game
 from mafialab.rules import WEREWOLF7
 
-pytestmark = [pytest.mark.slow, pytest.mark.smoke]
+pytestmark = [pytest.mark.slow, pytest.mark.smoke, pytest.mark.xdist_group("embedded")]
 
 
 async def test_embedded_model_plays_a_short_game(tmp_path):

@@ -28,6 +28,7 @@ def test_defaults_read_the_machine() -> None:
 
 
 @pytest.mark.skipif(not local_model_available("smollm2"), reason="embedded model not installed")
+@pytest.mark.xdist_group("embedded")
 def test_the_loaded_model_uses_the_choice_or_the_option() -> None:
     # prompt processing too: llama-cpp-python's own n_threads_batch default is every CPU
     auto = get_model("local/smollm2")

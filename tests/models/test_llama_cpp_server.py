@@ -23,7 +23,7 @@ from mafialab.models._local import locate_weights
 from mafialab.record import CALLS_FILE, iter_jsonl, read_game
 from mafialab.rules import WEREWOLF7
 
-pytestmark = [pytest.mark.slow, pytest.mark.smoke]
+pytestmark = [pytest.mark.slow, pytest.mark.smoke, pytest.mark.xdist_group("embedded")]
 
 RULES = WEREWOLF7.model_copy(update={"round_cap": 2})
 SEED = 11

@@ -13,7 +13,7 @@ from mafialab.cli import app
 from mafialab.models import local_model_available
 from mafialab.record import GAME_FILE, PROBES_FILE, ProbeRecord, read_game, read_records, strip_clock
 
-pytestmark = [pytest.mark.slow, pytest.mark.smoke]
+pytestmark = [pytest.mark.slow, pytest.mark.smoke, pytest.mark.xdist_group("embedded")]
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 

@@ -22,6 +22,8 @@ from mafialab.remote import SeatServer, SeatTicket
 from mafialab.rules import load_rules
 from tests.browser import launch, require_browser
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 require_browser(module=True)
 
 

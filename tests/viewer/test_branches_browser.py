@@ -22,6 +22,8 @@ from mafialab.viewer._build import site_rows
 from tests.browser import launch, require_browser
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 

@@ -22,6 +22,8 @@ from tests.browser import launch, require_browser
 from tests.conftest import ROOT
 from tests.viewer_games import XSS_IMG, XSS_SCRIPT, copy_game, inject_message, play_probed
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 
 require_browser(module=True)

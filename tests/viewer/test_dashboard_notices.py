@@ -20,6 +20,8 @@ from mafialab.viewer import build_site
 from tests.browser import launch, require_browser
 from tests.llm_helpers import stand_in_embedded
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 
 def _index(site: Path) -> dict[str, Any]:
     text = (site / "data" / "index.js").read_text(encoding="utf-8")

@@ -19,6 +19,8 @@ from mafialab.viewer import build_site
 from mafialab.viewer._build import PAGE_SIZE, _write_js, read_data_file, site_rows, write_pages
 from tests.browser import launch, require_browser
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 
 def _load(path: Path) -> tuple[str, str, Any]:
     text = path.read_text(encoding="utf-8")

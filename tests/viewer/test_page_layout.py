@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.record import GAME_FILE, read_game
 from mafialab.viewer import build_site
 from tests.browser import launch, require_browser
+
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
 
 
 def _copy(src: Path, dst: Path) -> Path:

@@ -14,6 +14,8 @@ from mafialab.viewer import build_site
 from mafialab.viewer._build import site_rows
 from tests.browser import launch, require_browser
 
+pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "arena_season.yaml"
 
