@@ -72,7 +72,8 @@ def test_view_says_what_it_will_replace(game_dir: Path, tmp_path: Path) -> None:
     again = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site")])
     assert again.exit_code == 0, again.output
     assert "holds an earlier viewer build" in " ".join(again.output.split())
+    # the logs folder itself as the site folder is the command's own input: refused, nothing written
     beside = CliRunner().invoke(app, ["view", str(logs), "--out", str(logs)])
     flat = " ".join(beside.output.split())
-    assert beside.exit_code == 0 and "holds 1 game log;" in flat and "the logs are not touched" in flat
-    assert (logs / "g1" / GAME_FILE).is_file()
+    assert beside.exit_code == 2 and f"error: --out: {logs} is the input DIR" in flat, flat
+    assert sorted(p.name for p in logs.iterdir()) == ["g1"] and (logs / "g1" / GAME_FILE).is_file()
