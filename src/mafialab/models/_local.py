@@ -335,7 +335,8 @@ class LocalModel:
         n_ctx: Context size in tokens (default: the model's entry in :data:`LOCAL_MODELS`,
             8192; llama-cpp's own default of 512 is never used).
         n_threads: CPU threads for generation and prompt processing (default:
-            :func:`embedded_threads`, the cores the machine's load leaves free).
+            :func:`embedded_threads`, the cores this process may run on; the load average
+            is not consulted).
         max_tokens: Default generation cap (default 256).
         temperature: Default temperature (default 0.7).
         repeat_penalty: llama.cpp's repetition penalty (default 1.1; tiny models loop without it).
