@@ -114,6 +114,21 @@ async def scripted_jobs(n: int) -> list[tuple[Any, Any, Any]]:
     return jobs
 
 
+def decision_request(agent: Any, d: Any, view: Any, seed: int) -> Any:
+    """The game-facing ``ChatRequest`` ``agent`` (an ``LLMAgent``) sends for decision ``d``, seeded ``seed``."""
+    from mafialab.agents import decision_schema
+    from mafialab.models import ChatRequest
+
+    msgs, _ = agent.decision_messages(d, view)
+    return ChatRequest(
+        messages=msgs,
+        json_schema=decision_schema(d, view, agent._text_cap(d)),
+        max_tokens=agent._max_tokens(d),
+        seed=seed,
+        purpose=d.kind,
+    )
+
+
 async def prefix_effect(model: str, n: int, pool: ModelPool, reps: int = 2) -> list[dict[str, object]]:
     """Prompt processing only (``max_tokens=1``) of the same decisions in game order, per layout.
 
@@ -162,23 +177,12 @@ async def fixed_prompts(models: list[str], n: int, pool: ModelPool) -> list[dict
     """Time each model on the same decision prompts, alternating models call by call."""
     import statistics
 
-    from mafialab.models import ChatRequest
-
     jobs = await scripted_jobs(n)
     backends = {m: pool.get(f"local/{m}") for m in models}
     times: dict[str, list[float]] = {m: [] for m in models}
     legal: dict[str, int] = dict.fromkeys(models, 0)
     for i, (agent, d, view) in enumerate(jobs):
-        msgs, _ = agent.decision_messages(d, view)
-        from mafialab.agents import decision_schema
-
-        req = ChatRequest(
-            messages=msgs,
-            json_schema=decision_schema(d, view, agent._text_cap(d)),
-            max_tokens=agent._max_tokens(d),
-            seed=i,
-            purpose=d.kind,
-        )
+        req = decision_request(agent, d, view, i)
         order = models if i % 2 == 0 else list(reversed(models))
         for m in order:
             t0 = time.perf_counter()
@@ -221,23 +225,13 @@ async def threads_under_load(model: str, settings: list[str], n: int, pool: Mode
     """Seconds per decision of ``model`` under each thread setting, on the same prompts, alternating."""
     import statistics
 
-    from mafialab.agents import decision_schema
-    from mafialab.models import ChatRequest
-
     jobs = await scripted_jobs(n)
     specs = {t: f"local/{model}" + ("" if t == "auto" else f"?n_threads={t}") for t in settings}
     backends = {t: pool.get(spec) for t, spec in specs.items()}
     times: dict[str, list[float]] = {t: [] for t in settings}
     load0 = os.getloadavg()[0]
     for i, (agent, d, view) in enumerate(jobs):
-        msgs, _ = agent.decision_messages(d, view)
-        req = ChatRequest(
-            messages=msgs,
-            json_schema=decision_schema(d, view, agent._text_cap(d)),
-            max_tokens=agent._max_tokens(d),
-            seed=i,
-            purpose=d.kind,
-        )
+        req = decision_request(agent, d, view, i)
         for t in settings if i % 2 == 0 else list(reversed(settings)):
             t0 = time.perf_counter()
             await backends[t].chat(req)
