@@ -125,3 +125,8 @@ def copy_game(game: Path, root: Path, ids: range) -> None:
                 if "game_id" in r:
                     r["game_id"] = gid
             (root / gid / f).write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def scripted_play(out: Path, *options: str) -> list[str]:
+    """Arguments of ``mafialab play`` with scripted agents on ``mafiascope7`` into ``out``, ``options`` added."""
+    return ["play", "--rules", "mafiascope7", "--agents", "scripted", *options, "--out", str(out)]

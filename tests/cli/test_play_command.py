@@ -8,27 +8,13 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.record import iter_game_dirs, read_game
+from tests.helpers import scripted_play
 
 runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
 
 
 def test_play_writes_k_games_and_summary(tmp_path):
-    res = runner.invoke(
-        app,
-        [
-            "play",
-            "--rules",
-            "mafiascope7",
-            "--agents",
-            "scripted",
-            "--seed",
-            "5",
-            "--games",
-            "3",
-            "--out",
-            str(tmp_path),
-        ],
-    )
+    res = runner.invoke(app, scripted_play(tmp_path, "--seed", "5", "--games", "3"))
     assert res.exit_code == 0, res.output
     dirs = iter_game_dirs(tmp_path)
     assert len(dirs) == 3

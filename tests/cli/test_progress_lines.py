@@ -17,6 +17,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from mafialab.cli import _app, app
+from tests.helpers import scripted_play
 
 
 class _Clock:
@@ -147,22 +148,7 @@ def test_a_redirected_play_of_3_games_prints_progress_lines(tmp_path: Path, monk
     ticks = iter(range(0, 10**6))
     monkeypatch.setattr(_app, "_clock", lambda: float(next(ticks)), raising=False)  # one second a look at the clock
     runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
-    res = runner.invoke(
-        app,
-        [
-            "play",
-            "--rules",
-            "mafiascope7",
-            "--agents",
-            "scripted",
-            "--seed",
-            "5",
-            "--games",
-            "3",
-            "--out",
-            str(tmp_path),
-        ],
-    )
+    res = runner.invoke(app, scripted_play(tmp_path, "--seed", "5", "--games", "3"))
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("progress ")]
     assert len(lines) >= 3, res.stderr

@@ -13,28 +13,14 @@ from typer.testing import CliRunner
 
 from mafialab.cli import app
 from mafialab.record import iter_game_dirs
+from tests.helpers import scripted_play
 
 runner = CliRunner(env={"COLUMNS": "240", "NO_COLOR": "1"})
 
 
 def test_play_with_an_unanswered_remote_seat_falls_back_and_keeps_the_token_private(tmp_path: Path) -> None:
     res = runner.invoke(
-        app,
-        [
-            "play",
-            "--rules",
-            "mafiascope7",
-            "--agents",
-            "scripted",
-            "--seat",
-            "2=remote:bot",
-            "--remote-port",
-            "0",
-            "--remote-timeout",
-            "0.1",
-            "--out",
-            str(tmp_path),
-        ],
+        app, scripted_play(tmp_path, "--seat", "2=remote:bot", "--remote-port", "0", "--remote-timeout", "0.1")
     )
     assert res.exit_code == 0, res.output
     tokens = re.findall(r"seat 2 \(remote\): token (\S+)", res.output)
