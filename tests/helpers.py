@@ -130,3 +130,13 @@ def copy_game(game: Path, root: Path, ids: range) -> None:
 def scripted_play(out: Path, *options: str) -> list[str]:
     """Arguments of ``mafialab play`` with scripted agents on ``mafiascope7`` into ``out``, ``options`` added."""
     return ["play", "--rules", "mafiascope7", "--agents", "scripted", *options, "--out", str(out)]
+
+
+def stub_bifurcation(stub: Any, resamples: int, keep: int, sampler_options: str = "") -> dict[str, Any]:
+    """Keyword arguments of ``run_bifurcation``: ``resamples`` drawn from ``stub`` (an ``OpenAIStub``), ``keep`` forks.
+
+    The continuations are played by scripted agents; ``sampler_options`` is appended to the
+    sampler's model string (``"&max_n=5"``).
+    """
+    sampler = f"openai/stub?base_url={stub.base_url}{sampler_options}"
+    return {"resamples": resamples, "keep": keep, "sampler": sampler, "agents": "scripted", "check_remote": False}

@@ -18,7 +18,7 @@ from mafialab.counterfactual import Sample, plan_points, run_bifurcation, select
 from mafialab.record import read_bifurcation, read_game
 from mafialab.testing import OpenAIStub, schema_instance
 from mafialab.viewer._branches import bifurcation_payloads
-from tests.helpers import play_probed_parent
+from tests.helpers import play_probed_parent, stub_bifurcation
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +76,7 @@ async def test_a_run_whose_resamples_are_identical_forks_each_distinct_answer_on
     log = read_game(parent)
     point = plan_points(log, "innocent-votes")[0]
     async with OpenAIStub(responder=_same_answer) as stub:
-        spec = f"openai/stub?base_url={stub.base_url}"
-        kw: dict[str, Any] = {"resamples": 12, "keep": 5, "sampler": spec, "agents": "scripted", "check_remote": False}
+        kw = stub_bifurcation(stub, resamples=12, keep=5)
         res = await run_bifurcation(log, str(point.step.id), out, **kw)
     assert res.samples == 12 and not res.errors
     assert res.forks == 2  # the factual answer and the one resampled answer, not 5 forks

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -26,7 +25,7 @@ from mafialab.counterfactual import (
 from mafialab.models import backend_names
 from mafialab.record import FORKS_FILE, NO_VOTE, POINTS_FILE, read_bifurcation, read_game
 from mafialab.testing import OpenAIStub
-from tests.helpers import play_probed_parent, seeded_responder
+from tests.helpers import play_probed_parent, seeded_responder, stub_bifurcation
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +92,7 @@ async def test_run_resume_and_report(parent: Path, tmp_path: Path) -> None:
     log = read_game(parent)
     point = plan_points(log, "innocent-votes")[0]
     async with OpenAIStub(responder=seeded_responder) as stub:
-        spec = f"openai/stub?base_url={stub.base_url}"
-        kw: dict[str, Any] = {"resamples": 12, "keep": 4, "sampler": spec, "agents": "scripted", "check_remote": False}
+        kw = stub_bifurcation(stub, resamples=12, keep=4)
         res = await run_bifurcation(log, str(point.step.id), out, **kw)
         assert (res.samples, res.forks) == (12, 4) and not res.errors
         calls = len(stub.requests)
@@ -131,8 +129,7 @@ async def test_resamples_use_the_servers_n_and_resume_by_chunk(parent: Path, tmp
     log = read_game(parent)
     point = plan_points(log, "innocent-votes")[0]
     async with OpenAIStub(responder=seeded_responder) as stub:
-        spec = f"openai/stub?base_url={stub.base_url}&max_n=5"
-        kw: dict[str, Any] = {"resamples": 12, "keep": 2, "sampler": spec, "agents": "scripted", "check_remote": False}
+        kw = stub_bifurcation(stub, resamples=12, keep=2, sampler_options="&max_n=5")
         res = await run_bifurcation(log, str(point.step.id), out, **kw)
         assert res.samples == 12 and not res.errors
         assert sorted(b.get("n", 1) for b in stub.requests) == [2, 5, 5]  # ceil(12 / 5) requests, concurrent
@@ -160,8 +157,7 @@ async def test_resamples_on_a_server_that_ignores_n(parent: Path, tmp_path: Path
     log = read_game(parent)
     point = plan_points(log, "innocent-votes")[0]
     async with OpenAIStub(responder=seeded_responder, max_n=1) as stub:  # llama.cpp: n ignored
-        spec = f"openai/stub?base_url={stub.base_url}&max_n=4"
-        kw: dict[str, Any] = {"resamples": 6, "keep": 1, "sampler": spec, "agents": "scripted", "check_remote": False}
+        kw = stub_bifurcation(stub, resamples=6, keep=1, sampler_options="&max_n=4")
         res = await run_bifurcation(log, str(point.step.id), tmp_path / "bif", **kw)
     assert res.samples == 6 and len(stub.requests) == 6 and stub.choices_sent == 6
     (p,) = read_bifurcation(tmp_path / "bif").points
