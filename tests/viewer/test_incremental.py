@@ -45,6 +45,19 @@ def _same_site(a: Path, b: Path) -> None:
         assert fa[name] == fb[name], name
 
 
+def _corpus(probed: Path, logs: Path, n: int) -> Path:
+    """``logs`` holding ``n`` copies of the probed game, ``g<i>/`` with id ``game-<i>``."""
+    for i in range(n):
+        _replicate(probed, logs / f"g{i}", f"game-{i}")
+    return logs
+
+
+def _same_as_fresh(logs: Path, site: Path, fresh: Path) -> None:
+    """``site``, built up incrementally, equals a fresh build of ``logs`` into ``fresh``."""
+    build_site(logs, fresh, jobs=1)
+    _same_site(site, fresh)
+
+
 @pytest.fixture
 def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The game ids :func:`mafialab.viewer.build_game` is called for (the per-game builder)."""
@@ -62,9 +75,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_rebuild_builds_only_the_new_game_and_equals_a_fresh_build(
     probed: Path, tmp_path: Path, built: list[str]
 ) -> None:
-    logs = tmp_path / "logs"
-    for i in range(3):
-        _replicate(probed, logs / f"g{i}", f"game-{i}")
+    logs = _corpus(probed, tmp_path / "logs", 3)
     site = tmp_path / "site"
     first = build_site(logs, site, jobs=1)
     assert sorted(built) == ["game-0", "game-1", "game-2"] and first.reused == 0
@@ -75,15 +86,11 @@ def test_a_rebuild_builds_only_the_new_game_and_equals_a_fresh_build(
     assert built == ["game-3"]  # test fails before: every game was built again
     assert again.built == ["game-3"] and again.reused == 3 and again.games == [f"game-{i}" for i in range(4)]
     assert all(p.stat().st_mtime_ns == t for p, t in old.items())  # the other games' files were not written
-    fresh = tmp_path / "fresh"
-    build_site(logs, fresh, jobs=1)
-    _same_site(site, fresh)
+    _same_as_fresh(logs, site, tmp_path / "fresh")
 
 
 def test_a_changed_game_is_rebuilt_and_a_removed_one_disappears(probed: Path, tmp_path: Path, built: list[str]) -> None:
-    logs = tmp_path / "logs"
-    for i in range(3):
-        _replicate(probed, logs / f"g{i}", f"game-{i}")
+    logs = _corpus(probed, tmp_path / "logs", 3)
     site = tmp_path / "site"
     build_site(logs, site, jobs=1)
     files = {r["id"]: r["file"] for r in site_rows(site)}
@@ -96,15 +103,11 @@ def test_a_changed_game_is_rebuilt_and_a_removed_one_disappears(probed: Path, tm
     assert [r["id"] for r in site_rows(site)] == ["game-0", "game-1"]
     assert not (site / "data" / "g" / f"{files['game-2']}.js").exists()
     assert not (site / "data" / "s" / files["game-2"]).exists()
-    fresh = tmp_path / "fresh"
-    build_site(logs, fresh, jobs=1)
-    _same_site(site, fresh)
+    _same_as_fresh(logs, site, tmp_path / "fresh")
 
 
 def test_a_manifest_of_another_version_rebuilds_everything(probed: Path, tmp_path: Path, built: list[str]) -> None:
-    logs = tmp_path / "logs"
-    for i in range(2):
-        _replicate(probed, logs / f"g{i}", f"game-{i}")
+    logs = _corpus(probed, tmp_path / "logs", 2)
     site = tmp_path / "site"
     build_site(logs, site, jobs=1)
     manifest = site / "data" / _build.MANIFEST
@@ -147,9 +150,7 @@ RETESTS = Path(__file__).parents[1] / "data" / "viewer_branches" / "retest" / "r
 
 def test_new_retest_answers_rebuild_every_game(probed: Path, tmp_path: Path, built: list[str]) -> None:
     # a game page's belief dynamics carry the retest floor: the retest files are part of every game's key
-    logs = tmp_path / "logs"
-    for i in range(2):
-        _replicate(probed, logs / f"g{i}", f"game-{i}")
+    logs = _corpus(probed, tmp_path / "logs", 2)
     site = tmp_path / "site"
     build_site(logs, site, jobs=1)
     built.clear()
