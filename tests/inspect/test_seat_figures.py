@@ -66,3 +66,21 @@ def test_parse_seats() -> None:
         parse_seats("7", 7)
     with pytest.raises(ValueError, match="no seat"):
         parse_seats("", 7)
+
+
+def test_game_metrics_pool_the_games_in_one_report(game_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspect_ai.scorer import SampleScore, Score
+
+    from mafialab.inspect import _game
+
+    (path,) = [p.parent for p in game_dir.rglob("game.jsonl")]
+    game = load_games(game_dir)[0]
+    alone, _ = seat_figures(game, [0, 1, 2])
+    reports = []
+    real = _game.compute_report
+    monkeypatch.setattr(_game, "compute_report", lambda *a, **k: reports.append(1) or real(*a, **k))
+    scores = [SampleScore(score=Score(value=0, metadata={_game.GAME_KEY: str(path), "seats": [0, 1, 2]}))] * 2
+    pooled = _game.game_metrics()(scores)
+    assert len(reports) == 1  # test fails before: one report per game for its win share, then the pooled one
+    # two copies of one game pool to that game's own figures; a figure without data is None here
+    assert pooled == {k: alone.get(k) for k in ("win", "first_order_accuracy", "ece", "vote_coupling_top1")}

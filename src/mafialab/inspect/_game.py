@@ -75,22 +75,36 @@ def seat_figures(game: GameData, seats: Sequence[int]) -> tuple[dict[str, float]
         ``(values, report)``: the values present, and the one-game
         :class:`~mafialab.analysis.Report`.
     """
-    names = {game.names[s] for s in seats}
-    mine = dataclasses.replace(game, probes=[p for p in game.probes if p.player in names])
-    rep = compute_report([mine], resamples=1)
-    teams = ["mafia" if game.names[s] in game.mafia else "town" for s in seats]
-    values: dict[str, float] = {"win": sum(t == game.winner for t in teams) / len(seats)}
-    hits = sum((r.committed_accuracy or 0.0) * r.committed_n for r in rep.first_order.values())
-    n = sum(r.committed_n for r in rep.first_order.values())
-    if n:
-        values["first_order_accuracy"] = hits / n
-    if rep.calibration.ece is not None:
-        values["ece"] = float(rep.calibration.ece)
-    th = sum(side.top1.hits for _, side in rep.vote_coupling)
-    tn = sum(side.top1.n for _, side in rep.vote_coupling)
-    if tn:
-        values["vote_coupling_top1"] = th / tn
+    rep = compute_report([_seats_probes(game, seats)], resamples=1)
+    values = {"win": _win_share(game, seats)}
+    values.update((k, v) for k, v in _belief_figures(rep).items() if v is not None)
     return values, rep
+
+
+def _seats_probes(game: GameData, seats: Sequence[int]) -> GameData:
+    """``game`` with the probe answers of ``seats`` only."""
+    names = {game.names[s] for s in seats}
+    return dataclasses.replace(game, probes=[p for p in game.probes if p.player in names])
+
+
+def _win_share(game: GameData, seats: Sequence[int]) -> float:
+    """Share of ``seats`` whose team won (0-1; 0 for an unfinished game)."""
+    teams = ["mafia" if game.names[s] in game.mafia else "town" for s in seats]
+    return sum(t == game.winner for t in teams) / len(seats)
+
+
+def _belief_figures(rep: Report) -> dict[str, float | None]:
+    """``first_order_accuracy``, ``ece`` and ``vote_coupling_top1`` of a report (None: no data)."""
+    fo = rep.first_order.values()
+    n = sum(r.committed_n for r in fo)
+    top1 = [side.top1 for _, side in rep.vote_coupling]
+    tn = sum(x.n for x in top1)
+    ece = rep.calibration.ece
+    return {
+        "first_order_accuracy": sum((r.committed_accuracy or 0.0) * r.committed_n for r in fo) / n if n else None,
+        "ece": float(ece) if ece is not None else None,
+        "vote_coupling_top1": sum(x.hits for x in top1) / tn if tn else None,
+    }
 
 
 def _load(path: str | Path) -> GameData:
@@ -160,21 +174,10 @@ def game_metrics() -> Metric:
                 seat_sets.append(list(meta["seats"]))
         if not games:
             return {}
-        wins = [seat_figures(g, st)[0]["win"] for g, st in zip(games, seat_sets, strict=True)]
-        mine = [
-            dataclasses.replace(g, probes=[p for p in g.probes if p.player in {g.names[x] for x in st}])
-            for g, st in zip(games, seat_sets, strict=True)
-        ]
-        rep = compute_report(mine, resamples=1)
-        out: dict[str, float | None] = {"win": sum(wins) / len(wins)}
-        fo = rep.first_order.values()
-        n = sum(r.committed_n for r in fo)
-        out["first_order_accuracy"] = sum((r.committed_accuracy or 0.0) * r.committed_n for r in fo) / n if n else None
-        out["ece"] = rep.calibration.ece
-        top1 = [side.top1 for _, side in rep.vote_coupling]
-        tn = sum(x.n for x in top1)
-        out["vote_coupling_top1"] = sum(x.hits for x in top1) / tn if tn else None
-        return out
+        pairs = list(zip(games, seat_sets, strict=True))
+        wins = [_win_share(g, st) for g, st in pairs]
+        rep = compute_report([_seats_probes(g, st) for g, st in pairs], resamples=1)
+        return {"win": sum(wins) / len(wins), **_belief_figures(rep)}
 
     return compute
 
