@@ -745,6 +745,10 @@ def game_key(game_dir: Path, salt: str) -> str:
 
     ``salt`` holds what else the files depend on (the corpus, the site key, the retest files).
 
+    Returns:
+        A SHA-256 hex digest (64 characters); equal keys mean the game's data files of an
+        earlier build can be kept (the manifest's ``key``).
+
     Raises:
         OSError: A log file cannot be read.
     """
