@@ -25,6 +25,7 @@ from mafialab._words import shell_word as shell_word  # commands to copy, quoted
 from mafialab.cli import COMMANDS  # the package, loaded first, does not import this module
 
 if TYPE_CHECKING:
+    from mafialab.analysis import SummaryCache
     from mafialab.record import GameLog, PriceTable
     from mafialab.rules import RuleSet
 
@@ -808,6 +809,45 @@ def ray_option(work: str, where: str) -> Any:
         help=f"{work} as Ray tasks: auto (an existing cluster), local (one started for the run) or a cluster "
         f"ADDRESS; {where}. Needs mafialab\\[ray].",
     )
+
+
+def cache_option(help: str) -> Any:
+    """The ``--cache FOLDER`` option of a command that reads per-game summaries (``report``, ``view``).
+
+    Args:
+        help: What the folder holds for this command, as the help's first words; the default
+            folder is appended.
+    """
+    return typer.Option(
+        None,
+        "--cache",
+        help=f"{help} [default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
+    )
+
+
+def no_cache_option() -> Any:
+    """The ``--no-cache`` switch that goes with :func:`cache_option`."""
+    return typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache.")
+
+
+def summary_cache(cache: Path | None, no_cache: bool) -> SummaryCache | None:
+    """The per-game summary cache that ``--cache``/``--no-cache`` ask for, checked before any work.
+
+    Returns:
+        ``None`` with ``--no-cache``; else a :class:`mafialab.analysis.SummaryCache` on ``cache``,
+        or on :func:`mafialab.analysis.default_cache_dir` when it is not given. Nothing is
+        created on disk here.
+
+    Raises:
+        typer.Exit: (code 2, through :func:`fail`) when ``cache`` is a file or cannot be created.
+    """
+    if no_cache:
+        return None
+    from mafialab.analysis import SummaryCache, default_cache_dir
+
+    if cache is not None:
+        check_out_dir(cache, "--cache")  # a file given as the cache folder is refused, not written beside
+    return SummaryCache(cache if cache is not None else default_cache_dir())
 
 
 def seed_option(help: str, *short: str) -> Any:

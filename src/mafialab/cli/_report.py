@@ -28,12 +28,10 @@ from mafialab.analysis import (
     Quality,
     Report,
     ReportBuilder,
-    SummaryCache,
     TokenCounts,
     compare_built,
     compare_rows,
     comparison_json,
-    default_cache_dir,
     find_retests,
     fmt_p,
     iter_summaries,
@@ -47,6 +45,7 @@ from mafialab.analysis import (
 from mafialab.analysis import split_branches as split_branches
 from mafialab.cli._app import (
     arg_message,
+    cache_option,
     check_games_path,
     check_in_path,
     check_out_dir,
@@ -54,9 +53,11 @@ from mafialab.cli._app import (
     count,
     err_console,
     fail,
+    no_cache_option,
     progress_bar,
     ray_option,
     seed_option,
+    summary_cache,
 )
 from mafialab.harness import RayConnectError
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
@@ -442,13 +443,8 @@ def report(
     include_branches: bool = typer.Option(
         False, "--include-branches", help="Keep forks (branches); the bootstrap then clusters on their root game."
     ),
-    cache: Path | None = typer.Option(
-        None,
-        "--cache",
-        help="Folder of per-game summaries, reused while a game's logs are unchanged "
-        "[default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
-    ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache."),
+    cache: Path | None = cache_option("Folder of per-game summaries, reused while a game's logs are unchanged"),
+    no_cache: bool = no_cache_option(),
     ray: str | None = ray_option(
         "Compute the per-game summaries the cache lacks",
         "workers read DIR at the same path (shared storage) and the report is the local run's",
@@ -476,9 +472,7 @@ def report(
             fail(str(err))
     for d in directories:
         check_games_path(d, "DIR")
-    if cache is not None and not no_cache:
-        check_out_dir(cache, "--cache")  # a file given as the cache folder is refused, not written beside
-    store = None if no_cache else SummaryCache(cache if cache is not None else default_cache_dir())
+    store = summary_cache(cache, no_cache)
     retest_paths = [p for d in directories for p in find_retests(d)]
     retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
     pooled = len(directories) == 1 and not keys and ref is None

@@ -9,8 +9,18 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from mafialab.analysis import SummaryCache, default_cache_dir
-from mafialab.cli._app import check_out_dir, console, count, fail, progress_bar, ray_option, refuse_input_folder
+from mafialab.cli._app import (
+    cache_option,
+    check_out_dir,
+    console,
+    count,
+    fail,
+    no_cache_option,
+    progress_bar,
+    ray_option,
+    refuse_input_folder,
+    summary_cache,
+)
 from mafialab.harness import RayConnectError, connect_ray
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
@@ -38,13 +48,8 @@ def view(
         "--include-branches",
         help="Count forks (branches) in the corpus figures and calibration, as report --include-branches does.",
     ),
-    cache: Path | None = typer.Option(
-        None,
-        "--cache",
-        help="Folder of per-game summaries for the corpus figures, shared with report "
-        "[default: $XDG_CACHE_HOME/mafialab/summaries, else ~/.cache/mafialab/summaries].",
-    ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Compute every game's summary; read and write no cache."),
+    cache: Path | None = cache_option("Folder of per-game summaries for the corpus figures, shared with report"),
+    no_cache: bool = no_cache_option(),
     allow_agents: str | None = typer.Option(
         None,
         "--allow-agents",
@@ -74,8 +79,7 @@ def view(
         fail(f"DIR: {directory} does not exist")
     check_out_dir(out)
     refuse_input_folder(out, "DIR", directory)  # the site is never written among the logs it shows
-    if cache is not None and not no_cache:
-        check_out_dir(cache, "--cache")  # a file given as the cache folder is refused
+    store = summary_cache(cache, no_cache)
     token = None
     if token_env is not None:
         token = os.environ.get(token_env)
@@ -107,7 +111,7 @@ def view(
                 jobs=jobs or None,
                 include_branches=include_branches,
                 ray=ray,
-                cache=None if no_cache else SummaryCache(cache if cache is not None else default_cache_dir()),
+                cache=store,
             )
         except ViewerError as err:
             fail(str(err))

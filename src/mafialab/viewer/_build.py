@@ -467,7 +467,7 @@ def dashboard_notes(rows: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
         which = (
             f"Every game here was played by {who}"
             if k == n and all(is_embedded_model(m) for r in rows for m in r.get("models", ()))
-            else f"{count(k, 'game')} of {n} here {'has' if k == 1 else 'have'} seats played by {who}"
+            else f"{count(k, 'game')} of {n} here {noun_for(k, 'has', 'have')} seats played by {who}"
         )
         notes.append({"level": "info", "code": "embedded_model", "text": f"{which}: {EMBEDDED_NOTE}."})
     bare = sum(1 for r in rows if not r.get("probes"))
@@ -744,6 +744,10 @@ def game_key(game_dir: Path, salt: str) -> str:
     """What a game's data files are built from: its logs' bytes, the site's and mafialab's versions, ``salt``.
 
     ``salt`` holds what else the files depend on (the corpus, the site key, the retest files).
+
+    Returns:
+        A SHA-256 hex digest (64 characters); equal keys mean the game's data files of an
+        earlier build can be kept (the manifest's ``key``).
 
     Raises:
         OSError: A log file cannot be read.

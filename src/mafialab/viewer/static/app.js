@@ -424,7 +424,7 @@
       h("td", null, g.corpus), h("td", null, g.rules), h("td", null, g.models.join(", ")),
       h("td", null, g.winner_name || "unfinished"), h("td", { class: "num" }, g.rounds), h("td", { class: "num" }, g.steps),
       h("td", { class: "num", title: Object.entries(g.probe_ids || {}).map(([k, v]) => k + ": " + v).join("\n") }, g.probes),
-      h("td", { class: "num", title: (g.usable === undefined ? "" : g.usable + " of " + g.probes + " answers usable (parsed, not empty)") }, pct(g.usable_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, (g.note_words || g.notes.map((c) => c.replace(/_/g, " "))).join(", "))
+      h("td", { class: "num", title: (g.usable === undefined ? "" : g.usable + " of " + g.probes + " answers usable (parsed, not empty)") }, pct(g.usable_rate)), h("td", null, g.degraded ? "yes" : ""), h("td", null, g.note_words.join(", ")) // words by mafialab.viewer._build.note_words
     )));
     root.appendChild(h("table", { class: "games", id: "games", dataset: { sort: sortKey + ":" + (dir === 1 ? "asc" : "desc"), page: n } }, h("thead", null, head), body));
     EXT.dashboard(index, body, COLUMNS.length, games);
