@@ -8,7 +8,7 @@ calibration comes from :func:`calibration_summary` (over the per-game sums of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from mafialab.analysis._stats import (
     no_interval_reason,
     ratio_statistic,
 )
-
-if TYPE_CHECKING:
-    from mafialab.analysis._summary import GameSummary
 
 
 def calibration_population(method: Method) -> str:
@@ -203,44 +200,3 @@ def pooled_calibration(
         x = y
     weights = bootstrap_weights(len(order), resamples, seed) if order else None
     return calibration_summary(x, m, weights)
-
-
-def summary_calibration(
-    summaries: Sequence[GameSummary],
-    method: Method | str = "default",
-    *,
-    agent: str | None = None,
-    resamples: int = 1000,
-    seed: int = 0,
-) -> AgentCalibration:
-    """:func:`calibration` from game summaries: the same numbers without reading the games again.
-
-    Args:
-        summaries: Summaries computed under ``method`` (:func:`mafialab.analysis.summarise_game`);
-            with ``agent``, with the ``agent`` seat key (``seat_keys=("agent",)``).
-        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
-        agent: Count only observers whose roster ``agent`` (model label) is this one.
-        resamples: Bootstrap resamples.
-        seed: Bootstrap seed.
-
-    Returns:
-        :func:`calibration_summary`'s :class:`~mafialab.analysis._report_model.Calibration`
-        with ``agent`` (an :class:`~mafialab.analysis._report_model.AgentCalibration`).
-
-    Raises:
-        ValueError: On an unknown method name; with ``agent``, a summary computed without
-            the ``agent`` seat key.
-    """
-    m = get_method(method) if isinstance(method, str) else method
-    used = [s for s in summaries if not s.skipped and not s.degraded]
-    nb = 100 // m.calib_width
-    per_game = np.zeros((len(used), 3 * nb + 2))
-    for i, s in enumerate(used):
-        if agent is not None and "agent" not in s.seat_keys:
-            raise ValueError(f"summary of {s.game_id}: computed without the 'agent' seat key")
-        st = s.stats if agent is None else s.groups.get(f"agent={agent}")
-        if st is not None:  # a game without the agent: no answer of it
-            per_game[i] = st.calibration
-    roots = [s.root or s.game_id for s in used]
-    cal = pooled_calibration(list(per_game), roots, m, resamples=resamples, seed=seed)
-    return AgentCalibration(**dict(cal), agent=agent)

@@ -9,7 +9,7 @@ so ``report``, the viewer, ``play`` and seasons show the same numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from mafialab._quality import NONE_FIRED as NONE_FIRED
@@ -166,12 +166,3 @@ def quality_lines(q: dict[str, Any] | None, *, width: int = 60) -> list[str]:
         if r["off_roster"]:
             out.append(f"off-roster names: {m} {count(r['off_roster'], 'name')} that are no seat of the game")
     return out
-
-
-def flagged_models(q: dict[str, Any] | None) -> Sequence[str]:
-    """The models in ``q`` with at least one quality signal (sorted)."""
-    if not q:
-        return []
-    hit = {m for m, r in q["by_model"].items() if r["copied_speeches"] or r.get("junk_speeches") or r["off_roster"]}
-    hit |= {f["model"] for f in q["constant"]}
-    return sorted(hit)
