@@ -17,8 +17,10 @@ from mafialab._quality import answer_value, common_value, is_constant, is_junk, 
 from mafialab._words import count
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
+from mafialab.analysis._report_model import QualityCounts
 
-_MODEL_KEYS = ("speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster")
+_MODEL_KEYS = tuple(QualityCounts.model_fields)
+"""The per-model counts, in report order (the fields of :class:`~mafialab.analysis._report_model.QualityCounts`)."""
 
 
 def _model_of(game: GameData, name: str) -> str:

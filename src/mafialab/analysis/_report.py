@@ -46,6 +46,7 @@ from mafialab.analysis._report_model import (
     QuadrantCell,
     QuadrantCounts,
     Quadrants,
+    QualityCounts,
     Report,
     ReportRow,
     RetestFloor,
@@ -549,7 +550,7 @@ def report_rows(rep: Report) -> list[ReportRow]:
         for k, c in row.probe_failures.items():
             add("instrument", gid, f"failures_{k}", c)
         qs = row.quality  # quality signals (format 3)
-        for k in ("speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster"):
+        for k in QualityCounts.model_fields:
             add("instrument", gid, f"quality_{k}", getattr(qs, k))
         add("instrument", gid, "quality_constant_answers", len(qs.constant))
     dyn = rep.dynamics

@@ -452,16 +452,16 @@ class AnswerSpread(_Section):
     value: str | None
 
 
-class ModelQuality(_Section):
-    """The quality signals of one model (:func:`mafialab.analysis._quality.game_quality`).
+class QualityCounts(_Section):
+    """The counts of the quality signals (:func:`mafialab.analysis._quality.game_quality`), in report order.
 
     Attributes:
         speeches: Decision answers with a text.
-        copied_speeches: Of them, those copying 8 or more consecutive words of the seat's prompt.
+        copied_speeches: Of them, those copying 8 or more consecutive words of the seat's own
+            prompt (:func:`mafialab._quality.copied_words`).
         public_texts: Public texts of the game log (speeches, intros, vote statements) measured for junk.
         junk_speeches: Of them, those that are markup or punctuation, not words (:func:`mafialab._quality.is_junk`).
-        off_roster: Names given that are no seat of the game.
-        answers: Probe id -> the spread of its answers.
+        off_roster: Names given that are no seat of the game (:func:`mafialab._quality.off_roster`).
     """
 
     speeches: int
@@ -469,27 +469,28 @@ class ModelQuality(_Section):
     public_texts: int = 0
     junk_speeches: int = 0
     off_roster: int
+
+
+class ModelQuality(QualityCounts):
+    """The quality signals of one model: :class:`QualityCounts` and the spread of its answers.
+
+    Attributes:
+        answers: Probe id -> the spread of its answers.
+    """
+
     answers: dict[str, AnswerSpread]
 
 
-class Quality(_Section):
+class Quality(QualityCounts):
     """Quality signals beside the integrity gate (``docs/metrics.md``, "Quality signals"): a warning, never a gate.
 
+    :class:`QualityCounts` over all models, then:
+
     Attributes:
-        speeches: Decision answers with a text, all models.
-        copied_speeches: Of them, those copying 8+ words of the seat's own prompt.
-        public_texts: Public texts measured for junk, all models.
-        junk_speeches: Of them, those that are markup or punctuation, not words.
-        off_roster: Names that are no seat of the game.
         constant: Models and probe ids whose 10+ answers take one value.
         by_model: The counts per model (sorted by name).
     """
 
-    speeches: int
-    copied_speeches: int
-    public_texts: int = 0
-    junk_speeches: int = 0
-    off_roster: int
     constant: list[ConstantAnswers]
     by_model: dict[str, ModelQuality]
 
