@@ -299,10 +299,7 @@ class ReportBuilder:
 
         # belief dynamics (MafiaScope §7)
         def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
-            x = by_cluster(per_game)
-            if x.shape[0] < 2:
-                return None
-            return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
+            return ci(per_game, ratio_statistic(num, den))
 
         def dyn_group(key: str) -> DynamicsGroup:
             x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
