@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mafialab.analysis._data import GameData
-from mafialab.analysis._metrics import Method, first_order, get_method
+from mafialab.analysis._metrics import Method, calibration_size, first_order, get_method
 from mafialab.analysis._report_model import AgentCalibration, Calibration, CalibrationBin, CalibrationCI
 from mafialab.analysis._stats import (
     MIN_CLUSTERS,
@@ -87,7 +87,7 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
         counted answer; rates over no answer are ``None``.
     """
     nb = 100 // method.calib_width
-    x = np.asarray(per_cluster, dtype=float).reshape(-1, 3 * nb + 2)
+    x = np.asarray(per_cluster, dtype=float).reshape(-1, calibration_size(method))
     tot = x.sum(axis=0)
     n_games = clusters_with_data(x[:, 3 * nb + 1 :])
     bins = []
@@ -191,11 +191,11 @@ def pooled_calibration(
     if len(per_game) != len(roots):
         raise ValueError(f"{len(per_game)} games of sums but {len(roots)} roots")
     order = sorted(set(roots))
-    nb = 100 // m.calib_width
-    x = np.array(per_game, dtype=float).reshape(len(per_game), 3 * nb + 2)
+    k = calibration_size(m)
+    x = np.array(per_game, dtype=float).reshape(len(per_game), k)
     if len(order) != len(roots):  # branches share a root: one cluster each, as compute_report resamples them
         where = {r: i for i, r in enumerate(order)}
-        y = np.zeros((len(order), 3 * nb + 2))
+        y = np.zeros((len(order), k))
         np.add.at(y, np.array([where[r] for r in roots], dtype=int), x)
         x = y
     weights = bootstrap_weights(len(order), resamples, seed) if order else None

@@ -25,6 +25,7 @@ from mafialab.analysis._metrics import (
     SIDES,
     VOTER_SIDES,
     Method,
+    calibration_size,
     get_method,
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES
@@ -188,8 +189,7 @@ class ReportBuilder:
         index = {r: i for i, r in enumerate(roots)}
         cluster = np.array([index[r] for r in self._roots], dtype=int)
         weights = bootstrap_weights(max(len(roots), 1), resamples, seed)
-        nb = 100 // m.calib_width
-        widths = [3 * nb + 2, len(SIDES) * len(F3_FIELDS), len(VOTER_SIDES) * len(F4_METRICS) * 3,
+        widths = [calibration_size(m), len(SIDES) * len(F3_FIELDS), len(VOTER_SIDES) * len(F4_METRICS) * 3,
                   len(VOTER_SIDES) * len(PREDICTORS) * 2, len(VOTER_SIDES) * len(PREDICTORS) * 5]  # fmt: skip
         width = sum(widths)
         fixed = np.array([x[:width] for x in self._sums]) if n_games else np.zeros((0, width))
