@@ -7,7 +7,7 @@ calibration comes from :func:`calibration_summary` (over the per-game sums of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,21 @@ def calibration_population(method: Method) -> str:
     )
 
 
-def _ece(nb: int):  # type: ignore[no-untyped-def]
+def ece_statistic(nb: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The ECE as a function of summed F2 vectors, for point estimates and :func:`cluster_bootstrap_ci`.
+
+    ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin / 100| (MafiaScope
+    F2, the recordings' README).
+
+    Args:
+        nb: Number of bins (``100 // method.calib_width``).
+
+    Returns:
+        A function of an array ``(..., 3 * nb + 2)`` laid out as
+        :func:`~mafialab.analysis._metrics.calibration_size` describes, giving ``(...)`` ECE values
+        in [0, 1] (NaN where no guess is counted).
+    """
+
     def fn(x: np.ndarray) -> np.ndarray:
         n = x[..., 3 * nb + 1]
         total = np.zeros(n.shape)
@@ -109,14 +123,15 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
                 no_interval=no_interval_reason(k),
             )
         )
+    ece, brier = ece_statistic(nb), ratio_statistic(3 * nb, 3 * nb + 1)
     return Calibration(
         population=calibration_population(method),
         games=n_games,
         n=int(tot[3 * nb + 1]),
-        ece=finite_or_none(_ece(nb)(tot)),
-        brier=finite_or_none(ratio_statistic(3 * nb, 3 * nb + 1)(tot)),
+        ece=finite_or_none(ece(tot)),
+        brier=finite_or_none(brier(tot)),
         bins=bins,
-        ci95=CalibrationCI(ece=_ci(x, _ece(nb), weights), brier=_ci(x, ratio_statistic(3 * nb, 3 * nb + 1), weights)),
+        ci95=CalibrationCI(ece=_ci(x, ece, weights), brier=_ci(x, brier, weights)),
         no_interval=no_interval_reason(n_games),
     )
 
