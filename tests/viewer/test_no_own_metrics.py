@@ -20,6 +20,7 @@ SCORING = frozenset(
         "first_order",
         "second_order",
         "_ece",
+        "ece_statistic",
     }
 )
 """Names a module uses only to score answers itself; the viewer takes scored series instead."""

@@ -28,9 +28,6 @@ from mafialab.analysis._calibration import (
 from mafialab.analysis._calibration import (
     pooled_calibration as pooled_calibration,
 )
-from mafialab.analysis._calibration import (
-    summary_calibration as summary_calibration,
-)
 from mafialab.analysis._compare import (
     BY_KEYS,
     REFERENCES,
@@ -129,9 +126,6 @@ from mafialab.analysis._quadrants import (
 )
 from mafialab.analysis._quality import (
     NONE_FIRED as NONE_FIRED,
-)
-from mafialab.analysis._quality import (
-    flagged_models as flagged_models,
 )
 from mafialab.analysis._quality import (
     game_quality as game_quality,

@@ -7,13 +7,13 @@ calibration comes from :func:`calibration_summary` (over the per-game sums of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from mafialab.analysis._data import GameData
-from mafialab.analysis._metrics import Method, first_order, get_method
+from mafialab.analysis._metrics import Method, calibration_size, first_order, get_method
 from mafialab.analysis._report_model import AgentCalibration, Calibration, CalibrationBin, CalibrationCI
 from mafialab.analysis._stats import (
     MIN_CLUSTERS,
@@ -24,9 +24,6 @@ from mafialab.analysis._stats import (
     no_interval_reason,
     ratio_statistic,
 )
-
-if TYPE_CHECKING:
-    from mafialab.analysis._summary import GameSummary
 
 
 def calibration_population(method: Method) -> str:
@@ -44,7 +41,21 @@ def calibration_population(method: Method) -> str:
     )
 
 
-def _ece(nb: int):  # type: ignore[no-untyped-def]
+def ece_statistic(nb: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The ECE as a function of summed F2 vectors, for point estimates and :func:`cluster_bootstrap_ci`.
+
+    ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin / 100| (MafiaScope
+    F2, the recordings' README).
+
+    Args:
+        nb: Number of bins (``100 // method.calib_width``).
+
+    Returns:
+        A function of an array ``(..., 3 * nb + 2)`` laid out as
+        :func:`~mafialab.analysis._metrics.calibration_size` describes, giving ``(...)`` ECE values
+        in [0, 1] (NaN where no guess is counted).
+    """
+
     def fn(x: np.ndarray) -> np.ndarray:
         n = x[..., 3 * nb + 1]
         total = np.zeros(n.shape)
@@ -90,7 +101,7 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
         counted answer; rates over no answer are ``None``.
     """
     nb = 100 // method.calib_width
-    x = np.asarray(per_cluster, dtype=float).reshape(-1, 3 * nb + 2)
+    x = np.asarray(per_cluster, dtype=float).reshape(-1, calibration_size(method))
     tot = x.sum(axis=0)
     n_games = clusters_with_data(x[:, 3 * nb + 1 :])
     bins = []
@@ -112,14 +123,15 @@ def calibration_summary(per_cluster: np.ndarray, method: Method, weights: np.nda
                 no_interval=no_interval_reason(k),
             )
         )
+    ece, brier = ece_statistic(nb), ratio_statistic(3 * nb, 3 * nb + 1)
     return Calibration(
         population=calibration_population(method),
         games=n_games,
         n=int(tot[3 * nb + 1]),
-        ece=finite_or_none(_ece(nb)(tot)),
-        brier=finite_or_none(ratio_statistic(3 * nb, 3 * nb + 1)(tot)),
+        ece=finite_or_none(ece(tot)),
+        brier=finite_or_none(brier(tot)),
         bins=bins,
-        ci95=CalibrationCI(ece=_ci(x, _ece(nb), weights), brier=_ci(x, ratio_statistic(3 * nb, 3 * nb + 1), weights)),
+        ci95=CalibrationCI(ece=_ci(x, ece, weights), brier=_ci(x, brier, weights)),
         no_interval=no_interval_reason(n_games),
     )
 
@@ -194,53 +206,12 @@ def pooled_calibration(
     if len(per_game) != len(roots):
         raise ValueError(f"{len(per_game)} games of sums but {len(roots)} roots")
     order = sorted(set(roots))
-    nb = 100 // m.calib_width
-    x = np.array(per_game, dtype=float).reshape(len(per_game), 3 * nb + 2)
+    k = calibration_size(m)
+    x = np.array(per_game, dtype=float).reshape(len(per_game), k)
     if len(order) != len(roots):  # branches share a root: one cluster each, as compute_report resamples them
         where = {r: i for i, r in enumerate(order)}
-        y = np.zeros((len(order), 3 * nb + 2))
+        y = np.zeros((len(order), k))
         np.add.at(y, np.array([where[r] for r in roots], dtype=int), x)
         x = y
     weights = bootstrap_weights(len(order), resamples, seed) if order else None
     return calibration_summary(x, m, weights)
-
-
-def summary_calibration(
-    summaries: Sequence[GameSummary],
-    method: Method | str = "default",
-    *,
-    agent: str | None = None,
-    resamples: int = 1000,
-    seed: int = 0,
-) -> AgentCalibration:
-    """:func:`calibration` from game summaries: the same numbers without reading the games again.
-
-    Args:
-        summaries: Summaries computed under ``method`` (:func:`mafialab.analysis.summarise_game`);
-            with ``agent``, with the ``agent`` seat key (``seat_keys=("agent",)``).
-        method: ``"default"``, ``"mafiascope"`` or a :class:`Method`.
-        agent: Count only observers whose roster ``agent`` (model label) is this one.
-        resamples: Bootstrap resamples.
-        seed: Bootstrap seed.
-
-    Returns:
-        :func:`calibration_summary`'s :class:`~mafialab.analysis._report_model.Calibration`
-        with ``agent`` (an :class:`~mafialab.analysis._report_model.AgentCalibration`).
-
-    Raises:
-        ValueError: On an unknown method name; with ``agent``, a summary computed without
-            the ``agent`` seat key.
-    """
-    m = get_method(method) if isinstance(method, str) else method
-    used = [s for s in summaries if not s.skipped and not s.degraded]
-    nb = 100 // m.calib_width
-    per_game = np.zeros((len(used), 3 * nb + 2))
-    for i, s in enumerate(used):
-        if agent is not None and "agent" not in s.seat_keys:
-            raise ValueError(f"summary of {s.game_id}: computed without the 'agent' seat key")
-        st = s.stats if agent is None else s.groups.get(f"agent={agent}")
-        if st is not None:  # a game without the agent: no answer of it
-            per_game[i] = st.calibration
-    roots = [s.root or s.game_id for s in used]
-    cal = pooled_calibration(list(per_game), roots, m, resamples=resamples, seed=seed)
-    return AgentCalibration(**dict(cal), agent=agent)

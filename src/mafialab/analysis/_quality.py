@@ -9,16 +9,23 @@ so ``report``, the viewer, ``play`` and seasons show the same numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
+from mafialab._quality import COPY_MIN_WORDS, answer_value, common_value, is_constant, is_junk, off_roster
 from mafialab._quality import NONE_FIRED as NONE_FIRED
-from mafialab._quality import answer_value, common_value, is_constant, is_junk, off_roster
 from mafialab._words import count
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, answer
+from mafialab.analysis._report_model import QualityCounts
 
-_MODEL_KEYS = ("speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster")
+_MODEL_KEYS = tuple(QualityCounts.model_fields)
+"""The per-model counts, in report order (the fields of :class:`~mafialab.analysis._report_model.QualityCounts`)."""
+
+
+def _empty_row() -> dict[str, Any]:
+    """A model's row before any count: every :data:`_MODEL_KEYS` count 0, no answers."""
+    return {**dict.fromkeys(_MODEL_KEYS, 0), "answers": {}}
 
 
 def _model_of(game: GameData, name: str) -> str:
@@ -66,7 +73,7 @@ def game_quality(game: GameData, method: Method) -> dict[str, Any]:
     by: dict[str, dict[str, Any]] = {}
 
     def row(model: str) -> dict[str, Any]:
-        return by.setdefault(model, {**dict.fromkeys(_MODEL_KEYS, 0), "answers": {}})
+        return by.setdefault(model, _empty_row())
 
     for c in game.calls or []:
         if not 0 <= c.seat < len(game.names):
@@ -125,7 +132,7 @@ def pooled_quality(rows: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
         if q is None:
             continue
         for m, r in q["by_model"].items():
-            t = by.setdefault(m, {**dict.fromkeys(_MODEL_KEYS, 0), "answers": {}})
+            t = by.setdefault(m, _empty_row())
             for k in _MODEL_KEYS:
                 t[k] += r.get(k, 0)
             for pid, a in r["answers"].items():
@@ -150,7 +157,7 @@ def quality_lines(q: dict[str, Any] | None, *, width: int = 60) -> list[str]:
         if r["copied_speeches"]:
             out.append(
                 f"copied speeches: {m} {r['copied_speeches']} of {count(r['speeches'], 'text')} "
-                "copy 8+ words of the seat's own prompt"
+                f"copy {COPY_MIN_WORDS}+ words of the seat's own prompt"
             )
     for m, r in q["by_model"].items():
         if r.get("junk_speeches"):
@@ -166,12 +173,3 @@ def quality_lines(q: dict[str, Any] | None, *, width: int = 60) -> list[str]:
         if r["off_roster"]:
             out.append(f"off-roster names: {m} {count(r['off_roster'], 'name')} that are no seat of the game")
     return out
-
-
-def flagged_models(q: dict[str, Any] | None) -> Sequence[str]:
-    """The models in ``q`` with at least one quality signal (sorted)."""
-    if not q:
-        return []
-    hit = {m for m, r in q["by_model"].items() if r["copied_speeches"] or r.get("junk_speeches") or r["off_roster"]}
-    hit |= {f["model"] for f in q["constant"]}
-    return sorted(hit)

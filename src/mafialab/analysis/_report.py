@@ -25,6 +25,7 @@ from mafialab.analysis._metrics import (
     SIDES,
     VOTER_SIDES,
     Method,
+    calibration_size,
     get_method,
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES
@@ -46,6 +47,7 @@ from mafialab.analysis._report_model import (
     QuadrantCell,
     QuadrantCounts,
     Quadrants,
+    QualityCounts,
     Report,
     ReportRow,
     RetestFloor,
@@ -187,8 +189,7 @@ class ReportBuilder:
         index = {r: i for i, r in enumerate(roots)}
         cluster = np.array([index[r] for r in self._roots], dtype=int)
         weights = bootstrap_weights(max(len(roots), 1), resamples, seed)
-        nb = 100 // m.calib_width
-        widths = [3 * nb + 2, len(SIDES) * len(F3_FIELDS), len(VOTER_SIDES) * len(F4_METRICS) * 3,
+        widths = [calibration_size(m), len(SIDES) * len(F3_FIELDS), len(VOTER_SIDES) * len(F4_METRICS) * 3,
                   len(VOTER_SIDES) * len(PREDICTORS) * 2, len(VOTER_SIDES) * len(PREDICTORS) * 5]  # fmt: skip
         width = sum(widths)
         fixed = np.array([x[:width] for x in self._sums]) if n_games else np.zeros((0, width))
@@ -298,10 +299,7 @@ class ReportBuilder:
 
         # belief dynamics (MafiaScope §7)
         def dyn_ci(per_game: np.ndarray, num: int, den: int) -> list[float] | None:
-            x = by_cluster(per_game)
-            if x.shape[0] < 2:
-                return None
-            return _ci(cluster_bootstrap_ci(x, ratio_statistic(num, den), weights=weights))
+            return ci(per_game, ratio_statistic(num, den))
 
         def dyn_group(key: str) -> DynamicsGroup:
             x = np.array([g.get(key, np.zeros(len(DYNAMICS_FIELDS))) for g in dyn_games])
@@ -549,7 +547,7 @@ def report_rows(rep: Report) -> list[ReportRow]:
         for k, c in row.probe_failures.items():
             add("instrument", gid, f"failures_{k}", c)
         qs = row.quality  # quality signals (format 3)
-        for k in ("speeches", "copied_speeches", "public_texts", "junk_speeches", "off_roster"):
+        for k in QualityCounts.model_fields:
             add("instrument", gid, f"quality_{k}", getattr(qs, k))
         add("instrument", gid, "quality_constant_answers", len(qs.constant))
     dyn = rep.dynamics

@@ -49,7 +49,7 @@ class Inclusion(_Section):
 
 
 class FirstOrderCI(_Section):
-    """Intervals of the F1 rates of one round."""
+    """Intervals of the F1 rates of one round: each a :data:`CI` within [0, 1], named as the rate it bounds."""
 
     committed_accuracy: CI
     unknown_rate: CI
@@ -107,7 +107,7 @@ class CalibrationBin(_Section):
 
 
 class CalibrationCI(_Section):
-    """Intervals of ECE and Brier score."""
+    """Intervals of ECE and Brier score: each a :data:`CI` within [0, 1]."""
 
     ece: CI
     brier: CI
@@ -148,7 +148,7 @@ class AgentCalibration(Calibration):
 
 
 class SecondOrderCI(_Section):
-    """Intervals of the F3 rates of one side."""
+    """Intervals of the F3 rates of one side: each a :data:`CI` (within [0, 1], the ratio's may exceed 1)."""
 
     overprediction_ratio: CI
     accuracy: CI
@@ -281,7 +281,7 @@ class VoteCoupling(_Section):
 
 
 class DynamicsCI(_Section):
-    """Intervals of the belief-dynamics rates."""
+    """Intervals of the belief-dynamics rates: each a :data:`CI` (``volatility`` in [0, 2], the rates in [0, 1])."""
 
     volatility: CI
     flip_rate: CI
@@ -313,7 +313,13 @@ class DynamicsGroup(_Section):
 
 
 class RetestRound(_Section):
-    """The test-retest floor of one round."""
+    """The test-retest floor of one round (:class:`RetestFloor`'s fields of the same names, for that round).
+
+    Attributes:
+        pairs: Consecutive repeat pairs (>= 1).
+        flips: Top-suspect flips between repeats.
+        flip_rate: ``flips / pairs`` in [0, 1].
+    """
 
     pairs: int
     flips: int
@@ -391,7 +397,13 @@ class Quadrants(QuadrantCounts):
 
 
 class TokenCounts(_Section):
-    """Token sums of one kind of call."""
+    """Token sums of one kind of call (game decisions or probes), as the logs record them.
+
+    Attributes:
+        prompt: Prompt tokens summed over the calls (>= 0), from the ``usage`` of each call in
+            ``calls.jsonl``, or of each probe record when a game has no ``calls.jsonl``.
+        completion: Completion tokens summed the same way (>= 0).
+    """
 
     prompt: int
     completion: int
@@ -452,16 +464,16 @@ class AnswerSpread(_Section):
     value: str | None
 
 
-class ModelQuality(_Section):
-    """The quality signals of one model (:func:`mafialab.analysis._quality.game_quality`).
+class QualityCounts(_Section):
+    """The counts of the quality signals (:func:`mafialab.analysis._quality.game_quality`), in report order.
 
     Attributes:
         speeches: Decision answers with a text.
-        copied_speeches: Of them, those copying 8 or more consecutive words of the seat's prompt.
+        copied_speeches: Of them, those copying 8 or more consecutive words of the seat's own
+            prompt (:func:`mafialab._quality.copied_words`).
         public_texts: Public texts of the game log (speeches, intros, vote statements) measured for junk.
         junk_speeches: Of them, those that are markup or punctuation, not words (:func:`mafialab._quality.is_junk`).
-        off_roster: Names given that are no seat of the game.
-        answers: Probe id -> the spread of its answers.
+        off_roster: Names given that are no seat of the game (:func:`mafialab._quality.off_roster`).
     """
 
     speeches: int
@@ -469,27 +481,28 @@ class ModelQuality(_Section):
     public_texts: int = 0
     junk_speeches: int = 0
     off_roster: int
+
+
+class ModelQuality(QualityCounts):
+    """The quality signals of one model: :class:`QualityCounts` and the spread of its answers.
+
+    Attributes:
+        answers: Probe id -> the spread of its answers.
+    """
+
     answers: dict[str, AnswerSpread]
 
 
-class Quality(_Section):
+class Quality(QualityCounts):
     """Quality signals beside the integrity gate (``docs/metrics.md``, "Quality signals"): a warning, never a gate.
 
+    :class:`QualityCounts` over all models, then:
+
     Attributes:
-        speeches: Decision answers with a text, all models.
-        copied_speeches: Of them, those copying 8+ words of the seat's own prompt.
-        public_texts: Public texts measured for junk, all models.
-        junk_speeches: Of them, those that are markup or punctuation, not words.
-        off_roster: Names that are no seat of the game.
         constant: Models and probe ids whose 10+ answers take one value.
         by_model: The counts per model (sorted by name).
     """
 
-    speeches: int
-    copied_speeches: int
-    public_texts: int = 0
-    junk_speeches: int = 0
-    off_roster: int
     constant: list[ConstantAnswers]
     by_model: dict[str, ModelQuality]
 
@@ -525,9 +538,19 @@ class InstrumentPooled(_Section):
 class InstrumentGame(_Section):
     """The instrument of one game (:func:`mafialab.analysis._instrument.game_instrument`).
 
+    The fields other than ``game_id`` and ``calls_source`` mean what they mean in
+    :class:`InstrumentPooled`, for this game alone.
+
     Attributes:
         game_id: The game.
         calls_source: Where the call counts come from (``calls.jsonl`` or ``game log``).
+        game_calls: Model calls for game decisions (>= 0).
+        probe_calls: Model calls for probes (>= 0).
+        multiplier: (probe calls + game calls) / game calls (>= 1); ``None`` without game calls.
+        tokens: Token sums.
+        probe_answers: The fate of the probe answers.
+        lost: Why unusable answers were lost.
+        probe_failures: Probe id -> answers lost because none came.
         quality: The game's quality signals (report format 3).
     """
 
@@ -544,7 +567,12 @@ class InstrumentGame(_Section):
 
 
 class Instrument(_Section):
-    """The instrument, pooled and per game (in load order)."""
+    """The instrument's cost and loss (:func:`mafialab.analysis.instrument`).
+
+    Attributes:
+        pooled: Over every scored game.
+        games: One row per scored game, in load order.
+    """
 
     pooled: InstrumentPooled
     games: list[InstrumentGame]

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from mafialab.analysis._calibration import _ece
+from mafialab.analysis._calibration import ece_statistic
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._instrument import usable
 from mafialab.analysis._metrics import (
@@ -140,7 +140,7 @@ class StepMetrics:
         """F2 expected calibration error (0-1) of the observers' latest usable assessments at each step."""
         nb = 100 // self.method.calib_width
         x = self.calib[list(self.observers)].sum(axis=0)
-        values = _ece(nb)(x)
+        values = ece_statistic(nb)(x)
         return [None if math.isnan(v) else float(v) for v in values]
 
     def agreement(self, seat: int | None = None) -> list[float | None]:
