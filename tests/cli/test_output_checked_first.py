@@ -236,3 +236,16 @@ def test_view_refuses_its_logs_folder_and_a_folder_above_it_as_the_site(tmp_path
     code, out = _run(tmp_path, ["view", "all/runs", "--out", "all/runs/site"])
     assert code == 0, out
     assert (tmp_path / "all" / "runs" / "site" / "index.html").is_file()
+
+
+def test_export_refuses_its_logs_folder_and_a_folder_above_it_as_the_dataset(tmp_path: Path) -> None:
+    """``export parquet runs --out runs`` exited 0 and wrote games/, seats/ ... and _manifest.json among the logs."""
+    game = _play(tmp_path, "runs")
+    for out_dir, words in (
+        ("runs", "error: --out: runs is the input DIRECTORY; its output would be written among"),
+        (".", "error: --out: . holds the input DIRECTORY (runs); its output would be written"),
+    ):
+        code, out = _run(tmp_path, ["export", "parquet", "runs", "--out", out_dir])
+        assert code == 2, out
+        assert out.startswith(words), out
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [game.name]

@@ -20,6 +20,7 @@ from mafialab.cli._app import (
     output_option_for,
     progress_bar,
     ray_option,
+    refuse_input_folder,
 )
 from mafialab.harness import RayConnectError
 from mafialab.record import LogFormatError
@@ -55,6 +56,7 @@ def export_parquet_cmd(
         check_out_file(out)
     else:  # before the input: a file here is refused as "a file; give a folder"
         check_out_dir(out)
+        refuse_input_folder(out, "DIRECTORY", directory)  # the dataset is never written among the logs
     check_games_path(directory, "DIRECTORY")
     unread: list[str] = []
     counts: dict[str, int] = {}
