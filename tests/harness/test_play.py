@@ -103,9 +103,59 @@ def test_an_imported_variant_is_refused_by_name(tmp_path: Path, mafiascope_dir: 
     from mafialab.harness import ReplayMismatch, replay
     from mafialab.record import import_mafiascope, read_game
 
-    # a variant the engine has no rule set for is refused, naming its rule set
+    # a variant the engine has no rule set for (Resistance) is refused, naming its rule set
     rep = import_mafiascope(mafiascope_dir / "game_family_showcase", tmp_path / "gf")
-    seer = next(gi for gi in rep.imported if gi.rules_id == "mafiascope_werewolf_seer-v1")
-    assert seer.out is not None
-    with pytest.raises(ReplayMismatch, match="imported from mafiascope with rule set mafiascope_werewolf_seer-v1"):
-        replay(read_game(seer.out))
+    res = next(gi for gi in rep.imported if gi.rules_id == "mafiascope_resistance-v1")
+    assert res.out is not None
+    with pytest.raises(ReplayMismatch, match="imported from mafiascope with rule set mafiascope_resistance-v1"):
+        replay(read_game(res.out))
+
+
+def test_imported_werewolf_skins_replay_under_their_builtins(tmp_path: Path, mafiascope_dir: Path) -> None:
+    from mafialab.harness import ReplayMismatch, replay, replay_rules, replay_until_mismatch
+    from mafialab.record import import_mafiascope, read_game
+
+    rep = import_mafiascope(mafiascope_dir / "game_family_showcase", tmp_path / "gf")
+    by_rules = {gi.rules_id: read_game(gi.out) for gi in rep.imported if gi.out is not None}
+    skin, seer = by_rules["mafiascope7-werewolf-v1"], by_rules["mafiascope7-werewolf-seer-v1"]
+    assert replay_rules(skin).id == "mafiascope7-werewolf-v2"
+    assert replay_rules(seer).id == "mafiascope7-werewolf-seer-v2"
+    # the skin game replays to its recorded winner, its deaths in the recorded order
+    state = replay(skin)
+    assert state.winner == skin.winner == "town"
+    deaths = [(e.round, e.seat, e.cause) for e in skin.events if e.kind == "elimination"]
+    assert [(e.round, e.seat, e.cause) for e in state.events if e.kind == "elimination"] == deaths
+    # the Seer's first check replays from the source's result record (its private channel) ...
+    _, done, stop = replay_until_mismatch(seer)
+    checks = [(r.decision.round, r.action.target) for r in done if r.decision.kind == "investigate"]
+    recorded = [(e.round, e.target) for e in seer.events if e.kind == "investigation_result"]
+    assert checks == recorded == [(1, recorded[0][1])]
+    # ... and the replay stops, naming the step, at the second check, whose source turn came back empty
+    assert stop is not None and "round 2 night, Dana investigate" in stop.reason and "empty_response" in stop.reason
+    with pytest.raises(ReplayMismatch, match="Dana investigate"):
+        replay(seer)
+
+
+def test_real_showcase_skins_rebuild_under_their_builtins_to_their_first_failed_turn(
+    tmp_path: Path, mafiascope_real: Path
+) -> None:
+    from mafialab.harness import replay_rules, replay_until_mismatch
+    from mafialab.record import import_mafiascope, read_game
+
+    # MafiaScope's own Werewolf-skin and Seer games: each maps onto its built-in and replays
+    # until a turn the source logged empty (their intros), named in the stop
+    rep = import_mafiascope(mafiascope_real / "game_family_showcase", tmp_path / "gf")
+    rules = {gi.game_id[:8]: gi.rules_id for gi in rep.imported}
+    assert rules == {
+        "10a9ec09": "mafiascope7-werewolf-v1",
+        "07c3255e": "mafiascope7-werewolf-seer-v1",
+        "4a9a8dc9": "mafiascope_resistance-v1",
+    }
+    for gi in rep.imported:
+        if gi.rules_id.startswith("mafiascope_resistance"):
+            continue
+        g = read_game(gi.out)  # type: ignore[arg-type]
+        assert replay_rules(g).name == g.header.rules.name
+        assert {s.role for s in g.header.roster} <= {"Werewolf", "Guardian", "Seer", "Villager"}
+        _, done, stop = replay_until_mismatch(g)
+        assert done and stop is not None and "round 0 intro" in stop.reason and "empty_response" in stop.reason

@@ -15,6 +15,7 @@ from mafialab.cli import app
 from mafialab.engine import visible_events
 from mafialab.record import PROBES_FILE, import_mafiascope, read_game
 from mafialab.record._import_mafiascope import SNAPSHOTS_FILE, import_game
+from mafialab.rules import BUILTIN
 
 # games of our MafiaScope-format fixtures (tests/data/mafiascope/README.md)
 EN_GAME = "0a7f3c10-1111-4aaa-8aaa-000000000001"
@@ -179,7 +180,16 @@ def test_game_family_showcase(tmp_path: Path, mafiascope_dir: Path) -> None:
     assert {s.role for s in log.header.roster} == {"Resistance", "Spy"}
     ww = [read_game(g.out) for g in rep.imported if g.game_id != RESISTANCE]
     assert {g.header.rules.lexicon.mafia_team for g in ww} == {"Werewolves"}
-    assert {g.header.rules.name for g in ww} == {"mafiascope_werewolf", "mafiascope_werewolf_seer"}
+    # the skins map onto the built-ins, roles under the names their prompts used
+    assert {g.header.rules.id for g in ww} == {"mafiascope7-werewolf-v1", "mafiascope7-werewolf-seer-v1"}
+    for g in ww:
+        builtin = BUILTIN[g.header.rules.name]
+        assert g.header.rules == builtin.model_copy(update={"seat_names": g.header.rules.seat_names})
+        src = source(mafiascope_dir / "game_family_showcase" / g.header.game_id / "game.jsonl")
+        raw = [p["role"] for p in src[0]["players"]]
+        renamed = {"Mafia": "Werewolf", "Doctor": "Guardian", "Sheriff": "Seer", "Villager": "Villager"}
+        assert [s.role for s in g.header.roster] == [renamed[r] for r in raw]
+        assert [s.team for s in g.header.roster] == ["mafia" if r == "Mafia" else "town" for r in raw]
     report = compute_report(load_games(tmp_path), "mafiascope", resamples=10).model_dump(mode="json")
     assert report["games"] == 2 and report["skipped"] == [RESISTANCE]
 

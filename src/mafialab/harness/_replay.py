@@ -21,7 +21,7 @@ from typing import Any
 from mafialab.agents import Agent
 from mafialab.engine import Action, Decision, Event, GameState
 from mafialab.record import GameLog
-from mafialab.rules import MAFIASCOPE7_V2, RuleSet
+from mafialab.rules import BUILTIN_VERSIONS, RuleSet
 
 _ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote")
 # MafiaScope's night action lines, English and Russian prompts (seat names are Latin in both)
@@ -61,21 +61,28 @@ def recorded_actions(events: Sequence[Event]) -> list[Action]:
     return sorted(acts, key=lambda a: a.decision)
 
 
+_MAFIASCOPE_REPLAY = ("mafiascope7", "mafiascope7-werewolf", "mafiascope7-werewolf-seer")
+"""Built-in rule sets an imported MafiaScope game replays under, each at version 2 (MafiaScope's vote rule)."""
+
+
 def replay_rules(log: GameLog) -> RuleSet:
-    """The rule set a log replays under: its own, or ``mafiascope7-v2`` for an imported MafiaScope game.
+    """The rule set a log replays under: its own, or version 2 of its built-in for an imported MafiaScope game.
+
+    An imported game of ``mafiascope7``, ``mafiascope7-werewolf`` or ``mafiascope7-werewolf-seer``
+    replays under ``<name>-v2`` (MafiaScope's vote rule and text lengths) with its seat names.
 
     Raises:
-        ReplayMismatch: An imported game whose rule set is not the standard ``mafiascope7``
-            (a Sheriff or Resistance variant) or that comes from an unknown importer.
+        ReplayMismatch: An imported game whose rule set is none of those (a Sheriff variant
+            without the Werewolf skin, the Resistance variant) or that comes from an unknown importer.
     """
     h = log.header
     if h.source == "mafialab":
         return h.rules
-    if h.source == "mafiascope" and h.rules.name == "mafiascope7":
-        return MAFIASCOPE7_V2.model_copy(update={"seat_names": h.rules.seat_names})
+    if h.source == "mafiascope" and h.rules.name in _MAFIASCOPE_REPLAY:
+        return BUILTIN_VERSIONS[f"{h.rules.name}-v2"].model_copy(update={"seat_names": h.rules.seat_names})
     raise ReplayMismatch(
         f"{log.path}: imported from {h.source} with rule set {h.rules.id}; only games played by mafialab "
-        "and standard MafiaScope games (mafiascope7) replay"
+        f"and MafiaScope games of the built-in rule sets ({', '.join(_MAFIASCOPE_REPLAY)}) replay"
     )
 
 
@@ -103,6 +110,7 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
     names = {n: i for i, n in enumerate(state.names)}
     turns: dict[tuple[str, int, int], deque[tuple[Any, ...]]] = {}
     victims: dict[int, int] = {}
+    checked: dict[tuple[int, int], int] = {}  # (round, seer seat) -> the seat the source says it checked
     failed: dict[tuple[str, int, int], str] = {}
 
     def put(kind: str, rnd: int, seat: int, item: tuple[Any, ...]) -> None:
@@ -117,12 +125,19 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             put("kill", ev.round, ev.seat, (ev.text, ev.index))
         elif ev.kind == "kill_chosen":
             victims[ev.round] = ev.target
+        elif ev.kind == "investigation_result":
+            checked[(ev.round, ev.seat)] = ev.target
         elif ev.kind == "imported" and ev.seat is not None:
             rec = ev.record or {}
             idx = rec.get("msg_seq") if isinstance(rec.get("msg_seq"), int) else None
-            kind = {"day_vote": "vote", "intro": "speak", "day_discuss": "speak", "night_mafia": "kill"}.get(
-                ev.source_kind, "protect" if ev.source_kind == "night_doctor" else None
-            )
+            kind = {
+                "day_vote": "vote",
+                "intro": "speak",
+                "day_discuss": "speak",
+                "night_mafia": "kill",
+                "night_doctor": "protect",
+                "night_sheriff": "investigate",
+            }.get(ev.source_kind)
             if kind is None:
                 continue
             if ev.note in ("transport_error", "empty_response"):
@@ -130,11 +145,13 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
                 put(kind, ev.round, ev.seat, ("__failed__", ev.note))
             elif kind == "vote":  # a vote naming no valid target: no vote
                 put("vote", ev.round, ev.seat, (None, ev.text, idx))
-            elif kind == "protect":
-                put("protect", ev.round, ev.seat, (ev.text, idx))
+            elif kind in ("protect", "investigate"):
+                put(kind, ev.round, ev.seat, (ev.text, idx))
 
     def answer(d: Decision) -> tuple[Action, int | None]:
-        key = {"speak": "speak", "vote": "vote", "kill": "kill", "protect": "protect"}.get(d.kind)
+        key = {"speak": "speak", "vote": "vote", "kill": "kill", "protect": "protect", "investigate": "investigate"}.get(
+            d.kind
+        )
         q = turns.get((key, d.round, d.seat)) if key is not None else None
         if not q:
             raise ReplayMismatch(f"{_describe(state, d)}: no recorded turn in the imported game")
@@ -149,6 +166,11 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
                 target = None  # a dead player or the voter: no vote under mafiascope7-v2
             return Action(decision=d.id, seat=d.seat, target=target, text=statement or "(no statement)"), idx
         text, idx = item
+        if d.kind == "investigate":  # the source's result record names the checked player
+            target = checked.get((d.round, d.seat))
+            if target is None or target not in d.options:
+                raise ReplayMismatch(f"{_describe(state, d)}: the recorded investigate target cannot be read")
+            return Action(decision=d.id, seat=d.seat, target=target), idx
         pattern = _KILL if d.kind == "kill" else _PROTECT
         found = [names[m] for m in pattern.findall(text or "") if m in names]
         target = found[-1] if found and found[-1] in d.options else None

@@ -52,19 +52,21 @@ from mafialab.record._bifurcation import (
 )
 from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
 from mafialab.record._schema import PROBES_FILE, GameHeader, ParentInfo, ProbeRecord, SeatInfo
-from mafialab.rules import MAFIASCOPE7, Lexicon, RoleSpec, RuleSet
+from mafialab.rules import BUILTIN, MAFIASCOPE7, Lexicon, RoleSpec, RuleSet
 
 SNAPSHOTS_FILE = "snapshots.mafiascope.jsonl"
 """Verbatim copy of a MafiaScope ``state.jsonl`` (one agent-context snapshot per message)."""
 
 SOURCE = "mafiascope"
 
-_MAFIA_ROLES = {"Mafia", "Spy"}
+_MAFIA_ROLES = {"Mafia", "Spy", "Werewolf"}
+_WEREWOLF_ROLES = {"Mafia": "Werewolf", "Doctor": "Guardian", "Sheriff": "Seer"}
+"""MafiaScope logs every skin's roles under the Mafia names; the Werewolf skin's prompts call them these."""
 _MESSAGE_KINDS = {"intro", "day_discuss", "day_vote", "night_mafia", "night_doctor", "night_sheriff"}
 _KILLED = re.compile(r"^(?P<name>.+?) was killed by the Mafia\.?$")
 _SAVED = re.compile(r"^The Doctor saved (?P<name>.+?)!?$")
 _VOTE = re.compile(r"VOTE:\s*\**\s*([A-Za-z][A-Za-z-]*)")
-_WINNER_TEAM = {"Mafia": "mafia", "Villagers": "town", "Village": "town", "Town": "town"}
+_WINNER_TEAM = {"Mafia": "mafia", "Werewolves": "mafia", "Villagers": "town", "Village": "town", "Town": "town"}
 
 
 @dataclass
@@ -158,13 +160,24 @@ def _team(role: str) -> str:
     return "mafia" if role in _MAFIA_ROLES else "town"
 
 
+def skin_role(setup: dict[str, Any], role: str) -> str:
+    """The role name a MafiaScope game's players saw: its Werewolf skin renames Mafia, Doctor and Sheriff.
+
+    MafiaScope logs roles as ``Mafia``/``Doctor``/``Sheriff``/``Villager`` in every skin;
+    under ``skin: werewolf`` its prompts say Werewolf, Guardian and Seer, which are the role
+    names of the built-in ``mafiascope7-werewolf`` rule sets.
+    """
+    return _WEREWOLF_ROLES.get(role, role) if setup.get("skin") == "werewolf" else role
+
+
 def mafiascope_rules(setup: dict[str, Any]) -> RuleSet:
     """Describe a MafiaScope game's setup as a :class:`RuleSet`.
 
-    Standard games (2 Mafia, 1 Doctor, 4 Villagers) get the built-in ``mafiascope7``; other
-    role mixes (the Sheriff variant, the Resistance variant) get a rule set with the observed
-    role counts, named after the variant; the Werewolf skin changes the lexicon only (roles
-    are logged as Mafia/Villager/Doctor/Sheriff in every skin).
+    Standard games (2 Mafia, 1 Doctor, 4 Villagers) get the built-in ``mafiascope7``; the
+    Werewolf skin of it gets ``mafiascope7-werewolf``, and the skin with a Sheriff (the Seer)
+    in place of a Villager gets ``mafiascope7-werewolf-seer`` (roles renamed by
+    :func:`skin_role`). Other role mixes (the Sheriff variant, the Resistance variant) get a
+    rule set with the observed role counts, named after the variant.
 
     Args:
         setup: The source ``setup`` record.
@@ -178,6 +191,10 @@ def mafiascope_rules(setup: dict[str, Any]) -> RuleSet:
     game_type = setup.get("game_type")
     skin = setup.get("skin")
     standard = counts == Counter({"Mafia": 2, "Doctor": 1, "Villager": 4})
+    seer = counts == Counter({"Mafia": 2, "Doctor": 1, "Sheriff": 1, "Villager": 3})
+    if game_type != "resistance" and skin == "werewolf" and (standard or seer):
+        builtin = BUILTIN["mafiascope7-werewolf-seer" if seer else "mafiascope7-werewolf"]
+        return builtin.model_copy(update={"seat_names": names})
     lexicon = MAFIASCOPE7.lexicon
     if skin == "werewolf":
         lexicon = Lexicon(game="Werewolf", town_team="Villagers", mafia_team="Werewolves", kill="devour")
@@ -192,11 +209,11 @@ def mafiascope_rules(setup: dict[str, Any]) -> RuleSet:
         variant = "mafiascope_resistance"
         desc = "MafiaScope Resistance variant (imported; team votes kept as imported records)"
     elif "Sheriff" in counts:
-        variant = "mafiascope_sheriff" if skin != "werewolf" else "mafiascope_werewolf_seer"
+        variant = "mafiascope_sheriff" if skin != "werewolf" else "mafiascope_werewolf_sheriff"
         desc = "MafiaScope variant with a Sheriff/Seer (imported)"
     elif skin == "werewolf":
-        variant = "mafiascope_werewolf"
-        desc = "MafiaScope Werewolf skin (imported)"
+        variant = "mafiascope_werewolf_custom"
+        desc = "MafiaScope Werewolf skin with a non-standard role mix (imported)"
     else:
         variant = "mafiascope_custom"
         desc = "MafiaScope game with a non-standard role mix (imported)"
@@ -296,7 +313,7 @@ class _Converter:
         players = setup.get("players") or []
         self.setup = setup
         self.names = [str(p.get("name")) for p in players]
-        self.roles = [str(p.get("role")) for p in players]
+        self.roles = [skin_role(setup, str(p.get("role"))) for p in players]
         self.labels = [p.get("model") for p in players]
         self.b = _Builder(self.names, self.roles)
         self.gi = gi
@@ -491,7 +508,7 @@ class _Converter:
             ts=ts,
             seat=s,
             cause="vote",
-            role=role if isinstance(role, str) else None,
+            role=skin_role(self.setup, role) if isinstance(role, str) else None,
         )
 
     def night_kill(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:

@@ -305,39 +305,87 @@ def _validate(data: object, *, source: str) -> RuleSet:
     return load_config(data, RuleSet, source=source, error=RuleSetError)
 
 
-BUILTIN_NAMES = ("mafiascope7", "werewolf7", "arena12")
+BUILTIN_NAMES = (
+    "mafiascope7",
+    "werewolf7",
+    "arena12",
+    "mafiascope7-werewolf",
+    "mafiascope7-werewolf-seer",
+    "secretmafia6",
+)
 """Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``; other versions of
-them as ``<name>-v<version>.yaml``)."""
+them as ``<name>-v<version>.yaml``). A shipped file may ``extends:`` one shipped before it."""
 
 
-def _load_builtin(name: str) -> RuleSet:
-    """Read a shipped rule set from package data, validated exactly like a user's YAML file."""
+def _merge(parent: RuleSet, data: dict[str, Any]) -> dict[str, Any]:
+    """``parent``'s fields overridden by ``data``'s (nested sections merged one level deep)."""
+    merged = parent.model_dump()
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _load_builtin(name: str, loaded: dict[str, RuleSet] | None = None) -> RuleSet:
+    """Read a shipped rule set from package data, validated exactly like a user's YAML file.
+
+    ``extends`` names a rule set in ``loaded`` (by versioned id or by name), shipped before it.
+    """
+    source = f"built-in rule set {name}"
     res = resources.files("mafialab.rules").joinpath("builtin", f"{name}.yaml")
-    return _validate(
-        read_config(res, error=RuleSetError, source=f"built-in rule set {name}"), source=f"built-in rule set {name}"
-    )
+    data = read_config(res, error=RuleSetError, source=source)
+    if isinstance(data, dict) and "extends" in data:
+        data = dict(data)
+        base = data.pop("extends")
+        parent = (loaded or {}).get(base)
+        if parent is None:  # pragma: no cover - a packaging error, caught by the rule-set tests
+            raise RuleSetError(f"{source}: extends: {base!r} is not a rule set shipped before it")
+        data = _merge(parent, data)
+    return _validate(data, source=source)
 
 
-MAFIASCOPE7 = _load_builtin("mafiascope7")
+def _load_all_builtins() -> dict[str, RuleSet]:
+    """Every shipped version, by versioned id and (for a file named ``<name>.yaml``) by name."""
+    loaded: dict[str, RuleSet] = {}
+    files = [
+        *BUILTIN_NAMES,
+        "mafiascope7-v2",
+        "werewolf7-v2",
+        "mafiascope7-werewolf-v2",
+        "mafiascope7-werewolf-seer-v2",
+    ]
+    for fname in files:
+        rs = _load_builtin(fname, loaded)
+        loaded[rs.id] = rs
+        if fname == rs.name:
+            loaded[rs.name] = rs
+    return loaded
+
+
+_SHIPPED = _load_all_builtins()
+
+MAFIASCOPE7 = _SHIPPED["mafiascope7"]
 """MafiaScope protocol: 2 Mafia, 1 Doctor, 4 Villagers; intro day; public votes."""
-WEREWOLF7 = _load_builtin("werewolf7")
+WEREWOLF7 = _SHIPPED["werewolf7"]
 """Werewolf table: 2 Werewolves, Seer, Doctor, 3 Villagers; a vote's result names every voter (``werewolf7-v2`` is
 the belief-shift benchmark setting)."""
-ARENA12 = _load_builtin("arena12")
+ARENA12 = _SHIPPED["arena12"]
 """Arena table: 3 Mafia, Angel, Sheriff, 7 Town; 3 debate rounds; nomination + runoff."""
 
-MAFIASCOPE7_V2 = _load_builtin("mafiascope7-v2")
+MAFIASCOPE7_V2 = _SHIPPED["mafiascope7-v2"]
 """``mafiascope7-v2``: MafiaScope's vote rule (no vote instead of a fallback); replays imported games."""
 
-WEREWOLF7_V2 = _load_builtin("werewolf7-v2")
+WEREWOLF7_V2 = _SHIPPED["werewolf7-v2"]
 """``werewolf7-v2``: the belief-shift benchmark setting; an observer sees no secret vote but its own."""
 
-BUILTIN: dict[str, RuleSet] = {r.name: r for r in (MAFIASCOPE7, WEREWOLF7, ARENA12)}
-"""The default version of each built-in rule set, by name."""
+BUILTIN: dict[str, RuleSet] = {n: _SHIPPED[n] for n in BUILTIN_NAMES}
+"""The default version of each built-in rule set, by name: ``mafiascope7``, ``werewolf7``, ``arena12``,
+MafiaScope's Werewolf skin ``mafiascope7-werewolf`` and its Seer variant ``mafiascope7-werewolf-seer``,
+and TextArena's SecretMafia ``secretmafia6``."""
 
-BUILTIN_VERSIONS: dict[str, RuleSet] = {
-    r.id: r for r in (MAFIASCOPE7, MAFIASCOPE7_V2, WEREWOLF7, WEREWOLF7_V2, ARENA12)
-}
+BUILTIN_VERSIONS: dict[str, RuleSet] = {rid: r for rid, r in _SHIPPED.items() if rid == r.id}
 """Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
 
 
@@ -364,13 +412,7 @@ def rules_from_dict(data: object, *, source: str = "rule set") -> RuleSet:
                 f"{source}: extends: unknown rule set {base!r} (known: {', '.join(BUILTIN)}, or a versioned id "
                 f"such as {next(iter(by_id))})"
             )
-        merged = parent.model_dump()
-        for key, value in data.items():
-            if isinstance(value, dict) and isinstance(merged.get(key), dict):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-        data = merged
+        data = _merge(parent, data)
     rs = _validate(data, source=source)
     same_id = BUILTIN_VERSIONS.get(rs.id)
     if same_id is not None and _rules_differ(rs, same_id):

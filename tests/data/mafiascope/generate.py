@@ -124,6 +124,7 @@ class Game:
         self.seq = 0
         self.night_result: str | None = None
         self.failures: dict[tuple[int, str, str], str] = {}
+        self.actions = False  # end night turns with MafiaScope's "ACTION: ..." line (replayable)
         self.probe_mode: str | None = None  # None, "revised", "legacy", "suspicion_only"
         self.snapshots = False
         self.triggers: set[str] = {"intro_last", "day_vote", "night"}  # and round_end (always)
@@ -301,13 +302,16 @@ class Game:
         self.round += 1
         self.seq = 0
         for n in [n for n in self.alive if self.role[n] == "Mafia"]:
-            self.say("night_mafia", n, self.text["mafia"].format(t=kill or "nobody"), "night")
+            act = f"\n\nACTION: Kill {kill}" if self.actions and kill else ""
+            self.say("night_mafia", n, self.text["mafia"].format(t=kill or "nobody") + act, "night")
         doc = next((n for n in self.alive if self.role[n] == "Doctor"), None)
         if doc is not None and protect is not None:
-            self.say("night_doctor", doc, self.text["doctor"].format(t=protect), "night")
+            act = f"\n\nACTION: Protect {protect}" if self.actions else ""
+            self.say("night_doctor", doc, self.text["doctor"].format(t=protect) + act, "night")
         sheriff = next((n for n in self.alive if self.role[n] == "Sheriff"), None)
         if sheriff is not None and check is not None:
-            self.say("night_sheriff", sheriff, self.text["sheriff"].format(t=check), "night")
+            act = f"\n\nACTION: Check {check}" if self.actions else ""
+            self.say("night_sheriff", sheriff, self.text["sheriff"].format(t=check) + act, "night")
             if self.failures.get((self.round, "night_sheriff", sheriff)) is None:
                 res = "Mafia" if self.role[check] == "Mafia" else "Not Mafia"
                 self.add("night_sheriff_result", sheriff=sheriff, checked=check, result=res)
@@ -584,16 +588,18 @@ def family() -> None:
     roles = ["Villager", "Mafia", "Doctor", "Villager", "Mafia", "Villager", "Villager"]
     g = Game("3a7f3c10-bbbb-4eee-9eee-00000000000b", seven(roles), seed=50)
     g.setup(game_type="werewolf_skin", skin="werewolf", language="en")
+    g.actions = True
     g.autoplay()
     g.write("game_family_showcase")
-    # a seer (role Sheriff) whose first check came back empty: no result record that night
+    # a seer (role Sheriff) whose second check came back empty: no result record that night
     g = Game(
         "3b7f3c10-cccc-4fff-9fff-00000000000c",
         seven(["Villager", "Mafia", "Doctor", "Sheriff", "Mafia", "Villager", "Villager"]),
         seed=51,
     )
     g.setup(game_type="werewolf_seer", skin="werewolf", language="en")
-    g.autoplay(sheriff_fail=1)
+    g.actions = True
+    g.autoplay(sheriff_fail=2)
     g.write("game_family_showcase")
     # resistance: 5 seats, team missions only
     five = [
