@@ -6,6 +6,8 @@ Usage: python scripts/gen_docs.py
 - ``docs/log-format.md``: the part below the generated-marker line (the JSON schema of every
   record); the hand-written part above it is kept.
 - ``docs/api.md``: the public names of every package (its ``__all__``).
+- ``docs/rules.md``: the part below the generated-marker line (every rule field, its values and
+  prompt sentence, and the built-in rule sets); the hand-written part above it is kept.
 
 ``tests/test_generated_docs.py`` fails when a file differs from what this script writes.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mafialab._api_docs import api_markdown
+from mafialab.agents._rules_docs import rules_document
 from mafialab.cli._docs import cli_reference_markdown
 from mafialab.record._docs import log_format_document
 
@@ -26,7 +29,9 @@ def main() -> None:
     path = DOCS / "log-format.md"
     path.write_text(log_format_document(path.read_text(encoding="utf-8")), encoding="utf-8")
     (DOCS / "api.md").write_text(api_markdown(), encoding="utf-8")
-    for name in ("cli.md", "log-format.md", "api.md"):
+    path = DOCS / "rules.md"
+    path.write_text(rules_document(path.read_text(encoding="utf-8")), encoding="utf-8")
+    for name in ("cli.md", "log-format.md", "api.md", "rules.md"):
         print(f"wrote {DOCS / name}")
 
 

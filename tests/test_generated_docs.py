@@ -70,3 +70,20 @@ def test_every_package_lists_public_names() -> None:
     names = public_names()
     assert {"engine", "rules", "agents", "models", "record", "harness", "testing"} <= set(names)
     assert all(names.values())
+
+
+def test_rules_reference_matches_the_rules_model() -> None:
+    from mafialab.agents._rules_docs import RULES_MARKER, rule_field_rows, rules_document
+    from mafialab.rules import RuleSet, rule_fields
+
+    text = (DOCS / "rules.md").read_text(encoding="utf-8")
+    assert RULES_MARKER in text
+    assert text == rules_document(text), f"docs/rules.md {HINT}"
+    # every rule field of every section has a row, with its values and a prompt sentence per value
+    rows = {path: (values, said) for path, values, _, _, said in rule_field_rows()}
+    for path, value, _ in rule_fields(WEREWOLF7):
+        values, said = rows[path]
+        key = str(value).lower() if isinstance(value, bool) else str(value)
+        assert f"`{key}`:" in said or "`*`:" in said, path
+    assert set(RuleSet.model_fields) <= set(rows)
+    assert "`public_sequential`, `secret_simultaneous`, `nomination_runoff`" in rows["day.vote"][0]
