@@ -82,7 +82,7 @@ def test_rules_reference_matches_the_rules_model() -> None:
     # every rule field of every section has a row, with its values and a prompt sentence per value
     rows = {path: (values, said) for path, values, _, _, said in rule_field_rows()}
     for path, value, _ in rule_fields(WEREWOLF7):
-        values, said = rows[path]
+        _, said = rows[path]
         key = str(value).lower() if isinstance(value, bool) else str(value)
         assert f"`{key}`:" in said or "`*`:" in said, path
     assert set(RuleSet.model_fields) <= set(rows)

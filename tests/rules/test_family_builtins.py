@@ -48,7 +48,9 @@ def test_the_werewolf_skin_changes_words_only() -> None:
     skin, seer = BUILTIN["mafiascope7-werewolf"], BUILTIN["mafiascope7-werewolf-seer"]
     words = {"name", "description", "roles", "lexicon"}
     assert skin.model_dump(exclude=words) == MAFIASCOPE7.model_dump(exclude=words)
-    assert [(r.count, r.team, r.ability) for r in skin.roles] == [(r.count, r.team, r.ability) for r in MAFIASCOPE7.roles]
+    assert [(r.count, r.team, r.ability) for r in skin.roles] == [
+        (r.count, r.team, r.ability) for r in MAFIASCOPE7.roles
+    ]
     assert [r.name for r in skin.roles] == ["Werewolf", "Guardian", "Villager"]
     assert skin.lexicon.mafia_team == "Werewolves" and skin.lexicon.game == "Werewolf"
     # the Seer variant: one Villager becomes a Seer with a private evidence channel, nothing else changes

@@ -149,9 +149,13 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
                 put(kind, ev.round, ev.seat, (ev.text, idx))
 
     def answer(d: Decision) -> tuple[Action, int | None]:
-        key = {"speak": "speak", "vote": "vote", "kill": "kill", "protect": "protect", "investigate": "investigate"}.get(
-            d.kind
-        )
+        key = {
+            "speak": "speak",
+            "vote": "vote",
+            "kill": "kill",
+            "protect": "protect",
+            "investigate": "investigate",
+        }.get(d.kind)
         q = turns.get((key, d.round, d.seat)) if key is not None else None
         if not q:
             raise ReplayMismatch(f"{_describe(state, d)}: no recorded turn in the imported game")
