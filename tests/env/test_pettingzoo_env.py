@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,18 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from typer.testing import CliRunner
 
-from mafialab.agents import RandomAgent, Renderer, load_prompt_pack  # noqa: E402
-from mafialab.cli import app  # noqa: E402
-from mafialab.engine import can_see, deal_roles, player_view  # noqa: E402
-from mafialab.env import KINDS, Rewards, env, parallel_env  # noqa: E402
-from mafialab.harness import play_game  # noqa: E402
-from mafialab.record import GAME_FILE, read_game  # noqa: E402
-from mafialab.render import EventRenderer  # noqa: E402
-from mafialab.rules import load_rules  # noqa: E402
-from mafialab.viewer import build_site  # noqa: E402
+from mafialab.agents import RandomAgent, Renderer, load_prompt_pack
+from mafialab.cli import app
+from mafialab.engine import can_see, deal_roles, player_view
+from mafialab.env import KINDS, Rewards, env, parallel_env
+from mafialab.harness import play_game
+from mafialab.record import GAME_FILE, read_game
+from mafialab.render import EventRenderer
+from mafialab.rules import load_rules
+from mafialab.viewer import build_site
 
 RULES = ("werewolf7", "mafiascope7", "arena12")
 
@@ -282,20 +281,6 @@ def test_observations_hold_only_the_seats_own_view(rules_name: str) -> None:
         e.step(act)
     chats = [ev for ev in e.episode.state.events if ev.kind == "mafia_chat"]
     assert checked > 50 and (chats or not rules.night.mafia_chat)
-
-
-# ---------------------------------------------------------------------- without PettingZoo
-def test_package_imports_without_pettingzoo_and_env_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "pettingzoo", None)  # `import pettingzoo` now raises ImportError
-    import importlib
-
-    import mafialab.env as pkg
-
-    importlib.reload(pkg)
-    with pytest.raises(ImportError, match=r"mafialab\[env\]"):
-        pkg.env("werewolf7")
-    with pytest.raises(ImportError, match=r"mafialab\[env\]"):
-        pkg.parallel_env("werewolf7")
 
 
 def test_bad_arguments_name_the_field() -> None:

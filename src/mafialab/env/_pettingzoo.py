@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gymnasium import logger
 from gymnasium.spaces import Dict
@@ -96,7 +96,11 @@ def _seat(agent: str) -> int:
 class MafiaEnv(AECEnv):  # type: ignore[misc]
     """A mafialab game as a PettingZoo AEC environment; build it with :func:`mafialab.env.env`."""
 
-    metadata = {"name": "mafialab_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "mafialab_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+    }
 
     def __init__(self, table: _Table):
         super().__init__()
@@ -200,7 +204,7 @@ class MafiaParallelEnv(ParallelEnv):  # type: ignore[misc]
     actions of other seats are ignored, and a missing one is replaced like an illegal one.
     """
 
-    metadata = {"name": "mafialab_v0", "render_modes": list(RENDER_MODES)}
+    metadata: ClassVar[dict[str, Any]] = {"name": "mafialab_v0", "render_modes": list(RENDER_MODES)}
 
     def __init__(self, table: _Table):
         self._table = table

@@ -61,12 +61,12 @@ class UnicodeText(Text):
 
     @property
     def character_set(self) -> frozenset[str]:
-        """The characters of the space (printable Unicode and ``\\n``)."""
+        """The characters of the space (printable Unicode and the newline)."""
         return self._table.set
 
     @property
     def character_list(self) -> tuple[str, ...]:
-        """The characters in code-point order (``\\n`` first)."""
+        """The characters in code-point order (the newline first)."""
         return self._table.chars
 
     def character_index(self, char: str) -> np.int32:
