@@ -294,3 +294,37 @@ def test_bad_arguments_name_the_field() -> None:
 
     with pytest.raises(RuleSetError, match="rules"):
         env("no-such-rules")
+
+
+def test_parallel_steps_answer_a_batch_and_match_the_aec_form(tmp_path: Path) -> None:
+    """One parallel step answers the engine's whole batch; the same answers give the same game as AEC."""
+    rules = load_rules("werewolf7")
+    seed, n = 9, rules.n_seats
+    p = parallel_env(rules, out=tmp_path / "par", agent_labels=["random"] * n)
+    obs, _infos = p.reset(seed=seed)
+    agents = [RandomAgent(s, seed) for s in range(n)]
+    total = dict.fromkeys(p.possible_agents, 0.0)
+    first = True
+    while p.agents:
+        st = p.episode.state
+        batch = st.pending()
+        assert {int(a.split("_")[1]) for a in p.agents if obs[a]["decision"]["kind"] != 0} == {d.seat for d in batch}
+        actions = {}
+        for d in batch:
+            a = asyncio.run(agents[d.seat].decide(d, st.view(d.seat)))
+            actions[f"seat_{d.seat}"] = {"choice": n if a.target is None else a.target, "text": a.text or ""}
+        before = len(st.actions)
+        obs, rewards, _terms, _truncs, _infos = p.step(actions)
+        assert len(p.episode.state.actions) - before == len(batch)  # the whole batch in one step
+        if first:  # night 1: a kill vote, the Seer's and the Doctor's actions together
+            assert sorted(d.kind for d in batch) == ["investigate", "kill", "protect"]
+            first = False
+        for a, r in rewards.items():
+            total[a] += r
+    st = p.episode.state
+    assert all(total[f"seat_{s}"] == (1.0 if st.teams[s] == st.winner else -1.0) for s in range(n))
+    played = asyncio.run(play_game(rules, [RandomAgent(s, seed) for s in range(n)], seed, out=tmp_path / "play"))
+    ours, theirs = read_game(p.episode.path), read_game(played.path)
+    assert [ev.model_dump(exclude={"ts"}) for ev in ours.events] == [
+        ev.model_dump(exclude={"ts"}) for ev in theirs.events
+    ]

@@ -11,6 +11,7 @@ from gymnasium import logger
 from gymnasium.spaces import Dict
 from pettingzoo import AECEnv, ParallelEnv
 
+from mafialab._words import count
 from mafialab.env._core import Episode, Rewards
 from mafialab.env._spaces import action_space, observation_space
 from mafialab.rules import RuleSet, load_rules
@@ -39,7 +40,7 @@ class _Table:
         n = self.rules.n_seats
         labels = list(agent_labels) if agent_labels is not None else ["env"] * n
         if len(labels) != n:
-            raise ValueError(f"agent_labels: {len(labels)} labels for {n} seats")
+            raise ValueError(f"agent_labels: {count(len(labels), 'label')} for {count(n, 'seat')}")
         self.labels = labels
         self.out = Path(out) if out is not None else None
         self.render_mode = render_mode
