@@ -25,6 +25,7 @@ LAYERS = (
     "agents",
     "record",
     "harness",
+    "env",
     "probes",
     "analysis",
     "judge",
