@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -44,23 +45,24 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import (
+from mafialab.cli._app import console, count, fail, progress_bar, time_words
+from mafialab.cli._options import (
+    JSONL_FILE,
+    YAML_FILE,
+    Choice,
+    Games,
+    InPath,
+    ModelString,
+    OutDir,
+    OutFile,
     arg_message,
-    check_games_path,
-    check_in_path,
-    check_out_dir,
-    check_out_file,
-    console,
-    count,
-    fail,
+    checked,
     library_message,
-    progress_bar,
     seed_option,
-    time_words,
 )
 from mafialab.config import read_config_text
 from mafialab.harness import RayConnectError, freeze_startup_heap
-from mafialab.models import ModelSpecError, get_model
+from mafialab.models import get_model
 from mafialab.record import LogFormatError
 
 bs_app = typer.Typer(
@@ -70,18 +72,20 @@ bs_app = typer.Typer(
 
 
 @bs_app.command("annotate")
+@checked
 def annotate_cmd(
-    logs: list[Path] = typer.Argument(..., help="Game directories, or folders holding them."),
-    annotator: str = typer.Option("rules", "--annotator", "-a", help="'rules' (offline patterns) or a model string."),
-    out: Path = typer.Option(..., "--out", "-o", help="Annotation file to write (ANN.jsonl)."),
+    logs: Annotated[list[Path], Games()] = typer.Argument(..., help="Game directories, or folders holding them."),
+    annotator: Annotated[str, ModelString(also=["rules"])] = typer.Option(
+        "rules", "--annotator", "-a", help="'rules' (offline patterns) or a model string."
+    ),
+    out: Annotated[Path, OutFile(force="force")] = typer.Option(
+        ..., "--out", "-o", help="Annotation file to write (ANN.jsonl)."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Messages labelled at once (model annotator)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per message (model annotator)."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier annotation run)."),
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
-    check_out_file(out, force=force)  # before any work (model calls)
-    for path in logs:
-        check_games_path(path, "LOGS")
     try:
         games = load_logs(logs)
     except (FileNotFoundError, LogFormatError) as err:
@@ -89,10 +93,7 @@ def annotate_cmd(
     if annotator == "rules":
         ann = RulesAnnotator()
     else:
-        try:
-            ann = ModelAnnotator(get_model(annotator, concurrency=concurrency), retries=retries)  # type: ignore[assignment]
-        except (ModelSpecError, ImportError) as err:
-            fail(f"--annotator: {err}")
+        ann = ModelAnnotator(get_model(annotator, concurrency=concurrency), retries=retries)  # type: ignore[assignment]
     total = len(games)
     n_msgs = sum(len(day_messages(g)) for g in games)
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
@@ -185,11 +186,14 @@ def _wrong_kind_message(path: Path, *, labels_ok: bool) -> str | None:
 
 
 @bs_app.command("agreement")
+@checked
 def agreement_cmd(
-    ann_a: Path = typer.Argument(
+    ann_a: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(
         ..., help="Reference: a labels file (game_id/round/speaker/labels lines) or ANN.jsonl."
     ),
-    ann_b: Path = typer.Argument(..., help="Annotation file to score (ANN.jsonl)."),
+    ann_b: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(
+        ..., help="Annotation file to score (ANN.jsonl)."
+    ),
     errors: bool = typer.Option(False, "--errors", help="List every disagreeing (message, target) unit."),
 ) -> None:
     """Score annotation B against A: precision, recall, Cohen's kappa, messages fully right.
@@ -202,8 +206,6 @@ def agreement_cmd(
     a labels line whose speaker or target is not a player of its game, or a target that is the
     speaker. Labelled messages that B did not scan are left out and named in a note.
     """
-    check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
-    check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
     for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
         if _is_empty(path):
             fail(f"{name}: {path} is empty (expected {'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl)")
@@ -273,23 +275,24 @@ def agreement_cmd(
 
 
 @bs_app.command("freeze")
+@checked
 def freeze_cmd(
-    logs: Path = typer.Argument(..., help="Game directory, or a folder holding game directories."),
-    annotations: Path = typer.Argument(..., help="Annotation file (ANN.jsonl)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Benchmark file to write (BENCH.jsonl)."),
+    logs: Annotated[Path, Games()] = typer.Argument(..., help="Game directory, or a folder holding game directories."),
+    annotations: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(..., help="Annotation file (ANN.jsonl)."),
+    out: Annotated[Path, OutFile(inputs=["annotations"], force="force")] = typer.Option(
+        ..., "--out", "-o", help="Benchmark file to write (BENCH.jsonl)."
+    ),
     observers: int = typer.Option(2, "--observers", min=1, help="Observers per message (fewer if fewer eligible)."),
     seed: int = seed_option("Seed of the observer draws (recorded)."),
-    prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
+    prompts: Annotated[Path | None, InPath(YAML_FILE, "file")] = typer.Option(
+        None, "--prompts", help="Prompt pack YAML (default: the shipped one)."
+    ),
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier benchmark file)."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
-    check_out_file(out, inputs=[("ANNOTATIONS", annotations)], force=force)  # before any work
-    check_games_path(logs, "LOGS")
-    check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
     pack = None
     if prompts is not None:
-        check_in_path(prompts, "--prompts", "a YAML file", kind="file")
         try:  # read before the games: a bad pack fails at once
             pack = load_prompts_text(read_config_text(prompts), str(prompts))
         except ValueError as err:
@@ -318,13 +321,18 @@ def freeze_cmd(
 
 
 @bs_app.command("run")
+@checked
 def run_cmd(
-    bench: Path = typer.Argument(..., help="Benchmark file (BENCH.jsonl)."),
-    model: str = typer.Option(
+    bench: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(..., help="Benchmark file (BENCH.jsonl)."),
+    model: Annotated[str, ModelString()] = typer.Option(
         DEFAULT_MODEL, "--model", "-m", help="Model string provider/model[?key=value&...] (e.g. ?base_url=...)."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Results file (appended; a rerun resumes)."),
-    protocol: str = typer.Option("anchored", "--protocol", help="anchored (prior shown) or independent."),
+    out: Annotated[Path, OutFile(inputs=["bench"])] = typer.Option(
+        ..., "--out", "-o", help="Results file (appended; a rerun resumes)."
+    ),
+    protocol: Annotated[str, Choice("anchored", "independent")] = typer.Option(
+        "anchored", "--protocol", help="anchored (prior shown) or independent."
+    ),
     label: str | None = typer.Option(None, "--label", help="Configuration label in reports (default: the model)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per stage after a failure."),
     concurrency: int = typer.Option(
@@ -347,20 +355,13 @@ def run_cmd(
     ),
 ) -> None:
     """Elicit each observer's prior and belief shift for every benchmark item."""
-    if protocol not in ("anchored", "independent"):
-        fail(f"--protocol: expected anchored or independent, got {protocol!r}")
-    check_out_file(out, inputs=[("BENCH", bench)])  # before any work (model calls)
-    check_in_path(bench, "BENCH", "a JSONL file", kind="file")
     try:
         header, items = read_bench(bench)
     except BeliefShiftFormatError as err:
         fail(arg_message("BENCH", err))
     if limit is not None:
         items = items[:limit]
-    try:
-        chat = get_model(model, concurrency=concurrency)
-    except (ModelSpecError, ImportError) as err:
-        fail(f"--model: {err}")
+    chat = get_model(model, concurrency=concurrency)
     opts = RunOptions(
         protocol=protocol,  # type: ignore[arg-type]
         retries=retries,
@@ -421,13 +422,18 @@ def run_cmd(
 
 
 @bs_app.command("report")
+@checked
 def report_cmd(
-    results: list[Path] = typer.Argument(
+    results: Annotated[list[Path], InPath("a JSONL file or an Inspect log", "file")] = typer.Argument(
         ..., help="Results files (RESULTS.jsonl) or Inspect logs of mafialab/beliefshift (.eval, .json)."
     ),
-    models: Path | None = typer.Option(None, "--models", help="models.yaml: params_b, reasoning, group per label."),
-    out: Path = typer.Option(Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."),
-    ci: str = typer.Option(
+    models: Annotated[Path | None, InPath(YAML_FILE, "file")] = typer.Option(
+        None, "--models", help="models.yaml: params_b, reasoning, group per label."
+    ),
+    out: Annotated[Path, OutDir()] = typer.Option(
+        Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."
+    ),
+    ci: Annotated[str, Choice("t", "cluster")] = typer.Option(
         "t", "--ci", help="Per-model CIs: t (Student t over responses) or cluster (game bootstrap)."
     ),
     published: bool = typer.Option(
@@ -437,13 +443,6 @@ def report_cmd(
     ),
 ) -> None:
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
-    if ci not in ("t", "cluster"):
-        fail(f"--ci: expected t or cluster, got {ci!r}")
-    check_out_dir(out)
-    for path in results:
-        check_in_path(path, "RESULTS", "a JSONL file or an Inspect log", kind="file")
-    if models is not None:
-        check_in_path(models, "--models", "a YAML file", kind="file")
     try:
         infos = load_models_yaml(models) if models else None
     except (ModelsFileError, ImportError) as err:

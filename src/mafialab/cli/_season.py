@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -33,19 +33,8 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import (
-    arg_message,
-    check_in_path,
-    check_out_dir,
-    console,
-    count,
-    fail,
-    program,
-    progress_bar,
-    ray_option,
-    refuse_seats_on_ray,
-    shell_word,
-)
+from mafialab.cli._app import console, count, fail, program, progress_bar, refuse_seats_on_ray, shell_word
+from mafialab.cli._options import YAML_FILE, InPath, OutDir, arg_message, checked, ray_option
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
@@ -120,14 +109,16 @@ def _drive(
 
 
 @season_app.command("run")
+@checked
 def season_run(
-    file: Path = typer.Argument(..., help="Season YAML file (see docs/arena.md)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Season directory to create."),
+    file: Annotated[Path, InPath(YAML_FILE, "file")] = typer.Argument(
+        ..., help="Season YAML file (see docs/arena.md)."
+    ),
+    out: Annotated[Path, OutDir()] = typer.Option(..., "--out", "-o", help="Season directory to create."),
     no_preflight: bool = typer.Option(False, "--no-preflight", help="Skip the backend reachability check."),
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
-    check_out_dir(out)
     if (out / MANIFEST_FILE).exists():  # before the roster's warnings: the season there is kept
         fail(
             f"--out: {out} already holds a season; continue it with `{program()} season resume {shell_word(out)}` "
@@ -139,7 +130,6 @@ def season_run(
             f"--out: {out} already holds {count(len(others), 'recorded game')} that are not this season's "
             f"(first: {others[0]}); a season needs a folder of its own: choose another --out"
         )
-    check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg: SeasonConfig = load_season(file)
     except SeasonConfigError as err:
@@ -157,12 +147,14 @@ def season_run(
 
 
 @season_app.command("resume")
+@checked
 def season_resume(
-    out: Path = typer.Argument(..., help="Season directory (holds season.json)."),
+    out: Annotated[Path, InPath(SEASON_DIR, "folder")] = typer.Argument(
+        ..., help="Season directory (holds season.json)."
+    ),
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Resume a season: rerun games without an outcome from their own seed, judge the rest."""
-    check_in_path(out, "OUT", SEASON_DIR, kind="folder")
     try:
         m = load_manifest(out)
     except SeasonError as err:
@@ -174,12 +166,14 @@ def season_resume(
 
 
 @season_app.command("leaderboard")
+@checked
 def season_leaderboard(
-    out: Path = typer.Argument(..., help="Season directory (holds season.json)."),
+    out: Annotated[Path, InPath(SEASON_DIR, "folder")] = typer.Argument(
+        ..., help="Season directory (holds season.json)."
+    ),
     markdown: bool = typer.Option(False, "--markdown", "--md", help="Print Markdown instead of tables."),
 ) -> None:
     """Print the leaderboard and rewrite index.json and leaderboard.md."""
-    check_in_path(out, "OUT", SEASON_DIR, kind="folder")
     try:
         load_manifest(out)
     except SeasonError as err:
@@ -188,9 +182,11 @@ def season_leaderboard(
 
 
 @season_app.command("plan")
-def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> None:
+@checked
+def season_plan(
+    file: Annotated[Path, InPath(YAML_FILE, "file")] = typer.Argument(..., help="Season YAML file."),
+) -> None:
     """Show the seating plan (entry per seat per game) without playing."""
-    check_in_path(file, "FILE", "a YAML file", kind="file")
     try:
         cfg = load_season(file)
     except SeasonConfigError as err:
