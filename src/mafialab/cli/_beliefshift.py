@@ -57,7 +57,7 @@ from mafialab.cli._options import (
     OutFile,
     arg_message,
     checked,
-    library_message,
+    refusing,
     seed_option,
 )
 from mafialab.config import read_config_text
@@ -86,10 +86,8 @@ def annotate_cmd(
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier annotation run)."),
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
-    try:
+    with refusing(FileNotFoundError, LogFormatError, name="LOGS"):
         games = load_logs(logs)
-    except (FileNotFoundError, LogFormatError) as err:
-        fail(arg_message("LOGS", err))
     if annotator == "rules":
         ann = RulesAnnotator()
     else:
@@ -229,17 +227,13 @@ def agreement_cmd(
             f"ANN_B: {ann_b} looks like a labels file (game_id/round/speaker/labels lines); ANN_B is the "
             "annotation file to score (ANN.jsonl from `beliefshift annotate`), a labels file goes first as ANN_A"
         )
-    try:  # each file's errors carry its label: ANN_A or ANN_B
+    with refusing(BeliefShiftFormatError, ValueError, name="ANN_A"):  # each file's errors carry its label
         if labels_a:
             ref = read_labels(ann_a)
         else:
             a = read_annotations(ann_a)
-    except (BeliefShiftFormatError, ValueError) as err:
-        fail(arg_message("ANN_A", err))
-    try:
+    with refusing(BeliefShiftFormatError, ValueError, name="ANN_B"):
         b = read_annotations(ann_b)
-    except (BeliefShiftFormatError, ValueError) as err:
-        fail(arg_message("ANN_B", err))
     try:
         rep = agreement_with_labels(ref, b) if labels_a else agreement(a, b)
     except (BeliefShiftFormatError, ValueError) as err:  # a label naming no player of its game (file:line)
@@ -293,22 +287,14 @@ def freeze_cmd(
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
     pack = None
     if prompts is not None:
-        try:  # read before the games: a bad pack fails at once
+        with refusing(ValueError):  # read before the games: a bad pack fails at once
             pack = load_prompts_text(read_config_text(prompts), str(prompts))
-        except ValueError as err:
-            fail(str(err))
-    try:
+    with refusing(FileNotFoundError, LogFormatError, OSError, ValueError, name="LOGS"):
         games = load_logs([logs], include_branches=include_branches)
-    except (FileNotFoundError, LogFormatError, OSError, ValueError) as err:
-        fail(arg_message("LOGS", err))
-    try:
+    with refusing(BeliefShiftFormatError, OSError, ValueError, name="ANNOTATIONS"):
         ann = read_annotations(annotations)
-    except (BeliefShiftFormatError, OSError, ValueError) as err:
-        fail(arg_message("ANNOTATIONS", err))
-    try:
+    with refusing(FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError):
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)
-    except (FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError) as err:
-        fail(str(err))
     write_bench(out, bench)
     h = bench.header
     none = sum(1 for i in bench.items if not i.observers)
@@ -355,10 +341,8 @@ def run_cmd(
     ),
 ) -> None:
     """Elicit each observer's prior and belief shift for every benchmark item."""
-    try:
+    with refusing(BeliefShiftFormatError, name="BENCH"):
         header, items = read_bench(bench)
-    except BeliefShiftFormatError as err:
-        fail(arg_message("BENCH", err))
     if limit is not None:
         items = items[:limit]
     chat = get_model(model, concurrency=concurrency)
@@ -372,10 +356,8 @@ def run_cmd(
         label=label,
     )
     if dry_run:
-        try:
+        with refusing(ResultsMismatch, ContextWindowError, BeliefShiftFormatError, out=out):
             est = estimate_bench(header, items, chat, out, opts)
-        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError) as err:
-            fail(library_message(err, out))
         if est.why_empty is not None:
             console.print(f"nothing to run: {escape(est.why_empty)}", highlight=False, soft_wrap=True)
             return
@@ -391,7 +373,10 @@ def run_cmd(
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
-        try:
+        # the results already in OUT (another bench, a bad line) are named by --out
+        with refusing(
+            ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError, out=out
+        ):
             if ray_address is not None:
                 summary = run_bench_ray(
                     header, items, model, out, opts, address=ray_address, on_result=lambda r: progress.advance(task)
@@ -400,8 +385,6 @@ def run_cmd(
                 summary = asyncio.run(
                     run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task))
                 )
-        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError) as err:
-            fail(library_message(err, out))  # the results already in OUT (another bench, a bad line): --out
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
         f"{chat.name}: {summary.ok}/{summary.total} observations valid, {summary.informative} informative "
@@ -443,16 +426,11 @@ def report_cmd(
     ),
 ) -> None:
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
-    try:
+    with refusing(ModelsFileError, ImportError):
         infos = load_models_yaml(models) if models else None
-    except (ModelsFileError, ImportError) as err:
-        fail(str(err))
-    try:
+    # an Inspect log without Inspect AI installed: the ImportError says what to install
+    with refusing(ImportError), refusing(BeliefShiftFormatError, name="RESULTS"):
         recs, problems = read_all_results(results)
-    except BeliefShiftFormatError as err:
-        fail(arg_message("RESULTS", err))
-    except ImportError as err:  # an Inspect log without Inspect AI installed (says what to install)
-        fail(str(err))
     for p in problems:
         console.print(f"[yellow]skipped:[/] {escape(str(p))}")
     if not recs:

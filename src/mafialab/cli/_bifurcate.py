@@ -31,11 +31,11 @@ from mafialab.cli._options import (
     InPath,
     OneGame,
     OutDir,
-    arg_message,
     checked,
     game_log,
     library_message,
     ray_option,
+    refusing,
     seed_option,
 )
 
@@ -114,10 +114,8 @@ def report_cmd(
     Per point, per quadrant and pooled: flip share, P(town win | the variant voted for a
     mafioso) against otherwise with a two-sided Fisher exact test, modal target concentration.
     """
-    try:
+    with refusing(FileNotFoundError, ValueError, name="PATH"):
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
-    except (FileNotFoundError, ValueError) as err:
-        fail(arg_message("PATH", err))
     for p in rep["problems"]:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, soft_wrap=True)
     if fmt is Format.json:

@@ -12,7 +12,7 @@ import uvicorn
 
 from mafialab._http import server_config
 from mafialab.cli._app import console, count, fail
-from mafialab.cli._options import EnvVar, checked, option_message
+from mafialab.cli._options import EnvVar, checked, option_message, refusing
 from mafialab.models import ModelSpecError
 from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs, served_hosts
 
@@ -35,10 +35,8 @@ def bus_serve(
 ) -> None:
     """Run the hub: workers register and long-poll for jobs; games post calls to it (bus/KEY?base_url=...)."""
     token = os.environ.get(token_env) if token_env is not None else None
-    try:
+    with refusing(ValueError):
         check_bind(host, token, "the bus hub")
-    except ValueError as err:
-        fail(str(err))
     app = create_bus_app(BusHub(token=token), default_timeout=timeout, allowed_hosts=served_hosts(host))
     console.print(f"bus hub on http://{host}:{port} (status: /status; seats use bus/KEY?base_url=http://{host}:{port})")
     uvicorn.Server(server_config(app, host, port)).run()

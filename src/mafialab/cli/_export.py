@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from mafialab.cli._app import count, err_console, fail, os_error_message, output_option_for, progress_bar
-from mafialab.cli._options import Games, OutDir, OutFile, arg_message, checked, ray_option
+from mafialab.cli._options import Games, OutDir, OutFile, arg_message, checked, ray_option, refusing
 from mafialab.harness import RayConnectError
 from mafialab.record import LogFormatError
 
@@ -95,10 +95,8 @@ def export_tgn_cmd(
     """Belief edges (source, target, time, weight, label) from probe answers (docs/export.md)."""
     from mafialab.analysis import belief_edges
 
-    try:
+    with refusing(FileNotFoundError, LogFormatError, name="DIRECTORY"):
         df = belief_edges(directory)
-    except (FileNotFoundError, LogFormatError) as err:
-        fail(arg_message("DIRECTORY", err))
     if out is None:
         df.to_csv(sys.stdout, index=False)
         return

@@ -29,9 +29,9 @@ from mafialab.cli._options import (
     check_agent_spec,
     checked,
     game_log,
-    library_message,
     load_price_option,
     ray_option,
+    refusing,
     seat_option,
     seed_option,
 )
@@ -130,14 +130,10 @@ def steps_cmd(
     fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", help="table or json."),
 ) -> None:
     """List the forkable steps of GAME: id, round, phase, seat, kind and what was done."""
-    try:
+    with refusing(LogFormatError, name="GAME"):
         log = read_game(game, warn=False)  # each problem is printed once, below
-    except LogFormatError as err:
-        fail(arg_message("GAME", err))
-    try:
+    with refusing(LogFormatError, ReplayMismatch):
         steps = fork_steps(log)
-    except (LogFormatError, ReplayMismatch) as err:
-        fail(str(err))
     # a repeated line loses nothing (its first copy is kept); any other skipped line, and any
     # run of seq numbers no line holds (lines deleted), is a lost event
     lost = [why for why in log.problems if ": repeated seq " not in why]
@@ -219,7 +215,7 @@ def run_cmd(
     """
     log = game_log(game)
     table = load_price_option(prices)
-    try:
+    with refusing(LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError, out=out):
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
         overrides = parse_seat_overrides(seat, len(names))
         _check_seats(log, overrides, seed)
@@ -259,8 +255,6 @@ def run_cmd(
                     progress=lambda b: bar.advance(task),
                 )
             )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError) as err:
-        fail(library_message(err, out))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
         t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
@@ -302,10 +296,8 @@ def compare_cmd(
             sides.append(one_batch(folder, batch))
         except (LogFormatError, ValueError) as err:
             fail(arg_message(name, err))
-    try:
+    with refusing(ValueError):  # the same batch on both sides
         res = compare_batches(sides[0], sides[1])
-    except ValueError as err:  # the same batch on both sides
-        fail(str(err))
     if fmt == "json":
         console.print_json(json.dumps(res))
         return
@@ -362,10 +354,8 @@ def sweep_cmd(
     game_log(game)  # read by the check of GAME
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
-    try:
+    with refusing(LogFormatError, ReplayMismatch, ValueError, PreflightError, out=out):
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(library_message(err, out))
     if fmt == "json":
         data = [
             {"step": r.step.id, "label": r.step.label, "seat": r.step.seat, "kind": r.step.kind, "batch": r.batch.batch,

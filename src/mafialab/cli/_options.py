@@ -42,7 +42,8 @@ import functools
 import inspect
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_type_hints
@@ -180,7 +181,7 @@ class OutDir(OptionType):
         from mafialab.record import GAME_FILE
 
         if self.file_suffix is not None and value.suffix == self.file_suffix and not value.is_dir():
-            return check_out_file(value, name, given.pairs(self.inputs))
+            return OutFile(self.inputs).check(value, name, given)
         refuse_recorded_or_input(value, name, given.pairs(self.inputs))
         if (value / GAME_FILE).is_file():
             fail(
@@ -206,12 +207,18 @@ class OutDir(OptionType):
 
 
 class OutFile(OptionType):
-    """A file the command writes, its folder created when missing (:func:`check_out_file`).
+    """A file the command writes, its folder created when missing.
+
+    Refused: a folder; a place under a file; a file, or the closest existing folder above it,
+    that is not writable; one of ``inputs`` or a recorded log (``game.jsonl``, ``calls.jsonl`` …
+    of a game's folder: :func:`refuse_recorded_or_input`); a suffix not in ``suffixes``; a file
+    that exists when the command's ``force`` switch is off.
 
     Args:
-        inputs: Parameters holding the command's input files: the output may not be one.
-        force: The parameter of the command's ``--force`` switch (an existing file is then
-            replaced; without it refused); ``None``: an existing file is replaced.
+        inputs: Parameters holding the command's input files.
+        force: The parameter of the command's ``--force`` switch (off: an existing file, an
+            earlier result or a labels file given by mistake, is refused); ``None``: a command
+            without one, whose existing file is replaced.
         suffixes: The suffixes the file may have (``.csv``, ``.parquet``); empty: any.
     """
 
@@ -223,8 +230,17 @@ class OutFile(OptionType):
     def check(self, value: Path, name: str, given: Given) -> Path:
         if self.suffixes and value.suffix not in self.suffixes:  # a typo (-o game.jsonl) never overwrites a log
             fail(f"{name}: expected a {' or '.join(self.suffixes)} file, got {value}")
-        force = bool(given.values[self.force]) if self.force is not None else None
-        return check_out_file(value, name, given.pairs(self.inputs), force=force)
+        refuse_recorded_or_input(value, name, given.pairs(self.inputs))
+        _app._checked_outputs.append((name, value))
+        if value.is_dir():
+            fail(f"{name}: {value} is a folder; give a file name (e.g. {value / 'out.jsonl'})")
+        if value.exists() and self.force is not None and not given.values[self.force]:
+            fail(f"{name}: {value} exists (use --force to replace it)")
+        if not value.exists():
+            _check_writable_place(value, name, "the file")
+        elif not os.access(value, os.W_OK):
+            fail(f"{name}: cannot write the file {value}: it is not writable (permissions or a read-only disk)")
+        return value
 
 
 # ------------------------------------------------ inputs (round 1)
@@ -530,43 +546,6 @@ def refuse_recorded_or_input(path: Path, option: str = "--out", inputs: Iterable
         )
 
 
-def check_out_file(
-    path: Path, option: str = "--out", inputs: Iterable[tuple[str, Path]] = (), *, force: bool | None = None
-) -> Path:
-    """Check that ``path`` can be the file a command writes (its folder created when missing).
-
-    Args:
-        path: The file given on the command line.
-        option: The option's name, for the message.
-        inputs: The command's input files as ``(NAME, PATH)`` pairs (:func:`refuse_recorded_or_input`).
-        force: The command's ``--force``: ``False`` refuses a file that already exists (an
-            earlier result, a labels file given by mistake), ``True`` lets it be replaced;
-            ``None`` (a command without ``--force``) replaces it.
-
-    Returns:
-        ``path``, unchanged.
-
-    Raises:
-        typer.Exit: (through :func:`fail`, code 2) ``path`` is a folder, an
-            ancestor of it is a file, the file (or the closest existing folder above it) is
-            not writable, it is one of ``inputs`` or a recorded log (``game.jsonl``,
-            ``calls.jsonl`` … of a game's folder; :func:`refuse_recorded_or_input`), or it
-            exists and ``force`` is ``False``.
-    """
-    refuse_recorded_or_input(path, option, inputs)
-    _app._checked_outputs.append((option, path))
-    if path.is_dir():
-        fail(f"{option}: {path} is a folder; give a file name (e.g. {path / 'out.jsonl'})")
-    if path.exists() and force is False:
-        fail(f"{option}: {path} exists (use --force to replace it)")
-    if path.exists():
-        if not os.access(path, os.W_OK):
-            fail(f"{option}: cannot write the file {path}: it is not writable (permissions or a read-only disk)")
-        return path
-    _check_writable_place(path, option, "the file")
-    return path
-
-
 def ray_option(work: str, where: str) -> Any:
     """The ``--ray auto|local|ADDRESS`` option of a command that fans ``work`` out as Ray tasks.
 
@@ -631,6 +610,22 @@ def seed_option(help: str, *short: str) -> Any:
 
 
 # ------------------------------------------------ library errors named by their option
+@contextmanager
+def refusing(*kinds: type[BaseException], name: str | None = None, out: Path | None = None) -> Iterator[None]:
+    """Turn an error of ``kinds`` raised inside into one ``error:`` line (:func:`fail`, code 2).
+
+    With ``name`` (an argument, ``FILE``): ``NAME: message`` (:func:`arg_message`); with ``out``
+    (the command's output): the library's words for it as the option (:func:`library_message`);
+    else the message as it is. A refusal already made inside (:class:`typer.Exit`) passes.
+    """
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except kinds as err:
+        fail(arg_message(name, err) if name else library_message(err, out) if out is not None else str(err))
+
+
 def arg_message(name: str, err: BaseException | str) -> str:
     """``NAME: message`` for an error about the content of the argument ``name`` (``FILE``, ``BENCH``)."""
     msg = str(err)

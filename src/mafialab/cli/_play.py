@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -42,6 +43,7 @@ from mafialab.cli._options import (
     load_price_option,
     option_message,
     ray_option,
+    refusing,
     seat_option,
     seed_option,
 )
@@ -520,6 +522,25 @@ def interrupted(out: Path | None) -> NoReturn:
     fail(msg, code=130)
 
 
+def _interruptible(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with a Ctrl-C anywhere (models, preflight, games, summary) told by :func:`interrupted`."""
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        _writing.clear()
+        try:
+            command(**kwargs)
+        except KeyboardInterrupt:
+            interrupted(_writing[-1] if _writing else None)
+
+    return run
+
+
+_writing: list[Path] = []
+"""OUT of the ``play`` that runs, once its games may write into it."""
+
+
+@_interruptible
 @checked
 def play(
     rules: Annotated[str, RuleSetId()] = typer.Option(
@@ -588,37 +609,6 @@ def play(
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
-    args = dict(locals())
-    where: list[Path] = []  # OUT, once games may write into it
-    try:
-        _play(where, **args)
-    except KeyboardInterrupt:  # anywhere: loading models, the preflight, the games, the summary
-        interrupted(where[-1] if where else None)
-
-
-def _play(
-    where: list[Path],
-    rules: str,
-    agents: str,
-    seat: list[str],
-    seed: int,
-    games: int,
-    parallel: int,
-    out: Path,
-    base_url: str | None,
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    prices: Path | None,
-    allow_degraded: bool,
-    probes: str | None,
-    remote_port: int,
-    remote_host: str,
-    remote_timeout: float,
-    probe_remote: bool,
-    ray_address: str | None,
-) -> None:
-    """The work of :func:`play` (its options as arguments, checked); ``where`` gets OUT before the first game."""
     rs = load_rules(rules)
     table = load_price_option(prices)
     opts = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env), ("max_tokens", max_tokens),
@@ -639,7 +629,7 @@ def _play(
     seeds = list(range(seed, seed + games))
     refuse_seats_on_ray(ray_address, specs)
     _preflight(specs, rs, seed, allow_degraded, ray_address)
-    where.append(out)  # from here on, records may be written under OUT
+    _writing.append(out)  # from here on, records may be written under OUT
     # a person types at this terminal: no live display, no progress lines
     with progress_bar(quiet=len(served) < len(external)) as progress:
         try:
@@ -668,10 +658,8 @@ def _seat_specs(
     A spec that cannot be built is refused naming its option (``--agents``, ``--seat N=SPEC``, or
     the shared option the bad value came from); a shared ``openai/`` option no seat reads is a warning.
     """
-    try:
+    with refusing(ValueError):
         overrides = parse_seat_overrides(seat, rs.n_seats)
-    except ValueError as err:
-        fail(str(err))
     specs: list[str] = []
     for s in range(rs.n_seats):  # validate every spec (and load models) before playing, naming its option
         option = seat_option(s, overrides)
@@ -707,13 +695,10 @@ def _preflight(specs: list[str], rs: RuleSet, seed: int, allow_degraded: bool, r
 
     On Ray these driver calls share the cluster's per-backend limits with the workers' calls.
     """
-    try:
-        with driver_limits(ray_address):
-            choices = asyncio.run(
-                preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
-            )
-    except (PreflightError, ImportError, RayConnectError) as err:
-        fail(str(err))
+    with refusing(PreflightError, ImportError, RayConnectError), driver_limits(ray_address):
+        choices = asyncio.run(
+            preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
+        )
     for c in choices:
         console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
 

@@ -43,19 +43,19 @@ from mafialab.analysis import (
     summary_table,
 )
 from mafialab.analysis import split_branches as split_branches
-from mafialab.cli._app import console, count, err_console, fail, progress_bar
+from mafialab.cli._app import console, count, err_console, progress_bar
 from mafialab.cli._options import (
     Format,
     Games,
     InPath,
     Keys,
     OutDir,
-    arg_message,
     cache_option,
     checked,
     keys_once,
     no_cache_option,
     ray_option,
+    refusing,
     seed_option,
     summary_cache,
 )
@@ -453,10 +453,8 @@ def report(
     keys = keys_once(by)
     ref = None
     if reference is not None:
-        try:
+        with refusing(ValueError):
             ref = load_reference(reference)
-        except ValueError as err:
-            fail(str(err))
     store = summary_cache(cache, no_cache)
     retest_paths = [p for d in directories for p in find_retests(d)]
     retest_paths += [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
@@ -519,27 +517,23 @@ class _Corpus:
         mine: dict[str, ReportBuilder] = {}
         left_roots: dict[str, str] = {}  # branch left out -> its root game
         labels_of: dict[str, set[str]] = {}  # root game -> the groups it is counted in
-        try:
-            with progress_bar() as bar:
-                task = bar.add_task(f"{escape(directory.name or str(directory))}: games read", total=None)
-                summaries = iter_summaries(
-                    directory,
-                    self.method,
-                    seat_keys=self.seat_keys,
-                    cache=store,
-                    include_branches=include_branches,
-                    left_out=self.left_out,
-                    left_out_roots=left_roots,
-                    warnings=dups,
-                    skipped=unread,
-                    ray=ray,
-                )
-                for s in _counted(summaries, bar, task):
-                    self._add(s, directory, mine, labels_of)
-        except (FileNotFoundError, LogFormatError) as err:
-            fail(arg_message("DIR", err))
-        except (ImportError, RayConnectError) as err:
-            fail(str(err))
+        dir_errors = refusing(FileNotFoundError, LogFormatError, name="DIR")
+        with refusing(ImportError, RayConnectError), dir_errors, progress_bar() as bar:
+            task = bar.add_task(f"{escape(directory.name or str(directory))}: games read", total=None)
+            summaries = iter_summaries(
+                directory,
+                self.method,
+                seat_keys=self.seat_keys,
+                cache=store,
+                include_branches=include_branches,
+                left_out=self.left_out,
+                left_out_roots=left_roots,
+                warnings=dups,
+                skipped=unread,
+                ray=ray,
+            )
+            for s in _counted(summaries, bar, task):
+                self._add(s, directory, mine, labels_of)
         for why in unread:  # as `view` does: a game that cannot be read is skipped, named
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         for why in dups:

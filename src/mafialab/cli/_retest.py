@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from mafialab.cli._app import console, count, fail
-from mafialab.cli._options import AgentSpec, Battery, OneGame, OutDir, checked, game_log, seed_option
+from mafialab.cli._options import AgentSpec, Battery, OneGame, OutDir, checked, game_log, refusing, seed_option
 
 
 @checked
@@ -40,7 +40,7 @@ def retest(
 
     log = game_log(game)
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
-    try:
+    with refusing(LogFormatError, ReplayMismatch, ValueError, PreflightError):
         if not (log.path / PROBES_FILE).is_file():  # after the options, before any work: named as GAME
             fail(f"GAME: {game}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
         n = asyncio.run(
@@ -55,8 +55,6 @@ def retest(
                 seed=seed,
             )
         )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(str(err))
     floor = retest_floor(read_retests([out / RETEST_FILE]))
     rate = "-" if floor is None else f"{floor['flip_rate']:.3f} over {floor['pairs']} repeat pairs"
     console.print(

@@ -34,7 +34,7 @@ from mafialab.arena import (
     write_index,
 )
 from mafialab.cli._app import console, count, fail, program, progress_bar, refuse_seats_on_ray, shell_word
-from mafialab.cli._options import YAML_FILE, InPath, OutDir, arg_message, checked, ray_option
+from mafialab.cli._options import YAML_FILE, InPath, OutDir, checked, ray_option, refusing
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
@@ -130,18 +130,14 @@ def season_run(
             f"--out: {out} already holds {count(len(others), 'recorded game')} that are not this season's "
             f"(first: {others[0]}); a season needs a folder of its own: choose another --out"
         )
-    try:
+    with refusing(SeasonConfigError, name="FILE"):
         cfg: SeasonConfig = load_season(file)
-    except SeasonConfigError as err:
-        fail(arg_message("FILE", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in cfg.roster])
     if no_preflight:
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
-    try:
+    with refusing(SeasonConfigError):
         for why in season_warnings(cfg):
             console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
-    except SeasonConfigError as err:
-        fail(str(err))
     _drive(lambda on: run_season(cfg, out, progress=on, ray=ray_address), cfg.games, 0, ray_address)
     _show_board(out, markdown=False)
 
@@ -155,10 +151,8 @@ def season_resume(
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Resume a season: rerun games without an outcome from their own seed, judge the rest."""
-    try:
+    with refusing(SeasonError, name="OUT"):
         m = load_manifest(out)
-    except SeasonError as err:
-        fail(arg_message("OUT", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in m.config.roster])
     done = sum(s.status == "judged" for s in m.slots)
     _drive(lambda on: resume_season(out, progress=on, ray=ray_address), len(m.slots), done, ray_address)
@@ -174,10 +168,8 @@ def season_leaderboard(
     markdown: bool = typer.Option(False, "--markdown", "--md", help="Print Markdown instead of tables."),
 ) -> None:
     """Print the leaderboard and rewrite index.json and leaderboard.md."""
-    try:
+    with refusing(SeasonError, name="OUT"):
         load_manifest(out)
-    except SeasonError as err:
-        fail(arg_message("OUT", err))
     _show_board(out, markdown)
 
 
@@ -187,10 +179,8 @@ def season_plan(
     file: Annotated[Path, InPath(YAML_FILE, "file")] = typer.Argument(..., help="Season YAML file."),
 ) -> None:
     """Show the seating plan (entry per seat per game) without playing."""
-    try:
+    with refusing(SeasonConfigError, name="FILE"):
         cfg = load_season(file)
-    except SeasonConfigError as err:
-        fail(arg_message("FILE", err))
     for why in season_warnings(cfg):
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     m = plan_season(cfg)

@@ -19,6 +19,7 @@ from mafialab.cli._options import (
     checked,
     no_cache_option,
     ray_option,
+    refusing,
     summary_cache,
 )
 from mafialab.harness import RayConnectError, connect_ray
@@ -82,23 +83,19 @@ def view(
     token = os.environ.get(token_env) if token_env is not None else None
     allowed = tuple(a for a in (allow_agents or "").split(",") if a.strip())
     if serve:
-        try:
+        with refusing(ValueError):
             check_host(host, token)
             check_allowed_agents(allowed)
-        except ValueError as err:
-            fail(str(err))
     if ray is not None:
-        try:  # before the site's data/ is replaced
+        with refusing(ImportError, RayConnectError):  # before the site's data/ is replaced
             connect_ray(ray)
-        except (ImportError, RayConnectError) as err:
-            fail(str(err))
     for why in replace_notes(directory, out):
         console.print(f"[yellow]note:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
     with progress_bar() as progress:
         task = progress.add_task("building", total=total)
-        try:
+        with refusing(ViewerError):
             summary = build_site(
                 directory,
                 out,
@@ -108,8 +105,6 @@ def view(
                 ray=ray,
                 cache=store,
             )
-        except ViewerError as err:
-            fail(str(err))
     dt = time.perf_counter() - t0
     for path, reason in summary.skipped:
         console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False, soft_wrap=True)
