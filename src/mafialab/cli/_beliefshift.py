@@ -52,6 +52,7 @@ from mafialab.cli._options import (
     Choice,
     Games,
     InPath,
+    JsonLines,
     ModelString,
     OutDir,
     OutFile,
@@ -110,35 +111,6 @@ def annotate_cmd(
     )
 
 
-def _is_empty(path: Path) -> bool:
-    """Whether a file holds nothing but blank lines (an unreadable file is left to its reader)."""
-    try:
-        with path.open("rb") as fh:
-            return all(not line.strip() for line in fh)
-    except OSError:
-        return False
-
-
-def _first_json_line(path: Path) -> int | None:
-    """The number (1-based) of the first line of ``path`` that is a JSON object, or None.
-
-    None when no line is one (a text or binary file given by mistake) or the file cannot be
-    read as UTF-8 text (left to its reader).
-    """
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        if isinstance(json.loads(line), dict):
-                            return n
-                    except (ValueError, RecursionError):
-                        continue
-    except (OSError, UnicodeDecodeError):
-        return 1
-    return None
-
-
 _LABELS_LINE = (
     '{"game_id": "g1", "round": 1, "speaker": "Alex", "labels": [{"target": "Blake", "category": "suspect"}]}'
 )
@@ -186,12 +158,10 @@ def _wrong_kind_message(path: Path, *, labels_ok: bool) -> str | None:
 @bs_app.command("agreement")
 @checked
 def agreement_cmd(
-    ann_a: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(
+    ann_a: Annotated[Path, JsonLines("a labels file or ANN.jsonl")] = typer.Argument(
         ..., help="Reference: a labels file (game_id/round/speaker/labels lines) or ANN.jsonl."
     ),
-    ann_b: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(
-        ..., help="Annotation file to score (ANN.jsonl)."
-    ),
+    ann_b: Annotated[Path, JsonLines("ANN.jsonl")] = typer.Argument(..., help="Annotation file to score (ANN.jsonl)."),
     errors: bool = typer.Option(False, "--errors", help="List every disagreeing (message, target) unit."),
 ) -> None:
     """Score annotation B against A: precision, recall, Cohen's kappa, messages fully right.
@@ -204,14 +174,6 @@ def agreement_cmd(
     a labels line whose speaker or target is not a player of its game, or a target that is the
     speaker. Labelled messages that B did not scan are left out and named in a note.
     """
-    for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
-        if _is_empty(path):
-            fail(f"{name}: {path} is empty (expected {'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl)")
-        if _first_json_line(path) is None:
-            fail(
-                f"{name}: {path} has no JSON-object line: expected "
-                f"{'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl (one JSON object per line)"
-            )
     for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
         wrong = _wrong_kind_message(path, labels_ok=name == "ANN_A")  # a JSON object of neither format
         if wrong:

@@ -271,6 +271,43 @@ class InPath(OptionType):
         return value
 
 
+class JsonLines(OptionType):
+    """A JSONL file with at least one JSON-object line; ``expected`` names the kind of file, for the message.
+
+    An empty file or one without such a line (a text or binary file given by mistake) is
+    refused; a bad line further on is left to the file's reader, which names it.
+    """
+
+    round = 1
+
+    def __init__(self, expected: str):
+        self.expected = expected
+
+    def check(self, value: Path, name: str, given: Given) -> Path:
+        InPath(JSONL_FILE, "file").check(value, name)
+        blank = True
+        try:
+            with value.open(encoding="utf-8") as fh:
+                for line in fh:
+                    blank = blank and not line.strip()
+                    if line.strip() and _json_object(line):
+                        return value
+        except (OSError, UnicodeDecodeError):
+            return value  # left to the reader
+        if blank:
+            fail(f"{name}: {value} is empty (expected {self.expected})")
+        fail(f"{name}: {value} has no JSON-object line: expected {self.expected} (one JSON object per line)")
+
+
+def _json_object(line: str) -> bool:
+    import json
+
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 class Games(OptionType):
     """A game's folder or a folder with games in it or below (:func:`mafialab.record.no_games_message` words it)."""
 
