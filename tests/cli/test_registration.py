@@ -21,7 +21,7 @@ def test_only_the_package_init_registers_commands() -> None:
 
 
 def test_every_command_module_is_registered() -> None:
-    modules = sorted(p.stem for p in CLI.glob("_*.py") if p.stem not in ("__init__", "_app", "_docs"))
+    modules = sorted(p.stem for p in CLI.glob("_*.py") if p.stem not in ("__init__", "_app", "_docs", "_options"))
     assert sorted({module for module, _, _ in mafialab.cli.COMMANDS.values()}) == modules
     for name, (module, attr, _) in mafialab.cli.COMMANDS.items():
         assert hasattr(importlib.import_module(f"mafialab.cli.{module}"), attr), name

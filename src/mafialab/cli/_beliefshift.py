@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -44,23 +45,25 @@ from mafialab.beliefshift import (
     write_bench,
     write_report,
 )
-from mafialab.cli._app import (
+from mafialab.cli._app import console, count, fail, progress_bar, time_words
+from mafialab.cli._options import (
+    JSONL_FILE,
+    YAML_FILE,
+    Choice,
+    Games,
+    InPath,
+    JsonLines,
+    ModelString,
+    OutDir,
+    OutFile,
     arg_message,
-    check_games_path,
-    check_in_path,
-    check_out_dir,
-    check_out_file,
-    console,
-    count,
-    fail,
-    library_message,
-    progress_bar,
+    checked,
+    refusing,
     seed_option,
-    time_words,
 )
 from mafialab.config import read_config_text
 from mafialab.harness import RayConnectError, freeze_startup_heap
-from mafialab.models import ModelSpecError, get_model
+from mafialab.models import get_model
 from mafialab.record import LogFormatError
 
 bs_app = typer.Typer(
@@ -70,29 +73,26 @@ bs_app = typer.Typer(
 
 
 @bs_app.command("annotate")
+@checked
 def annotate_cmd(
-    logs: list[Path] = typer.Argument(..., help="Game directories, or folders holding them."),
-    annotator: str = typer.Option("rules", "--annotator", "-a", help="'rules' (offline patterns) or a model string."),
-    out: Path = typer.Option(..., "--out", "-o", help="Annotation file to write (ANN.jsonl)."),
+    logs: Annotated[list[Path], Games()] = typer.Argument(..., help="Game directories, or folders holding them."),
+    annotator: Annotated[str, ModelString(also=["rules"])] = typer.Option(
+        "rules", "--annotator", "-a", help="'rules' (offline patterns) or a model string."
+    ),
+    out: Annotated[Path, OutFile(force="force")] = typer.Option(
+        ..., "--out", "-o", help="Annotation file to write (ANN.jsonl)."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Messages labelled at once (model annotator)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per message (model annotator)."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier annotation run)."),
 ) -> None:
     """Mark day-discussion messages that suspect or accuse a player (one record per message and target)."""
-    check_out_file(out, force=force)  # before any work (model calls)
-    for path in logs:
-        check_games_path(path, "LOGS")
-    try:
+    with refusing(FileNotFoundError, LogFormatError, name="LOGS"):
         games = load_logs(logs)
-    except (FileNotFoundError, LogFormatError) as err:
-        fail(arg_message("LOGS", err))
     if annotator == "rules":
         ann = RulesAnnotator()
     else:
-        try:
-            ann = ModelAnnotator(get_model(annotator, concurrency=concurrency), retries=retries)  # type: ignore[assignment]
-        except (ModelSpecError, ImportError) as err:
-            fail(f"--annotator: {err}")
+        ann = ModelAnnotator(get_model(annotator, concurrency=concurrency), retries=retries)  # type: ignore[assignment]
     total = len(games)
     n_msgs = sum(len(day_messages(g)) for g in games)
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
@@ -109,35 +109,6 @@ def annotate_cmd(
         f"({n_s} suspect, {len(res.annotations) - n_s} accuse), {len(res.header.failed)} failed. "
         f"Wrote {escape(str(out))}"
     )
-
-
-def _is_empty(path: Path) -> bool:
-    """Whether a file holds nothing but blank lines (an unreadable file is left to its reader)."""
-    try:
-        with path.open("rb") as fh:
-            return all(not line.strip() for line in fh)
-    except OSError:
-        return False
-
-
-def _first_json_line(path: Path) -> int | None:
-    """The number (1-based) of the first line of ``path`` that is a JSON object, or None.
-
-    None when no line is one (a text or binary file given by mistake) or the file cannot be
-    read as UTF-8 text (left to its reader).
-    """
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        if isinstance(json.loads(line), dict):
-                            return n
-                    except (ValueError, RecursionError):
-                        continue
-    except (OSError, UnicodeDecodeError):
-        return 1
-    return None
 
 
 _LABELS_LINE = (
@@ -185,11 +156,12 @@ def _wrong_kind_message(path: Path, *, labels_ok: bool) -> str | None:
 
 
 @bs_app.command("agreement")
+@checked
 def agreement_cmd(
-    ann_a: Path = typer.Argument(
+    ann_a: Annotated[Path, JsonLines("a labels file or ANN.jsonl")] = typer.Argument(
         ..., help="Reference: a labels file (game_id/round/speaker/labels lines) or ANN.jsonl."
     ),
-    ann_b: Path = typer.Argument(..., help="Annotation file to score (ANN.jsonl)."),
+    ann_b: Annotated[Path, JsonLines("ANN.jsonl")] = typer.Argument(..., help="Annotation file to score (ANN.jsonl)."),
     errors: bool = typer.Option(False, "--errors", help="List every disagreeing (message, target) unit."),
 ) -> None:
     """Score annotation B against A: precision, recall, Cohen's kappa, messages fully right.
@@ -202,16 +174,6 @@ def agreement_cmd(
     a labels line whose speaker or target is not a player of its game, or a target that is the
     speaker. Labelled messages that B did not scan are left out and named in a note.
     """
-    check_in_path(ann_a, "ANN_A", "a JSONL file", kind="file")
-    check_in_path(ann_b, "ANN_B", "a JSONL file", kind="file")
-    for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
-        if _is_empty(path):
-            fail(f"{name}: {path} is empty (expected {'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl)")
-        if _first_json_line(path) is None:
-            fail(
-                f"{name}: {path} has no JSON-object line: expected "
-                f"{'a labels file or ' if name == 'ANN_A' else ''}ANN.jsonl (one JSON object per line)"
-            )
     for name, path in (("ANN_A", ann_a), ("ANN_B", ann_b)):
         wrong = _wrong_kind_message(path, labels_ok=name == "ANN_A")  # a JSON object of neither format
         if wrong:
@@ -227,17 +189,13 @@ def agreement_cmd(
             f"ANN_B: {ann_b} looks like a labels file (game_id/round/speaker/labels lines); ANN_B is the "
             "annotation file to score (ANN.jsonl from `beliefshift annotate`), a labels file goes first as ANN_A"
         )
-    try:  # each file's errors carry its label: ANN_A or ANN_B
+    with refusing(BeliefShiftFormatError, ValueError, name="ANN_A"):  # each file's errors carry its label
         if labels_a:
             ref = read_labels(ann_a)
         else:
             a = read_annotations(ann_a)
-    except (BeliefShiftFormatError, ValueError) as err:
-        fail(arg_message("ANN_A", err))
-    try:
+    with refusing(BeliefShiftFormatError, ValueError, name="ANN_B"):
         b = read_annotations(ann_b)
-    except (BeliefShiftFormatError, ValueError) as err:
-        fail(arg_message("ANN_B", err))
     try:
         rep = agreement_with_labels(ref, b) if labels_a else agreement(a, b)
     except (BeliefShiftFormatError, ValueError) as err:  # a label naming no player of its game (file:line)
@@ -273,39 +231,32 @@ def agreement_cmd(
 
 
 @bs_app.command("freeze")
+@checked
 def freeze_cmd(
-    logs: Path = typer.Argument(..., help="Game directory, or a folder holding game directories."),
-    annotations: Path = typer.Argument(..., help="Annotation file (ANN.jsonl)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Benchmark file to write (BENCH.jsonl)."),
+    logs: Annotated[Path, Games()] = typer.Argument(..., help="Game directory, or a folder holding game directories."),
+    annotations: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(..., help="Annotation file (ANN.jsonl)."),
+    out: Annotated[Path, OutFile(inputs=["annotations"], force="force")] = typer.Option(
+        ..., "--out", "-o", help="Benchmark file to write (BENCH.jsonl)."
+    ),
     observers: int = typer.Option(2, "--observers", min=1, help="Observers per message (fewer if fewer eligible)."),
     seed: int = seed_option("Seed of the observer draws (recorded)."),
-    prompts: Path | None = typer.Option(None, "--prompts", help="Prompt pack YAML (default: the shipped one)."),
+    prompts: Annotated[Path | None, InPath(YAML_FILE, "file")] = typer.Option(
+        None, "--prompts", help="Prompt pack YAML (default: the shipped one)."
+    ),
     include_branches: bool = typer.Option(False, "--include-branches", help="Keep forks (branches) of games."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists (an earlier benchmark file)."),
 ) -> None:
     """Write a self-contained, versioned benchmark: observers and their visible histories per message."""
-    check_out_file(out, inputs=[("ANNOTATIONS", annotations)], force=force)  # before any work
-    check_games_path(logs, "LOGS")
-    check_in_path(annotations, "ANNOTATIONS", "a JSONL file", kind="file")
     pack = None
     if prompts is not None:
-        check_in_path(prompts, "--prompts", "a YAML file", kind="file")
-        try:  # read before the games: a bad pack fails at once
+        with refusing(ValueError):  # read before the games: a bad pack fails at once
             pack = load_prompts_text(read_config_text(prompts), str(prompts))
-        except ValueError as err:
-            fail(str(err))
-    try:
+    with refusing(FileNotFoundError, LogFormatError, OSError, ValueError, name="LOGS"):
         games = load_logs([logs], include_branches=include_branches)
-    except (FileNotFoundError, LogFormatError, OSError, ValueError) as err:
-        fail(arg_message("LOGS", err))
-    try:
+    with refusing(BeliefShiftFormatError, OSError, ValueError, name="ANNOTATIONS"):
         ann = read_annotations(annotations)
-    except (BeliefShiftFormatError, OSError, ValueError) as err:
-        fail(arg_message("ANNOTATIONS", err))
-    try:
+    with refusing(FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError):
         bench = freeze(games, ann, max_observers=observers, seed=seed, prompts=pack)
-    except (FileNotFoundError, LogFormatError, BeliefShiftFormatError, FreezeError, OSError, ValueError) as err:
-        fail(str(err))
     write_bench(out, bench)
     h = bench.header
     none = sum(1 for i in bench.items if not i.observers)
@@ -318,13 +269,18 @@ def freeze_cmd(
 
 
 @bs_app.command("run")
+@checked
 def run_cmd(
-    bench: Path = typer.Argument(..., help="Benchmark file (BENCH.jsonl)."),
-    model: str = typer.Option(
+    bench: Annotated[Path, InPath(JSONL_FILE, "file")] = typer.Argument(..., help="Benchmark file (BENCH.jsonl)."),
+    model: Annotated[str, ModelString()] = typer.Option(
         DEFAULT_MODEL, "--model", "-m", help="Model string provider/model[?key=value&...] (e.g. ?base_url=...)."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Results file (appended; a rerun resumes)."),
-    protocol: str = typer.Option("anchored", "--protocol", help="anchored (prior shown) or independent."),
+    out: Annotated[Path, OutFile(inputs=["bench"])] = typer.Option(
+        ..., "--out", "-o", help="Results file (appended; a rerun resumes)."
+    ),
+    protocol: Annotated[str, Choice("anchored", "independent")] = typer.Option(
+        "anchored", "--protocol", help="anchored (prior shown) or independent."
+    ),
     label: str | None = typer.Option(None, "--label", help="Configuration label in reports (default: the model)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Extra attempts per stage after a failure."),
     concurrency: int = typer.Option(
@@ -347,20 +303,11 @@ def run_cmd(
     ),
 ) -> None:
     """Elicit each observer's prior and belief shift for every benchmark item."""
-    if protocol not in ("anchored", "independent"):
-        fail(f"--protocol: expected anchored or independent, got {protocol!r}")
-    check_out_file(out, inputs=[("BENCH", bench)])  # before any work (model calls)
-    check_in_path(bench, "BENCH", "a JSONL file", kind="file")
-    try:
+    with refusing(BeliefShiftFormatError, name="BENCH"):
         header, items = read_bench(bench)
-    except BeliefShiftFormatError as err:
-        fail(arg_message("BENCH", err))
     if limit is not None:
         items = items[:limit]
-    try:
-        chat = get_model(model, concurrency=concurrency)
-    except (ModelSpecError, ImportError) as err:
-        fail(f"--model: {err}")
+    chat = get_model(model, concurrency=concurrency)
     opts = RunOptions(
         protocol=protocol,  # type: ignore[arg-type]
         retries=retries,
@@ -371,10 +318,8 @@ def run_cmd(
         label=label,
     )
     if dry_run:
-        try:
+        with refusing(ResultsMismatch, ContextWindowError, BeliefShiftFormatError, out=out):
             est = estimate_bench(header, items, chat, out, opts)
-        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError) as err:
-            fail(library_message(err, out))
         if est.why_empty is not None:
             console.print(f"nothing to run: {escape(est.why_empty)}", highlight=False, soft_wrap=True)
             return
@@ -390,7 +335,10 @@ def run_cmd(
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
     with progress_bar() as progress:
         task = progress.add_task(f"{chat.name} ({protocol})", total=n)
-        try:
+        # the results already in OUT (another bench, a bad line) are named by --out
+        with refusing(
+            ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError, out=out
+        ):
             if ray_address is not None:
                 summary = run_bench_ray(
                     header, items, model, out, opts, address=ray_address, on_result=lambda r: progress.advance(task)
@@ -399,8 +347,6 @@ def run_cmd(
                 summary = asyncio.run(
                     run_bench(header, items, chat, out, opts, on_result=lambda r: progress.advance(task))
                 )
-        except (ResultsMismatch, ContextWindowError, BeliefShiftFormatError, ImportError, RayConnectError) as err:
-            fail(library_message(err, out))  # the results already in OUT (another bench, a bad line): --out
     causes = ", ".join(f"{k} {v}" for k, v in summary.causes.most_common()) or "none"
     console.print(
         f"{chat.name}: {summary.ok}/{summary.total} observations valid, {summary.informative} informative "
@@ -421,13 +367,18 @@ def run_cmd(
 
 
 @bs_app.command("report")
+@checked
 def report_cmd(
-    results: list[Path] = typer.Argument(
+    results: Annotated[list[Path], InPath("a JSONL file or an Inspect log", "file")] = typer.Argument(
         ..., help="Results files (RESULTS.jsonl) or Inspect logs of mafialab/beliefshift (.eval, .json)."
     ),
-    models: Path | None = typer.Option(None, "--models", help="models.yaml: params_b, reasoning, group per label."),
-    out: Path = typer.Option(Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."),
-    ci: str = typer.Option(
+    models: Annotated[Path | None, InPath(YAML_FILE, "file")] = typer.Option(
+        None, "--models", help="models.yaml: params_b, reasoning, group per label."
+    ),
+    out: Annotated[Path, OutDir()] = typer.Option(
+        Path("beliefshift_report"), "--out", "-o", help="Directory for the tables and figure."
+    ),
+    ci: Annotated[str, Choice("t", "cluster")] = typer.Option(
         "t", "--ci", help="Per-model CIs: t (Student t over responses) or cluster (game bootstrap)."
     ),
     published: bool = typer.Option(
@@ -437,23 +388,11 @@ def report_cmd(
     ),
 ) -> None:
     """Print the tables (group level) and write all of them as Markdown, LaTeX and CSV, plus a PNG."""
-    if ci not in ("t", "cluster"):
-        fail(f"--ci: expected t or cluster, got {ci!r}")
-    check_out_dir(out)
-    for path in results:
-        check_in_path(path, "RESULTS", "a JSONL file or an Inspect log", kind="file")
-    if models is not None:
-        check_in_path(models, "--models", "a YAML file", kind="file")
-    try:
+    with refusing(ModelsFileError, ImportError):
         infos = load_models_yaml(models) if models else None
-    except (ModelsFileError, ImportError) as err:
-        fail(str(err))
-    try:
+    # an Inspect log without Inspect AI installed: the ImportError says what to install
+    with refusing(ImportError), refusing(BeliefShiftFormatError, name="RESULTS"):
         recs, problems = read_all_results(results)
-    except BeliefShiftFormatError as err:
-        fail(arg_message("RESULTS", err))
-    except ImportError as err:  # an Inspect log without Inspect AI installed (says what to install)
-        fail(str(err))
     for p in problems:
         console.print(f"[yellow]skipped:[/] {escape(str(p))}")
     if not recs:

@@ -6,9 +6,8 @@ import asyncio
 import csv
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -16,35 +15,34 @@ from rich.table import Table
 
 from mafialab.analysis import Rate, blocks_csv_rows, fmt_p, fmt_rate, report_bifurcation
 from mafialab.cli._app import (
-    arg_message,
-    check_agent_spec,
-    check_in_path,
-    check_out_dir,
     console,
     count,
     err_console,
     fail,
-    library_message,
     program,
     progress_bar,
-    ray_option,
-    read_game_arg,
     refuse_seats_on_ray,
-    seed_option,
     shell_word,
     time_words,
+)
+from mafialab.cli._options import (
+    AgentSpec,
+    Format,
+    InPath,
+    OneGame,
+    OutDir,
+    checked,
+    game_log,
+    library_message,
+    ray_option,
+    refusing,
+    seed_option,
 )
 
 bifurcate_app = typer.Typer(
     help="The bifurcation experiment: resample a vote, keep diverse variants, fork each, report.",
     no_args_is_help=True,
 )
-
-
-class _Fmt(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -98,10 +96,16 @@ def _print_tables(rep: dict[str, Any]) -> None:
         console.print(f"[yellow]{count(rep['unfinished_forks'], 'fork')} without a winner left out[/]")
 
 
+BIFURCATION = "a bifurcation folder (the --out of `mafialab bifurcate run`, or a MafiaScope one)"
+
+
 @bifurcate_app.command("report")
+@checked
 def report_cmd(
-    path: Path = typer.Argument(..., help="Bifurcation directory (mafialab's, or a MafiaScope release)."),
-    fmt: _Fmt = typer.Option(_Fmt.table, "--format", "-f", help="table, json or csv (one row per quadrant)."),
+    path: Annotated[Path, InPath(BIFURCATION)] = typer.Argument(
+        ..., help="Bifurcation directory (mafialab's, or a MafiaScope release)."
+    ),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv (one row per quadrant)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Cluster-bootstrap resamples for the ci95."),
     seed: int = seed_option("Bootstrap seed."),
 ) -> None:
@@ -110,16 +114,13 @@ def report_cmd(
     Per point, per quadrant and pooled: flip share, P(town win | the variant voted for a
     mafioso) against otherwise with a two-sided Fisher exact test, modal target concentration.
     """
-    check_in_path(path, "PATH", "a bifurcation folder (the --out of `mafialab bifurcate run`, or a MafiaScope one)")
-    try:
+    with refusing(FileNotFoundError, ValueError, name="PATH"):
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
-    except (FileNotFoundError, ValueError) as err:
-        fail(arg_message("PATH", err))
     for p in rep["problems"]:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", highlight=False, soft_wrap=True)
-    if fmt is _Fmt.json:
+    if fmt is Format.json:
         sys.stdout.write(json.dumps(rep, indent=1, ensure_ascii=False) + "\n")
-    elif fmt is _Fmt.csv:
+    elif fmt is Format.csv:
         rows = blocks_csv_rows(rep)
         w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["block"])
         w.writeheader()
@@ -129,8 +130,11 @@ def report_cmd(
 
 
 @bifurcate_app.command("run")
+@checked
 def run_cmd(
-    game: Path = typer.Argument(..., help="Parent game directory (it must replay; see `fork steps`)."),
+    game: Annotated[Path, OneGame()] = typer.Argument(
+        ..., help="Parent game directory (it must replay; see `fork steps`)."
+    ),
     points: str = typer.Option(
         ..., "--points", help="Decision ids (12,40), innocent-votes, or random:N (a seeded control draw)."
     ),
@@ -142,17 +146,19 @@ def run_cmd(
     keep: int = typer.Option(20, "--keep", "-M", min=1, help="Variants kept and forked per point (factual included)."),
     temperature: float = typer.Option(1.2, "--temperature", "-T", min=0.0, help="Temperature of the resamples."),
     embed: str = typer.Option("tfidf", "--embed", help="tfidf (offline) or openai/<model>?base_url=... (embeddings)."),
-    sampler: str | None = typer.Option(
+    sampler: Annotated[str | None, AgentSpec()] = typer.Option(
         None, "--sampler", help="Agent spec that resamples the voter (default: its own)."
     ),
-    agents: str | None = typer.Option(
+    agents: Annotated[str | None, AgentSpec()] = typer.Option(
         None, "--agents", "-a", help="Agent spec of the continuation (default: parent's)."
     ),
     parallel: int = typer.Option(8, "--parallel", "-j", min=1, help="Resample calls and forks in flight at once."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the number of calls and the cost estimate; run nothing."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Bifurcation directory (an interrupted run resumes here)."),
+    out: Annotated[Path, OutDir()] = typer.Option(
+        ..., "--out", "-o", help="Bifurcation directory (an interrupted run resumes here)."
+    ),
     ray_address: str | None = ray_option(
         "Draw the resamples and play the forks", "everything lands in OUT as in a local run (and resumes so)"
     ),
@@ -166,11 +172,7 @@ def run_cmd(
     from mafialab.harness import PreflightError, RayConnectError, ReplayMismatch, freeze_startup_heap
     from mafialab.record import LogFormatError
 
-    check_out_dir(out)
-    log = read_game_arg(game, "GAME")
-    for option, spec in (("--agents", agents), ("--sampler", sampler)):
-        if spec is not None:
-            check_agent_spec(spec, option, log.header.rules, 0, seed)
+    log = game_log(game)
     try:
         refuse_seats_on_ray(ray_address, [*branch_specs(log, agents), *([sampler] if sampler else [])])
         if dry_run:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Annotated
 
 import httpx
 import typer
 import uvicorn
 
 from mafialab._http import server_config
-from mafialab.cli._app import console, count, fail, option_message
+from mafialab.cli._app import console, count, fail
+from mafialab.cli._options import EnvVar, checked, option_message, refusing
 from mafialab.models import ModelSpecError
 from mafialab.remote import LOOPBACK, BusHub, check_bind, create_bus_app, serve_jobs, served_hosts
 
@@ -19,20 +21,12 @@ bus_app = typer.Typer(
 )
 
 
-def _token(token_env: str | None) -> str | None:
-    if token_env is None:
-        return None
-    token = os.environ.get(token_env)
-    if not token:
-        fail(f"--token-env: environment variable {token_env} is not set")
-    return token
-
-
 @bus_app.command("serve")
+@checked
 def bus_serve(
     host: str = typer.Option(LOOPBACK, "--host", help="Interface to bind (other than loopback only with a token)."),
     port: int = typer.Option(8766, "--port", min=0, max=65535, help="TCP port (the viewer uses 8765)."),
-    token_env: str | None = typer.Option(
+    token_env: Annotated[str | None, EnvVar("is not set")] = typer.Option(
         None, "--token-env", help="Environment variable holding a shared bearer token required on every request."
     ),
     timeout: float = typer.Option(
@@ -40,28 +34,29 @@ def bus_serve(
     ),
 ) -> None:
     """Run the hub: workers register and long-poll for jobs; games post calls to it (bus/KEY?base_url=...)."""
-    token = _token(token_env)
-    try:
+    token = os.environ.get(token_env) if token_env is not None else None
+    with refusing(ValueError):
         check_bind(host, token, "the bus hub")
-    except ValueError as err:
-        fail(str(err))
     app = create_bus_app(BusHub(token=token), default_timeout=timeout, allowed_hosts=served_hosts(host))
     console.print(f"bus hub on http://{host}:{port} (status: /status; seats use bus/KEY?base_url=http://{host}:{port})")
     uvicorn.Server(server_config(app, host, port)).run()
 
 
 @bus_app.command("worker")
+@checked
 def bus_worker(
     hub: str = typer.Option("http://127.0.0.1:8766", "--hub", help="The hub's URL."),
     key: list[str] = typer.Option(["*"], "--key", help="Routing key served (repeatable; * serves every key)."),
     model: str = typer.Option(..., "--model", "-m", help="Model string answering the jobs (e.g. local/smollm2)."),
-    token_env: str | None = typer.Option(None, "--token-env", help="Environment variable holding the hub's token."),
+    token_env: Annotated[str | None, EnvVar("is not set")] = typer.Option(
+        None, "--token-env", help="Environment variable holding the hub's token."
+    ),
     worker_id: str | None = typer.Option(None, "--id", help="Worker id (default HOST-PID)."),
     concurrency: int = typer.Option(1, "--concurrency", min=1, help="Jobs answered at once."),
     max_jobs: int | None = typer.Option(None, "--max-jobs", min=1, help="Exit after this many jobs."),
 ) -> None:
     """Serve MODEL to games through HUB under routing keys KEY (until Ctrl-C)."""
-    token = _token(token_env)
+    token = os.environ.get(token_env) if token_env is not None else None
     console.print(f"bus worker for {', '.join(key)} on {hub} with {model}")
     try:
         n = asyncio.run(

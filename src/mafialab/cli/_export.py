@@ -4,24 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import (
-    arg_message,
-    check_games_path,
-    check_out_dir,
-    check_out_file,
-    count,
-    err_console,
-    fail,
-    os_error_message,
-    output_option_for,
-    progress_bar,
-    ray_option,
-    refuse_input_folder,
-)
+from mafialab.cli._app import count, err_console, fail, os_error_message, output_option_for, progress_bar
+from mafialab.cli._options import Games, OutDir, OutFile, arg_message, checked, ray_option, refusing
 from mafialab.harness import RayConnectError
 from mafialab.record import LogFormatError
 
@@ -30,9 +19,10 @@ export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or t
 
 
 @export_app.command("parquet")
+@checked
 def export_parquet_cmd(
-    directory: Path = typer.Argument(..., help="Directory of game logs."),
-    out: Path = typer.Option(
+    directory: Annotated[Path, Games()] = typer.Argument(..., help="Directory of game logs."),
+    out: Annotated[Path, OutDir(not_above="directory", file_suffix=".parquet")] = typer.Option(
         ..., "--out", "-o", help="Output directory (a dataset folder per table), or a single FILE.parquet."
     ),
     force: bool = typer.Option(
@@ -52,12 +42,6 @@ def export_parquet_cmd(
     """
     from mafialab.analysis import OutputExistsError, export_parquet
 
-    if out.suffix == ".parquet" and not out.is_dir():
-        check_out_file(out)
-    else:  # before the input: a file here is refused as "a file; give a folder"
-        check_out_dir(out)
-        refuse_input_folder(out, "DIRECTORY", directory)  # the dataset is never written among the logs
-    check_games_path(directory, "DIRECTORY")
     unread: list[str] = []
     counts: dict[str, int] = {}
     try:
@@ -100,24 +84,19 @@ def export_parquet_cmd(
 
 
 @export_app.command("tgn")
+@checked
 def export_tgn_cmd(
-    directory: Path = typer.Argument(..., help="Directory of game logs."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write to FILE (.csv or .parquet); default stdout CSV."),
+    directory: Annotated[Path, Games()] = typer.Argument(..., help="Directory of game logs."),
+    out: Annotated[Path | None, OutFile(force="force", suffixes=(".csv", ".parquet"))] = typer.Option(
+        None, "--out", "-o", help="Write to FILE (.csv or .parquet); default stdout CSV."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace FILE if it exists."),
 ) -> None:
     """Belief edges (source, target, time, weight, label) from probe answers (docs/export.md)."""
     from mafialab.analysis import belief_edges
 
-    if out is not None and out.suffix not in (".csv", ".parquet"):
-        # never let a typo (-o game.jsonl) overwrite a recorded log
-        fail(f"--out: expected a .csv or .parquet file, got {out}")
-    if out is not None:
-        check_out_file(out, force=force)
-    check_games_path(directory, "DIRECTORY")
-    try:
+    with refusing(FileNotFoundError, LogFormatError, name="DIRECTORY"):
         df = belief_edges(directory)
-    except (FileNotFoundError, LogFormatError) as err:
-        fail(arg_message("DIRECTORY", err))
     if out is None:
         df.to_csv(sys.stdout, index=False)
         return

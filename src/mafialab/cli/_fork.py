@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -16,25 +16,24 @@ from rich.table import Table
 from mafialab._words import team_wins
 from mafialab.agents import parse_seat_overrides
 from mafialab.analysis import Rate, fmt_p, fmt_rate
-from mafialab.cli._app import (
+from mafialab.cli._app import console, count, err_console, fail, progress_bar, refuse_seats_on_ray, time_words
+from mafialab.cli._options import (
     ONE_GAME,
+    AgentSpec,
+    InPath,
+    OneGame,
+    OutDir,
+    Prices,
+    TableOrJson,
     arg_message,
     check_agent_spec,
-    check_in_path,
-    check_out_dir,
-    console,
-    count,
-    err_console,
-    fail,
-    library_message,
+    checked,
+    game_log,
     load_price_option,
-    progress_bar,
     ray_option,
-    read_game_arg,
-    refuse_seats_on_ray,
+    refusing,
     seat_option,
     seed_option,
-    time_words,
 )
 from mafialab.config import json_error
 from mafialab.counterfactual import (
@@ -116,36 +115,25 @@ def parse_intervention(
     return Resample()
 
 
-def _check_given_agents(log: GameLog, agents: str | None, seats: dict[int, str], seed: int) -> None:
-    """Fail (code 2) naming ``--agents`` or ``--seat N=SPEC`` when a spec given on the command line cannot be built."""
-    if agents is not None:
-        check_agent_spec(agents, "--agents", log.header.rules, 0, seed)
+def _check_seats(log: GameLog, seats: dict[int, str], seed: int) -> None:
+    """Fail (code 2) naming ``--seat N=SPEC`` when a spec given on the command line cannot be built."""
     for s, spec in seats.items():
         check_agent_spec(spec, seat_option(s, seats), log.header.rules, s, seed)
 
 
-class _Fmt(StrEnum):
-    """What ``fork steps``/``compare``/``sweep`` print (any other value is refused as an option error)."""
-
-    table = "table"
-    json = "json"
-
-
 @fork_app.command("steps")
+@checked
 def steps_cmd(
-    game: Path = typer.Argument(..., help="Game directory (mafialab game, branch, or imported MafiaScope game)."),
-    fmt: _Fmt = typer.Option(_Fmt.table, "--format", help="table or json."),
+    game: Annotated[Path, InPath(ONE_GAME)] = typer.Argument(
+        ..., help="Game directory (mafialab game, branch, or imported MafiaScope game)."
+    ),
+    fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", help="table or json."),
 ) -> None:
     """List the forkable steps of GAME: id, round, phase, seat, kind and what was done."""
-    check_in_path(game, "GAME", ONE_GAME)
-    try:
+    with refusing(LogFormatError, name="GAME"):
         log = read_game(game, warn=False)  # each problem is printed once, below
-    except LogFormatError as err:
-        fail(arg_message("GAME", err))
-    try:
+    with refusing(LogFormatError, ReplayMismatch):
         steps = fork_steps(log)
-    except (LogFormatError, ReplayMismatch) as err:
-        fail(str(err))
     # a repeated line loses nothing (its first copy is kept); any other skipped line, and any
     # run of seq numbers no line holds (lines deleted), is a lost event
     lost = [why for why in log.problems if ": repeated seq " not in why]
@@ -195,8 +183,9 @@ def steps_cmd(
 
 
 @fork_app.command("run")
+@checked
 def run_cmd(
-    game: Path = typer.Argument(..., help="Parent game directory."),
+    game: Annotated[Path, OneGame()] = typer.Argument(..., help="Parent game directory."),
     at: str = typer.Option(..., "--at", help="Fork step: a decision id or round:phase:index (see `fork steps`)."),
     inject: str | None = typer.Option(
         None, "--inject", help='Replace the answer: JSON {"target": NAME or SEAT, "text": ...}.'
@@ -206,14 +195,16 @@ def run_cmd(
     night: str | None = typer.Option(None, "--night", help="SEAT=TARGET: override the seat's next night action."),
     n: int = typer.Option(1, "-n", min=1, help="Replicas of the fork."),
     seed: int = seed_option("Seed of the batch (with the replica: each branch's seed).", "-s"),
-    agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
+    agents: Annotated[str | None, AgentSpec()] = typer.Option(
+        None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."
+    ),
     seat: list[str] = typer.Option([], "--seat", help="Per-seat agent N=SPEC; repeatable."),
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
     probes: str = typer.Option("none", "--probes", "-p", help="Probe battery for the continuation."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Branches played at the same time."),
-    prices: Path | None = typer.Option(None, "--prices", help="YAML price table."),
+    prices: Annotated[Path | None, Prices()] = typer.Option(None, "--prices", help="YAML price table."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and cost estimate; play nothing."),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
+    out: Annotated[Path, OutDir()] = typer.Option(..., "--out", "-o", help="Directory for the branches."),
     ray_address: str | None = ray_option(
         "Play the replicas", "the branches land in OUT as in a local run (--resample answers are drawn here first)"
     ),
@@ -222,13 +213,12 @@ def run_cmd(
 
     Run again with the same options to resume: branches of the batch already in OUT are kept.
     """
-    check_out_dir(out)
-    log = read_game_arg(game, "GAME")
+    log = game_log(game)
     table = load_price_option(prices)
-    try:
+    with refusing(LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError, out=out):
         names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
         overrides = parse_seat_overrides(seat, len(names))
-        _check_given_agents(log, agents, overrides, seed)
+        _check_seats(log, overrides, seed)
         iv = parse_intervention(names, inject, resample, belief, night)
         step = resolve_step(fork_steps(log), at)
         refuse_seats_on_ray(ray_address, branch_specs(log, agents, overrides))
@@ -265,8 +255,6 @@ def run_cmd(
                     progress=lambda b: bar.advance(task),
                 )
             )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError, ImportError, RayConnectError) as err:
-        fail(library_message(err, out))
     t = Table("branch", "replica", "winner", "fallbacks")
     for b in batch.branches:
         t.add_row(b.game_id, str(b.replica), winner_name(b.winner, log.header.rules), f"{b.fallbacks}/{b.decisions}")
@@ -293,26 +281,23 @@ def run_cmd(
 
 
 @fork_app.command("compare")
+@checked
 def compare_cmd(
-    dir_a: Path = typer.Argument(..., help="Branches of batch A."),
-    dir_b: Path = typer.Argument(..., help="Branches of batch B."),
+    dir_a: Annotated[Path, InPath(BRANCHES, "folder")] = typer.Argument(..., help="Branches of batch A."),
+    dir_b: Annotated[Path, InPath(BRANCHES, "folder")] = typer.Argument(..., help="Branches of batch B."),
     batch_a: str | None = typer.Option(None, "--batch-a", help="Batch id in DIR_A when it holds several."),
     batch_b: str | None = typer.Option(None, "--batch-b", help="Batch id in DIR_B when it holds several."),
-    fmt: _Fmt = typer.Option(_Fmt.table, "--format", help="table or json."),
+    fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", help="table or json."),
 ) -> None:
     """P(each team wins) per batch (Wilson 95 %), the difference (Newcombe 95 %), Fisher exact p, n."""
-    check_in_path(dir_a, "DIR_A", BRANCHES, kind="folder")
-    check_in_path(dir_b, "DIR_B", BRANCHES, kind="folder")
     sides: list[BatchSummary] = []
     for name, folder, batch in (("DIR_A", dir_a, batch_a), ("DIR_B", dir_b, batch_b)):
         try:
             sides.append(one_batch(folder, batch))
         except (LogFormatError, ValueError) as err:
             fail(arg_message(name, err))
-    try:
+    with refusing(ValueError):  # the same batch on both sides
         res = compare_batches(sides[0], sides[1])
-    except ValueError as err:  # the same batch on both sides
-        fail(str(err))
     if fmt == "json":
         console.print_json(json.dumps(res))
         return
@@ -352,27 +337,25 @@ def _rules_of(folder: Path) -> list[RuleSet]:
 
 
 @fork_app.command("sweep")
+@checked
 def sweep_cmd(
-    game: Path = typer.Argument(..., help="Parent game directory."),
+    game: Annotated[Path, OneGame()] = typer.Argument(..., help="Parent game directory."),
     n: int = typer.Option(..., "-n", min=1, help="Replicas per step."),
     steps: list[str] = typer.Option([], "--steps", help="Steps to fork (default: every public step); repeatable."),
     seed: int = seed_option("Seed of the sweep.", "-s"),
-    agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."),
+    agents: Annotated[str | None, AgentSpec()] = typer.Option(
+        None, "--agents", "-a", help="Agent spec for every seat (default: parent's)."
+    ),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Branches played at the same time."),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for the branches."),
-    fmt: _Fmt = typer.Option(_Fmt.table, "--format", help="table or json."),
+    out: Annotated[Path, OutDir()] = typer.Option(..., "--out", "-o", help="Directory for the branches."),
+    fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", help="table or json."),
 ) -> None:
     """Fork GAME at every public step with a fresh draw, N times each: P(each team wins) per step."""
-    check_out_dir(out)
-    parent = read_game_arg(game, "GAME")
+    game_log(game)  # read by the check of GAME
     chosen = [x for s in steps for x in s.split(",") if x.strip()]
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
-    try:
-        if agents is not None:
-            _check_given_agents(parent, agents, {}, seed)
+    with refusing(LogFormatError, ReplayMismatch, ValueError, PreflightError, out=out):
         rows = asyncio.run(sweep(game, n, steps=chosen or None, seed=seed, out=out, agents=agents, parallel=parallel))
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(library_message(err, out))
     if fmt == "json":
         data = [
             {"step": r.step.id, "label": r.step.label, "seat": r.step.seat, "kind": r.step.kind, "batch": r.batch.batch,

@@ -3,32 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from mafialab.cli._app import (
-    check_out_dir,
-    console,
-    count,
-    err_console,
-    fail,
-    os_error_message,
-    output_option_for,
-    progress_bar,
-)
+from mafialab.cli._app import console, count, err_console, fail, os_error_message, output_option_for, progress_bar
+from mafialab.cli._options import OutDir, checked
 from mafialab.record import import_mafiascope
 
 import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
 
 
 @import_app.command("mafiascope")
+@checked
 def import_mafiascope_cmd(
     src: Path = typer.Argument(
         ..., help="MafiaScope logs directory, corpus directory, one game directory, or a bifurcation directory."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory to write mafialab game directories into."),
+    out: Annotated[Path, OutDir(inputs=["src"])] = typer.Option(
+        ..., "--out", "-o", help="Directory to write mafialab game directories into."
+    ),
 ) -> None:
     """Convert MafiaScope game directories (game.jsonl, introspection.jsonl, state.jsonl).
 
@@ -38,7 +34,6 @@ def import_mafiascope_cmd(
     Unreadable lines are reported as FILE:LINE and skipped; the exit code is 0 when every
     game was written (even with skipped lines) and 1 when a game could not be imported.
     """
-    check_out_dir(out, inputs=[("SRC", src)])
     try:
         with progress_bar() as bar:
             task = bar.add_task("games imported", total=None)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from mafialab.cli._app import check_games_path, console, count, fail
+from mafialab.cli._app import console, count, fail
+from mafialab.cli._options import Games, ModelString, checked
 from mafialab.harness import freeze_startup_heap, unreachable
 from mafialab.judge import Ensemble, JudgeError, judge_with_ensemble
-from mafialab.models import ModelSpecError, get_model
+from mafialab.models import get_model
 from mafialab.record import JUDGE_AXES, LogFormatError, Verdict, iter_game_dirs, read_game
 
 
@@ -43,20 +45,19 @@ def _print(ens: Ensemble, verdicts: list[Verdict]) -> None:
         )
 
 
+@checked
 def judge(
-    game_dir: Path = typer.Argument(..., help="A game directory, or a directory of game directories."),
-    judges: list[str] = typer.Option(
+    game_dir: Annotated[Path, Games()] = typer.Argument(
+        ..., help="A game directory, or a directory of game directories."
+    ),
+    judges: Annotated[list[str], ModelString()] = typer.Option(
         ..., "--judge", "-j", help="Judge model string (provider/model[?key=value&...]); repeat for an ensemble."
     ),
     attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Calls per verdict (first try + retries)."),
 ) -> None:
     """Judge finished games; verdicts are appended to verdicts.jsonl beside each game.jsonl."""
-    check_games_path(game_dir, "GAME_DIR")
     dirs = iter_game_dirs(game_dir)
-    try:
-        models = [get_model(j) for j in judges]
-    except (ModelSpecError, ImportError) as err:
-        fail(f"--judge: {err}")
+    models = [get_model(j) for j in judges]
 
     bad = [f"{name}: {err}" for name, err in asyncio.run(unreachable(models))]
     if bad:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import math
+import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
 import typer
@@ -20,23 +20,32 @@ from mafialab._quality import NONE_FIRED
 from mafialab._words import noun_for
 from mafialab.agents import Agent, make_agent, parse_seat_overrides, with_model_options
 from mafialab.cli._app import (
-    check_agent_spec,
-    check_out_dir,
     console,
     count,
     err_console,
     fail,
-    library_message,
-    load_price_option,
-    option_message,
     os_error_message,
     program,
     progress_bar,
-    ray_option,
     refuse_seats_on_ray,
+    shell_word,
+)
+from mafialab.cli._options import (
+    Battery,
+    Finite,
+    HttpUrl,
+    OutDir,
+    Prices,
+    RuleSetId,
+    check_agent_spec,
+    checked,
+    library_message,
+    load_price_option,
+    option_message,
+    ray_option,
+    refusing,
     seat_option,
     seed_option,
-    shell_word,
 )
 from mafialab.engine import Elimination, GameState, PhaseStarted
 from mafialab.harness import (
@@ -51,10 +60,10 @@ from mafialab.harness import (
     preflight,
 )
 from mafialab.models import DEFAULT_LOCAL_MODEL, EMBEDDED_NOTE, MockExhausted, is_embedded_model, merge_summaries
-from mafialab.probes import GameSetup, ProbeBattery, ProbeBatteryError, resolve_battery
+from mafialab.probes import GameSetup, ProbeBattery, resolve_battery
 from mafialab.record import CALLS_FILE, GAME_FILE, PROBES_FILE, LogFormatError, PriceTable
 from mafialab.remote import is_seat_spec, parse_seat_spec
-from mafialab.rules import RuleSet, RuleSetError, load_rules, winner_name, winners_line
+from mafialab.rules import RuleSet, load_rules, winner_name, winners_line
 
 if TYPE_CHECKING:  # the agent API (FastAPI) loads only for a game with served seats
     from mafialab.remote import SeatServer, SeatTicket
@@ -513,8 +522,28 @@ def interrupted(out: Path | None) -> NoReturn:
     fail(msg, code=130)
 
 
+def _interruptible(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with a Ctrl-C anywhere (models, preflight, games, summary) told by :func:`interrupted`."""
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        _writing.clear()
+        try:
+            command(**kwargs)
+        except KeyboardInterrupt:
+            interrupted(_writing[-1] if _writing else None)
+
+    return run
+
+
+_writing: list[Path] = []
+"""OUT of the ``play`` that runs, once its games may write into it."""
+
+
+@_interruptible
+@checked
 def play(
-    rules: str = typer.Option(
+    rules: Annotated[str, RuleSetId()] = typer.Option(
         "werewolf7", "--rules", "-r", help="Rule set: mafiascope7, werewolf7, arena12, or a YAML path."
     ),
     agents: str = typer.Option(
@@ -528,8 +557,10 @@ def play(
     seed: int = seed_option("Seed of the first game; game i uses seed+i.", "-s"),
     games: int = typer.Option(1, "--games", "-k", min=1, help="Number of games."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Games played at the same time."),
-    out: Path = typer.Option(Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."),
-    base_url: str | None = typer.Option(
+    out: Annotated[Path, OutDir()] = typer.Option(
+        Path("runs"), "--out", "-o", help="Directory for game logs (one sub-directory per game)."
+    ),
+    base_url: Annotated[str | None, HttpUrl()] = typer.Option(
         None, "--base-url", help="OpenAI-compatible server for openai/ models (e.g. http://localhost:8000/v1)."
     ),
     api_key_env: str | None = typer.Option(
@@ -537,7 +568,7 @@ def play(
     ),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Generation cap per model call."),
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
-    prices: Path | None = typer.Option(
+    prices: Annotated[Path | None, Prices()] = typer.Option(
         None, "--prices", help="YAML price table: MODEL: {input: USD/M tokens, output: USD/M tokens}."
     ),
     allow_degraded: bool = typer.Option(
@@ -546,7 +577,7 @@ def play(
         help="Play even when an openai/ server gives no schema-valid answer in any structured-output "
         "dialect at preflight, or a seat is a bare mock/NAME with no outputs (expect fallbacks).",
     ),
-    probes: str | None = typer.Option(
+    probes: Annotated[str | None, Battery()] = typer.Option(
         None,
         "--probes",
         "-p",
@@ -563,7 +594,7 @@ def play(
     remote_host: str = typer.Option(
         "127.0.0.1", "--remote-host", help="Interface of the agent API (each seat has its own token)."
     ),
-    remote_timeout: float = typer.Option(
+    remote_timeout: Annotated[float, Finite("seconds", 0.1)] = typer.Option(
         120.0,
         "--remote-timeout",
         min=0.1,
@@ -578,76 +609,12 @@ def play(
 
     With no options: one werewolf7 game, every seat played by the embedded model.
     """
-    args = dict(locals())
-    where: list[Path] = []  # OUT, once games may write into it
-    try:
-        _play(where, **args)
-    except KeyboardInterrupt:  # anywhere: loading models, the preflight, the games, the summary
-        interrupted(where[-1] if where else None)
-
-
-def _play(
-    where: list[Path],
-    rules: str,
-    agents: str,
-    seat: list[str],
-    seed: int,
-    games: int,
-    parallel: int,
-    out: Path,
-    base_url: str | None,
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    prices: Path | None,
-    allow_degraded: bool,
-    probes: str | None,
-    remote_port: int,
-    remote_host: str,
-    remote_timeout: float,
-    probe_remote: bool,
-    ray_address: str | None,
-) -> None:
-    """The work of :func:`play` (its options as arguments); ``where`` gets OUT before the first game."""
-    check_out_dir(out)
-    if not math.isfinite(remote_timeout):
-        fail(f"--remote-timeout: expected a finite number of seconds >= 0.1, got {remote_timeout}")
-    try:
-        rs = load_rules(rules)
-    except RuleSetError as err:
-        fail(option_message("--rules", err))
-    opts: dict[str, Any] = {}
-    if base_url is not None:
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            fail(f"--base-url: expected an http(s) URL (e.g. http://localhost:8000/v1), got {base_url!r}")
-        opts["base_url"] = base_url
-    if api_key_env is not None:
-        opts["api_key_env"] = api_key_env
-    if max_tokens is not None:
-        opts["max_tokens"] = max_tokens
-    if temperature is not None:
-        opts["temperature"] = temperature
+    rs = load_rules(rules)
     table = load_price_option(prices)
-    try:
-        overrides = parse_seat_overrides(seat, rs.n_seats)
-    except ValueError as err:
-        fail(str(err))
-    specs: list[str] = []
-    for s in range(rs.n_seats):  # validate every spec (and load models) before playing, naming its option
-        option = seat_option(s, overrides)
-        try:
-            spec = with_model_options(overrides.get(s, agents), opts)
-        except ValueError as err:
-            fail(option_message(option, err))
-        asked = probes is not None and probes.strip().lower() not in ("", "none")
-        specs.append(_seat_options(spec, remote_timeout, probe_remote and asked))
-        from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
-        check_agent_spec(specs[-1], option, rs, s, seed, from_options)
-    for line in unused_openai_options(opts, [overrides.get(s, agents) for s in range(rs.n_seats)], specs):
-        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    opts = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env), ("max_tokens", max_tokens),
+                              ("temperature", temperature)) if v is not None}  # fmt: skip
+    asked = probes is not None and probes.strip().lower() not in ("", "none")
+    specs = _seat_specs(rs, agents, seat, seed, opts, remote_timeout, probe_remote and asked)
     external = [sp for sp in specs if is_seat_spec(sp)]
     served = [sp for sp in external if parse_seat_spec(sp).kind != "human"]
     seats: SeatServer | None = None
@@ -655,35 +622,14 @@ def _play(
         from mafialab.remote import SeatServer
 
         seats = SeatServer(remote_host, remote_port)
-    try:
-        battery = resolve_battery(probes if probes is not None else default_probes(specs))
-    except ProbeBatteryError as err:
-        fail(option_message("--probes", err))
+    battery = resolve_battery(probes if probes is not None else default_probes(specs))
     out = _free_out(out, rs, specs, range(seed, seed + games), battery)
     if battery is not None:
-        mute = _unprobed_seats(specs, rs, seed)
-        if mute:  # name the seats: the others are probed
-            kinds = ", ".join(sorted({specs[s] for s in mute}))
-            which = (
-                "no seat is probed"
-                if len(mute) == len(specs)
-                else f"{noun_for(len(mute), 'seat')} {', '.join(map(str, mute))} "
-                f"{'is' if len(mute) == 1 else 'are'} not probed (the others are)"
-            )
-            console.print(f"[yellow]warning:[/] {kinds} agents cannot answer probes: {which}", highlight=False)
+        _warn_unprobed(specs, rs, seed)
     seeds = list(range(seed, seed + games))
     refuse_seats_on_ray(ray_address, specs)
-    try:  # choose each OpenAI-compatible server's structured-output dialect once, and say which
-        # (on Ray these driver calls share the cluster's per-backend limits with the workers' calls)
-        with driver_limits(ray_address):
-            choices = asyncio.run(
-                preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
-            )
-    except (PreflightError, ImportError, RayConnectError) as err:
-        fail(str(err))
-    for c in choices:
-        console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
-    where.append(out)  # from here on, records may be written under OUT
+    _preflight(specs, rs, seed, allow_degraded, ray_address)
+    _writing.append(out)  # from here on, records may be written under OUT
     # a person types at this terminal: no live display, no progress lines
     with progress_bar(quiet=len(served) < len(external)) as progress:
         try:
@@ -693,9 +639,7 @@ def _play(
                 results = asyncio.run(
                     _play_many(rs, specs, seeds, out, progress, parallel, table, battery, allow_degraded, seats)
                 )
-        except (ImportError, RayConnectError) as err:
-            fail(str(err))
-        except PreflightError as err:
+        except (ImportError, RayConnectError, PreflightError) as err:
             fail(str(err))
         except OSError as err:
             fail(os_error_message(err))
@@ -703,48 +647,101 @@ def _play(
             fail(library_message(err, out))
         except MockExhausted as err:
             fail(f"{err}; records written so far are kept under {out}/")
+    _print_summary(results, rs, specs, battery, out, by_default=probes is None)
+
+
+def _seat_specs(
+    rs: RuleSet, agents: str, seat: list[str], seed: int, opts: dict[str, Any], timeout: float, probe: bool
+) -> list[str]:
+    """Every seat's agent spec with the shared model options ``opts`` added, each built once to check it.
+
+    A spec that cannot be built is refused naming its option (``--agents``, ``--seat N=SPEC``, or
+    the shared option the bad value came from); a shared ``openai/`` option no seat reads is a warning.
+    """
+    with refusing(ValueError):
+        overrides = parse_seat_overrides(seat, rs.n_seats)
+    specs: list[str] = []
+    for s in range(rs.n_seats):  # validate every spec (and load models) before playing, naming its option
+        option = seat_option(s, overrides)
+        try:
+            spec = with_model_options(overrides.get(s, agents), opts)
+        except ValueError as err:
+            fail(option_message(option, err))
+        specs.append(_seat_options(spec, timeout, probe))
+        from_options = {k: _OPTION_OF[k] for k in opts if f"{k}=" not in overrides.get(s, agents)}
+        check_agent_spec(specs[-1], option, rs, s, seed, from_options)
+    for line in unused_openai_options(opts, [overrides.get(s, agents) for s in range(rs.n_seats)], specs):
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    return specs
+
+
+def _warn_unprobed(specs: list[str], rs: RuleSet, seed: int) -> None:
+    """Warn, naming them, about the seats whose agents cannot answer probes (the others are probed)."""
+    mute = _unprobed_seats(specs, rs, seed)
+    if not mute:
+        return
+    kinds = ", ".join(sorted({specs[s] for s in mute}))
+    which = (
+        "no seat is probed"
+        if len(mute) == len(specs)
+        else f"{noun_for(len(mute), 'seat')} {', '.join(map(str, mute))} "
+        f"{'is' if len(mute) == 1 else 'are'} not probed (the others are)"
+    )
+    console.print(f"[yellow]warning:[/] {kinds} agents cannot answer probes: {which}", highlight=False)
+
+
+def _preflight(specs: list[str], rs: RuleSet, seed: int, allow_degraded: bool, ray_address: str | None) -> None:
+    """Choose each OpenAI-compatible server's structured-output dialect once, and say which.
+
+    On Ray these driver calls share the cluster's per-backend limits with the workers' calls.
+    """
+    with refusing(PreflightError, ImportError, RayConnectError), driver_limits(ray_address):
+        choices = asyncio.run(
+            preflight([make_agent(sp, s, rs, seed) for s, sp in enumerate(specs)], allow_degraded=allow_degraded)
+        )
+    for c in choices:
+        console.print(("[yellow]warning:[/] " if not c.usable else "") + escape(c.line()))
+
+
+def _print_lines(title: str, lines: list[str]) -> None:
+    """``title`` and ``lines`` indented below it; nothing when there are no lines."""
+    if lines:
+        console.print(title)
+        for line in lines:
+            console.print(f"  {escape(line)}", highlight=False)
+
+
+def _print_summary(
+    results: list[GameResult],
+    rs: RuleSet,
+    specs: list[str],
+    battery: ProbeBattery | None,
+    out: Path,
+    *,
+    by_default: bool,
+) -> None:
+    """What ``play`` prints at the end: the games, fallbacks, quality, folders, calls and what to do next."""
     t = Table("seed", "winner", "rounds", "eliminations", "fallbacks")  # the game's folder: listed below
     for r in results:
         elim = "; ".join(f"r{rnd} {name} ({cause})" for rnd, name, cause in r.eliminations)
         fb = f"{r.fallbacks}/{r.decisions}" + (" DEGRADED" if r.degraded else "")
         t.add_row(str(r.seed), winner_name(r.winner, rs), str(r.rounds), elim, fb)
     console.print(t)
-    causes = fallback_lines(results, specs)
-    if causes:
-        console.print("[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:")
-        for line in causes:
-            console.print(f"  {escape(line)}", highlight=False)
+    _print_lines(
+        "[yellow]fallbacks[/] (a seeded-random legal move played instead), by cause:", fallback_lines(results, specs)
+    )
     quality = quality_summary_lines(results)
-    if quality:
-        console.print("[yellow]quality signals[/] (answers that parse but carry little; see docs/metrics.md):")
-        for line in quality:
-            console.print(f"  {escape(line)}", highlight=False)
-    elif any(r.path is not None for r in results):
+    _print_lines("[yellow]quality signals[/] (answers that parse but carry little; see docs/metrics.md):", quality)
+    if not quality and any(r.path is not None for r in results):
         console.print(NONE_FIRED, style="dim", highlight=False, soft_wrap=True)  # what was checked, not a verdict
-    calls = [c for r in results for c in r.model_calls()]  # a person's decisions are no model calls
-    person = [c for r in results for c in r.person_decisions()]
     wins = winners_line(Counter(r.winner for r in results), rs)
     console.print(f"{count(len(results), 'game')} of {rs.id}: {wins}. Game folders:", highlight=False)
     for line in game_folder_lines(results, out):
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
-    if calls:
-        ok = sum(1 for c in calls if c.status in ("ok", "retried"))
-        secs = sum(c.latency_ms for c in calls) / 1000
-        cost = [c.cost_usd for c in calls if c.cost_usd is not None]
-        console.print(
-            f"{count(len(calls), 'model call')}, {ok} usable, {secs:.1f} s in calls"
-            + (f", cost ${sum(cost):.4f}" if cost else "")
-            + (
-                f"; {count(sum(r.degraded for r in results), 'game')} degraded"
-                if any(r.degraded for r in results)
-                else ""
-            )
-        )
-        summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
-        if summaries:
-            console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)
-    for line in recorded_lines(results, specs, battery, by_default=probes is None):
+    _print_calls(results)
+    for line in recorded_lines(results, specs, battery, by_default=by_default):
         console.print(escape(line), highlight=False, soft_wrap=True)
+    person = [c for r in results for c in r.person_decisions()]
     if person:
         by_person = sum(1 for c in person if c.status == "ok")
         console.print(
@@ -759,3 +756,22 @@ def _play(
         "(metrics)",
         soft_wrap=True,  # commands to copy are never cut in two (a pipe is 80 columns wide)
     )
+
+
+def _print_calls(results: list[GameResult]) -> None:
+    """The model calls of the games: count, usable, time, cost, degraded games, prefix reuse (none: nothing)."""
+    calls = [c for r in results for c in r.model_calls()]  # a person's decisions are no model calls
+    if not calls:
+        return
+    ok = sum(1 for c in calls if c.status in ("ok", "retried"))
+    secs = sum(c.latency_ms for c in calls) / 1000
+    cost = [c.cost_usd for c in calls if c.cost_usd is not None]
+    degraded = sum(r.degraded for r in results)
+    console.print(
+        f"{count(len(calls), 'model call')}, {ok} usable, {secs:.1f} s in calls"
+        + (f", cost ${sum(cost):.4f}" if cost else "")
+        + (f"; {count(degraded, 'game')} degraded" if degraded else "")
+    )
+    summaries = [r.call_summary for r in results if r.call_summary is not None and r.call_summary.calls]
+    if summaries:
+        console.print("prefix reuse: " + merge_summaries(summaries).line(), highlight=False)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -43,31 +43,25 @@ from mafialab.analysis import (
     summary_table,
 )
 from mafialab.analysis import split_branches as split_branches
-from mafialab.cli._app import (
-    arg_message,
+from mafialab.cli._app import console, count, err_console, progress_bar
+from mafialab.cli._options import (
+    Format,
+    Games,
+    InPath,
+    Keys,
+    OutDir,
     cache_option,
-    check_games_path,
-    check_in_path,
-    check_out_dir,
-    console,
-    count,
-    err_console,
-    fail,
+    checked,
+    keys_once,
     no_cache_option,
-    progress_bar,
     ray_option,
+    refusing,
     seed_option,
     summary_cache,
 )
 from mafialab.harness import RayConnectError
 from mafialab.record import RETEST_FILE, LogFormatError, read_retests
 from mafialab.rules import RuleSet, winners_line
-
-
-class _Fmt(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 class _Method(StrEnum):
@@ -409,23 +403,16 @@ def _counted(items: Iterator[Any], bar: Progress, task: TaskID) -> Iterator[Any]
         yield item
 
 
-def _by_keys(by: list[str]) -> list[str]:
-    keys = [k.strip() for b in by for k in b.split(",") if k.strip()]
-    bad = [k for k in keys if k not in BY_KEYS]
-    if bad:
-        fail(f"--by: unknown key {bad[0]!r}; use one of {', '.join(BY_KEYS)}")
-    return list(dict.fromkeys(keys))
-
-
+@checked
 def report(
-    directories: list[Path] = typer.Argument(
+    directories: Annotated[list[Path], Games()] = typer.Argument(
         ...,
         metavar="DIR...",
         help="Directory of game logs (searched recursively for game.jsonl); several are compared side by side.",
     ),
     method: _Method = typer.Option(_Method.default, "--method", "-m", help="default, or mafiascope (exact reference)."),
-    fmt: _Fmt = typer.Option(_Fmt.table, "--format", "-f", help="table, json or csv (to stdout)."),
-    by: list[str] = typer.Option(
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv (to stdout)."),
+    by: Annotated[list[str], Keys(BY_KEYS)] = typer.Option(
         [],
         "--by",
         help=f"Report per group instead of pooled: {', '.join(BY_KEYS)} (repeatable, or comma-separated); "
@@ -434,10 +421,12 @@ def report(
     reference: str | None = typer.Option(
         None, "--reference", help="Show published figures beside ours: mafiascope (numbers shipped with mafialab)."
     ),
-    plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
+    plots: Annotated[Path | None, OutDir()] = typer.Option(
+        None, "--plots", help="Write PNG plots into this directory."
+    ),
     seed: int = seed_option("Bootstrap seed (>= 0)."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
-    retest: list[Path] | None = typer.Option(
+    retest: Annotated[list[Path] | None, InPath()] = typer.Option(
         None, "--retest", help="Test-retest answers (retest.jsonl, or its directory) outside DIRECTORY; repeatable."
     ),
     include_branches: bool = typer.Option(
@@ -461,97 +450,27 @@ def report(
     folders are only read. With --ray the summaries are computed on a Ray cluster and this
     process aggregates them (docs/scaling.md).
     """
-    if plots is not None:  # before any work or warning
-        check_out_dir(plots, "--plots")
-    keys = _by_keys(by)
+    keys = keys_once(by)
     ref = None
     if reference is not None:
-        try:
+        with refusing(ValueError):
             ref = load_reference(reference)
-        except ValueError as err:
-            fail(str(err))
-    for d in directories:
-        check_games_path(d, "DIR")
     store = summary_cache(cache, no_cache)
     retest_paths = [p for d in directories for p in find_retests(d)]
-    retest_paths += [p / RETEST_FILE if check_in_path(p, "--retest").is_dir() else p for p in retest or []]
-    pooled = len(directories) == 1 and not keys and ref is None
-    seat_keys = [k for k in keys if k in SEAT_KEYS]
-    builder = ReportBuilder(method.value)
-    builders: dict[str, ReportBuilder] = {}
-    teams: dict[tuple[str, str], dict[str, str]] = {}  # the rule sets' team names, for the winners line
-    mixed_rules: set[str] = set()
-    mixed_models: set[str] = set()
-    left_by_label: dict[str, list[str]] = {}  # each group's branches left out (by their root game)
+    retest_paths += [p / RETEST_FILE if p.is_dir() else p for p in retest or []]
+    corpus = _Corpus(method.value, keys, pooled=len(directories) == 1 and not keys and ref is None)
     for directory in directories:
-        left_out: list[str] = []
-        dups: list[str] = []
-        unread: list[str] = []
-        mine: dict[str, ReportBuilder] = {}
-        left_roots: dict[str, str] = {}  # branch left out -> its root game
-        labels_of: dict[str, set[str]] = {}  # root game -> the groups it is counted in
-        try:
-            with progress_bar() as bar:
-                task = bar.add_task(f"{escape(directory.name or str(directory))}: games read", total=None)
-                summaries = iter_summaries(
-                    directory,
-                    method.value,
-                    seat_keys=seat_keys,
-                    cache=store,
-                    include_branches=include_branches,
-                    left_out=left_out,
-                    left_out_roots=left_roots,
-                    warnings=dups,
-                    skipped=unread,
-                    ray=ray,
-                )
-                for s in _counted(summaries, bar, task):
-                    teams.setdefault((s.team_names["town"], s.team_names["mafia"]), s.team_names)
-                    if not s.skipped:
-                        mixed_rules.add(s.rules_id)
-                        mixed_models.update(s.models)
-                    if pooled:
-                        builder.add(s)
-                        continue
-                    for label, stats in summary_groups(s, keys, directory):
-                        mine.setdefault(label, ReportBuilder(method.value)).add(s, stats)
-                        labels_of.setdefault(s.root or s.game_id, set()).add(label)
-        except (FileNotFoundError, LogFormatError) as err:
-            fail(arg_message("DIR", err))
-        except (ImportError, RayConnectError) as err:
-            fail(str(err))
-        for why in unread:  # as `view` does: a game that cannot be read is skipped, named
-            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
-        for why in dups:
-            err_console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
-        if left_out:
-            err_console.print(
-                f"{escape(str(directory))}: left out {count(len(left_out), 'branch', 'branches')} (forks); "
-                "--include-branches keeps them",
-                style="dim",
-            )
-        name = str(directory) if len(directories) > 1 else ""
-        for label in sorted(mine):
-            full = ", ".join(x for x in (name, label) if x) or directory.resolve().name
-            builders[full] = mine[label]
-            left_by_label[full] = sorted(b for b, r in left_roots.items() if label in labels_of.get(r, ()))
+        corpus.read(directory, len(directories) > 1, store, include_branches, ray)
     problems: list[str] = []
     retests = read_retests(retest_paths, problems)
     for why in problems:
         err_console.print(f"[yellow]skipped:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
-    if pooled:
-        mix = mix_line(mixed_rules, mixed_models)
+    if corpus.pooled:
+        mix = mix_line(corpus.mixed_rules, corpus.mixed_models)
         if mix is not None:
             err_console.print(f"[yellow]warning:[/] {mix}", highlight=False, soft_wrap=True)
-        rep = builder.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=left_out)
-        if fmt is _Fmt.json:
-            sys.stdout.write(json.dumps(rep.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
-        elif fmt is _Fmt.csv:
-            w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
-            w.writeheader()
-            w.writerows(row.csv_fields() for row in report_rows(rep))
-        else:
-            _print_tables(rep, list(teams.values()))
+        rep = corpus.builder.report(resamples=resamples, seed=seed, retests=retests, branches_left_out=corpus.left_out)
+        _print_pooled(rep, fmt, list(corpus.teams.values()))
         if plots is not None:
             from mafialab.analysis import write_plots
 
@@ -559,17 +478,111 @@ def report(
                 err_console.print(f"wrote {escape(str(p))}", style="dim")
         return
     cmp = compare_built(
-        builders, by=keys, resamples=resamples, seed=seed, retests=retests, branches_left_out=left_by_label
+        corpus.builders,
+        by=keys,
+        resamples=resamples,
+        seed=seed,
+        retests=retests,
+        branches_left_out=corpus.left_by_label,
     )
     if ref is not None:
         cmp["reference"] = ref
-    if fmt is _Fmt.json:
+    _print_compared(cmp, fmt, ref)
+    if plots is not None:
+        err_console.print("--plots draws one pooled report; run it without --by on one directory", style="yellow")
+
+
+class _Corpus:
+    """The games of ``report``'s directories, summarised into report builders as they are read.
+
+    ``pooled``: one builder for everything; else one per directory and ``--by`` group (``builders``).
+    """
+
+    def __init__(self, method: str, keys: list[str], *, pooled: bool) -> None:
+        self.method, self.keys, self.pooled = method, keys, pooled
+        self.seat_keys = [k for k in keys if k in SEAT_KEYS]
+        self.builder = ReportBuilder(method)
+        self.builders: dict[str, ReportBuilder] = {}
+        self.teams: dict[tuple[str, str], dict[str, str]] = {}  # the rule sets' team names, for the winners line
+        self.mixed_rules: set[str] = set()
+        self.mixed_models: set[str] = set()
+        self.left_by_label: dict[str, list[str]] = {}  # each group's branches left out (by their root game)
+        self.left_out: list[str] = []  # the last directory's branches left out
+
+    def read(self, directory: Path, named: bool, store: Any, include_branches: bool, ray: str | None) -> None:
+        """Add the games under ``directory`` (``named``: its groups are labelled with it), saying what was left out."""
+        self.left_out = []
+        dups: list[str] = []
+        unread: list[str] = []
+        mine: dict[str, ReportBuilder] = {}
+        left_roots: dict[str, str] = {}  # branch left out -> its root game
+        labels_of: dict[str, set[str]] = {}  # root game -> the groups it is counted in
+        dir_errors = refusing(FileNotFoundError, LogFormatError, name="DIR")
+        with refusing(ImportError, RayConnectError), dir_errors, progress_bar() as bar:
+            task = bar.add_task(f"{escape(directory.name or str(directory))}: games read", total=None)
+            summaries = iter_summaries(
+                directory,
+                self.method,
+                seat_keys=self.seat_keys,
+                cache=store,
+                include_branches=include_branches,
+                left_out=self.left_out,
+                left_out_roots=left_roots,
+                warnings=dups,
+                skipped=unread,
+                ray=ray,
+            )
+            for s in _counted(summaries, bar, task):
+                self._add(s, directory, mine, labels_of)
+        for why in unread:  # as `view` does: a game that cannot be read is skipped, named
+            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
+        for why in dups:
+            err_console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
+        if self.left_out:
+            err_console.print(
+                f"{escape(str(directory))}: left out {count(len(self.left_out), 'branch', 'branches')} (forks); "
+                "--include-branches keeps them",
+                style="dim",
+            )
+        name = str(directory) if named else ""
+        for label in sorted(mine):
+            full = ", ".join(x for x in (name, label) if x) or directory.resolve().name
+            self.builders[full] = mine[label]
+            self.left_by_label[full] = sorted(b for b, r in left_roots.items() if label in labels_of.get(r, ()))
+
+    def _add(self, s: Any, directory: Path, mine: dict[str, ReportBuilder], labels_of: dict[str, set[str]]) -> None:
+        """Count one game's summary ``s`` (pooled, or in each of its groups)."""
+        self.teams.setdefault((s.team_names["town"], s.team_names["mafia"]), s.team_names)
+        if not s.skipped:
+            self.mixed_rules.add(s.rules_id)
+            self.mixed_models.update(s.models)
+        if self.pooled:
+            self.builder.add(s)
+            return
+        for label, stats in summary_groups(s, self.keys, directory):
+            mine.setdefault(label, ReportBuilder(self.method)).add(s, stats)
+            labels_of.setdefault(s.root or s.game_id, set()).add(label)
+
+
+def _print_pooled(rep: Report, fmt: Format, teams: list[dict[str, str]]) -> None:
+    """The pooled report on stdout as ``fmt`` (tables, JSON or CSV)."""
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(rep.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+    elif fmt is Format.csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=["section", "group", "name", "value", "ci_lo", "ci_hi"])
+        w.writeheader()
+        w.writerows(row.csv_fields() for row in report_rows(rep))
+    else:
+        _print_tables(rep, teams)
+
+
+def _print_compared(cmp: dict[str, Any], fmt: Format, ref: dict[str, Any] | None) -> None:
+    """The side-by-side report on stdout as ``fmt`` (tables, JSON or CSV)."""
+    if fmt is Format.json:
         sys.stdout.write(json.dumps(comparison_json(cmp), indent=2, ensure_ascii=False) + "\n")
-    elif fmt is _Fmt.csv:
+    elif fmt is Format.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["by", "section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()
         w.writerows(compare_rows(cmp))
     else:
         _print_comparison(cmp, ref)
-    if plots is not None:
-        err_console.print("--plots draws one pooled report; run it without --by on one directory", style="yellow")

@@ -4,31 +4,29 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import (
-    check_agent_spec,
-    check_out_dir,
-    console,
-    count,
-    fail,
-    option_message,
-    read_game_arg,
-    seed_option,
-)
+from mafialab.cli._app import console, count, fail
+from mafialab.cli._options import AgentSpec, Battery, OneGame, OutDir, checked, game_log, refusing, seed_option
 
 
+@checked
 def retest(
-    game: Path = typer.Argument(..., help="A probed game directory that replays."),
+    game: Annotated[Path, OneGame()] = typer.Argument(..., help="A probed game directory that replays."),
     points: int = typer.Option(40, "--points", "-K", min=1, help="Frozen probe points, drawn (seeded)."),
     repeats: int = typer.Option(5, "--repeats", "-R", min=2, help="Repeats of the battery per point."),
-    battery: str = typer.Option("suspicion", "--battery", "-b", help="Probe battery (name or YAML path)."),
-    agents: str | None = typer.Option(None, "--agents", "-a", help="Agent spec for every seat (default: the game's)."),
+    battery: Annotated[str, Battery()] = typer.Option(
+        "suspicion", "--battery", "-b", help="Probe battery (name or YAML path)."
+    ),
+    agents: Annotated[str | None, AgentSpec()] = typer.Option(
+        None, "--agents", "-a", help="Agent spec for every seat (default: the game's)."
+    ),
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
     seed: int = seed_option("Seed of the draw and of the repeats.", "-s"),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for retest.jsonl."),
+    out: Annotated[Path, OutDir()] = typer.Option(..., "--out", "-o", help="Directory for retest.jsonl."),
 ) -> None:
     """Re-ask a probe battery on frozen contexts: the test-retest floor of top-suspect flips.
 
@@ -37,19 +35,12 @@ def retest(
     """
     from mafialab.analysis import retest_floor
     from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
-    from mafialab.probes import resolve_battery, run_retest
+    from mafialab.probes import run_retest
     from mafialab.record import PROBES_FILE, RETEST_FILE, LogFormatError, read_retests
 
-    check_out_dir(out)
-    log = read_game_arg(game, "GAME")
+    log = game_log(game)
     freeze_startup_heap()  # a long driver: keep the start-up heap out of full GC passes
-    try:
-        resolve_battery(battery)
-    except ValueError as err:  # ProbeBatteryError
-        fail(option_message("--battery", err))
-    try:
-        if agents is not None:
-            check_agent_spec(agents, "--agents", log.header.rules, 0, seed)
+    with refusing(LogFormatError, ReplayMismatch, ValueError, PreflightError):
         if not (log.path / PROBES_FILE).is_file():  # after the options, before any work: named as GAME
             fail(f"GAME: {game}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
         n = asyncio.run(
@@ -64,8 +55,6 @@ def retest(
                 seed=seed,
             )
         )
-    except (LogFormatError, ReplayMismatch, ValueError, PreflightError) as err:
-        fail(str(err))
     floor = retest_floor(read_retests([out / RETEST_FILE]))
     rate = "-" if floor is None else f"{floor['flip_rate']:.3f} over {floor['pairs']} repeat pairs"
     console.print(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 import yaml
 from rich.table import Table
 
-from mafialab.cli._app import arg_message, console, fail
-from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, RuleSetError, load_rules
+from mafialab.cli._app import console
+from mafialab.cli._options import RuleSetId, checked
+from mafialab.rules import BUILTIN, BUILTIN_VERSIONS, load_rules
 
 rules_app = typer.Typer(help="List and show rule sets.", no_args_is_help=True)
 
@@ -24,10 +27,10 @@ def rules_list() -> None:
 
 
 @rules_app.command("show")
-def rules_show(name: str = typer.Argument(..., help="Built-in name, versioned id, or YAML path.")) -> None:
+@checked
+def rules_show(
+    name: Annotated[str, RuleSetId()] = typer.Argument(..., help="Built-in name, versioned id, or YAML path."),
+) -> None:
     """Print a rule set as YAML (usable as a starting point for your own)."""
-    try:
-        r = load_rules(name)
-    except RuleSetError as err:
-        fail(arg_message("NAME", str(err).removeprefix("rules: ")))  # a path's errors start with it
+    r = load_rules(name)
     console.print(yaml.safe_dump(r.model_dump(mode="json"), sort_keys=False, allow_unicode=True), highlight=False)

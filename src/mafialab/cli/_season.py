@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -33,19 +33,8 @@ from mafialab.arena import (
     terminal_tables,
     write_index,
 )
-from mafialab.cli._app import (
-    arg_message,
-    check_in_path,
-    check_out_dir,
-    console,
-    count,
-    fail,
-    program,
-    progress_bar,
-    ray_option,
-    refuse_seats_on_ray,
-    shell_word,
-)
+from mafialab.cli._app import console, count, fail, program, progress_bar, refuse_seats_on_ray, shell_word
+from mafialab.cli._options import YAML_FILE, InPath, OutDir, checked, ray_option, refusing
 from mafialab.engine import deal_roles
 from mafialab.harness import RayConnectError, freeze_startup_heap
 from mafialab.models import ModelSpecError
@@ -120,14 +109,16 @@ def _drive(
 
 
 @season_app.command("run")
+@checked
 def season_run(
-    file: Path = typer.Argument(..., help="Season YAML file (see docs/arena.md)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Season directory to create."),
+    file: Annotated[Path, InPath(YAML_FILE, "file")] = typer.Argument(
+        ..., help="Season YAML file (see docs/arena.md)."
+    ),
+    out: Annotated[Path, OutDir()] = typer.Option(..., "--out", "-o", help="Season directory to create."),
     no_preflight: bool = typer.Option(False, "--no-preflight", help="Skip the backend reachability check."),
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Play a season: balanced seating, integrity gate, judging, leaderboard and index.json."""
-    check_out_dir(out)
     if (out / MANIFEST_FILE).exists():  # before the roster's warnings: the season there is kept
         fail(
             f"--out: {out} already holds a season; continue it with `{program()} season resume {shell_word(out)}` "
@@ -139,34 +130,29 @@ def season_run(
             f"--out: {out} already holds {count(len(others), 'recorded game')} that are not this season's "
             f"(first: {others[0]}); a season needs a folder of its own: choose another --out"
         )
-    check_in_path(file, "FILE", "a YAML file", kind="file")
-    try:
+    with refusing(SeasonConfigError, name="FILE"):
         cfg: SeasonConfig = load_season(file)
-    except SeasonConfigError as err:
-        fail(arg_message("FILE", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in cfg.roster])
     if no_preflight:
         cfg = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"preflight": False})})
-    try:
+    with refusing(SeasonConfigError):
         for why in season_warnings(cfg):
             console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
-    except SeasonConfigError as err:
-        fail(str(err))
     _drive(lambda on: run_season(cfg, out, progress=on, ray=ray_address), cfg.games, 0, ray_address)
     _show_board(out, markdown=False)
 
 
 @season_app.command("resume")
+@checked
 def season_resume(
-    out: Path = typer.Argument(..., help="Season directory (holds season.json)."),
+    out: Annotated[Path, InPath(SEASON_DIR, "folder")] = typer.Argument(
+        ..., help="Season directory (holds season.json)."
+    ),
     ray_address: str | None = RAY_OPTION,
 ) -> None:
     """Resume a season: rerun games without an outcome from their own seed, judge the rest."""
-    check_in_path(out, "OUT", SEASON_DIR, kind="folder")
-    try:
+    with refusing(SeasonError, name="OUT"):
         m = load_manifest(out)
-    except SeasonError as err:
-        fail(arg_message("OUT", err))
     refuse_seats_on_ray(ray_address, [e.agent for e in m.config.roster])
     done = sum(s.status == "judged" for s in m.slots)
     _drive(lambda on: resume_season(out, progress=on, ray=ray_address), len(m.slots), done, ray_address)
@@ -174,27 +160,27 @@ def season_resume(
 
 
 @season_app.command("leaderboard")
+@checked
 def season_leaderboard(
-    out: Path = typer.Argument(..., help="Season directory (holds season.json)."),
+    out: Annotated[Path, InPath(SEASON_DIR, "folder")] = typer.Argument(
+        ..., help="Season directory (holds season.json)."
+    ),
     markdown: bool = typer.Option(False, "--markdown", "--md", help="Print Markdown instead of tables."),
 ) -> None:
     """Print the leaderboard and rewrite index.json and leaderboard.md."""
-    check_in_path(out, "OUT", SEASON_DIR, kind="folder")
-    try:
+    with refusing(SeasonError, name="OUT"):
         load_manifest(out)
-    except SeasonError as err:
-        fail(arg_message("OUT", err))
     _show_board(out, markdown)
 
 
 @season_app.command("plan")
-def season_plan(file: Path = typer.Argument(..., help="Season YAML file.")) -> None:
+@checked
+def season_plan(
+    file: Annotated[Path, InPath(YAML_FILE, "file")] = typer.Argument(..., help="Season YAML file."),
+) -> None:
     """Show the seating plan (entry per seat per game) without playing."""
-    check_in_path(file, "FILE", "a YAML file", kind="file")
-    try:
+    with refusing(SeasonConfigError, name="FILE"):
         cfg = load_season(file)
-    except SeasonConfigError as err:
-        fail(arg_message("FILE", err))
     for why in season_warnings(cfg):
         console.print(f"[yellow]warning:[/] {escape(str(why))}", highlight=False)
     m = plan_season(cfg)

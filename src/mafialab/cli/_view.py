@@ -5,20 +5,21 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from mafialab.cli._app import (
+from mafialab.cli._app import console, count, fail, progress_bar
+from mafialab.cli._options import (
+    EnvVar,
+    InPath,
+    OutDir,
     cache_option,
-    check_out_dir,
-    console,
-    count,
-    fail,
+    checked,
     no_cache_option,
-    progress_bar,
     ray_option,
-    refuse_input_folder,
+    refusing,
     summary_cache,
 )
 from mafialab.harness import RayConnectError, connect_ray
@@ -26,9 +27,12 @@ from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
 
 
+@checked
 def view(
-    directory: Path = typer.Argument(..., metavar="DIR", help="Log directory (searched recursively for game.jsonl)."),
-    out: Path = typer.Option(
+    directory: Annotated[Path, InPath()] = typer.Argument(
+        ..., metavar="DIR", help="Log directory (searched recursively for game.jsonl)."
+    ),
+    out: Annotated[Path, OutDir(not_above="directory")] = typer.Option(
         Path("site"),
         "--out",
         "-o",
@@ -39,7 +43,7 @@ def view(
     ),
     port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="Port for --serve (0 picks a free one)."),
     host: str = typer.Option(HOST, "--host", help="Interface for --serve; other than 127.0.0.1 only with --token-env."),
-    token_env: str | None = typer.Option(
+    token_env: Annotated[str | None, EnvVar()] = typer.Option(
         None, "--token-env", help="Environment variable holding the bearer token the fork API requires."
     ),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per CPU, at most 4)."),
@@ -75,35 +79,23 @@ def view(
     Run again over the same OUT, only new or changed games are built; the files of removed
     games are removed. The dashboard shows 200 games a page.
     """
-    if not directory.exists():
-        fail(f"DIR: {directory} does not exist")
-    check_out_dir(out)
-    refuse_input_folder(out, "DIR", directory)  # the site is never written among the logs it shows
     store = summary_cache(cache, no_cache)
-    token = None
-    if token_env is not None:
-        token = os.environ.get(token_env)
-        if not token:
-            fail(f"--token-env: environment variable {token_env} is not set or empty")
+    token = os.environ.get(token_env) if token_env is not None else None
     allowed = tuple(a for a in (allow_agents or "").split(",") if a.strip())
     if serve:
-        try:
+        with refusing(ValueError):
             check_host(host, token)
             check_allowed_agents(allowed)
-        except ValueError as err:
-            fail(str(err))
     if ray is not None:
-        try:  # before the site's data/ is replaced
+        with refusing(ImportError, RayConnectError):  # before the site's data/ is replaced
             connect_ray(ray)
-        except (ImportError, RayConnectError) as err:
-            fail(str(err))
     for why in replace_notes(directory, out):
         console.print(f"[yellow]note:[/] {escape(str(why))}", highlight=False, soft_wrap=True)
     total = len(iter_game_dirs(directory))
     t0 = time.perf_counter()
     with progress_bar() as progress:
         task = progress.add_task("building", total=total)
-        try:
+        with refusing(ViewerError):
             summary = build_site(
                 directory,
                 out,
@@ -113,8 +105,6 @@ def view(
                 ray=ray,
                 cache=store,
             )
-        except ViewerError as err:
-            fail(str(err))
     dt = time.perf_counter() - t0
     for path, reason in summary.skipped:
         console.print(f"[yellow]skipped[/] {escape(str(path))}: {escape(str(reason))}", highlight=False, soft_wrap=True)
