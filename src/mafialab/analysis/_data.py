@@ -384,13 +384,40 @@ def _read_calls(g: GameData, log_: GameLog) -> None:
             g.problems.append(msg)
 
 
+class RepeatedIds:
+    """The one rule for a game id found in more than one game folder: every copy is kept, as a game of its own.
+
+    A game id names one recorded game (the harness hashes the run configuration into it),
+    but copies, older logs or hand-made folders can still share one. Nothing is dropped: the
+    first folder seen with an id keeps its bootstrap cluster (its root); each later folder
+    with that id is clustered as ``<id>@<path>``, so the bootstrap resamples the copies as
+    separate games, unless it is a fork branch (it stays with its root game). :func:`same_id`,
+    :func:`iter_summaries` and the viewer's corpus figures all apply it through this class.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[str, str] = {}
+
+    def see(self, game_id: str, path: str | Path, root: str, branch: bool) -> tuple[str, str | None]:
+        """Note that the folder ``path`` holds ``game_id`` (a game with bootstrap root ``root``).
+
+        Returns:
+            The game's bootstrap root under the rule, and ``None`` or, when another folder was
+            seen first with the id, the warning ``game id X is in both A and B; both kept as
+            separate games``.
+        """
+        seen = self._first.setdefault(game_id, str(path))
+        if seen == str(path):
+            return root, None
+        msg = f"game id {game_id!r} is in both {seen} and {path}; both kept as separate games"
+        return (root if branch else f"{game_id}@{path}"), msg
+
+
 def same_id(games: Iterable[GameData]) -> list[str]:
     """Warn about game directories that share a game id; keep them all, as separate games.
 
-    A game id names one recorded game (the harness hashes the run configuration into it),
-    but copies, older logs or hand-made directories can still share one. Nothing is
-    dropped: each later copy gets its directory appended to :attr:`GameData.root`
-    (``<id>@<path>``) so the bootstrap resamples the copies as separate games.
+    Each later copy gets its directory appended to :attr:`GameData.root` (``<id>@<path>``;
+    the rule: :class:`RepeatedIds`).
 
     Args:
         games: Games read from disk (changed in place).
@@ -399,17 +426,13 @@ def same_id(games: Iterable[GameData]) -> list[str]:
         One warning per repeated id: ``game id X is in both A and B; both kept as separate
         games`` (not logged: the caller shows them, once).
     """
-    first: dict[str, GameData] = {}
+    ids = RepeatedIds()
     warnings = []
     for g in games:
-        seen = first.setdefault(g.game_id, g)
-        if seen is g:
-            continue
-        msg = f"game id {g.game_id!r} is in both {seen.path} and {g.path}; both kept as separate games"
-        warnings.append(msg)
-        g.problems.append(msg)
-        if not g.branch:
-            g.root = f"{g.game_id}@{g.path}"
+        g.root, msg = ids.see(g.game_id, g.path, g.root, g.branch)
+        if msg is not None:
+            warnings.append(msg)
+            g.problems.append(msg)
     return warnings
 
 
