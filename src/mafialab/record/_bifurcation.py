@@ -16,9 +16,9 @@ MafiaScope's released bifurcation runs (``points.json``, ``fork_results.jsonl``,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -47,6 +47,8 @@ the voter itself)."""
 QUADRANTS = ("correct_good", "policy_gap", "perception_gap", "luck")
 """Quadrants of an innocent day vote (assessment right/wrong x move good/bad), in the
 order right&good, right&bad, wrong&bad, wrong&good (MafiaScope §6)."""
+
+_M = TypeVar("_M", bound=BaseModel)
 
 _WINNER = {"Mafia": "mafia", "Villagers": "town", "Village": "town", "Town": "town", "mafia": "mafia", "town": "town"}
 _STAGE = {"factual": "factual", "target_coverage": "target_coverage", "maxmin": "farthest", "farthest": "farthest"}
@@ -361,33 +363,36 @@ def _read_native(path: Path) -> Bifurcation:
         )
     points: list[BifurcationPoint] = []
     seen: set[str] = set()
-    ppath = path / POINTS_FILE
-    if ppath.is_file():
-        for n, rec in iter_jsonl(ppath, problems):
-            try:
-                p = BifurcationPoint.model_validate(rec)
-            except ValidationError as err:
-                problems.append(f"{ppath}:{n}: unusable point ({validation_message(err, limit=1)})")
-                continue
-            if p.point_id in seen:  # a resumed run re-describes a point: the last line wins
-                points = [q for q in points if q.point_id != p.point_id]
-            seen.add(p.point_id)
-            points.append(p)
+    for _, p in _valid_lines(path / POINTS_FILE, BifurcationPoint, "point", problems):
+        if p.point_id in seen:  # a resumed run re-describes a point: the last line wins
+            points = [q for q in points if q.point_id != p.point_id]
+        seen.add(p.point_id)
+        points.append(p)
     outcomes: dict[tuple[str, int], ForkOutcome] = {}
     fpath = path / FORKS_FILE
-    if fpath.is_file():
-        for n, rec in iter_jsonl(fpath, problems):
-            try:
-                f = ForkOutcome.model_validate(rec)
-            except ValidationError as err:
-                problems.append(f"{fpath}:{n}: unusable fork ({validation_message(err, limit=1)})")
-                continue
-            if f.point_id not in seen:
-                problems.append(f"{fpath}:{n}: fork of unknown point {f.point_id!r}, skipped")
-                continue
-            outcomes.pop((f.point_id, f.variant_idx), None)
-            outcomes[(f.point_id, f.variant_idx)] = f
+    for n, f in _valid_lines(fpath, ForkOutcome, "fork", problems):
+        if f.point_id not in seen:
+            problems.append(f"{fpath}:{n}: fork of unknown point {f.point_id!r}, skipped")
+            continue
+        outcomes.pop((f.point_id, f.variant_idx), None)
+        outcomes[(f.point_id, f.variant_idx)] = f
     return Bifurcation(path=path, header=header, points=points, forks=list(outcomes.values()), problems=problems)
+
+
+def _valid_lines(path: Path, model: type[_M], what: str, problems: list[str]) -> Iterator[tuple[int, _M]]:
+    """``(line, record)`` for each line of the JSONL file ``path`` (if any) that is a valid ``model``.
+
+    A line that is not is named in ``problems`` (``<file>:<line>: unusable <what> (...)``) and skipped.
+    """
+    if not path.is_file():
+        return
+    for n, rec in iter_jsonl(path, problems):
+        try:
+            obj = model.model_validate(rec)
+        except ValidationError as err:
+            problems.append(f"{path}:{n}: unusable {what} ({validation_message(err, limit=1)})")
+            continue
+        yield n, obj
 
 
 def read_bifurcation(path: Path) -> Bifurcation:
