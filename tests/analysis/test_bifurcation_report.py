@@ -156,6 +156,23 @@ def test_unfinished_fork_is_left_out_and_counted(experiment: Path) -> None:
     assert rep["by_quadrant"]["policy_gap"]["forks"] == 5 and rep["by_quadrant"]["policy_gap"]["flips"] == 1
 
 
+def test_no_interval_from_one_parent_game_with_finished_forks(experiment: Path) -> None:
+    """Two parent games, but every fork of g1 unfinished: one game holds data, so no interval (MIN_CLUSTERS)."""
+    path = experiment / "fork_results.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        if row["point_id"] == "p1":
+            row["winner"] = None
+            log = experiment / "forks" / row["fork_game_id"] / "game.jsonl"
+            log.write_text(log.read_text().splitlines()[0] + "\n")  # the setup only: never finished
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rep = report_bifurcation(experiment, resamples=50)
+    assert rep["unfinished_forks"] == 4
+    assert rep["pooled"]["forks"] == 6  # g2's p2 and p3
+    assert all(v is None for v in rep["pooled"]["ci95"].values())
+    assert all(v is None for v in rep["by_quadrant"]["policy_gap"]["ci95"].values())
+
+
 def test_import_writes_native_directory_with_forks_as_games(experiment: Path, tmp_path: Path) -> None:
     out = tmp_path / "imported"
     rep = import_mafiascope(experiment, out)

@@ -50,3 +50,20 @@ def test_report_and_view_print_the_warning_once(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         said = " ".join((res.stdout + res.stderr).split())
         assert said.count(f"game id '{gid}' is in") == 1, said
+
+
+def test_the_rule_is_one_definition() -> None:
+    """RepeatedIds: the first folder keeps its root, a later copy is ``<id>@<path>``, a branch keeps its root."""
+    from mafialab.analysis import RepeatedIds
+
+    ids = RepeatedIds()
+    assert ids.see("g1", "a/g1", "g1", False) == ("g1", None)
+    assert ids.see("g1", "a/g1", "g1", False) == ("g1", None)  # the same folder again is no copy
+    root, msg = ids.see("g1", "b/g1", "g1", False)
+    assert root == "g1@b/g1"
+    assert msg == "game id 'g1' is in both a/g1 and b/g1; both kept as separate games"
+    assert ids.see("g1", "c/g1", "p0", True) == (
+        "p0",
+        "game id 'g1' is in both a/g1 and c/g1; both kept as separate games",
+    )
+    assert ids.see("g2", "b/g2", "g2", False) == ("g2", None)

@@ -182,48 +182,7 @@ class ScriptedAgent:
         if isinstance(ev, (Speech, MafiaChat)):
             if isinstance(ev, MafiaChat) or ev.seat == self.seat:
                 return
-            text = ev.text
-            claim, accuse, doubt = self._patterns
-            for m in claim.finditer(text):
-                target = self._name_to_seat[m.group(1)]
-                self._investigators.add(ev.seat)
-                self._evidence = True
-                if mafia_team:
-                    if m.group(2) == self._mafia_word:
-                        self._accused_us[ev.seat] += 3
-                    continue
-                if target == self.seat:
-                    continue
-                if m.group(2) == self._mafia_word:
-                    self._bump(target, 3.0 * self._credibility(ev.seat))
-                else:
-                    self._bump(target, -2.0 * self._credibility(ev.seat))
-            for m in accuse.finditer(text):
-                target = self._name_to_seat[m.group(1)]
-                self._note(ev.seat, target, 1.0)
-                if mafia_team:
-                    if target in view.teammates or target == self.seat:
-                        self._accused_us[ev.seat] += 2
-                    continue
-                if target == self.seat:
-                    self._bump(ev.seat, 1.0)  # accusing me, whom I know is town
-                else:
-                    self._bump(target, 0.8 * self._credibility(ev.seat))
-                    if not self._evidence:
-                        self._bump(ev.seat, 0.6)  # a flat accusation with nothing public behind it
-            for m in doubt.finditer(text):
-                target = self._name_to_seat[m.group(1)]
-                self._note(ev.seat, target, 0.5)
-                if mafia_team:
-                    if target in view.teammates or target == self.seat:
-                        self._accused_us[ev.seat] += 1
-                    continue
-                if target == self.seat:
-                    self._bump(ev.seat, 0.5)
-                else:
-                    self._bump(target, 0.3 * self._credibility(ev.seat))
-                    if not self._evidence:
-                        self._bump(ev.seat, 0.2)
+            self._hear(ev, view)
         elif isinstance(ev, InvestigationResult) and ev.seat == self.seat:
             hidden = ev.result in ("mafia", self._mafia_word) or (
                 ev.result in {r.name for r in self.rules.roles if r.team == "mafia"}
@@ -241,17 +200,7 @@ class ScriptedAgent:
             hidden = self.rules.role(ev.role).team == "mafia"
             self._set(ev.seat, KNOWN_HIDDEN if hidden else CLEARED)
         elif isinstance(ev, VoteTally) and ev.outcome is not None and not mafia_team:
-            self._evidence = True
-            # who voted for a player later shown town looks worse, and vice versa
-            revealed = next(
-                (e for e in view.events if isinstance(e, Elimination) and e.seat == ev.outcome and e.role),
-                None,
-            )
-            if revealed is not None and revealed.role is not None:
-                hidden = self.rules.role(revealed.role).team == "mafia"
-                for voter, target in ev.votes.items():
-                    if voter != self.seat and target == ev.outcome:
-                        self._bump(voter, -0.5 if hidden else 0.7)
+            self._judge_voters(ev, view)
         elif (
             isinstance(ev, Vote)
             and mafia_team
@@ -259,6 +208,64 @@ class ScriptedAgent:
             and (ev.target in view.teammates or ev.target == self.seat)
         ):
             self._accused_us[ev.seat] += 1
+
+    def _hear(self, ev: Speech, view: PlayerView) -> None:
+        """Read another player's public speech: investigation claims, then accusations, then doubts."""
+        claim, accuse, doubt = self._patterns
+        for m in claim.finditer(ev.text):
+            self._hear_claim(ev.seat, self._name_to_seat[m.group(1)], m.group(2) == self._mafia_word, view)
+        for m in accuse.finditer(ev.text):
+            self._hear_push(ev.seat, self._name_to_seat[m.group(1)], view, strength=1.0, against_us=2, at_me=1.0,
+                            weight=0.8, unbacked=0.6)  # fmt: skip
+        for m in doubt.finditer(ev.text):
+            self._hear_push(ev.seat, self._name_to_seat[m.group(1)], view, strength=0.5, against_us=1, at_me=0.5,
+                            weight=0.3, unbacked=0.2)  # fmt: skip
+
+    def _hear_claim(self, speaker: int, target: int, says_hidden: bool, view: PlayerView) -> None:
+        """``speaker`` claimed an investigation of ``target`` (hidden team or not)."""
+        self._investigators.add(speaker)
+        self._evidence = True
+        if view.team == "mafia":
+            if says_hidden:
+                self._accused_us[speaker] += 3
+            return
+        if target == self.seat:
+            return
+        self._bump(target, (3.0 if says_hidden else -2.0) * self._credibility(speaker))
+
+    def _hear_push(self, speaker: int, target: int, view: PlayerView, *, strength: float, against_us: int,
+                   at_me: float, weight: float, unbacked: float) -> None:  # fmt: skip
+        """``speaker`` pushed against ``target`` (an accusation or a doubt of the given ``strength``).
+
+        The hidden team counts a push on one of its own (``against_us``). A town player who is
+        the target suspects the speaker (``at_me``); otherwise the target gains ``weight`` times
+        the speaker's credibility, and a push with nothing public behind it yet makes the
+        speaker look worse (``unbacked``).
+        """
+        self._note(speaker, target, strength)
+        if view.team == "mafia":
+            if target in view.teammates or target == self.seat:
+                self._accused_us[speaker] += against_us
+            return
+        if target == self.seat:
+            self._bump(speaker, at_me)  # pushing against me, whom I know is town
+        else:
+            self._bump(target, weight * self._credibility(speaker))
+            if not self._evidence:
+                self._bump(speaker, unbacked)  # a flat push with nothing public behind it
+
+    def _judge_voters(self, ev: VoteTally, view: PlayerView) -> None:
+        """After a vote: who voted for a player later shown town looks worse, and vice versa."""
+        self._evidence = True
+        revealed = next(
+            (e for e in view.events if isinstance(e, Elimination) and e.seat == ev.outcome and e.role),
+            None,
+        )
+        if revealed is not None and revealed.role is not None:
+            hidden = self.rules.role(revealed.role).team == "mafia"
+            for voter, target in ev.votes.items():
+                if voter != self.seat and target == ev.outcome:
+                    self._bump(voter, -0.5 if hidden else 0.7)
 
     # ---------------------------------------------------------------- choices
     def _top_suspect(self, options: tuple[int, ...]) -> int:

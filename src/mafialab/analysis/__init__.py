@@ -66,6 +66,9 @@ from mafialab.analysis._data import (
     load_games,
 )
 from mafialab.analysis._data import (
+    RepeatedIds as RepeatedIds,
+)
+from mafialab.analysis._data import (
     same_id as same_id,
 )
 from mafialab.analysis._data import (

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mafialab.analysis._stats import bootstrap_weights, fisher_exact, percentile_ci, rate, ratio_statistic
+from mafialab.analysis._stats import bootstrap_weights, cluster_bootstrap_ci, fisher_exact, rate, ratio_statistic
 from mafialab.record import NO_VOTE, QUADRANTS, Bifurcation, BifurcationPoint, ForkOutcome, read_bifurcation
 
 POINT_FIELDS = (
@@ -86,12 +86,10 @@ def _rate(hits: int, n: int) -> dict[str, Any]:
 
 
 def _ci(per_game: np.ndarray, num: int, den: int, weights: np.ndarray | None) -> list[float] | None:
-    """Percentile interval of pooled ``num/den``; ``None`` with fewer than 2 clusters."""
-    if weights is None or per_game.shape[0] < 2:
+    """Cluster-bootstrap interval of pooled ``num/den`` (:func:`cluster_bootstrap_ci`, its rule for too few games)."""
+    if weights is None:
         return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        vals = ratio_statistic(num, den)(weights @ per_game)
-    ci = percentile_ci(vals)
+    ci = cluster_bootstrap_ci(per_game, ratio_statistic(num, den), weights=weights)
     return None if ci is None else [ci[0], ci[1]]
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mafialab.engine import Event
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
@@ -275,39 +276,25 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         battery=str(h.meta["probes"]) if isinstance(h.meta.get("probes"), str) else None,
         models={s.name: _model_of(h.meta, s.seat, s.agent) for s in h.roster},
     )
-    cast: dict[tuple[int, str], dict[str, str]] = {}
+    _read_events(g, log_, by_seat)
+    _read_probes(g, log_, probes)
+    _read_calls(g, log_)
+    return g
+
+
+def _read_events(g: GameData, log_: GameLog, by_seat: dict[int, str]) -> None:
+    """Fill ``g``'s agent turns, deaths, messages, votes and tallies from the game's events.
+
+    An event naming a seat that is not in the roster is skipped and listed in ``g.problems``.
+    """
+    cast: dict[tuple[int, str], dict[str, str]] = {}  # (round, stage) -> voter -> target, as the log keeps them
     for ev in log_.events:
         if getattr(ev, "decision", None) is not None or (
             ev.kind == "imported" and ev.source_kind in _SOURCE_TURN_KINDS
         ):
             g.agent_turns += 1
         try:
-            if ev.kind == "elimination":
-                g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
-            elif ev.kind == "speech" and ev.visibility.public:
-                g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.text))
-            elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
-                g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
-                if ev.target is not None:  # the log keeps every vote, also when the tally hides voters
-                    cast.setdefault((ev.round, ev.stage), {})[by_seat[ev.seat]] = by_seat[ev.target]
-                g.vote_index[(ev.round, by_seat[ev.seat])] = ev.index
-                if ev.statement is not None and ev.visibility.public:
-                    g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.statement))
-            elif ev.kind == "imported" and ev.source_kind in _SOURCE_MESSAGE_KINDS and ev.visibility.public:
-                idx = ev.record.get("msg_seq")
-                idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else None
-                speaker = by_seat[ev.seat] if ev.seat is not None else ev.record.get("player")
-                if isinstance(speaker, str):
-                    g.messages.append(Message(ev.round, idx, ev.seq, speaker, ev.text or "", failed=True))
-                if ev.source_kind == "day_vote" and ev.seat is not None:
-                    key = (ev.round, by_seat[ev.seat])
-                    g.failed_votes[key] = (ev.ts, ev.seq)
-                    g.failed_vote_index[key] = idx
-            elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
-                votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
-                if not votes and ev.tally:  # secret votes kept secret (day.tally_names_voters false)
-                    votes = dict(cast.get((ev.round, ev.stage), {}))
-                g.tallies.append((ev.round, ev.ts, ev.seq, votes))
+            _take_event(g, ev, by_seat, cast)
         except KeyError as err:  # a seat the roster does not have: a damaged log
             msg = (
                 f"{log_.path / GAME_FILE}: {ev.kind} event seq {ev.seq} names seat {err.args[0]}, "
@@ -315,56 +302,122 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
             )
             log.warning(msg)
             g.problems.append(msg)
+
+
+def _take_event(g: GameData, ev: Event, by_seat: dict[int, str], cast: dict[tuple[int, str], dict[str, str]]) -> None:
+    """Add one event to ``g`` (raises ``KeyError`` for a seat not in ``by_seat``)."""
+    if ev.kind == "elimination":
+        g.deaths.append((ev.ts, ev.seq, by_seat[ev.seat]))
+    elif ev.kind == "speech" and ev.visibility.public:
+        g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.text))
+    elif ev.kind == "vote" and ev.stage in ("vote", "runoff"):
+        g.votes[(ev.round, by_seat[ev.seat])] = (ev.ts, ev.seq)
+        if ev.target is not None:  # the log keeps every vote, also when the tally hides voters
+            cast.setdefault((ev.round, ev.stage), {})[by_seat[ev.seat]] = by_seat[ev.target]
+        g.vote_index[(ev.round, by_seat[ev.seat])] = ev.index
+        if ev.statement is not None and ev.visibility.public:
+            g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.statement))
+    elif ev.kind == "imported" and ev.source_kind in _SOURCE_MESSAGE_KINDS and ev.visibility.public:
+        idx = ev.record.get("msg_seq")
+        idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else None
+        speaker = by_seat[ev.seat] if ev.seat is not None else ev.record.get("player")
+        if isinstance(speaker, str):
+            g.messages.append(Message(ev.round, idx, ev.seq, speaker, ev.text or "", failed=True))
+        if ev.source_kind == "day_vote" and ev.seat is not None:
+            key = (ev.round, by_seat[ev.seat])
+            g.failed_votes[key] = (ev.ts, ev.seq)
+            g.failed_vote_index[key] = idx
+    elif ev.kind == "vote_tally" and ev.stage in ("vote", "runoff"):
+        votes = {by_seat[v]: by_seat[t] for v, t in ev.votes.items()}
+        if not votes and ev.tally:  # secret votes kept secret (day.tally_names_voters false)
+            votes = dict(cast.get((ev.round, ev.stage), {}))
+        g.tallies.append((ev.round, ev.ts, ev.seq, votes))
+
+
+def _read_probes(g: GameData, log_: GameLog, probes: Iterable[Mapping[str, Any]] | None) -> None:
+    """Fill ``g.probes`` (in key order) from ``probes`` or the game's ``probes.jsonl`` (unusable records: problems)."""
     ppath = log_.path / PROBES_FILE
-    if probes is not None or ppath.is_file():
-        records = (
-            enumerate(probes, start=1)
-            if probes is not None
-            else iter_probe_records(log_.path, game_id=h.game_id, problems=g.problems)
-        )
-        # the file is in arrival order (probes run beside the game): key order here
-        for n, rec in sorted(records, key=lambda nr: probe_sort_key(nr[1])):
-            try:
-                g.probes.append(_probe(n, rec))
-            except (KeyError, TypeError, ValueError) as err:
-                msg = f"{ppath}:{n}: unusable probe record ({type(err).__name__}: {err})"
-                log.warning(msg)
-                g.problems.append(msg)
+    if probes is None and not ppath.is_file():
+        return
+    records = (
+        enumerate(probes, start=1)
+        if probes is not None
+        else iter_probe_records(log_.path, game_id=g.game_id, problems=g.problems)
+    )
+    # the file is in arrival order (probes run beside the game): key order here
+    for n, rec in sorted(records, key=lambda nr: probe_sort_key(nr[1])):
+        try:
+            g.probes.append(_probe(n, rec))
+        except (KeyError, TypeError, ValueError) as err:
+            msg = f"{ppath}:{n}: unusable probe record ({type(err).__name__}: {err})"
+            log.warning(msg)
+            g.problems.append(msg)
+
+
+def _read_calls(g: GameData, log_: GameLog) -> None:
+    """Set ``g.calls`` from the game's ``calls.jsonl``, when it has one (a person's decisions left out)."""
     cpath = log_.path / CALLS_FILE
-    if cpath.is_file():
-        g.calls = []
-        persons = person_seats(log_.header.meta.get("agents"))
-        for n, rec in iter_call_records(log_.path, game_id=h.game_id, problems=g.problems):
-            if rec.get("kind", "call") != "call":
-                continue  # the closing call_summary record
-            if rec.get("seat") in persons:
-                continue  # a person's decision at a human seat: no model call
-            try:
-                g.calls.append(
-                    Call(
-                        purpose=str(rec["purpose"]),
-                        prompt_tokens=int(rec.get("prompt_tokens") or 0),
-                        completion_tokens=int(rec.get("completion_tokens") or 0),
-                        status=str(rec.get("status", "")),
-                        seat=int(rec.get("seat", -1)),
-                        copied_words=None if rec.get("copied_words") is None else int(rec["copied_words"]),
-                        off_roster=int(rec.get("off_roster") or 0),
-                    )
+    if not cpath.is_file():
+        return
+    g.calls = []
+    persons = person_seats(log_.header.meta.get("agents"))
+    for n, rec in iter_call_records(log_.path, game_id=g.game_id, problems=g.problems):
+        if rec.get("kind", "call") != "call":
+            continue  # the closing call_summary record
+        if rec.get("seat") in persons:
+            continue  # a person's decision at a human seat: no model call
+        try:
+            g.calls.append(
+                Call(
+                    purpose=str(rec["purpose"]),
+                    prompt_tokens=int(rec.get("prompt_tokens") or 0),
+                    completion_tokens=int(rec.get("completion_tokens") or 0),
+                    status=str(rec.get("status", "")),
+                    seat=int(rec.get("seat", -1)),
+                    copied_words=None if rec.get("copied_words") is None else int(rec["copied_words"]),
+                    off_roster=int(rec.get("off_roster") or 0),
                 )
-            except (KeyError, TypeError, ValueError) as err:
-                msg = f"{cpath}:{n}: unusable call record ({type(err).__name__}: {err})"
-                log.warning(msg)
-                g.problems.append(msg)
-    return g
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            msg = f"{cpath}:{n}: unusable call record ({type(err).__name__}: {err})"
+            log.warning(msg)
+            g.problems.append(msg)
+
+
+class RepeatedIds:
+    """The one rule for a game id found in more than one game folder: every copy is kept, as a game of its own.
+
+    A game id names one recorded game (the harness hashes the run configuration into it),
+    but copies, older logs or hand-made folders can still share one. Nothing is dropped: the
+    first folder seen with an id keeps its bootstrap cluster (its root); each later folder
+    with that id is clustered as ``<id>@<path>``, so the bootstrap resamples the copies as
+    separate games, unless it is a fork branch (it stays with its root game). :func:`same_id`,
+    :func:`iter_summaries` and the viewer's corpus figures all apply it through this class.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[str, str] = {}
+
+    def see(self, game_id: str, path: str | Path, root: str, branch: bool) -> tuple[str, str | None]:
+        """Note that the folder ``path`` holds ``game_id`` (a game with bootstrap root ``root``).
+
+        Returns:
+            The game's bootstrap root under the rule, and ``None`` or, when another folder was
+            seen first with the id, the warning ``game id X is in both A and B; both kept as
+            separate games``.
+        """
+        seen = self._first.setdefault(game_id, str(path))
+        if seen == str(path):
+            return root, None
+        msg = f"game id {game_id!r} is in both {seen} and {path}; both kept as separate games"
+        return (root if branch else f"{game_id}@{path}"), msg
 
 
 def same_id(games: Iterable[GameData]) -> list[str]:
     """Warn about game directories that share a game id; keep them all, as separate games.
 
-    A game id names one recorded game (the harness hashes the run configuration into it),
-    but copies, older logs or hand-made directories can still share one. Nothing is
-    dropped: each later copy gets its directory appended to :attr:`GameData.root`
-    (``<id>@<path>``) so the bootstrap resamples the copies as separate games.
+    Each later copy gets its directory appended to :attr:`GameData.root` (``<id>@<path>``;
+    the rule: :class:`RepeatedIds`).
 
     Args:
         games: Games read from disk (changed in place).
@@ -373,17 +426,13 @@ def same_id(games: Iterable[GameData]) -> list[str]:
         One warning per repeated id: ``game id X is in both A and B; both kept as separate
         games`` (not logged: the caller shows them, once).
     """
-    first: dict[str, GameData] = {}
+    ids = RepeatedIds()
     warnings = []
     for g in games:
-        seen = first.setdefault(g.game_id, g)
-        if seen is g:
-            continue
-        msg = f"game id {g.game_id!r} is in both {seen.path} and {g.path}; both kept as separate games"
-        warnings.append(msg)
-        g.problems.append(msg)
-        if not g.branch:
-            g.root = f"{g.game_id}@{g.path}"
+        g.root, msg = ids.see(g.game_id, g.path, g.root, g.branch)
+        if msg is not None:
+            warnings.append(msg)
+            g.problems.append(msg)
     return warnings
 
 

@@ -14,7 +14,8 @@ import logging
 import shutil
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -800,18 +801,44 @@ def export_parquet(root: Path, out: Path, *, overwrite: bool = False, skipped: l
     return _export_folder(Path(root), out, prior, taken, skipped=skipped, counts=counts, ray=ray, on_game=on_game)
 
 
-def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[Path], *,
-                   skipped: list[str] | None, counts: dict[str, int] | None,
-                   ray: str | None = None,
-                   on_game: Callable[[int, int], None] | None = None) -> list[Path]:  # fmt: skip
-    """Export ``root`` into the folder ``out``: update ``prior`` (the manifest there), or write anew when ``None``.
+_Job = tuple[int, list[_ManifestGame], list[tuple[str, Path]]]
+"""One part to write: its id, the games it keeps as they are, and the new games (path, folder) read into it."""
 
-    With ``ray`` the games to read are turned into batches by Ray tasks, taken back in the
-    order the parts are written (so the files are those of a local run).
+_Written = dict[int, tuple[_ManifestPart, list[_ManifestGame]]]
+"""The parts written, by id: the part and its games."""
+
+_Read = Callable[[Path], tuple[str, dict[str, "pa.RecordBatch"]]]
+"""Reads one game folder into its game id and a record batch per table."""
+
+
+@dataclass
+class _ExportPlan:
+    """What one folder export does: the games kept as they are, the games unread, the parts (re)written.
+
+    Attributes:
+        hashes: logs digest of every game of the root, by its path under the root.
+        parts: the prior export's parts, by id (empty when written anew).
+        kept: the prior games still current, by the part that holds them.
+        unread: games known unreadable with unchanged logs (filled with the new ones as parts are written).
+        rewrite: ids of prior parts written again (a game in them changed or went, or the last one is filled up).
+        jobs: the parts to write, in order.
     """
-    dirs = iter_game_dirs(root)
-    if not dirs:
-        raise FileNotFoundError(no_games_message(root))
+
+    hashes: dict[str, str]
+    parts: dict[int, _ManifestPart]
+    kept: dict[int, list[_ManifestGame]]
+    unread: list[_ManifestUnread]
+    rewrite: set[int]
+    jobs: list[_Job]
+
+    @property
+    def n_read(self) -> int:
+        """How many games this run reads."""
+        return sum(len(fresh) for _, _, fresh in self.jobs)
+
+
+def _plan_export(root: Path, dirs: list[Path], prior: _Manifest | None, *, skipped: list[str] | None) -> _ExportPlan:
+    """Sort the game folders ``dirs`` of ``root`` into kept, known unreadable and to read, and lay out the parts."""
     current = [(_rel_path(d, root), d) for d in dirs]
     hashes = {where: logs_digest(d) for where, d in current}
     old = {g.path: g for g in prior.games} if prior is not None else {}
@@ -831,16 +858,27 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
             unread.append(u)  # still unreadable: named again, not read again
         else:
             pending.append((where, d))
-    # a part that held a changed or removed game is rewritten, filled up with new games
+    rewrite, jobs = _part_jobs(parts, kept, pending)
+    return _ExportPlan(hashes=hashes, parts=parts, kept=kept, unread=unread, rewrite=rewrite, jobs=jobs)
+
+
+def _part_jobs(parts: dict[int, _ManifestPart], kept: dict[int, list[_ManifestGame]],
+               pending: list[tuple[str, Path]]) -> tuple[set[int], list[_Job]]:  # fmt: skip
+    """The prior parts to rewrite and the parts to write, placing the ``pending`` games.
+
+    A part that held a changed or removed game is rewritten, filled up with new games; then the
+    last part is filled up (rather than a part of a few games started each run); the rest go
+    into new parts of :data:`GAMES_PER_FILE` games.
+    """
     rewrite = {i for i, p in parts.items() if len(kept[i]) < p.games}
     last = max(parts, default=None)
-    jobs: list[tuple[int, list[_ManifestGame], list[tuple[str, Path]]]] = []
+    jobs: list[_Job] = []
     for i in sorted(rewrite):
         room = max(0, GAMES_PER_FILE - len(kept[i]))
         jobs.append((i, kept[i], pending[:room]))
         pending = pending[room:]
     if pending and last is not None and last not in rewrite and len(kept[last]) < GAMES_PER_FILE:
-        rewrite.add(last)  # the last part is filled up rather than a part of a few games started each run
+        rewrite.add(last)
         room = GAMES_PER_FILE - len(kept[last])
         jobs.append((last, kept[last], pending[:room]))
         pending = pending[room:]
@@ -849,36 +887,59 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
         jobs.append((nxt, [], pending[:GAMES_PER_FILE]))
         pending = pending[GAMES_PER_FILE:]
         nxt += 1
-    staging = {name: out / f".{name}.partial" for name in TABLES}
-    written: dict[int, tuple[_ManifestPart, list[_ManifestGame]]] = {}
-    n_read = sum(len(fresh) for _, _, fresh in jobs)
-    if jobs:
-        out.mkdir(parents=True, exist_ok=True)
-        for t in staging.values():
-            _remove(t)
-            t.mkdir()
-    read: Callable[[Path], tuple[str, dict[str, pa.RecordBatch]]] = partial(_game_batches, root=root)
+    return rewrite, jobs
+
+
+def _game_reader(
+    root: Path, plan: _ExportPlan, *, ray: str | None, on_game: Callable[[int, int], None] | None
+) -> tuple[_Read, Generator[Any, None, None] | None]:
+    """The function that reads one game for the parts, and the Ray results it takes them from (to close), if any.
+
+    With ``ray`` the games are turned into batches by Ray tasks, taken back in the order the
+    parts are written (so the files are those of a local run).
+    """
+    read: _Read = partial(_game_batches, root=root)
     mapped = None
-    if ray is not None and n_read:
+    if ray is not None and plan.n_read:
         from mafialab.analysis._ray import map_games
 
-        mapped = map_games(read, [d for _, _, fresh in jobs for _, d in fresh], address=ray)
+        mapped = map_games(read, [d for _, _, fresh in plan.jobs for _, d in fresh], address=ray)
+        results = mapped
 
         def read(_: Path) -> tuple[str, dict[str, pa.RecordBatch]]:
-            got = next(mapped)  # the games come back in the order the parts take them
+            got = next(results)  # the games come back in the order the parts take them
             if isinstance(got, LogFormatError):
                 raise got
             return got
 
     if on_game is not None:
-        read = _counting(read, on_game, n_read)
+        read = _counting(read, on_game, plan.n_read)
+    return read, mapped
+
+
+def _write_parts(root: Path, out: Path, dirs: list[Path], plan: _ExportPlan, staging: dict[str, Path], *,
+                 skipped: list[str] | None, ray: str | None,
+                 on_game: Callable[[int, int], None] | None) -> _Written:  # fmt: skip
+    """Write every part of ``plan`` into the ``staging`` folders; on any failure they are removed.
+
+    Raises:
+        LogFormatError: no game of the root could be read (with ``skipped``).
+    """
+    if plan.jobs:
+        out.mkdir(parents=True, exist_ok=True)
+        for t in staging.values():
+            _remove(t)
+            t.mkdir()
+    written: _Written = {}
+    read, mapped = _game_reader(root, plan, ray=ray, on_game=on_game)
     try:
-        for i, keep, fresh in jobs:
-            written[i] = _write_part(i, keep, fresh, out=out, staging=staging, hashes=hashes,
-                                     unread=unread if skipped is not None else None, read=read)  # fmt: skip
-        n_games = sum(len(v) for i, v in kept.items() if i not in rewrite) + sum(p.games for p, _ in written.values())
+        for i, keep, fresh in plan.jobs:
+            written[i] = _write_part(i, keep, fresh, out=out, staging=staging, hashes=plan.hashes,
+                                     unread=plan.unread if skipped is not None else None, read=read)  # fmt: skip
+        n_games = sum(len(v) for i, v in plan.kept.items() if i not in plan.rewrite)
+        n_games += sum(p.games for p, _ in written.values())
         if not n_games and skipped is not None:
-            raise LogFormatError(none_readable_message(root, dirs, [u.reason for u in unread]))
+            raise LogFormatError(none_readable_message(root, dirs, [u.reason for u in plan.unread]))
     except BaseException:
         for t in staging.values():
             _remove(t)
@@ -886,10 +947,28 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
     finally:
         if mapped is not None:
             mapped.close()  # the tasks not taken (the export stopped early) are cancelled now
+    return written
+
+
+def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[Path], *,
+                   skipped: list[str] | None, counts: dict[str, int] | None,
+                   ray: str | None = None,
+                   on_game: Callable[[int, int], None] | None = None) -> list[Path]:  # fmt: skip
+    """Export ``root`` into the folder ``out``: update ``prior`` (the manifest there), or write anew when ``None``.
+
+    With ``ray`` the games to read are turned into batches by Ray tasks, taken back in the
+    order the parts are written (so the files are those of a local run).
+    """
+    dirs = iter_game_dirs(root)
+    if not dirs:
+        raise FileNotFoundError(no_games_message(root))
+    plan = _plan_export(root, dirs, prior, skipped=skipped)
+    staging = {name: out / f".{name}.partial" for name in TABLES}
+    written = _write_parts(root, out, dirs, plan, staging, skipped=skipped, ray=ray, on_game=on_game)
     if skipped is not None:
-        skipped.extend(u.reason for u in sorted(unread, key=lambda u: u.path))
-    new_parts = {i: p for i, p in parts.items() if i not in rewrite}
-    new_games = [g for i, gs in kept.items() if i not in rewrite for g in gs]
+        skipped.extend(u.reason for u in sorted(plan.unread, key=lambda u: u.path))
+    new_parts = {i: p for i, p in plan.parts.items() if i not in plan.rewrite}
+    new_games = [g for i, gs in plan.kept.items() if i not in plan.rewrite for g in gs]
     for i, (p, gs) in written.items():
         if p.games:
             new_parts[i] = p
@@ -901,43 +980,51 @@ def _export_folder(root: Path, out: Path, prior: _Manifest | None, taken: list[P
         mafialab=__version__,
         parts=[new_parts[i] for i in sorted(new_parts)],
         games=sorted(new_games, key=lambda g: g.path),
-        unread=sorted(unread, key=lambda u: u.path),
+        unread=sorted(plan.unread, key=lambda u: u.path),
     )
-    removed = [i for i in parts if i not in new_parts]
     if counts is not None:
         counts.update(
             games=len(new_games),
-            read=n_read,
-            unchanged=sum(len(v) for v in kept.values()),
+            read=plan.n_read,
+            unchanged=sum(len(v) for v in plan.kept.values()),
             parts_written=sum(1 for p, _ in written.values() if p.games),
-            parts_removed=len(removed),
+            parts_removed=sum(1 for i in plan.parts if i not in new_parts),
         )
-    if prior is not None and not jobs and manifest == prior:
+    if prior is not None and not plan.jobs and manifest == prior:
         return [out / name for name in TABLES]  # nothing changed: nothing is written
     # a run killed from here on leaves a manifest saying so: the next run rebuilds the export
     unfinished = (prior or _Manifest(schemas="", root=_root_id(root), complete=False)).model_copy(
         update={"complete": False}
     )
     write_atomic(out / MANIFEST_FILE, unfinished.model_dump_json())
-    for t in staging.values():  # a part left without a game (every new game in it unreadable) goes
+    _move_parts_in(out, staging, written, replace=taken if prior is None else None)
+    write_atomic(out / MANIFEST_FILE, manifest.model_dump_json(indent=1) + "\n")
+    return [out / name for name in TABLES]
+
+
+def _move_parts_in(out: Path, staging: dict[str, Path], written: _Written, *, replace: list[Path] | None) -> None:
+    """Put the staged tables in place: whole (removing the old tables ``replace``), or part by part when ``None``.
+
+    A part left without a game (every new game in it unreadable) is not kept; updating part by
+    part, its earlier file goes.
+    """
+    for t in staging.values():
         for i, (p, _) in written.items():
             if not p.games:
                 (t / _part_name(i)).unlink()
-    if prior is None:  # a folder is not replaced by a rename; an earlier version's tables go too
-        for old_table in taken:
+    if replace is not None:  # a folder is not replaced by a rename; an earlier version's tables go too
+        for old_table in replace:
             _remove(old_table)
         for name, t in staging.items():
             t.replace(out / name)
-    else:
-        for name, t in staging.items():
-            for i, (p, _) in written.items():
-                if p.games:
-                    (t / _part_name(i)).replace(out / name / _part_name(i))
-                else:
-                    (out / name / _part_name(i)).unlink(missing_ok=True)
-            _remove(t)
-    write_atomic(out / MANIFEST_FILE, manifest.model_dump_json(indent=1) + "\n")
-    return [out / name for name in TABLES]
+        return
+    for name, t in staging.items():
+        for i, (p, _) in written.items():
+            if p.games:
+                (t / _part_name(i)).replace(out / name / _part_name(i))
+            else:
+                (out / name / _part_name(i)).unlink(missing_ok=True)
+        _remove(t)
 
 
 def _counting(read: Callable[[Path], Any], on_game: Callable[[int, int], None], total: int) -> Callable[[Path], Any]:

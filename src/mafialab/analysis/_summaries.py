@@ -10,6 +10,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from mafialab.analysis._data import RepeatedIds
 from mafialab.analysis._metrics import Method, get_method
 from mafialab.analysis._ray import ray_summaries
 from mafialab.analysis._summary import GameSummary, SummaryCache, cached_summary
@@ -102,7 +103,7 @@ def iter_summaries(
     dirs = iter_game_dirs(Path(root))
     if not dirs:
         raise FileNotFoundError(no_games_message(Path(root)))
-    first: dict[str, str] = {}
+    ids = RepeatedIds()
     reasons: list[str] = []
     read = 0
     for got in map_summaries(dirs, method, seat_keys, cache, ray=ray):
@@ -113,15 +114,14 @@ def iter_summaries(
             continue
         s = got
         read += 1
-        seen = first.setdefault(s.game_id, s.path)
-        if seen != s.path:
-            msg = f"game id {s.game_id!r} is in both {seen} and {s.path}; both kept as separate games"
+        cluster, msg = ids.see(s.game_id, s.path, s.root, s.branch)
+        if msg is not None:
             if warnings is not None:
                 warnings.append(msg)
             else:
                 log.warning(msg)
-            if not s.branch:
-                s = s.model_copy(update={"root": f"{s.game_id}@{s.path}"})
+        if cluster != s.root:
+            s = s.model_copy(update={"root": cluster})
         if s.branch and not include_branches:
             if left_out is not None:
                 left_out.append(s.game_id)

@@ -630,7 +630,6 @@ async def run_bifurcation(
         ImportError: ``ray`` given and Ray is not installed (nothing is written).
     """
     from mafialab.agents import make_agent
-    from mafialab.harness import preflight
 
     if resamples < 1 or keep < 1:
         raise ValueError(f"--resamples and --keep must be >= 1 (got {resamples}, {keep})")
@@ -650,137 +649,181 @@ async def run_bifurcation(
         connect_ray(ray)  # before anything is written
     write_header(out, BifurcationHeader(experiment=f"bifurcation of {plog.header.game_id}", parameters=params))
     run = BifurcationRun(out=out, points=[p.point_id for p in planned])
-    build = build_agent or make_agent
-    mafia = sorted(s.name for s in plog.header.roster if s.team == "mafia")
     winner = plog.winner
-    parent_winner = winner if winner in ("town", "mafia") else None
     done = {(f.point_id, f.variant_idx): f for f in read_bifurcation(out).forks} if (out / FORKS_FILE).exists() else {}
-    # on Ray every draw task and fork is submitted at once (the cluster schedules them); a task
-    # keeps ``parallel`` requests in flight on its worker
-    limit = asyncio.Semaphore(max(1, parallel) if ray is None else 1 << 30)
-    checked = not check_remote
-    forks_dir = out / FORK_GAMES_DIR
+    exp = _Experiment(
+        plog=plog, out=out, run=run, seed=seed, resamples=resamples, keep=keep, temperature=temperature,
+        embedder=embedder, sampler=sampler, agents=agents, parallel=parallel, build_agent=build_agent,
+        build=build_agent or make_agent, progress=progress, ray=ray,
+        # on Ray every draw task and fork is submitted at once (the cluster schedules them); a task
+        # keeps ``parallel`` requests in flight on its worker
+        limit=asyncio.Semaphore(max(1, parallel) if ray is None else 1 << 30),
+        checked=not check_remote,
+        mafia=sorted(s.name for s in plog.header.roster if s.team == "mafia"),
+        parent_winner=winner if winner in ("town", "mafia") else None,
+    )  # fmt: skip
     # on Ray the driver's own calls (the preflight, the embeddings) share the cluster's per-backend
     # limits with the workers' calls
     with driver_limits(ray):
         for p in planned:
-            # 1. resample (resuming what samples/<point>.jsonl already holds)
-            spath = out / SAMPLES_DIR / f"{p.point_id}.jsonl"
-            have = _read_samples(spath)
-            missing = [i for i in range(resamples) if i not in have]
-            if missing:
-                spec = branch_specs(plog, agents=sampler, temperature=temperature)[p.step.seat]
-                state, _ = prepare(plog, p.step, Resample(), 0)
-                decision = next(d for d in state.pending() if d.id == p.step.id)
-                view = state.view(p.step.seat)
-                agent = build(spec, p.step.seat, state.rules, seed)
-                if not checked:
-                    await preflight([agent])
-                    checked = True
-                psed = derive_seed(seed, f"bifurcate:{p.point_id}")
-
-                async def one(
-                    idxs: list[int], agent: Any = agent, decision: Any = decision, view: Any = view, psed: int = psed,
-                    names: tuple[str, ...] = tuple(state.names),
-                ) -> list[Sample]:  # fmt: skip
-                    async with limit:
-                        return await _draw_chunk(agent, decision, view, names, psed, idxs)
-
-                # a backend that draws n answers per request gets one request per chunk; a chunk is
-                # written when it is complete, so an interruption never loses a finished sample
-                chunks = sample_chunks(missing, samples_per_request(agent))
-                if ray is None:
-                    draws = [one(c) for c in chunks]
-                else:  # groups of chunks as Ray tasks (the same chunks, so the same draws); written here
-                    draws = [
-                        ray_run(_draws_on_worker, spec, p.step.seat, state.rules, seed, decision, view,
-                                tuple(state.names), psed, g, parallel, build_agent, address=ray)
-                        for g in _task_groups(chunks, SAMPLES_PER_TASK)
-                    ]  # fmt: skip
-                with JsonlWriter(spath, clock=None) as w:
-                    for fut in asyncio.as_completed(draws):
-                        for s in await fut:
-                            w.write(
-                                {"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback}
-                            )
-                            have[s.sample_idx] = s
-                            run.samples += 1
-                            if progress is not None:
-                                progress("sample", 1)
-            samples = [have[i] for i in sorted(have) if i < resamples and not have[i].fallback]
-            counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
-            # 2. select
-            emb = await embedder.embed([p.factual_text, *[s.text for s in samples]])
-            kept = select_variants(emb, p.factual_target, samples, keep, factual_text=p.factual_text)
-            same = Counter(variant_key(s.text, s.target) for s in samples)  # samples each kept variant stands for
-            diversity = _diversity(emb, [r for r, _ in kept], len(samples), seed, embedder.name)
-            point = BifurcationPoint(
-                point_id=p.point_id,
-                game_id=plog.header.game_id,
-                decision=p.step.id,
-                round=p.step.round,
-                voter=p.step.name,
-                quadrant=p.quadrant,
-                factual_target=p.factual_target,
-                parent_winner=parent_winner,  # type: ignore[arg-type]
-                mafia=mafia,
-                alive=p.alive,
-                target_counts=dict(counts),
-                diversity=diversity,
-                extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
-            )
-            replace_point(out, point)  # a resumed run describes the point again: one line per point
+            have = await exp.resample(p)  # 1. resample (resuming what samples/<point>.jsonl already holds)
+            variants = await exp.select(p, have)  # 2. select
             # 3. fork each kept variant once
-            variants = []
-            for v, (row, stage) in enumerate(kept):
-                if row == 0:
-                    text, target, sidx, source = p.factual_text, p.factual_target, None, "factual"
-                else:
-                    s = samples[row - 1]
-                    text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
-                variants.append((v, stage, sidx, source, text, target, same[variant_key(text, target)]))
-
-            async def fork_one(
-                v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None, n_same: int,
-                p: PlannedPoint = p,
-            ) -> None:  # fmt: skip
-                iv = Inject(target=target, text=text, no_vote=target is None)
-                # each kept variant forks with its own seed (kept variants are distinct answers)
-                fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
-                bid = branch_id(plog.header.game_id, fork_batch_id(plog, p.step.id, iv, seed=fseed, agents=agents), 0)
-                bdir = forks_dir / bid
-                outcome = ForkOutcome(
-                    point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
-                    text=text, vote_target=target, fork_id=bid, count=n_same,
-                )  # fmt: skip
-                async with limit:
-                    if bdir.exists():
-                        old = read_game(bdir)
-                        if old.winner is not None:  # finished before an interruption: keep it
-                            outcome.winner, outcome.rounds = old.winner, _rounds(old)  # type: ignore[assignment]
-                            _append(out, outcome)
-                            return
-                        log.info("%s: unfinished fork from an interrupted run, played again", bdir)
-                        shutil.rmtree(bdir)
-                    try:
-                        batch = await run_fork(
-                            plog, p.step, iv, n=1, seed=fseed, agents=agents, out=forks_dir,
-                            build_agent=build_agent, check_remote=False, ray=ray,
-                        )  # fmt: skip
-                    except ValueError as err:
-                        outcome.error = str(err)
-                        run.errors.append(f"{p.point_id}:{v}: {err}")
-                    else:
-                        b = batch.branches[0]
-                        outcome.winner = b.winner
-                        outcome.rounds = _rounds(read_game(b.path)) if b.path is not None else None
-                        run.forks += 1
-                    _append(out, outcome)
-                    if progress is not None:
-                        progress("fork", 1)
-
-            await asyncio.gather(*(fork_one(*v) for v in variants if (p.point_id, v[0]) not in done))
+            await asyncio.gather(*(exp.fork(p, *v) for v in variants if (p.point_id, v[0]) not in done))
     return run
+
+
+_Variant = tuple[int, str, int | None, str, str, str | None, int]
+"""A kept variant of a point: index, selection stage, sample index (``None``: the factual answer),
+source (``factual``/``sampled``), text, vote target, and how many samples it stands for."""
+
+
+@dataclass
+class _Experiment:
+    """One :func:`run_bifurcation` call's settings and shared state, and its three steps per point."""
+
+    plog: GameLog
+    out: Path
+    run: BifurcationRun
+    seed: int
+    resamples: int
+    keep: int
+    temperature: float
+    embedder: Embedder
+    sampler: str | None
+    agents: str | None
+    parallel: int
+    build_agent: AgentBuilder | None
+    build: AgentBuilder
+    progress: Callable[[str, int], None] | None
+    ray: str | None
+    limit: asyncio.Semaphore
+    checked: bool
+    """Whether remote models were preflighted (or need not be)."""
+    mafia: list[str]
+    parent_winner: str | None
+
+    async def resample(self, p: PlannedPoint) -> dict[int, Sample]:
+        """Every sample of ``p``: those ``samples/<point>.jsonl`` holds, and the missing ones drawn and written."""
+        from mafialab.harness import preflight
+
+        spath = self.out / SAMPLES_DIR / f"{p.point_id}.jsonl"
+        have = _read_samples(spath)
+        missing = [i for i in range(self.resamples) if i not in have]
+        if not missing:
+            return have
+        plog, seed, ray = self.plog, self.seed, self.ray
+        spec = branch_specs(plog, agents=self.sampler, temperature=self.temperature)[p.step.seat]
+        state, _ = prepare(plog, p.step, Resample(), 0)
+        decision = next(d for d in state.pending() if d.id == p.step.id)
+        view = state.view(p.step.seat)
+        agent = self.build(spec, p.step.seat, state.rules, seed)
+        if not self.checked:
+            await preflight([agent])
+            self.checked = True
+        psed = derive_seed(seed, f"bifurcate:{p.point_id}")
+        names = tuple(state.names)
+
+        async def one(idxs: list[int]) -> list[Sample]:
+            async with self.limit:
+                return await _draw_chunk(agent, decision, view, names, psed, idxs)
+
+        # a backend that draws n answers per request gets one request per chunk; a chunk is
+        # written when it is complete, so an interruption never loses a finished sample
+        chunks = sample_chunks(missing, samples_per_request(agent))
+        if ray is None:
+            draws = [one(c) for c in chunks]
+        else:  # groups of chunks as Ray tasks (the same chunks, so the same draws); written here
+            draws = [
+                ray_run(_draws_on_worker, spec, p.step.seat, state.rules, seed, decision, view,
+                        names, psed, g, self.parallel, self.build_agent, address=ray)
+                for g in _task_groups(chunks, SAMPLES_PER_TASK)
+            ]  # fmt: skip
+        with JsonlWriter(spath, clock=None) as w:
+            for fut in asyncio.as_completed(draws):
+                for s in await fut:
+                    w.write({"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback})
+                    have[s.sample_idx] = s
+                    self.run.samples += 1
+                    if self.progress is not None:
+                        self.progress("sample", 1)
+        return have
+
+    async def select(self, p: PlannedPoint, have: dict[int, Sample]) -> list[_Variant]:
+        """Keep the most diverse answers of ``p``'s usable samples; describe the point (written again)."""
+        samples = [have[i] for i in sorted(have) if i < self.resamples and not have[i].fallback]
+        counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
+        emb = await self.embedder.embed([p.factual_text, *[s.text for s in samples]])
+        kept = select_variants(emb, p.factual_target, samples, self.keep, factual_text=p.factual_text)
+        same = Counter(variant_key(s.text, s.target) for s in samples)  # samples each kept variant stands for
+        diversity = _diversity(emb, [r for r, _ in kept], len(samples), self.seed, self.embedder.name)
+        point = BifurcationPoint(
+            point_id=p.point_id,
+            game_id=self.plog.header.game_id,
+            decision=p.step.id,
+            round=p.step.round,
+            voter=p.step.name,
+            quadrant=p.quadrant,
+            factual_target=p.factual_target,
+            parent_winner=self.parent_winner,  # type: ignore[arg-type]
+            mafia=self.mafia,
+            alive=p.alive,
+            target_counts=dict(counts),
+            diversity=diversity,
+            extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
+        )
+        replace_point(self.out, point)  # a resumed run describes the point again: one line per point
+        variants: list[_Variant] = []
+        for v, (row, stage) in enumerate(kept):
+            if row == 0:
+                text, target, sidx, source = p.factual_text, p.factual_target, None, "factual"
+            else:
+                s = samples[row - 1]
+                text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
+            variants.append((v, stage, sidx, source, text, target, same[variant_key(text, target)]))
+        return variants
+
+    async def fork(
+        self, p: PlannedPoint, v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None,
+        n_same: int,
+    ) -> None:  # fmt: skip
+        """Fork kept variant ``v`` of ``p`` and append its outcome (a fork finished before an interruption is kept)."""
+        plog, seed, agents, out = self.plog, self.seed, self.agents, self.out
+        forks_dir = out / FORK_GAMES_DIR
+        iv = Inject(target=target, text=text, no_vote=target is None)
+        # each kept variant forks with its own seed (kept variants are distinct answers)
+        fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
+        bid = branch_id(plog.header.game_id, fork_batch_id(plog, p.step.id, iv, seed=fseed, agents=agents), 0)
+        bdir = forks_dir / bid
+        outcome = ForkOutcome(
+            point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
+            text=text, vote_target=target, fork_id=bid, count=n_same,
+        )  # fmt: skip
+        async with self.limit:
+            if bdir.exists():
+                old = read_game(bdir)
+                if old.winner is not None:  # finished before an interruption: keep it
+                    outcome.winner, outcome.rounds = old.winner, _rounds(old)  # type: ignore[assignment]
+                    _append(out, outcome)
+                    return
+                log.info("%s: unfinished fork from an interrupted run, played again", bdir)
+                shutil.rmtree(bdir)
+            try:
+                batch = await run_fork(
+                    plog, p.step, iv, n=1, seed=fseed, agents=agents, out=forks_dir,
+                    build_agent=self.build_agent, check_remote=False, ray=self.ray,
+                )  # fmt: skip
+            except ValueError as err:
+                outcome.error = str(err)
+                self.run.errors.append(f"{p.point_id}:{v}: {err}")
+            else:
+                b = batch.branches[0]
+                outcome.winner = b.winner
+                outcome.rounds = _rounds(read_game(b.path)) if b.path is not None else None
+                self.run.forks += 1
+            _append(out, outcome)
+            if self.progress is not None:
+                self.progress("fork", 1)
 
 
 def _rounds(glog: GameLog) -> int | None:

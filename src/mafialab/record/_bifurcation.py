@@ -16,9 +16,9 @@ MafiaScope's released bifurcation runs (``points.json``, ``fork_results.jsonl``,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -47,6 +47,8 @@ the voter itself)."""
 QUADRANTS = ("correct_good", "policy_gap", "perception_gap", "luck")
 """Quadrants of an innocent day vote (assessment right/wrong x move good/bad), in the
 order right&good, right&bad, wrong&bad, wrong&good (MafiaScope §6)."""
+
+_M = TypeVar("_M", bound=BaseModel)
 
 _WINNER = {"Mafia": "mafia", "Villagers": "town", "Village": "town", "Town": "town", "mafia": "mafia", "town": "town"}
 _STAGE = {"factual": "factual", "target_coverage": "target_coverage", "maxmin": "farthest", "farthest": "farthest"}
@@ -230,39 +232,10 @@ def _read_mafiascope(path: Path) -> Bifurcation:
         if not isinstance(summary, dict):
             raise ValueError(f"{spath}: expected a JSON object")
     sum_points = {str(p.get("point_id")): p for p in summary.get("points") or [] if isinstance(p, dict)}
-    forks_dir = path / "forks"
     points: list[BifurcationPoint] = []
     for i, rp in enumerate(raw_points):
         try:
-            pid = str(rp["point_id"])
-            sp = sum_points.get(pid, {})
-            roles = rp.get("roles_alive")
-            mafia: list[str] = []
-            if isinstance(roles, dict):
-                mafia = sorted(n for n, r in roles.items() if r in ("Mafia", "Spy"))
-            counts = sp.get("target_dist_samples")
-            tc = None
-            if isinstance(counts, dict):
-                tc = {(NO_VOTE if k in ("None", "null", "") else str(k)): int(v) for k, v in counts.items()}
-            fork = rp.get("fork")
-            keep = ("s1", "move_good", "vote_seq", "in_3b_replay")
-            points.append(
-                BifurcationPoint(
-                    point_id=pid,
-                    game_id=str(rp["game_id"]),
-                    fork_point=[int(x) for x in fork] if isinstance(fork, list) else None,
-                    round=int(rp["round"]),
-                    voter=str(rp["voter"]),
-                    quadrant=rp.get("quadrant"),
-                    factual_target=rp.get("target", sp.get("factual_target")),
-                    parent_winner=_winner(rp.get("winner", sp.get("parent_winner"))),  # type: ignore[arg-type]
-                    mafia=mafia,
-                    alive=[str(a) for a in rp["alive"]] if isinstance(rp.get("alive"), list) else None,
-                    target_counts=tc,
-                    diversity=sp.get("diversity") if isinstance(sp.get("diversity"), dict) else None,
-                    extra={k: rp[k] for k in keep if k in rp},
-                )
-            )
+            points.append(_mafiascope_point(rp, sum_points.get(str(rp["point_id"]), {})))
         except (KeyError, TypeError, ValueError) as err:
             problems.append(f"{path / 'points.json'}: point {i}: unusable ({type(err).__name__}: {err}), skipped")
     by_id = {p.point_id: p for p in points}
@@ -275,37 +248,85 @@ def _read_mafiascope(path: Path) -> Bifurcation:
             if pid not in by_id:
                 problems.append(f"{path / 'fork_results.jsonl'}:{n}: unknown point {pid!r}, skipped")
                 continue
-            sv = sum_variants.get((pid, idx), {})
-            fid = rec.get("fork_game_id") or sv.get("fork_game_id")
-            winner = _winner(rec.get("winner"))
-            rounds = rec.get("rounds")
-            gpath = forks_dir / str(fid) / GAME_FILE
-            point = by_id[pid]
-            if fid and gpath.is_file():
-                if winner is None:
-                    winner, rounds = _fork_winner(gpath)
-                if not point.mafia:
-                    setup = _fork_setup(gpath)
-                    if setup:
-                        point.mafia = sorted(
-                            str(p.get("name")) for p in setup.get("players") or [] if p.get("role") in ("Mafia", "Spy")
-                        )
-            outcomes[(pid, idx)] = ForkOutcome(
-                point_id=pid,
-                variant_idx=idx,
-                source="factual" if rec.get("source", sv.get("source")) == "factual" else "sampled",
-                stage=_STAGE.get(str(sv.get("stage")), sv.get("stage")),
-                sample_idx=rec.get("sample_idx"),
-                vote_target=rec.get("vote_target"),
-                fork_id=str(fid) if fid else None,
-                winner=winner,  # type: ignore[arg-type]
-                rounds=int(rounds) if isinstance(rounds, int) else None,
-                error=sv.get("error") or rec.get("error"),
-            )
+            outcomes[(pid, idx)] = _mafiascope_outcome(rec, idx, by_id[pid], sum_variants.get((pid, idx), {}),
+                                                       path / "forks")  # fmt: skip
         except (KeyError, TypeError, ValueError) as err:
             problems.append(f"{path / 'fork_results.jsonl'}:{n}: unusable ({type(err).__name__}: {err}), skipped")
+    header = _mafiascope_header(path, summary, pj)
+    return Bifurcation(path=path, header=header, points=points, forks=list(outcomes.values()), problems=problems)
+
+
+def _mafiascope_point(rp: dict[str, Any], sp: dict[str, Any]) -> BifurcationPoint:
+    """One point of MafiaScope's ``points.json`` (``rp``), with its ``summary.json`` entry ``sp`` (may be empty).
+
+    Raises:
+        KeyError, TypeError, ValueError: a required field is missing or of the wrong type.
+    """
+    roles = rp.get("roles_alive")
+    mafia: list[str] = []
+    if isinstance(roles, dict):
+        mafia = sorted(n for n, r in roles.items() if r in ("Mafia", "Spy"))
+    counts = sp.get("target_dist_samples")
+    tc = None
+    if isinstance(counts, dict):
+        tc = {(NO_VOTE if k in ("None", "null", "") else str(k)): int(v) for k, v in counts.items()}
+    fork = rp.get("fork")
+    keep = ("s1", "move_good", "vote_seq", "in_3b_replay")
+    return BifurcationPoint(
+        point_id=str(rp["point_id"]),
+        game_id=str(rp["game_id"]),
+        fork_point=[int(x) for x in fork] if isinstance(fork, list) else None,
+        round=int(rp["round"]),
+        voter=str(rp["voter"]),
+        quadrant=rp.get("quadrant"),
+        factual_target=rp.get("target", sp.get("factual_target")),
+        parent_winner=_winner(rp.get("winner", sp.get("parent_winner"))),  # type: ignore[arg-type]
+        mafia=mafia,
+        alive=[str(a) for a in rp["alive"]] if isinstance(rp.get("alive"), list) else None,
+        target_counts=tc,
+        diversity=sp.get("diversity") if isinstance(sp.get("diversity"), dict) else None,
+        extra={k: rp[k] for k in keep if k in rp},
+    )
+
+
+def _mafiascope_outcome(rec: dict[str, Any], idx: int, point: BifurcationPoint, sv: dict[str, Any],
+                        forks_dir: Path) -> ForkOutcome:  # fmt: skip
+    """One line of MafiaScope's ``fork_results.jsonl`` (``rec``, variant ``idx`` of ``point``).
+
+    ``sv`` is the variant's ``summary.json`` entry (may be empty). A fork game log under
+    ``forks_dir`` fills in a missing winner, and the point's hidden team when unknown.
+    """
+    fid = rec.get("fork_game_id") or sv.get("fork_game_id")
+    winner = _winner(rec.get("winner"))
+    rounds = rec.get("rounds")
+    gpath = forks_dir / str(fid) / GAME_FILE
+    if fid and gpath.is_file():
+        if winner is None:
+            winner, rounds = _fork_winner(gpath)
+        if not point.mafia:
+            setup = _fork_setup(gpath)
+            if setup:
+                point.mafia = sorted(
+                    str(p.get("name")) for p in setup.get("players") or [] if p.get("role") in ("Mafia", "Spy")
+                )
+    return ForkOutcome(
+        point_id=point.point_id,
+        variant_idx=idx,
+        source="factual" if rec.get("source", sv.get("source")) == "factual" else "sampled",
+        stage=_STAGE.get(str(sv.get("stage")), sv.get("stage")),
+        sample_idx=rec.get("sample_idx"),
+        vote_target=rec.get("vote_target"),
+        fork_id=str(fid) if fid else None,
+        winner=winner,  # type: ignore[arg-type]
+        rounds=int(rounds) if isinstance(rounds, int) else None,
+        error=sv.get("error") or rec.get("error"),
+    )
+
+
+def _mafiascope_header(path: Path, summary: dict[str, Any], pj: Any) -> BifurcationHeader:
+    """The experiment header from MafiaScope's ``summary.json`` (``summary``) and ``points.json`` (``pj``)."""
     sampling: dict[str, Any] = summary["sampling"] if isinstance(summary.get("sampling"), dict) else {}
-    header = BifurcationHeader(
+    return BifurcationHeader(
         experiment=str(summary.get("title") or path.name),
         source="mafiascope",
         parameters={
@@ -327,7 +348,6 @@ def _read_mafiascope(path: Path) -> Bifurcation:
             if v is not None
         },
     )
-    return Bifurcation(path=path, header=header, points=points, forks=list(outcomes.values()), problems=problems)
 
 
 def _read_native(path: Path) -> Bifurcation:
@@ -343,33 +363,36 @@ def _read_native(path: Path) -> Bifurcation:
         )
     points: list[BifurcationPoint] = []
     seen: set[str] = set()
-    ppath = path / POINTS_FILE
-    if ppath.is_file():
-        for n, rec in iter_jsonl(ppath, problems):
-            try:
-                p = BifurcationPoint.model_validate(rec)
-            except ValidationError as err:
-                problems.append(f"{ppath}:{n}: unusable point ({validation_message(err, limit=1)})")
-                continue
-            if p.point_id in seen:  # a resumed run re-describes a point: the last line wins
-                points = [q for q in points if q.point_id != p.point_id]
-            seen.add(p.point_id)
-            points.append(p)
+    for _, p in _valid_lines(path / POINTS_FILE, BifurcationPoint, "point", problems):
+        if p.point_id in seen:  # a resumed run re-describes a point: the last line wins
+            points = [q for q in points if q.point_id != p.point_id]
+        seen.add(p.point_id)
+        points.append(p)
     outcomes: dict[tuple[str, int], ForkOutcome] = {}
     fpath = path / FORKS_FILE
-    if fpath.is_file():
-        for n, rec in iter_jsonl(fpath, problems):
-            try:
-                f = ForkOutcome.model_validate(rec)
-            except ValidationError as err:
-                problems.append(f"{fpath}:{n}: unusable fork ({validation_message(err, limit=1)})")
-                continue
-            if f.point_id not in seen:
-                problems.append(f"{fpath}:{n}: fork of unknown point {f.point_id!r}, skipped")
-                continue
-            outcomes.pop((f.point_id, f.variant_idx), None)
-            outcomes[(f.point_id, f.variant_idx)] = f
+    for n, f in _valid_lines(fpath, ForkOutcome, "fork", problems):
+        if f.point_id not in seen:
+            problems.append(f"{fpath}:{n}: fork of unknown point {f.point_id!r}, skipped")
+            continue
+        outcomes.pop((f.point_id, f.variant_idx), None)
+        outcomes[(f.point_id, f.variant_idx)] = f
     return Bifurcation(path=path, header=header, points=points, forks=list(outcomes.values()), problems=problems)
+
+
+def _valid_lines(path: Path, model: type[_M], what: str, problems: list[str]) -> Iterator[tuple[int, _M]]:
+    """``(line, record)`` for each line of the JSONL file ``path`` (if any) that is a valid ``model``.
+
+    A line that is not is named in ``problems`` (``<file>:<line>: unusable <what> (...)``) and skipped.
+    """
+    if not path.is_file():
+        return
+    for n, rec in iter_jsonl(path, problems):
+        try:
+            obj = model.model_validate(rec)
+        except ValidationError as err:
+            problems.append(f"{path}:{n}: unusable {what} ({validation_message(err, limit=1)})")
+            continue
+        yield n, obj
 
 
 def read_bifurcation(path: Path) -> Bifurcation:

@@ -66,103 +66,134 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
     Returns:
         Violations in words (empty when all hold).
     """
-    out: list[str] = []
-    teams = [rules.role(r).team for r in roles]
-    alive = [True] * len(roles)
-    last_protect: int | None = None
-    protect_this_night: int | None = None
-    night_round = -1
-    votes: dict[tuple[int, str], set[int]] = {}
-    elim_by_vote: dict[int, int] = {}
-    no_votes: dict[tuple[int, str], set[int]] = {}
-    runoff_candidates: dict[int, list[int]] = {}
-    end: GameEnd | None = None
+    walk = _GameWalk(rules, roles)
     for ev in events:
-        if isinstance(ev, Speech | MafiaChat | NightAction | Vote) and not alive[ev.seat]:
-            out.append(f"event {ev.seq}: dead seat {ev.seat} acted ({ev.kind})")
-        if isinstance(ev, NightAction | Vote | KillChosen) and ev.target is not None and not alive[ev.target]:
-            out.append(f"event {ev.seq}: dead seat {ev.target} targeted ({ev.kind})")
+        walk.see(ev)
+    return walk.finish(events)
+
+
+class _GameWalk:
+    """What :func:`check_events` follows through one game's events, and the violations found so far."""
+
+    def __init__(self, rules: RuleSet, roles: Sequence[str]) -> None:
+        self.rules = rules
+        self.roles = roles
+        self.teams = [rules.role(r).team for r in roles]
+        self.alive = [True] * len(roles)
+        self.out: list[str] = []
+        self.last_protect: int | None = None
+        self.protect_this_night: int | None = None
+        self.night_round = -1
+        self.votes: dict[tuple[int, str], set[int]] = {}
+        self.elim_by_vote: dict[int, int] = {}
+        self.no_votes: dict[tuple[int, str], set[int]] = {}
+        self.runoff_candidates: dict[int, list[int]] = {}
+        self.end: GameEnd | None = None
+
+    def see(self, ev: Event) -> None:
+        """Check one event against the state so far, then take it into the state."""
+        if isinstance(ev, Speech | MafiaChat | NightAction | Vote) and not self.alive[ev.seat]:
+            self.out.append(f"event {ev.seq}: dead seat {ev.seat} acted ({ev.kind})")
+        if isinstance(ev, NightAction | Vote | KillChosen) and ev.target is not None and not self.alive[ev.target]:
+            self.out.append(f"event {ev.seq}: dead seat {ev.target} targeted ({ev.kind})")
         if isinstance(ev, PhaseStarted) and ev.phase == "night":
-            if night_round >= 0:
-                last_protect = protect_this_night
-            protect_this_night, night_round = None, ev.round
+            if self.night_round >= 0:
+                self.last_protect = self.protect_this_night
+            self.protect_this_night, self.night_round = None, ev.round
         elif isinstance(ev, NightAction) and ev.ability == "protect":
-            n, me, t = rules.night, ev.seat, ev.target
-            if t == me and not n.protect_self:
-                out.append(f"event {ev.seq}: self-protection not allowed")
-            if t == me and last_protect == me and not n.protect_self_consecutive:
-                out.append(f"event {ev.seq}: self-protection on consecutive nights")
-            if t != me and last_protect == t and not n.protect_repeat:
-                out.append(f"event {ev.seq}: same player protected on consecutive nights")
-            protect_this_night = t
-        elif isinstance(ev, NightAction) and ev.ability == "kill" and teams[ev.target] == "mafia":
-            out.append(f"event {ev.seq}: kill vote against own team")
+            self._protect(ev)
+        elif isinstance(ev, NightAction) and ev.ability == "kill" and self.teams[ev.target] == "mafia":
+            self.out.append(f"event {ev.seq}: kill vote against own team")
         elif isinstance(ev, InvestigationResult):
-            truth = teams[ev.target] if rules.night.investigate_result == "team" else roles[ev.target]
+            truth = self.teams[ev.target] if self.rules.night.investigate_result == "team" else self.roles[ev.target]
             if ev.result != truth:
-                out.append(f"event {ev.seq}: investigation result {ev.result!r} != {truth!r}")
+                self.out.append(f"event {ev.seq}: investigation result {ev.result!r} != {truth!r}")
         elif isinstance(ev, Vote):
-            key = (ev.round, ev.stage)
-            if ev.seat in votes.setdefault(key, set()):
-                out.append(f"event {ev.seq}: seat {ev.seat} voted twice in {key}")
-            votes[key].add(ev.seat)
-            if ev.target is None:
-                no_votes.setdefault(key, set()).add(ev.seat)
+            self._vote(ev)
         elif isinstance(ev, VoteTally):
-            key = (ev.round, ev.stage)
-            expected = {s for s, a in enumerate(alive) if a}
-            if ev.stage == "runoff":
-                expected -= set(runoff_candidates.get(ev.round, []))
-            elif ev.stage == "nomination":
-                runoff_candidates[ev.round] = list(ev.candidates)
-            got = votes.get(key, set())
-            if got != expected:
-                out.append(f"round {ev.round} {ev.stage}: voters {sorted(got)} != legal voters {sorted(expected)}")
-            hidden = ev.stage != "nomination" and rules.day.vote != "public_sequential"
-            if hidden and not rules.day.tally_names_voters:
-                if ev.votes:  # secret votes must stay secret: the public result names no voter
-                    out.append(f"round {ev.round} {ev.stage}: tally names voters {sorted(ev.votes)}")
-                if sum(ev.tally.values()) != len(got - no_votes.get(key, set())):
-                    out.append(
-                        f"round {ev.round} {ev.stage}: tally counts {sum(ev.tally.values())} votes of {len(got)}"
-                    )
-            elif set(ev.votes) != got - no_votes.get(key, set()):
-                out.append(
-                    f"round {ev.round} {ev.stage}: tally lists {sorted(ev.votes)}, votes came from {sorted(got)}"
-                )
+            self._tally(ev)
         elif isinstance(ev, Elimination):
-            if not alive[ev.seat]:
-                out.append(f"event {ev.seq}: seat {ev.seat} eliminated twice")
-            alive[ev.seat] = False
+            if not self.alive[ev.seat]:
+                self.out.append(f"event {ev.seq}: seat {ev.seat} eliminated twice")
+            self.alive[ev.seat] = False
             if ev.cause == "vote":
-                elim_by_vote[ev.round] = elim_by_vote.get(ev.round, 0) + 1
+                self.elim_by_vote[ev.round] = self.elim_by_vote.get(ev.round, 0) + 1
         elif isinstance(ev, GameEnd):
-            if end is not None:
-                out.append(f"event {ev.seq}: second game_end")
-            end = ev
-    if end is None or events[-1] is not end:
-        out.append("game did not end with exactly one game_end event")
+            if self.end is not None:
+                self.out.append(f"event {ev.seq}: second game_end")
+            self.end = ev
+
+    def _protect(self, ev: NightAction) -> None:
+        """The rule set's protection constraints (self, self on consecutive nights, the same player again)."""
+        n, me, t = self.rules.night, ev.seat, ev.target
+        if t == me and not n.protect_self:
+            self.out.append(f"event {ev.seq}: self-protection not allowed")
+        if t == me and self.last_protect == me and not n.protect_self_consecutive:
+            self.out.append(f"event {ev.seq}: self-protection on consecutive nights")
+        if t != me and self.last_protect == t and not n.protect_repeat:
+            self.out.append(f"event {ev.seq}: same player protected on consecutive nights")
+        self.protect_this_night = t
+
+    def _vote(self, ev: Vote) -> None:
+        """One vote per seat per stage; an abstention is remembered for the tally."""
+        key = (ev.round, ev.stage)
+        if ev.seat in self.votes.setdefault(key, set()):
+            self.out.append(f"event {ev.seq}: seat {ev.seat} voted twice in {key}")
+        self.votes[key].add(ev.seat)
+        if ev.target is None:
+            self.no_votes.setdefault(key, set()).add(ev.seat)
+
+    def _tally(self, ev: VoteTally) -> None:
+        """Exactly the legal voters voted, and the tally names (or, when secret, only counts) their votes."""
+        key = (ev.round, ev.stage)
+        expected = {s for s, a in enumerate(self.alive) if a}
+        if ev.stage == "runoff":
+            expected -= set(self.runoff_candidates.get(ev.round, []))
+        elif ev.stage == "nomination":
+            self.runoff_candidates[ev.round] = list(ev.candidates)
+        got = self.votes.get(key, set())
+        if got != expected:
+            self.out.append(f"round {ev.round} {ev.stage}: voters {sorted(got)} != legal voters {sorted(expected)}")
+        cast = got - self.no_votes.get(key, set())
+        hidden = ev.stage != "nomination" and self.rules.day.vote != "public_sequential"
+        if hidden and not self.rules.day.tally_names_voters:
+            if ev.votes:  # secret votes must stay secret: the public result names no voter
+                self.out.append(f"round {ev.round} {ev.stage}: tally names voters {sorted(ev.votes)}")
+            if sum(ev.tally.values()) != len(cast):
+                self.out.append(
+                    f"round {ev.round} {ev.stage}: tally counts {sum(ev.tally.values())} votes of {len(got)}"
+                )
+        elif set(ev.votes) != cast:
+            self.out.append(
+                f"round {ev.round} {ev.stage}: tally lists {sorted(ev.votes)}, votes came from {sorted(got)}"
+            )
+
+    def finish(self, events: Sequence[Event]) -> list[str]:
+        """The violations, with the end-of-game checks (one game_end, last; eliminations per day; winner; cap)."""
+        out, end, alive = self.out, self.end, self.alive
+        if end is None or events[-1] is not end:
+            out.append("game did not end with exactly one game_end event")
+            return out
+        if self.rules.day.vote == "nomination_runoff":
+            for rnd, stage in self.votes:
+                if stage == "runoff" and self.elim_by_vote.get(rnd, 0) != 1:
+                    out.append(f"round {rnd}: {self.elim_by_vote.get(rnd, 0)} eliminations by vote (expected 1)")
+        mafia = sum(1 for s, a in enumerate(alive) if a and self.teams[s] == "mafia")
+        town = sum(1 for s, a in enumerate(alive) if a and self.teams[s] == "town")
+        if end.alive != [s for s, a in enumerate(alive) if a]:
+            out.append("game_end alive set differs from the deaths")
+        expected_winner = None
+        if mafia == 0:
+            expected_winner = "town"
+        elif mafia >= town:
+            expected_winner = "mafia"
+        elif end.reason == "round_cap":
+            expected_winner = "town"
+        if end.winner != expected_winner:
+            out.append(f"winner {end.winner} does not match final alive set (mafia {mafia}, town {town})")
+        if end.rounds > self.rules.round_cap:
+            out.append(f"played {end.rounds} rounds past the cap {self.rules.round_cap}")
         return out
-    if rules.day.vote == "nomination_runoff":
-        for rnd, stage in votes:
-            if stage == "runoff" and elim_by_vote.get(rnd, 0) != 1:
-                out.append(f"round {rnd}: {elim_by_vote.get(rnd, 0)} eliminations by vote (expected 1)")
-    mafia = sum(1 for s, a in enumerate(alive) if a and teams[s] == "mafia")
-    town = sum(1 for s, a in enumerate(alive) if a and teams[s] == "town")
-    if end.alive != [s for s, a in enumerate(alive) if a]:
-        out.append("game_end alive set differs from the deaths")
-    expected_winner = None
-    if mafia == 0:
-        expected_winner = "town"
-    elif mafia >= town:
-        expected_winner = "mafia"
-    elif end.reason == "round_cap":
-        expected_winner = "town"
-    if end.winner != expected_winner:
-        out.append(f"winner {end.winner} does not match final alive set (mafia {mafia}, town {town})")
-    if end.rounds > rules.round_cap:
-        out.append(f"played {end.rounds} rounds past the cap {rules.round_cap}")
-    return out
 
 
 async def _play(rules: RuleSet, specs: Sequence[str], seed: int) -> GameState:

@@ -1093,6 +1093,79 @@ def _retest_salt(files: Sequence[Path]) -> str:
     return h.hexdigest()
 
 
+def _site_sources(src: Path | Iterable[Path]) -> tuple[Path, list[Path]]:
+    """The root folder and the game directories of :func:`build_site`'s ``src``.
+
+    Raises:
+        ViewerError: ``src`` is a folder that does not exist.
+    """
+    if isinstance(src, Path | str):
+        root = Path(src)
+        if not root.exists():
+            raise ViewerError(f"DIR: {root} does not exist")
+        return root, iter_game_dirs(root)
+    dirs = [Path(d) for d in src]
+    return (Path(dirs[0]).parent if dirs else Path()), dirs
+
+
+def _check_out(out: Path, dirs: list[Path], page_size: int) -> None:
+    """Refuse a ``page_size`` below 1, and an ``out`` that is a file or one of the game directories."""
+    if page_size < 1:
+        raise ValueError(f"page_size must be at least 1, got {page_size}")
+    if out.exists() and not out.is_dir():
+        raise ViewerError(f"--out: {out} is a file, not a directory")
+    if dirs and any(out.resolve() == d.resolve() for d in dirs):
+        raise ViewerError(f"--out: {out} is a game directory; choose another output directory")
+
+
+def _build_games(
+    jobs: list[_Job], figures: CorpusFigures, summary: SiteSummary, *, on_game: Callable[[str], None] | None,
+    workers: int,
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """Build (or reuse) every game's files with ``workers`` processes, adding each summary to ``figures``.
+
+    Returns:
+        The new manifest's games (by resolved directory) and the dashboard rows, in job order;
+        ``summary`` gets the games built, reused and skipped, and the bytes written.
+    """
+    manifest: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    with ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers)) if workers > 1 else None
+        for job, done in _run(jobs, pool, on_game, ahead=4 * workers):
+            d, corpus = job.task[0], job.task[1]
+            if done.summary is not None:
+                figures.add(corpus, done.summary)
+            res = done.result
+            if isinstance(res, str):
+                summary.skipped.append((str(d), res))
+                continue
+            if res is None:  # reused: the earlier build's files, from the same logs
+                assert job.earlier is not None
+                row, size = job.earlier["row"], int(job.earlier.get("bytes", 0))
+                summary.reused += 1
+            else:
+                row, size = res.row, res.bytes_written
+                summary.built.append(row["id"])
+            manifest[str(d.resolve())] = {"key": done.key, "row": row, "bytes": size}
+            summary.bytes_written += size
+            rows.append(row)
+            summary.games.append(row["id"])
+    return manifest, rows
+
+
+def _drop_old_games(data: Path, earlier: dict[str, dict[str, Any]], manifest: dict[str, dict[str, Any]],
+                    rows: list[dict[str, Any]], summary: SiteSummary) -> None:  # fmt: skip
+    """Remove the data files of the earlier build's games that no row uses now; count the games gone."""
+    in_use = {r["file"] for r in rows}
+    for path, entry in earlier.items():
+        fid = entry.get("row", {}).get("file")
+        if path not in manifest and isinstance(fid, str):
+            summary.removed += 1
+        if isinstance(fid, str) and fid not in in_use:
+            _remove_game_files(data, fid)
+
+
 def build_site(
     src: Path | Iterable[Path],
     out: Path,
@@ -1158,21 +1231,9 @@ def build_site(
         ImportError, mafialab.harness.RayConnectError: ``ray`` given and Ray is missing or
             unreachable.
     """
-    if isinstance(src, Path | str):
-        root = Path(src)
-        if not root.exists():
-            raise ViewerError(f"DIR: {root} does not exist")
-        dirs = iter_game_dirs(root)
-    else:
-        dirs = [Path(d) for d in src]
-        root = Path(dirs[0]).parent if dirs else Path()
+    root, dirs = _site_sources(src)
     out = Path(out)
-    if page_size < 1:
-        raise ValueError(f"page_size must be at least 1, got {page_size}")
-    if out.exists() and not out.is_dir():
-        raise ViewerError(f"--out: {out} is a file, not a directory")
-    if dirs and any(out.resolve() == d.resolve() for d in dirs):
-        raise ViewerError(f"--out: {out} is a game directory; choose another output directory")
+    _check_out(out, dirs, page_size)
     summary = SiteSummary(out=out)
     if not dirs:
         raise ViewerError(f"DIR: {no_games_message(root)}")
@@ -1197,39 +1258,10 @@ def build_site(
         for t in tasks
     ]
     figures = CorpusFigures(list(dict.fromkeys(t[1] for t in tasks)), include_branches)
-    manifest: dict[str, dict[str, Any]] = {}
-    rows: list[dict[str, Any]] = []
-    n_workers = _workers(jobs, len(tasks))
-    with ExitStack() as stack:
-        pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers)) if n_workers > 1 else None
-        for job, done in _run(jobs_, pool, on_game, ahead=4 * n_workers):
-            d, corpus = job.task[0], job.task[1]
-            if done.summary is not None:
-                figures.add(corpus, done.summary)
-            res = done.result
-            if isinstance(res, str):
-                summary.skipped.append((str(d), res))
-                continue
-            if res is None:  # reused: the earlier build's files, from the same logs
-                assert job.earlier is not None
-                row, size = job.earlier["row"], int(job.earlier.get("bytes", 0))
-                summary.reused += 1
-            else:
-                row, size = res.row, res.bytes_written
-                summary.built.append(row["id"])
-            manifest[str(d.resolve())] = {"key": done.key, "row": row, "bytes": size}
-            summary.bytes_written += size
-            rows.append(row)
-            summary.games.append(row["id"])
+    manifest, rows = _build_games(jobs_, figures, summary, on_game=on_game, workers=_workers(jobs, len(tasks)))
     if not rows:
         raise ViewerError(f"DIR: {none_readable_message(root, dirs, [r for _, r in summary.skipped])}")
-    in_use = {r["file"] for r in rows}
-    for path, entry in earlier.items():
-        fid = entry.get("row", {}).get("file")
-        if path not in manifest and isinstance(fid, str):
-            summary.removed += 1
-        if isinstance(fid, str) and fid not in in_use:
-            _remove_game_files(data, fid)
+    _drop_old_games(data, earlier, manifest, rows, summary)
     if ray is None:
         metrics = figures.result()
     else:  # the summaries on the cluster, pooled here the same way

@@ -20,6 +20,7 @@ import numpy as np
 from mafialab.analysis import (
     Calibration,
     GameSummary,
+    RepeatedIds,
     Report,
     ReportBuilder,
     ReportRow,
@@ -135,7 +136,7 @@ class CorpusFigures:
         self.include_branches = include_branches
         self._builders: dict[str, ReportBuilder] = {c: ReportBuilder(METHOD) for c in corpora}
         self._left: dict[str, list[str]] = {c: [] for c in corpora}
-        self._first: dict[str, dict[str, str]] = {c: {} for c in corpora}
+        self._ids: dict[str, RepeatedIds] = {c: RepeatedIds() for c in corpora}
         # per corpus and given game: (bootstrap root, game id, path, branch, calibration sums (None: not
         # counted), per-agent sums)
         self._cal: dict[str, list[tuple[str, str, str, bool, np.ndarray | None, dict[str, np.ndarray]]]] = {
@@ -147,10 +148,10 @@ class CorpusFigures:
         """Count one game's summary (computed with :data:`SEAT_KEYS`) in ``corpus``."""
         if corpus not in self._builders:
             self._builders[corpus] = ReportBuilder(METHOD)
-            self._left[corpus], self._first[corpus], self._cal[corpus] = [], {}, []
-        seen = self._first[corpus].setdefault(s.game_id, s.path)
-        if seen != s.path and not s.branch:  # a copy of an id: a game of its own, as `report` counts it
-            s = s.model_copy(update={"root": f"{s.game_id}@{s.path}"})
+            self._left[corpus], self._ids[corpus], self._cal[corpus] = [], RepeatedIds(), []
+        cluster, _ = self._ids[corpus].see(s.game_id, s.path, s.root, s.branch)
+        if cluster != s.root:  # a copy of an id: a game of its own, as `report` counts it
+            s = s.model_copy(update={"root": cluster})
         if s.branch and not self.include_branches:
             self._left[corpus].append(s.game_id)
             return
@@ -214,14 +215,14 @@ class CorpusFigures:
         given = [g for entries in self._cal.values() for g in entries]
         if not given:
             return corpus_groups
-        first: dict[str, str] = {}
+        ids = RepeatedIds()
         roots: list[str] = []
         sums: list[np.ndarray] = []
         agents: list[dict[str, np.ndarray]] = []
         for root, gid, path, branch, game_sums, per_agent in given:  # one id in two corpora: two games
-            seen = first.setdefault(gid, path)
+            cluster, _ = ids.see(gid, path, root, branch)
             if game_sums is not None:  # degraded and skipped-family games are not counted
-                roots.append(f"{gid}@{path}" if seen != path and not branch else root)
+                roots.append(cluster)
                 sums.append(game_sums)
                 agents.append(per_agent)
         out = []
