@@ -24,8 +24,6 @@ ALLOWED = frozenset(
     {
         "beliefshift/_annotate.py RulesAnnotator.label_text",
         "beliefshift/_annotate.py RulesAnnotator._compiled",
-        "cli/_play.py _play",
-        "cli/_report.py report",
         "harness/_play.py play_game",
     }
 )
