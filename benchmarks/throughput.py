@@ -19,13 +19,14 @@ and ``game.jsonl`` the script computes:
   path is the longest over game steps and probe chains, plus the preflight calls;
 * the shared-prefix share and server-cached tokens of the closing ``call_summary`` record.
 
-Beside them, for every run: the whole command's wall time (process start to exit), the span
-of its model calls (first request at the server to the last answer), the command's CPU time
-(interpreter start and imports included) and CPU per model call, its peak resident memory
-(``ru_maxrss`` of the child), and the server-side shared-prefix share: Σ over the requests
-the server received (preflight included) of the longest common prefix of the request's
-prompt text (its messages, role and content, in order) with that of any earlier request,
-over Σ prompt characters.
+Beside them, for every run: the whole command's wall time (process start to exit), its
+start-up (process start to the first request at the server), the span of its model calls
+(first request at the server to the last answer), the command's CPU time (interpreter start
+and imports included) and CPU per model call, its peak resident memory (``ru_maxrss`` of the
+child), and the server-side shared-prefix share: Σ over the requests the server received
+(preflight included) of the longest common prefix of the request's prompt text (its
+messages, role and content, in order) with that of any earlier request, over Σ prompt
+characters.
 
 Each latency is run ``--runs`` times; medians are printed with the load average before and
 after. Targets (issues 14 and 32): at 0.2 s latency the whole command ≤ 1.2 x the critical
@@ -203,6 +204,7 @@ def one_run(args: argparse.Namespace, latency: float, out: Path, profile: Path |
         "peak_in_flight": peak,
         **cp,
         "whole_command_s": round(process_s, 3),
+        "start_to_first_call_s": round(stamps[0] - t0, 3),
         "span_of_calls_s": round(span, 3),
         "one_after_another_s": round(one_by_one, 3),
         "whole_over_critical_path": round(process_s / c, 3) if (c := cp["critical_path_s"]) else None,
@@ -258,8 +260,9 @@ def main() -> None:
             xs = [r[key] for r in runs if r[key] is not None]
             return round(statistics.median(xs), 4) if xs else None
 
-        keys = ("critical_path_s", "whole_command_s", "span_of_calls_s", "whole_over_critical_path",
-                "span_over_critical_path", "cpu_s", "cpu_ms_per_call", "peak_rss_mb", "peak_in_flight")  # fmt: skip
+        keys = ("critical_path_s", "whole_command_s", "start_to_first_call_s", "span_of_calls_s",
+                "whole_over_critical_path", "span_over_critical_path", "cpu_s", "cpu_ms_per_call", "peak_rss_mb",
+                "peak_in_flight")  # fmt: skip
         first = runs[0]
         result[f"latency_{latency}"] = {
             "latency_s": latency,
