@@ -131,7 +131,7 @@ class OpenAIModel:
         http_client: An ``httpx.AsyncClient`` to use (tests); default the SDK's aiohttp
             transport (``openai.DefaultAioHttpClient``, the SDK's ``aiohttp`` extra) where it is
             installed, else the SDK's own httpx client. With a few dozen calls in flight the
-            aiohttp transport spends about a third less CPU per call than httpx's connection
+            aiohttp transport spends about a quarter less CPU per call than httpx's connection
             pool (``benchmarks/throughput.py``).
         max_n: Answers one request may ask for with the server's ``n`` (:meth:`chat_n`,
             resamples); ``1`` never sends ``n``.
