@@ -8,7 +8,7 @@ import os
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from mafialab._jsonrepair import parse_json
@@ -70,7 +70,7 @@ def _default_http_client(openai: Any, timeout: float) -> Any:
         return None
 
 
-async def _close_at_loop_end(client: Any) -> AsyncIterator[None]:
+async def _close_at_loop_end(client: Any) -> AsyncGenerator[None, None]:
     """Yield once, then close ``client`` when the loop closes this generator (its shutdown)."""
     try:
         yield
