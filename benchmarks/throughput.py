@@ -19,21 +19,40 @@ and ``game.jsonl`` the script computes:
   path is the longest over game steps and probe chains, plus the preflight calls;
 * the shared-prefix share and server-cached tokens of the closing ``call_summary`` record.
 
-Targets (issue 14): wall time (first request at the server to the last answer) ≤ 1.2 x
-critical path; shared-prefix share ≥ 90 %. The child process's total time and CPU time
-(interpreter start and imports included) are printed too.
+Beside them, for every run: the whole command's wall time (process start to exit), its
+start-up (process start to the first request at the server), the span of its model calls
+(first request at the server to the last answer), the command's CPU time (interpreter start
+and imports included) and CPU per model call, its peak resident memory (``ru_maxrss`` of the
+child), and the server-side shared-prefix share: Σ over the requests the server received
+(preflight included) of the longest common prefix of the request's prompt text (its
+messages, role and content, in order) with that of any earlier request, over Σ prompt
+characters.
 
-Usage: nice -n 15 python benchmarks/throughput.py [--latency 0.2] [--rules mafiascope7]
-       [--seed 0] [--probes default] [--out DIR]
+Each latency is run ``--runs`` times; medians are printed with the load average before and
+after. Targets (issues 14 and 32): at 0.2 s latency the whole command ≤ 1.2 x the critical
+path; at 0.05 s the span of calls ≤ 1.1 x the critical path; CPU ≤ 2.4 ms per model call;
+peak memory ≤ 100 MB; server-side shared-prefix share ≥ 90 %.
+
+Every child runs with compiled bytecode, as an installed package does (``PYTHONDONTWRITEBYTECODE``
+dropped, ``PYTHONPYCACHEPREFIX`` a temporary folder filled by one unmeasured game first).
+
+``--src DIR`` runs the command from another checkout's ``src`` (say one made with
+``git worktree add /tmp/before BASE``), so one script measures before and after.
+``--profile FILE`` runs one more game at the first latency under ``cProfile`` and saves its
+profile (``python -m pstats FILE``; not part of the figures).
+
+Usage: nice -n 15 python benchmarks/throughput.py [--latency 0.2 0.05] [--runs 3]
+       [--rules mafiascope7] [--seed 0] [--probes default] [--out DIR] [--src DIR] [--profile FILE]
 Prints JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -94,17 +113,52 @@ def critical_path(game_dir: Path, battery: str, preflight_s: float) -> dict[str,
     return {"game_steps": steps, "game_path_s": round(game_s, 3), "critical_path_s": round(max(game_s, deepest), 3)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--latency", type=float, default=0.2, help="seconds per call at the stub server")
-    ap.add_argument("--rules", default="mafiascope7")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--probes", default="default")
-    ap.add_argument("--out", type=Path, default=None, help="keep the logs here (default: a temporary folder)")
-    args = ap.parse_args()
-    out = args.out or Path(tempfile.mkdtemp(prefix="mafialab-throughput-"))
+def prompt_text(body: dict[str, Any]) -> str:
+    """The prompt of a chat request as a server sees it: each message's role and content, in order."""
+    parts = []
+    for m in body.get("messages", []):
+        content = m.get("content")
+        parts.append(f"{m.get('role')}\n{content if isinstance(content, str) else json.dumps(content)}\n")
+    return "".join(parts)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` share at their start."""
+    n = min(len(a), len(b))
+    i = 0
+    step = 1024
+    while i < n:  # compare blocks, then characters within the first differing block
+        j = min(n, i + step)
+        if a[i:j] == b[i:j]:
+            i = j
+            continue
+        while a[i] == b[i]:
+            i += 1
+        return i
+    return n
+
+
+def server_prefix_share(prompts: list[str]) -> float | None:
+    """Σ longest common prefix of each prompt with any earlier one, over Σ prompt characters.
+
+    The longest common prefix with a set of strings is the one with its neighbours in sorted
+    order, so each prompt is compared with two earlier ones only.
+    """
+    seen: list[str] = []
+    shared = total = 0
+    for p in prompts:
+        i = bisect.bisect_left(seen, p)
+        best = max((common_prefix(p, seen[j]) for j in (i - 1, i) if 0 <= j < len(seen)), default=0)
+        shared += best
+        total += len(p)
+        seen.insert(i, p)
+    return shared / total if total else None
+
+
+def one_run(args: argparse.Namespace, latency: float, out: Path, profile: Path | None = None) -> dict[str, Any]:
+    """Play one probed game as a child process against a stub answering after ``latency`` seconds."""
     stamps: list[float] = []
-    stub = OpenAIStub(latency_s=args.latency)
+    stub = OpenAIStub(latency_s=latency)
     answer = stub._answer
 
     async def timed(*a: Any) -> Any:  # first request in, last answer out
@@ -114,58 +168,127 @@ def main() -> None:
         return res
 
     stub._answer = timed  # type: ignore[method-assign]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env |= {"COLUMNS": "200", "PYTHONPYCACHEPREFIX": args.pycache}
+    if args.src is not None:
+        env["PYTHONPATH"] = str(args.src.resolve())
     with stub.in_thread():
         spec = f"openai/stub?base_url={stub.base_url}"
-        cmd = [sys.executable, "-m", "mafialab", "play", "-r", args.rules, "-s", str(args.seed), "--agents", spec,
-               "--probes", args.probes, "--out", str(out)]  # fmt: skip
+        prof = ["-m", "cProfile", "-o", str(profile)] if profile is not None else []
+        cmd = [sys.executable, *prof, "-m", "mafialab", "play", "-r", args.rules, "-s", str(args.seed),
+               "--agents", spec, "--probes", args.probes, "--out", str(out)]  # fmt: skip
         t0 = time.perf_counter()
-        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        stdout, stderr = proc.communicate()
         process_s = time.perf_counter() - t0
-        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        process_cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-        requests = len(stub.requests)
+        usage = proc.rusage if hasattr(proc, "rusage") else None  # type: ignore[attr-defined]
+        requests = list(stub.requests)
         peak = stub.max_in_flight
     if proc.returncode != 0:
-        sys.exit(f"mafialab play failed:\n{proc.stdout}\n{proc.stderr}")
+        sys.exit(f"mafialab play failed:\n{stdout}\n{stderr}")
     (game_dir,) = [p.parent for p in out.rglob(GAME_FILE)]
     lines = read_records(game_dir / CALLS_FILE)
     calls = [c for c in lines if c.get("kind") == "call"]
     summary = next((c for c in lines if c.get("kind") == "call_summary"), {})
-    preflight_calls = requests - len(calls)
-    preflight_s = preflight_calls * args.latency
+    preflight_calls = len(requests) - len(calls)
+    preflight_s = preflight_calls * latency
     cp = critical_path(game_dir, args.probes, preflight_s)
-    wall = stamps[-1] - stamps[0]
+    span = stamps[-1] - stamps[0]
     one_by_one = sum(c["latency_ms"] for c in calls) / 1000 + preflight_s
-    share = summary.get("shared_prefix_share")
-    print(
-        json.dumps(
-            {
-                "rules": args.rules,
-                "seed": args.seed,
-                "probes": args.probes,
-                "latency_s": args.latency,
-                "requests": requests,
-                "game_calls": sum(1 for c in calls if c["purpose"] != "probe"),
-                "probe_calls": sum(1 for c in calls if c["purpose"] == "probe"),
-                "preflight_calls": preflight_calls,
-                "peak_in_flight": peak,
-                **cp,
-                "wall_s": round(wall, 3),
-                "process_s": round(process_s, 3),
-                "process_cpu_s": round(process_cpu_s, 3),
-                "one_after_another_s": round(one_by_one, 3),
-                "wall_over_critical_path": round(wall / cp["critical_path_s"], 3),
-                "shared_prefix_share": share,
-                "cached_tokens": summary.get("cached_tokens"),
-                "target_wall_met": wall <= 1.2 * cp["critical_path_s"],
-                "target_prefix_met": share is not None and share >= 0.9,
-                "play_summary_line": next((ln for ln in proc.stdout.splitlines() if "prefix reuse" in ln), ""),
-                "logs": str(game_dir),
-            },
-            indent=2,
-        )
-    )
+    cpu_s = usage.ru_utime + usage.ru_stime if usage else float("nan")
+    return {
+        "requests": len(requests),
+        "game_calls": sum(1 for c in calls if c["purpose"] != "probe"),
+        "probe_calls": sum(1 for c in calls if c["purpose"] == "probe"),
+        "preflight_calls": preflight_calls,
+        "peak_in_flight": peak,
+        **cp,
+        "whole_command_s": round(process_s, 3),
+        "start_to_first_call_s": round(stamps[0] - t0, 3),
+        "span_of_calls_s": round(span, 3),
+        "one_after_another_s": round(one_by_one, 3),
+        "whole_over_critical_path": round(process_s / c, 3) if (c := cp["critical_path_s"]) else None,
+        "span_over_critical_path": round(span / c, 3) if c else None,
+        "cpu_s": round(cpu_s, 3),
+        "cpu_ms_per_call": round(1000 * cpu_s / len(requests), 3),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1) if usage else None,
+        "shared_prefix_share_play": summary.get("shared_prefix_share"),
+        "shared_prefix_share_server": server_prefix_share([prompt_text(b) for b in requests]),
+        "cached_tokens": summary.get("cached_tokens"),
+        "play_summary_line": next((ln for ln in stdout.splitlines() if "prefix reuse" in ln), ""),
+        "logs": str(game_dir),
+    }
+
+
+class _Popen(subprocess.Popen):  # type: ignore[type-arg]
+    """``Popen`` that keeps the child's resource usage (``os.wait4``) when it is reaped."""
+
+    rusage: Any = None
+
+    def _try_wait(self, wait_flags: int) -> tuple[int, int]:
+        try:
+            pid, sts, self.rusage = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            pid, sts = self.pid, 0
+        return pid, sts
+
+
+subprocess.Popen = _Popen  # type: ignore[misc]  # only this script's children
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--latency", type=float, nargs="+", default=[0.2, 0.05], help="seconds per call at the stub")
+    ap.add_argument("--runs", type=int, default=3, help="games per latency (medians are printed)")
+    ap.add_argument("--rules", default="mafiascope7")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--probes", default="default")
+    ap.add_argument("--out", type=Path, default=None, help="keep the logs here (default: a temporary folder)")
+    ap.add_argument("--src", type=Path, default=None, help="run mafialab from this src folder (before/after)")
+    ap.add_argument("--profile", type=Path, default=None, help="save a cProfile of one more game here")
+    args = ap.parse_args()
+    args.pycache = tempfile.mkdtemp(prefix="mafialab-throughput-pyc-")
+    out = args.out or Path(tempfile.mkdtemp(prefix="mafialab-throughput-"))
+    one_run(args, 0.0, out / "warm-up")  # fills the bytecode cache, as an installed package has one
+    load_before = os.getloadavg()
+    result: dict[str, Any] = {"rules": args.rules, "seed": args.seed, "probes": args.probes, "runs": args.runs,
+                              "src": str(args.src) if args.src else None}  # fmt: skip
+    for latency in args.latency:
+        runs = [one_run(args, latency, out / f"{latency}-{i}") for i in range(args.runs)]
+
+        def med(key: str, runs: list[dict[str, Any]] = runs) -> Any:
+            xs = [r[key] for r in runs if r[key] is not None]
+            return round(statistics.median(xs), 4) if xs else None
+
+        keys = ("critical_path_s", "whole_command_s", "start_to_first_call_s", "span_of_calls_s",
+                "whole_over_critical_path", "span_over_critical_path", "cpu_s", "cpu_ms_per_call", "peak_rss_mb",
+                "peak_in_flight")  # fmt: skip
+        first = runs[0]
+        result[f"latency_{latency}"] = {
+            "latency_s": latency,
+            **{k: first[k] for k in ("requests", "game_calls", "probe_calls", "preflight_calls", "game_steps",
+                                     "shared_prefix_share_play", "shared_prefix_share_server", "play_summary_line")},
+            "median": {k: med(k) for k in keys},
+            "all": {k: [r[k] for r in runs] for k in keys},
+            "one_after_another_s": med("one_after_another_s"),
+            "logs": first["logs"],
+        }  # fmt: skip
+    if args.profile is not None:
+        one_run(args, args.latency[0], out / "profiled", profile=args.profile)
+        result["profile"] = str(args.profile)
+    meds = {lat: result[f"latency_{lat}"]["median"] for lat in args.latency}
+    firsts = [result[f"latency_{lat}"] for lat in args.latency]
+    result["load_average_before"] = [round(x, 2) for x in load_before]
+    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    whole, span = meds.get(0.2, {}).get("whole_over_critical_path"), meds.get(0.05, {}).get("span_over_critical_path")
+    result["targets"] = {
+        "whole_command_le_1.2x_critical_path_at_0.2s": whole <= 1.2 if whole is not None else None,
+        "span_le_1.1x_critical_path_at_0.05s": span <= 1.1 if span is not None else None,
+        "cpu_le_2.4ms_per_call": all(m["cpu_ms_per_call"] <= 2.4 for m in meds.values()),
+        "peak_rss_le_100mb": all(m["peak_rss_mb"] is not None and m["peak_rss_mb"] <= 100 for m in meds.values()),
+        "server_prefix_share_ge_90pct": all((f["shared_prefix_share_server"] or 0) >= 0.9 for f in firsts),
+    }  # fmt: skip
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

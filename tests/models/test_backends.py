@@ -92,6 +92,43 @@ async def test_openai_errors_are_values_and_key_never_logged(monkeypatch, caplog
     assert "sk-do-not-log" not in caplog.text
 
 
+async def test_openai_uses_the_sdks_aiohttp_transport_and_names_errors_as_httpx_does():
+    openai = pytest.importorskip("openai")
+    if getattr(openai, "DefaultAioHttpClient", None) is None:
+        pytest.skip("this openai SDK has no aiohttp transport")
+    try:
+        openai.DefaultAioHttpClient()
+    except RuntimeError:
+        pytest.skip("openai's aiohttp extra is not installed")
+    async with OpenAIStub(latency_s=1.0) as stub:
+        m = get_model("openai/t", base_url=stub.base_url, timeout=0.2)
+        assert isinstance((await m._client())._client, openai.DefaultAioHttpClient)
+        slow = await m.chat(_req())
+    refused = await get_model("openai/t", base_url="http://127.0.0.1:9/v1", timeout=2).chat(_req())
+    assert refused.error == "APIConnectionError: Connection error."  # as the httpx transport says it
+    assert slow.error == "APITimeoutError: Request timed out."  # a real timeout stays one
+
+
+def test_the_aiohttp_session_is_closed_when_its_event_loop_ends():
+    openai = pytest.importorskip("openai")
+    aiohttp = pytest.importorskip("aiohttp")
+    if getattr(openai, "DefaultAioHttpClient", None) is None:
+        pytest.skip("this openai SDK has no aiohttp transport")
+    stub = OpenAIStub()
+
+    async def one_call(m):
+        return await m.chat(_req()), await m._client()
+
+    with stub.in_thread():
+        m = get_model("openai/t", base_url=stub.base_url)
+        first, client = asyncio.run(one_call(m))
+        second, again = asyncio.run(one_call(m))  # a new loop: a new client, the first stays closed
+    session = client._client._transport.client
+    assert first.ok and second.ok and again is not client
+    assert isinstance(session, aiohttp.ClientSession) and session.closed  # no "Unclosed client session"
+    assert again._client._transport.client.closed
+
+
 async def test_openai_in_flight_limit():
     async with OpenAIStub(latency_s=0.05) as stub:
         m = get_model("openai/t", base_url=stub.base_url, max_concurrency=3)

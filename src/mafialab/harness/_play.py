@@ -274,6 +274,68 @@ def _unloggable(answer: Any) -> Invalid | None:
     return None
 
 
+def _fresh_game_dir(out: Path | None, game_id: str) -> Path | None:
+    """``out/<game_id>``, or ``None`` without ``out``; refused when it already holds a log file.
+
+    Raises:
+        ValueError: ``game.jsonl``, ``probes.jsonl``, ``calls.jsonl`` or ``verdicts.jsonl`` is there.
+    """
+    if out is None:
+        return None
+    path = Path(out) / game_id
+    for name in (GAME_FILE, PROBES_FILE, CALLS_FILE, VERDICTS_FILE):
+        # a stale probes/calls file would otherwise be appended to and mixed with this game
+        if (path / name).exists():
+            raise ValueError(f"out: {path / name} already exists; choose another --out or seed")
+    return path
+
+
+def _set_call_sinks(agents: Sequence[Agent], sink: Any) -> None:
+    """Give every agent that reports its model calls (``set_call_sink``) ``sink`` (``None``: none)."""
+    for a in agents:
+        setter = getattr(a, "set_call_sink", None)
+        if setter is not None:
+            setter(sink)
+
+
+def _header_meta(
+    meta: dict[str, Any] | None, described: dict[str, Any], observers: Sequence[GameObserver], dialects: Any
+) -> dict[str, Any] | None:
+    """The header's extra fields: ``meta``, the agents' descriptions, the observers' run config, the dialects."""
+    if described:
+        meta = {**(meta or {}), "agents": described}
+    for obs in observers:  # e.g. the probe battery, so a report can group games by it
+        extra = getattr(obs, "run_config", None)
+        if isinstance(extra, Mapping) and extra:
+            meta = {**(meta or {}), **dict(extra)}
+    if dialects:  # the structured-output dialect of each OpenAI-compatible backend, as the game starts
+        meta = {**(meta or {}), "structured_output": dialects}
+    return meta
+
+
+def _agent_personas(agents: Sequence[Agent]) -> list[dict[str, Any] | None] | None:
+    """The agents' own personas (``persona`` attribute) for the roster, or ``None`` when none has one."""
+    found = [getattr(a, "persona", None) for a in agents]
+    if all(p is None for p in found):
+        return None
+    return [p.model_dump(exclude_none=True) if p is not None else None for p in found]
+
+
+def _game_status(seq: int, gate: dict[str, Any], threshold: float, decisions: int, fallbacks: int) -> GameStatus:
+    """The closing ``game_status`` record: the integrity gate's verdict and counts."""
+    share = gate["answered_share"]
+    if share is None:
+        share = (decisions - fallbacks) / decisions if decisions else 1.0
+    return GameStatus(
+        seq=seq,
+        degraded=gate["degraded"],
+        answered_share=share,
+        decisions=decisions,
+        fallbacks=fallbacks,
+        detail={**gate, "gate_threshold": threshold},
+    )
+
+
 async def play_game(
     rules: RuleSet,
     agents: Sequence[Agent],
@@ -341,36 +403,18 @@ async def play_game(
     if state is None:
         state = GameState(rules, seed, labels=labels)
     writer = None
-    path = None
-    if out is not None:
-        path = Path(out) / game_id
-        for name in (GAME_FILE, PROBES_FILE, CALLS_FILE, VERDICTS_FILE):
-            # a stale probes/calls file would otherwise be appended to and mixed with this game
-            if (path / name).exists():
-                raise ValueError(f"out: {path / name} already exists; choose another --out or seed")
+    path = _fresh_game_dir(out, game_id)
     if check_remote:
         await preflight(agents, allow_degraded=allow_degraded)
     calls_writer = JsonlWriter(path / CALLS_FILE) if path is not None else None
     described = {str(i): a.describe() for i, a in enumerate(agents) if hasattr(a, "describe")}
     persons = person_seats(described)  # as the header records them (``meta.agents``)
     recorder = CallRecorder(game_id, calls_writer, prices or PriceTable(), person_seats=persons)
-    for a in agents:
-        sink = getattr(a, "set_call_sink", None)
-        if sink is not None:
-            sink(recorder)
-    if described:
-        meta = {**(meta or {}), "agents": described}
-    for obs in observers:  # e.g. the probe battery, so a report can group games by it
-        extra = getattr(obs, "run_config", None)
-        if isinstance(extra, Mapping) and extra:
-            meta = {**(meta or {}), **dict(extra)}
+    _set_call_sinks(agents, recorder)
     dialects = dialects_in_use(agents)
-    if dialects:  # the structured-output dialect of each OpenAI-compatible backend, as the game starts
-        meta = {**(meta or {}), "structured_output": dialects}
+    meta = _header_meta(meta, described, observers, dialects)
     if personas is None:
-        found = [getattr(a, "persona", None) for a in agents]
-        if any(p is not None for p in found):
-            personas = [p.model_dump(exclude_none=True) if p is not None else None for p in found]
+        personas = _agent_personas(agents)
     if path is not None:
         writer = JsonlWriter(path / GAME_FILE)
         header = make_header(state, game_id, agent_labels, meta, personas)
@@ -389,25 +433,10 @@ async def play_game(
         gate = recorder.gate(gate_threshold)
         if dialects:  # as the game ends (a dialect error may have switched it)
             gate["structured_output"] = dialects_in_use(agents)
-        share = gate["answered_share"]
-        if share is None:
-            share = (decisions - fallbacks) / decisions if decisions else 1.0
         if writer is not None and (fallbacks or gate["model_decisions"]):
-            writer.write(
-                GameStatus(
-                    seq=len(state.events) + 1,
-                    degraded=gate["degraded"],
-                    answered_share=share,
-                    decisions=decisions,
-                    fallbacks=fallbacks,
-                    detail={**gate, "gate_threshold": gate_threshold},
-                )
-            )
+            writer.write(_game_status(len(state.events) + 1, gate, gate_threshold, decisions, fallbacks))
     finally:
-        for a in agents:
-            sink = getattr(a, "set_call_sink", None)
-            if sink is not None:
-                sink(None)
+        _set_call_sinks(agents, None)
         if writer is not None:
             writer.close()
         if calls_writer is not None:
