@@ -61,6 +61,7 @@ from mafialab._files import atomic_path
 from mafialab._http import LOOPBACK_NAMES, BearerGuard, BodyLimit, OriginGuard
 from mafialab._json import NonFiniteNumber, loads_finite
 from mafialab.config import validation_message
+from mafialab.viewer._arena import ARENA_GAMES, ArenaRequest, ArenaService, ArenaStatus
 from mafialab.counterfactual import (
     Intervention,
     estimate_fork,
@@ -74,6 +75,7 @@ from mafialab.counterfactual import (
 from mafialab.counterfactual import branch_id as make_branch_id
 from mafialab.record import (
     BIFURCATION_FILE,
+    PriceTable,
     RETEST_FILE,
     GameLog,
     LogFormatError,
@@ -205,6 +207,29 @@ def check_allowed_agents(specs: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def refusal(spec: str, otherwise: str) -> str:
+    """Why a request may not name ``spec`` (one agent spec the server did not allow), in words.
+
+    A seat played from outside (``human``, ``human-web``, ``remote``), a model string with
+    backend options (``base_url``, ``api_key_env`` ...), else ``otherwise``.
+    """
+    from mafialab.models import ModelSpecError, parse_model_spec
+    from mafialab.remote import is_seat_spec
+
+    if is_seat_spec(spec):
+        return "is a seat played from outside (human, human-web, remote); a job of this server seats none"
+    try:
+        _, options = parse_model_spec(spec)
+    except ModelSpecError:
+        options = {}
+    if options:
+        return (
+            f"sets backend options ({', '.join(sorted(options))}); a request may not choose "
+            "base_url, api_key_env or any other option"
+        )
+    return otherwise
+
+
 def _read_js(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
     start = text.index(",", text.index(",") + 1) + 1  # after MAFIALAB_DATA("kind","key",
@@ -221,7 +246,11 @@ class ForkService:
         parallel: Replicas played at once over all jobs (>= 1).
         build_agent: Agent factory passed to :func:`mafialab.counterfactual.run_fork` (tests).
         allow_agents: Agent specs a request may name beside the parent's roster
-            (``--allow-agents``; model strings may carry options, a request's never do).
+            (``--allow-agents``; model strings may carry options, a request's never do); the
+            only specs the Arena panel may seat.
+        arena_games: Cap on Arena games in flight (``--max-arena-games``, >= 1;
+            :mod:`mafialab.viewer._arena`).
+        prices: Price table of the Arena panel's estimates and games (``--prices``).
 
     Raises:
         ValueError: ``site`` holds no built index (build it first), or an ``allow_agents``
@@ -237,6 +266,8 @@ class ForkService:
         parallel: int = MAX_PARALLEL,
         build_agent: Callable[[str, int, Any, int], Any] | None = None,
         allow_agents: Sequence[str] = (),
+        arena_games: int = ARENA_GAMES,
+        prices: PriceTable | None = None,
     ):
         self.allow_agents = check_allowed_agents(allow_agents)
         self.logs = Path(logs).resolve()
@@ -262,6 +293,7 @@ class ForkService:
         self._claimed: set[str] = set()
         self._sem: asyncio.Semaphore | None = None
         self._bifs: list[dict[str, Any]] | None = None
+        self.arena = ArenaService(self, arena_games, prices)
 
     @staticmethod
     def _game_id(d: Path) -> str | None:
@@ -386,7 +418,6 @@ class ForkService:
                 parent's roster), a model string with backend options, or a spec neither in
                 the roster nor allowed.
         """
-        from mafialab.models import ModelSpecError, parse_model_spec
         from mafialab.remote import is_seat_spec
 
         roster = sorted(plog.header.roster, key=lambda s: s.seat)
@@ -402,20 +433,7 @@ class ForkService:
             return
         if agents in self.allowed_agents(plog):
             return
-        if is_seat_spec(agents):
-            why = "is a seat played from outside (human, human-web, remote); a fork job of this server seats none"
-        else:
-            try:
-                _, options = parse_model_spec(agents)
-            except ModelSpecError:
-                options = {}
-            if options:
-                why = (
-                    f"sets backend options ({', '.join(sorted(options))}); a request may not choose "
-                    "base_url, api_key_env or any other option"
-                )
-            else:
-                why = "is neither in the parent's roster nor allowed by the server (--allow-agents)"
+        why = refusal(agents, "is neither in the parent's roster nor allowed by the server (--allow-agents)")
         allowed = ", ".join(self.allowed_agents(plog)) or "none"
         raise HTTPException(422, f"agents: {agents!r} {why} (allowed: {allowed})")
 
@@ -641,29 +659,7 @@ def _router(service: ForkService) -> APIRouter:
     @r.post("/forks", status_code=202, response_model=JobStatus)
     async def create(request: Request) -> JobStatus:
         """Start a fork job (body: :class:`ForkRequest`, ``application/json``); poll ``/api/jobs/{id}``."""
-        ctype = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if ctype != "application/json":
-            raise HTTPException(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                raise HTTPException(413, f"body: larger than {MAX_BODY} bytes")
-        try:
-            data = loads_finite(body or b"null")
-        except NonFiniteNumber as err:
-            raise HTTPException(422, err.message("body")) from None
-        except ValueError as err:
-            raise HTTPException(400, f"body: not valid JSON ({err})") from None
-        except RecursionError:
-            raise HTTPException(400, "body: not valid JSON (nested too deeply)") from None
-        if not isinstance(data, dict):
-            raise HTTPException(400, "body: expected a JSON object")
-        try:
-            req = ForkRequest.model_validate(data)
-        except ValidationError as err:
-            raise HTTPException(422, validation_message(err, limit=3)) from None
-        return service.create(req)
+        return service.create(await _json_body(request, ForkRequest))
 
     @r.get("/jobs/{jid}", response_model=JobStatus)
     async def job(jid: str) -> JobStatus:
@@ -675,4 +671,58 @@ def _router(service: ForkService) -> APIRouter:
         """Every job of this server, oldest first."""
         return [service.status(j) for j in service.jobs]
 
+    arena = service.arena
+
+    @r.get("/arena")
+    async def arena_info() -> dict[str, Any]:
+        """The Arena panel's choices: built-in rule sets, allowed agent specs, the cap on games in flight."""
+        return {"auth": service.token is not None, **arena.info()}
+
+    @r.post("/arena/estimate")
+    async def arena_estimate(request: Request) -> dict[str, Any]:
+        """The estimated cost of a launch (body: :class:`~mafialab.viewer._arena.ArenaRequest`)."""
+        req = await _json_body(request, ArenaRequest)
+        return await asyncio.to_thread(arena.estimate, req)
+
+    @r.post("/arena/jobs", status_code=202, response_model=ArenaStatus)
+    async def arena_create(request: Request) -> ArenaStatus:
+        """Launch a batch or a season (body: ``ArenaRequest``); poll ``/api/arena/jobs/{id}``."""
+        return arena.create(await _json_body(request, ArenaRequest))
+
+    @r.get("/arena/jobs/{jid}", response_model=ArenaStatus)
+    async def arena_job(jid: str) -> ArenaStatus:
+        """Status of one arena job."""
+        return arena.status(jid)
+
+    @r.get("/arena/jobs")
+    async def arena_jobs() -> list[ArenaStatus]:
+        """Every arena job of this server, oldest first."""
+        return [arena.status(j) for j in arena.jobs]
+
     return r
+
+
+async def _json_body(request: Request, model: type[BaseModel]) -> Any:
+    """The validated JSON body of a ``POST`` (415 not JSON, 413 too large, 400 bad JSON, 422 invalid)."""
+    ctype = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if ctype != "application/json":
+        raise HTTPException(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise HTTPException(413, f"body: larger than {MAX_BODY} bytes")
+    try:
+        data = loads_finite(body or b"null")
+    except NonFiniteNumber as err:
+        raise HTTPException(422, err.message("body")) from None
+    except ValueError as err:
+        raise HTTPException(400, f"body: not valid JSON ({err})") from None
+    except RecursionError:
+        raise HTTPException(400, "body: not valid JSON (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, "body: expected a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise HTTPException(422, validation_message(err, limit=3)) from None
