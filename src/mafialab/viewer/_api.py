@@ -12,7 +12,10 @@ files it offers (under ``/api``, OpenAPI schema at ``/api/openapi.json``):
 - ``POST /api/forks``: start a fork job (202; replicas are played in the background with
   bounded concurrency, whether or not a browser is still polling);
 - ``GET /api/jobs/{id}`` and ``GET /api/jobs``: job status (``queued``/``running``/``done``/
-  ``failed`` with done, running, failed, total counts and an ETA).
+  ``failed`` with done, running, failed, total counts and an ETA);
+- ``/api/arena``, ``/api/arena/estimate``, ``/api/arena/jobs``: the Arena panel
+  (:mod:`mafialab.viewer._arena`: batches and seasons of the ``--allow-agents`` specs, with a
+  cost estimate and a cap on games in flight), under the same origin and token rules.
 
 Each finished replica is written under ``DIR/forks/`` (the only place a job writes logs) and
 added to the site at once: its data files, its parent's branch file, the dashboard pages and ``data/index.js``
@@ -22,8 +25,8 @@ Safety: bound to 127.0.0.1 unless a token is given; with a token every ``/api`` 
 ``/api/info`` needs ``Authorization: Bearer <token>`` (401 otherwise). Request bodies over
 :data:`MAX_BODY` bytes get 413; unknown games 404; a step, intervention or option that does
 not fit 422 with the reason; bad JSON 400; a ``POST /api/forks`` body that is not
-``application/json`` 415. Games are looked up by id in the served directory's index, never
-by a path from the request.
+``application/json`` 415 (every ``POST`` of the API). Games are looked up by id in the served
+directory's index, never by a path from the request.
 
 Pages of other origins (:class:`mafialab._http.OriginGuard`, 403 with the reason): on loopback
 ``Host:`` must be 127.0.0.1, localhost or ::1 (a rebound DNS name gets nothing); a request
