@@ -37,7 +37,9 @@ def make_client(
     if not logs.exists():
         shutil.copytree(FIXTURE / "parent", logs / "parent")
     build_site(logs, site, jobs=1)
-    svc = ForkService(logs, site, token=token, allow_agents=["scripted", "random", "mock/x"], arena_games=cap, prices=prices)
+    svc = ForkService(
+        logs, site, token=token, allow_agents=["scripted", "random", "mock/x"], arena_games=cap, prices=prices
+    )
     hosts = None if token is not None else frozenset({"127.0.0.1", "localhost", "::1"})
     return TestClient(create_app(site, svc, allowed_hosts=hosts), base_url=LOCAL), svc, logs, site
 
@@ -59,7 +61,9 @@ def wait(c: TestClient, jid: str, timeout_s: float = 120, headers: dict[str, str
     raise AssertionError(f"arena job {jid} did not finish")
 
 
-def test_info_lists_builtin_rules_and_only_the_allowed_specs(served: tuple[TestClient, ForkService, Path, Path]) -> None:
+def test_info_lists_builtin_rules_and_only_the_allowed_specs(
+    served: tuple[TestClient, ForkService, Path, Path],
+) -> None:
     c, *_ = served
     info = c.get("/api/arena").json()
     assert info["agents"] == ["scripted", "random", "mock/x"]
@@ -102,7 +106,9 @@ def test_a_launch_seats_only_allowed_specs(
 
 def test_a_launch_must_be_json_and_small(served: tuple[TestClient, ForkService, Path, Path]) -> None:
     c, *_ = served
-    r = c.post("/api/arena/jobs", content=b"rules=werewolf7", headers={"content-type": "application/x-www-form-urlencoded"})
+    r = c.post(
+        "/api/arena/jobs", content=b"rules=werewolf7", headers={"content-type": "application/x-www-form-urlencoded"}
+    )
     assert r.status_code == 415
     r = c.post("/api/arena/jobs", content=b"{no", headers={"content-type": "application/json"})
     assert r.status_code == 400
@@ -112,7 +118,7 @@ def test_a_launch_must_be_json_and_small(served: tuple[TestClient, ForkService, 
 def test_scripted_batch_says_no_cost_runs_and_its_games_are_listed(
     served: tuple[TestClient, ForkService, Path, Path],
 ) -> None:
-    c, svc, logs, site = served
+    c, _, logs, site = served
     body = {"kind": "batch", "rules": "werewolf7", "agents": SEATS7, "games": 3, "seed": 5}
     est = c.post("/api/arena/estimate", json=body).json()
     assert est["cost_usd"] == 0.0 and est["text"] == "no cost" and est["seat_games"] == {"scripted": 12, "random": 9}
@@ -158,7 +164,7 @@ def test_the_cap_on_games_in_flight_gives_429(tmp_path: Path) -> None:
 
 
 def test_season_is_built_by_the_arena_and_its_games_appear(served: tuple[TestClient, ForkService, Path, Path]) -> None:
-    c, svc, logs, site = served
+    c, _, logs, site = served
     body = {"kind": "season", "rules": "werewolf7", "agents": ["scripted", "random", "scripted"], "games": 2, "seed": 3}
     est = c.post("/api/arena/estimate", json=body).json()
     seven = load_rules("werewolf7").n_seats
@@ -195,11 +201,35 @@ def test_priced_models_are_estimated_from_recorded_tokens(tmp_path: Path) -> Non
     with c:
         est = c.post("/api/arena/estimate", json=mocks).json()
         no_calls = c.post("/api/arena/estimate", json={**mocks, "rules": "mafiascope7"}).json()
-        assert no_calls["cost_usd"] is None and "no recorded model calls in the served mafiascope7 games" in no_calls["basis"]
+        assert (
+            no_calls["cost_usd"] is None
+            and "no recorded model calls in the served mafiascope7 games" in no_calls["basis"]
+        )
         # a model nobody priced: unknown, naming it and --prices
         svc.allow_agents = (*svc.allow_agents, "openai/gpt-x")
         unpriced = c.post("/api/arena/estimate", json={**mocks, "agents": ["openai/gpt-x", *SEATS7[1:]]}).json()
-        assert unpriced["cost_usd"] is None and "no price for openai/gpt-x" in unpriced["basis"] and "--prices" in unpriced["basis"]
+        assert (
+            unpriced["cost_usd"] is None
+            and "no price for openai/gpt-x" in unpriced["basis"]
+            and "--prices" in unpriced["basis"]
+        )
+        # an allowed model this server cannot build (its key variable unset) is refused before anything starts
+        r = c.post(
+            "/api/arena/jobs",
+            json={**mocks, "games": 1, "agents": ["openai/gpt-x?api_key_env=MAFIALAB_NO_SUCH_KEY", *SEATS7[1:]]},
+        )
+        assert (
+            r.status_code == 422
+            and "agents[0]" in r.json()["detail"]
+            and "sets backend options (api_key_env)" in r.json()["detail"]
+        )
+        svc.allow_agents = (*svc.allow_agents, "openai/gpt-x?api_key_env=MAFIALAB_NO_SUCH_KEY")
+        r = c.post(
+            "/api/arena/jobs",
+            json={**mocks, "games": 1, "agents": ["openai/gpt-x?api_key_env=MAFIALAB_NO_SUCH_KEY", *SEATS7[1:]]},
+        )
+        assert r.status_code == 422 and "MAFIALAB_NO_SUCH_KEY is not set" in r.json()["detail"]
+        assert not svc.arena.jobs
     # by hand: the recorded game's decision calls of its one model seat, priced per million tokens
     gdir = next((logs / "recorded").glob(f"*/{GAME_FILE}")).parent
     calls = [r for _, r in iter_call_records(gdir) if r.get("kind", "call") == "call" and r.get("purpose") != "probe"]

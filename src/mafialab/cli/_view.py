@@ -17,8 +17,8 @@ from mafialab.cli._options import (
     OutDir,
     Prices,
     cache_option,
-    load_price_option,
     checked,
+    load_price_option,
     no_cache_option,
     ray_option,
     refusing,
@@ -26,8 +26,8 @@ from mafialab.cli._options import (
 )
 from mafialab.harness import RayConnectError, connect_ray
 from mafialab.record import iter_game_dirs
-from mafialab.viewer._arena import ARENA_GAMES
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
+from mafialab.viewer._arena import ARENA_GAMES
 
 
 @checked

@@ -64,7 +64,6 @@ from mafialab._files import atomic_path
 from mafialab._http import LOOPBACK_NAMES, BearerGuard, BodyLimit, OriginGuard
 from mafialab._json import NonFiniteNumber, loads_finite
 from mafialab.config import validation_message
-from mafialab.viewer._arena import ARENA_GAMES, ArenaRequest, ArenaService, ArenaStatus
 from mafialab.counterfactual import (
     Intervention,
     estimate_fork,
@@ -78,15 +77,16 @@ from mafialab.counterfactual import (
 from mafialab.counterfactual import branch_id as make_branch_id
 from mafialab.record import (
     BIFURCATION_FILE,
-    PriceTable,
     RETEST_FILE,
     GameLog,
     LogFormatError,
+    PriceTable,
     find_files,
     iter_game_dirs,
     read_game,
     read_header,
 )
+from mafialab.viewer._arena import ARENA_GAMES, ArenaRequest, ArenaService, ArenaStatus
 
 log = logging.getLogger(__name__)
 

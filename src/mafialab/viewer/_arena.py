@@ -191,9 +191,8 @@ class ArenaService:
         for i, spec in enumerate(req.agents):
             if spec not in allowed:
                 why = refusal(spec, "is not allowed by the server (--allow-agents)")
-                raise HTTPException(
-                    422, f"agents[{i}]: {spec!r} {why} (allowed: {', '.join(allowed) or 'none: start with --allow-agents'})"
-                )
+                names = ", ".join(allowed) or "none: start the server with --allow-agents"
+                raise HTTPException(422, f"agents[{i}]: {spec!r} {why} (allowed: {names})")
         if req.kind == "batch":
             if len(req.agents) != rules.n_seats:
                 raise HTTPException(
@@ -327,7 +326,10 @@ class ArenaService:
         from mafialab.agents import make_agent
         from mafialab.harness import default_game_id, run_config
 
-        agents = [make_agent(spec, s, rules, 0) for s, spec in enumerate(specs)]
+        try:
+            agents = [make_agent(spec, s, rules, 0) for s, spec in enumerate(specs)]
+        except ValueError as err:  # e.g. an allowed model whose key variable is not set on this server
+            raise HTTPException(422, f"agents: {err}") from None
         labels, cfg = [a.label for a in agents], run_config(agents)
         out = self.fork.logs / ARENA_DIR
 
@@ -353,8 +355,9 @@ class ArenaService:
         """Check ``req``, apply the cap, and start its job in the running event loop.
 
         Raises:
-            HTTPException: 422 as :meth:`check`; 429 when its games would take the games in
-                flight over the cap; 409 when a batch's ``seed`` names games already in the site.
+            HTTPException: 422 as :meth:`check`, or an allowed agent this server cannot build
+                (its key variable unset); 429 when its games would take the games in flight
+                over the cap; 409 when a batch's ``seed`` names games already in the site.
         """
         rules, specs = self.check(req)
         busy = self.in_flight()
