@@ -279,3 +279,14 @@ def test_view_serve_options(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"openai/x": {"input": -1, "output": 1}}))
     res = CliRunner().invoke(app, ["view", str(logs), "-o", str(tmp_path / "s"), "--prices", str(bad)])
     assert res.exit_code == 2 and "--prices" in res.output
+
+
+def test_the_cli_default_cap_is_the_servers() -> None:
+    import inspect
+
+    from mafialab.cli._view import view
+    from mafialab.viewer import SiteServer
+    from mafialab.viewer._arena import ARENA_GAMES
+
+    cli_default = inspect.signature(view).parameters["max_arena_games"].default.default
+    assert cli_default == ARENA_GAMES == inspect.signature(SiteServer).parameters["arena_games"].default == 20

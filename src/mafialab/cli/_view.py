@@ -27,7 +27,6 @@ from mafialab.cli._options import (
 from mafialab.harness import RayConnectError, connect_ray
 from mafialab.record import iter_game_dirs
 from mafialab.viewer import HOST, SiteServer, ViewerError, build_site, check_allowed_agents, check_host, replace_notes
-from mafialab.viewer._arena import ARENA_GAMES
 
 
 @checked
@@ -65,7 +64,7 @@ def view(
         "may seat (a request never sets a model option).",
     ),
     max_arena_games: int = typer.Option(
-        ARENA_GAMES,
+        20,  # mafialab.viewer.SiteServer's default (a test checks they agree)
         "--max-arena-games",
         min=1,
         help="Most Arena-panel games in flight (launched, not finished) on this server; a launch past it gets 429.",

@@ -86,7 +86,7 @@ from mafialab.record import (
     read_game,
     read_header,
 )
-from mafialab.viewer._arena import ARENA_GAMES, ArenaRequest, ArenaService, ArenaStatus
+from mafialab.viewer._arena import ARENA_GAMES, ArenaRequest, ArenaService, ArenaStatus, refusal
 
 log = logging.getLogger(__name__)
 
@@ -208,29 +208,6 @@ def check_allowed_agents(specs: Sequence[str]) -> tuple[str, ...]:
         if spec not in out:
             out.append(spec)
     return tuple(out)
-
-
-def refusal(spec: str, otherwise: str) -> str:
-    """Why a request may not name ``spec`` (one agent spec the server did not allow), in words.
-
-    A seat played from outside (``human``, ``human-web``, ``remote``), a model string with
-    backend options (``base_url``, ``api_key_env`` ...), else ``otherwise``.
-    """
-    from mafialab.models import ModelSpecError, parse_model_spec
-    from mafialab.remote import is_seat_spec
-
-    if is_seat_spec(spec):
-        return "is a seat played from outside (human, human-web, remote); a job of this server seats none"
-    try:
-        _, options = parse_model_spec(spec)
-    except ModelSpecError:
-        options = {}
-    if options:
-        return (
-            f"sets backend options ({', '.join(sorted(options))}); a request may not choose "
-            "base_url, api_key_env or any other option"
-        )
-    return otherwise
 
 
 def _read_js(path: Path) -> Any:

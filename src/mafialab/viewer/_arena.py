@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
@@ -48,9 +48,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from mafialab._words import count
 from mafialab.record import CALLS_FILE, PriceTable, iter_call_records
 from mafialab.rules import BUILTIN, RuleSet, load_rules
-
-if TYPE_CHECKING:
-    from mafialab.viewer._api import ForkService
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +133,29 @@ class _Job:
     task: asyncio.Task[None] | None = None
 
 
+def refusal(spec: str, otherwise: str) -> str:
+    """Why a request may not name ``spec`` (one agent spec the server did not allow), in words.
+
+    A seat played from outside (``human``, ``human-web``, ``remote``), a model string with
+    backend options (``base_url``, ``api_key_env`` ...), else ``otherwise``.
+    """
+    from mafialab.models import ModelSpecError, parse_model_spec
+    from mafialab.remote import is_seat_spec
+
+    if is_seat_spec(spec):
+        return "is a seat played from outside (human, human-web, remote); a job of this server seats none"
+    try:
+        _, options = parse_model_spec(spec)
+    except ModelSpecError:
+        options = {}
+    if options:
+        return (
+            f"sets backend options ({', '.join(sorted(options))}); a request may not choose "
+            "base_url, api_key_env or any other option"
+        )
+    return otherwise
+
+
 class ArenaService:
     """State behind the Arena panel: checks, estimates, the cap, the jobs.
 
@@ -148,7 +168,7 @@ class ArenaService:
             one: ``local/*`` and ``mock/*`` free, hosted models unpriced).
     """
 
-    def __init__(self, fork: ForkService, cap: int = ARENA_GAMES, prices: PriceTable | None = None):
+    def __init__(self, fork: Any, cap: int = ARENA_GAMES, prices: PriceTable | None = None):
         if cap < 1:
             raise ValueError(f"--max-arena-games: at least 1, got {cap}")
         self.fork = fork
@@ -182,8 +202,6 @@ class ArenaService:
                 allowed (a seat played from outside, backend options, or not in
                 ``--allow-agents``), a batch line-up whose length is not the seat count.
         """
-        from mafialab.viewer._api import refusal
-
         if req.rules not in BUILTIN:
             raise HTTPException(422, f"rules: {req.rules!r} is no built-in rule set (one of {', '.join(BUILTIN)})")
         rules = load_rules(req.rules)
