@@ -179,6 +179,12 @@ def test_season_is_built_by_the_arena_and_its_games_appear(served: tuple[TestCli
     assert (season / "index.json").is_file()
     ids = {r["id"] for r in site_rows(site)}
     assert set(st["games"]) <= ids
+    # its leaderboard is on the site's season page without a rebuild
+    text = (site / "data" / "index.js").read_text(encoding="utf-8")
+    index = json.loads(text[len('MAFIALAB_DATA("index","index",') : text.rindex(")")])
+    page = next(x for x in index["seasons"] if x["name"] == st["season"])
+    assert page["counted"] == 2 and sorted(g["key"] for g in page["games"]) == sorted(st["games"])
+    assert sorted(r[1] for r in page["leaderboard"]["rows"]) == ["random", "scripted"]
 
 
 def test_priced_models_are_estimated_from_recorded_tokens(tmp_path: Path) -> None:

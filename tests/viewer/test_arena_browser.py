@@ -90,4 +90,17 @@ def test_arena_panel_estimates_launches_and_the_games_appear(tmp_path: Path, pag
             pg.wait_for_selector(f"tr[data-game='{g}']")
         pg.goto(srv.url + f"#/game/{links[0]}")
         pg.wait_for_selector("#transcript li")
+        # a season of the line-up's agents: its page shows the arena's leaderboard once it is done
+        pg.click("#nav-arena")
+        pg.wait_for_selector("#arena-estimate[data-cost]")
+        pg.select_option("#arena-kind", "season")
+        pg.fill("#arena-games", "2")
+        pg.dispatch_event("#arena-games", "change")
+        pg.wait_for_selector("#arena-estimate[data-cost='no cost']:has-text('2 games')")
+        pg.click("#arena-go")
+        pg.wait_for_selector("li.arenajob[data-state=done] a.seasonlink", timeout=60_000)
+        pg.click("a.seasonlink")
+        pg.wait_for_selector("#season-board tbody tr")
+        entries = pg.eval_on_selector_all("#season-board tbody tr td:nth-child(2)", "tds => tds.map(t => t.textContent)")
+        assert sorted(entries) == ["random", "scripted"]
     assert [e for e in errors if "429" not in e] == []

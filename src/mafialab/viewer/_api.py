@@ -514,7 +514,6 @@ class ForkService:
             PAGE_SIZE,
             _build_dir,
             _corpus_of,
-            _write_js,
             write_branch_files,
             write_pages,
         )
@@ -531,8 +530,22 @@ class ForkService:
             size = self.index.get("pages", {}).get("size", PAGE_SIZE)
             self.index["pages"] = write_pages(self.data, rows, size).index_block()
             self.dirs[res.row["id"]] = game_dir.resolve()
-            with atomic_path(self.data / "index.js") as tmp:
-                _write_js(tmp, "index", "index", self.index)
+            self._write_index()
+
+    def _write_index(self) -> None:
+        """Rewrite ``data/index.js`` from :attr:`index` (atomically; the caller holds the lock)."""
+        from mafialab.viewer._build import _write_js
+
+        with atomic_path(self.data / "index.js") as tmp:
+            _write_js(tmp, "index", "index", self.index)
+
+    def _add_seasons(self) -> None:
+        """Redraw the seasons of the site (every ``index.json`` under the served directory) in ``data/index.js``."""
+        from mafialab.viewer._season import season_payloads
+
+        with self._lock:
+            self.index["seasons"] = season_payloads(self.logs, self.rows)
+            self._write_index()
 
 
 def _served_index(site: Path, csrf: str) -> str:

@@ -105,6 +105,7 @@ class ArenaStatus(BaseModel):
         eta_s: Seconds left at the rate games finished so far (elapsed / finished × left);
             ``None`` before the first finishes.
         games: Ids of the finished games, in the order they finished.
+        season: The season's name (its page is ``#/season/<name>``); ``None`` for a batch.
         cost: The estimate shown before the launch (``cost_usd``, ``text``).
         error: The first failure's reason, if any.
     """
@@ -121,6 +122,7 @@ class ArenaStatus(BaseModel):
     failed: int = 0
     eta_s: float | None = None
     games: list[str] = Field(default_factory=list)
+    season: str | None = None
     cost: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
 
@@ -396,6 +398,7 @@ class ArenaService:
             folder = f"{ARENA_DIR}/season-{jid}"
         st = ArenaStatus(
             id=jid, kind=req.kind, rules=rules.name, agents=list(req.agents), folder=folder, total=req.games,
+            season=None if req.kind == "batch" else f"season-{jid}",
             cost={"cost_usd": cost["cost_usd"], "text": cost["text"]},
         )  # fmt: skip
         job = _Job(status=st, parallel=self.fork.parallel)
@@ -486,7 +489,10 @@ class ArenaService:
 
         st.state = "running"
         st.running = min(job.parallel, st.total)
-        await run_season(cfg, out, progress=progress)
+        try:
+            await run_season(cfg, out, progress=progress)
+        finally:  # its leaderboard (index.json, once every game is played) on the season page
+            await asyncio.to_thread(self.fork._add_seasons)
 
     def status(self, jid: str) -> ArenaStatus:
         """The status of an arena job (raises 404 for an unknown id)."""

@@ -18,7 +18,7 @@
   if (nav) nav.appendChild(h("a", { href: "#/arena", id: "nav-arena" }, "Arena"));
 
   let pollTimer = null;
-  const seen = new Map(); // job id -> games done when last drawn (a change reloads the site index)
+  const seen = new Map(); // job id -> "done:state" when last drawn (a change reloads the site index)
 
   function jobLine(j) {
     const li = h("li", { class: "arenajob", dataset: { job: j.id, state: j.state } },
@@ -28,6 +28,7 @@
       (j.eta_s !== null && j.eta_s > 0 ? " · ETA " + num(j.eta_s, 0) + " s" : "") +
       " · estimated cost: " + (j.cost && j.cost.text ? j.cost.text : "unknown") + " · in " + j.folder + "/");
     if (j.error) li.append(h("div", { class: "note warn" }, j.error));
+    if (j.season && (j.state === "done" || j.state === "failed")) li.append(h("div", null, h("a", { href: "#/season/" + encodeURIComponent(j.season), class: "seasonlink" }, "season page: " + j.season)));
     if (j.games.length) li.append(h("div", { class: "arenagames" }, "games: ", ...j.games.flatMap((g, k) => [k ? ", " : "", h("a", { href: gameHash(g, null) }, g)])));
     return li;
   }
@@ -38,7 +39,8 @@
     let jobs;
     try { jobs = await api("GET", "arena/jobs"); } catch (e) { clear(list).append(h("li", { class: "note warn" }, e.message)); return; }
     let grew = false;
-    for (const j of jobs) { if (j.done > (seen.get(j.id) || 0)) grew = true; seen.set(j.id, j.done); }
+    // a job with more games done, or just finished (a season's page is written last), changed the site
+    for (const j of jobs) { const key = j.done + ":" + j.state; if (seen.has(j.id) ? seen.get(j.id) !== key : j.done > 0) grew = true; seen.set(j.id, key); }
     if (grew) await V.reloadIndex(); // the new games are in data/index.js and the dashboard pages
     clear(list).append(...(jobs.length ? jobs.slice().reverse().map(jobLine) : [h("li", { class: "muted" }, "No arena jobs yet.")]));
     if (jobs.some((j) => j.state === "queued" || j.state === "running")) pollTimer = setTimeout(() => pollJobs(list), 500);
