@@ -235,6 +235,9 @@ def test_priced_models_are_estimated_from_recorded_tokens(tmp_path: Path) -> Non
             json={**mocks, "games": 1, "agents": ["openai/gpt-x?api_key_env=MAFIALAB_NO_SUCH_KEY", *SEATS7[1:]]},
         )
         assert r.status_code == 422 and "MAFIALAB_NO_SUCH_KEY is not set" in r.json()["detail"]
+        season = {**mocks, "kind": "season", "games": 1, "agents": ["openai/gpt-x?api_key_env=MAFIALAB_NO_SUCH_KEY"]}
+        r = c.post("/api/arena/jobs", json=season)
+        assert r.status_code == 422 and "MAFIALAB_NO_SUCH_KEY is not set" in r.json()["detail"]
         assert not svc.arena.jobs
     # by hand: the recorded game's decision calls of its one model seat, priced per million tokens
     gdir = next((logs / "recorded").glob(f"*/{GAME_FILE}")).parent

@@ -101,6 +101,8 @@ def test_arena_panel_estimates_launches_and_the_games_appear(tmp_path: Path, pag
         pg.wait_for_selector("li.arenajob[data-state=done] a.seasonlink", timeout=60_000)
         pg.click("a.seasonlink")
         pg.wait_for_selector("#season-board tbody tr")
-        entries = pg.eval_on_selector_all("#season-board tbody tr td:nth-child(2)", "tds => tds.map(t => t.textContent)")
+        entries = pg.eval_on_selector_all(
+            "#season-board tbody tr td:nth-child(2)", "tds => tds.map(t => t.textContent)"
+        )
         assert sorted(entries) == ["random", "scripted"]
     assert [e for e in errors if "429" not in e] == []

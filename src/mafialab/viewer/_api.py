@@ -680,7 +680,9 @@ def _router(service: ForkService) -> APIRouter:
     @r.post("/arena/jobs", status_code=202, response_model=ArenaStatus)
     async def arena_create(request: Request) -> ArenaStatus:
         """Launch a batch or a season (body: ``ArenaRequest``); poll ``/api/arena/jobs/{id}``."""
-        return arena.create(await _json_body(request, ArenaRequest))
+        req = await _json_body(request, ArenaRequest)
+        cost = await asyncio.to_thread(arena.estimate, req)  # reads recorded calls: off the event loop
+        return arena.create(req, cost)
 
     @r.get("/arena/jobs/{jid}", response_model=ArenaStatus)
     async def arena_job(jid: str) -> ArenaStatus:

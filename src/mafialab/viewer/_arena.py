@@ -158,6 +158,21 @@ def refusal(spec: str, otherwise: str) -> str:
     return otherwise
 
 
+def _agents(specs: Sequence[str], rules: RuleSet) -> list[Any]:
+    """One agent per spec (seat ``i`` for spec ``i``), built to check that this server can play them.
+
+    Raises:
+        HTTPException: 422 naming ``agents`` when one cannot be built (an allowed model whose
+            key variable is not set on this server, an unknown provider).
+    """
+    from mafialab.agents import make_agent
+
+    try:
+        return [make_agent(spec, s % rules.n_seats, rules, 0) for s, spec in enumerate(specs)]
+    except ValueError as err:
+        raise HTTPException(422, f"agents: {err}") from None
+
+
 class ArenaService:
     """State behind the Arena panel: checks, estimates, the cap, the jobs.
 
@@ -343,13 +358,9 @@ class ArenaService:
     # ------------------------------------------------------------------ jobs
     def _batch_ids(self, req: ArenaRequest, rules: RuleSet, specs: Sequence[str]) -> tuple[list[int], list[str]]:
         """Seeds and game ids of a batch, none of them in the site, on disk or taken by another job."""
-        from mafialab.agents import make_agent
         from mafialab.harness import default_game_id, run_config
 
-        try:
-            agents = [make_agent(spec, s, rules, 0) for s, spec in enumerate(specs)]
-        except ValueError as err:  # e.g. an allowed model whose key variable is not set on this server
-            raise HTTPException(422, f"agents: {err}") from None
+        agents = _agents(specs, rules)
         labels, cfg = [a.label for a in agents], run_config(agents)
         out = self.fork.logs / ARENA_DIR
 
@@ -371,8 +382,12 @@ class ArenaService:
             start = seeds[clash] + 1
         raise HTTPException(409, "seed: no free seeds found; give one")
 
-    def create(self, req: ArenaRequest) -> ArenaStatus:
+    def create(self, req: ArenaRequest, cost: dict[str, Any] | None = None) -> ArenaStatus:
         """Check ``req``, apply the cap, and start its job in the running event loop.
+
+        Args:
+            req: The launch.
+            cost: Its :meth:`estimate` when the caller made it already (off the event loop).
 
         Raises:
             HTTPException: 422 as :meth:`check`, or an allowed agent this server cannot build
@@ -388,12 +403,14 @@ class ArenaService:
                 f"{self.cap} (--max-arena-games); wait for running jobs to finish or ask for "
                 f"{max(0, self.cap - busy)} or fewer",
             )
-        cost = self.estimate(req)
+        if cost is None:
+            cost = self.estimate(req)
         jid = f"a{len(self.jobs) + 1}-{secrets.token_hex(3)}"
         if req.kind == "batch":
             seeds, ids = self._batch_ids(req, rules, specs)
             folder = ARENA_DIR
         else:
+            _agents(specs, rules)
             seeds, ids = [req.seed or 0], []
             folder = f"{ARENA_DIR}/season-{jid}"
         st = ArenaStatus(
