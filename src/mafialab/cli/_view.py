@@ -15,8 +15,10 @@ from mafialab.cli._options import (
     EnvVar,
     InPath,
     OutDir,
+    Prices,
     cache_option,
     checked,
+    load_price_option,
     no_cache_option,
     ray_option,
     refusing,
@@ -58,7 +60,19 @@ def view(
         None,
         "--allow-agents",
         metavar="SPEC,...",
-        help="Agent specs the Branch dialog may give beside the parent's roster (a request never sets a model option).",
+        help="Agent specs the Branch dialog may give beside the parent's roster, and the only ones the Arena panel "
+        "may seat (a request never sets a model option).",
+    ),
+    max_arena_games: int = typer.Option(
+        20,  # mafialab.viewer.SiteServer's default (a test checks they agree)
+        "--max-arena-games",
+        min=1,
+        help="Most Arena-panel games in flight (launched, not finished) on this server; a launch past it gets 429.",
+    ),
+    prices: Annotated[Path | None, Prices()] = typer.Option(
+        None,
+        "--prices",
+        help="YAML price table (MODEL: {input, output} USD per million tokens) for the Arena panel's estimates.",
     ),
     ray: str | None = ray_option(
         "Compute the per-game summaries behind the corpus figures",
@@ -69,7 +83,10 @@ def view(
 
     With --serve the site is served with a fork API: a Branch button on each step starts
     background fork jobs whose branches (written to DIR/forks) appear in the page. A fork job
-    plays the parent's roster, one spec of it, or a spec given in --allow-agents.
+    plays the parent's roster, one spec of it, or a spec given in --allow-agents. The Arena
+    panel (#/arena) launches batches and seasons of the --allow-agents specs only (games
+    written to DIR/arena), with an estimated cost first and at most --max-arena-games games
+    in flight.
 
     Corpus figures and calibration count what `report` counts: fork branches and degraded
     games are left out (--include-branches adds branches); every game, branches too, keeps
@@ -80,6 +97,7 @@ def view(
     games are removed. The dashboard shows 200 games a page.
     """
     store = summary_cache(cache, no_cache)
+    table = load_price_option(prices)
     token = os.environ.get(token_env) if token_env is not None else None
     allowed = tuple(a for a in (allow_agents or "").split(",") if a.strip())
     if serve:
@@ -124,7 +142,16 @@ def view(
     if not serve:
         return
     try:
-        server = SiteServer(out, port, host=host, logs=directory, token=token, allow_agents=allowed).start()
+        server = SiteServer(
+            out,
+            port,
+            host=host,
+            logs=directory,
+            token=token,
+            allow_agents=allowed,
+            arena_games=max_arena_games,
+            prices=table,
+        ).start()
     except (OSError, ValueError) as err:
         fail(f"--port: cannot listen on {host}:{port}: {err}")
     where = (

@@ -12,7 +12,10 @@ files it offers (under ``/api``, OpenAPI schema at ``/api/openapi.json``):
 - ``POST /api/forks``: start a fork job (202; replicas are played in the background with
   bounded concurrency, whether or not a browser is still polling);
 - ``GET /api/jobs/{id}`` and ``GET /api/jobs``: job status (``queued``/``running``/``done``/
-  ``failed`` with done, running, failed, total counts and an ETA).
+  ``failed`` with done, running, failed, total counts and an ETA);
+- ``/api/arena``, ``/api/arena/estimate``, ``/api/arena/jobs``: the Arena panel
+  (:mod:`mafialab.viewer._arena`: batches and seasons of the ``--allow-agents`` specs, with a
+  cost estimate and a cap on games in flight), under the same origin and token rules.
 
 Each finished replica is written under ``DIR/forks/`` (the only place a job writes logs) and
 added to the site at once: its data files, its parent's branch file, the dashboard pages and ``data/index.js``
@@ -22,8 +25,8 @@ Safety: bound to 127.0.0.1 unless a token is given; with a token every ``/api`` 
 ``/api/info`` needs ``Authorization: Bearer <token>`` (401 otherwise). Request bodies over
 :data:`MAX_BODY` bytes get 413; unknown games 404; a step, intervention or option that does
 not fit 422 with the reason; bad JSON 400; a ``POST /api/forks`` body that is not
-``application/json`` 415. Games are looked up by id in the served directory's index, never
-by a path from the request.
+``application/json`` 415 (every ``POST`` of the API). Games are looked up by id in the served
+directory's index, never by a path from the request.
 
 Pages of other origins (:class:`mafialab._http.OriginGuard`, 403 with the reason): on loopback
 ``Host:`` must be 127.0.0.1, localhost or ::1 (a rebound DNS name gets nothing); a request
@@ -77,11 +80,13 @@ from mafialab.record import (
     RETEST_FILE,
     GameLog,
     LogFormatError,
+    PriceTable,
     find_files,
     iter_game_dirs,
     read_game,
     read_header,
 )
+from mafialab.viewer._arena import ARENA_GAMES, ArenaRequest, ArenaService, ArenaStatus, refusal
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +226,11 @@ class ForkService:
         parallel: Replicas played at once over all jobs (>= 1).
         build_agent: Agent factory passed to :func:`mafialab.counterfactual.run_fork` (tests).
         allow_agents: Agent specs a request may name beside the parent's roster
-            (``--allow-agents``; model strings may carry options, a request's never do).
+            (``--allow-agents``; model strings may carry options, a request's never do); the
+            only specs the Arena panel may seat.
+        arena_games: Cap on Arena games in flight (``--max-arena-games``, >= 1;
+            :mod:`mafialab.viewer._arena`).
+        prices: Price table of the Arena panel's estimates and games (``--prices``).
 
     Raises:
         ValueError: ``site`` holds no built index (build it first), or an ``allow_agents``
@@ -237,6 +246,8 @@ class ForkService:
         parallel: int = MAX_PARALLEL,
         build_agent: Callable[[str, int, Any, int], Any] | None = None,
         allow_agents: Sequence[str] = (),
+        arena_games: int = ARENA_GAMES,
+        prices: PriceTable | None = None,
     ):
         self.allow_agents = check_allowed_agents(allow_agents)
         self.logs = Path(logs).resolve()
@@ -262,6 +273,7 @@ class ForkService:
         self._claimed: set[str] = set()
         self._sem: asyncio.Semaphore | None = None
         self._bifs: list[dict[str, Any]] | None = None
+        self.arena = ArenaService(self, arena_games, prices)
 
     @staticmethod
     def _game_id(d: Path) -> str | None:
@@ -386,7 +398,6 @@ class ForkService:
                 parent's roster), a model string with backend options, or a spec neither in
                 the roster nor allowed.
         """
-        from mafialab.models import ModelSpecError, parse_model_spec
         from mafialab.remote import is_seat_spec
 
         roster = sorted(plog.header.roster, key=lambda s: s.seat)
@@ -402,20 +413,7 @@ class ForkService:
             return
         if agents in self.allowed_agents(plog):
             return
-        if is_seat_spec(agents):
-            why = "is a seat played from outside (human, human-web, remote); a fork job of this server seats none"
-        else:
-            try:
-                _, options = parse_model_spec(agents)
-            except ModelSpecError:
-                options = {}
-            if options:
-                why = (
-                    f"sets backend options ({', '.join(sorted(options))}); a request may not choose "
-                    "base_url, api_key_env or any other option"
-                )
-            else:
-                why = "is neither in the parent's roster nor allowed by the server (--allow-agents)"
+        why = refusal(agents, "is neither in the parent's roster nor allowed by the server (--allow-agents)")
         allowed = ", ".join(self.allowed_agents(plog)) or "none"
         raise HTTPException(422, f"agents: {agents!r} {why} (allowed: {allowed})")
 
@@ -516,7 +514,6 @@ class ForkService:
             PAGE_SIZE,
             _build_dir,
             _corpus_of,
-            _write_js,
             write_branch_files,
             write_pages,
         )
@@ -533,8 +530,22 @@ class ForkService:
             size = self.index.get("pages", {}).get("size", PAGE_SIZE)
             self.index["pages"] = write_pages(self.data, rows, size).index_block()
             self.dirs[res.row["id"]] = game_dir.resolve()
-            with atomic_path(self.data / "index.js") as tmp:
-                _write_js(tmp, "index", "index", self.index)
+            self._write_index()
+
+    def _write_index(self) -> None:
+        """Rewrite ``data/index.js`` from :attr:`index` (atomically; the caller holds the lock)."""
+        from mafialab.viewer._build import _write_js
+
+        with atomic_path(self.data / "index.js") as tmp:
+            _write_js(tmp, "index", "index", self.index)
+
+    def _add_seasons(self) -> None:
+        """Redraw the seasons of the site (every ``index.json`` under the served directory) in ``data/index.js``."""
+        from mafialab.viewer._season import season_payloads
+
+        with self._lock:
+            self.index["seasons"] = season_payloads(self.logs, self.rows)
+            self._write_index()
 
 
 def _served_index(site: Path, csrf: str) -> str:
@@ -641,29 +652,7 @@ def _router(service: ForkService) -> APIRouter:
     @r.post("/forks", status_code=202, response_model=JobStatus)
     async def create(request: Request) -> JobStatus:
         """Start a fork job (body: :class:`ForkRequest`, ``application/json``); poll ``/api/jobs/{id}``."""
-        ctype = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if ctype != "application/json":
-            raise HTTPException(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                raise HTTPException(413, f"body: larger than {MAX_BODY} bytes")
-        try:
-            data = loads_finite(body or b"null")
-        except NonFiniteNumber as err:
-            raise HTTPException(422, err.message("body")) from None
-        except ValueError as err:
-            raise HTTPException(400, f"body: not valid JSON ({err})") from None
-        except RecursionError:
-            raise HTTPException(400, "body: not valid JSON (nested too deeply)") from None
-        if not isinstance(data, dict):
-            raise HTTPException(400, "body: expected a JSON object")
-        try:
-            req = ForkRequest.model_validate(data)
-        except ValidationError as err:
-            raise HTTPException(422, validation_message(err, limit=3)) from None
-        return service.create(req)
+        return service.create(await _json_body(request, ForkRequest))
 
     @r.get("/jobs/{jid}", response_model=JobStatus)
     async def job(jid: str) -> JobStatus:
@@ -675,4 +664,60 @@ def _router(service: ForkService) -> APIRouter:
         """Every job of this server, oldest first."""
         return [service.status(j) for j in service.jobs]
 
+    arena = service.arena
+
+    @r.get("/arena")
+    async def arena_info() -> dict[str, Any]:
+        """The Arena panel's choices: built-in rule sets, allowed agent specs, the cap on games in flight."""
+        return {"auth": service.token is not None, **arena.info()}
+
+    @r.post("/arena/estimate")
+    async def arena_estimate(request: Request) -> dict[str, Any]:
+        """The estimated cost of a launch (body: :class:`~mafialab.viewer._arena.ArenaRequest`)."""
+        req = await _json_body(request, ArenaRequest)
+        return await asyncio.to_thread(arena.estimate, req)
+
+    @r.post("/arena/jobs", status_code=202, response_model=ArenaStatus)
+    async def arena_create(request: Request) -> ArenaStatus:
+        """Launch a batch or a season (body: ``ArenaRequest``); poll ``/api/arena/jobs/{id}``."""
+        req = await _json_body(request, ArenaRequest)
+        cost = await asyncio.to_thread(arena.estimate, req)  # reads recorded calls: off the event loop
+        return arena.create(req, cost)
+
+    @r.get("/arena/jobs/{jid}", response_model=ArenaStatus)
+    async def arena_job(jid: str) -> ArenaStatus:
+        """Status of one arena job."""
+        return arena.status(jid)
+
+    @r.get("/arena/jobs")
+    async def arena_jobs() -> list[ArenaStatus]:
+        """Every arena job of this server, oldest first."""
+        return [arena.status(j) for j in arena.jobs]
+
     return r
+
+
+async def _json_body(request: Request, model: type[BaseModel]) -> Any:
+    """The validated JSON body of a ``POST`` (415 not JSON, 413 too large, 400 bad JSON, 422 invalid)."""
+    ctype = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if ctype != "application/json":
+        raise HTTPException(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise HTTPException(413, f"body: larger than {MAX_BODY} bytes")
+    try:
+        data = loads_finite(body or b"null")
+    except NonFiniteNumber as err:
+        raise HTTPException(422, err.message("body")) from None
+    except ValueError as err:
+        raise HTTPException(400, f"body: not valid JSON ({err})") from None
+    except RecursionError:
+        raise HTTPException(400, "body: not valid JSON (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, "body: expected a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise HTTPException(422, validation_message(err, limit=3)) from None

@@ -102,7 +102,7 @@ STEP_KINDS = frozenset(
 )
 """Event kinds that are timeline steps (every public message and every night step)."""
 
-STATIC_FILES = ("index.html", "app.js", "branches.js", "app.css")
+STATIC_FILES = ("index.html", "app.js", "branches.js", "arena.js", "app.css")
 MAX_JOBS = 4
 """Default cap on build worker processes."""
 
@@ -904,7 +904,7 @@ def replace_notes(src: Path, out: Path) -> list[str]:
         if inside:
             notes.append(
                 f"{out}/ holds {count(len(inside), 'game log')}; the site's index.html, app.js, app.css, "
-                "branches.js and "
+                "branches.js, arena.js and "
                 "data/ are written beside them and the logs are not touched"
             )
     return notes

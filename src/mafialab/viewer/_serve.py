@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
+from mafialab.record import PriceTable
 from mafialab.viewer._api import ForkService, create_app
+from mafialab.viewer._arena import ARENA_GAMES
 
 HOST = LOOPBACK
 """The interface the viewer binds to unless a token allows another."""
@@ -39,7 +41,9 @@ class SiteServer:
         parallel: Replicas played at once over all fork jobs.
         build_agent: Agent factory for fork jobs (tests).
         allow_agents: Agent specs a fork request may name beside the parent's roster
-            (``--allow-agents``).
+            (``--allow-agents``); the only specs the Arena panel may seat.
+        arena_games: Cap on Arena games in flight (``--max-arena-games``).
+        prices: Price table of the Arena panel's estimates and games (``--prices``).
 
     Raises:
         ValueError: A non-loopback ``host`` without a token, ``logs`` with an unbuilt ``site``,
@@ -59,11 +63,22 @@ class SiteServer:
         parallel: int = 2,
         build_agent: Any = None,
         allow_agents: Sequence[str] = (),
+        arena_games: int = ARENA_GAMES,
+        prices: PriceTable | None = None,
     ):
         check_host(host, token)
         self.host = host
         self.service = (
-            ForkService(logs, site, token=token, parallel=parallel, build_agent=build_agent, allow_agents=allow_agents)
+            ForkService(
+                logs,
+                site,
+                token=token,
+                parallel=parallel,
+                build_agent=build_agent,
+                allow_agents=allow_agents,
+                arena_games=arena_games,
+                prices=prices,
+            )
             if logs is not None
             else None
         )

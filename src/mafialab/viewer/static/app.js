@@ -251,6 +251,7 @@
     if (parts[0] === "batch" && parts.length >= 2) return { view: "batch", batch: parts[1] };
     if (parts[0] === "compare" && parts.length >= 3) return { view: "compare", a: parts[1], b: parts[2] };
     if (parts[0] === "season" && parts.length >= 2) return { view: "season", name: parts[1] };
+    if (parts[0] === "arena") return { view: "arena" };
     if (parts[0] === "calibration") return { view: "calibration", kind: parts[1] || "all", key: parts[2] || "all games" };
     if (parts[0] === "sort") return { view: "dashboard", page: 1, sort: parts[1], dir: parts[2] || "asc" };
     if (parts[0] === "page") {
@@ -280,6 +281,7 @@
       else if (r.view === "calibration") renderCalibration(index, r);
       else if (r.view === "season") renderSeason(index, r);
       else if (r.view === "batch" || r.view === "compare") await EXT.page(index, r);
+      else if (r.view === "arena") await EXT.arena(index, r);
       else {
         const row = await findRow(index, r.id);
         if (!row) { renderError("No game " + JSON.stringify(r.id) + " in this site."); return; }
@@ -309,11 +311,12 @@
   }
 
   // ------------------------------------------------------------------ extensions (branches.js fills EXT)
-  const NOEXT = { dashboard() {}, game() { return { timeline() {}, show() {}, route() {}, suffix: () => "" }; }, page() { renderError("This view needs branches.js."); } };
+  const NOEXT = { dashboard() {}, game() { return { timeline() {}, show() {}, route() {}, suffix: () => "" }; }, page() { renderError("This view needs branches.js."); }, arena() { renderError("The Arena panel is part of the served site only (mafialab view DIR --serve)."); } };
   const EXT = {
     dashboard: (...a) => (window.MAFIALAB_VIEWER.ext.dashboard || NOEXT.dashboard)(...a),
     game: (...a) => (window.MAFIALAB_VIEWER.ext.game || NOEXT.game)(...a),
     page: (...a) => (window.MAFIALAB_VIEWER.ext.page || NOEXT.page)(...a),
+    arena: (...a) => (window.MAFIALAB_VIEWER.ext.arena || NOEXT.arena)(...a),
   };
   window.MAFIALAB_VIEWER = {
     ext: {}, h, s, clear, load, pct, num, pval, count, enc, app, gameHash, teamName, stepIndexFor, notesBox, renderError, findRow, lineage,

@@ -308,6 +308,7 @@
 
   // ------------------------------------------------------------------ served site: the Branch dialog
   function token() { try { return sessionStorage.getItem("mafialab-token") || ""; } catch (e) { return ""; } }
+  V.token = token;
   async function api(method, path, body) {
     const headers = { "Content-Type": "application/json", "X-Mafialab-CSRF": CSRF };
     const t = token();
@@ -318,6 +319,8 @@
     if (!res.ok) throw new Error((data && data.detail ? (typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail)) : res.statusText) + " (HTTP " + res.status + ")");
     return data;
   }
+
+  V.api = api; // the Arena panel (arena.js) calls the API the same way: page token, bearer token
 
   function branchButton(ctx) {
     const btn = h("button", { type: "button", id: "branch-button" }, "Branch from this step…");
