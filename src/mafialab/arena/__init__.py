@@ -15,6 +15,12 @@ from mafialab.arena._config import (
     season_from_dict,
     season_warnings,
 )
+from mafialab.arena._effects import (
+    EFFECTS_NOTE as EFFECTS_NOTE,
+)
+from mafialab.arena._effects import (
+    effect_rows as effect_rows,
+)
 from mafialab.arena._leaderboard import (
     INDEX_FILE,
     LEADERBOARD_MD,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._seating import plan_seating
 from mafialab.engine import deal_roles, stream
-from mafialab.record import GameLog
 from mafialab.rules import RuleSet
 
 
@@ -85,21 +84,3 @@ def plan_games(cfg: SeasonConfig) -> list[PlannedGame]:
             out.append(PlannedGame(s0 + j, lineups[j], None, names, j))
     return out
 
-
-def opening_order(game: GameLog) -> list[int]:
-    """Seats in the order they spoke in the first discussion round of the first day (round >= 1).
-
-    Empty when no day discussion was played. The intro day (round 0, seat order) is skipped.
-    """
-    first = None
-    order: list[int] = []
-    for e in game.events:
-        if e.kind != "speech" or e.round < 1 or getattr(e, "discussion", 1) != 1:
-            continue
-        if first is None:
-            first = e.round
-        if e.round != first:
-            break
-        if e.seat not in order:  # type: ignore[attr-defined]
-            order.append(e.seat)  # type: ignore[attr-defined]
-    return order

@@ -12,9 +12,8 @@ from typing import Any
 
 from mafialab._words import count
 from mafialab.agents import make_agent
-from mafialab.analysis import DEFAULT, game_data, game_quality, quality_lines
+from mafialab.analysis import DEFAULT, game_data, game_quality, opening_order, quality_lines
 from mafialab.arena._config import SeasonConfig
-from mafialab.arena._deals import opening_order
 from mafialab.arena._leaderboard import write_index
 from mafialab.arena._manifest import (
     DISCARDED_DIR,

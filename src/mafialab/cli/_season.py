@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mafialab.arena import (
+    EFFECTS_NOTE,
     INDEX_FILE,
     LEADERBOARD_MD,
     MANIFEST_FILE,
@@ -21,6 +22,7 @@ from mafialab.arena import (
     SeasonConfigError,
     SeasonError,
     Slot,
+    effect_rows,
     entry_codes,
     load_manifest,
     load_season,
@@ -75,6 +77,10 @@ def _show_board(out: Path, markdown: bool) -> None:
         style="dim",
         highlight=False,
     )
+    if index.effects is not None:
+        head, rows = effect_rows(index.effects)
+        console.print(_table(f"Name and speaking-position effects ({count(index.games_counted, 'game')})", head, rows))
+        console.print(EFFECTS_NOTE, style="dim", highlight=False)
     head, rows = terminal_game_rows(index)
     console.print(_table("Games", head, rows))
     console.print(f"Wrote {escape(str(out / INDEX_FILE))} and {escape(str(out / LEADERBOARD_MD))}", highlight=False)
