@@ -83,4 +83,3 @@ def plan_games(cfg: SeasonConfig) -> list[PlannedGame]:
         else:
             out.append(PlannedGame(s0 + j, lineups[j], None, names, j))
     return out
-

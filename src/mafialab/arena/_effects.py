@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 EFFECTS_NOTE = (
-    "odds ratio of winning, team held fixed, 95% interval clustered by game (by deal block with duplicate deals or role rotation); 1 = no effect; "
-    "an interval that excludes 1 says the effect is there"
+    "odds ratio of winning, team held fixed, 95% interval clustered by game (by deal block with duplicate "
+    "deals or role rotation); 1 = no effect; an interval that excludes 1 says the effect is there"
 )
 
 

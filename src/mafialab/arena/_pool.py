@@ -8,6 +8,7 @@ fixed. See ``docs/arena.md``, "A frozen reference pool".
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -134,10 +135,8 @@ def freeze_pool(season_dir: Path, out: Path) -> Pool:
         )
     if not deals or rules is None:
         raise PoolError(f"{season_dir}: no counted game to freeze into a pool")
-    try:
+    with contextlib.suppress(ValueError):  # a rule-set file that moved: the games' copy
         rules = m.config.load_rules()  # the rule set with its own seat names (a game's may be shuffled)
-    except ValueError:
-        pass  # a rule-set file that moved: the games' copy
     data = Pool(
         protocol=POOL_PROTOCOL,
         season=m.config.name,
@@ -339,4 +338,3 @@ async def evaluate_entrant(
     result = rate_entrant(out, pool)
     write_atomic(out / EVALUATION_FILE, json.dumps(result, indent=1, ensure_ascii=False))
     return result
-
