@@ -97,7 +97,7 @@ def test_a_tampered_or_foreign_pool_is_refused(pool_season: Path, tmp_path: Path
     data["ratings"]["e1"]["mu"] += 1
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(PoolError, match="sha256: the file says .* hashes to"):
+    with pytest.raises(PoolError, match=r"sha256: the file says .* hashes to"):
         load_pool(bad)
     data = json.loads(path.read_text())
     data["protocol"] = "mafialab-pool/0"
@@ -180,7 +180,9 @@ def test_power_matches_the_formula_on_a_known_case():
 
 def test_power_from_a_pilot_season(pool_season: Path, tmp_path: Path):
     index = build_index(pool_season)
-    ss = sum(e.overall.wins * (e.overall.n - e.overall.wins) / e.overall.n for e in index.leaderboard if e.overall.n > 1)
+    ss = sum(
+        e.overall.wins * (e.overall.n - e.overall.wins) / e.overall.n for e in index.leaderboard if e.overall.n > 1
+    )
     dof = sum(e.overall.n - 1 for e in index.leaderboard if e.overall.n > 1)
     sd, n = pilot_sd(pool_season)
     assert math.isclose(sd, math.sqrt(ss / dof)) and n == 72
