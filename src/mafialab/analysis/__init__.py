@@ -171,6 +171,15 @@ from mafialab.analysis._report_model import (
 from mafialab.analysis._report_model import (
     TokenCounts as TokenCounts,
 )
+from mafialab.analysis._seat_effects import (
+    opening_order as opening_order,
+)
+from mafialab.analysis._seat_effects import (
+    seat_effects as seat_effects,
+)
+from mafialab.analysis._seat_effects import (
+    seat_rows as seat_rows,
+)
 from mafialab.analysis._stats import (
     EMPTY_STAT as EMPTY_STAT,
 )

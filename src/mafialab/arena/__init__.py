@@ -15,6 +15,12 @@ from mafialab.arena._config import (
     season_from_dict,
     season_warnings,
 )
+from mafialab.arena._effects import (
+    EFFECTS_NOTE as EFFECTS_NOTE,
+)
+from mafialab.arena._effects import (
+    effect_rows as effect_rows,
+)
 from mafialab.arena._leaderboard import (
     INDEX_FILE,
     LEADERBOARD_MD,
@@ -37,6 +43,22 @@ from mafialab.arena._manifest import (
     load_manifest,
     plan_season,
 )
+from mafialab.arena._pool import (
+    EVALUATION_FILE as EVALUATION_FILE,
+)
+from mafialab.arena._pool import (
+    POOL_PROTOCOL,
+    PoolError,
+    evaluate_entrant,
+    freeze_pool,
+    load_pool,
+)
+from mafialab.arena._power import (
+    games_needed as games_needed,
+)
+from mafialab.arena._power import (
+    pilot_sd as pilot_sd,
+)
 from mafialab.arena._season import (
     ProgressFn,
     preflight_season,
@@ -54,6 +76,8 @@ __all__ = [
     "JudgeSpec",
     "LEADERBOARD_MD",
     "MANIFEST_FILE",
+    "POOL_PROTOCOL",
+    "PoolError",
     "ProgressFn",
     "RosterEntry",
     "SeasonConfig",
@@ -69,6 +93,9 @@ __all__ = [
     "terminal_tables",
     "load_manifest",
     "entry_codes",
+    "evaluate_entrant",
+    "freeze_pool",
+    "load_pool",
     "load_season",
     "season_warnings",
     "plan_season",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -119,6 +119,34 @@ class Limits(BaseModel):
     fail_on_constant_answers: bool = False
 
 
+class Deals(BaseModel):
+    """Controlled deals (``deals:`` in the season file; ``docs/arena.md``, "Controlled deals").
+
+    Attributes:
+        mode: ``seeded`` (default): game ``j`` deals from seed ``S + j``. ``duplicate``: games
+            come in blocks of ``rotations``; block ``b`` replays the deal of seed ``S + b``
+            (same roles per seat, same engine streams) once per rotation of its line-up over
+            the seats, so every entry of the line-up meets the same hands. ``role_rotation``:
+            games come in blocks of ``rotations`` with one line-up on fixed seats; game ``k``
+            of block ``b`` deals the roles of seed ``S + b·rotations`` shifted ``k·step`` seats
+            and plays with its own seed ``S + j`` (fresh speaking orders and tie-breaks).
+        rotations: Games per block (default: the table's seat count, a whole rotation, so each
+            entry of the line-up holds every seat (duplicate) or role slot (role rotation) of
+            the block's deal once); ``games`` must be a multiple. The shift between two games
+            of a block is ``step = seats // rotations`` seats.
+        shuffle_names: Give the seats a fresh permutation of the rule set's names every game
+            (stream ``names:<slot>`` of the season seed), so table names are independent of
+            models and seats; the names are recorded per slot in ``season.json`` and in each
+            game's roster.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["seeded", "duplicate", "role_rotation"] = "seeded"
+    rotations: int | None = Field(default=None, ge=1, le=1000)
+    shuffle_names: bool = False
+
+
 class SeasonConfig(BaseModel):
     """A season: who plays, under which rules, how many games, who judges.
 
@@ -138,6 +166,7 @@ class SeasonConfig(BaseModel):
         probes: Probe battery asked in every game (``none``, ``default``, ``suspicion`` or a
             battery YAML path; ``docs/probes.md``); answers go to each game's
             ``probes.jsonl``, so ``mafialab report`` and the viewer read a season like any run.
+        deals: Controlled deals: duplicate deals, role-rotation blocks, name shuffling.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -153,6 +182,7 @@ class SeasonConfig(BaseModel):
     parallelism: Parallelism = Field(default_factory=Parallelism)
     limits: Limits = Field(default_factory=Limits)
     probes: str = "none"
+    deals: Deals = Field(default_factory=Deals)
 
     @field_validator("probes")
     @classmethod
@@ -225,6 +255,12 @@ class SeasonConfig(BaseModel):
         m = self.limits.max_replacements
         return self.games if m is None else m
 
+    def rotations(self) -> int:
+        """Games per deal block: ``deals.rotations`` or the table's seat count (1 for ``seeded``)."""
+        if self.deals.mode == "seeded":
+            return 1
+        return self.deals.rotations or self.load_rules().n_seats
+
 
 def entry_codes(n: int) -> list[str]:
     """Short codes for ``n`` roster entries: ``A`` … ``Z``, then ``AA``, ``AB``, … (plan tables)."""
@@ -278,6 +314,17 @@ def season_from_dict(data: Any, source: str = "season") -> SeasonConfig:
             make_agent(e.agent, 0, rules, cfg.seed)
         except (AgentSpecError, ValueError) as err:
             raise SeasonConfigError(f"{source}: roster[{i}].agent: {err}") from None
+    d = cfg.deals
+    if d.mode != "seeded":
+        n = rules.n_seats
+        k = cfg.rotations()
+        if k > n:
+            raise SeasonConfigError(f"{source}: deals.rotations: {k} rotations of a {n}-seat table (at most {n})")
+        if cfg.games % k:
+            raise SeasonConfigError(
+                f"{source}: games: {cfg.games} is not a multiple of deals.rotations ({k}, the games per "
+                f"{d.mode.replace('_', ' ')} block); use {cfg.games + k - cfg.games % k} games or another rotation"
+            )
     for i, j in enumerate(cfg.judges):
         try:
             resolve_backend(parse_model_spec(j.model)[0].partition("/")[0])  # the one model-string wording

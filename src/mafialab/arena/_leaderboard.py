@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 
 from mafialab._files import write_atomic
 from mafialab._words import count
-from mafialab.analysis import Rate, bootstrap_mean_ci, fmt_rate, no_interval_reason, rate
+from mafialab.analysis import Rate, bootstrap_mean_ci, fmt_rate, no_interval_reason, rate, seat_effects, seat_rows
 from mafialab.arena._config import SeasonConfig
+from mafialab.arena._effects import effect_rows
 from mafialab.arena._manifest import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
 from mafialab.record import (
@@ -180,6 +181,8 @@ class SeasonIndex(BaseModel):
         discarded: Discarded and incomplete attempts (not counted).
         judges: Judge tokens and cost.
         created: Unix time.
+        effects: Name and speaking-position effects on winning, from the counted games
+            (:func:`mafialab.analysis.seat_effects`; ``docs/arena.md``).
     """
 
     kind: str = "season_index"
@@ -194,6 +197,7 @@ class SeasonIndex(BaseModel):
     discarded: list[dict[str, Any]]
     judges: list[JudgeCost]
     created: float
+    effects: dict[str, Any] | None = None
 
 
 def _avg(values: list[float]) -> float | None:
@@ -461,6 +465,7 @@ def build_index(out: Path) -> SeasonIndex:
     rows: list[GameRow] = []
     discarded: list[dict[str, Any]] = []
     season_rules: RuleSet | None = None  # from the games' headers: every game of a season has the same
+    seat_games: list[dict[str, Any]] = []  # rows of the name and speaking-position effects
     for slot in m.slots:
         gdir = out / GAMES_DIR / slot.game_id
         discarded += [{"slot": slot.slot, **a.model_dump()} for a in slot.history]
@@ -486,6 +491,8 @@ def build_index(out: Path) -> SeasonIndex:
         tally.add_seats(slot, game, ens, verdicts)
         tally.add_calls(slot, gdir)
         tally.rate_match(slot, game)
+        cluster = slot.game_id if slot.block is None else f"block{slot.block}"  # a deal block shares its deal
+        seat_games += [{**r, "cluster": cluster} for r in seat_rows(game)]
     if season_rules is not None:
         for row in rows:
             row.winner_name = winner_name(row.winner, season_rules) if row.winner is not None else None
@@ -501,6 +508,7 @@ def build_index(out: Path) -> SeasonIndex:
         discarded=discarded,
         judges=tally.judge_costs(),
         created=round(time.time(), 3),
+        effects=seat_effects(seat_games),
     )
 
 
@@ -677,6 +685,8 @@ def render_markdown(index: SeasonIndex) -> str:
             for j in index.judges
         ]
         lines += [*table(["judge", "ok", "missing", "tokens", "cost $"], jt), ""]
+    if index.effects is not None:
+        lines += ["## Name and speaking-position effects", "", *table(*effect_rows(index.effects)), ""]
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mafialab.arena._config import SeasonConfig
-from mafialab.arena._seating import plan_seating
+from mafialab.arena._deals import plan_games
 from mafialab.record import write_atomic
 from mafialab.rules import Team
 
@@ -70,6 +70,13 @@ class Slot(BaseModel):
             (:func:`mafialab.analysis.quality_lines`; a warning unless the season file sets
             a quality threshold, :class:`~mafialab.arena.Limits`).
         history: Earlier attempts (discarded or incomplete), oldest first.
+        roles: Role per seat when it is not the seed's deal (``deals.mode: role_rotation``),
+            else ``None``.
+        names: Table name per seat when ``deals.shuffle_names`` is on, else ``None`` (the rule
+            set's ``seat_names``).
+        block: Deal block of the slot (``deals``; the slot number for seeded deals).
+        speaking_order: Seats in the order they spoke in the first day's opening discussion
+            round of the counted game (also in its log), once played.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -78,6 +85,10 @@ class Slot(BaseModel):
     seed: int
     seating: list[int]
     game_id: str
+    roles: list[str] | None = None
+    names: list[str] | None = None
+    block: int | None = None
+    speaking_order: list[int] | None = None
     status: Literal["pending", "played", "judged"] = "pending"
     winner: Team | None = None
     rounds: int | None = None
@@ -142,11 +153,18 @@ def load_manifest(out: Path) -> SeasonManifest:
 
 
 def plan_season(config: SeasonConfig) -> SeasonManifest:
-    """The manifest of a new season: seeds ``S + j`` and the balanced seating plan."""
+    """The manifest of a new season: seeds, the balanced seating plan and its ``deals`` (``_deals.plan_games``)."""
     rules = config.load_rules()
-    seeds = [config.seed + j for j in range(config.games)]
-    seating = plan_seating(len(config.roster), rules, seeds, config.seed)
     slots = [
-        Slot(slot=j, seed=s, seating=seating[j], game_id=game_id_for(config.name, j, s)) for j, s in enumerate(seeds)
+        Slot(
+            slot=j,
+            seed=g.seed,
+            seating=g.seating,
+            game_id=game_id_for(config.name, j, g.seed),
+            roles=g.roles,
+            names=g.names,
+            block=g.block,
+        )
+        for j, g in enumerate(plan_games(config))
     ]
     return SeasonManifest(config=config, rules_id=rules.id, slots=slots, started=round(time.time(), 3))

@@ -12,7 +12,7 @@ from typing import Any
 
 from mafialab._words import count
 from mafialab.agents import make_agent
-from mafialab.analysis import DEFAULT, game_data, game_quality, quality_lines
+from mafialab.analysis import DEFAULT, game_data, game_quality, opening_order, quality_lines
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._leaderboard import write_index
 from mafialab.arena._manifest import (
@@ -30,6 +30,7 @@ from mafialab.arena._manifest import (
     save_manifest,
 )
 from mafialab.arena._seating import reseat
+from mafialab.engine import GameState
 from mafialab.harness import connect_ray, driver_limits, ping, play_game, ray_run, read_game_files, write_game_files
 from mafialab.judge import judge_game
 from mafialab.models import ChatModel, ChatRequest, ChatResponse, get_model, parse_model_spec
@@ -163,7 +164,14 @@ def _price_table(cfg: SeasonConfig) -> PriceTable:
 
 
 async def _play_season_game(
-    cfg: SeasonConfig, slot: int, seed: int, seating: list[int], game_id: str, replaced: list[str], out: Path
+    cfg: SeasonConfig,
+    slot: int,
+    seed: int,
+    seating: list[int],
+    game_id: str,
+    replaced: list[str],
+    deal: tuple[list[str] | None, list[str] | None],
+    out: Path,
 ) -> None:
     """Play one game of a season into ``out/<game_id>/`` (its agents, labels, personas, probes, meta).
 
@@ -174,10 +182,14 @@ async def _play_season_game(
         seating: Roster entry index per seat.
         game_id: The game's id (:func:`game_id_for`).
         replaced: Ids of the discarded games this one replaces (recorded in the header's meta).
+        deal: ``(roles, names)`` of the slot (``None``: the seed's deal, the rule set's names).
         out: Parent directory of the game directory (``games/`` of the season, or a worker's
             temporary folder).
     """
     rules = cfg.load_rules()
+    roles, names = deal
+    if names is not None:  # seat names are cosmetic: the rule set's id and play are unchanged
+        rules = rules.model_copy(update={"seat_names": tuple(names) + rules.seat_names[len(names) :]})
     entries = [cfg.roster[e] for e in seating]
     agents = [make_agent(e.agent, s, rules, seed) for s, e in enumerate(entries)]
     meta: dict[str, Any] = {"season": cfg.name, "slot": slot, "entries": [e.name for e in entries]}
@@ -196,6 +208,7 @@ async def _play_season_game(
         labels=[e.label for e in entries],
         personas=[e.persona for e in entries],
         meta=meta,
+        state=None if roles is None else GameState(rules, seed, labels=[e.label for e in entries], roles=roles),
         prices=_price_table(cfg),
         check_remote=False,  # the season ran its preflight once for all games
         gate_threshold=cfg.limits.min_answered_share,
@@ -203,11 +216,17 @@ async def _play_season_game(
 
 
 def _season_game_files(
-    cfg: SeasonConfig, slot: int, seed: int, seating: list[int], game_id: str, replaced: list[str]
+    cfg: SeasonConfig,
+    slot: int,
+    seed: int,
+    seating: list[int],
+    game_id: str,
+    replaced: list[str],
+    deal: tuple[list[str] | None, list[str] | None],
 ) -> dict[str, bytes]:
     """:func:`_play_season_game` on a Ray worker, into a temporary folder; returns the game's files."""
     with tempfile.TemporaryDirectory(prefix="mafialab-season-") as tmp:
-        asyncio.run(_play_season_game(cfg, slot, seed, seating, game_id, replaced, Path(tmp)))
+        asyncio.run(_play_season_game(cfg, slot, seed, seating, game_id, replaced, deal, Path(tmp)))
         return read_game_files(Path(tmp) / game_id)
 
 
@@ -284,7 +303,8 @@ class _Runner:
         elif gdir.exists():
             shutil.rmtree(gdir)  # an empty directory, nothing recorded
         replaced = [a.game_id for a in slot.history if a.outcome == "discarded"]
-        job = (self.cfg, slot.slot, slot.seed, list(slot.seating), slot.game_id, replaced)
+        deal = (slot.roles, slot.names)
+        job = (self.cfg, slot.slot, slot.seed, list(slot.seating), slot.game_id, replaced, deal)
         if self.ray is None:
             await _play_season_game(*job, self.out / GAMES_DIR)
         else:  # played on a worker; the driver writes its files where a local game would be
@@ -342,7 +362,8 @@ class _Runner:
                                 reason=why,
                             )
                         )
-                        slot.seating = reseat(slot.seating, self.rules, slot.seed, new_seed)
+                        slot.seating = reseat(slot.seating, self.rules, slot.seed, new_seed, slot.roles)
+                        slot.roles = None  # a replacement plays its own seed's deal
                         slot.seed = new_seed
                         slot.game_id = game_id_for(self.cfg.name, slot.slot, new_seed)
                         self.save()
@@ -364,6 +385,7 @@ class _Runner:
                 end = next((e for e in reversed(game.events) if e.kind == "game_end"), None)
                 slot.rounds = end.rounds if end is not None else None  # type: ignore[union-attr]
                 slot.answered_share = share
+                slot.speaking_order = opening_order(game)
                 self.save()
                 self._emit("played", slot)
         if slot.status == "played":

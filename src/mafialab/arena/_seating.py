@@ -275,17 +275,20 @@ def plan_seating(n_entries: int, rules: RuleSet, seeds: Sequence[int], season_se
     return plans
 
 
-def reseat(seating: Sequence[int], rules: RuleSet, old_seed: int, new_seed: int) -> list[int]:
+def reseat(
+    seating: Sequence[int], rules: RuleSet, old_seed: int, new_seed: int, old_roles: Sequence[str] | None = None
+) -> list[int]:
     """Seating for a replacement game with ``new_seed`` that keeps each entry's team.
 
     The entries that held mafia seats under ``old_seed`` take the mafia seats dealt by
     ``new_seed`` (in seat order), likewise for town; so a replayed game leaves every
-    entry's games, seats and mafia seats unchanged.
+    entry's games, seats and mafia seats unchanged. ``old_roles``: the old game's roles when
+    they were not its seed's deal (role rotation).
 
     Raises:
         ValueError: The two deals have different team sizes (cannot happen with one rule set).
     """
-    old = [rules.role(r).team for r in deal_roles(rules, old_seed)]
+    old = [rules.role(r).team for r in (old_roles or deal_roles(rules, old_seed))]
     new = [rules.role(r).team for r in deal_roles(rules, new_seed)]
     out = [-1] * len(seating)
     for t in ("mafia", "town"):
