@@ -2,8 +2,8 @@
 
 Runs in a virtual environment with ``kaggle-environments==1.33.2 polarix openskill plotly``
 (not mafialab's): it plays ``N`` werewolf episodes with Kaggle's random agents, seats drawn
-from a few agent labels (so ratings differ, some agents sit twice in a game and some games
-are self-play), runs ``GameSetEvaluator`` (``kaggle_environments/envs/werewolf/eval/metrics.py``)
+from ten agent labels (so ratings differ; in every other episode from five of them, so some
+agents sit twice in a game and some games are self-play), runs ``GameSetEvaluator`` (``kaggle_environments/envs/werewolf/eval/metrics.py``)
 on them, and writes to ``OUT`` (default ``tests/data/ratings``):
 
 - ``kaggle_results.json``: the games in mafialab's neutral results format
@@ -28,7 +28,7 @@ import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
-LABELS = ["alder", "birch", "cedar", "dogwood", "elm"]
+LABELS = ["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel", "ilex", "juniper"]
 ROLES = ["Werewolf", "Werewolf", "Doctor", "Seer", "Villager", "Villager", "Villager", "Villager"]
 NAMES = ["Kai", "Jordan", "Charlie", "Taylor", "Alex", "Jamie", "Quinn", "Casey"]
 
@@ -37,7 +37,9 @@ def _config(seed: int) -> dict:
     rnd = random.Random(seed)
     roles = ROLES[:]
     rnd.shuffle(roles)
-    labels = [rnd.choice(LABELS) for _ in roles]
+    # even seeds: eight different agents; odd seeds: drawn from five, so an agent may hold two
+    # seats of a team or sit on both teams (self-play)
+    labels = rnd.sample(LABELS, len(roles)) if seed % 2 == 0 else [rnd.choice(LABELS[:5]) for _ in roles]
     agents = []
     for name, role, label in zip(NAMES, roles, labels, strict=True):
         a = {"role": role, "id": name, "agent_id": "random", "display_name": label}

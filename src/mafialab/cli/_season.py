@@ -16,6 +16,7 @@ from mafialab.arena import (
     INDEX_FILE,
     LEADERBOARD_MD,
     MANIFEST_FILE,
+    RATINGS_NOTE,
     ProgressFn,
     SeasonConfig,
     SeasonConfigError,
@@ -75,6 +76,8 @@ def _show_board(out: Path, markdown: bool) -> None:
         style="dim",
         highlight=False,
     )
+    if index.ratings is not None:
+        console.print(RATINGS_NOTE + (f"; {index.gte_note}" if index.gte_note else ""), style="dim", highlight=False)
     head, rows = terminal_game_rows(index)
     console.print(_table("Games", head, rows))
     console.print(f"Wrote {escape(str(out / INDEX_FILE))} and {escape(str(out / LEADERBOARD_MD))}", highlight=False)
