@@ -15,8 +15,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "ratings"
 RESULTS = json.loads((DATA / "kaggle_results.json").read_text())
 FIGURES = json.loads((DATA / "kaggle_figures.json").read_text())
 KAGGLE_GAMES = outcomes_from_json(RESULTS)
-GTE_TOLERANCE = 1e-4
-"""GTE agreement: the solver (polarix ``ce_maxent``, jax float32) converges to its own tolerance, and
+GTE_TOLERANCE = 1e-6
+"""GTE agreement (measured: 1.8e-8): polarix solves in jax float32, and
 Kaggle's evaluator adds unseeded noise of 1e-6 to a task column that is equal for every agent."""
 
 
