@@ -3,8 +3,9 @@
 Runs in a virtual environment with ``kaggle-environments==1.33.2 polarix openskill plotly``
 (not mafialab's): it plays ``N`` werewolf episodes with Kaggle's random agents, seats drawn
 from ten agent labels (so ratings differ; in every other episode from five of them, so some
-agents sit twice in a game and some games are self-play), runs ``GameSetEvaluator`` (``kaggle_environments/envs/werewolf/eval/metrics.py``)
-on them, and writes to ``OUT`` (default ``tests/data/ratings``):
+agents sit twice in a game and some games are self-play), runs ``GameSetEvaluator``
+(``kaggle_environments/envs/werewolf/eval/metrics.py``) on them, and writes to ``OUT``
+(default ``tests/data/ratings``):
 
 - ``kaggle_results.json``: the games in mafialab's neutral results format
   (``mafialab.analysis._ratings.GameOutcome``), ``order`` being the evaluator's game order;
@@ -50,7 +51,10 @@ def _config(seed: int) -> dict:
         "seed": seed,
         "actTimeout": 900,
         "runTimeout": 7200,
-        "discussion_protocol": {"name": "RoundRobinDiscussion", "params": {"max_rounds": 1, "first_to_speak": "random"}},
+        "discussion_protocol": {
+            "name": "RoundRobinDiscussion",
+            "params": {"max_rounds": 1, "first_to_speak": "random"},
+        },
         "day_voting_protocol": {"name": "SequentialVoting", "params": {"first_to_vote": "random"}},
         "werewolf_night_vote_protocol": {"name": "SequentialVoting", "params": {"first_to_vote": "random"}},
         "night_elimination_reveal_level": "role",

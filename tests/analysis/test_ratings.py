@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,7 @@ def test_boards_and_intervals() -> None:
             rows = [row for row in board if row.group == group]
             assert [row.mu for row in rows] == sorted((row.mu for row in rows), reverse=True)
             assert rows[-1].mu_overlaps_next is None
-            for a, b in zip(rows, rows[1:], strict=False):
+            for a, b in pairwise(rows):
                 if a.mu_low is not None and b.mu_high is not None:
                     assert a.mu_overlaps_next == (a.mu_low <= b.mu_high)
     # the same seed gives the same intervals

@@ -140,7 +140,19 @@ from mafialab.analysis._ratings import (
     GTE_EXTRA_HINT as GTE_EXTRA_HINT,
 )
 from mafialab.analysis._ratings import (
+    OPENSKILL_MU as OPENSKILL_MU,
+)
+from mafialab.analysis._ratings import (
+    OPENSKILL_SIGMA as OPENSKILL_SIGMA,
+)
+from mafialab.analysis._ratings import (
     GameOutcome as GameOutcome,
+)
+from mafialab.analysis._ratings import (
+    GteRatings as GteRatings,
+)
+from mafialab.analysis._ratings import (
+    RatingRow as RatingRow,
 )
 from mafialab.analysis._ratings import (
     Ratings as Ratings,

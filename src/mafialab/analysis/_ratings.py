@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -222,8 +223,10 @@ OPENSKILL_KAPPA = 0.0001
 
 
 class _Match:
-    """One game on one board as player indices: the seats of the winning and of the losing team,
-    in seat order."""
+    """One game on one board as player indices.
+
+    The seats of the winning and of the losing team, in seat order.
+    """
 
     def __init__(self, game: GameOutcome, board: str, index: dict[tuple[str, str], int]) -> None:
         win = [index[_player(s, board)] for s in game.seats if s.won]
@@ -284,8 +287,10 @@ def _openskill_update(mu: np.ndarray, sigma: np.ndarray, m: _Match, rows: np.nda
 def _replay(
     matches: Sequence[_Match], n_players: int, repeats: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Elo, mu and sigma ``(resamples, players)`` after replaying the games in order, game
-    ``j`` played ``repeats[r, j]`` times in resample ``r``."""
+    """Elo, mu and sigma ``(resamples, players)`` after replaying the games in order.
+
+    Game ``j`` is played ``repeats[r, j]`` times in a row in resample ``r``.
+    """
     n = repeats.shape[0]
     elo = np.full((n, n_players), ELO_START)
     mu = np.full((n, n_players), OPENSKILL_MU)
@@ -300,7 +305,7 @@ def _replay(
 
 def _overlap_flags(rows: list[RatingRow], value: str, low: str, high: str, flag: str) -> None:
     ranked = sorted(rows, key=lambda r: -getattr(r, value))
-    for a, b in zip(ranked, ranked[1:], strict=False):
+    for a, b in pairwise(ranked):
         lo_a, hi_b = getattr(a, low), getattr(b, high)
         setattr(a, flag, None if lo_a is None or hi_b is None else bool(lo_a <= hi_b))
 
@@ -445,8 +450,10 @@ def _gte_tensor(games: Sequence[GameOutcome], agents: list[str], tasks: list[str
 
 
 def _weighted_mean_std(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and sample std over games of a resample with game counts ``w`` (Kaggle's formulas:
-    ``_compute_mean_std_sem``; 0 where there is no value)."""
+    """Mean and sample std over the games of a resample with game counts ``w``.
+
+    Kaggle's formulas (``_compute_mean_std_sem``); 0 where there is no value.
+    """
     mask = ~np.isnan(x)
     clean = np.where(mask, x, 0.0)
     count = np.einsum("g,gat->at", w, mask.astype(float))
@@ -460,8 +467,10 @@ def _weighted_mean_std(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _gte_solve(mean: np.ndarray, std: np.ndarray, agents: list[str], tasks: list[str], rng: np.random.Generator):  # type: ignore[no-untyped-def]
-    """Agents' ratings in the max-entropy CE of one agents × tasks game (Kaggle's
-    ``_gte_bootstrap_worker_fast``: a column equal for every agent gets noise of 1e-6)."""
+    """Agents' ratings in the max-entropy CE of one agents × tasks game.
+
+    Kaggle's ``_gte_bootstrap_worker_fast``: a column equal for every agent gets noise of 1e-6.
+    """
     import polarix as plx
 
     mean, std = mean.copy(), std.copy()

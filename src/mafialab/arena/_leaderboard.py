@@ -16,8 +16,12 @@ from mafialab._files import write_atomic
 from mafialab._words import count
 from mafialab.analysis import (
     GTE_EXTRA_HINT,
+    OPENSKILL_MU,
+    OPENSKILL_SIGMA,
     GameOutcome,
+    GteRatings,
     Rate,
+    RatingRow,
     Ratings,
     SeatOutcome,
     bootstrap_mean_ci,
@@ -28,7 +32,6 @@ from mafialab.analysis import (
     rate,
     rate_games,
 )
-from mafialab.analysis._ratings import OPENSKILL_MU, OPENSKILL_SIGMA, GteRatings, RatingRow
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._manifest import GAMES_DIR, Slot, load_manifest
 from mafialab.judge import Ensemble, game_ensemble
@@ -535,7 +538,7 @@ def _season_gte(outcomes: list[GameOutcome], ratings: Ratings, seed: int) -> tup
         return None, "GTE: no rated game"
     try:
         return gte_ratings(outcomes, resamples=GTE_RESAMPLES, seed=seed), None
-    except Exception as e:  # noqa: BLE001 - a solver failure must not lose the leaderboard
+    except Exception as e:  # a solver failure must not lose the leaderboard
         log.warning("GTE failed: %s", e)
         return None, f"GTE failed: {e}"
 
