@@ -63,8 +63,8 @@ ELO_EXPONENT_CLIP = 40.0
 RATING_RESAMPLES = 1000
 """Bootstrap resamples of a rating interval (the replay of every resample is sequential)."""
 RATING_CONFIDENCE = 0.95
-BOARDS = ("overall", "side", "role")
 Board = Literal["overall", "side", "role"]
+BOARDS: tuple[Board, ...] = ("overall", "side", "role")
 GTE_EXTRA_HINT = "GTE needs `pip install 'mafialab[gte]'`"
 
 
@@ -243,8 +243,10 @@ def _elo_update(elo: np.ndarray, m: _Match, rows: np.ndarray) -> None:
     avg_m = e[:, mafia].mean(axis=1)
     exponent = np.clip((avg_m - avg_t) / ELO_SCALE, -ELO_EXPONENT_CLIP, ELO_EXPONENT_CLIP)
     total = ELO_K * ((1.0 if m.town_won else 0.0) - 1.0 / (1.0 + 10.0**exponent))
-    np.add.at(e, (slice(None), town), (total / len(town))[:, None])
-    np.add.at(e, (slice(None), mafia), (-total / len(mafia))[:, None])
+    for p in town:  # a player at two seats gets both shares
+        e[:, p] += total / len(town)
+    for p in mafia:
+        e[:, p] -= total / len(mafia)
     elo[rows] = e
 
 
