@@ -183,24 +183,26 @@ async def test_scripted_season_leaderboard_by_hand(tmp_path: Path):
         read_game(out / GAMES_DIR / g.game_id).header.roster[g.seed % 12].name for g in index.games
     ]
 
-    # OpenSkill recomputed independently: each game two teams, seat = player with its entry's rating
+    # OpenSkill recomputed independently (openskill's rate as Kaggle's evaluator calls it: winners
+    # first, one rating per entry, updated once per seat), leaving out self-play games (an entry on
+    # both teams): with 5 entries at 12 seats every game is self-play, so nothing is rated
     model = PlackettLuce()
     rating = {n: model.rating(name=n) for n in names}
+    n_self = 0
     for slot in manifest["slots"]:
         lines = read_jsonl(out / GAMES_DIR / slot["game_id"] / "game.jsonl")
         winner = next(x for x in lines if x["kind"] == "game_end")["winner"]
         seat_team = [s["team"] for s in lines[0]["roster"]]
-        teams = {t: [s for s in range(12) if seat_team[s] == t] for t in ("town", "mafia")}
-        new = model.rate(
-            [[rating[names[slot["seating"][s]]] for s in teams[t]] for t in ("town", "mafia")],
-            ranks=[1 if winner == "town" else 2, 1 if winner == "mafia" else 2],
-        )
-        per = defaultdict(list)
-        for ti, t in enumerate(("town", "mafia")):
-            for j, s in enumerate(teams[t]):
-                per[names[slot["seating"][s]]].append(new[ti][j])
-        for n, rs in per.items():
-            rating[n] = model.rating(mu=sum(r.mu for r in rs) / len(rs), sigma=sum(r.sigma for r in rs) / len(rs))
+        teams = {t: [names[slot["seating"][s]] for s in range(12) if seat_team[s] == t] for t in ("town", "mafia")}
+        if set(teams["town"]) & set(teams["mafia"]):
+            n_self += 1
+            continue
+        order = ("town", "mafia") if winner == "town" else ("mafia", "town")
+        for team in model.rate([[rating[n] for n in teams[t]] for t in order]):
+            for r in team:
+                rating[r.name] = r
+    assert index.ratings is not None
+    assert (index.ratings.self_play_games, index.ratings.games_rated) == (n_self, 3 - n_self) == (3, 0)
     for n in names:
         assert board[n].rating.mu == pytest.approx(rating[n].mu)
         assert board[n].rating.sigma == pytest.approx(rating[n].sigma)

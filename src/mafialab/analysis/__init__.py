@@ -136,6 +136,42 @@ from mafialab.analysis._quality import (
 from mafialab.analysis._quality import (
     quality_lines as quality_lines,
 )
+from mafialab.analysis._ratings import (
+    GTE_EXTRA_HINT as GTE_EXTRA_HINT,
+)
+from mafialab.analysis._ratings import (
+    OPENSKILL_MU as OPENSKILL_MU,
+)
+from mafialab.analysis._ratings import (
+    OPENSKILL_SIGMA as OPENSKILL_SIGMA,
+)
+from mafialab.analysis._ratings import (
+    GameOutcome as GameOutcome,
+)
+from mafialab.analysis._ratings import (
+    GteRatings as GteRatings,
+)
+from mafialab.analysis._ratings import (
+    RatingRow as RatingRow,
+)
+from mafialab.analysis._ratings import (
+    Ratings as Ratings,
+)
+from mafialab.analysis._ratings import (
+    SeatOutcome as SeatOutcome,
+)
+from mafialab.analysis._ratings import (
+    gte_available as gte_available,
+)
+from mafialab.analysis._ratings import (
+    gte_ratings as gte_ratings,
+)
+from mafialab.analysis._ratings import (
+    outcomes_from_json as outcomes_from_json,
+)
+from mafialab.analysis._ratings import (
+    rate_games as rate_games,
+)
 from mafialab.analysis._report import (
     ReportBuilder as ReportBuilder,
 )

@@ -35,6 +35,9 @@ from mafialab.arena._leaderboard import (
     terminal_tables,
     write_index,
 )
+from mafialab.arena._leaderboard import (
+    RATINGS_NOTE as RATINGS_NOTE,
+)
 from mafialab.arena._manifest import (
     MANIFEST_FILE,
     SeasonError,

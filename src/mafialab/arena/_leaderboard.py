@@ -10,12 +10,30 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from openskill.models import PlackettLuce
 from pydantic import BaseModel, Field
 
 from mafialab._files import write_atomic
 from mafialab._words import count
-from mafialab.analysis import Rate, bootstrap_mean_ci, fmt_rate, no_interval_reason, rate, seat_effects, seat_rows
+from mafialab.analysis import (
+    GTE_EXTRA_HINT,
+    OPENSKILL_MU,
+    OPENSKILL_SIGMA,
+    GameOutcome,
+    GteRatings,
+    Rate,
+    RatingRow,
+    Ratings,
+    SeatOutcome,
+    bootstrap_mean_ci,
+    fmt_rate,
+    gte_available,
+    gte_ratings,
+    no_interval_reason,
+    rate,
+    rate_games,
+    seat_effects,
+    seat_rows,
+)
 from mafialab.arena._config import SeasonConfig
 from mafialab.arena._effects import effect_rows
 from mafialab.arena._manifest import GAMES_DIR, Slot, load_manifest
@@ -38,6 +56,8 @@ INDEX_FILE = "index.json"
 LEADERBOARD_MD = "leaderboard.md"
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
+GTE_RESAMPLES = 20
+"""Bootstrap resamples of the leaderboard's GTE (each is one equilibrium solve)."""
 
 
 class WinRate(BaseModel):
@@ -76,7 +96,11 @@ class Mean(BaseModel):
 
 
 class Rating(BaseModel):
-    """OpenSkill (Plackett-Luce) rating: ``mu``, ``sigma`` and ``ordinal = mu − 3·sigma``."""
+    """OpenSkill (Plackett-Luce) rating: ``mu``, ``sigma`` and ``ordinal = mu − 3·sigma``.
+
+    The overall board of :func:`mafialab.analysis.rate_games` (self-play games left out); an
+    entry without a rated game keeps the prior (``mu`` 25, ``sigma`` 25/3).
+    """
 
     mu: float
     sigma: float
@@ -102,7 +126,8 @@ class EntryStats(BaseModel):
             judges; ``None`` without scores (0 with one judge).
         by_judge: Judge → axis → this entry's mean score from that judge alone (to spot a
             judge favouring its own model family).
-        rating: OpenSkill rating after the season's games in order.
+        rating: OpenSkill rating after the season's rated games in order (the overall board of
+            ``SeasonIndex.ratings``).
         prompt_tokens: Prompt tokens of the entry's calls (from ``calls.jsonl``).
         completion_tokens: Completion tokens.
         calls: Calls counted.
@@ -183,6 +208,12 @@ class SeasonIndex(BaseModel):
         created: Unix time.
         effects: Name and speaking-position effects on winning, from the counted games
             (:func:`mafialab.analysis.seat_effects`; ``docs/arena.md``).
+        ratings: Elo and OpenSkill overall, per side and per role with bootstrap intervals
+            (:func:`mafialab.analysis.rate_games`; games in slot order, self-play left out
+            and counted).
+        gte: Kaggle's GTE over per-role win-rate tasks (:func:`mafialab.analysis.gte_ratings`,
+            :data:`GTE_RESAMPLES` resamples); ``None`` without the ``gte`` extra, and
+            ``gte_note`` then says how to get it (or why there is none).
     """
 
     kind: str = "season_index"
@@ -198,6 +229,9 @@ class SeasonIndex(BaseModel):
     judges: list[JudgeCost]
     created: float
     effects: dict[str, Any] | None = None
+    ratings: Ratings | None = None
+    gte: GteRatings | None = None
+    gte_note: str | None = None
 
 
 def _avg(values: list[float]) -> float | None:
@@ -287,8 +321,7 @@ class _Tally:
     def __init__(self, cfg: SeasonConfig) -> None:
         n = len(cfg.roster)
         self.cfg = cfg
-        self.model = PlackettLuce()
-        self.ratings = [self.model.rating(name=e.name) for e in cfg.roster]
+        self.outcomes: list[GameOutcome] = []
         self.games_with: list[set[str]] = [set() for _ in range(n)]
         self.games_as: dict[str, list[set[str]]] = {k: [set() for _ in range(n)] for k in ("all", "mafia", "town")}
         self.scored_in: dict[str, list[set[str]]] = {a: [set() for _ in range(n)] for a in JUDGE_AXES}
@@ -355,30 +388,20 @@ class _Tally:
             self.cost[e] = None if price is None or c is None else c + price.cost(pt, ct, cached)
 
     def rate_match(self, slot: Slot, game: GameLog) -> None:
-        """OpenSkill update for one game: town vs mafia, each seat carrying its entry's rating."""
-        teams_seats: dict[Team, list[int]] = {"town": [], "mafia": []}
-        for s, info in enumerate(game.header.roster):
-            teams_seats[info.team].append(s)
-        order: list[Team] = ["town", "mafia"]
-        match = [[self.ratings[slot.seating[s]] for s in teams_seats[t]] for t in order]
-        ranks: list[float] = [1.0 if t == game.winner else 2.0 for t in order]
-        new = self.model.rate(match, ranks=ranks)
-        upd: dict[int, list[tuple[float, float]]] = defaultdict(list)
-        for t_i, t in enumerate(order):
-            for pos, s in enumerate(teams_seats[t]):
-                upd[slot.seating[s]].append((new[t_i][pos].mu, new[t_i][pos].sigma))
-        for e, vals in upd.items():
-            self.ratings[e] = self.model.rating(
-                mu=sum(v[0] for v in vals) / len(vals),
-                sigma=sum(v[1] for v in vals) / len(vals),
-                name=self.cfg.roster[e].name,
-            )
+        """Keep a counted game for the ratings: per seat its entry, role, team and result."""
+        seats = [
+            SeatOutcome(agent=self.cfg.roster[slot.seating[s]].name, role=info.role, team=info.team,
+                        won=info.team == game.winner)
+            for s, info in enumerate(game.header.roster)
+        ]  # fmt: skip
+        self.outcomes.append(GameOutcome(game_id=slot.game_id, order=slot.slot, seats=tuple(seats)))
 
-    def leaderboard(self, rng: np.random.Generator) -> list[EntryStats]:
+    def leaderboard(self, rng: np.random.Generator, ratings: Ratings) -> list[EntryStats]:
         """One row per roster entry, best rating first."""
+        overall = {r.agent: (r.mu, r.sigma) for r in ratings.boards.get("overall", [])}
         board = []
         for e, entry in enumerate(self.cfg.roster):
-            r = self.ratings[e]
+            mu, sigma = overall.get(entry.name, (OPENSKILL_MU, OPENSKILL_SIGMA))
             pt, ct, calls = self.tokens[e]
             board.append(
                 EntryStats(
@@ -400,7 +423,7 @@ class _Tally:
                         j: {a: (sum(v) / len(v) if v else None) for a, v in axes.items()}
                         for j, axes in self.per_judge[e].items()
                     },
-                    rating=Rating(mu=r.mu, sigma=r.sigma, ordinal=r.mu - 3 * r.sigma),
+                    rating=Rating(mu=mu, sigma=sigma, ordinal=mu - 3 * sigma),
                     prompt_tokens=pt,
                     completion_tokens=ct,
                     calls=calls,
@@ -496,6 +519,8 @@ def build_index(out: Path) -> SeasonIndex:
     if season_rules is not None:
         for row in rows:
             row.winner_name = winner_name(row.winner, season_rules) if row.winner is not None else None
+    ratings = rate_games(tally.outcomes, seed=cfg.seed)
+    gte, gte_note = _season_gte(tally.outcomes, ratings, cfg.seed)
     return SeasonIndex(
         season=cfg.name,
         rules_id=m.rules_id,
@@ -503,13 +528,29 @@ def build_index(out: Path) -> SeasonIndex:
         games_planned=cfg.games,
         games_counted=sum(r.counted for r in rows),
         replacements=m.replacements,
-        leaderboard=tally.leaderboard(rng),
+        leaderboard=tally.leaderboard(rng, ratings),
         games=rows,
         discarded=discarded,
         judges=tally.judge_costs(),
         created=round(time.time(), 3),
         effects=seat_effects(seat_games),
+        ratings=ratings,
+        gte=gte,
+        gte_note=gte_note,
     )
+
+
+def _season_gte(outcomes: list[GameOutcome], ratings: Ratings, seed: int) -> tuple[GteRatings | None, str | None]:
+    """GTE of the season's rated games, or ``None`` and why (no extra, no game, a failed solve)."""
+    if not gte_available():
+        return None, GTE_EXTRA_HINT
+    if not ratings.games_rated:
+        return None, "GTE: no rated game"
+    try:
+        return gte_ratings(outcomes, resamples=GTE_RESAMPLES, seed=seed), None
+    except Exception as e:  # a solver failure must not lose the leaderboard
+        log.warning("GTE failed: %s", e)
+        return None, f"GTE failed: {e}"
 
 
 def _fmt_rate(r: WinRate) -> str:
@@ -609,7 +650,58 @@ def terminal_tables(index: SeasonIndex) -> list[tuple[str, list[str], list[list[
             for rank, e in zip(ranks, index.leaderboard, strict=True)
         ]  # fmt: skip
         tables.append(("Tokens and cost", ["#", "entry", "prompt tokens", "completion tokens", "cost $"], cost))
-    return tables
+    return tables + rating_tables(index)
+
+
+OVERLAP_MARK = "~"
+RATINGS_NOTE = (
+    "ratings: Elo and OpenSkill μ with [95% bootstrap interval over games]; games = rated games the "
+    f"rating rests on; {OVERLAP_MARK} its interval overlaps the next one down (order not settled); "
+    "self-play games (an entry on both teams) are not rated"
+)
+BOARD_TITLES = {"overall": "Ratings", "side": "Ratings by side", "role": "Ratings by role"}
+
+
+def _fmt_rating(value: float, low: float | None, high: float | None, overlaps: bool | None, digits: int) -> str:
+    mark = OVERLAP_MARK if overlaps else ""
+    if low is None or high is None:
+        return f"{value:.{digits}f}{mark}†"
+    return f"{value:.{digits}f} [{low:.{digits}f},{high:.{digits}f}]{mark}"
+
+
+def rating_tables(index: SeasonIndex) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The rating boards as tables: overall, by side, by role (``(title, header, rows)``).
+
+    Rows within a group are best OpenSkill μ first; a rating whose 95 % interval overlaps the
+    next one down carries :data:`OVERLAP_MARK`; ``†`` marks a rating without an interval (one
+    game). The GTE column (overall table) is filled when the ``gte`` extra is installed.
+    """
+    r = index.ratings
+    if r is None:
+        return []
+    gte = {g.agent: g for g in index.gte.rows} if index.gte else {}
+    out = []
+    for name in r.boards:
+        rows: list[RatingRow] = r.boards[name]
+        head = ["#", "entry", *(["side" if name == "side" else "role"] if name != "overall" else []), "games",
+                "Elo", "OpenSkill μ"]  # fmt: skip
+        table = []
+        rank, group = 0, None
+        for row in rows:
+            rank = 1 if row.group != group else rank + 1
+            group = row.group
+            cells = [str(rank), row.agent, *([row.group] if name != "overall" else []), str(row.games),
+                     _fmt_rating(row.elo, row.elo_low, row.elo_high, row.elo_overlaps_next, 0),
+                     _fmt_rating(row.mu, row.mu_low, row.mu_high, row.mu_overlaps_next, 1)]  # fmt: skip
+            if name == "overall":
+                g = gte.get(row.agent)
+                cells.append("–" if g is None else _fmt_rating(g.rating, g.low, g.high, None, 3))
+            table.append(cells)
+        if name == "overall":
+            head.append("GTE")
+        title = f"{BOARD_TITLES.get(name, name)} ({r.games_rated} games rated, {r.self_play_games} self-play left out)"
+        out.append((title, head, table))
+    return out
 
 
 def terminal_game_rows(index: SeasonIndex) -> tuple[list[str], list[list[str]]]:
@@ -667,11 +759,12 @@ def render_markdown(index: SeasonIndex) -> str:
         "",
         *table(*leaderboard_rows(index)),
         "",
-        "## Games",
-        "",
-        *table(*game_rows(index)),
-        "",
     ]
+    for title, head, rows in rating_tables(index):
+        lines += [f"## {title}", "", *table(head, rows), ""]
+    if index.ratings is not None:
+        lines += [RATINGS_NOTE + (f"; {index.gte_note}" if index.gte_note else "") + ".", ""]
+    lines += ["## Games", "", *table(*game_rows(index)), ""]
     if index.judges:
         lines += ["## Judges", ""]
         jt = [

@@ -19,6 +19,7 @@ from mafialab.arena import (
     LEADERBOARD_MD,
     MANIFEST_FILE,
     POOL_PROTOCOL,
+    RATINGS_NOTE,
     PoolError,
     ProgressFn,
     SeasonConfig,
@@ -89,6 +90,8 @@ def _show_board(out: Path, markdown: bool) -> None:
         head, rows = effect_rows(index.effects)
         console.print(_table(f"Name and speaking-position effects ({count(index.games_counted, 'game')})", head, rows))
         console.print(EFFECTS_NOTE, style="dim", highlight=False)
+    if index.ratings is not None:
+        console.print(RATINGS_NOTE + (f"; {index.gte_note}" if index.gte_note else ""), style="dim", highlight=False)
     head, rows = terminal_game_rows(index)
     console.print(_table("Games", head, rows))
     console.print(f"Wrote {escape(str(out / INDEX_FILE))} and {escape(str(out / LEADERBOARD_MD))}", highlight=False)
