@@ -161,8 +161,10 @@ class InvestigationResult(_Event):
 
 
 class KillChosen(_Event):
-    """The hidden team's resolved kill target (visible to that team); ``None`` when a tied vote
-    kills nobody (``night.kill_tie: none``)."""
+    """The hidden team's resolved kill target (visible to that team).
+
+    ``target`` is ``None`` when a tied vote kills nobody (``night.kill_tie: none``).
+    """
 
     kind: Literal["kill_chosen"] = "kill_chosen"
     target: int | None
@@ -216,8 +218,11 @@ class VoteTally(_Event):
 
 
 class Elimination(_Event):
-    """A death. ``role`` is set only when the rules reveal roles on death, ``team`` only when
-    they reveal the team alone (``reveal_team_on_death``)."""
+    """A death.
+
+    ``role`` is set only when the rules reveal roles on death, ``team`` only when they reveal
+    the team alone (``reveal_team_on_death``).
+    """
 
     kind: Literal["elimination"] = "elimination"
     seat: int

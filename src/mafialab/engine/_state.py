@@ -503,7 +503,9 @@ class GameState:
                 a = ans[d.id]
                 assert a.target is not None
                 bids[d.seat] = a.target
-                self._emit(Bid, only(d.seat), seat=d.seat, amount=a.target, turn=turn, decision=d.id, fallback=a.fallback)
+                self._emit(
+                    Bid, only(d.seat), seat=d.seat, amount=a.target, turn=turn, decision=d.id, fallback=a.fallback
+                )
             top = max(bids.values())
             if top == 0:
                 self._emit(BidResult, PUBLIC, bids=bids, speaker=None, turn=turn)
