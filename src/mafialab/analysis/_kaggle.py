@@ -32,9 +32,9 @@ class KaggleGame:
 
     Attributes:
         agents: Agent per seat. roles: Role name per seat. teams: Team per seat.
-        winner: Winning team. alive: Seats alive at the end. last_day: Kaggle's ``last_day``
-            (the day count when the game ended: the round for a day ending, the round less one
-            for a night ending).
+        winner: Winning team. alive: Seats alive at the end. last_day: Kaggle's ``last_day``,
+            the round the game ended in (Kaggle counts a day on leaving a night, before it
+            checks the end, so a game ending at night d, mafialab's round d+1, has last day d+1).
         day_votes: ``(round, voter, target or None)`` for every day vote.
         exiled: ``round -> seat`` voted out that day.
     """
@@ -58,15 +58,13 @@ def kaggle_game(log: GameLog) -> KaggleGame | None:
     votes = tuple((e.round, e.seat, e.target) for e in log.events if e.kind == "vote" and e.stage == "vote")  # type: ignore[union-attr]
     deaths = [e for e in log.events if e.kind == "elimination"]
     exiled = {e.round: e.seat for e in deaths if e.cause == "vote"}  # type: ignore[union-attr]
-    night_end = bool(deaths) and deaths[-1].cause == "night"  # type: ignore[union-attr]
-    rounds = int(end.rounds)  # type: ignore[union-attr]
     return KaggleGame(
         agents=tuple(s.agent for s in roster),
         roles=tuple(s.role for s in roster),
         teams=tuple(s.team for s in roster),
         winner=str(end.winner),  # type: ignore[union-attr]
         alive=frozenset(end.alive),  # type: ignore[union-attr]
-        last_day=rounds - 1 if night_end else rounds,
+        last_day=int(end.rounds),  # type: ignore[union-attr]
         day_votes=votes,
         exiled=exiled,
     )

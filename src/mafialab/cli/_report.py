@@ -605,7 +605,7 @@ def _print_compared(
 
 
 def _ms(v: list[float]) -> str:
-    return f"{v[0]:.3f} ± {v[1]:.3f}"
+    return f"{v[0]:.3f}±{v[1]:.3f}"
 
 
 def _print_kaggle(fig: dict[str, Any], by_role: bool) -> None:
