@@ -9,7 +9,8 @@
 #   Kaggle's random agents (scripts/kaggle_deals.py), then plays the same deals and actions through
 #   mafialab's engine and compares eliminations, night results, votes, the Seer's checks and the
 #   winner (tests/rules/test_kaggle_engine.py). --freeze rewrites the fixtures the regular suite
-#   uses (tests/data/kaggle/: 5 seeds per rule set, 4 replays and the evaluator's figures for them).
+#   uses (tests/data/kaggle/: 5 seeds per rule set, 3 replays and the evaluator's figures for them, one replay of
+#   Kaggle's unwrapped random agents with a tied day vote).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 n=30
@@ -37,5 +38,5 @@ if [ "$freeze" = 1 ]; then
   data="$root/tests/data/kaggle"
   rm -rf "$data/replays"
   "$venv/bin/python" "$root/scripts/kaggle_deals.py" 5 "$data/deals.json" \
-    --replays "$data/replays" 4 --figures "$data/evaluator_figures.json"
+    --replays "$data/replays" 3 --tie-replay "$data/tie_replay.json" --figures "$data/evaluator_figures.json"
 fi

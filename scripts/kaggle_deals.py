@@ -179,19 +179,25 @@ def _python311_shim() -> None:
     vote.SimultaneousMajority.__init__ = patched
 
 
-def play(rules: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One game of Kaggle's engine with its random agents; ``(replay, outcomes)``."""
+def play(rules: str, seed: int, tie_free: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One game of Kaggle's engine with its random agents (``tie_free``: wrapped in :class:`TieFree`)."""
     from kaggle_environments import make
+    from kaggle_environments.envs.werewolf.werewolf import random_agent
 
     _python311_shim()
     random.seed(seed)  # Kaggle's random agents and protocols draw from the global random
     cfg = game_config(CONFIGS[rules], seed)
     env = make("werewolf", configuration=cfg, debug=False)
-    agent = TieFree(env, seed)
+    agent = TieFree(env, seed) if tie_free else (lambda obs, config=None: random_agent(obs))
     env.run([agent] * len(cfg["agents"]))
     replay = env.toJSON()
     out = {"rules": rules, "seed": seed, **outcomes(replay)}
     return replay, out
+
+
+def _tied(votes: dict[str, int | None]) -> bool:
+    tally = Counter(t for t in votes.values() if t is not None).most_common()
+    return len(tally) > 1 and tally[0][1] == tally[1][1]
 
 
 def slim(replay: dict[str, Any]) -> dict[str, Any]:
@@ -243,13 +249,16 @@ def main(argv: list[str]) -> None:
     n, path = int(argv[0]), Path(argv[1])
     rest = argv[2:]
     only = rest[rest.index("--rules") + 1].split(",") if "--rules" in rest else list(CONFIGS)
+    keep = int(rest[rest.index("--replays") + 2]) if "--replays" in rest else 0
     games = []
-    replays = []
+    replays = []  # only the first ``keep`` (a replay is large: memory stays bounded)
     for rules in only:
         for seed in range(n):
             replay, out = play(rules, seed)
             games.append(out)
-            replays.append((rules, seed, replay))
+            if len(replays) < keep:
+                replays.append((rules, seed, slim(replay)))
+            print(f"{rules} seed {seed}: {out['winner']}", file=sys.stderr, flush=True)
     path.write_text(json.dumps({"kaggle_environments": "1.33.2", "games": games}, indent=None) + "\n", encoding="utf-8")
     print(f"wrote {len(games)} games to {path}")
     if "--replays" in rest:
@@ -257,8 +266,16 @@ def main(argv: list[str]) -> None:
         folder, k = Path(rest[i + 1]), int(rest[i + 2])
         folder.mkdir(parents=True, exist_ok=True)
         for rules, seed, replay in replays[:k]:
-            (folder / f"{rules}-seed{seed}.json").write_text(json.dumps(slim(replay)) + "\n", encoding="utf-8")
+            (folder / f"{rules}-seed{seed}.json").write_text(json.dumps(replay) + "\n", encoding="utf-8")
         print(f"wrote {k} replays to {folder}")
+        if "--tie-replay" in rest:  # Kaggle's own random agents, unwrapped: the first seed with a tied day vote
+            for seed in range(1, 50):
+                replay, out = play("kaggle-werewolf7", seed, tie_free=False)
+                if any(_tied(v) for v in out["votes"]):
+                    tie = Path(rest[rest.index("--tie-replay") + 1])
+                    tie.write_text(json.dumps(slim(replay)) + "\n", encoding="utf-8")
+                    print(f"wrote the replay of kaggle-werewolf7 seed {seed} (a tied day vote) to {tie}")
+                    break
         if "--figures" in rest:
             f = Path(rest[rest.index("--figures") + 1])
             f.write_text(json.dumps(figures(folder), indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -166,3 +166,19 @@ def test_kaggle_configurations_map_to_the_built_in_rule_sets() -> None:
     team = {**std, "day_exile_reveal_level": "team", "night_elimination_reveal_level": "team"}
     r = kaggle_rules(team)
     assert r.name.startswith("kaggle-werewolf-") and r.reveal_team_on_death and not r.reveal_role_on_death
+
+
+def test_a_tie_kaggle_broke_otherwise_stops_the_replay_there(tmp_path: Path) -> None:
+    # tie_replay.json: kaggle-werewolf7 seed 3 played by Kaggle's own random agents, unwrapped; its
+    # day-1 vote is tied and Kaggle broke it with Python's global random (docs/import-kaggle.md,
+    # allowed difference 1): the replay follows the game up to that vote and stops there, named
+    rep = import_kaggle(DATA / "tie_replay.json", tmp_path)
+    log = read_game(rep.games[0].out)
+    tally = next(e for e in log.events if e.kind == "vote_tally" and e.tie)
+    state, done, stop = replay_until_mismatch(log)
+    # the engine drew another of the tied players: the replay stops at the next decision, naming
+    # the rebuilt and the recorded elimination of that vote
+    assert done and stop is not None and stop.step == done[-1].decision.id + 1
+    assert f"('elimination', {tally.round}, " in stop.reason and "differs from the recorded" in stop.reason
+    assert (f"('elimination', {tally.round}, {tally.outcome}, 'vote')") in stop.reason
+    assert all(d.decision.round <= tally.round for d in done)

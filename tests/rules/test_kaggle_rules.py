@@ -31,7 +31,7 @@ def test_kaggle_rule_sets_are_built_in_with_their_settings():
     k7, k8 = BUILTIN["kaggle-werewolf7"], BUILTIN["kaggle-werewolf8"]
     assert (k7.n_seats, k8.n_seats) == (7, 8)
     assert not k7.night.protect_self and k8.night.protect_self
-    assert k7.day.speaking_order == "seat" and k8.day.speaking_order == "seeded_first"
+    assert k7.day.speaking_order == "rotate" and k8.day.speaking_order == "seeded_first"
     assert k8.day.discussion_rounds == 2 and k7.day.vote_order == "seeded_first" and k7.day.self_vote
     assert k7.night.investigate_result == "role" and k7.reveal_role_on_death
 

@@ -128,7 +128,7 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             put("vote", ev.round, ev.seat, (ev.target, ev.statement, ev.index))
         elif ev.kind == "mafia_chat":
             put("kill", ev.round, ev.seat, (ev.text, ev.index))
-        elif ev.kind == "kill_chosen":
+        elif ev.kind == "kill_chosen" and ev.target is not None:
             victims[ev.round] = ev.target
         elif ev.kind == "investigation_result":
             checked[(ev.round, ev.seat)] = ev.target
@@ -210,7 +210,8 @@ def _kaggle_answers(log: GameLog, state: GameState) -> Callable[[Decision], tupl
         elif ev.kind == "bid":
             item = ("bid", (ev.amount, None, None))
         if item is not None:
-            turns.setdefault((item[0], ev.round, ev.seat), deque()).append(item[1])  # type: ignore[union-attr]
+            seat: int = ev.seat  # type: ignore[union-attr,assignment]
+            turns.setdefault((item[0], ev.round, seat), deque()).append(item[1])
 
     def answer(d: Decision) -> tuple[Action, int | None]:
         q = turns.get((d.kind, d.round, d.seat))

@@ -24,6 +24,8 @@ from typing import Any
 from mafialab import __version__
 from mafialab.engine import (
     PUBLIC,
+    Bid,
+    BidResult,
     Elimination,
     GameEnd,
     Imported,
@@ -40,7 +42,6 @@ from mafialab.engine import (
     Vote,
     VoteTally,
 )
-from mafialab.engine._events import Bid, BidResult
 from mafialab.models import CallRecord
 from mafialab.record._import_mafiascope import GameImport, ImportReport
 from mafialab.record._io import GAME_FILE, JsonlWriter
@@ -187,7 +188,8 @@ class _Builder:
         return Visibility(seats=tuple(sorted(self.seat[p] for p in ev.get("visible_to") or [] if p in self.seat)))
 
     def keep(self, dtype: str, ev: dict[str, Any], note: str = "foreign_kind") -> None:
-        data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+        raw = ev.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         actor = self.seat.get(str(data.get("actor_id"))) if data else None
         self.add(
             Imported,
@@ -214,7 +216,8 @@ class _Builder:
             )
 
     def call(self, seat: int, data: dict[str, Any], purpose: str, decision: int, model: str) -> None:
-        act = data.get("action") if isinstance(data.get("action"), dict) else {}
+        raw = data.get("action")
+        act: dict[str, Any] = raw if isinstance(raw, dict) else {}
         src = {**act, **data}
         if all(src.get(k) is None for k in ("cost", "prompt_tokens", "completion_tokens")):
             return
@@ -302,7 +305,8 @@ def _one(
     usage: dict[tuple[str, int, str], dict[str, Any]],
 ) -> None:
     name = ev.get("event_name")
-    data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+    raw = ev.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
     day = int(ev.get("day") or 0)
     tgt = b.seat.get(str(data.get("target_id"))) if data else None
     if name == "night_start":
