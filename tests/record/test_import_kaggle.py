@@ -175,7 +175,7 @@ def test_a_tie_kaggle_broke_otherwise_stops_the_replay_there(tmp_path: Path) -> 
     rep = import_kaggle(DATA / "tie_replay.json", tmp_path)
     log = read_game(rep.games[0].out)
     tally = next(e for e in log.events if e.kind == "vote_tally" and e.tie)
-    state, done, stop = replay_until_mismatch(log)
+    _state, done, stop = replay_until_mismatch(log)
     # the engine drew another of the tied players: the replay stops at the next decision, naming
     # the rebuilt and the recorded elimination of that vote
     assert done and stop is not None and stop.step == done[-1].decision.id + 1

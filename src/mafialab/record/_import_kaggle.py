@@ -339,7 +339,23 @@ def _one(
         b.add(NightResult, PUBLIC, killed=s, saved=None)
         b.night_done = True
         _die(b, s, "night", data)
-    elif dtype == "ChatDataEntry":
+    elif not _day_record(b, dtype, ev, data, tgt, rules, models, usage):
+        b.keep(dtype, ev)
+
+
+def _day_record(
+    b: _Builder,
+    dtype: str,
+    ev: dict[str, Any],
+    data: dict[str, Any],
+    tgt: int | None,
+    rules: RuleSet,
+    models: list[str],
+    usage: dict[tuple[str, int, str], dict[str, Any]],
+) -> bool:
+    """The day's records (speech, bids, votes, the end); whether ``dtype`` was one."""
+    name = ev.get("event_name")
+    if dtype == "ChatDataEntry":
         seat, d = _acted(b, ev, data, "speak", models, usage)
         b.spoken[seat] = b.spoken.get(seat, 0) + 1
         b.index += 1
@@ -400,7 +416,8 @@ def _one(
             reason="mafia_eliminated" if winner == "town" else "parity",
         )
     else:
-        b.keep(dtype, ev)
+        return False
+    return True
 
 
 def _alive(b: _Builder) -> list[int]:
