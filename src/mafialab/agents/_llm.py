@@ -19,6 +19,7 @@ from mafialab.agents._prompts import (
     Renderer,
     decision_schema,
     load_prompt_pack,
+    option_labels,
 )
 from mafialab.engine import Action, Decision, PlayerView, derive_seed, resolve_name, stream
 from mafialab.models import (
@@ -304,7 +305,7 @@ class LLMAgent:
             named = isinstance(raw, str) and bool(raw.strip())
             if not named and not decision.no_vote:
                 return "missing target"
-            legal = {view.names[s]: s for s in decision.options}
+            legal = dict(zip(option_labels(decision, view), decision.options, strict=True))
             match = resolve_name(raw, list(legal)) if named else None
             if match is not None and match.name is not None:
                 if match.how not in ("exact", "normalised"):

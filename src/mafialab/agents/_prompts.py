@@ -417,7 +417,7 @@ class Renderer:
             KeyError: ``templates`` has no text for the decision's key.
         """
         d = self.pack.decisions if templates is None else templates
-        names = ", ".join(view.names[s] for s in decision.options)
+        names = ", ".join(option_labels(decision, view))
         kind = decision.kind
         if kind == "speak" and decision.phase == "intro":
             key = "speak_intro"
@@ -430,6 +430,13 @@ class Renderer:
         )
 
 
+def option_labels(decision: Decision, view: PlayerView) -> list[str]:
+    """How a decision's options read in prompts and answers: seat names, or amounts for a ``bid``."""
+    if decision.kind == "bid":
+        return [str(o) for o in decision.options]
+    return [view.names[s] for s in decision.options]
+
+
 def decision_schema(decision: Decision, view: PlayerView, max_chars: int) -> dict[str, Any]:
     """The JSON schema of an answer: ``target`` is an enum of legal seat names; text is capped.
 
@@ -438,7 +445,7 @@ def decision_schema(decision: Decision, view: PlayerView, max_chars: int) -> dic
     """
     props: dict[str, Any] = {}
     if decision.wants_target:
-        props["target"] = {"type": "string", "enum": [view.names[s] for s in decision.options]}
+        props["target"] = {"type": "string", "enum": option_labels(decision, view)}
         if decision.needs_text:
             props["statement"] = {"type": "string", "minLength": 1, "maxLength": max_chars}
     else:

@@ -351,6 +351,8 @@ class ScriptedAgent:
             pool = tuple(unknown) or opts
             best = max(self.suspicion.get(o, 0.0) for o in pool)
             target = self._rng.choice([o for o in pool if self.suspicion.get(o, 0.0) == best])
+        elif k == "bid":  # bid to speak: never pass, so every turn of the day is spoken
+            target = self._rng.choice([o for o in opts if o > 0] or list(opts))
         elif k in ("vote", "nominate", "runoff_vote"):
             target = self._bandwagon(view, opts) if view.team == "mafia" else self._town_pick(opts)
             if decision.needs_text:

@@ -96,6 +96,9 @@ from mafialab.analysis._instrument import (
 from mafialab.analysis._instrument import (
     usable as usable,
 )
+from mafialab.analysis._kaggle import (
+    kaggle_figures as kaggle_figures,
+)
 from mafialab.analysis._metrics import (
     DEFAULT,
     MAFIASCOPE,

@@ -11,9 +11,11 @@ from rich.table import Table
 
 from mafialab.cli._app import console, count, err_console, fail, os_error_message, output_option_for, progress_bar
 from mafialab.cli._options import OutDir, checked
-from mafialab.record import import_mafiascope
+from mafialab.record import import_kaggle, import_mafiascope
 
-import_app = typer.Typer(help="Import logs of other tools (MafiaScope) as mafialab logs.", no_args_is_help=True)
+import_app = typer.Typer(
+    help="Import logs of other tools (MafiaScope, Kaggle Game Arena Werewolf) as mafialab logs.", no_args_is_help=True
+)
 
 
 @import_app.command("mafiascope")
@@ -66,5 +68,47 @@ def import_mafiascope_cmd(
             f"written to {rep.bifurcation}"
         )
     console.print(f"imported {len(rep.imported)} of {count(len(rep.games), 'game')} into {escape(str(out))}")
+    if len(rep.imported) < len(rep.games):
+        raise typer.Exit(1)
+
+
+@import_app.command("kaggle")
+@checked
+def import_kaggle_cmd(
+    src: Path = typer.Argument(
+        ..., help="A Kaggle Werewolf replay (.json) or a folder of them (searched recursively)."
+    ),
+    out: Annotated[Path, OutDir(inputs=["src"])] = typer.Option(
+        ..., "--out", "-o", help="Directory to write mafialab game directories into."
+    ),
+) -> None:
+    """Convert Kaggle Game Arena Werewolf replays (kaggle-environments 1.33.2) into mafialab logs.
+
+    Each replay becomes OUT/<episode id>/game.jsonl (and calls.jsonl where the replay records token
+    usage or cost), under its kaggle-werewolf* rule set. A game already imported into OUT is
+    skipped, so an interrupted import resumes where it stopped. The exit code is 1 when a replay
+    could not be imported. See docs/import-kaggle.md.
+    """
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("replays imported", total=None)
+            rep = import_kaggle(src, out, on_game=lambda done, n: bar.update(task, completed=done, total=n))
+    except OSError as err:
+        option = output_option_for(err.filename)
+        if option is not None:
+            fail(os_error_message(err, option))
+        fail(os_error_message(err, "SRC") if err.filename else f"SRC: {err}")
+    rules = sorted({g.rules_id for g in rep.games if g.rules_id})
+    skipped = [p for p in rep.problems if p.endswith("; skipped")]
+    for p in rep.problems:
+        if not p.endswith("; skipped"):
+            err_console.print(
+                f"[yellow]not imported:[/] {escape(str(p))}", highlight=False, markup=True, soft_wrap=True
+            )
+    console.print(
+        f"imported {len(rep.imported) - len(skipped)} of {count(len(rep.games), 'replay')} into {escape(str(out))}"
+        + (f" ({len(skipped)} already there, skipped)" if skipped else "")
+        + (f"; rule sets: {', '.join(rules)}" if rules else "")
+    )
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)

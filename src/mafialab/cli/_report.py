@@ -35,6 +35,7 @@ from mafialab.analysis import (
     find_retests,
     fmt_p,
     iter_summaries,
+    kaggle_figures,
     load_reference,
     mix_line,
     quality_lines,
@@ -487,7 +488,11 @@ def report(
     )
     if ref is not None:
         cmp["reference"] = ref
-    _print_compared(cmp, fmt, ref)
+    kaggle = None
+    if {"agent", "role"} & set(keys):
+        skipped: list[str] = []
+        kaggle = kaggle_figures(directories, skipped)
+    _print_compared(cmp, fmt, ref, kaggle, "role" in keys)
     if plots is not None:
         err_console.print("--plots draws one pooled report; run it without --by on one directory", style="yellow")
 
@@ -576,13 +581,45 @@ def _print_pooled(rep: Report, fmt: Format, teams: list[dict[str, str]]) -> None
         _print_tables(rep, teams)
 
 
-def _print_compared(cmp: dict[str, Any], fmt: Format, ref: dict[str, Any] | None) -> None:
-    """The side-by-side report on stdout as ``fmt`` (tables, JSON or CSV)."""
+def _print_compared(
+    cmp: dict[str, Any],
+    fmt: Format,
+    ref: dict[str, Any] | None,
+    kaggle: dict[str, Any] | None = None,
+    by_role: bool = False,
+) -> None:
+    """The side-by-side report on stdout as ``fmt`` (tables, JSON or CSV); Kaggle's figures with ``--by agent/role``."""
     if fmt is Format.json:
-        sys.stdout.write(json.dumps(comparison_json(cmp), indent=2, ensure_ascii=False) + "\n")
+        data = comparison_json(cmp)
+        if kaggle is not None:
+            data["kaggle"] = kaggle
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     elif fmt is Format.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["by", "section", "group", "name", "value", "ci_lo", "ci_hi"])
         w.writeheader()
         w.writerows(compare_rows(cmp))
     else:
         _print_comparison(cmp, ref)
+        if kaggle:
+            _print_kaggle(kaggle, by_role)
+
+
+def _ms(v: list[float]) -> str:
+    return f"{v[0]:.3f}±{v[1]:.3f}"
+
+
+def _print_kaggle(fig: dict[str, Any], by_role: bool) -> None:
+    """Kaggle Game Arena's figures (analysis._kaggle, as its eval/metrics.py defines them): mean ± SEM."""
+    head = ["agent", "games", "win rate", "IRP", "VSS", "KSR", "WD-KSR", "WD-IRP", "WD-VSS", "margin", "speed"]
+    keys = ["win_rate", "irp", "vss", "ksr", "wd_ksr", "wd_irp", "wd_vss", "margin_of_win", "speed_of_win"]
+    rows = [[escape(a), str(m["games"]), *(_ms(m[k]) for k in keys)] for a, m in fig.items()]
+    console.print(whole_table("Kaggle Game Arena metrics by agent (mean ± SEM; eval/metrics.py)", head, rows))
+    if by_role:
+        rows = [
+            [escape(a), escape(r), str(x["games"]), _ms(x["win_rate"]), _ms(x["ksr"]), _ms(x["wd_ksr"])]
+            for a, m in fig.items()
+            for r, x in m["by_role"].items()
+        ]
+        head = ["agent", "role", "games", "win rate", "KSR", "WD-KSR"]
+        console.print(whole_table("Kaggle Game Arena metrics by agent and role (mean ± SEM)", head, rows))
+    # Elo, OpenSkill and the game-theoretic rating (GTE) are analysis._ratings' (not computed here)

@@ -31,6 +31,12 @@ from mafialab.engine._events import (
     Vote,
     VoteTally,
 )
+from mafialab.engine._events import (  # not public API (not in __all__): the import of Kaggle's bids
+    Bid as Bid,
+)
+from mafialab.engine._events import (
+    BidResult as BidResult,
+)
 from mafialab.engine._names import TRANSLITERATION, NameMatch, resolve_name, transliterate
 from mafialab.engine._rng import STREAMS, derive_seed, stream
 from mafialab.engine._state import GameState, deal_roles

@@ -6,9 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DecisionKind = Literal["speak", "mafia_chat", "vote", "nominate", "runoff_vote", "kill", "protect", "investigate"]
+DecisionKind = Literal[
+    "speak", "mafia_chat", "vote", "nominate", "runoff_vote", "kill", "protect", "investigate", "bid"
+]
 """What a decision asks for. ``speak`` and ``mafia_chat`` want free text; the others a
-target seat (``vote`` also a statement when the rules ask for one)."""
+target seat (``vote`` also a statement when the rules ask for one); ``bid`` (rules with
+``day.speaking_order: bid``) wants an amount 0-4 in ``target``, its options being the amounts."""
 
 MAX_TEXT_CHARS = 1200
 """Longest free text (characters) the engine accepts in a speech, chat or vote statement."""

@@ -161,10 +161,13 @@ class InvestigationResult(_Event):
 
 
 class KillChosen(_Event):
-    """The hidden team's resolved kill target (visible to that team)."""
+    """The hidden team's resolved kill target (visible to that team).
+
+    ``target`` is ``None`` when a tied vote kills nobody (``night.kill_tie: none``).
+    """
 
     kind: Literal["kill_chosen"] = "kill_chosen"
-    target: int
+    target: int | None
     votes: dict[int, int]
 
 
@@ -215,12 +218,59 @@ class VoteTally(_Event):
 
 
 class Elimination(_Event):
-    """A death. ``role`` is set only when the rules reveal roles on death."""
+    """A death.
+
+    ``role`` is set only when the rules reveal roles on death, ``team`` only when they reveal
+    the team alone (``reveal_team_on_death``).
+    """
 
     kind: Literal["elimination"] = "elimination"
     seat: int
     cause: Literal["night", "vote"]
     role: str | None = None
+    team: Team | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_team(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # written only when revealed, so logs of rule sets without it read as before
+        data: dict[str, Any] = handler(self)
+        if data.get("team") is None:
+            data.pop("team", None)
+        return data
+
+
+class Bid(_Event):
+    """A bid to speak (rules with ``day.speaking_order: bid``), known to its bidder alone.
+
+    Attributes:
+        seat: The bidder.
+        amount: The bid, 0-4 (0: pass).
+        turn: The day's speaking turn bid for (1-based).
+    """
+
+    kind: Literal["bid"] = "bid"
+    seat: int
+    amount: int
+    turn: int
+    decision: int
+    fallback: bool = False
+
+
+class BidResult(_Event):
+    """The public result of a round of bids: every bid and who speaks (``None``: all passed).
+
+    Attributes:
+        bids: Bidder seat -> amount.
+        speaker: The seat that speaks next, or ``None`` when every bid was 0 (the discussion ends).
+        turn: The day's speaking turn (1-based).
+        tie: Whether the highest bid was tied (the speaker then drawn from the ``speaking_order`` stream).
+    """
+
+    kind: Literal["bid_result"] = "bid_result"
+    bids: dict[int, int]
+    speaker: int | None = None
+    turn: int
+    tie: bool = False
 
 
 class GameEnd(_Event):
@@ -301,7 +351,9 @@ Event = Annotated[
     | Elimination
     | GameEnd
     | PrivateNote
-    | Imported,
+    | Imported
+    | Bid
+    | BidResult,
     Field(discriminator="kind"),
 ]
 """Union of every engine event kind, discriminated by ``kind``."""

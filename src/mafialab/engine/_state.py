@@ -18,6 +18,8 @@ from mafialab._words import count
 from mafialab.engine._decisions import Action, Decision, DecisionKind, Invalid, check_action
 from mafialab.engine._events import (
     PUBLIC,
+    Bid,
+    BidResult,
     Elimination,
     Event,
     GameEnd,
@@ -71,6 +73,12 @@ class _SideAbilities:
 
 class _GameOver(Exception):
     pass
+
+
+def _rotated(seats: list[int], first: int) -> list[int]:
+    """``seats`` (ascending) rotated to start at the first seat at or after ``first`` (wrapping)."""
+    k = next((i for i, s in enumerate(seats) if s >= first), 0)
+    return seats[k:] + seats[:k]
 
 
 def deal_roles(rules: RuleSet, seed: int) -> list[str]:
@@ -139,6 +147,7 @@ class GameState:
         self._msg_index = 0
         self._pending: dict[int, Decision] = {}
         self._answers: dict[int, Action] = {}
+        self._cursors: dict[str, int] = {}
         self._script: _Script = self._play()
         self._advance(None)
 
@@ -270,7 +279,8 @@ class GameState:
     def _kill(self, seat: int, cause: str) -> None:
         self.alive[seat] = False
         role = self.roles[seat] if self.rules.reveal_role_on_death else None
-        self._emit(Elimination, PUBLIC, seat=seat, cause=cause, role=role)
+        shown_team = self.teams[seat] if self.rules.reveal_team_on_death and role is None else None
+        self._emit(Elimination, PUBLIC, seat=seat, cause=cause, role=role, team=shown_team)
         mafia, town = len(self._mafia_alive()), len(self._town_alive())
         if mafia == 0:
             self._end("town", "mafia_eliminated")
@@ -407,12 +417,15 @@ class GameState:
                 )
         return kill_votes
 
-    def _resolve_kill(self, kill_votes: list[tuple[int, int]]) -> int:
+    def _resolve_kill(self, kill_votes: list[tuple[int, int]]) -> int | None:
         """The night's target: the most-named seat; a tie by the rule set's ``kill_tie``."""
         counts = Counter(t for _, t in kill_votes)
         top = max(counts.values())
         tied = [t for t in counts if counts[t] == top]
-        if len(tied) == 1 or self.rules.night.kill_tie == "first_named":
+        target: int | None
+        if len(tied) > 1 and self.rules.night.kill_tie == "none":
+            target = None
+        elif len(tied) == 1 or self.rules.night.kill_tie == "first_named":
             target = next(t for _, t in kill_votes if t in tied)
         else:
             target = self._rng["tie_break"].choice(sorted(tied))
@@ -445,20 +458,62 @@ class GameState:
             self._last_protect = None
         return protected
 
-    def _announce_night(self, target: int, protected: int | None) -> None:
+    def _announce_night(self, target: int | None, protected: int | None) -> None:
         """The public night result: a save (announced or not) or the kill."""
-        if protected == target:
+        if target is None:
+            self._emit(NightResult, PUBLIC, killed=None, saved=None)
+        elif protected == target:
             self._emit(NightResult, PUBLIC, killed=None, saved=target if self.rules.night.announce_save else None)
         else:
             self._emit(NightResult, PUBLIC, killed=target, saved=None)
             self._kill(target, "night")
 
     # ---- day
-    def _order(self) -> list[int]:
+    def _order(self, first: int | None = None) -> list[int]:
+        """Alive seats in speaking order; ``first``: the seat a ``seeded_first`` order starts from."""
         order = self.alive_seats()
         if self.rules.day.speaking_order == "seeded":
             self._rng["speaking_order"].shuffle(order)
+        if first is not None:
+            order = _rotated(order, first)
         return order
+
+    def _first(self, how: str, cursor: str) -> int | None:
+        """First seat of a ``seeded_first`` or ``rotate`` order (Kaggle's ``PivotSelector``), else ``None``.
+
+        ``seeded_first``: drawn from the ``speaking_order`` stream over every seat, dead or alive;
+        ``rotate``: the first alive seat from the cursor named ``cursor``, which then moves past it.
+        """
+        if how == "seeded_first":
+            return self._rng["speaking_order"].randrange(self.n_seats)
+        if how != "rotate":
+            return None
+        start = self._cursors.get(cursor, 0)
+        first = next((s for s in _rotated(list(range(self.n_seats)), start) if self.alive[s]), 0)
+        self._cursors[cursor] = (first + 1) % self.n_seats
+        return first
+
+    def _bid_discussion(self) -> _Script:
+        """Bid to speak (Kaggle's ``TurnByTurnBiddingDiscussion``): a round of bids before every turn."""
+        for turn in range(1, self.rules.day.bid_turns + 1):
+            ds = [self._decision(s, "bid", range(5), discussion=turn) for s in self.alive_seats()]
+            ans = yield ds
+            bids: dict[int, int] = {}
+            for d in ds:
+                a = ans[d.id]
+                assert a.target is not None
+                bids[d.seat] = a.target
+                self._emit(
+                    Bid, only(d.seat), seat=d.seat, amount=a.target, turn=turn, decision=d.id, fallback=a.fallback
+                )
+            top = max(bids.values())
+            if top == 0:
+                self._emit(BidResult, PUBLIC, bids=bids, speaker=None, turn=turn)
+                return
+            tied = sorted(s for s, b in bids.items() if b == top)
+            speaker = tied[0] if len(tied) == 1 else self._rng["speaking_order"].choice(tied)
+            self._emit(BidResult, PUBLIC, bids=bids, speaker=speaker, turn=turn, tie=len(tied) > 1)
+            yield from self._speak(speaker, discussion=turn)
 
     def _vote_options(self, seat: int, among: Iterable[int] | None = None) -> list[int]:
         pool = self.alive_seats() if among is None else list(among)
@@ -466,15 +521,23 @@ class GameState:
 
     def _day(self) -> _Script:
         r = self.rules.day
-        for k in range(1, r.discussion_rounds + 1):
-            for s in self._order():
-                yield from self._speak(s, discussion=k)
+        if r.speaking_order == "bid":
+            yield from self._bid_discussion()
+        else:
+            first = self._first(r.speaking_order, "speak")
+            for k in range(1, r.discussion_rounds + 1):
+                for s in self._order(first):
+                    yield from self._speak(s, discussion=k)
         if r.vote == "nomination_runoff":
             yield from self._nomination_runoff()
             return
         votes: dict[int, int] = {}
         if r.vote == "public_sequential":
-            for s in self.alive_seats():
+            voters = self.alive_seats()
+            first = self._first(r.vote_order, "vote")
+            if first is not None:
+                voters = _rotated(voters, first)
+            for s in voters:
                 d = self._decision(
                     s,
                     "vote",

@@ -1,6 +1,9 @@
 """Replaying a recorded game without agents, and resuming it from a step with live agents.
 
-Native logs replay by re-applying their recorded actions by decision id. A branch (a fork,
+Native logs replay by re-applying their recorded actions by decision id. Imported Kaggle games
+replay under their ``kaggle-werewolf*`` rule set, each decision answered from that seat's
+recorded action of that round (a tie Kaggle broke otherwise than the engine's seeded draw
+stops the replay there). A branch (a fork,
 see :mod:`mafialab.counterfactual`) replays its prefix from the parent's seed, switches the
 engine's streams to its continuation seed at the fork step, then applies the rest. Imported
 MafiaScope games have no seed and no decision ids: they rebuild from their recorded deal
@@ -80,6 +83,8 @@ def replay_rules(log: GameLog) -> RuleSet:
         return h.rules
     if h.source == "mafiascope" and h.rules.name in _MAFIASCOPE_REPLAY:
         return BUILTIN_VERSIONS[f"{h.rules.name}-v2"].model_copy(update={"seat_names": h.rules.seat_names})
+    if h.source == "kaggle":  # a kaggle-werewolf* rule set (record.kaggle_rules), stored whole in the header
+        return h.rules
     raise ReplayMismatch(
         f"{log.path}: imported from {h.source} with rule set {h.rules.id}; only games played by mafialab "
         f"and MafiaScope games of the built-in rule sets ({', '.join(_MAFIASCOPE_REPLAY)}) replay"
@@ -123,7 +128,7 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             put("vote", ev.round, ev.seat, (ev.target, ev.statement, ev.index))
         elif ev.kind == "mafia_chat":
             put("kill", ev.round, ev.seat, (ev.text, ev.index))
-        elif ev.kind == "kill_chosen":
+        elif ev.kind == "kill_chosen" and ev.target is not None:
             victims[ev.round] = ev.target
         elif ev.kind == "investigation_result":
             checked[(ev.round, ev.seat)] = ev.target
@@ -183,6 +188,37 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
         if target is None:
             raise ReplayMismatch(f"{_describe(state, d)}: the recorded {d.kind} target cannot be read")
         return Action(decision=d.id, seat=d.seat, target=target), idx
+
+    return answer
+
+
+def _kaggle_answers(log: GameLog, state: GameState) -> Callable[[Decision], tuple[Action, int | None]]:
+    """An answer function for an imported Kaggle game: each decision from that seat's recorded action.
+
+    Actions are keyed by (kind, round, seat) and taken in recorded order, so a speaking or voting
+    order drawn differently from Kaggle's still finds each seat's own turns.
+    """
+    turns: dict[tuple[str, int, int], deque[tuple[Any, ...]]] = {}
+    for ev in log.events:
+        item: tuple[str, tuple[Any, ...]] | None = None
+        if ev.kind == "speech":
+            item = ("speak", (None, ev.text, ev.index))
+        elif ev.kind == "vote":
+            item = ("vote", (ev.target, ev.statement, ev.index))
+        elif ev.kind == "night_action":
+            item = (ev.ability, (ev.target, None, None))
+        elif ev.kind == "bid":
+            item = ("bid", (ev.amount, None, None))
+        if item is not None:
+            seat: int = ev.seat  # type: ignore[union-attr,assignment]
+            turns.setdefault((item[0], ev.round, seat), deque()).append(item[1])
+
+    def answer(d: Decision) -> tuple[Action, int | None]:
+        q = turns.get((d.kind, d.round, d.seat))
+        if not q:
+            raise ReplayMismatch(f"{_describe(state, d)}: no recorded turn in the imported game")
+        target, text, idx = q.popleft()
+        return Action(decision=d.id, seat=d.seat, target=target, text=text), idx
 
     return answer
 
@@ -261,7 +297,7 @@ def _run_replay(
         answer = native
     else:
         cont = None
-        answer = _imported_answers(log, state)
+        answer = _kaggle_answers(log, state) if h.source == "kaggle" else _imported_answers(log, state)
     recorded = _outcomes(log.events)
     checked = 0
 

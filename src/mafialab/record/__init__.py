@@ -60,6 +60,12 @@ from mafialab.record._bifurcation import (
 from mafialab.record._bifurcation import (
     write_header as write_header,
 )
+from mafialab.record._import_kaggle import (
+    import_kaggle as import_kaggle,
+)
+from mafialab.record._import_kaggle import (
+    kaggle_rules as kaggle_rules,
+)
 from mafialab.record._import_mafiascope import (
     SNAPSHOTS_FILE,
     import_mafiascope,

@@ -56,7 +56,8 @@ class NightRules(_Frozen):
         kill_vote: ``"sequential"``: the killers name a target one after another in
             seat order, each seeing earlier picks; ``"simultaneous"``: they pick in secret.
         kill_tie: ``"first_named"``: a tie goes to the tied target named first;
-            ``"seeded"``: drawn from the ``tie_break`` stream.
+            ``"seeded"``: drawn from the ``tie_break`` stream; ``"none"``: a tie kills nobody
+            (Kaggle's ``tie_break: no_elected``).
         mafia_chat: Whether the killers first hold a private chat (one message each).
         protect_self: Whether the protector may protect itself.
         protect_self_consecutive: Whether it may protect itself on two nights in a row.
@@ -67,7 +68,7 @@ class NightRules(_Frozen):
     """
 
     kill_vote: Literal["sequential", "simultaneous"] = "sequential"
-    kill_tie: Literal["first_named", "seeded"] = "first_named"
+    kill_tie: Literal["first_named", "seeded", "none"] = "first_named"
     mafia_chat: bool = False
     protect_self: bool = True
     protect_self_consecutive: bool = True
@@ -81,8 +82,22 @@ class DayRules(_Frozen):
 
     Attributes:
         discussion_rounds: Number of discussion rounds; every alive player speaks once in each.
-        speaking_order: ``"seat"`` (seat order) or ``"seeded"`` (a fresh random order per
-            discussion round, from the ``speaking_order`` stream).
+        speaking_order: The discussion protocol. ``"seat"`` (seat order), ``"seeded"`` (a fresh
+            random order per discussion round, from the ``speaking_order`` stream),
+            ``"seeded_first"`` (seat order from a first speaker drawn once per day, the same in
+            every round of the day: Kaggle's ``RoundRobinDiscussion`` with ``first_to_speak:
+            random``), ``"rotate"`` (seat order from a first speaker that moves on each day: the
+            first alive seat after the previous day's first; Kaggle's ``first_to_speak: rotate``)
+            or ``"bid"`` (bid to speak, Kaggle's ``TurnByTurnBiddingDiscussion``,
+            kaggle-environments 1.33.2: before each speaking turn every alive player bids 0-4,
+            the highest bid speaks, a tie is drawn from the ``speaking_order`` stream, all bids
+            0 end the discussion; at most ``bid_turns`` turns a day; ``discussion_rounds`` is
+            not used).
+        bid_turns: Under ``speaking_order: bid``, the most speaking turns in one day (Kaggle's
+            ``max_turns``).
+        vote_order: Order of a ``public_sequential`` vote: ``"seat"``, ``"seeded_first"`` (seat
+            order from a first voter drawn per vote: Kaggle's ``first_to_vote: random``) or
+            ``"rotate"`` (from a first voter that moves on each vote, as ``speaking_order: rotate``).
         vote: ``"public_sequential"``: each alive player in seat order posts a statement and
             a target, seeing earlier votes; ``"secret_simultaneous"``: secret votes revealed
             together; ``"nomination_runoff"``: a public sequential nomination in seeded order,
@@ -106,7 +121,9 @@ class DayRules(_Frozen):
     """
 
     discussion_rounds: int = Field(default=1, ge=1)
-    speaking_order: Literal["seat", "seeded"] = "seat"
+    speaking_order: Literal["seat", "seeded", "seeded_first", "rotate", "bid"] = "seat"
+    bid_turns: int = Field(default=8, ge=1)
+    vote_order: Literal["seat", "seeded_first", "rotate"] = "seat"
     vote: Literal["public_sequential", "secret_simultaneous", "nomination_runoff"] = "public_sequential"
     vote_statement: bool = False
     self_vote: bool = False
@@ -126,6 +143,8 @@ class DayRules(_Frozen):
             ("text_chars", 1200),
             ("statement_chars", 300),
             ("tally_names_voters", True),
+            ("bid_turns", 8),
+            ("vote_order", "seat"),
         ):
             if data.get(key) == default:
                 del data[key]
@@ -165,6 +184,8 @@ class RuleSet(_Frozen):
         night: Night rules.
         day: Day rules.
         reveal_role_on_death: Whether a dead player's role is announced.
+        reveal_team_on_death: Whether a dead player's team is announced when its role is not
+            (Kaggle's reveal level ``team``; ignored when ``reveal_role_on_death`` is set).
         round_cap: Last round played; at the cap the side with more alive players wins
             (the mafia on a tie, since parity is a mafia win).
         lexicon: Display words.
@@ -186,12 +207,22 @@ class RuleSet(_Frozen):
     night: NightRules = NightRules()
     day: DayRules = DayRules()
     reveal_role_on_death: bool = True
+    reveal_team_on_death: bool = False
     round_cap: int = Field(default=15, ge=1)
     lexicon: Lexicon = Lexicon()
     seat_names: tuple[str, ...] = (
         "Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley",
         "Gray", "Harper", "Indigo", "Jordan", "Kennedy", "Logan",
     )  # fmt: skip
+
+    @model_serializer(mode="wrap")
+    def _drop_new_top_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Kaggle's reveal level (added after version 1) is written only when set, so older rule
+        # sets and log headers serialise byte for byte as before
+        data: dict[str, Any] = handler(self)
+        if data.get("reveal_team_on_death") is False:
+            del data["reveal_team_on_death"]
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> RuleSet:
@@ -274,6 +305,18 @@ COSMETIC_FIELDS = frozenset({"name", "version", "description", "roles", "lexicon
 role by role (``roles``)."""
 
 
+_UNSTATED_DEFAULTS: dict[str, Any] = {"day.vote_order": "seat", "reveal_team_on_death": False}
+"""Fields added for Kaggle's Werewolf that a rule set states only when it sets them: at these values
+they are the rules as they were before the field existed (so the prompts of older rule sets stay
+word for word). ``day.bid_turns`` is stated only under ``day.speaking_order: bid``."""
+
+
+def _unstated(rules: RuleSet, path: str, value: Any) -> bool:
+    if path == "day.bid_turns":
+        return rules.day.speaking_order != "bid"
+    return path in _UNSTATED_DEFAULTS and _UNSTATED_DEFAULTS[path] == value
+
+
 def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
     """Every game rule of ``rules`` as ``(dotted field path, value, affected role names)``.
 
@@ -281,6 +324,7 @@ def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
     :data:`COSMETIC_FIELDS`. A field's affected roles are the roles holding the ability of
     :data:`RULE_SCOPE` (none when the rule set has no such role), else every role. A new
     field appears here automatically, so a prompt pack that does not state it fails its test.
+    Kaggle's fields at their old-rules values are left out (``_UNSTATED_DEFAULTS``).
     """
     out: list[tuple[str, Any, list[str]]] = []
     everyone = [r.name for r in rules.roles]
@@ -294,6 +338,8 @@ def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
             else [(key, value)]
         )
         for path, v in leaves:
+            if _unstated(rules, path, v):
+                continue
             ability = RULE_SCOPE.get(path)
             roles = everyone if ability is None else [r.name for r in rules.roles if r.ability == ability]
             out.append((path, v, roles))
@@ -312,6 +358,8 @@ BUILTIN_NAMES = (
     "mafiascope7-werewolf",
     "mafiascope7-werewolf-seer",
     "secretmafia6",
+    "kaggle-werewolf7",
+    "kaggle-werewolf8",
 )
 """Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``; other versions of
 them as ``<name>-v<version>.yaml``). A shipped file may ``extends:`` one shipped before it."""
@@ -383,7 +431,8 @@ WEREWOLF7_V2 = _SHIPPED["werewolf7-v2"]
 BUILTIN: dict[str, RuleSet] = {n: _SHIPPED[n] for n in BUILTIN_NAMES}
 """The default version of each built-in rule set, by name: ``mafiascope7``, ``werewolf7``, ``arena12``,
 MafiaScope's Werewolf skin ``mafiascope7-werewolf`` and its Seer variant ``mafiascope7-werewolf-seer``,
-and TextArena's SecretMafia ``secretmafia6``."""
+TextArena's SecretMafia ``secretmafia6``, and Kaggle Game Arena's Werewolf ``kaggle-werewolf7`` (the
+package default) and ``kaggle-werewolf8`` (its standard experiment)."""
 
 BUILTIN_VERSIONS: dict[str, RuleSet] = {rid: r for rid, r in _SHIPPED.items() if rid == r.id}
 """Every built-in rule-set version, by versioned id (older and newer versions than the default)."""
