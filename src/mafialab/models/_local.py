@@ -553,7 +553,9 @@ def _eval_rows(llm: Any, tokens: list[int]) -> Any:
     return np.concatenate(rows)
 
 
-def score_with_llama(llm: Any, prompt: list[int], candidates: list[list[int]], first_token: bool) -> tuple[list[float], int]:
+def score_with_llama(
+    llm: Any, prompt: list[int], candidates: list[list[int]], first_token: bool
+) -> tuple[list[float], int]:
     """Log-probabilities of token sequences after ``prompt`` on a loaded chunked ``Llama``.
 
     The prompt's whole chunks of :data:`PROMPT_CHUNK` tokens are evaluated once (a cached

@@ -116,7 +116,6 @@ class MockModel:
             out = q.popleft()
         return _to_response(out, self.name, request)
 
-
     async def score_choices(
         self, request: ChatRequest, candidates: list[str], first_token: bool = False
     ) -> ChoiceScores:

@@ -319,7 +319,9 @@ class OpenAIModel:
             return base.model_copy(update={"error": why, "latency_s": time.perf_counter() - t0})
         return base.model_copy(update={"logprobs": logprobs, "usage": usage, "latency_s": time.perf_counter() - t0})
 
-    async def _score_echo(self, request: ChatRequest, candidates: list[str], first_token: bool) -> tuple[list[float], Usage]:
+    async def _score_echo(
+        self, request: ChatRequest, candidates: list[str], first_token: bool
+    ) -> tuple[list[float], Usage]:
         client = await self._client()
         prefix = plain_transcript(request.messages)
 
@@ -358,7 +360,8 @@ class OpenAIModel:
             raise ValueError("the answer has no logprobs.content (the server gives no top_logprobs)")
         usage = got.get("usage") or {}
         return top_logprob_scores(content[0].get("top_logprobs") or [], candidates), Usage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=int(usage.get("completion_tokens") or 0)
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
         )
 
     def _payload(self, request: ChatRequest, dialect: str, n: int = 1) -> dict[str, Any]:

@@ -244,7 +244,9 @@ def _check_kind(p: ProbeSpec, where: str) -> None:
     if p.json_schema is not None:
         raise ProbeBatteryError(f"{where}.schema: a logprob probe has no schema (its answer is one of its candidates)")
     if p.candidates is None:
-        raise ProbeBatteryError(f"{where}.candidates: a logprob probe needs candidates ($players, $others, $roles or a list)")
+        raise ProbeBatteryError(
+            f"{where}.candidates: a logprob probe needs candidates ($players, $others, $roles or a list)"
+        )
     if isinstance(p.candidates, str):
         if p.candidates not in SCHEMA_LISTS:
             raise ProbeBatteryError(

@@ -166,7 +166,7 @@ def stub_top_logprobs(table: dict[str, float]) -> list[dict[str, Any]]:
 
 
 class OpenAIStub:
-    """A minimal ``POST /v1/chat/completions`` (and ``/v1/completions``, ``/v1/embeddings``) server with a fixed latency per call.
+    """A minimal OpenAI-compatible server (chat, completions, embeddings) with a fixed latency per call.
 
     Embedding requests get :func:`stub_embedding` of each input after the same latency.
     Completion requests get :func:`stub_completion` (words scored from ``logprobs``), or
