@@ -131,7 +131,7 @@ async def test_first_token_is_recorded_with_each_answer(tmp_path: Path) -> None:
         {**load_battery("logprob-suspicion").model_dump(by_alias=True, exclude={"name"}), "first_token": True},
         name="lp-first",
     )
-    _, model, recs = await _mock_game(WEREWOLF7, 2, tmp_path, battery)
+    _, _, recs = await _mock_game(WEREWOLF7, 2, tmp_path, battery)
     scored = [r for r in recs if r.probe_id == "suspect_logprob"]
     assert scored and all(r.scoring == "first_token" for r in scored)
 

@@ -29,6 +29,7 @@ from mafialab.analysis._metrics import (
     get_method,
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES
+from mafialab.analysis._readouts import READOUT_SIZE, readouts_block
 from mafialab.analysis._report_model import (
     CI,
     BaselineRate,
@@ -48,6 +49,7 @@ from mafialab.analysis._report_model import (
     QuadrantCounts,
     Quadrants,
     QualityCounts,
+    Readouts,
     Report,
     ReportRow,
     RetestFloor,
@@ -120,6 +122,7 @@ class ReportBuilder:
         self._rounds: list[tuple[int, ...]] = []
         self._dyn_keys: list[tuple[str, ...]] = []
         self._instrument: list[str] = []
+        self._readouts: list[list[float]] = []
 
     def add(self, summary: GameSummary, stats: Stats | None = None) -> None:
         """Count one game: its ``summary.stats``, or ``stats`` (a group of its seats) when given.
@@ -168,6 +171,7 @@ class ReportBuilder:
             )
         )
         self._instrument.append(json.dumps(st.instrument))
+        self._readouts.append(st.readouts or [0.0] * READOUT_SIZE)
 
     def report(
         self,
@@ -339,7 +343,14 @@ class ReportBuilder:
             quadrants=_quadrant_table(self.quadrants),
             instrument=Instrument.model_validate(pooled_instrument([json.loads(row) for row in self._instrument])),
             coverage=Coverage.model_validate(coverage_of(self.usable, self.batteries)),
+            readouts=self._readouts_section(ci),
         )
+
+    def _readouts_section(self, ci: Any) -> Readouts | None:
+        """Stated vs logprob readouts (:func:`~mafialab.analysis._readouts.readouts_block`)."""
+        per_game = np.array(self._readouts) if self._readouts else np.zeros((0, READOUT_SIZE))
+        block = readouts_block(per_game, lambda x, stat: ci(np.ascontiguousarray(x), stat))
+        return None if block is None else Readouts.model_validate(block)
 
 
 def compute_report(
