@@ -237,3 +237,27 @@ async def test_recorded_llama_cpp_python_answers_served_again_give_their_distrib
     assert got.error is None and got.logprobs == pytest.approx([want["Alex"], want["Bailey"], want["Casey"]], abs=1e-12)
     assert [b["prompt"] for b in stub.requests] == [rec["others"]["Alex"]["request"]["prompt"], rec["request"]["prompt"],
                                                    rec["others"]["Casey"]["request"]["prompt"]]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- retest
+
+
+async def test_retest_of_a_logprob_battery_shows_a_zero_floor(tmp_path: Path) -> None:
+    from mafialab.analysis._readouts import logprob_retest_floor
+    from mafialab.probes import run_retest
+    from mafialab.record import RETEST_FILE, read_retests
+
+    game, _, _ = await _mock_game(WEREWOLF7, 4, tmp_path / "game", "logprob-suspicion")
+    model = MockModel(_answer, logprobs=_logprobs)
+    n = await run_retest(
+        game,
+        tmp_path / "retest",
+        points=3,
+        repeats=3,
+        battery="logprob-suspicion",
+        build_agent=lambda spec, seat, rules, seed: LLMAgent(seat, rules, seed, model),
+    )
+    recs = read_retests([tmp_path / "retest" / RETEST_FILE])
+    assert n == len(recs) > 0 and any(r.distribution for r in recs)
+    floor = logprob_retest_floor(recs)
+    assert floor is not None and floor["pairs"] > 0 and floor["flips"] == 0 and floor["max_tv"] == 0.0

@@ -76,7 +76,7 @@ class RetestPoint:
 
 
 def probe_points(plog: GameLog) -> list[RetestPoint]:
-    """The points where ``plog`` was probed with ``suspicion_ranking``, in game order.
+    """The points where ``plog`` was probed with ``suspicion_ranking`` or a ``logprob`` probe, in game order.
 
     Raises:
         ValueError: The game has no ``probes.jsonl`` or no such probe (the message says so).
@@ -86,7 +86,8 @@ def probe_points(plog: GameLog) -> list[RetestPoint]:
         raise ValueError(f"{plog.path}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
     seen: dict[int, RetestPoint] = {}
     for _, rec in iter_probe_records(plog.path, game_id=plog.game_id):  # another game's records: skipped, named
-        if rec.get("probe_id") != "suspicion_ranking" or not isinstance(rec.get("after_seq"), int):
+        wanted = rec.get("probe_id") == "suspicion_ranking" or rec.get("distribution")
+        if not wanted or not isinstance(rec.get("after_seq"), int):
             continue
         after = int(rec["after_seq"])
         if after > 0 and after not in seen:
@@ -95,7 +96,7 @@ def probe_points(plog: GameLog) -> list[RetestPoint]:
                 int(rec.get("round", 0)), int(rec.get("msg_index", 0)), after, str(rec.get("phase") or ""), kind
             )
     if not seen:
-        raise ValueError(f"{path}: no suspicion_ranking probes to retest")
+        raise ValueError(f"{path}: no suspicion_ranking or logprob probes to retest")
     return [seen[k] for k in sorted(seen)]
 
 
@@ -195,6 +196,7 @@ async def run_retest(
                             parse_ok=rec.parse_ok,
                             model=rec.model,
                             error=rec.error,
+                            distribution=rec.distribution,
                         )
                     )
                     written += 1
