@@ -261,3 +261,13 @@ async def test_retest_of_a_logprob_battery_shows_a_zero_floor(tmp_path: Path) ->
     assert n == len(recs) > 0 and any(r.distribution for r in recs)
     floor = logprob_retest_floor(recs)
     assert floor is not None and floor["pairs"] > 0 and floor["flips"] == 0 and floor["max_tv"] == 0.0
+
+
+def test_a_v3_probe_record_reads_without_a_distribution() -> None:
+    from mafialab.record import SCHEMA_VERSION
+    from mafialab.record._migrate import upgrade
+
+    v3 = {"kind": "probe", "game_id": "g", "round": 1, "msg_index": -1, "seat": 0, "player": "Alex", "role": "Seer",
+          "probe_id": "suspicion_ranking", "position": 0, "after_seq": 5, "question": "q", "answer_raw": "[]"}  # fmt: skip
+    rec = ProbeRecord.model_validate(upgrade(dict(v3), 3, "probes.jsonl:1"))
+    assert SCHEMA_VERSION == 4 and rec.distribution is None and rec.logprobs is None and rec.scoring is None

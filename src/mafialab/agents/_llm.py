@@ -37,8 +37,8 @@ from mafialab.models import (
     complete_n,
     parse_json,
     parse_model_spec,
+    scoring_refusal,
 )
-from mafialab.models._scoring import scoring_refusal
 from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)

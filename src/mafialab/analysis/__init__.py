@@ -136,6 +136,7 @@ from mafialab.analysis._quality import (
 from mafialab.analysis._quality import (
     quality_lines as quality_lines,
 )
+from mafialab.analysis._readouts import logprob_retest_floor
 from mafialab.analysis._report import (
     ReportBuilder as ReportBuilder,
 )
@@ -294,6 +295,7 @@ __all__ = [
     "report_bifurcation",
     "report_rows",
     "retest_floor",
+    "logprob_retest_floor",
     "second_order",
     "transcript_baselines",
     "vote_coupling",

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mafialab._files import atomic_path
 from mafialab._jsonrepair import parse_json
@@ -516,7 +516,7 @@ def score_prompt_tokens(llm: Any, messages: list[dict[str, str]]) -> list[int]:
         eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
         bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
     )
-    result = fmt(messages=merge_same_role(messages))
+    result = fmt(messages=cast(Any, merge_same_role(messages)))
     return list(llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True))
 
 

@@ -26,8 +26,7 @@ from mafialab.engine import (
     player_view,
 )
 from mafialab.harness import default_game_id, run_config
-from mafialab.models import ChatResponse
-from mafialab.models._scoring import ChoiceScores, scoring_refusal
+from mafialab.models import ChatResponse, ChoiceScores, scoring_refusal
 from mafialab.probes._battery import (
     ProbeBattery,
     ProbeBatteryError,
@@ -693,7 +692,7 @@ def agent_scoring_refusal(agent: Any) -> str | None:
     """Why ``agent`` cannot answer ``logprob`` probes, or ``None`` when it can.
 
     It can when it has ``score_choices`` and the model behind it (its ``model``, if any)
-    scores given answers (:func:`mafialab.models._scoring.scoring_refusal`).
+    scores given answers (:func:`mafialab.models.scoring_refusal`).
     """
     if not callable(getattr(agent, "score_choices", None)):
         return "it has no log-probabilities to read (it answers probes in text only)"
