@@ -243,8 +243,7 @@ async def test_recorded_llama_cpp_python_answers_served_again_give_their_distrib
 
 
 async def test_retest_of_a_logprob_battery_shows_a_zero_floor(tmp_path: Path) -> None:
-    from mafialab.analysis._readouts import logprob_retest_floor
-    from mafialab.probes import run_retest
+    from mafialab.probes import logprob_retest_floor, run_retest
     from mafialab.record import RETEST_FILE, read_retests
 
     game, _, _ = await _mock_game(WEREWOLF7, 4, tmp_path / "game", "logprob-suspicion")

@@ -136,7 +136,6 @@ from mafialab.analysis._quality import (
 from mafialab.analysis._quality import (
     quality_lines as quality_lines,
 )
-from mafialab.analysis._readouts import logprob_retest_floor
 from mafialab.analysis._report import (
     ReportBuilder as ReportBuilder,
 )
@@ -295,7 +294,6 @@ __all__ = [
     "report_bifurcation",
     "report_rows",
     "retest_floor",
-    "logprob_retest_floor",
     "second_order",
     "transcript_baselines",
     "vote_coupling",

@@ -18,7 +18,8 @@ pooled sums into the report's ``readouts`` section; the viewer renders that sect
   distance of the two distributions (renormalised over the candidates both name) and whether
   the most probable candidate changed. A logprob answer is deterministic for a given
   context, so re-asking it on a frozen context gives the same distribution: its retest
-  floor is zero by construction (:data:`LOGPROB_RETEST_FLOOR`).
+  floor is zero by construction (:data:`LOGPROB_RETEST_FLOOR`; ``mafialab retest`` measures
+  it: :func:`mafialab.probes.logprob_retest_floor`).
 
 Observers are probed players outside the hidden team (as F2); picks of the observer itself
 do not occur (``$others``). Degraded games are left out by the report, as everywhere.
@@ -26,8 +27,7 @@ do not occur (``$others``). Degraded games are left out by the report, as everyw
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from itertools import pairwise
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -138,40 +138,6 @@ def readout_sums(game: GameData) -> np.ndarray:
                     x[2 * SIDE_SIZE + 2 :] += [1, tv, flip]
             last[player] = dist
     return x
-
-
-def logprob_retest_floor(records: Sequence[Any]) -> dict[str, Any] | None:
-    """The retest floor of the logprob readout: what re-asking on a frozen context changes.
-
-    Repeats of one ``logprob`` probe on one frozen context (``(game, point, player,
-    probe)``), in repeat order; each consecutive pair is compared.
-
-    Args:
-        records: :class:`mafialab.record.RetestRecord` objects (those without a
-            ``distribution`` are ignored).
-
-    Returns:
-        ``pairs``, ``flips`` (most probable candidate changed), ``flip_rate`` and
-        ``max_tv`` (largest total-variation distance between two repeats); ``None`` when
-        there is no pair. Expected: no flip and a distance of 0 (no sampling), within
-        the floating-point noise of the backend.
-    """
-    groups: dict[tuple[str, int, str, str], list[Any]] = {}
-    for r in records:
-        if r.distribution:
-            groups.setdefault((r.game_id, r.point, r.player, r.probe_id), []).append(r)
-    pairs = flips = 0
-    max_tv = 0.0
-    for recs in groups.values():
-        recs.sort(key=lambda r: r.repeat)
-        for a, b in pairwise(recs):
-            tv = _tv(a.distribution, b.distribution)
-            pairs += 1
-            flips += max(a.distribution, key=a.distribution.get) != max(b.distribution, key=b.distribution.get)
-            max_tv = max(max_tv, tv or 0.0)
-    if pairs == 0:
-        return None
-    return {"pairs": pairs, "flips": flips, "flip_rate": flips / pairs, "max_tv": max_tv}
 
 
 def _ece(base: int) -> Callable[[np.ndarray], np.ndarray]:

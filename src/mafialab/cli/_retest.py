@@ -33,9 +33,9 @@ def retest(
     `mafialab report` prints the floor beside the observed flip rate (--retest OUT, or put
     OUT under the report's directory).
     """
-    from mafialab.analysis import logprob_retest_floor, retest_floor
+    from mafialab.analysis import retest_floor
     from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
-    from mafialab.probes import run_retest
+    from mafialab.probes import logprob_retest_floor, run_retest
     from mafialab.record import PROBES_FILE, RETEST_FILE, LogFormatError, read_retests
 
     log = game_log(game)
