@@ -329,9 +329,9 @@ def load_battery(spec: str | Path) -> ProbeBattery:
     """Load a built-in battery by name or a YAML file by path.
 
     Args:
-        spec: ``default``, ``suspicion``, ``light`` (see :data:`BUILTIN_BATTERIES`) or a path to a YAML
-            file holding a mafialab battery or a MafiaScope configuration with an
-            ``introspection:`` block.
+        spec: ``default``, ``suspicion``, ``light``, ``logprob-suspicion`` (see
+            :data:`BUILTIN_BATTERIES`) or a path to a YAML file holding a mafialab battery or a
+            MafiaScope configuration with an ``introspection:`` block.
 
     Returns:
         The validated battery.
