@@ -122,7 +122,8 @@ class ReportBuilder:
         self._rounds: list[tuple[int, ...]] = []
         self._dyn_keys: list[tuple[str, ...]] = []
         self._instrument: list[str] = []
-        self._readouts: list[list[float]] = []
+        # per game, its readout sums (analysis._readouts), or None for a game without a logprob answer
+        self._readouts: list[np.ndarray | None] = []
 
     def add(self, summary: GameSummary, stats: Stats | None = None) -> None:
         """Count one game: its ``summary.stats``, or ``stats`` (a group of its seats) when given.
@@ -171,7 +172,7 @@ class ReportBuilder:
             )
         )
         self._instrument.append(json.dumps(st.instrument))
-        self._readouts.append(st.readouts or [0.0] * READOUT_SIZE)
+        self._readouts.append(np.array(st.readouts) if any(st.readouts) else None)
 
     def report(
         self,
@@ -348,7 +349,10 @@ class ReportBuilder:
 
     def _readouts_section(self, ci: Any) -> Readouts | None:
         """Stated vs logprob readouts (:func:`~mafialab.analysis._readouts.readouts_block`)."""
-        per_game = np.array(self._readouts) if self._readouts else np.zeros((0, READOUT_SIZE))
+        if not any(x is not None for x in self._readouts):
+            return None
+        zeros = np.zeros(READOUT_SIZE)
+        per_game = np.array([zeros if x is None else x for x in self._readouts])
         block = readouts_block(per_game, lambda x, stat: ci(np.ascontiguousarray(x), stat))
         return None if block is None else Readouts.model_validate(block)
 
