@@ -39,9 +39,9 @@ def test_play_with_an_empty_probes_file_says_it_is_empty(tmp_path: Path) -> None
 
 def test_a_probe_with_unknown_fields_is_named_by_its_fields() -> None:
     with pytest.raises(ProbeBatteryError) as err:
-        battery_from_dict({"probes": [{"name": "x", "kind": "nosuchkind"}]}, source="b.yaml")
+        battery_from_dict({"probes": [{"name": "x", "type": "nosuchkind"}]}, source="b.yaml")
     msg = str(err.value)
-    assert "probes[0].kind: unknown field 'kind' (allowed: id, question, when, max_tokens, " in msg
+    assert "probes[0].type: unknown field 'type' (allowed: id, question, when, max_tokens, " in msg
     assert "probes[0].name: unknown field 'name' (allowed: " in msg
     assert "probes[0].id: Field required" in msg and "probes[0].question: Field required" in msg
     assert "Tuple should have" not in msg and "did you mean 'id'" not in msg

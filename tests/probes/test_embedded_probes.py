@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +110,44 @@ def _game_lines(game: Path) -> list[dict[str, Any]]:
     return [head, *recs[1:-1], status]
 
 
-def test_the_probed_embedded_game_plays_exactly_like_the_unprobed_one(main_job: tuple[Path, str], tmp_path: Path):
+@pytest.fixture(scope="module")
+def plain_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The main job's game unprobed (``--probes none``)."""
+    return _main_job(tmp_path_factory.mktemp("plain-job"), "--probes", "none")
+
+
+def test_the_probed_embedded_game_plays_exactly_like_the_unprobed_one(
+    main_job: tuple[Path, str], plain_job: tuple[Path, str]
+):
     # probes share the loaded model with the game; before every prompt was cut into batches at fixed
     # positions, a probe call changed what llama.cpp's prefix cache held for the next game call, and the
     # game diverged after the first round end (42 of 56 events alike)
     probed, _ = main_job
-    plain, _ = _main_job(tmp_path, "--probes", "none")
+    plain, _ = plain_job
     assert not (plain / PROBES_FILE).exists() and (probed / PROBES_FILE).is_file()
     assert _game_lines(plain) == _game_lines(probed)
+
+
+def test_the_embedded_model_plays_a_game_probed_with_the_logprob_battery(plain_job: tuple[Path, str], tmp_path: Path):
+    # issue 36: the built-in logprob battery on the embedded model; every logprob answer is a distribution
+    # over the alive others summing to 1; scoring evaluates on the model the game uses, and the game is
+    # the unprobed one byte for byte
+    game, output = _main_job(tmp_path, "--probes", "logprob-suspicion")
+    recs = [ProbeRecord.model_validate(r) for r in read_records(game / PROBES_FILE)]
+    scored = [r for r in recs if r.probe_id == "suspect_logprob"]
+    assert scored and {r.probe_id for r in recs} == {"suspect_stated", "suspect_logprob"}
+    log = read_game(game)
+    names = [s.name for s in sorted(log.header.roster, key=lambda s: s.seat)]
+    for r in scored:
+        assert r.error is None and r.scoring == "sequence" and r.model == "local/smollm2"
+        assert r.distribution is not None and r.logprobs is not None
+        assert abs(math.fsum(r.distribution.values()) - 1.0) <= 1e-9
+        dead = {names[e.seat] for e in log.events if e.kind == "elimination" and e.seq <= r.after_seq}
+        assert set(r.distribution) == set(names) - dead - {r.player}
+        assert all(lp < 0 for lp in r.logprobs.values())
+    assert "the logprob-suspicion battery" in output
+    plain, _ = plain_job
+    assert _game_lines(plain) == _game_lines(game)
+    rep = runner.invoke(app, ["report", str(game.parent), "--resamples", "50"])
+    assert rep.exit_code == 0, rep.output
+    assert "Top suspect: stated vs log-probability readout" in rep.output

@@ -30,6 +30,7 @@ from mafialab.models import (
     ChatModel,
     ChatRequest,
     ChatResponse,
+    ChoiceScores,
     MockExhausted,
     ModelPool,
     ModelSpecError,
@@ -37,6 +38,7 @@ from mafialab.models import (
     complete_n,
     parse_json,
     parse_model_spec,
+    scoring_refusal,
 )
 from mafialab.rules import RuleSet
 
@@ -562,6 +564,51 @@ class LLMAgent:
             self._info("probe", status, 1, resp, resp.error, None, ctx, probe_id=probe_id).with_prompt(messages)
         )
         return resp
+
+    async def score_choices(
+        self,
+        question: str,
+        view: PlayerView,
+        candidates: list[str],
+        probe_id: str,
+        *,
+        preamble: str = "",
+        first_token: bool = False,
+    ) -> ChoiceScores:
+        """Read a ``logprob`` probe: the model's log-probability of each candidate as the answer.
+
+        The messages are those :meth:`probe` would send (a fresh copy of the context of
+        ``view``, the preamble, ``question`` last); nothing is generated and nothing is
+        written back into the agent. The call is reported with purpose ``probe``.
+
+        Args:
+            question: The rendered question.
+            view: The seat's view at the probe point.
+            candidates: The answers to score.
+            probe_id: Probe id (for accounting).
+            preamble: The battery's rendered preamble, or ``""``.
+            first_token: Score each candidate's first token only.
+
+        Returns:
+            The scores (``error`` set when the model cannot score or the call failed).
+        """
+        messages, ctx = self.build_messages(view, [ChatMessage(role="user", content=question)], 16, preamble)
+        req = ChatRequest(messages=messages, purpose="probe", meta={"seat": self.seat, "probe_id": probe_id})
+        why = scoring_refusal(self.model)
+        if why is not None:
+            return ChoiceScores(candidates=list(candidates), error=why, model=self.model.name)
+        try:
+            got: ChoiceScores = await self.model.score_choices(req, list(candidates), first_token)  # type: ignore[attr-defined]
+        except Exception as err:  # a probe must never stop the game
+            got = ChoiceScores(candidates=list(candidates), error=f"{type(err).__name__}: {err}", model=self.model.name)
+        resp = ChatResponse(
+            text="", usage=got.usage, latency_s=got.latency_s, model=got.model or self.model.name, error=got.error
+        )
+        status = "ok" if got.error is None else "error"
+        self._report(
+            self._info("probe", status, 1, resp, got.error, None, ctx, probe_id=probe_id).with_prompt(messages)
+        )
+        return got
 
 
 def _marked(

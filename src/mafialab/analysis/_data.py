@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,8 @@ class Probe:
         prompt_tokens: Recorded prompt tokens (0: not recorded).
         completion_tokens: Recorded completion tokens (0: not recorded).
         question_chars: Length of the question text (characters).
+        distribution: A ``logprob`` probe's distribution over its candidates (log schema
+            v4's ``distribution``), else ``None``.
     """
 
     line: int
@@ -77,6 +80,7 @@ class Probe:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     question_chars: int = 0
+    distribution: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +234,17 @@ def _probe(line: int, rec: Mapping[str, Any]) -> Probe:
         prompt_tokens=_count(rec.get("prompt_tokens")),
         completion_tokens=_count(rec.get("completion_tokens")),
         question_chars=len(rec["question"]) if isinstance(rec.get("question"), str) else 0,
+        distribution=_distribution(rec.get("distribution")),
     )
+
+
+def _distribution(x: Any) -> dict[str, float] | None:
+    """A recorded ``distribution`` as ``{candidate: p}``; ``None`` when absent or not a mapping of numbers."""
+    if not isinstance(x, dict) or not x:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in x.values()):
+        return None
+    return {str(k): float(v) for k, v in x.items()}
 
 
 def _count(x: Any) -> int:

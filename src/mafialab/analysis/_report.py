@@ -29,6 +29,7 @@ from mafialab.analysis._metrics import (
     get_method,
 )
 from mafialab.analysis._quadrants import QUADRANT_NAMES
+from mafialab.analysis._readouts import READOUT_SIZE, readouts_block
 from mafialab.analysis._report_model import (
     CI,
     BaselineRate,
@@ -48,6 +49,7 @@ from mafialab.analysis._report_model import (
     QuadrantCounts,
     Quadrants,
     QualityCounts,
+    Readouts,
     Report,
     ReportRow,
     RetestFloor,
@@ -120,6 +122,8 @@ class ReportBuilder:
         self._rounds: list[tuple[int, ...]] = []
         self._dyn_keys: list[tuple[str, ...]] = []
         self._instrument: list[str] = []
+        # per game, its readout sums (analysis._readouts), or None for a game without a logprob answer
+        self._readouts: list[np.ndarray | None] = []
 
     def add(self, summary: GameSummary, stats: Stats | None = None) -> None:
         """Count one game: its ``summary.stats``, or ``stats`` (a group of its seats) when given.
@@ -168,6 +172,7 @@ class ReportBuilder:
             )
         )
         self._instrument.append(json.dumps(st.instrument))
+        self._readouts.append(np.array(st.readouts) if any(st.readouts) else None)
 
     def report(
         self,
@@ -339,7 +344,17 @@ class ReportBuilder:
             quadrants=_quadrant_table(self.quadrants),
             instrument=Instrument.model_validate(pooled_instrument([json.loads(row) for row in self._instrument])),
             coverage=Coverage.model_validate(coverage_of(self.usable, self.batteries)),
+            readouts=self._readouts_section(ci),
         )
+
+    def _readouts_section(self, ci: Any) -> Readouts | None:
+        """Stated vs logprob readouts (:func:`~mafialab.analysis._readouts.readouts_block`)."""
+        if not any(x is not None for x in self._readouts):
+            return None
+        zeros = np.zeros(READOUT_SIZE)
+        per_game = np.array([zeros if x is None else x for x in self._readouts])
+        block = readouts_block(per_game, lambda x, stat: ci(np.ascontiguousarray(x), stat))
+        return None if block is None else Readouts.model_validate(block)
 
 
 def compute_report(

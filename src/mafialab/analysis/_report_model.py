@@ -610,6 +610,97 @@ class Coverage(_Section):
     metrics: dict[str, MetricCoverage]
 
 
+class ReadoutBin(_Section):
+    """One reliability bin of a readout's confidence (:mod:`mafialab.analysis._readouts`).
+
+    Attributes:
+        lo: Lower edge (confidence in [0, 1]).
+        hi: Upper edge.
+        n: Answers in the bin.
+        accuracy: Share of them whose pick is on the hidden team (``None`` when empty).
+        confidence: Their mean confidence (``None`` when empty).
+    """
+
+    lo: float
+    hi: float
+    n: int
+    accuracy: float | None
+    confidence: float | None
+
+
+class ReadoutCI(_Section):
+    """95 % cluster-bootstrap intervals of a readout's rates (``None``: no interval)."""
+
+    accuracy: CI
+    ece: CI
+    brier: CI
+    vote_coupling: CI
+
+
+class ReadoutSide(_Section):
+    """One readout of the top suspect: stated (name, confidence) or logprob (argmax, its probability).
+
+    Attributes:
+        n: Answers (observers outside the hidden team).
+        accuracy: Share whose pick is on the hidden team.
+        mean_confidence: Mean confidence of the pick in [0, 1] (stated: ``confidence / 100``).
+        ece: Expected calibration error over :data:`~mafialab.analysis._readouts.BINS` bins.
+        brier: Mean ``(confidence - hit)^2``.
+        vote_n: Answers followed by a day vote of the observer.
+        vote_coupling: Share of those votes cast for the pick.
+        bins: Reliability bins.
+        ci95: Intervals.
+    """
+
+    n: int
+    accuracy: float | None
+    mean_confidence: float | None
+    ece: float | None
+    brier: float | None
+    vote_n: int
+    vote_coupling: float | None
+    bins: list[ReadoutBin]
+    ci95: ReadoutCI
+
+
+class ReadoutDynamics(_Section):
+    """Belief dynamics of the logprob readout, per observer between consecutive answers.
+
+    Attributes:
+        steps: Consecutive pairs compared.
+        volatility: Mean total-variation distance between the two distributions.
+        flip_rate: Share of pairs whose most probable candidate changed.
+        retest_floor: Top-suspect flip rate on a frozen context: 0 (no sampling).
+    """
+
+    steps: int
+    volatility: float | None
+    flip_rate: float | None
+    retest_floor: float
+
+
+class Readouts(_Section):
+    """Stated beliefs beside log-probability beliefs for the same question at the same steps.
+
+    Defined once in :mod:`mafialab.analysis._readouts` (``docs/probes.md``).
+
+    Attributes:
+        stated: The stated readout.
+        logprob: The logprob readout.
+        pairs: Steps with both readouts.
+        agreement: Share of those where both name the same player.
+        agreement_ci95: Its interval.
+        dynamics: Dynamics of the logprob readout.
+    """
+
+    stated: ReadoutSide
+    logprob: ReadoutSide
+    pairs: int
+    agreement: float | None
+    agreement_ci95: CI
+    dynamics: ReadoutDynamics
+
+
 class Report(_Section):
     """The report of a corpus: F1-F4 pooled over games with intervals (``docs/report-format.md``).
 
@@ -637,6 +728,7 @@ class Report(_Section):
         quadrants: Innocent day votes by quadrant (MafiaScope §6).
         instrument: Calls, tokens and the fate of probe answers.
         coverage: Which metrics the probe answers support.
+        readouts: Stated vs logprob readouts (``None`` when no game has a logprob answer).
     """
 
     method: str
@@ -659,6 +751,7 @@ class Report(_Section):
     quadrants: Quadrants
     instrument: Instrument
     coverage: Coverage
+    readouts: Readouts | None = None
 
 
 class ReportRow(_Section):

@@ -26,6 +26,7 @@ from mafialab.analysis._dynamics import belief_dynamics
 from mafialab.analysis._instrument import game_instrument
 from mafialab.analysis._metrics import Method, first_order, get_method, parse_counts, second_order, vote_coupling
 from mafialab.analysis._quadrants import QUADRANT_NAMES, vote_quadrants
+from mafialab.analysis._readouts import readout_sums
 from mafialab.record import (
     CALLS_FILE,
     GAME_FILE,
@@ -37,12 +38,13 @@ from mafialab.record import (
 
 log = logging.getLogger(__name__)
 
-METRIC_VERSION = 3
+METRIC_VERSION = 4
 """Version of what a summary holds and how it is computed; raise it whenever a metric's
 definition or the summary's shape changes, so every cached summary is recomputed.
 2: the instrument row carries the quality signals (``quality``).
 3: junk speeches among the quality signals; an answer failing its schema check is not usable
-(loss cause ``schema_failed``)."""
+(loss cause ``schema_failed``).
+4: stated and logprob readouts side by side (``readouts``)."""
 
 SUMMARY_INPUTS = (GAME_FILE, PROBES_FILE, CALLS_FILE)
 """The log files a summary is computed from (their bytes key the cache)."""
@@ -71,6 +73,7 @@ class Stats(BaseModel):
         quadrants: Voter model -> ``[votes, assessed, *QUADRANT_NAMES counts]``.
         instrument: The game's instrument row (:func:`~mafialab.analysis._instrument.game_instrument`).
         usable: Probe id -> usable answers (:func:`~mafialab.analysis.coverage`).
+        readouts: Stated and logprob readouts' sums (:func:`~mafialab.analysis._readouts.readout_sums`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -87,6 +90,7 @@ class Stats(BaseModel):
     quadrants: dict[str, list[int]]
     instrument: dict[str, Any]
     usable: dict[str, int]
+    readouts: list[float] = []
 
 
 class Seat(BaseModel):
@@ -195,6 +199,7 @@ def game_stats(game: GameData, method: Method) -> Stats:
         quadrants=quads,
         instrument=game_instrument(game, method),
         usable=usable_answers(game, method),
+        readouts=_vec(readout_sums(game)),
     )
 
 

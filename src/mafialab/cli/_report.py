@@ -231,6 +231,8 @@ def _print_tables(rep: Report, rules: Sequence[RuleSet | Mapping[str, str]]) -> 
     if probed:
         _missing(rep, "dynamics", "quadrants")
         _print_dynamics(rep)
+    if rep.readouts is not None:
+        _print_readouts(rep)
 
 
 def _with_ci(value: str, ci: str) -> str:
@@ -325,6 +327,45 @@ def _print_f4(rep: Report, probed: bool = True) -> None:
         "the probe's increment over each transcript baseline, on votes where both predict; probe/base: votes each "
         "predicts; b/c: probe right and base wrong / the reverse",
         style="dim",
+        highlight=False,
+    )
+
+
+def _print_readouts(rep: Report) -> None:
+    """Stated vs logprob readouts of the same question at the same steps (analysis._readouts)."""
+    ro = rep.readouts
+    if ro is None:
+        return
+    rows = []
+    for name, v in (("stated", ro.stated), ("logprob", ro.logprob)):
+        rows.append(
+            [
+                name,
+                str(v.n),
+                _with_ci(_f(v.accuracy), _ci(v.ci95.accuracy, v.accuracy)),
+                _f(v.mean_confidence),
+                _with_ci(_f(v.ece), _ci(v.ci95.ece, v.ece)),
+                _with_ci(_f(v.brier), _ci(v.ci95.brier, v.brier)),
+                _with_ci(f"{_f(v.vote_coupling)} ({v.vote_n})", _ci(v.ci95.vote_coupling, v.vote_coupling)),
+            ]
+        )
+    head = ["readout", "n", "accuracy", "mean conf.", "ECE", "Brier", "vote coupling (n)"]
+    console.print(whole_table("Top suspect: stated vs log-probability readout", head, rows))
+    bins = [
+        [f"[{a.lo:.1f}, {a.hi:.1f}{']' if a.hi >= 1 else ')'}",
+         f"{a.n}", _f(a.accuracy), f"{b.n}", _f(b.accuracy)]
+        for a, b in zip(ro.stated.bins, ro.logprob.bins, strict=True)
+        if a.n or b.n
+    ]  # fmt: skip
+    if bins:
+        head = ["confidence", "stated n", "stated accuracy", "logprob n", "logprob accuracy"]
+        console.print(whole_table("Reliability, side by side", head, bins))
+    d = ro.dynamics
+    agree = _ci(ro.agreement_ci95, ro.agreement)
+    console.print(
+        f"agreement (same top suspect): {_f(ro.agreement)} of {ro.pairs} paired steps {agree}\n"
+        f"logprob dynamics: volatility {_f(d.volatility)}, top-suspect flips {_f(d.flip_rate)} ({d.steps} pairs); "
+        f"retest floor {_f(d.retest_floor)} (no sampling: the same context gives the same distribution)",
         highlight=False,
     )
 

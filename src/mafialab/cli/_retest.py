@@ -35,7 +35,7 @@ def retest(
     """
     from mafialab.analysis import retest_floor
     from mafialab.harness import PreflightError, ReplayMismatch, freeze_startup_heap
-    from mafialab.probes import run_retest
+    from mafialab.probes import logprob_retest_floor, run_retest
     from mafialab.record import PROBES_FILE, RETEST_FILE, LogFormatError, read_retests
 
     log = game_log(game)
@@ -61,3 +61,9 @@ def retest(
         f"{count(n, 'answer')} written to {escape(str(out / RETEST_FILE))}; "
         f"top-suspect flip rate between repeats {rate}"
     )
+    lp = logprob_retest_floor(read_retests([out / RETEST_FILE]))
+    if lp is not None:
+        console.print(
+            f"logprob readout: top-suspect flip rate between repeats {lp['flip_rate']:.3f} over {lp['pairs']} "
+            f"repeat pairs, largest distance between repeats {lp['max_tv']:.2g} (no sampling: the floor is zero)"
+        )

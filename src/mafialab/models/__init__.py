@@ -46,6 +46,7 @@ from mafialab.models._protocol import (
     resolve_backend,
     sample_seed,
 )
+from mafialab.models._scoring import ChoiceScores, scoring_refusal
 
 register_backend("mock", mock_factory, description="replays scripted outputs (tests)")  # no in-flight limit
 register_backend(
@@ -98,6 +99,7 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
+    "ChoiceScores",
     "InFlightLimit",
     "cluster_limits",
     "cluster_limit_state",
@@ -127,4 +129,5 @@ __all__ = [
     "register_backend",
     "resolve_backend",
     "sample_seed",
+    "scoring_refusal",
 ]

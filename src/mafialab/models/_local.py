@@ -14,12 +14,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mafialab._files import atomic_path
 from mafialab._jsonrepair import parse_json
 from mafialab.models._pool import InFlightLimit, call_priority
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, Usage, require
+from mafialab.models._scoring import ChoiceScores
 
 
 @dataclass(frozen=True)
@@ -350,6 +351,8 @@ class LocalModel:
     counts_tokens = True
     max_concurrency = 1
     """llama.cpp serves one call at a time."""
+    scoring_refusal: str | None = None
+    """The embedded model scores given answers from its logits (:meth:`score_choices`)."""
 
     def __init__(
         self,
@@ -397,6 +400,48 @@ class LocalModel:
         """Answer one request (one call at a time per loaded model; waiting game calls go first)."""
         async with self._queue(call_priority(request)):
             return await asyncio.to_thread(self._chat_sync, request)
+
+    async def score_choices(
+        self, request: ChatRequest, candidates: list[str], first_token: bool = False
+    ) -> ChoiceScores:
+        """Log-probability of each candidate as the whole answer after ``request.messages``.
+
+        The messages go through the model's chat template with the generation prompt
+        (:func:`score_prompt_tokens`); each candidate's text is tokenised alone (no BOS, no
+        special tokens) and scored after it (:func:`score_with_llama`: the prompt evaluated
+        once). Deterministic: no sampling. Waits its turn like a chat call.
+
+        Returns:
+            The scores, or ``error`` set (prompt too long for the context, an empty candidate).
+        """
+        async with self._queue(call_priority(request)):
+            return await asyncio.to_thread(self._score_sync, request, list(candidates), first_token)
+
+    def _score_sync(self, request: ChatRequest, candidates: list[str], first_token: bool) -> ChoiceScores:
+        t0 = time.perf_counter()
+        scoring = "first_token" if first_token else "sequence"
+        base = ChoiceScores(candidates=candidates, scoring=scoring, method="llama.cpp", model=self.name)
+        with self._tlock:
+            llm = self._llm
+            try:
+                prompt = score_prompt_tokens(llm, [m.model_dump() for m in request.messages])
+                toks = [list(llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)) for c in candidates]
+                if not candidates or any(not t for t in toks):
+                    raise ValueError("every candidate must be a non-empty text")
+                longest = max(len(t) for t in toks)
+                if len(prompt) + longest > self.context_window:
+                    raise ValueError(
+                        f"prompt of {len(prompt)} tokens and a {longest}-token candidate exceed the context "
+                        f"window of {self.context_window}"
+                    )
+                logprobs, reused = score_with_llama(llm, prompt, toks, first_token)
+            except (ValueError, RuntimeError) as err:
+                return base.model_copy(
+                    update={"error": f"{type(err).__name__}: {err}", "latency_s": time.perf_counter() - t0}
+                )
+        cand_tokens = sum(len(t) for t in toks)
+        usage = Usage(prompt_tokens=len(prompt) + cand_tokens, completion_tokens=0, cached_tokens=reused)
+        return base.model_copy(update={"logprobs": logprobs, "usage": usage, "latency_s": time.perf_counter() - t0})
 
     def _chat_sync(self, request: ChatRequest) -> ChatResponse:
         t0 = time.perf_counter()
@@ -448,6 +493,112 @@ class LocalModel:
                 return resp.model_copy(update={"error": f"answer is not JSON ({kind})", "error_kind": kind})
             resp = resp.with_parsed(parsed)
         return resp
+
+
+def score_prompt_tokens(llm: Any, messages: list[dict[str, str]]) -> list[int]:
+    """Tokens of ``messages`` under the model's own chat template, ending where the answer begins.
+
+    The GGUF's ``tokenizer.chat_template`` (llama-cpp-python's ``Jinja2ChatFormatter``, with
+    the generation prompt added), tokenised with special tokens as llama-cpp-python's chat
+    handler does.
+
+    Raises:
+        ValueError: The GGUF has no chat template.
+    """
+    from llama_cpp import llama_chat_format
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ValueError("the model's GGUF has no chat template to score answers after")
+    eos, bos = llm.token_eos(), llm.token_bos()
+    fmt = llama_chat_format.Jinja2ChatFormatter(
+        template=template,
+        eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+        bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+    )
+    result = fmt(messages=cast(Any, merge_same_role(messages)))
+    return list(llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True))
+
+
+def _log_softmax(logits: Any) -> Any:
+    """``log(softmax(logits))`` in float64 (numpy)."""
+    import numpy as np
+
+    x = np.asarray(logits, dtype=np.float64)
+    top = float(x.max())
+    return x - (top + float(np.log(np.exp(x - top).sum())))
+
+
+def _eval_rows(llm: Any, tokens: list[int]) -> Any:
+    """Evaluate ``tokens`` after the cache's ``n_tokens`` and return the logits of every one (numpy, rows = tokens).
+
+    llama-cpp-python's ``eval`` keeps only the last token's logits unless the model was
+    loaded with ``logits_all``; this does the same batches (``n_batch`` tokens each, from
+    ``n_tokens`` on, cache entries past ``n_tokens`` removed first) asking for every row.
+    """
+    import numpy as np
+
+    n_vocab = int(llm.n_vocab())
+    llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+    rows = []
+    for i in range(0, len(tokens), llm.n_batch):
+        batch = tokens[i : i + llm.n_batch]
+        n_past = int(llm.n_tokens)
+        llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past : n_past + len(batch)] = batch
+        logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(batch) * n_vocab,))
+        rows.append(logits.reshape(len(batch), n_vocab).copy())
+        llm.n_tokens = n_past + len(batch)
+    return np.concatenate(rows)
+
+
+def score_with_llama(
+    llm: Any, prompt: list[int], candidates: list[list[int]], first_token: bool
+) -> tuple[list[float], int]:
+    """Log-probabilities of token sequences after ``prompt`` on a loaded chunked ``Llama``.
+
+    The prompt's whole chunks of :data:`PROMPT_CHUNK` tokens are evaluated once (a cached
+    prefix reused in whole chunks, as :func:`_chunked_llama` does for generation); each
+    candidate then evaluates the prompt's last partial chunk and its own tokens in the
+    batches a cold evaluation of prompt + candidate would use, so a candidate's score is the
+    number a fresh model computes for that text, whatever was evaluated before (the KV cache
+    is cut back to the whole chunks before each candidate). The cache is left holding the
+    prompt's whole chunks, reusable by the next call.
+
+    Args:
+        llm: The loaded model (:func:`_load`; ``n_batch`` = :data:`PROMPT_CHUNK`).
+        prompt: Prompt tokens (:func:`score_prompt_tokens`).
+        candidates: Token ids of each candidate (none empty).
+        first_token: Score only each candidate's first token.
+
+    Returns:
+        ``(log-probabilities, prompt tokens reused from the cache)``.
+    """
+    whole = len(prompt) - len(prompt) % PROMPT_CHUNK
+    if whole == len(prompt):  # the last prompt token's logits must be computed: keep one chunk out
+        whole -= PROMPT_CHUNK
+    limit = min(int(getattr(llm, "_whole", 0)), int(llm.n_tokens), whole)
+    common = 0
+    while common < limit and llm.input_ids[common] == prompt[common]:
+        common += 1
+    reused = common - common % PROMPT_CHUNK
+    llm.n_tokens = reused
+    if whole > reused:
+        llm.eval(prompt[reused:whole])
+    llm._whole = whole
+    tail = prompt[whole:]
+    out: list[float] = []
+    for toks in candidates:
+        scored = toks[:1] if first_token else toks
+        llm.n_tokens = whole
+        rows = _eval_rows(llm, tail + scored)
+        total = 0.0
+        for i, tok in enumerate(scored):
+            total += float(_log_softmax(rows[len(tail) - 1 + i])[tok])
+        out.append(total)
+    llm.n_tokens = whole
+    return out, reused
 
 
 def local_factory(model: str, **options: Any) -> LocalModel:

@@ -9,6 +9,7 @@ from typing import Any
 
 from mafialab._json import loads_finite
 from mafialab.models._protocol import ChatRequest, ChatResponse, ModelSpecError, estimate_tokens
+from mafialab.models._scoring import ChoiceScores
 
 MockOutput = str | dict[str, Any] | list[Any] | ChatResponse | Exception
 """One scripted output: text, a JSON value (serialised), a full response, or an exception
@@ -37,6 +38,10 @@ class MockModel:
             falls back; the game preflight refuses such a seat unless degraded play is
             allowed (:func:`~mafialab.harness.preflight`). A mock whose answerer is
             replaced after it was built (a test swapping in its own function) is scripted.
+        logprobs: How :meth:`score_choices` scores given answers (``logprob`` probes): a
+            mapping candidate -> log-probability (unlisted candidates get -10), or a
+            callable ``f(request, candidates) -> list of log-probabilities``; ``None``: the
+            mock cannot score (a ``logprob`` battery is refused before the game).
 
     Attributes:
         requests: Every request received, in order (for assertions).
@@ -55,8 +60,12 @@ class MockModel:
         context_window: int | None = 8192,
         calls_network: bool = False,
         scripted: bool = True,
+        logprobs: Mapping[str, float] | Callable[[ChatRequest, list[str]], list[float]] | None = None,
     ):
         self.name = name
+        self._logprobs = logprobs
+        self.scoring_refusal = None if logprobs is not None else f"{name} was given no logprobs to score answers with"
+        self.scored: list[tuple[ChatRequest, list[str]]] = []
         self.calls_network = calls_network
         self._scripted = scripted
         self.context_window = context_window
@@ -107,6 +116,21 @@ class MockModel:
             out = q.popleft()
         return _to_response(out, self.name, request)
 
+    async def score_choices(
+        self, request: ChatRequest, candidates: list[str], first_token: bool = False
+    ) -> ChoiceScores:
+        """Scores from ``logprobs`` (recorded in :attr:`scored`); an error when none were given."""
+        self.scored.append((request, list(candidates)))
+        scoring = "first_token" if first_token else "sequence"
+        base = ChoiceScores(candidates=list(candidates), scoring=scoring, method="mock", model=self.name)
+        if self._logprobs is None:
+            return base.model_copy(update={"error": self.scoring_refusal})
+        if callable(self._logprobs):
+            values = [float(x) for x in self._logprobs(request, list(candidates))]
+        else:
+            values = [float(self._logprobs.get(c, -10.0)) for c in candidates]
+        return base.model_copy(update={"logprobs": values})
+
 
 def _to_response(out: MockOutput, name: str, request: ChatRequest) -> ChatResponse:
     if isinstance(out, ChatResponse):
@@ -149,5 +173,5 @@ def _answer_empty_object(request: ChatRequest) -> MockOutput:
     return "{}"
 
 
-_MOCK_OPTIONS = ("context_window", "calls_network")
+_MOCK_OPTIONS = ("context_window", "calls_network", "logprobs")
 """Options of :class:`MockModel` a model string may set (besides ``outputs``)."""

@@ -32,6 +32,13 @@ from mafialab.models._protocol import (
     require,
     sample_seed,
 )
+from mafialab.models._scoring import (
+    TOP_LOGPROBS_MAX,
+    ChoiceScores,
+    echo_logprob,
+    plain_transcript,
+    top_logprob_scores,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +58,13 @@ _OPTIONS = {
     "backoff_s",
     "http_client",
     "max_n",
+    "scoring",
 }
+
+SCORING_MODES = ("completions", "top_logprobs", "none")
+"""How the ``openai`` backend scores given answers (``logprob`` probes): ``/v1/completions``
+with ``echo`` and ``logprobs`` (vLLM, SGLang, llama-cpp-python's server), a chat answer's
+first-token ``top_logprobs`` (single-token candidates only), or not at all."""
 
 
 def _default_http_client(openai: Any, timeout: float) -> Any:
@@ -135,6 +148,11 @@ class OpenAIModel:
             pool (``benchmarks/throughput.py``).
         max_n: Answers one request may ask for with the server's ``n`` (:meth:`chat_n`,
             resamples); ``1`` never sends ``n``.
+        scoring: How :meth:`score_choices` reads log-probabilities (``logprob`` probes):
+            ``completions`` (default; ``POST /v1/completions`` with ``echo`` and
+            ``logprobs``, one request per candidate), ``top_logprobs`` (a chat server's
+            first-token alternatives, at most 20: only single-token candidates) or ``none``
+            (a server that cannot score; a ``logprob`` battery is refused before the game).
 
     Attributes:
         max_concurrency: The in-flight limit in use.
@@ -175,6 +193,7 @@ class OpenAIModel:
         backoff_s: float = 1.0,
         http_client: Any = None,
         max_n: int = 16,
+        scoring: str = "completions",
     ):
         self._openai = require("openai", "openai", "openai")
         self.model = model
@@ -193,6 +212,14 @@ class OpenAIModel:
         if int(max_n) < 1:
             raise ModelSpecError(f"max_n: must be >= 1, got {max_n}")
         self.max_n = int(max_n)
+        if scoring not in SCORING_MODES:
+            raise ModelSpecError(f"scoring: expected one of {', '.join(SCORING_MODES)}, got {scoring!r}")
+        self.scoring = scoring
+        self.scoring_refusal = (
+            f"{self.name} was configured with scoring=none (the server gives no log-probabilities)"
+            if scoring == "none"
+            else None
+        )
         self.n_supported: bool | None = None
         # one limit per server and model: cluster-wide under Ray (cluster_limits)
         self._limit = InFlightLimit(int(max_concurrency), key=f"openai|{base_url or 'api.openai.com'}|{model}")
@@ -256,6 +283,86 @@ class OpenAIModel:
         if extra:
             body.update(extra)  # as the SDK merges extra_body: its fields win
         return await (await self._client()).post("/chat/completions", body=body, cast_to=ChatCompletion)
+
+    async def score_choices(
+        self, request: ChatRequest, candidates: list[str], first_token: bool = False
+    ) -> ChoiceScores:
+        """Log-probability of each candidate as the answer after ``request.messages``.
+
+        ``scoring="completions"``: one ``POST /completions`` per candidate (concurrently) with
+        the prompt :func:`~mafialab.models._scoring.plain_transcript` of the messages, a
+        space and the candidate, ``echo: true``, ``logprobs: 1``, ``max_tokens: 1``,
+        ``temperature: 0``; the candidate's score is the sum of the echoed prompt tokens'
+        ``token_logprobs`` after the transcript (:func:`~mafialab.models._scoring.echo_logprob`).
+        ``scoring="top_logprobs"``: one chat request (``logprobs: true``, ``top_logprobs:
+        20``, ``max_tokens: 1``); every candidate must be one of the first token's
+        alternatives (:func:`~mafialab.models._scoring.top_logprob_scores`), else the
+        answer is an error naming the first one missing.
+
+        Returns:
+            The scores, or ``error`` set (never raised).
+        """
+        t0 = time.perf_counter()
+        scoring = "first_token" if first_token or self.scoring == "top_logprobs" else "sequence"
+        base = ChoiceScores(candidates=list(candidates), scoring=scoring, method=self.scoring, model=self.name)
+        try:
+            async with self._limit(call_priority(request)):
+                if self.scoring == "top_logprobs":
+                    logprobs, usage = await self._score_top(request, candidates)
+                else:
+                    logprobs, usage = await self._score_echo(request, candidates, first_token)
+        except self._openai.APIStatusError as err:
+            why = f"HTTP {err.status_code}: {_message(err)}"
+            return base.model_copy(update={"error": why, "latency_s": time.perf_counter() - t0})
+        except (self._openai.OpenAIError, ValueError, KeyError, TypeError) as err:
+            why = f"{type(err).__name__}: {err}"
+            return base.model_copy(update={"error": why, "latency_s": time.perf_counter() - t0})
+        return base.model_copy(update={"logprobs": logprobs, "usage": usage, "latency_s": time.perf_counter() - t0})
+
+    async def _score_echo(
+        self, request: ChatRequest, candidates: list[str], first_token: bool
+    ) -> tuple[list[float], Usage]:
+        client = await self._client()
+        prefix = plain_transcript(request.messages)
+
+        async def one(candidate: str) -> tuple[float, int]:
+            prompt = f"{prefix} {candidate}"
+            body = {
+                "model": self.model,
+                "prompt": prompt,
+                "max_tokens": 1,
+                "temperature": 0,
+                "echo": True,
+                "logprobs": 1,
+                **self.extra,
+            }
+            got = await client.post("/completions", body=body, cast_to=object)
+            choice = got["choices"][0]
+            lp = echo_logprob(choice.get("logprobs") or {}, len(prefix), len(prompt), first_token)
+            return lp, int((got.get("usage") or {}).get("prompt_tokens") or 0)
+
+        got = await asyncio.gather(*(one(c) for c in candidates))
+        return [g[0] for g in got], Usage(prompt_tokens=sum(g[1] for g in got))
+
+    async def _score_top(self, request: ChatRequest, candidates: list[str]) -> tuple[list[float], Usage]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS_MAX,
+            **self.extra,
+        }
+        got = await (await self._client()).post("/chat/completions", body=body, cast_to=object)
+        content = ((got["choices"][0].get("logprobs") or {}).get("content")) or []
+        if not content:
+            raise ValueError("the answer has no logprobs.content (the server gives no top_logprobs)")
+        usage = got.get("usage") or {}
+        return top_logprob_scores(content[0].get("top_logprobs") or [], candidates), Usage(
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+        )
 
     def _payload(self, request: ChatRequest, dialect: str, n: int = 1) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [m.model_dump() for m in request.messages]}

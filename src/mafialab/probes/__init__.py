@@ -27,7 +27,7 @@ from mafialab.probes._battery import (
     resolve_battery,
 )
 from mafialab.probes._parse import ParsedAnswer, check_players, parse_answer
-from mafialab.probes._retest import RetestPoint, probe_points, run_retest
+from mafialab.probes._retest import RetestPoint, logprob_retest_floor, probe_points, run_retest
 from mafialab.probes._runner import (
     ProbeableAgent,
     ProbeRunner,
@@ -62,6 +62,7 @@ __all__ = [
     "check_players",
     "find_triggers",
     "load_battery",
+    "logprob_retest_floor",
     "make_probe_observer",
     "parse_answer",
     "probe_points",

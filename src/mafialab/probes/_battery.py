@@ -18,7 +18,7 @@ from mafialab.config import ConfigError, read_config, top_level_message, validat
 When = Literal["always", "own_turn", "round_end", "night_action"]
 """When a probe runs (see :class:`ProbeSpec`)."""
 
-BUILTIN_BATTERIES = ("default", "suspicion", "light")
+BUILTIN_BATTERIES = ("default", "suspicion", "light", "logprob-suspicion")
 """Names of the batteries shipped as package data (``mafialab/probes/batteries/<name>.yaml``)."""
 
 FIXED_PLACEHOLDERS = ("player", "players", "others", "roles", "mafia_team")
@@ -62,6 +62,13 @@ class ProbeSpec(BaseModel):
             sent for constrained decoding and used to validate the answer. ``enum`` lists may
             hold ``"$players"``, ``"$others"`` and ``"$roles"`` (see :data:`SCHEMA_LISTS`).
             ``None``: free JSON, only parsed.
+        kind: ``answer`` (the model writes an answer) or ``logprob`` (no text is generated:
+            each of :attr:`candidates` is scored by the model's log-probability of its
+            tokens as the answer, and the record carries the normalised distribution; see
+            docs/probes.md). A ``logprob`` probe has no schema and ignores ``max_tokens``.
+        candidates: A ``logprob`` probe's answers: ``"$players"``, ``"$others"``,
+            ``"$roles"`` (expanded per call as in schemas) or a list of fixed texts (a
+            scale: ``["0", "1", "2"]``); at least two, none repeated.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -71,6 +78,8 @@ class ProbeSpec(BaseModel):
     when: When = "always"
     max_tokens: int = Field(default=300, ge=1, le=65536)
     json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+    kind: Literal["answer", "logprob"] = "answer"
+    candidates: str | list[str] | None = None
 
     def placeholders(self) -> list[str]:
         """Field names used in :attr:`question`, in order of appearance."""
@@ -101,6 +110,9 @@ class ProbeBattery(BaseModel):
             (MafiaScope configurations have none).
         probes: The probes, in the order they are asked at each trigger (>= 1).
         source_format: ``mafialab`` or ``mafiascope`` (an ``introspection:`` block).
+        first_token: Score each candidate of the ``logprob`` probes by its first token
+            alone (cheaper, an approximation; recorded with each answer as ``scoring``),
+            instead of its whole token sequence.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -114,6 +126,7 @@ class ProbeBattery(BaseModel):
     preamble: str = ""
     probes: tuple[ProbeSpec, ...] = Field(min_length=1)
     source_format: Literal["mafialab", "mafiascope"] = "mafialab"
+    first_token: bool = False
 
     @property
     def night_actions(self) -> bool:
@@ -127,8 +140,16 @@ class ProbeBattery(BaseModel):
         preamble), so two batteries that
         ask anything differently differ. Recorded in a probed game's header (``meta.probes``) and part of its game id.
         """
-        # a battery without a preamble hashes as before the field existed (its game ids stay)
-        skip = {"description"} if self.preamble else {"description", "preamble"}
+        # fields at their defaults that came later (preamble, first_token, kind, candidates) are
+        # left out, so a battery that does not use them hashes as before (its game ids stay)
+        skip: dict[Any, Any] = {"description": True}
+        if not self.preamble:
+            skip["preamble"] = True
+        if not self.first_token:
+            skip["first_token"] = True
+        plain = {i: {"kind": True, "candidates": True} for i, p in enumerate(self.probes) if p.kind == "answer"}
+        if plain:
+            skip["probes"] = plain
         body = self.model_dump_json(exclude=skip, by_alias=True)
         return f"{self.name}:{hashlib.sha256(body.encode()).hexdigest()[:8]}"
 
@@ -205,12 +226,42 @@ def _check(battery: ProbeBattery, prefix: str) -> None:
                 f"{where}.question: unknown placeholder {shown}; allowed: {allowed}, {{prev_<id>}}, {{last_<id>}} "
                 "(write literal braces as {{ }})"
             )
+        _check_kind(p, where)
         if p.json_schema is not None:
             try:
                 jsonschema.Draft202012Validator.check_schema(p.json_schema)
             except jsonschema.SchemaError as err:
                 path = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.absolute_path)
                 raise ProbeBatteryError(f"{where}.schema{path}: not a valid JSON schema ({err.message})") from None
+
+
+def _check_kind(p: ProbeSpec, where: str) -> None:
+    """A ``logprob`` probe has candidates and no schema; an ``answer`` probe has no candidates."""
+    if p.kind == "answer":
+        if p.candidates is not None:
+            raise ProbeBatteryError(f"{where}.candidates: only a probe of kind logprob has candidates")
+        return
+    if p.json_schema is not None:
+        raise ProbeBatteryError(f"{where}.schema: a logprob probe has no schema (its answer is one of its candidates)")
+    if p.candidates is None:
+        raise ProbeBatteryError(
+            f"{where}.candidates: a logprob probe needs candidates ($players, $others, $roles or a list)"
+        )
+    if isinstance(p.candidates, str):
+        if p.candidates not in SCHEMA_LISTS:
+            raise ProbeBatteryError(
+                f"{where}.candidates: expected {', '.join(SCHEMA_LISTS)} or a list of texts, got {p.candidates!r}"
+            )
+        return
+    if len(p.candidates) < 2 or len(set(p.candidates)) != len(p.candidates) or not all(c.strip() for c in p.candidates):
+        raise ProbeBatteryError(f"{where}.candidates: at least two different non-empty texts, got {p.candidates!r}")
+
+
+def probe_candidates(probe: ProbeSpec, lists: Mapping[str, Sequence[str]]) -> list[str]:
+    """The candidates of a ``logprob`` probe at one call (``$players`` … expanded from ``lists``)."""
+    if isinstance(probe.candidates, str):
+        return list(lists[probe.candidates])
+    return list(probe.candidates or [])
 
 
 def battery_from_dict(data: Any, *, name: str = "custom", source: str = "battery") -> ProbeBattery:
@@ -278,9 +329,9 @@ def load_battery(spec: str | Path) -> ProbeBattery:
     """Load a built-in battery by name or a YAML file by path.
 
     Args:
-        spec: ``default``, ``suspicion``, ``light`` (see :data:`BUILTIN_BATTERIES`) or a path to a YAML
-            file holding a mafialab battery or a MafiaScope configuration with an
-            ``introspection:`` block.
+        spec: ``default``, ``suspicion``, ``light``, ``logprob-suspicion`` (see
+            :data:`BUILTIN_BATTERIES`) or a path to a YAML file holding a mafialab battery or a
+            MafiaScope configuration with an ``introspection:`` block.
 
     Returns:
         The validated battery.

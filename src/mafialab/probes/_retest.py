@@ -15,8 +15,9 @@ import asyncio
 import copy
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -76,7 +77,7 @@ class RetestPoint:
 
 
 def probe_points(plog: GameLog) -> list[RetestPoint]:
-    """The points where ``plog`` was probed with ``suspicion_ranking``, in game order.
+    """The points where ``plog`` was probed with ``suspicion_ranking`` or a ``logprob`` probe, in game order.
 
     Raises:
         ValueError: The game has no ``probes.jsonl`` or no such probe (the message says so).
@@ -86,7 +87,8 @@ def probe_points(plog: GameLog) -> list[RetestPoint]:
         raise ValueError(f"{plog.path}: no {PROBES_FILE}; retest needs a probed game (mafialab play --probes)")
     seen: dict[int, RetestPoint] = {}
     for _, rec in iter_probe_records(plog.path, game_id=plog.game_id):  # another game's records: skipped, named
-        if rec.get("probe_id") != "suspicion_ranking" or not isinstance(rec.get("after_seq"), int):
+        wanted = rec.get("probe_id") == "suspicion_ranking" or rec.get("distribution")
+        if not wanted or not isinstance(rec.get("after_seq"), int):
             continue
         after = int(rec["after_seq"])
         if after > 0 and after not in seen:
@@ -95,7 +97,7 @@ def probe_points(plog: GameLog) -> list[RetestPoint]:
                 int(rec.get("round", 0)), int(rec.get("msg_index", 0)), after, str(rec.get("phase") or ""), kind
             )
     if not seen:
-        raise ValueError(f"{path}: no suspicion_ranking probes to retest")
+        raise ValueError(f"{path}: no suspicion_ranking or logprob probes to retest")
     return [seen[k] for k in sorted(seen)]
 
 
@@ -195,12 +197,53 @@ async def run_retest(
                             parse_ok=rec.parse_ok,
                             model=rec.model,
                             error=rec.error,
+                            distribution=rec.distribution,
                         )
                     )
                     written += 1
                 if progress is not None:
                     progress(len(recs))
     return written
+
+
+def logprob_retest_floor(records: Sequence[Any]) -> dict[str, Any] | None:
+    """The retest floor of the logprob readout: what re-asking on a frozen context changes.
+
+    Repeats of one ``logprob`` probe on one frozen context (``(game, point, player,
+    probe)``), in repeat order; each consecutive pair is compared.
+
+    Args:
+        records: :class:`mafialab.record.RetestRecord` objects (those without a
+            ``distribution`` are ignored).
+
+    Returns:
+        ``pairs``, ``flips`` (most probable candidate changed), ``flip_rate`` and
+        ``max_tv`` (largest total-variation distance between two repeats); ``None`` when
+        there is no pair. Expected: no flip and a distance of 0 (no sampling), within
+        the floating-point noise of the backend.
+    """
+    groups: dict[tuple[str, int, str, str], list[Any]] = {}
+    for r in records:
+        if r.distribution:
+            groups.setdefault((r.game_id, r.point, r.player, r.probe_id), []).append(r)
+    pairs = flips = 0
+    max_tv = 0.0
+    for recs in groups.values():
+        recs.sort(key=lambda r: r.repeat)
+        for a, b in pairwise(recs):
+            tv = _total_variation(a.distribution, b.distribution)
+            pairs += 1
+            flips += max(a.distribution, key=a.distribution.get) != max(b.distribution, key=b.distribution.get)
+            max_tv = max(max_tv, tv or 0.0)
+    if pairs == 0:
+        return None
+    return {"pairs": pairs, "flips": flips, "flip_rate": flips / pairs, "max_tv": max_tv}
+
+
+def _total_variation(a: dict[str, float], b: dict[str, float]) -> float:
+    """Total-variation distance of two distributions over the same candidates (0 when equal)."""
+    keys = set(a) | set(b)
+    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in keys)
 
 
 def _retest_sync(*args: Any, **kwargs: Any) -> int:

@@ -26,11 +26,13 @@ from mafialab.engine import (
     player_view,
 )
 from mafialab.harness import default_game_id, run_config
-from mafialab.models import ChatResponse
+from mafialab.models import ChatResponse, ChoiceScores, scoring_refusal
 from mafialab.probes._battery import (
     ProbeBattery,
+    ProbeBatteryError,
     ProbeSpec,
     chain_text,
+    probe_candidates,
     render_preamble,
     render_question,
     render_schema,
@@ -303,6 +305,23 @@ class ProbeRunner:
         skipped = [f"{s} ({getattr(self.agents[s], 'label', '?')})" for s in self.skipped_seats]
         if skipped:
             log.info("probes: agents of seats %s cannot answer probes; they are not probed", ", ".join(skipped))
+        self._refuse_unscorable()
+
+    def _refuse_unscorable(self) -> None:
+        """Refuse a battery with ``logprob`` probes when a probed seat cannot score given answers."""
+        scored = [p.id for p in self.battery.probes if p.kind == "logprob"]
+        if not scored:
+            return
+        for s in self.probed_seats:
+            why = agent_scoring_refusal(self.agents[s])
+            if why is not None:
+                label = getattr(self.agents[s], "label", "?")
+                raise ProbeBatteryError(
+                    f"probes: battery {self.battery.name} has logprob probes ({', '.join(scored)}), but seat {s} "
+                    f"({label}) cannot answer them: {why}. Use the embedded model, a server that scores given text "
+                    "(/v1/completions with echo and logprobs: vLLM, SGLang, llama-cpp-python), or a battery "
+                    "without logprob probes"
+                )
 
     @property
     def pending(self) -> int:
@@ -454,6 +473,8 @@ class ProbeRunner:
             chained[f"prev_{k}"] = (await t).chain
         view = step.view
         question = render_question(probe, step.values, chained)
+        if probe.kind == "logprob":
+            return await self._score(step, pos, probe, question, same_before)
         schema = render_schema(probe.json_schema, step.lists) if probe.json_schema is not None else None
         for _ in range(GAME_FIRST_TICKS):  # let the game's next call leave first (see the constant)
             await asyncio.sleep(0)
@@ -503,6 +524,71 @@ class ProbeRunner:
         if ans.ok or text.strip():
             last: str | None = chain
         else:  # a failed call keeps the earlier answer
+            last = (await same_before).last if same_before is not None else None
+        return _Answer(rec, chain, last)
+
+    async def _score(
+        self, step: _SeatStep, pos: int, probe: ProbeSpec, question: str, same_before: asyncio.Task[_Answer] | None
+    ) -> _Answer:
+        """A ``logprob`` probe: score its candidates, record the distribution (no text is generated)."""
+        candidates = probe_candidates(probe, step.lists)
+        for _ in range(GAME_FIRST_TICKS):
+            await asyncio.sleep(0)
+        t0 = time.perf_counter()
+        agent = step.agent
+        kw: dict[str, Any] = {"first_token": self.battery.first_token}
+        if step.preamble:
+            kw["preamble"] = step.preamble
+        try:
+            if self._max_concurrent is None:
+                got = await agent.score_choices(question, step.view, candidates, probe.id, **kw)
+            else:
+                if self._sem is None:
+                    self._sem = asyncio.Semaphore(self._max_concurrent)
+                async with self._sem:
+                    got = await agent.score_choices(question, step.view, candidates, probe.id, **kw)
+        except Exception as err:  # a probe must never stop the game
+            got = ChoiceScores(candidates=candidates, error=f"{type(err).__name__}: {err}")
+        elapsed = time.perf_counter() - t0
+        self.calls += 1
+        dist = got.distribution() if got.error is None else None
+        if dist is None:
+            self.failed += 1
+        top = candidates[max(range(len(dist)), key=dist.__getitem__)] if dist else None
+        trigger = step.trigger
+        rec = ProbeRecord(
+            game_id=self.game_id,
+            round=trigger.round,
+            msg_index=trigger.msg_index,
+            seat=step.seat,
+            player=step.view.name,
+            role=step.role,
+            probe_id=probe.id,
+            position=pos,
+            trigger=_record_trigger(trigger, step.seat),
+            phase=trigger.phase,
+            after_seq=trigger.upto,
+            question=_with_preamble(step.preamble, question),
+            answer_raw="",
+            answer_parsed=top,
+            parse_ok=top is not None,
+            model=got.model or getattr(agent, "label", ""),
+            latency_ms=round(1000 * (got.latency_s or elapsed)),
+            prompt_tokens=got.usage.prompt_tokens,
+            error=got.error if dist is None else None,
+            distribution=dict(zip(candidates, dist, strict=True)) if dist else None,
+            logprobs=dict(zip(candidates, got.logprobs or [], strict=True)) if dist else None,
+            scoring="first_token" if got.scoring == "first_token" else "sequence",
+        )
+        if self.writer is not None:
+            self.writer.write(rec)
+        self.records.append(rec)
+        if self.on_record is not None:
+            self.on_record(rec)
+        chain = chain_text(top, None)
+        if top is not None:
+            last: str | None = chain
+        else:
             last = (await same_before).last if same_before is not None else None
         return _Answer(rec, chain, last)
 
@@ -600,6 +686,18 @@ def _takes_preamble(agent: Any) -> bool:
         hit = "preamble" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         _TAKES_PREAMBLE[cls] = hit
     return hit
+
+
+def agent_scoring_refusal(agent: Any) -> str | None:
+    """Why ``agent`` cannot answer ``logprob`` probes, or ``None`` when it can.
+
+    It can when it has ``score_choices`` and the model behind it (its ``model``, if any)
+    scores given answers (:func:`mafialab.models.scoring_refusal`).
+    """
+    if not callable(getattr(agent, "score_choices", None)):
+        return "it has no log-probabilities to read (it answers probes in text only)"
+    model = getattr(agent, "model", None)
+    return None if model is None else scoring_refusal(model)
 
 
 def make_probe_observer(

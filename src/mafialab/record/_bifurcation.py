@@ -485,6 +485,8 @@ class RetestRecord(BaseModel):
         parse_ok: Whether parsing succeeded.
         model: The probed agent's label.
         error: Transport error of the call, if any.
+        distribution: A ``logprob`` probe's distribution over its candidates (log schema
+            v4), else ``None``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -504,6 +506,7 @@ class RetestRecord(BaseModel):
     parse_ok: bool = False
     model: str = ""
     error: str | None = None
+    distribution: dict[str, float] | None = None
 
 
 def read_retests(paths: Iterable[Path], problems: list[str] | None = None) -> list[RetestRecord]:

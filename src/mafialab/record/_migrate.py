@@ -155,3 +155,15 @@ def _v2_to_v3(record: dict[str, Any]) -> dict[str, Any]:
     message instead of a validation error.
     """
     return record
+
+
+@migration(3)
+def _v3_to_v4(record: dict[str, Any]) -> dict[str, Any]:
+    """v3 -> v4 (log-probability probes): nothing v3 wrote changes; the record is returned as it is.
+
+    v4 adds the optional ``distribution``, ``logprobs`` and ``scoring`` fields of a ``probe``
+    record (the readout of a ``logprob`` probe; ``null`` for every other probe). A v3 probe
+    record has none of them, which reads as ``null``; a mafialab that reads only v3 refuses
+    v4 logs with a version message instead of reading the distribution as an unknown field.
+    """
+    return record

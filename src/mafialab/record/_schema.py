@@ -20,7 +20,7 @@ from mafialab.config import ConfigError, load_config, read_config
 from mafialab.engine import Event
 from mafialab.rules import RuleSet, Team
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the game-log schema written by this mafialab. Bumped on incompatible change."""
 
 
@@ -224,6 +224,15 @@ class ProbeRecord(BaseModel):
         completion_tokens: Completion tokens (0 if unknown).
         error: Transport or model error, if any.
         ts: Clock field (imported probes keep their original timestamp).
+        distribution: A ``logprob`` probe's readout (schema v4): probability of each
+            candidate, ``{candidate: p}`` in the battery's candidate order, the softmax of
+            :attr:`logprobs` (values in [0, 1], summing to 1); ``None`` for other probes
+            and for a failed call. Its ``answer_parsed`` is the most probable candidate.
+        logprobs: The model's natural-log probability of each candidate's token sequence
+            after the question (summed over its tokens, or its first token's alone, see
+            :attr:`scoring`); ``None`` as :attr:`distribution`.
+        scoring: ``sequence`` (every token of a candidate scored) or ``first_token`` (the
+            battery's ``first_token`` approximation); ``None`` for other probes.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -253,6 +262,9 @@ class ProbeRecord(BaseModel):
     completion_tokens: int = 0
     error: str | None = None
     ts: float | None = None
+    distribution: dict[str, float] | None = None
+    logprobs: dict[str, float] | None = None
+    scoring: Literal["sequence", "first_token"] | None = None
 
 
 PROBES_FILE = "probes.jsonl"

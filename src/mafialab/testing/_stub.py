@@ -110,10 +110,68 @@ def stub_embedding(text: str, dim: int = 8) -> list[float]:
     return [digest[i % len(digest)] / 128.0 - 1.0 for i in range(dim)]
 
 
+STUB_LOGPROB = -4.0
+"""Log-probability the stub gives a word its ``logprobs`` table does not list."""
+
+
+def stub_completion(body: dict[str, Any], table: dict[str, float]) -> dict[str, Any]:
+    """The stub's ``/v1/completions`` answer: words of the prompt scored from ``table``.
+
+    The prompt is cut into words at spaces (a word's token text includes the space before
+    it, as BPE tokenisers do); each word's ``token_logprob`` is ``table[word]`` or
+    :data:`STUB_LOGPROB` (the first token's is ``null``, as servers give). With ``echo`` the
+    prompt's tokens come first, then one generated token ``"."``; the shape is vLLM's
+    documented legacy completions ``logprobs`` object (``tokens``, ``token_logprobs``,
+    ``top_logprobs``, ``text_offset``).
+    """
+    prompt = str(body.get("prompt", ""))
+    tokens: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    for i, word in enumerate(prompt.split(" ")):
+        tok = word if i == 0 else " " + word
+        tokens.append(tok)
+        offsets.append(pos)
+        pos += len(tok)
+    lps: list[float | None] = [None, *(table.get(t.strip(), STUB_LOGPROB) for t in tokens[1:])]
+    if not body.get("echo"):
+        tokens, offsets, lps = [], [], []
+    tokens, offsets, lps = [*tokens, "."], [*offsets, len(prompt)], [*lps, -0.1]
+    return {
+        "id": "stub-completion",
+        "object": "text_completion",
+        "created": 0,
+        "model": body.get("model", "stub"),
+        "choices": [
+            {
+                "index": 0,
+                "text": (prompt if body.get("echo") else "") + ".",
+                "logprobs": {
+                    "tokens": tokens,
+                    "token_logprobs": lps,
+                    "top_logprobs": [None if lp is None else {t: lp} for t, lp in zip(tokens, lps, strict=True)],
+                    "text_offset": offsets,
+                },
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {"prompt_tokens": len(tokens) - 1, "completion_tokens": 1, "total_tokens": len(tokens)},
+    }
+
+
+def stub_top_logprobs(table: dict[str, float]) -> list[dict[str, Any]]:
+    """The first token's ``top_logprobs`` a chat answer of the stub carries: ``table``'s best 20."""
+    best = sorted(table.items(), key=lambda kv: -kv[1])[:20]
+    return [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in best]
+
+
 class OpenAIStub:
-    """A minimal ``POST /v1/chat/completions`` (and ``/v1/embeddings``) server with a fixed latency per call.
+    """A minimal OpenAI-compatible server (chat, completions, embeddings) with a fixed latency per call.
 
     Embedding requests get :func:`stub_embedding` of each input after the same latency.
+    Completion requests get :func:`stub_completion` (words scored from ``logprobs``), or
+    ``completions(body)`` when given (a recorded answer); a chat request with ``logprobs``
+    true gets the first token's ``top_logprobs`` (:func:`stub_top_logprobs`).
 
     Args:
         latency_s: Seconds each answer waits before it is sent (``asyncio.sleep``; calls
@@ -130,6 +188,11 @@ class OpenAIStub:
             Choice ``i > 0`` is answered for the body with ``seed`` ``"<seed>/<i>"`` (so
             a seeded responder gives each choice its own answer).
         reject_n: Answer HTTP 400 to a request with ``n`` > 1 (a server that refuses it).
+        logprobs: Log-probability per word (``{"Alex": -0.5, ...}``) for completion
+            scoring and chat ``top_logprobs``.
+        completions: ``f(body) -> JSON`` answering ``/v1/completions`` instead (a fixture);
+            ``None`` with ``logprobs`` also ``None``: that route answers 404, as a
+            chat-only server does.
 
     Attributes:
         requests: Every request body received, in order (chat and embedding requests).
@@ -151,7 +214,11 @@ class OpenAIStub:
         server: str | None = None,
         max_n: int | None = None,
         reject_n: bool = False,
+        logprobs: dict[str, float] | None = None,
+        completions: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ):
+        self.logprobs = logprobs
+        self.completions = completions
         self.latency_s = latency_s
         self.max_n = max_n
         self.reject_n = reject_n
@@ -283,13 +350,40 @@ class OpenAIStub:
 
     async def _answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, Any]]:
         route = path.rstrip("/")
-        if method != "POST" or not route.endswith(("/chat/completions", "/embeddings")):
+        scores = self.completions is not None or self.logprobs is not None
+        if method != "POST" or not route.endswith(("/completions", "/embeddings")):
+            return 404, {"error": {"message": f"no route {method} {path}"}}
+        if not route.endswith("/chat/completions") and route.endswith("/completions") and not scores:
             return 404, {"error": {"message": f"no route {method} {path}"}}
         body = json.loads(raw or b"{}")
         self.requests.append(body)
         self.headers.append(headers)
         if route.endswith("/embeddings"):
             return await self._embeddings(body)
+        if not route.endswith("/chat/completions"):
+            with self._counted(str(body.get("model", ""))):
+                if self.latency_s:
+                    await asyncio.sleep(self.latency_s)
+            if self.completions is not None:
+                return 200, self.completions(body)
+            return 200, stub_completion(body, self.logprobs or {})
+        if body.get("logprobs") and self.logprobs is not None:
+            top = stub_top_logprobs(self.logprobs)
+            return 200, {
+                "id": f"stub-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "stub"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "length",
+                        "message": {"role": "assistant", "content": top[0]["token"] if top else ""},
+                        "logprobs": {"content": [{**top[0], "top_logprobs": top}] if top else []},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
         with self._counted(str(body.get("model", ""))):
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)

@@ -80,6 +80,8 @@ class Belief:
             ``{t, name, a, c, why}`` (attitude trusts/neutral/suspects).
         raw: The verbatim answer when it is not one of the shapes above.
         free: Whether the probe is not one of :data:`STRUCTURED_PROBES` (shown verbatim).
+        logprob: Whether the answer is a ``logprob`` probe's distribution; ``items`` are then
+            ``{t, name, p}`` (candidate's seat or None, candidate, probability), most probable first.
     """
 
     seat: int
@@ -90,6 +92,7 @@ class Belief:
     items: list[dict[str, Any]] = field(default_factory=list)
     raw: str | None = None
     free: bool = False
+    logprob: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Compact JSON form shipped to the browser (no true roles, no question text)."""
@@ -100,6 +103,8 @@ class Belief:
             out["raw"] = self.raw
         if self.free:
             out["free"] = True
+        if self.logprob:
+            out["lp"] = True
         return out
 
 
@@ -149,6 +154,11 @@ def normalise_probe(
     order = (rec.after_seq, rec.round, rec.msg_index, rec.position)
     parsed = rec.answer_parsed if reading is None or not reading[1] else reading[0]
     b = Belief(seat=rec.seat, probe_id=rec.probe_id, after_seq=rec.after_seq, order=order, ok=False)
+    if rec.distribution:  # a logprob probe: the distribution is the answer (no text was generated)
+        ranked = sorted(rec.distribution.items(), key=lambda kv: -kv[1])
+        b.items = [{"t": seat_of(k), "name": k, "p": v} for k, v in ranked]
+        b.ok = b.logprob = True
+        return b
     if reading is not None and not reading[1]:
         b.raw = rec.answer_raw if rec.answer_raw or parsed is None else _text(parsed)
         b.free = rec.probe_id not in STRUCTURED_PROBES

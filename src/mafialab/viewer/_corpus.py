@@ -188,6 +188,8 @@ class CorpusFigures:
                 "inclusion": inc.model_dump(mode="json"),
                 "metrics": dashboard_rows(rep),
                 "calibration": cal,
+                # stated vs logprob readouts (mafialab.analysis._readouts), None without logprob answers
+                "readouts": None if rep.readouts is None else rep.readouts.model_dump(mode="json"),
                 # none: the dashboard says so once (dashboard_notes) instead of a line per missing metric
                 "probe_records": rep.probe_records,
                 # what the probe battery does not support, and the probe each missing metric needs

@@ -536,9 +536,26 @@
     root.appendChild(list);
   }
 
+  // stated vs log-probability readouts of one corpus, side by side (the report's readouts section)
+  function readoutsTable(name, ro) {
+    const box = h("section", { class: "readouts", dataset: { corpus: name } });
+    box.appendChild(h("h2", null, "Stated vs log-probability readout: " + name));
+    const rows = [["stated", ro.stated], ["logprob", ro.logprob]];
+    box.appendChild(h("table", { class: "metrics readouts-summary" },
+      h("thead", null, h("tr", null, ["readout", "n", "accuracy", "mean confidence", "ECE", "Brier", "vote coupling"].map((t) => h("th", null, t)))),
+      h("tbody", null, rows.map(([k, v]) => h("tr", { dataset: { readout: k } }, h("td", null, k), h("td", { class: "num" }, v.n), h("td", { class: "num" }, num(v.accuracy, 3)),
+        h("td", { class: "num" }, num(v.mean_confidence, 3)), h("td", { class: "num" }, num(v.ece, 3)), h("td", { class: "num" }, num(v.brier, 3)), h("td", { class: "num" }, num(v.vote_coupling, 3) + " (" + v.vote_n + ")"))))));
+    box.appendChild(h("table", { class: "metrics readouts-bins" },
+      h("thead", null, h("tr", null, ["confidence", "stated n", "stated accuracy", "logprob n", "logprob accuracy"].map((t) => h("th", null, t)))),
+      h("tbody", null, ro.stated.bins.map((b, i) => { const l = ro.logprob.bins[i]; return h("tr", null, h("td", null, num(b.lo, 1) + "–" + num(b.hi, 1)), h("td", { class: "num" }, b.n), h("td", { class: "num" }, num(b.accuracy, 3)), h("td", { class: "num" }, l.n), h("td", { class: "num" }, num(l.accuracy, 3))); }))));
+    box.appendChild(h("p", { class: "muted" }, "Agreement (same top suspect): " + num(ro.agreement, 3) + " of " + ro.pairs + " paired steps. Log-probability dynamics: volatility " + num(ro.dynamics.volatility, 3) + ", top-suspect flips " + num(ro.dynamics.flip_rate, 3) + "; retest floor " + num(ro.dynamics.retest_floor, 1) + " (no sampling). A log-probability distribution is a tokenisation-dependent score, not a calibrated probability by fiat (docs/probes.md)."));
+    return box;
+  }
+
   function renderCalibration(index, r) {
     const root = clear(app());
     root.appendChild(h("h1", null, "Calibration"));
+    for (const [name, c] of Object.entries((index.corpus_metrics && index.corpus_metrics.corpora) || {})) if (c && c.readouts) root.appendChild(readoutsTable(name, c.readouts));
     const groups = index.calibration || [];
     if (!groups.length) { root.appendChild(h("p", { class: "note info" }, calibrationMissing(index))); return; }
     const sel = groups.find((g) => g.kind === r.kind && g.key === r.key) || groups[0];
@@ -669,6 +686,18 @@
     return dead;
   }
 
+  // which readout the belief panels show: stated answers, log-probability distributions, or both
+  let READOUT = "both";
+  function readoutMode() { return READOUT; }
+  function readoutPicker(g, rerender) {
+    const has = Object.values(g.probes || {}).some((ps) => (ps || []).some((p) => p.lp));
+    if (!has) return null;
+    const sel = h("select", { id: "readout" }, [["both", "both readouts"], ["stated", "stated answers"], ["logprob", "log-probabilities"]].map(([v, t]) => h("option", { value: v }, t)));
+    sel.value = READOUT;
+    sel.addEventListener("change", () => { READOUT = sel.value; rerender(); });
+    return h("label", { class: "readout" }, "show ", sel);
+  }
+
   function beliefCard(seat, names, latest, opts) {
     const card = h("section", { class: "card", dataset: { seat } });
     card.appendChild(h("h4", null, names[seat] !== undefined ? names[seat] : "seat " + seat, opts.subtitle ? h("span", { class: "muted" }, " " + opts.subtitle) : null));
@@ -692,7 +721,15 @@
         card.appendChild(h("ul", { class: "guesses" }, sm.items.filter((it) => it.t !== seat).map((it) => h("li", { title: it.why || "(no reason given)", class: "hoverreason" }, it.name + " " + (it.a || "?") + (it.c !== null && it.c !== undefined ? " (" + num(it.c, 0) + ")" : "")))));
       }
     }
+    const mode = readoutMode();
     for (const [pid, p] of Object.entries(latest)) {
+      if (p.lp) {
+        if (mode === "stated") continue;
+        card.appendChild(h("div", { class: "sub" }, pid + ": log-probability readout (#" + p.s + ")"));
+        card.appendChild(h("ol", { class: "ranking logprob" }, p.items.map((it) => h("li", { title: "probability among the candidates (softmax of the model's log-probabilities; not generated text)" }, it.name + " (" + num(it.p, 2) + ")"))));
+        continue;
+      }
+      if (mode === "logprob") continue;
       if (p.newer) card.appendChild(h("details", { class: "rawprobe unusable" }, h("summary", null, pid + ": later answer (#" + p.newer.s + ") unusable, showing #" + p.s), h("pre", null, p.newer.raw || "")));
       if (p.items && ["role_assessment", "suspicion_ranking", "social_map"].includes(pid)) continue;
       card.appendChild(h("details", { class: "rawprobe" }, h("summary", null, pid + " (#" + p.s + ")" + (p.ok ? "" : " — unusable answer")), h("pre", null, p.raw === undefined || p.raw === null ? "" : p.raw)));
@@ -781,7 +818,8 @@
     const graphBox = h("div", { class: "graphbox" });
     const voteBox = h("div", { class: "voteboxwrap" });
     const panels = h("div", { class: "panels", id: "panels" });
-    root.appendChild(h("div", { class: "grid" }, h("div", { class: "col-transcript" }, h("h3", null, "Transcript"), tr.el), h("div", { class: "col-graph" }, h("h3", null, "Ground truth"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Agents' beliefs"), panels)));
+    const picker = readoutPicker(g, () => show(+sc.range.value));
+    root.appendChild(h("div", { class: "grid" }, h("div", { class: "col-transcript" }, h("h3", null, "Transcript"), tr.el), h("div", { class: "col-graph" }, h("h3", null, "Ground truth"), graphBox), h("div", { class: "col-panels" }, h("h3", null, "Agents' beliefs", picker ? " " : null, picker), panels)));
     root.appendChild(h("section", { class: "votesection" }, h("h3", null, "Votes: the probe's prediction beside the transcript's"), voteBox));
     const truth = (t) => (g.roster[t] ? g.roster[t].role : null);
     function show(i) {
