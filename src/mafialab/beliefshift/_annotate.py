@@ -214,8 +214,10 @@ class _Run:
 
 @dataclass
 class _Subjects:
-    """Whom a clause is about: its subjects (``own``), whether inherited from before, and the
-    players a pronoun opening it may stand for (``prior``).
+    """Whom a clause is about.
+
+    ``own``: its subjects; ``inherited``: taken from before; ``prior``: the players a pronoun
+    opening it may stand for; ``mentions``: the names that may be its subject.
     """
 
     own: list[str]
@@ -517,8 +519,9 @@ class RulesAnnotator:
         return True
 
     def _pronoun_statements(self, run: _Run, step: StepSpec) -> None:
-        """Step ``pronoun_statement``: "I'm confident she's the last Mafia": a pronoun stands for
-        the last subjects named.
+        """Step ``pronoun_statement``: a pronoun stands for the last subjects named.
+
+        "I'm confident she's the last Mafia".
         """
         comp, sentence = run.comp, run.sentence
         for key in step.patterns:
@@ -532,10 +535,11 @@ class RulesAnnotator:
                     run.add(refs, cat, f"{step.rule}:{m.group(0)}")
 
     def _pronoun_possibilities(self, run: _Run, step: StepSpec) -> None:
-        """Step ``pronoun_possibility``: "If she's Mafia, ...", "She could be Mafia", "One of you
-        is Mafia": a possibility raised of a pronoun's players (the players named before it in
-        the sentence, else the subjects of the sentence before; "you" only when two others are
-        alive).
+        """Step ``pronoun_possibility``: a possibility raised of a pronoun's players.
+
+        "If she's Mafia, ...", "She could be Mafia", "One of you is Mafia". The players are those
+        named before it in the sentence, else the subjects of the sentence before; "you" only
+        when two others are alive.
         """
         comp, sentence = run.comp, run.sentence
         for key in step.patterns:
@@ -567,8 +571,9 @@ class RulesAnnotator:
         return refs
 
     def _clauses(self, run: _Run, step: StepSpec) -> None:
-        """Step ``clauses``: the clause steps on each clause of the sentence, then the sentence's
-        subjects (the topic of the next sentence).
+        """Step ``clauses``: the clause steps on each clause of the sentence.
+
+        Then the sentence's subjects become the topic of the next sentence.
         """
         comp = run.comp
         run.subjects, run.directed_names, run.last_all, run.last_group, run.first = [], [], [], [], True
@@ -834,8 +839,9 @@ class RulesAnnotator:
 
     @staticmethod
     def _own_read(run: _Run, clause: str, cue_m: re.Match[str]) -> re.Match[str] | None:
-        """The cue as the speaker's own read (``None``: someone else's claim, argued away, or
-        about the speaker).
+        """The cue as the speaker's own read.
+
+        ``None``: someone else's claim, argued away, or about the speaker.
         """
         comp, sentence = run.comp, run.sentence
         cited = comp.cited.search(clause, 0, cue_m.start()) if comp.cited is not None else None
@@ -889,7 +895,7 @@ class RulesAnnotator:
 
     @staticmethod
     def _thought(clause: str, cue_m: re.Match[str], comp: _Compiled) -> re.Match[str] | None:
-        """ "X's save makes me wonder if Y ...": the complement whose players the cue is about."""
+        """The complement whose players the cue is about ("X's save makes me wonder if Y ...")."""
         if comp.complement_names is None or comp.complement_end is None:
             return None
         if not comp.complement_end.search(clause, 0, cue_m.end()):

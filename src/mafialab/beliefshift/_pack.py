@@ -116,8 +116,10 @@ class _Strict(BaseModel):
 
 
 class TextSpec(_Strict):
-    """``text``: the clean-up before matching (``markup``: characters replaced), ``quoted`` (words
-    blanked as someone else's) and ``sentences`` (the split into sentences).
+    """``text``: the clean-up before matching.
+
+    ``markup``: characters replaced; ``quoted``: words blanked as someone else's; ``sentences``:
+    the split into sentences.
     """
 
     markup: dict[str, str]
@@ -134,7 +136,9 @@ class PieceSpec(_Strict):
 
 
 class PatternSpec(_Strict):
-    """One pattern (``template``), one per fragment of a cue list (``each``, filtered by ``only``)
+    """One pattern, or a list of them.
+
+    One pattern (``template``), one per fragment of a cue list (``each``, filtered by ``only``)
     or a list (``templates``); ``when``, ``case`` and ``bind`` as in the docs.
     """
 
@@ -158,8 +162,10 @@ class PatternSpec(_Strict):
 
 
 class StepSpec(_Strict):
-    """A rule run on each sentence or clause: its ``kind``, the ``patterns`` it matches, the
-    ``category`` it gives and the ``rule`` name recorded with its labels.
+    """A rule run on each sentence or clause.
+
+    Its ``kind``, the ``patterns`` it matches, the ``category`` it gives and the ``rule`` name
+    recorded with its labels.
     """
 
     kind: str
