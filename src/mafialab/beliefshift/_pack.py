@@ -393,8 +393,8 @@ def _check_names(where: str, templates: Iterable[str], keys: Iterable[str], piec
         for m in _PLACEHOLDER.finditer(t):
             name, key = m.group(1), m.group(2)
             if key is not None:
-                if name not in ("alt", "sub") or key not in _ALL_CUE_KEYS:
-                    raise ValueError(f"{where}: {m.group(0)}: expected {{alt:KEY}} or {{sub:KEY}} with a cue list")
+                if name not in ("alt", "alts", "bare", "sub") or key not in _ALL_CUE_KEYS:
+                    raise ValueError(f"{where}: {m.group(0)}: expected {{alt|alts|bare|sub:KEY}} with a cue list")
             elif name not in _BUILT_IN and name not in pieces:
                 raise ValueError(f"{where}: {m.group(0)}: not a piece defined before it nor a built-in")
 
@@ -414,6 +414,10 @@ def _expand(
             return values[name]
         if name == "alt":
             return _alt(cues.get(key, ()))
+        if name == "alts":  # the alternatives without the group around them
+            return _alt(cues.get(key, ()))[3:-1]
+        if name == "bare":  # the fragments joined as they are
+            return "|".join(cues.get(key, ()))
         return _alt(fill(x) for x in cues.get(key, ()))
 
     return _PLACEHOLDER.sub(one, template)
