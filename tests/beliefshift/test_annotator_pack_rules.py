@@ -46,7 +46,7 @@ def _raw_pack() -> dict:
 
 def _write(tmp_path: Path, raw: dict) -> Path:
     path = tmp_path / "pack.yaml"
-    path.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
     return path
 
 
@@ -119,6 +119,7 @@ def test_the_order_of_the_rules_is_the_packs(tmp_path):
         (lambda r: r["steps"]["subject_cues"][0].update(category="blame"), r"steps\.subject_cues\.0\.category"),
         (lambda r: r["text"].pop("quoted"), r"text\.quoted: Field required"),
         (lambda r: r.update(format=3), r"format: Input should be 1 or 2"),
+        (lambda r: r["pieces"]["pron"].update(template="{P}"), r"pieces: P, pron use each other \(a cycle\)"),
     ],
 )
 def test_a_bad_pack_is_refused_naming_the_file_and_field(tmp_path, edit, message):

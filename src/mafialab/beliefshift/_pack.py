@@ -360,10 +360,13 @@ def check_engine(engine: EngineSpec, src: str) -> None:
     missing = [p for p in REQUIRED_PATTERNS if p not in engine.patterns]
     if missing:
         raise ValueError(f"{src}: patterns: missing {', '.join(missing)}")
-    pieces: set[str] = set()
+    pieces = set(engine.pieces)
     for name, piece in engine.pieces.items():
         _check_names(f"{src}: pieces.{name}", (piece.template,), piece.when, pieces)
-        pieces.add(name)
+    try:
+        _piece_order(engine.pieces)
+    except ValueError as err:
+        raise ValueError(f"{src}: {err}") from None
     for name, pat in engine.patterns.items():
         templates = (pat.template,) if pat.template is not None else pat.templates or ()
         keys = (*pat.when, *([pat.each] if pat.each else []))
@@ -385,6 +388,22 @@ def check_engine(engine: EngineSpec, src: str) -> None:
             raise ValueError(f"{src}: patterns.{name}: not a valid pattern ({err})") from None
 
 
+def _piece_order(pieces: Mapping[str, PieceSpec]) -> list[str]:
+    """The pieces' names, each after the pieces it uses (``ValueError`` for a cycle)."""
+    uses = {
+        k: {m.group(1) for m in _PLACEHOLDER.finditer(p.template) if m.group(2) is None and m.group(1) in pieces}
+        for k, p in pieces.items()
+    }
+    done: list[str] = []
+    while len(done) < len(pieces):
+        ready = [k for k in pieces if k not in done and uses[k] <= set(done)]
+        if not ready:
+            left = sorted(k for k in pieces if k not in done)
+            raise ValueError(f"pieces: {', '.join(left)} use each other (a cycle)")
+        done += ready
+    return done
+
+
 def _check_names(where: str, templates: Iterable[str], keys: Iterable[str], pieces: set[str]) -> None:
     for k in keys:
         if k not in _ALL_CUE_KEYS:
@@ -396,7 +415,7 @@ def _check_names(where: str, templates: Iterable[str], keys: Iterable[str], piec
                 if name not in ("alt", "alts", "bare", "sub") or key not in _ALL_CUE_KEYS:
                     raise ValueError(f"{where}: {m.group(0)}: expected {{alt|alts|bare|sub:KEY}} with a cue list")
             elif name not in _BUILT_IN and name not in pieces:
-                raise ValueError(f"{where}: {m.group(0)}: not a piece defined before it nor a built-in")
+                raise ValueError(f"{where}: {m.group(0)}: not a piece nor a built-in")
 
 
 def _alt(fragments: Iterable[str]) -> str:
@@ -454,7 +473,8 @@ def compile_patterns(
         slots = {"N": n, "W": w, "P": values.get("P", "")}
         return lambda frag: _SLOT.sub(lambda m: slots[m.group(1)], frag)
 
-    for key, piece in engine.pieces.items():
+    for key in _piece_order(engine.pieces):
+        piece = engine.pieces[key]
         values[key] = (
             _expand(piece.template, cues, values, filler(nl)) if _present(cues, piece.when) else piece.otherwise
         )
