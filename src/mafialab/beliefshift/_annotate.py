@@ -663,10 +663,10 @@ class RulesAnnotator:
         picked = self._subject_cue(run, clause, subj, hypothetical)
         if picked is None:
             return
-        cue_m, category = picked
-        cue_m = self._own_read(run, clause, cue_m)
-        if cue_m is None:
+        read = self._own_read(run, clause, picked[0])
+        if read is None:
             return
+        cue_m, category = read, picked[1]
         targets = self._cue_targets(run, clause, subj, cue_m)
         if targets is not None:
             run.add(targets, category, f"{category}:{cue_m.group(0)}|{clause.strip()}")

@@ -377,9 +377,9 @@ def check_engine(engine: EngineSpec, src: str) -> None:
                 if p not in engine.patterns:
                     raise ValueError(f"{src}: steps.{where}.{i}.patterns: unknown pattern {p!r}")
     for i, cue in enumerate(engine.steps.subject_cues):
-        for p in (cue.pattern, cue.cleared_by):
-            if p is not None and p not in engine.patterns:
-                raise ValueError(f"{src}: steps.subject_cues.{i}: unknown pattern {p!r}")
+        for q in (cue.pattern, cue.cleared_by):
+            if q is not None and q not in engine.patterns:
+                raise ValueError(f"{src}: steps.subject_cues.{i}: unknown pattern {q!r}")
     cues = {k: ("x",) for k in _ALL_CUE_KEYS}
     for name in engine.patterns:
         try:
