@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from mafialab.beliefshift import RulesAnnotator, load_annotator_pack
-from mafialab.beliefshift._annotate import _OPTIONAL_CUE_KEYS, GameContext
+from mafialab.beliefshift._annotate import GameContext
+from mafialab.beliefshift._pack import _OPTIONAL_CUE_KEYS
 
 CTX = GameContext(names=("Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley"), game="Mafia", town_team="Town",
                   mafia_team="Mafia")  # fmt: skip

@@ -14,14 +14,21 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from mafialab import __version__
 from mafialab.beliefshift._answer import split_answer
 from mafialab.beliefshift._io import write_jsonl
+from mafialab.beliefshift._pack import (
+    AnnotatorPack,
+    StepSpec,
+    TextSpec,
+    builtin_engine,
+    compile_patterns,
+    load_annotator_pack,
+)
 from mafialab.beliefshift._schema import (
     Annotation,
     AnnotationHeader,
@@ -31,7 +38,6 @@ from mafialab.beliefshift._schema import (
     ScannedMessage,
     message_id,
 )
-from mafialab.config import read_config, top_level_message
 from mafialab.engine import Elimination, Speech, resolve_name
 from mafialab.models import ChatMessage, ChatModel, ChatRequest
 from mafialab.record import GameLog, LogFormatError, read_game
@@ -154,231 +160,70 @@ def _strongest(labels: Iterable[Label]) -> list[Label]:
     return [best[t] for t in sorted(best)]
 
 
-# --------------------------------------------------------------------------- language data
-@dataclass(frozen=True)
-class AnnotatorPack:
-    """Language data of the annotators (``beliefshift/annotator_<lang>.yaml``).
-
-    Attributes:
-        id: Pack id (recorded in annotation headers).
-        language: Language code.
-        cues: Cue lexicon of the ``rules`` annotator: lists of regular-expression fragments
-            under ``wolf_words``, ``clause_breaks``, ``object_markers``, ``directed``,
-            ``suspicion``, ``clearing``, ``negation``, ``conditional``, ``reported``,
-            ``hedges``, ``accuse``, ``lists``, ``alternatives`` and ``accuse_said_of``; optional
-            (pack v3, empty when absent): ``motive_frames``, ``object_pronouns``,
-            ``pronoun_subjects``, ``first_person``, ``self_subject``, ``possibility``,
-            ``descriptions``, ``clause_openers``, ``elided_subject``, ``speaker_subjects``,
-            ``subordinators``, ``even_handed_conditions``, ``argued_away``, ``cited_claims``,
-            ``own_judgement`` and ``complement_verbs`` (v4), ``complement_openers``,
-            ``claim_nouns``, ``self_reference``, ``relative_openers`` and
-            ``sentence_continuations`` (v5), ``hedged_clearing`` and ``thing_of`` (v6),
-            ``discourse_openers``, ``group_pronouns``, ``pronoun_possibility`` and
-            ``group_examples`` (v7), ``consequent_markers`` (v8), ``with_speaker`` and
-            ``speaker_in_group`` (v9), ``name_modifiers`` and ``others_view`` (v11),
-            ``acted_on_groups``, ``modifier_adjectives`` and ``ally_reasons`` (v12),
-            ``possessive_cues`` and ``claim_judgements`` (v13)
-            (the English words of the clause
-            rules live there too, not in code).
-        system: Model annotator system prompt (placeholders ``{game} {town} {mafia}``).
-        user: Model annotator user prompt (placeholders ``{players} {speaker} {targets} {message}``).
-    """
-
-    id: str
-    language: str
-    cues: dict[str, tuple[str, ...]]
-    system: str
-    user: str
-
-
-# rules whose labels a player grouped with the speaker ("X and I") does not get (v9)
-_SELF_GROUPED_RULES = frozenset({"suspect", "directed", "directed-pronoun"})
-
-_CUE_KEYS = (
-    "wolf_words",
-    "clause_breaks",
-    "object_markers",
-    "directed",
-    "suspicion",
-    "clearing",
-    "negation",
-    "conditional",
-    "reported",
-    "hedges",
-    "accuse",
-    "lists",
-    "alternatives",
-    "accuse_said_of",
-)
-# added in annotator-en-v3; a pack without them reads them as empty
-_OPTIONAL_CUE_KEYS = (
-    "motive_frames",
-    "object_pronouns",
-    "pronoun_subjects",
-    "first_person",
-    "self_subject",
-    "possibility",
-    "descriptions",
-    "clause_openers",
-    "elided_subject",
-    "speaker_subjects",
-    "subordinators",
-    "even_handed_conditions",
-    # added in annotator-en-v4
-    "argued_away",
-    "cited_claims",
-    "own_judgement",
-    "complement_verbs",
-    # added in annotator-en-v5
-    "complement_openers",
-    "claim_nouns",
-    "self_reference",
-    "relative_openers",
-    "sentence_continuations",
-    # added in annotator-en-v6
-    "hedged_clearing",
-    "thing_of",
-    # added in annotator-en-v7
-    "discourse_openers",
-    "group_pronouns",
-    "pronoun_possibility",
-    "group_examples",
-    # added in annotator-en-v8
-    "consequent_markers",
-    # added in annotator-en-v9
-    "with_speaker",
-    "speaker_in_group",
-    # added in annotator-en-v11
-    "name_modifiers",
-    "others_view",
-    # added in annotator-en-v12
-    "acted_on_groups",
-    "modifier_adjectives",
-    "ally_reasons",
-    # added in annotator-en-v13
-    "possessive_cues",
-    "claim_judgements",
-)
-
-
-def load_annotator_pack(name_or_path: str | Path = "en") -> AnnotatorPack:
-    """Load annotator language data: a built-in pack (``"en"``) or a YAML file of the same shape.
-
-    Raises:
-        ValueError: Unknown pack, an unreadable file or malformed YAML (a
-            :class:`~mafialab.config.ConfigError`, as every YAML file is read: at most 10 MB,
-            100,000 nodes and 100 alias expansions), a missing/invalid field (named), or a cue
-            fragment that is not a valid regular expression.
-    """
-    key = str(name_or_path)
-    if Path(key).suffix in {".yaml", ".yml"}:
-        data, src = read_config(Path(key)), key
-    else:
-        res = resources.files("mafialab.beliefshift").joinpath(f"annotator_{key}.yaml")
-        if not res.is_file():
-            raise ValueError(f"annotator pack: unknown pack {key!r} (built in: en; or a YAML path)")
-        src = f"annotator_{key}.yaml"
-        data = read_config(res, source=src)
-    if not isinstance(data, dict):
-        raise ValueError(f"{src}: {top_level_message('an annotator pack (a mapping with its cues)', data)}")
-    cues_raw = data.get("cues")
-    model = data.get("model")
-    if not isinstance(cues_raw, dict):
-        raise ValueError(f"{src}: cues: missing or not a mapping")
-    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("system", "user")):
-        raise ValueError(f"{src}: model: needs 'system' and 'user' strings")
-    cues: dict[str, tuple[str, ...]] = {}
-    for k in (*_CUE_KEYS, *_OPTIONAL_CUE_KEYS):
-        v = cues_raw.get(k, [] if k in _OPTIONAL_CUE_KEYS else None)
-        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
-            raise ValueError(f"{src}: cues.{k}: expected a list of non-empty strings")
-        for x in v:
-            try:
-                re.compile(x.replace("{N}", "N").replace("{W}", "W"))
-            except re.error as err:
-                raise ValueError(f"{src}: cues.{k}: {x!r} is not a valid pattern ({err})") from None
-        cues[k] = tuple(v)
-    return AnnotatorPack(
-        id=str(data.get("id", key)),
-        language=str(data.get("language", "")),
-        cues=cues,
-        system=model["system"],
-        user=model["user"],
-    )
-
-
 # --------------------------------------------------------------------------- rules annotator
-_SENTENCE = re.compile(r"(?<=[.!?])(?<!\.\.\.)[\"')\]]*\s+|\n+|(?:^|\s)[-*•]\s+")
-_QUOTED = re.compile(r'"[^"\n]{0,80}"')
-_MARKUP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "*": "", "_": " "})
+class _Compiled:
+    """The compiled patterns of one pack for one game's names, by pattern name (``comp.directed``)."""
 
+    def __init__(self, patterns: dict[str, Any], text: TextSpec):
+        self.__dict__.update(patterns)
+        self.markup = str.maketrans(text.markup)
+        self.quoted = re.compile(text.quoted)
+        self.sentences = re.compile(text.sentences)
 
-def _alt(fragments: Iterable[str]) -> str:
-    return "(?:" + "|".join(f"(?:{f})" for f in fragments) + ")"
+    def __getattr__(self, key: str) -> Any:  # typed access to the patterns set above
+        raise AttributeError(key)
+
+    @staticmethod
+    def each(rx: Any) -> list[re.Pattern[str]]:
+        """A pattern entry as a list (``None``: no pattern)."""
+        return [] if rx is None else rx if isinstance(rx, list) else [rx]
+
+    def all_of(self, keys: Iterable[str]) -> list[re.Pattern[str]]:
+        """The patterns named ``keys``, in order, as one list."""
+        return [rx for k in keys for rx in self.each(getattr(self, k))]
 
 
 @dataclass
-class _Compiled:
-    name: re.Pattern[str]
-    names: re.Pattern[str]
-    breaks: re.Pattern[str]
-    obj_before: re.Pattern[str]
-    directed: re.Pattern[str]
-    suspicion: re.Pattern[str]
-    clearing: re.Pattern[str]
-    negation: re.Pattern[str]
-    conditional: re.Pattern[str]
-    reported: re.Pattern[str]
-    hedges: re.Pattern[str]
-    accuse: list[re.Pattern[str]]
-    alternatives: re.Pattern[str]
-    accuse_said_of: re.Pattern[str]
-    lists: list[re.Pattern[str]]
-    negation_any: re.Pattern[str]
-    if_before: re.Pattern[str]
-    generic: re.Pattern[str]
-    list_gap: re.Pattern[str]
-    pronoun: re.Pattern[str]
-    motive: re.Pattern[str] | None
-    directed_pronoun: re.Pattern[str] | None
-    accuse_pronoun: list[re.Pattern[str]]
-    and_on: re.Pattern[str]
-    pronoun_subject: re.Pattern[str]
-    possibility: list[re.Pattern[str]]
-    lead: re.Pattern[str] | None
-    elided: re.Pattern[str] | None
-    no_subject: re.Pattern[str] | None
-    subordinate: re.Pattern[str] | None
-    whether: re.Pattern[str] | None
-    described: list[re.Pattern[str]]
-    first_person: re.Pattern[str] | None
-    self_subject: re.Pattern[str] | None
-    with_speaker: list[re.Pattern[str]]
-    speaker_group: re.Pattern[str] | None
-    argued_away: re.Pattern[str] | None
-    cited: re.Pattern[str] | None
-    judged: re.Pattern[str] | None
-    complement: re.Pattern[str] | None
-    complement_end: re.Pattern[str] | None
-    complement_names: re.Pattern[str] | None
-    claim_author: re.Pattern[str] | None
-    self_ref: re.Pattern[str] | None
-    relative: re.Pattern[str] | None
-    sub_any: re.Pattern[str] | None
-    continuation: re.Pattern[str] | None
-    hedged_clear: re.Pattern[str] | None
-    pronoun_possibility: list[re.Pattern[str]]
-    plural: re.Pattern[str]
-    group_lead: re.Pattern[str] | None
-    speaker_led: re.Pattern[str] | None
-    examples: re.Pattern[str] | None
-    consequent: re.Pattern[str] | None = None
-    modifier: re.Pattern[str] | None = None
-    others_view: re.Pattern[str] | None = None
-    possessive_cue: re.Pattern[str] | None = None
-    claim_judged: re.Pattern[str] | None = None
-    acted_on: re.Pattern[str] | None = None
-    ally: re.Pattern[str] | None = None
+class _Run:
+    """What labelling one text keeps as it goes, sentence by sentence and clause by clause."""
+
+    comp: _Compiled
+    candidates: dict[str, int]
+    pair_rules: frozenset[str]
+    found: list[Label] = field(default_factory=list)
+    sentence: str = ""
+    prev_subjects: list[str] = field(default_factory=list)
+    older_subjects: list[str] = field(default_factory=list)  # the subjects of the sentence before prev's (v8)
+    cleared: set[str] = field(default_factory=set)
+    spoken_of: list[str] = field(default_factory=list)  # named in the speaker's own last clause
+    with_self: set[str] = field(default_factory=set)  # players grouped with the speaker in this sentence (v9)
+    # per sentence, clause by clause
+    subjects: list[str] = field(default_factory=list)
+    directed_names: list[str] = field(default_factory=list)  # "I'm most suspicious of Alex, who ...": the topic
+    last_all: list[str] = field(default_factory=list)  # names of the clause before, within this sentence only
+    last_group: list[str] = field(default_factory=list)
+    first: bool = True
+
+    def add(self, nms: Iterable[str], category: Category, rule: str) -> None:
+        for nm in nms:
+            if nm in self.with_self and rule.split(":", 1)[0] in self.pair_rules:
+                continue  # "Harper and I are still alive, which could mean ...": the speaker's own group
+            if nm in self.candidates:
+                self.found.append(Label(self.candidates[nm], category, self.sentence[:300], rule))
+
+
+@dataclass
+class _Subjects:
+    """Whom a clause is about.
+
+    ``own``: its subjects; ``inherited``: taken from before; ``prior``: the players a pronoun
+    opening it may stand for; ``mentions``: the names that may be its subject.
+    """
+
+    own: list[str]
+    inherited: bool
+    prior: list[str]
+    mentions: list[re.Match[str]]
 
 
 class RulesAnnotator:
@@ -425,195 +270,15 @@ class RulesAnnotator:
         # recorded in annotation headers and records: which cue pack labelled the file
         self.name = f"rules:{self.pack.id}"
         self._extra = tuple(re.escape(w) for w in extra_wolf_words)
+        self._engine = self.pack.engine or builtin_engine()
         self._cache: dict[tuple[tuple[str, ...], str], _Compiled] = {}
 
     def _compiled(self, names: tuple[str, ...], mafia_team: str) -> _Compiled:
         key = (names, mafia_team)
-        if key in self._cache:
-            return self._cache[key]
-        c = self.pack.cues
-        team = [re.escape(w) for w in {mafia_team.lower(), mafia_team.lower().rstrip("s")} if w]
-        w = _alt([*c["wolf_words"], *self._extra, *team]) + r"(?:[\s-]+(?:team|member|side|player|partner)s?)?"
-        name = r"(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")"
-        # a list names each player at most once: the bound keeps a degenerate text linear
-        nl = (
-            rf"\b(?P<names>{name}(?:'s)?(?:\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)\s*(?:and\s+|or\s+)?{name}(?:'s)?)"
-            rf"{{0,{max(len(names) - 1, 0)}}}(?:,?\s+and\s+(?:I|me|myself))?)\b"
-        )
-        i = re.IGNORECASE
-
-        def sub(frag: str) -> str:
-            return frag.replace("{N}", nl).replace("{W}", w)
-
-        fillers = (
-            r"(?:(?:how|the\s+way|both|what|why|whether|that|quickly|much|also|especially|closely|more|now|"
-            r"on|at|at\s+both)\s+)*"
-        )
-        if c.get("thing_of"):
-            fillers += rf"(?:{_alt(c['thing_of'])}\s+)?"
-        pron = _alt(c["pronoun_subjects"]) if c.get("pronoun_subjects") else None
-        # (v7) "Honestly, she ...": discourse words before a pronoun that opens a clause; "both",
-        # "one of them": pronouns for the group of players named last
-        opener = rf"(?:{_alt(c['discourse_openers'])},?\s+)?" if c.get("discourse_openers") else ""
-        group = "|" + "|".join(f"(?:{x})" for x in c["group_pronouns"]) if c.get("group_pronouns") else ""
-        objp = _alt(c["object_pronouns"]) if c.get("object_pronouns") else None
-
-        def opt(key: str, template: str, *, subst: bool = False, flags: int = i) -> re.Pattern[str] | None:
-            """An optional cue list's pattern: ``None`` when the pack has no list ``key``.
-
-            ``{alt}`` in ``template`` becomes the list's alternation (with ``{N}``/``{W}``
-            filled in when ``subst``).
-            """
-            if not c.get(key):
-                return None
-            alt = _alt(sub(x) for x in c[key]) if subst else _alt(c[key])
-            return re.compile(template.replace("{alt}", alt), flags)
-
-        # (v12) adjectives that may stand between the article and a name that modifies a noun
-        modifier_adjs = _alt(c.get("modifier_adjectives", ()) or ["-"])
-        comp = _Compiled(
-            name=re.compile(rf"\b({name})(?:'s)?\b"),
-            names=re.compile(nl),
-            breaks=re.compile(_alt(sub(x) for x in c["clause_breaks"]), i),
-            obj_before=re.compile(
-                rf"\b{_alt(c['object_markers'])}\s+(?:(?:the|both|and|or|{name}(?:'s)?)\s*,?\s*)*$", i
-            ),
-            directed=re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}{nl}", i),
-            suspicion=re.compile(rf"\b{_alt(sub(x) for x in c['suspicion'])}\b", i),
-            # (v7) a clearing word in excess ("too clean", "too innocent") is no clearing
-            # and a clearing word as a yardstick ("too aggressive for an innocent") neither
-            clearing=re.compile(rf"(?<!too )(?<!for an )(?<!for a )\b{_alt(sub(x) for x in c['clearing'])}\b", i),
-            negation=re.compile(rf"\b{_alt(c['negation'])}(?:\W+\w+){{0,4}}?\W*$", i),
-            conditional=re.compile(rf"^\W*(?:and\s+|so\s+|but\s+)?{_alt(c['conditional'])}\b", i),
-            reported=re.compile(rf"\b{_alt(c['reported'])}\b", i),
-            hedges=re.compile(rf"\b{_alt(c['hedges'])}\b", i),
-            accuse=[re.compile(r"\b" + sub(x), i) for x in c["accuse"]],
-            lists=[re.compile(r"\b" + sub(x), i) for x in c["lists"]],
-            alternatives=re.compile(rf"\b{_alt(sub(x) for x in c['alternatives'])}", i),
-            accuse_said_of=re.compile(rf"\b{_alt(sub(x) for x in c['accuse_said_of'])}", i),
-            negation_any=re.compile(rf"\b{_alt(c['negation'])}\b", i),
-            if_before=re.compile(
-                r"\b(?:if(?! (?:I|we) (?:had|have|were|must) to\b)(?! anything\b)|unless|whether)\b", i
-            ),
-            generic=re.compile(rf"^\W*(?:\w+\s+){{0,2}}?{w}\b", i),
-            list_gap=re.compile(r"\s*(?:,|&|/|-|\band\b|\bor\b|\bnor\b)?\s*(?:and\s+|or\s+)?", i),
-            pronoun=re.compile(
-                rf"^\W*(?:and\s+|so\s+)?{opener}(?:he|she|they|their|his|her|them|that|this|which|it{group})\b", i
-            ),
-            motive=opt("motive_frames", r"\b{alt}\s+(?:\w+\s+){0,2}$"),
-            directed_pronoun=(
-                re.compile(rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?P<pron>{objp})\b", i)
-                if objp
-                else None
-            ),
-            accuse_pronoun=(
-                [
-                    re.compile(r"\b" + x.replace("{N}", rf"(?P<pron>{pron})").replace("{W}", w), i)
-                    for x in c["accuse"]
-                    if x.startswith("{N}") or "{N}(?:" in x
-                ]
-                if pron
-                else []
-            ),
-            first_person=opt("first_person", r"\b{alt}\s+(?:\w+\s+){0,3}$"),
-            with_speaker=[re.compile(r"\b" + sub(x)) for x in c.get("with_speaker", ())],
-            speaker_group=opt("speaker_in_group", r"\b{alt}\b"),
-            self_subject=opt("self_subject", r"\b{alt}\b"),
-            argued_away=opt("argued_away", r"\b{alt}", subst=True),
-            complement=opt("complement_verbs", r"\b{alt}\s+(?:that\s+)?$"),
-            judged=opt("own_judgement", r"\b{alt}\b"),
-            complement_end=opt("complement_verbs", r"\b{alt}$"),
-            complement_names=opt("complement_openers", rf"\s+(?:{{alt}}\s+)?{nl}"),
-            claim_author=opt("claim_nouns", r"\s+(?:\w+\s+)?{alt}\b"),
-            self_ref=opt("self_reference", r"\b{alt}", subst=True),
-            relative=opt("relative_openers", r"^\W*{alt}\b"),
-            sub_any=opt("subordinators", r"\b{alt}\b"),
-            hedged_clear=opt("hedged_clearing", r"\b{alt}\s*$"),
-            continuation=opt("sentence_continuations", r"\W*{alt}\b"),
-            cited=opt("cited_claims", r"\b{alt}\b", subst=True),
-            lead=opt("clause_openers", r"\W*(?:{alt}\W+)?"),
-            elided=opt("elided_subject", r"\W*{alt}\b"),
-            # case-sensitive: "I" is the speaker, "i" is not a word of its own here
-            no_subject=opt("speaker_subjects", r"\W*(?:(?:and|but|so|yet)\s+)?{alt}\b", flags=0),
-            subordinate=opt("subordinators", r"\W*(?:\w+\W+){0,4}?{alt}\b"),
-            whether=opt("even_handed_conditions", r"\W*(?:(?:and|so|but|especially|also)\s+)*{alt}\b"),
-            possibility=[re.compile(r"\b" + sub(x), i) for x in c.get("possibility", ())],
-            described=[
-                re.compile(
-                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})"
-                    rf"\s+(?:who|that|whose|with)\b"
-                    rf"[^.;!?]{{0,100}}?(?:[—–:]\s*(?:(?:like|such as|especially|namely|including)\s+)?"
-                    rf"|,?\s+(?:like|such as|especially|namely|including))\s*{nl}",
-                    i,
-                ),
-                # "keeping an eye on the quiet ones, like A and B": examples of the described group
-                re.compile(
-                    rf"\b{_alt(sub(x) for x in c['directed'])}\s+{fillers}(?:{_alt(c['descriptions'])})"
-                    rf",?\s+(?:like|such as|especially|namely|including)\s+{nl}",
-                    i,
-                ),
-            ]
-            if c.get("descriptions")
-            else [],
-            pronoun_subject=re.compile(rf"^\W*(?:(?:now|and|so|then|also)\s+)?{opener}(?:he|she|they{group})\b", i),
-            # "If she's Mafia, ...", "one of you is Mafia": a pronoun for players named before
-            pronoun_possibility=[
-                re.compile(r"\b" + x.replace("{W}", w).replace("{P}", rf"(?P<pron>{pron}{group})"), i)
-                for x in c.get("pronoun_possibility", ())
-            ]
-            if pron
-            else [],
-            plural=re.compile(rf"\W*{opener}(?:their|they|them{group})\b", i),
-            examples=opt(
-                "group_examples", rf"\b{{alt}},?\s+(?:like|such as|including)\s+(?:{name}(?:'s)?\W+(?:and\W+|or\W+)?)*$"
-            ),
-            ally=opt("ally_reasons", r"\b{alt}"),
-            # (v12) "to frame someone like A": a group that is the object of such a verb, and its examples
-            acted_on=opt(
-                "acted_on_groups",
-                rf"\b{{alt}}\s+(?:{_alt(c.get('group_examples', ()) or ['-'])}),?\s+(?:like|such as|including)\s+"
-                rf"(?:{name}(?:'s)?\W+(?:and\W+|or\W+)?)*$",
-            ),
-            group_lead=re.compile(rf"\W*(?:and\s+|so\s+)?{opener}(?:{group[1:]})\b", i) if group else None,
-            # (v7) a clause whose subject is the speaker ("I want to hear from X and Y"): a pronoun
-            # opening the next clause stands for the players it named ("they've said nothing")
-            speaker_led=(
-                re.compile(
-                    rf"\W*(?i:(?:and|but|so|yet|now|also|{'|'.join(c.get('discourse_openers', ())) or 'then'})\W+)*"
-                    + _alt(
-                        y
-                        for x in c["speaker_subjects"]
-                        if not x.lower().startswith("who")
-                        for y in dict.fromkeys((x, x[:1].upper() + x[1:]))
-                    )
-                    + r"\b"
-                )
-                if c.get("speaker_subjects") and c.get("discourse_openers")
-                else None
-            ),
-            and_on=re.compile(rf"[^.;:!?]{{0,80}}?,?\s+and\s+(?:also\s+)?(?P<prep>(?:on|at)\s+(?:the\s+)?)?{nl}", i),
-            # (v8) "if X is innocent, that means the Mafia is among A, B": the main clause after
-            # a condition is the speaker's own possibility
-            consequent=opt("consequent_markers", r",\s*(?:{alt})\b"),
-            # (v11) "a Casey vote", "the Dana bandwagon": the name modifies the noun
-            modifier=opt(
-                "name_modifiers",
-                rf"\b(?:an?|the|that|this)\s+(?:{modifier_adjs}\s+)?{name}[-\s]+(?:{{alt}})\b",
-            ),
-            # (v11) "he's wary of A": a third-person subject right before a directed cue
-            # ({N} is one name here: only the name right before the verb can be its subject)
-            others_view=(
-                re.compile(rf"\b(?:{_alt(x.replace('{N}', name) for x in c['others_view'])})\s*$", i)
-                if c.get("others_view")
-                else None
-            ),
-            # (v13) "A's suspicion of B": a possessive before a noun cue, so no "A is" view
-            possessive_cue=(re.compile(rf"{_alt(c['possessive_cues'])}\b", i) if c.get("possessive_cues") else None),
-            # (v13) "A's theory ... feels too convenient": the speaker's judgement of A's claim
-            claim_judged=re.compile(rf"\b{_alt(c['claim_judgements'])}\b", i) if c.get("claim_judgements") else None,
-        )
-        self._cache[key] = comp
-        return comp
+        if key not in self._cache:
+            patterns = compile_patterns(self._engine, self.pack.cues, names, mafia_team, self._extra)
+            self._cache[key] = _Compiled(patterns, self._engine.text)
+        return self._cache[key]
 
     @staticmethod
     def _names_in(group: str, comp: _Compiled) -> list[str]:
@@ -652,7 +317,7 @@ class RulesAnnotator:
         ov = comp.others_view.search(pre)
         if ov is None:
             return False
-        if re.match(r"(?:he|she|they|who)\b", ov.group(0), re.I) or "'s" not in ov.group(0).lower():
+        if comp.third_person.match(ov.group(0)) or "'s" not in ov.group(0).lower():
             return True
         # a name's "'s" (or a pronoun's, handled above): possessive before a noun cue
         return comp.possessive_cue is None or comp.possessive_cue.match(cue.group(0)) is None
@@ -714,17 +379,16 @@ class RulesAnnotator:
         return out
 
     @staticmethod
-    def _pronoun_refs(pron: str, antecedents: list[str], candidates: dict[str, int]) -> list[str]:
+    def _pronoun_refs(pron: str, antecedents: list[str], candidates: dict[str, int], comp: _Compiled) -> list[str]:
         """The players a pronoun stands for.
 
         "you" (two, both, one of you) is every candidate when only two are alive besides the
         speaker; a singular pronoun (he, she, him, her) needs exactly one antecedent; a plural
         one takes the antecedents as they are. Anything else resolves to no one (never a guess).
         """
-        p = pron.lower()
-        if "you" in p:
+        if comp.you.search(pron):
             return list(candidates) if len(candidates) == 2 else []
-        if re.search(r"\b(?:he|she|him|her)\b", p):
+        if comp.singular.search(pron):
             return antecedents if len(antecedents) == 1 else []
         return antecedents
 
@@ -780,6 +444,9 @@ class RulesAnnotator:
     def label_text(self, text: str, speaker: str, candidates: dict[str, int], ctx: GameContext) -> list[Label]:
         """Label one text.
 
+        The pack's ``steps`` run in their order on each sentence (``steps.sentence``; the step
+        ``clauses`` runs ``steps.clause`` on each clause); see ``docs/annotator-development.md``.
+
         Args:
             text: The message.
             speaker: Speaker name (never a target).
@@ -791,341 +458,451 @@ class RulesAnnotator:
         """
         names = tuple(n for n in ctx.names if n != speaker)
         comp = self._compiled(names, ctx.mafia_team)
-        found: list[Label] = []
+        steps = self._engine.steps
+        run = _Run(comp, candidates, steps.not_for_speaker_pair)
         # quoted words are someone else's ("the 'Mafia held back' theory"): blanked, same length
-        clean = _QUOTED.sub(lambda q: " " * len(q.group(0)), text.translate(_MARKUP))
-        prev_subjects: list[str] = []
-        older_subjects: list[str] = []  # the subjects of the sentence before prev_subjects' (v8)
-        cleared: set[str] = set()
-        last_all: list[str] = []
-        spoken_of: list[str] = []  # players named in the speaker's own last clause ("I want to hear from X")
-
-        with_self: set[str] = set()  # players grouped with the speaker in this sentence (v9)
-
-        def add(nms: Iterable[str], category: Category, evidence: str, rule: str) -> None:
-            for nm in nms:
-                if nm in with_self and rule.split(":", 1)[0] in _SELF_GROUPED_RULES:
-                    continue  # "Harper and I are still alive, which could mean ...": the speaker's own group
-                if nm in candidates:
-                    found.append(Label(candidates[nm], category, evidence[:300], rule))
-
-        for sentence in _SENTENCE.split(clean):
+        clean = comp.quoted.sub(lambda q: " " * len(q.group(0)), text.translate(comp.markup))
+        for sentence in comp.sentences.split(clean):
             sentence = sentence.strip()
             if not sentence:
                 continue
-            with_self = self._with_speaker(sentence, comp)
-            # identity statements and candidate lists, on the whole sentence
-            kinds: tuple[tuple[list[re.Pattern[str]], Category], ...] = (
-                (comp.accuse, "accuse"),
-                (comp.lists, "suspect"),
-                (comp.possibility, "suspect"),
-                (comp.described, "suspect"),
-            )
-            for rx_list, kind in kinds:
-                for rx in rx_list:
-                    pos = 0
-                    while (m := rx.search(sentence, pos)) is not None:
-                        pos = m.start() + 1  # a rejected match is retried one character later
-                        before = sentence[: m.start()]
-                        clause = comp.breaks.split(before)[-1]
-                        main = self._consequent(clause, comp)
-                        if main is not None:
-                            clause = main  # the possibility is raised in the main clause (v8)
-                        if comp.negation.search(clause) or comp.conditional.search(clause):
-                            continue
-                        if self._reported(clause, comp) is not None:
-                            continue
-                        if m.group(0)[:1].isupper() and comp.obj_before.search(before):
-                            continue  # "wary of Alex, and Finley is ..." is about Finley only
-                        cat: Category = kind
-                        if cat == "accuse" and (main is not None or self._hedged(sentence, m, clause, comp)):
-                            cat = "suspect"  # hedged, or the consequence of a condition
-                        nms = (
-                            self._names_in(m.group("names"), comp)
-                            if "names" in m.groupdict() and m.group("names")
-                            else prev_subjects
-                        )
-                        add(nms, cat, sentence, f"{'list' if rx_list is comp.lists else kind}:{m.group(0)}")
-                        pos = m.end()
-            # "I'm confident she's the last Mafia": a pronoun stands for the last subjects named
-            for rx in comp.accuse_pronoun:
-                for m in rx.finditer(sentence):
-                    clause = comp.breaks.split(sentence[: m.start()])[-1]
-                    if comp.negation.search(clause) or comp.conditional.search(clause) or self._reported(clause, comp):
-                        continue
-                    refs = self._pronoun_refs(m.group("pron"), prev_subjects, candidates)
-                    cat = "suspect" if self._hedged(sentence, m, clause, comp) else "accuse"
-                    add(refs, cat, sentence, f"accuse-pronoun:{m.group(0)}")
-            # "If she's Mafia, ...", "She could be Mafia", "One of you is Mafia": a possibility
-            # raised of a pronoun's players (the players named before it in the sentence, else
-            # the subjects of the sentence before; "you" only when two others are alive)
-            for rx in comp.pronoun_possibility:
-                for m in rx.finditer(sentence):
-                    # the negation must be in the same comma-clause ("I'm not Mafia, so it's one of you")
-                    clause = re.split(r"[,:]", comp.breaks.split(sentence[: m.start()])[-1])[-1]
-                    if comp.negation.search(clause) or self._reported(clause, comp):
-                        continue
-                    named = [x.group(1) for x in comp.name.finditer(sentence, 0, m.start())]
-                    ante = list(dict.fromkeys(named)) or prev_subjects
-                    refs = self._pronoun_refs(m.group("pron"), ante, candidates)
-                    group_of = comp.group_lead is not None and comp.group_lead.match(m.group("pron"))
-                    if group_of and "you" not in m.group("pron").lower() and len(refs) < 2 and not named:
-                        # "A voted late. B stayed quiet. Both could be Mafia." (v8): the two players
-                        # of the two sentences before, when they are exactly two
-                        pair = [n for n in dict.fromkeys([*older_subjects, *prev_subjects]) if n in candidates]
-                        refs = pair if len(pair) == 2 and len(prev_subjects) == 1 else []
-                    if group_of and "you" not in m.group("pron").lower() and len(refs) < 2:
-                        continue  # "one of them", "both": two or more players, never one
-                    add(refs, "suspect", sentence, f"pronoun-possibility:{m.group(0)}")
-            # clause by clause: directed cues and suspicion of the clause's subject
-            subjects: list[str] = []
-            directed_names: list[str] = []  # "I'm most suspicious of Alex, who ...": Alex is the topic
-            last_all = []  # names of the clause before, within this sentence only
-            last_group: list[str] = []
-            first = True
-            for clause in comp.breaks.split(sentence):
-                if not clause or not clause.strip():
-                    continue
-                hypothetical = bool(comp.conditional.search(clause))
-                main = self._consequent(clause, comp)
-                if main is not None and main.strip():
-                    clause, hypothetical = main, False  # "if X is innocent, then Y ..." (v8): Y's clause
-                if not hypothetical:
-                    for m in comp.directed.finditer(clause):
-                        pre = clause[: m.start()]
-                        if comp.negation.search(pre) and not re.search(r"trust|sure|convinced", m.group(0), re.I):
-                            continue
-                        if self._others_view(pre[-120:], m, comp):
-                            continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
-                        if comp.ally is not None and comp.ally.match(clause, m.end()):
-                            continue  # "watching how A reacts, since they voted with me": an ally (v12)
-                        add(self._names_in(m.group("names"), comp), "suspect", sentence, f"directed:{m.group(0)}")
-                        directed_names += self._names_in(m.group("names"), comp)
-                        more = comp.and_on.match(clause, m.end())  # "an eye on X, and on Y"
-                        # "suspicious of X for ..., and Y for ...": a parallel object needs its own "for"
-                        # (and the first object has its own "for" too: "wary of how X jumped into
-                        # accusing A and B for ..." names no parallel object)
-                        parallel = (
-                            more is not None
-                            and re.match(r"\s+for\b", clause[more.end() :]) is not None
-                            and re.match(r"\s+for\b", clause[m.end() :]) is not None
-                        )
-                        if more is not None and not more.group("prep") and not parallel:
-                            more = None
-                        if more is not None:
-                            add(
-                                self._names_in(more.group("names"), comp),
-                                "suspect",
-                                sentence,
-                                f"directed:{more.group(0)}",
-                            )
-                    if comp.directed_pronoun is not None:
-                        for m in comp.directed_pronoun.finditer(clause):
-                            if comp.negation.search(clause[: m.start()]):
-                                continue
-                            pre = clause[max(0, m.start() - 120) : m.start()]
-                            if self._others_view(pre, m, comp):
-                                continue  # "A voted B and seems wary of them": A's view (v12)
-                            # (v11) the subjects named earlier in this clause ("A and B voted late,
-                            # so I'm watching their reactions"), when no clause before named any
-                            here = [
-                                x.group(1)
-                                for x in comp.name.finditer(clause, 0, m.start())
-                                if not comp.obj_before.search(clause[max(0, x.start() - 80) : x.start()])
-                            ]
-                            ante = subjects or list(dict.fromkeys(here)) or prev_subjects
-                            refs = self._pronoun_refs(m.group("pron"), ante, candidates)
-                            add(refs, "suspect", sentence, f"directed-pronoun:{m.group(0)}")
-                said = self._reported(clause, comp)  # names after "says", "claims" are someone else's words
-                modified = [x.span() for x in comp.modifier.finditer(clause)] if comp.modifier is not None else []
-                mentions = [
-                    m
-                    for m in comp.name.finditer(clause)
-                    if (
-                        not comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
-                        # "others like A and B haven't spoken": the examples of a group are its subject
-                        or (
-                            comp.examples is not None
-                            and comp.examples.search(clause, 0, m.start()) is not None
-                            # "to frame someone like A": the group is acted on, so are its examples (v12)
-                            and (comp.acted_on is None or comp.acted_on.search(clause, 0, m.start()) is None)
-                        )
-                    )
-                    and (said is None or m.start() < said.start())
-                    # "pushing for a Casey vote": the vote's target, not a subject (v11)
-                    and not any(a <= m.start() < b for a, b in modified)
-                    # "Casey's theory about loud players being a cover": Casey is the claim's author
-                    and not (
-                        m.group(0).endswith("'s")
-                        and comp.claim_author is not None
-                        and (claim := comp.claim_author.match(clause, m.end())) is not None
-                        # (v13) unless the speaker then judges the claim ("A's theory ... feels
-                        # too convenient"): a judgement of A's claim is about A
-                        and not (comp.claim_judged is not None and comp.claim_judged.search(clause, claim.end()))
-                    )
-                ]
-                own = [m.group(1) for m in mentions]
-                lead_possessive = mentions and mentions[0].group(0).endswith("'s")
-                if lead_possessive and comp.lead is not None and comp.lead.fullmatch(clause[: mentions[0].start()]):
-                    own = [mentions[0].group(1)]  # "Casey's quickness to back Ellis": Casey
-                # who a pronoun opening this clause may stand for: the subjects so far, else the one
-                # player the clause before named ("suspicious of Dana—their fight ..."), else the
-                # subjects of the sentence before
-                plural = comp.plural.match(clause) is not None
-                prior = subjects or (last_all if len(last_all) == 1 or (plural and last_all) else prev_subjects)
-                inherited = False
-                elided = not first and comp.elided is not None and bool(comp.elided.match(clause))
-                if not comp.name.search(clause) and not comp.generic.search(clause):
-                    if comp.no_subject is not None and comp.no_subject.match(clause):
-                        subjects = []  # the speaker's clause ends the topic: "..., but I'm wary of people who ..."
-                    elif not first:
-                        relative = comp.relative is not None and comp.relative.match(clause)
-                        own, inherited = (last_group if relative and last_group else subjects), True
-                    elif comp.pronoun.search(clause) or (
-                        comp.continuation is not None and comp.continuation.match(clause)
-                    ):
-                        own, inherited = prev_subjects, True  # "X pushed hard. Could be a Mafia play."
-                elif elided or (not own and comp.pronoun_subject.search(clause)):
-                    # "... but now they're pushing at Finley", "..., but also voted for Dana":
-                    # the names are objects, the subject is the player of the clause before
-                    own, inherited = (subjects if not first else prev_subjects), True
-                if inherited and not own and (len(last_all) == 1 or plural) and comp.pronoun.search(clause):
-                    own = last_all  # "My vote goes to Casey; she has been deflecting": the one player named
-                if inherited and spoken_of and (plural or len(spoken_of) == 1) and comp.pronoun.search(clause):
-                    own = spoken_of  # "I want to hear from Gray and Finley—they've said nothing": not the speaker
-                if inherited and len(own) < 2 and comp.group_lead is not None and comp.group_lead.match(clause):
-                    own = []  # "both", "one of them" stand for two or more players, never for one
-                named_here = sorted({m.group(1) for m in comp.name.finditer(clause)})
-                spoken_of = named_here if comp.speaker_led is not None and comp.speaker_led.match(clause) else []
-                last_all = named_here or last_all
-                if own:
-                    subjects = own
-                    # the last subject group of this clause, for a relative clause after it
-                    last_group = (
-                        self._subject_group(clause, mentions, len(clause), comp) if mentions and not inherited else own
-                    )
-                first = False
-                if not own:
-                    continue
-                category: Category = "suspect"
-                if hypothetical:
-                    # "whether X is genuine or Mafia" raises the possibility; other conditions do not
-                    if comp.whether is None or not comp.whether.match(clause):
-                        continue
-                    cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
-                    if cue_m is None:
-                        continue
-                else:
-                    cue_m = self._clause_cue(clause, comp.accuse_said_of, comp)
-                    if cue_m is not None:
-                        category = "accuse"
-                    else:
-                        cue_m = self._clause_cue(clause, comp.alternatives, comp, allow_whether=True)
-                if cue_m is None:
-                    cue_m = self._clause_cue(clause, comp.suspicion, comp)
-                    clear_m = self._clause_cue(clause, comp.clearing, comp, motive=True)
-                    if (
-                        clear_m is not None
-                        and comp.hedged_clear is not None
-                        and comp.hedged_clear.search(clause, 0, clear_m.start())
-                    ):
-                        clear_m = None  # "could be genuine, but it's also a cover": one side of an alternative
-                    if clear_m is not None and comp.self_subject is not None and not inherited:
-                        # "I know I'm innocent, so the Mafia is among A and B" (v8): the speaker's
-                        # own clearing clears no one named after it
-                        lead_names = [x for x in mentions if x.end() <= clear_m.start()]
-                        seg = clause[lead_names[-1].end() if lead_names else 0 : clear_m.start()]
-                        if comp.self_subject.search(seg):
-                            continue  # no label from this clause either (as before v8)
-                    if clear_m is not None and cue_m is None:
-                        cleared.update(
-                            own if inherited else self._subject_group(clause, mentions, clear_m.start(), comp)
-                        )
-                    if (
-                        clear_m is not None
-                        and cue_m is not None
-                        and comp.claim_judged is not None
-                        and comp.claim_judged.search(clause, clear_m.end(), cue_m.start())
-                    ):
-                        clear_m = None  # (v13) "A's read of B as innocent feels too neat": the read's words
-                    if cue_m is None or clear_m is not None:
-                        continue
-                cited = comp.cited.search(clause, 0, cue_m.start()) if comp.cited is not None else None
-                if cited is not None and not (comp.judged and comp.judged.search(clause, cited.end(), cue_m.start())):
-                    # "X called out Y's coordination", "they paint me as shady": not the speaker's read;
-                    # the speaker's own judgement may follow ("call me suspicious feels too eager")
-                    judged = comp.judged.search(clause, cue_m.end()) if comp.judged is not None else None
-                    later = next((x for x in comp.suspicion.finditer(clause, judged.end())), None) if judged else None
-                    if later is None or comp.negation.search(clause[: later.start()][-80:]):
-                        continue
-                    cue_m = later
-                if comp.argued_away is not None and comp.argued_away.search(
-                    sentence, sentence.find(clause) + len(clause)
-                ):
-                    continue  # "X's shift is odd, but if X were Mafia, they'd have stayed quiet"
-                selfref = comp.self_ref.search(clause) if comp.self_ref is not None else None
-                if selfref is not None and selfref.start() <= cue_m.start() < selfref.end():
-                    continue  # "that leaves me in a tough spot as the lone Mafia": about the speaker
-                if inherited:
-                    # a negation inside the cue itself ("haven't taken a stand", v8) is the cue
-                    if any(not (cue_m.start() <= x.start() < cue_m.end()) for x in comp.negation_any.finditer(clause)):
-                        continue
-                    targets = own
-                else:
-                    near = [m for m in mentions if m.end() <= cue_m.start()]
-                    between = clause[near[-1].end() : cue_m.start()] if near else ""
-                    if comp.self_subject is not None and comp.self_subject.search(between):
-                        continue  # "I hear what X says, and I see why I look suspicious"
-                    after_cue = comp.subordinate is not None and comp.subordinate.match(clause, cue_m.end())
-                    # "X's save makes me wonder if Y ...": the cue is about the complement's players
-                    thought = (
-                        comp.complement_names.match(clause, cue_m.end())
-                        if comp.complement_names is not None
-                        and comp.complement_end is not None
-                        and comp.complement_end.search(clause, 0, cue_m.end())
-                        # "X's shift to suspect Y" (v8): X's act, not a thought about Y
-                        and not re.search(r"\bto\s+$", clause[: cue_m.start()], re.I)
-                        else None
-                    )
-                    first_after = next((m for m in mentions if m.start() >= cue_m.end()), None)
-                    apart = (
-                        first_after is not None
-                        and comp.sub_any is not None
-                        and comp.sub_any.search(clause, cue_m.end(), first_after.start()) is not None
-                    )
-                    if thought is not None:
-                        targets = self._names_in(thought.group("names"), comp)
-                    elif (
-                        not near
-                        and prior
-                        and comp.pronoun.search(clause)
-                        and (after_cue or apart or comp.pronoun_subject.search(clause))
-                    ):
-                        # "..., but it could also be a Mafia coasting while X ...", "they deflected
-                        # instead of answering X": the pronoun's player, not the names after the cue
-                        targets = prior
-                    else:
-                        targets = self._subject_group(clause, mentions, cue_m.start(), comp)
-                add(targets, category, sentence, f"{category}:{cue_m.group(0)}|{clause.strip()}")
-            if subjects:
-                older_subjects, prev_subjects = prev_subjects, subjects
-            elif directed_names:
-                # "... suspicious of Alex. That silence ..."
-                older_subjects, prev_subjects = prev_subjects, sorted(set(directed_names))
-            elif comp.generic.match(sentence):
-                # "The Mafia killed A. That feels strategic.": the hidden team is the new topic (v11)
-                older_subjects, prev_subjects = prev_subjects, []
+            run.sentence = sentence
+            run.with_self = self._with_speaker(sentence, comp)
+            for step in steps.sentence:
+                self._SENTENCE_STEPS[step.kind](self, run, step)
         # a candidate list member the speaker then clears explicitly is not suspected
         # (definitions: "unless the speaker then clears that player")
         # (a label from the sentence of a list naming the player counts as the list's)
-        listed = {(lab.target, lab.evidence) for lab in found if lab.rule.startswith("list:")}
+        found = run.found
+        listed = {(lab.target, lab.evidence) for lab in found if lab.rule.startswith(f"{steps.candidate_list_rule}:")}
         list_only = {
             lab.target
             for lab in found
             if all((x.target, x.evidence) in listed for x in found if x.target == lab.target)
         }
-        drop = {t for t in list_only if any(candidates.get(n) == t for n in cleared)}
+        drop = {t for t in list_only if any(candidates.get(n) == t for n in run.cleared)}
         return _strongest(lab for lab in found if lab.target not in drop)
+
+    # ------------------------------------------------------------------ sentence steps
+    def _statements(self, run: _Run, step: StepSpec) -> None:
+        """Step ``statement``: identity statements and candidate lists, on the whole sentence."""
+        for key in step.patterns:
+            for rx in run.comp.each(getattr(run.comp, key)):
+                pos = 0
+                while (m := rx.search(run.sentence, pos)) is not None:
+                    # a rejected match is retried one character later
+                    pos = m.end() if self._statement(run, step, m) else m.start() + 1
+
+    def _statement(self, run: _Run, step: StepSpec, m: re.Match[str]) -> bool:
+        """Label one statement match ``m``; whether it counted."""
+        comp, sentence = run.comp, run.sentence
+        before = sentence[: m.start()]
+        clause = comp.breaks.split(before)[-1]
+        main = self._consequent(clause, comp)
+        if main is not None:
+            clause = main  # the possibility is raised in the main clause (v8)
+        if comp.negation.search(clause) or comp.conditional.search(clause):
+            return False
+        if self._reported(clause, comp) is not None:
+            return False
+        if m.group(0)[:1].isupper() and comp.obj_before.search(before):
+            return False  # "wary of Alex, and Finley is ..." is about Finley only
+        cat: Category = step.category
+        if cat == "accuse" and (main is not None or self._hedged(sentence, m, clause, comp)):
+            cat = "suspect"  # hedged, or the consequence of a condition
+        nms = (
+            self._names_in(m.group("names"), comp)
+            if "names" in m.groupdict() and m.group("names")
+            else run.prev_subjects
+        )
+        run.add(nms, cat, f"{step.rule}:{m.group(0)}")
+        return True
+
+    def _pronoun_statements(self, run: _Run, step: StepSpec) -> None:
+        """Step ``pronoun_statement``: a pronoun stands for the last subjects named.
+
+        "I'm confident she's the last Mafia".
+        """
+        comp, sentence = run.comp, run.sentence
+        for key in step.patterns:
+            for rx in comp.each(getattr(comp, key)):
+                for m in rx.finditer(sentence):
+                    clause = comp.breaks.split(sentence[: m.start()])[-1]
+                    if comp.negation.search(clause) or comp.conditional.search(clause) or self._reported(clause, comp):
+                        continue
+                    refs = self._pronoun_refs(m.group("pron"), run.prev_subjects, run.candidates, comp)
+                    cat: Category = "suspect" if self._hedged(sentence, m, clause, comp) else step.category
+                    run.add(refs, cat, f"{step.rule}:{m.group(0)}")
+
+    def _pronoun_possibilities(self, run: _Run, step: StepSpec) -> None:
+        """Step ``pronoun_possibility``: a possibility raised of a pronoun's players.
+
+        "If she's Mafia, ...", "She could be Mafia", "One of you is Mafia". The players are those
+        named before it in the sentence, else the subjects of the sentence before; "you" only
+        when two others are alive.
+        """
+        comp, sentence = run.comp, run.sentence
+        for key in step.patterns:
+            for rx in comp.each(getattr(comp, key)):
+                for m in rx.finditer(sentence):
+                    # the negation must be in the same comma-clause ("I'm not Mafia, so it's one of you")
+                    clause = comp.comma_clause.split(comp.breaks.split(sentence[: m.start()])[-1])[-1]
+                    if comp.negation.search(clause) or self._reported(clause, comp):
+                        continue
+                    refs = self._possibility_refs(run, m)
+                    if refs is not None:
+                        run.add(refs, step.category, f"{step.rule}:{m.group(0)}")
+
+    def _possibility_refs(self, run: _Run, m: re.Match[str]) -> list[str] | None:
+        """The players of a pronoun possibility ``m`` (``None``: no label)."""
+        comp = run.comp
+        named = [x.group(1) for x in comp.name.finditer(run.sentence, 0, m.start())]
+        ante = list(dict.fromkeys(named)) or run.prev_subjects
+        pron = m.group("pron")
+        refs = self._pronoun_refs(pron, ante, run.candidates, comp)
+        group_of = comp.group_lead is not None and comp.group_lead.match(pron)
+        if group_of and not comp.you.search(pron) and len(refs) < 2 and not named:
+            # "A voted late. B stayed quiet. Both could be Mafia." (v8): the two players
+            # of the two sentences before, when they are exactly two
+            pair = [n for n in dict.fromkeys([*run.older_subjects, *run.prev_subjects]) if n in run.candidates]
+            refs = pair if len(pair) == 2 and len(run.prev_subjects) == 1 else []
+        if group_of and not comp.you.search(pron) and len(refs) < 2:
+            return None  # "one of them", "both": two or more players, never one
+        return refs
+
+    def _clauses(self, run: _Run, step: StepSpec) -> None:
+        """Step ``clauses``: the clause steps on each clause of the sentence.
+
+        Then the sentence's subjects become the topic of the next sentence.
+        """
+        comp = run.comp
+        run.subjects, run.directed_names, run.last_all, run.last_group, run.first = [], [], [], [], True
+        for clause in comp.breaks.split(run.sentence):
+            if not clause or not clause.strip():
+                continue
+            hypothetical = bool(comp.conditional.search(clause))
+            main = self._consequent(clause, comp)
+            if main is not None and main.strip():
+                clause, hypothetical = main, False  # "if X is innocent, then Y ..." (v8): Y's clause
+            for cstep in self._engine.steps.clause:
+                self._CLAUSE_STEPS[cstep.kind](self, run, cstep, clause, hypothetical)
+        if run.subjects:
+            run.older_subjects, run.prev_subjects = run.prev_subjects, run.subjects
+        elif run.directed_names:
+            # "... suspicious of Alex. That silence ..."
+            run.older_subjects, run.prev_subjects = run.prev_subjects, sorted(set(run.directed_names))
+        elif comp.generic.match(run.sentence):
+            # "The Mafia killed A. That feels strategic.": the hidden team is the new topic (v11)
+            run.older_subjects, run.prev_subjects = run.prev_subjects, []
+
+    # ------------------------------------------------------------------ clause steps
+    def _directed(self, run: _Run, step: StepSpec, clause: str, hypothetical: bool) -> None:
+        """Step ``directed``: every player a directed cue points at ("suspicious of X")."""
+        if hypothetical:
+            return
+        comp = run.comp
+        for rx in comp.all_of(step.patterns):
+            for m in rx.finditer(clause):
+                pre = clause[: m.start()]
+                if comp.negation.search(pre) and not comp.kept_after_negation.search(m.group(0)):
+                    continue
+                if self._others_view(pre[-120:], m, comp):
+                    continue  # "Ellis has long been suspicious of Dana": Ellis's view (v11)
+                if comp.ally is not None and comp.ally.match(clause, m.end()):
+                    continue  # "watching how A reacts, since they voted with me": an ally (v12)
+                run.add(self._names_in(m.group("names"), comp), step.category, f"{step.rule}:{m.group(0)}")
+                run.directed_names += self._names_in(m.group("names"), comp)
+                more = self._and_on(clause, m, comp)
+                if more is not None:
+                    run.add(self._names_in(more.group("names"), comp), step.category, f"{step.rule}:{more.group(0)}")
+
+    @staticmethod
+    def _and_on(clause: str, m: re.Match[str], comp: _Compiled) -> re.Match[str] | None:
+        """A second object of the directed cue ``m`` ("an eye on X, and on Y"), else ``None``."""
+        more = comp.and_on.match(clause, m.end())
+        # "suspicious of X for ..., and Y for ...": a parallel object needs its own "for"
+        # (and the first object has its own "for" too: "wary of how X jumped into
+        # accusing A and B for ..." names no parallel object)
+        parallel = (
+            more is not None
+            and comp.parallel_for.match(clause[more.end() :]) is not None
+            and comp.parallel_for.match(clause[m.end() :]) is not None
+        )
+        if more is not None and not more.group("prep") and not parallel:
+            return None
+        return more
+
+    def _directed_pronoun(self, run: _Run, step: StepSpec, clause: str, hypothetical: bool) -> None:
+        """Step ``directed_pronoun``: a directed cue at a pronoun ("keep an eye on both of them")."""
+        if hypothetical:
+            return
+        comp = run.comp
+        for rx in comp.all_of(step.patterns):
+            for m in rx.finditer(clause):
+                if comp.negation.search(clause[: m.start()]):
+                    continue
+                pre = clause[max(0, m.start() - 120) : m.start()]
+                if self._others_view(pre, m, comp):
+                    continue  # "A voted B and seems wary of them": A's view (v12)
+                # (v11) the subjects named earlier in this clause ("A and B voted late,
+                # so I'm watching their reactions"), when no clause before named any
+                here = [
+                    x.group(1)
+                    for x in comp.name.finditer(clause, 0, m.start())
+                    if not comp.obj_before.search(clause[max(0, x.start() - 80) : x.start()])
+                ]
+                ante = run.subjects or list(dict.fromkeys(here)) or run.prev_subjects
+                refs = self._pronoun_refs(m.group("pron"), ante, run.candidates, comp)
+                run.add(refs, step.category, f"{step.rule}:{m.group(0)}")
+
+    def _subject(self, run: _Run, step: StepSpec, clause: str, hypothetical: bool) -> None:
+        """Step ``subject``: a cue said of the clause's subject (``steps.subject_cues``)."""
+        subj = self._clause_subjects(run, clause)
+        if not subj.own:
+            return
+        picked = self._subject_cue(run, clause, subj, hypothetical)
+        if picked is None:
+            return
+        read = self._own_read(run, clause, picked[0])
+        if read is None:
+            return
+        cue_m, category = read, picked[1]
+        targets = self._cue_targets(run, clause, subj, cue_m)
+        if targets is not None:
+            run.add(targets, category, f"{category}:{cue_m.group(0)}|{clause.strip()}")
+
+    _SENTENCE_STEPS: ClassVar[dict[str, Callable[..., None]]] = {
+        "statement": _statements,
+        "pronoun_statement": _pronoun_statements,
+        "pronoun_possibility": _pronoun_possibilities,
+        "clauses": _clauses,
+    }
+    _CLAUSE_STEPS: ClassVar[dict[str, Callable[..., None]]] = {
+        "directed": _directed,
+        "directed_pronoun": _directed_pronoun,
+        "subject": _subject,
+    }
+
+    @staticmethod
+    def _mentions(clause: str, comp: _Compiled) -> list[re.Match[str]]:
+        """The names in ``clause`` that may be its subject (not objects, claims' authors, quoted)."""
+        said = RulesAnnotator._reported(clause, comp)  # names after "says", "claims" are someone else's words
+        modified = [x.span() for x in comp.modifier.finditer(clause)] if comp.modifier is not None else []
+        out = []
+        for m in comp.name.finditer(clause):
+            object_ = comp.obj_before.search(clause[max(0, m.start() - 80) : m.start()])
+            # "others like A and B haven't spoken": the examples of a group are its subject
+            example = (
+                comp.examples is not None
+                and comp.examples.search(clause, 0, m.start()) is not None
+                # "to frame someone like A": the group is acted on, so are its examples (v12)
+                and (comp.acted_on is None or comp.acted_on.search(clause, 0, m.start()) is None)
+            )
+            if object_ and not example:
+                continue
+            if said is not None and m.start() >= said.start():
+                continue
+            if any(a <= m.start() < b for a, b in modified):
+                continue  # "pushing for a Casey vote": the vote's target, not a subject (v11)
+            if m.group(0).endswith("'s") and RulesAnnotator._claim_author(clause, m, comp):
+                continue  # "Casey's theory about loud players being a cover": the claim's author
+            out.append(m)
+        return out
+
+    @staticmethod
+    def _claim_author(clause: str, m: re.Match[str], comp: _Compiled) -> bool:
+        """Whether the possessive name ``m`` is the author of a claim that follows it."""
+        if comp.claim_author is None:
+            return False
+        claim = comp.claim_author.match(clause, m.end())
+        if claim is None:
+            return False
+        # (v13) unless the speaker then judges the claim ("A's theory ... feels too convenient")
+        return not (comp.claim_judged is not None and comp.claim_judged.search(clause, claim.end()))
+
+    def _clause_subjects(self, run: _Run, clause: str) -> _Subjects:
+        """The clause's subjects; updates the run's topic (subjects, last names, spoken-of)."""
+        comp = run.comp
+        mentions = self._mentions(clause, comp)
+        own = [m.group(1) for m in mentions]
+        lead_possessive = mentions and mentions[0].group(0).endswith("'s")
+        if lead_possessive and comp.lead is not None and comp.lead.fullmatch(clause[: mentions[0].start()]):
+            own = [mentions[0].group(1)]  # "Casey's quickness to back Ellis": Casey
+        # who a pronoun opening this clause may stand for: the subjects so far, else the one
+        # player the clause before named ("suspicious of Dana—their fight ..."), else the
+        # subjects of the sentence before
+        plural = comp.plural.match(clause) is not None
+        last_all = run.last_all
+        prior = run.subjects or (last_all if len(last_all) == 1 or (plural and last_all) else run.prev_subjects)
+        own, inherited = self._inherited(run, clause, own)
+        own = self._pronoun_subjects(run, clause, own, inherited, plural)
+        named_here = sorted({m.group(1) for m in comp.name.finditer(clause)})
+        run.spoken_of = named_here if comp.speaker_led is not None and comp.speaker_led.match(clause) else []
+        run.last_all = named_here or run.last_all
+        if own:
+            run.subjects = own
+            # the last subject group of this clause, for a relative clause after it
+            run.last_group = (
+                self._subject_group(clause, mentions, len(clause), comp) if mentions and not inherited else own
+            )
+        run.first = False
+        return _Subjects(own, inherited, prior, mentions)
+
+    @staticmethod
+    def _inherited(run: _Run, clause: str, own: list[str]) -> tuple[list[str], bool]:
+        """(subjects, inherited): a clause without a subject of its own takes one from before."""
+        comp = run.comp
+        elided = not run.first and comp.elided is not None and bool(comp.elided.match(clause))
+        if not comp.name.search(clause) and not comp.generic.search(clause):
+            if comp.no_subject is not None and comp.no_subject.match(clause):
+                run.subjects = []  # the speaker's clause ends the topic: "..., but I'm wary of people who ..."
+            elif not run.first:
+                relative = comp.relative is not None and comp.relative.match(clause)
+                return (run.last_group if relative and run.last_group else run.subjects), True
+            elif comp.pronoun.search(clause) or (comp.continuation is not None and comp.continuation.match(clause)):
+                return run.prev_subjects, True  # "X pushed hard. Could be a Mafia play."
+        elif elided or (not own and comp.pronoun_subject.search(clause)):
+            # "... but now they're pushing at Finley", "..., but also voted for Dana":
+            # the names are objects, the subject is the player of the clause before
+            return (run.subjects if not run.first else run.prev_subjects), True
+        return own, False
+
+    @staticmethod
+    def _pronoun_subjects(run: _Run, clause: str, own: list[str], inherited: bool, plural: bool) -> list[str]:
+        """An inherited subject, refined by the pronoun that opens the clause."""
+        if not inherited:
+            return own
+        comp = run.comp
+        if not own and (len(run.last_all) == 1 or plural) and comp.pronoun.search(clause):
+            own = run.last_all  # "My vote goes to Casey; she has been deflecting": the one player named
+        if run.spoken_of and (plural or len(run.spoken_of) == 1) and comp.pronoun.search(clause):
+            own = run.spoken_of  # "I want to hear from Gray and Finley—they've said nothing": not the speaker
+        if len(own) < 2 and comp.group_lead is not None and comp.group_lead.match(clause):
+            own = []  # "both", "one of them" stand for two or more players, never for one
+        return own
+
+    def _subject_cue(
+        self, run: _Run, clause: str, subj: _Subjects, hypothetical: bool
+    ) -> tuple[re.Match[str], Category] | None:
+        """The first of ``steps.subject_cues`` that matches the clause, with its category."""
+        comp = run.comp
+        # "whether X is genuine or Mafia" raises the possibility; other conditions do not
+        if hypothetical and (comp.whether is None or not comp.whether.match(clause)):
+            return None
+        for cue in self._engine.steps.subject_cues:
+            if hypothetical and not cue.in_condition:
+                continue
+            rx = getattr(comp, cue.pattern)
+            if cue.cleared_by is None:
+                m = self._clause_cue(clause, rx, comp, allow_whether=cue.in_condition)
+                if m is not None:
+                    return m, cue.category
+                continue
+            found = self._uncleared_cue(run, clause, subj, rx, getattr(comp, cue.cleared_by))
+            return (found, cue.category) if found is not None else None
+        return None
+
+    def _uncleared_cue(
+        self, run: _Run, clause: str, subj: _Subjects, rx: re.Pattern[str], clearing: re.Pattern[str]
+    ) -> re.Match[str] | None:
+        """A cue of ``rx`` in a clause that no ``clearing`` cue clears (a clearing alone clears)."""
+        comp = run.comp
+        cue_m = self._clause_cue(clause, rx, comp)
+        clear_m = self._clause_cue(clause, clearing, comp, motive=True)
+        if (
+            clear_m is not None
+            and comp.hedged_clear is not None
+            and comp.hedged_clear.search(clause, 0, clear_m.start())
+        ):
+            clear_m = None  # "could be genuine, but it's also a cover": one side of an alternative
+        if clear_m is not None and comp.self_subject is not None and not subj.inherited:
+            # "I know I'm innocent, so the Mafia is among A and B" (v8): the speaker's
+            # own clearing clears no one named after it
+            lead_names = [x for x in subj.mentions if x.end() <= clear_m.start()]
+            seg = clause[lead_names[-1].end() if lead_names else 0 : clear_m.start()]
+            if comp.self_subject.search(seg):
+                return None  # no label from this clause either (as before v8)
+        if clear_m is not None and cue_m is None:
+            run.cleared.update(
+                subj.own if subj.inherited else self._subject_group(clause, subj.mentions, clear_m.start(), comp)
+            )
+        if (
+            clear_m is not None
+            and cue_m is not None
+            and comp.claim_judged is not None
+            and comp.claim_judged.search(clause, clear_m.end(), cue_m.start())
+        ):
+            clear_m = None  # (v13) "A's read of B as innocent feels too neat": the read's words
+        if cue_m is None or clear_m is not None:
+            return None
+        return cue_m
+
+    @staticmethod
+    def _own_read(run: _Run, clause: str, cue_m: re.Match[str]) -> re.Match[str] | None:
+        """The cue as the speaker's own read.
+
+        ``None``: someone else's claim, argued away, or about the speaker.
+        """
+        comp, sentence = run.comp, run.sentence
+        cited = comp.cited.search(clause, 0, cue_m.start()) if comp.cited is not None else None
+        if cited is not None and not (comp.judged and comp.judged.search(clause, cited.end(), cue_m.start())):
+            # "X called out Y's coordination", "they paint me as shady": not the speaker's read;
+            # the speaker's own judgement may follow ("call me suspicious feels too eager")
+            judged = comp.judged.search(clause, cue_m.end()) if comp.judged is not None else None
+            later = next((x for x in comp.suspicion.finditer(clause, judged.end())), None) if judged else None
+            if later is None or comp.negation.search(clause[: later.start()][-80:]):
+                return None
+            cue_m = later
+        if comp.argued_away is not None and comp.argued_away.search(sentence, sentence.find(clause) + len(clause)):
+            return None  # "X's shift is odd, but if X were Mafia, they'd have stayed quiet"
+        selfref = comp.self_ref.search(clause) if comp.self_ref is not None else None
+        if selfref is not None and selfref.start() <= cue_m.start() < selfref.end():
+            return None  # "that leaves me in a tough spot as the lone Mafia": about the speaker
+        return cue_m
+
+    def _cue_targets(self, run: _Run, clause: str, subj: _Subjects, cue_m: re.Match[str]) -> list[str] | None:
+        """The players a subject cue is said of (``None``: no label)."""
+        comp, mentions = run.comp, subj.mentions
+        if subj.inherited:
+            # a negation inside the cue itself ("haven't taken a stand", v8) is the cue
+            if any(not (cue_m.start() <= x.start() < cue_m.end()) for x in comp.negation_any.finditer(clause)):
+                return None
+            return subj.own
+        near = [m for m in mentions if m.end() <= cue_m.start()]
+        between = clause[near[-1].end() : cue_m.start()] if near else ""
+        if comp.self_subject is not None and comp.self_subject.search(between):
+            return None  # "I hear what X says, and I see why I look suspicious"
+        thought = self._thought(clause, cue_m, comp)
+        if thought is not None:
+            return self._names_in(thought.group("names"), comp)
+        after_cue = comp.subordinate is not None and comp.subordinate.match(clause, cue_m.end())
+        first_after = next((m for m in mentions if m.start() >= cue_m.end()), None)
+        apart = (
+            first_after is not None
+            and comp.sub_any is not None
+            and comp.sub_any.search(clause, cue_m.end(), first_after.start()) is not None
+        )
+        if (
+            not near
+            and subj.prior
+            and comp.pronoun.search(clause)
+            and (after_cue or apart or comp.pronoun_subject.search(clause))
+        ):
+            # "..., but it could also be a Mafia coasting while X ...", "they deflected
+            # instead of answering X": the pronoun's player, not the names after the cue
+            return subj.prior
+        return self._subject_group(clause, mentions, cue_m.start(), comp)
+
+    @staticmethod
+    def _thought(clause: str, cue_m: re.Match[str], comp: _Compiled) -> re.Match[str] | None:
+        """The complement whose players the cue is about ("X's save makes me wonder if Y ...")."""
+        if comp.complement_names is None or comp.complement_end is None:
+            return None
+        if not comp.complement_end.search(clause, 0, cue_m.end()):
+            return None
+        if comp.to_before.search(clause[: cue_m.start()]):
+            return None  # "X's shift to suspect Y" (v8): X's act, not a thought about Y
+        return comp.complement_names.match(clause, cue_m.end())
 
     async def label(self, msg: DayMessage, ctx: GameContext) -> list[Label]:
         """Labels of a day message (see :meth:`label_text`)."""
