@@ -84,6 +84,12 @@ from mafialab.analysis._export import (
     export_parquet,
     log_tables,
 )
+from mafialab.analysis._hf import (
+    export_hf as export_hf,
+)
+from mafialab.analysis._hf import (
+    import_hf as import_hf,
+)
 from mafialab.analysis._inclusion import (
     inclusion as inclusion,
 )
