@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -27,13 +28,17 @@ class NamingAgent:
     gives it); night actions take the first valid target offered.
     """
 
-    seen: list[str] = []  # every observation of the class's agents, in order (for the test)
+    seen: ClassVar[list[str]] = []  # every observation of the class's agents, in order (for the test)
 
     def __call__(self, observation: str) -> str:
         NamingAgent.seen.append(observation)
         me = int(re.search(r"You are Player (\d+)", observation).group(1))  # type: ignore[union-attr]
         last = observation.rsplit("\n[GAME] ", 1)[-1]
-        offered = [int(x) for x in re.findall(r"\[(\d+)\]", last.split(":", 1)[-1])] if "Valid" in last or "choose" in last else []
+        offered = (
+            [int(x) for x in re.findall(r"\[(\d+)\]", last.split(":", 1)[-1])]
+            if "Valid" in last or "choose" in last
+            else []
+        )
         if "Voting phase" in last:
             named = re.findall(r"\n\[Player " + str(me) + r"\] I suspect Player (\d+)", observation)
             pick = int(named[-1]) if named and int(named[-1]) in offered else offered[0]
@@ -64,9 +69,15 @@ def test_a_textarena_agent_plays_a_secretmafia6_seat(tmp_path: Path) -> None:
     game = read_game(_play(tmp_path, SPEC))
     assert game.header.rules_id.startswith("secretmafia6")
     assert game.header.roster[SEAT].agent == SPEC
-    assert game.header.meta["agents"][str(SEAT)] == {"textarena": f"{__name__}.NamingAgent", "model": None, "probed": False}
+    assert game.header.meta["agents"][str(SEAT)] == {
+        "textarena": f"{__name__}.NamingAgent",
+        "model": None,
+        "probed": False,
+    }
     assert any(e.kind == "game_end" for e in game.events)
-    assert NamingAgent.seen and NamingAgent.seen[0].startswith(f"\n[GAME] Welcome to Secret Mafia! You are Player {SEAT}.\n")
+    assert NamingAgent.seen and NamingAgent.seen[0].startswith(
+        f"\n[GAME] Welcome to Secret Mafia! You are Player {SEAT}.\n"
+    )
     own = [e for e in game.events if getattr(e, "seat", None) == SEAT and e.kind in ("speech", "vote", "night_action")]
     assert own and not any(e.fallback for e in own)  # every answer was read as a legal move
     speeches = [e for e in game.events if e.kind == "speech" and e.seat == SEAT]
@@ -74,7 +85,9 @@ def test_a_textarena_agent_plays_a_secretmafia6_seat(tmp_path: Path) -> None:
     assert speeches and votes
     for v in votes:  # it votes for the player it named that day (when that player is still a candidate)
         named = [int(m) for s in speeches if s.round == v.round for m in re.findall(r"Player (\d+)", s.text)]
-        alive = next(e.alive for e in game.events if e.kind == "phase_started" and e.round == v.round and e.phase == "day")
+        alive = next(
+            e.alive for e in game.events if e.kind == "phase_started" and e.round == v.round and e.phase == "day"
+        )
         want = named[-1] if named and named[-1] in alive else None
         if want is not None:
             assert v.target == want, (v, named)
@@ -110,8 +123,10 @@ def test_the_observation_is_textarena_s(tmp_path: Path) -> None:
             targets = ", ".join(f"[{t}]" for t in range(6) if t not in {seat, *view.teammates})
             assert obs.endswith(f"\n[GAME] Night has fallen. Mafia, agree on a victim.\nValid targets: {targets}")
         elif view.role == "Doctor":
-            assert obs.endswith("\n[GAME] Night phase - choose one player to protect: "
-                                + ", ".join(f"[{t}]" for t in range(6) if t != seat))
+            assert obs.endswith(
+                "\n[GAME] Night phase - choose one player to protect: "
+                + ", ".join(f"[{t}]" for t in range(6) if t != seat)
+            )
         elif view.role == "Villager":
             assert obs.endswith("(Mafia wins).\n")
 

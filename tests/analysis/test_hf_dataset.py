@@ -87,7 +87,9 @@ def test_the_card_declares_each_table(dataset: Path, corpus: Path) -> None:
         assert f"| {model} | {n} |" in body
 
 
-def test_datasets_loads_every_table(dataset: Path, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_datasets_loads_every_table(
+    dataset: Path, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     datasets = pytest.importorskip("datasets")
@@ -110,8 +112,11 @@ def _logs(root: Path) -> dict[str, Any]:
     out = {}
     for d in iter_game_dirs(root):
         g = read_game(d)
-        files = {f: sorted((model.model_validate(r).model_dump() for r in read_records(d / f)), key=json.dumps)
-                 for f, model in ((PROBES_FILE, ProbeRecord), (CALLS_FILE, CallRecord)) if (d / f).is_file()}
+        files = {
+            f: sorted((model.model_validate(r).model_dump() for r in read_records(d / f)), key=json.dumps)
+            for f, model in ((PROBES_FILE, ProbeRecord), (CALLS_FILE, CallRecord))
+            if (d / f).is_file()
+        }
         out[d.relative_to(root).as_posix()] = (g.header.model_dump(), [e.model_dump() for e in g.events],
                                                g.status.model_dump() if g.status else None, files)  # fmt: skip
     return out

@@ -1,10 +1,10 @@
-"""Seats played by agents written to TextArena's agent interface (``textarena:MODULE.NAME``).
+r"""Seats played by agents written to TextArena's agent interface (``textarena:MODULE.NAME``).
 
 A TextArena agent is any object called with the observation string and returning the action
 string (``agent(observation: str) -> str``, TextArena's ``ta.Agent.__call__``). The bridge
 renders the seat's view as TextArena's ``SecretMafia-v0`` shows a player its game (textarena
 0.7.4: ``textarena/envs/SecretMafia/env.py`` messages, joined as its ``LLMObservationWrapper``
-joins them: ``"\\n[GAME] ..."``, ``"\\n[Player 3] ..."``) and reads the answer as SecretMafia
+joins them: ``"\n[GAME] ..."``, ``"\n[Player 3] ..."``) and reads the answer as SecretMafia
 does (the first ``[N]`` or ``[Player N]`` names the target; speech is the whole text). Nothing
 here imports textarena, and the agent's module need not either.
 
@@ -22,7 +22,20 @@ import re
 from typing import Any
 
 from mafialab.agents._protocol import AgentSpecError
-from mafialab.engine import Action, Decision, Event, PlayerView
+from mafialab.engine import (
+    Action,
+    Decision,
+    Elimination,
+    Event,
+    InvestigationResult,
+    MafiaChat,
+    NightAction,
+    NightResult,
+    PhaseStarted,
+    PlayerView,
+    Speech,
+    Vote,
+)
 from mafialab.rules import RuleSet
 
 PREFIX = "textarena:"
@@ -114,7 +127,7 @@ def parse_target(action: str) -> int | None:
 
 
 def render_observation(view: PlayerView, rules: RuleSet, decision: Decision | None = None) -> str:
-    """The seat's view as the observation string TextArena's SecretMafia gives its agent.
+    r"""The seat's view as the observation string TextArena's SecretMafia gives its agent.
 
     Args:
         view: The seat's view (only what the engine lets it see).
@@ -123,7 +136,7 @@ def render_observation(view: PlayerView, rules: RuleSet, decision: Decision | No
             the day is visible yet.
 
     Returns:
-        ``"\\n[SENDER] message"`` per message, oldest first (TextArena's full observation).
+        ``"\n[SENDER] message"`` per message, oldest first (TextArena's full observation).
     """
     n = len(view.names)
     mafia = {view.seat, *view.teammates} if view.team == "mafia" else set()
@@ -136,9 +149,13 @@ def render_observation(view: PlayerView, rules: RuleSet, decision: Decision | No
         if ev.kind == "vote" and vote_day != ev.round:
             vote_day = ev.round
             alive = [s for s in _alive_at(view, ev.seq)]
-            lines.insert(len(lines) - 1, (_GAME, f"Voting phase - submit one vote in format [X]. Valid: {_targets(alive)}"))
+            lines.insert(
+                len(lines) - 1, (_GAME, f"Voting phase - submit one vote in format [X]. Valid: {_targets(alive)}")
+            )
     if decision is not None and decision.kind == "vote" and vote_day != decision.round:
-        lines.append((_GAME, f"Voting phase - submit one vote in format [X]. Valid: {_targets(list(decision.options))}"))
+        lines.append(
+            (_GAME, f"Voting phase - submit one vote in format [X]. Valid: {_targets(list(decision.options))}")
+        )
     return "".join(f"\n[{who}] {msg}" for who, msg in lines)
 
 
@@ -148,9 +165,9 @@ def _alive_at(view: PlayerView, seq: int) -> list[int]:
     for ev in view.events:
         if ev.seq >= seq:
             break
-        if ev.kind == "phase_started":
+        if isinstance(ev, PhaseStarted):
             alive = list(ev.alive)
-        elif ev.kind == "elimination":
+        elif isinstance(ev, Elimination):
             alive = [s for s in alive if s != ev.seat]
     return alive
 
@@ -158,34 +175,39 @@ def _alive_at(view: PlayerView, seq: int) -> list[int]:
 def _event_lines(ev: Event, view: PlayerView, rules: RuleSet, n: int, mafia: set[int],
                  ability: str | None) -> list[tuple[str, str]]:  # fmt: skip
     """TextArena's messages for one visible event (none for events SecretMafia does not show)."""
-    kind = ev.kind
-    if kind == "phase_started" and ev.phase == "night":
-        alive = list(ev.alive)
-        if view.seat not in alive:
-            return []
-        if ability == "kill":
-            return [(_GAME, "Night has fallen. Mafia, agree on a victim.\n"
-                            f"Valid targets: {_targets([t for t in alive if t not in mafia])}")]  # fmt: skip
-        if ability in ("protect", "investigate"):
-            what = "protect" if ability == "protect" else "investigate"
-            return [(_GAME, f"Night phase - choose one player to {what}: {_targets([t for t in alive if t != view.seat])}")]
-        return []
-    if kind == "phase_started" and ev.phase == "day":
-        return [(_GAME, f"Day breaks. Discuss for {rules.day.discussion_rounds} rounds, then a vote will follow.")]
-    if kind in ("speech", "mafia_chat"):
+    if isinstance(ev, PhaseStarted):
+        return _phase_lines(ev, view, rules, mafia, ability)
+    if isinstance(ev, (Speech, MafiaChat)):
         return [(f"Player {ev.seat}", _player_text(ev.text, n))]
-    if kind == "vote":
+    if isinstance(ev, Vote):
         return [(f"Player {ev.seat}", _player_text(_action_text(ev.target, ev.statement), n))]
-    if kind == "night_action" and ev.ability != "investigate":
+    if isinstance(ev, NightAction) and ev.ability != "investigate":
         return [(f"Player {ev.seat}", _player_text(f"[{ev.target}]", n))]
-    if kind == "investigation_result":
+    if isinstance(ev, InvestigationResult):
         bad = ev.result in ("mafia", *(r.name for r in rules.roles if r.team == "mafia"))
         return [(_GAME, f"Player {ev.target} IS{' ' if bad else ' NOT '}a Mafia member.")]
-    if kind == "night_result" and ev.killed is None:
+    if isinstance(ev, NightResult) and ev.killed is None:
         return [(_GAME, "No one was killed tonight.")]
-    if kind == "elimination":
+    if isinstance(ev, Elimination):
         how = "was killed during the night" if ev.cause == "night" else "was eliminated by vote"
         return [(_GAME, f"Player {ev.seat} {how}.")]
+    return []
+
+
+def _phase_lines(ev: PhaseStarted, view: PlayerView, rules: RuleSet, mafia: set[int],
+                 ability: str | None) -> list[tuple[str, str]]:  # fmt: skip
+    """The night's prompt of the seat's role, or the day's opening (TextArena's ``_send_phase_prompts``)."""
+    if ev.phase == "day":
+        return [(_GAME, f"Day breaks. Discuss for {rules.day.discussion_rounds} rounds, then a vote will follow.")]
+    alive = list(ev.alive)
+    if ev.phase != "night" or view.seat not in alive:
+        return []
+    if ability == "kill":
+        return [(_GAME, "Night has fallen. Mafia, agree on a victim.\n"
+                        f"Valid targets: {_targets([t for t in alive if t not in mafia])}")]  # fmt: skip
+    if ability in ("protect", "investigate"):
+        others = _targets([t for t in alive if t != view.seat])
+        return [(_GAME, f"Night phase - choose one player to {ability}: {others}")]
     return []
 
 

@@ -72,7 +72,9 @@ def export_hf(root: Path, out: Path, *, overwrite: bool = False, license: str = 
             also replaces a ``README.md`` that is not an earlier card of this export.
         license: The card's ``license`` field (a Hub licence id such as ``cc-by-4.0``;
             ``unknown`` until the owner of the games says).
-        skipped, counts, on_game: As for :func:`~mafialab.analysis.export_parquet`.
+        skipped: As for :func:`~mafialab.analysis.export_parquet`.
+        counts: As for :func:`~mafialab.analysis.export_parquet`.
+        on_game: As for :func:`~mafialab.analysis.export_parquet`.
 
     Returns:
         The card's path.
@@ -142,7 +144,7 @@ def dataset_card(out: Path, *, license: str = "unknown") -> str:
         f"# mafialab games: {out.name}",
         "",
         f"Exported by mafialab {__version__} (`mafialab export hf`). Load a table with "
-        f"`datasets.load_dataset(\"path/to/{out.name}\", name=\"probes\")`, or read `<table>/*.parquet` with "
+        f'`datasets.load_dataset("path/to/{out.name}", name="probes")`, or read `<table>/*.parquet` with '
         "pandas, Polars or DuckDB; `mafialab import hf` turns the folder back into game logs. The column "
         "meanings are in mafialab's docs/export.md.",
         "",
@@ -170,8 +172,11 @@ def dataset_card(out: Path, *, license: str = "unknown") -> str:
         "",
         "## Schema",
         "",
-        *(f"- `{t}`: " + ", ".join(f"`{c}` ({_DTYPES[k]}{', JSON' if k == 'json' else ''})"
-                                   for c, k in TABLE_SCHEMAS[t]) for t in TABLES),  # fmt: skip
+        *(
+            f"- `{t}`: "
+            + ", ".join(f"`{c}` ({_DTYPES[k]}{', JSON' if k == 'json' else ''})" for c, k in TABLE_SCHEMAS[t])
+            for t in TABLES
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -232,7 +237,9 @@ def _event(row: dict[str, Any]) -> Event:
     try:
         return _EVENTS.validate_python(rec)
     except ValueError as err:
-        raise LogFormatError(f"game {row.get('game_id')}: events row seq {row.get('seq')}: not an event ({err})") from None
+        raise LogFormatError(
+            f"game {row.get('game_id')}: events row seq {row.get('seq')}: not an event ({err})"
+        ) from None
 
 
 def _game_folder(out: Path, row: dict[str, Any]) -> Path:

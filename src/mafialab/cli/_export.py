@@ -14,8 +14,10 @@ from mafialab.cli._options import Games, OutDir, OutFile, arg_message, checked, 
 from mafialab.harness import RayConnectError
 from mafialab.record import LogFormatError
 
-export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB, Hugging Face datasets or temporal-graph tools.",
-                         no_args_is_help=True)  # fmt: skip
+export_app = typer.Typer(
+    help="Export game logs as tables for pandas/DuckDB, Hugging Face datasets or temporal-graph tools.",
+    no_args_is_help=True,
+)
 
 
 @export_app.command("parquet")

@@ -76,7 +76,9 @@ def import_mafiascope_cmd(
 @import_app.command("hf")
 @checked
 def import_hf_cmd(
-    src: Annotated[Path, InPath("a dataset folder of `mafialab export hf`", kind="folder")] = typer.Argument(..., help="A dataset folder written by `mafialab export hf`."),
+    src: Annotated[Path, InPath("a dataset folder of `mafialab export hf`", kind="folder")] = typer.Argument(
+        ..., help="A dataset folder written by `mafialab export hf`."
+    ),
     out: Annotated[Path, OutDir(inputs=["src"])] = typer.Option(
         ..., "--out", "-o", help="Directory to write the game folders into."
     ),
