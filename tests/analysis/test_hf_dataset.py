@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from mafialab import __version__
 from mafialab.analysis import export_hf, import_hf, log_tables
 from mafialab.analysis._export import TABLE_SCHEMAS, TABLES
+from mafialab.beliefshift import bench_tables, read_bench
 from mafialab.cli import app
 from mafialab.models import CallRecord
 from mafialab.record import (
@@ -27,6 +28,7 @@ from mafialab.record import (
     read_game,
     read_records,
 )
+from tests.helpers import freeze_scripted_bench
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 PARENT = FIXTURES / "viewer_branches" / "parent"  # a probed mafiascope7 game
@@ -47,13 +49,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
             CallRecord(game_id=gid, seat=-1, purpose="preflight", model="m", status="error",
                        error="refused").model_dump(mode="json")]  # fmt: skip
     (root / "calls" / CALLS_FILE).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    freeze_scripted_bench(root / "bench")  # a werewolf7 game, its annotations and a belief-shift benchmark
     return root
 
 
 @pytest.fixture(scope="module")
 def dataset(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("hfds") / "ds"
-    export_hf(corpus, out, license="cc-by-4.0")
+    export_hf(corpus, out, license="cc-by-4.0", extra=bench_tables(corpus))
     return out
 
 
@@ -68,10 +71,13 @@ def test_the_card_declares_each_table(dataset: Path, corpus: Path) -> None:
     tables = log_tables(corpus)
     assert meta["license"] == "cc-by-4.0"
     assert meta["mafialab_version"] == __version__
-    assert [c["config_name"] for c in meta["configs"]] == list(TABLES)
+    assert [c["config_name"] for c in meta["configs"]] == [*TABLES, "beliefshift_benches", "beliefshift_items"]
     assert meta["configs"][0]["default"] is True
     assert meta["configs"][2]["data_files"] == [{"split": "train", "path": "events/*.parquet"}]
-    for info in meta["dataset_info"]:
+    _, items = read_bench(corpus / "bench" / "b.jsonl")
+    assert meta["dataset_info"][-1]["splits"] == [{"name": "train", "num_examples": len(items)}]
+    assert len(items) > 3 and f"| beliefshift_items | {len(items)} |" in (dataset / "README.md").read_text()
+    for info in meta["dataset_info"][: len(TABLES)]:
         t = info["config_name"]
         assert [f["name"] for f in info["features"]] == [c for c, _ in TABLE_SCHEMAS[t]]
         assert info["splits"] == [{"name": "train", "num_examples": len(tables[t])}]
@@ -102,6 +108,10 @@ def test_datasets_loads_every_table(
             assert ds.column_names == [c for c, _ in TABLE_SCHEMAS[t]], t
             assert ds.num_rows == len(tables[t]), t
         assert by_name["game_id"] == [str(x) for x in tables[t].game_id], t
+    items = datasets.load_dataset(str(dataset), name="beliefshift_items", split="train", cache_dir=str(tmp_path / "c4"))
+    _, frozen = read_bench(corpus / "bench" / "b.jsonl")
+    assert items["item_id"] == [i.item_id for i in frozen]
+    assert [json.loads(o) for o in items["observers"]] == [[o.model_dump() for o in i.observers] for i in frozen]
     calls = datasets.load_dataset(str(dataset), name="calls", split="train", cache_dir=str(tmp_path / "c3"))
     assert sorted(calls["purpose"]) == ["preflight", "speak"]
     assert calls.features["prompt_tokens"].dtype == "int64"
@@ -129,7 +139,8 @@ def test_export_then_import_gives_the_same_logs_and_reports(corpus: Path, tmp_pa
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["import", "hf", str(ds), "--out", str(back)])
     assert res.exit_code == 0, res.output
-    assert f"imported {len(iter_game_dirs(corpus))} games" in res.stdout
+    assert f"imported {len(iter_game_dirs(corpus))} games and 1 benchmark file" in res.stdout
+    assert read_bench(back / "bench" / "b.jsonl") == read_bench(corpus / "bench" / "b.jsonl")
     assert not (back / ".partial").exists()
     before, after = _logs(corpus), _logs(back)
     assert sorted(after) == sorted(before)
@@ -138,7 +149,7 @@ def test_export_then_import_gives_the_same_logs_and_reports(corpus: Path, tmp_pa
         assert after[where] == (header, events, status, files), where
     reports = [json.loads(runner.invoke(app, ["report", str(d), "-f", "json", "--resamples", "100", "--seed", "5"]).stdout)
                for d in (corpus, back)]  # fmt: skip
-    assert reports[0]["games"] == 4 and reports[0]["probe_records"] > 100
+    assert reports[0]["games"] == 5 and reports[0]["probe_records"] > 100
     assert reports[1] == reports[0]
     # and again: the dataset of the imported logs holds the same rows
     again = tmp_path / "again"

@@ -14,7 +14,7 @@ import logging
 import shutil
 import typing
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,7 +28,13 @@ from mafialab.analysis._export import (
     PART_GLOB,
     TABLE_SCHEMAS,
     TABLES,
+    Kind,
     OutputExistsError,
+    _arrow_type,
+    _cell,
+    _is_export_folder,
+    _kind,
+    _remove,
     export_parquet,
 )
 from mafialab.engine import Event
@@ -41,6 +47,7 @@ from mafialab.record import (
     GameStatus,
     JsonlWriter,
     LogFormatError,
+    atomic_path,
     write_atomic,
 )
 
@@ -49,13 +56,18 @@ log = logging.getLogger(__name__)
 CARD_FILE = "README.md"
 """The dataset card of an ``export hf`` folder (the Hub reads the configs from its YAML front matter)."""
 
+HfTable = tuple[str, tuple[tuple[str, Kind], ...], Iterable[dict[str, Any]]]
+"""A table of an ``export hf`` folder besides the read side's five: ``(name, columns, rows)``;
+``columns`` are ``(column, kind)`` pairs as in :data:`~mafialab.analysis._export.TABLE_SCHEMAS`
+(e.g. the belief-shift benchmark's items, from :mod:`mafialab.beliefshift`)."""
+
 _DTYPES = {"str": "string", "json": "string", "int": "int64", "float": "float64", "bool": "bool"}
 """``datasets`` feature dtype of each column kind of :data:`~mafialab.analysis._export.TABLE_SCHEMAS`."""
 
 
 def export_hf(root: Path, out: Path, *, overwrite: bool = False, license: str = "unknown",
               skipped: list[str] | None = None, counts: dict[str, int] | None = None,
-              on_game: Callable[[int, int], None] | None = None) -> Path:  # fmt: skip
+              on_game: Callable[[int, int], None] | None = None, extra: Sequence[HfTable] = ()) -> Path:  # fmt: skip
     """Write the tables of ``root`` as a Hugging Face dataset folder ``out`` (never uploaded).
 
     The folder is :func:`~mafialab.analysis.export_parquet`'s folder export (``out/<table>/part-*.parquet``
@@ -75,6 +87,9 @@ def export_hf(root: Path, out: Path, *, overwrite: bool = False, license: str = 
         skipped: As for :func:`~mafialab.analysis.export_parquet`.
         counts: As for :func:`~mafialab.analysis.export_parquet`.
         on_game: As for :func:`~mafialab.analysis.export_parquet`.
+        extra: More tables (:data:`HfTable`), each written whole as ``out/<name>/part-00000.parquet``
+            and declared in the card like the others; one without rows is not written (an
+            earlier export's folder of that name is removed).
 
     Returns:
         The card's path.
@@ -93,19 +108,71 @@ def export_hf(root: Path, out: Path, *, overwrite: bool = False, license: str = 
     if card.exists() and not overwrite and not (out / MANIFEST_FILE).is_file():
         raise OutputExistsError(card)
     export_parquet(root, out, overwrite=overwrite, skipped=skipped, counts=counts, on_game=on_game)
-    write_atomic(card, dataset_card(out, license=license))
+    schemas = {name: columns for name, columns, rows in extra if _write_whole(out / name, columns, rows)}
+    write_atomic(card, dataset_card(out, license=license, extra=schemas))
     return card
 
 
-def _table_facts(out: Path) -> tuple[dict[str, int], Counter[str], Counter[str], Counter[str]]:
+def _write_whole(folder: Path, columns: tuple[tuple[str, Kind], ...], rows: Iterable[dict[str, Any]]) -> bool:
+    """Write ``rows`` as ``folder/part-00000.parquet`` (typed as ``columns``); none: remove ``folder``.
+
+    Returns whether the table has rows. A value of another type than its column's is null, logged.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = list(rows)
+    if folder.exists() and not _is_export_folder(folder):
+        raise FileExistsError(f"{folder} holds other files than {PART_GLOB}; give another folder")
+    if not rows:
+        if folder.exists():
+            _remove(folder)
+        return False
+    arrays = []
+    for col, kind in columns:
+        values = []
+        for r in rows:
+            try:
+                values.append(_cell(r.get(col), kind))
+            except TypeError as err:
+                log.warning("%s column %r: %s, left null in the export", folder.name, col, err)
+                values.append(None)
+        arrays.append(pa.array(values, type=_arrow_type(kind)))
+    table = pa.Table.from_arrays(arrays, schema=pa.schema([pa.field(c, _arrow_type(k)) for c, k in columns]))
+    if folder.exists():
+        _remove(folder)
+    folder.mkdir(parents=True)
+    with atomic_path(folder / "part-00000.parquet") as tmp:
+        pq.write_table(table, tmp)
+    return True
+
+
+def model_columns(model: type[Any]) -> tuple[tuple[str, Kind], ...]:
+    """A pydantic record model's fields as ``(column, kind)`` pairs (nested values: JSON), for an :data:`HfTable`."""
+    return tuple((name, _kind(f.annotation)) for name, f in model.model_fields.items())
+
+
+def hf_rows(src: Path, name: str, columns: tuple[tuple[str, Kind], ...]) -> Iterator[dict[str, Any]]:
+    """The rows of table ``name`` of the dataset folder ``src`` as records (JSON columns decoded; nulls left out).
+
+    Nothing when the folder has no such table.
+    """
+    import pyarrow.parquet as pq
+
+    for f in sorted((Path(src) / name).glob(PART_GLOB)):
+        for row in pq.read_table(f).to_pylist():
+            yield {c: _value(row.get(c), k) for c, k in columns if row.get(c) is not None}
+
+
+def _table_facts(out: Path, tables: Iterable[str]) -> tuple[dict[str, int], Counter[str], Counter[str], Counter[str]]:
     """Rows per table, games per rule set, seats per model and games per source of the export in ``out``."""
     import pyarrow.parquet as pq
 
-    rows = {t: 0 for t in TABLES}
+    rows = dict.fromkeys(tables, 0)
     rules: Counter[str] = Counter()
     models: Counter[str] = Counter()
     sources: Counter[str] = Counter()
-    for t in TABLES:
+    for t in rows:
         for f in sorted((out / t).glob(PART_GLOB)):
             rows[t] += pq.ParquetFile(f).metadata.num_rows
             if t == "games":
@@ -117,9 +184,13 @@ def _table_facts(out: Path) -> tuple[dict[str, int], Counter[str], Counter[str],
     return rows, rules, models, sources
 
 
-def dataset_card(out: Path, *, license: str = "unknown") -> str:
-    """The ``README.md`` dataset card of the export in ``out`` (front matter, then text)."""
-    rows, rules, models, sources = _table_facts(out)
+def dataset_card(
+    out: Path, *, license: str = "unknown", extra: dict[str, tuple[tuple[str, Kind], ...]] | None = None
+) -> str:
+    """The ``README.md`` dataset card of the export in ``out`` (front matter, then text); ``extra``: more tables."""
+    schemas = {**TABLE_SCHEMAS, **(extra or {})}
+    names = [*TABLES, *(extra or {})]
+    rows, rules, models, sources = _table_facts(out, names)
     meta = {
         "license": license,
         "pretty_name": f"mafialab games ({out.name})",
@@ -128,12 +199,12 @@ def dataset_card(out: Path, *, license: str = "unknown") -> str:
         "configs": [
             {"config_name": t, "data_files": [{"split": "train", "path": f"{t}/*.parquet"}], **({"default": True}
              if t == "games" else {})}
-            for t in TABLES
+            for t in names
         ],
         "dataset_info": [
-            {"config_name": t, "features": [{"name": c, "dtype": _DTYPES[k]} for c, k in TABLE_SCHEMAS[t]],
+            {"config_name": t, "features": [{"name": c, "dtype": _DTYPES[k]} for c, k in schemas[t]],
              "splits": [{"name": "train", "num_examples": rows[t]}]}
-            for t in TABLES
+            for t in names
         ],
     }  # fmt: skip
     lines = [
@@ -154,7 +225,7 @@ def dataset_card(out: Path, *, license: str = "unknown") -> str:
         "",
         "| table | rows |",
         "|---|---|",
-        *(f"| {t} | {rows[t]} |" for t in TABLES),
+        *(f"| {t} | {rows[t]} |" for t in names),
         "",
         "## Rule sets",
         "",
@@ -168,21 +239,20 @@ def dataset_card(out: Path, *, license: str = "unknown") -> str:
         "",
         "| model (or agent) | seats |",
         "|---|---|",
-        *(f"| {_cell(m)} | {n} |" for m, n in sorted(models.items())),
+        *(f"| {_md(m)} | {n} |" for m, n in sorted(models.items())),
         "",
         "## Schema",
         "",
         *(
-            f"- `{t}`: "
-            + ", ".join(f"`{c}` ({_DTYPES[k]}{', JSON' if k == 'json' else ''})" for c, k in TABLE_SCHEMAS[t])
-            for t in TABLES
+            f"- `{t}`: " + ", ".join(f"`{c}` ({_DTYPES[k]}{', JSON' if k == 'json' else ''})" for c, k in schemas[t])
+            for t in names
         ),
         "",
     ]
     return "\n".join(lines)
 
 
-def _cell(text: str) -> str:
+def _md(text: str) -> str:
     """``text`` for a Markdown table cell (model names are data: no pipe, no newline breaks the table)."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 

@@ -101,19 +101,22 @@ def export_hf_cmd(
 ) -> None:
     """Write the tables as a Hugging Face dataset folder, loadable with `datasets.load_dataset` (docs/export.md).
 
-    The folder of `export parquet` plus a dataset card (README.md): one config per table,
+    The folder of `export parquet` plus the belief-shift benchmark files under DIRECTORY
+    (beliefshift_benches, beliefshift_items) and a dataset card (README.md): one config per table,
     schemas, licence, rule sets, models, counts and the mafialab version. Nothing is uploaded:
     push the folder with your own tools (`huggingface-cli upload`). Run again into the same
     --out, only the games added or changed since are read.
     """
     from mafialab.analysis import OutputExistsError, export_hf
+    from mafialab.beliefshift import bench_tables
 
     unread: list[str] = []
     try:
         with progress_bar() as bar:
             task = bar.add_task("games read", total=None)
             card = export_hf(directory, out, overwrite=force, license=license, skipped=unread,
-                             on_game=lambda done, n: bar.update(task, completed=done, total=n))  # fmt: skip
+                             on_game=lambda done, n: bar.update(task, completed=done, total=n),
+                             extra=bench_tables(directory))  # fmt: skip
         for why in unread:
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         err_console.print(f"wrote {escape(str(out))} (dataset card {escape(str(card))})", style="dim")

@@ -85,15 +85,17 @@ def import_hf_cmd(
 ) -> None:
     """Turn a Hugging Face dataset folder of `mafialab export hf` back into game logs (docs/export.md).
 
-    Each game goes to its folder under OUT as it was under the exported directory; an
-    existing game folder is never overwritten.
+    Each game goes to its folder under OUT as it was under the exported directory, and each
+    belief-shift benchmark file to its path; an existing game folder or file is never overwritten.
     """
     from mafialab.analysis import import_hf
+    from mafialab.beliefshift import BeliefShiftFormatError, restore_benches
 
     try:
         with progress_bar() as bar:
             task = bar.add_task("games written", total=None)
             games = import_hf(src, out, on_game=lambda done, n: bar.update(task, completed=done, total=n))
+        benches = restore_benches(src, out)
     except FileExistsError as err:
         fail(f"--out: {err}")
     except FileNotFoundError as err:
@@ -101,6 +103,7 @@ def import_hf_cmd(
     except OSError as err:
         option = output_option_for(err.filename)
         fail(os_error_message(err, option) if option is not None else f"SRC: {err}")
-    except LogFormatError as err:
+    except (LogFormatError, BeliefShiftFormatError) as err:
         fail(f"SRC: {err}")
-    console.print(f"imported {count(len(games), 'game')} into {escape(str(out))}")
+    more = f" and {count(len(benches), 'benchmark file')}" if benches else ""
+    console.print(f"imported {count(len(games), 'game')}{more} into {escape(str(out))}")
