@@ -169,7 +169,7 @@ def test_nothing_is_overwritten(corpus: Path, dataset: Path, tmp_path: Path) -> 
     assert res.exit_code != 0 and "README.md exists (use --force" in res.output
     assert (taken / "README.md").read_text() == "mine"
     res = runner.invoke(app, ["export", "hf", str(corpus), "--out", str(tmp_path / "x.parquet")])
-    assert res.exit_code != 0
+    assert res.exit_code == 2 and "--out: " in res.output and "a Hugging Face dataset is a folder" in res.output
     # an update without --force: the card is written again, nothing read again
     res = runner.invoke(app, ["export", "hf", str(corpus), "--out", str(dataset)])
     assert res.exit_code == 0, res.output

@@ -110,6 +110,8 @@ def export_hf_cmd(
     from mafialab.analysis import OutputExistsError, export_hf
     from mafialab.beliefshift import bench_tables
 
+    if out.suffix == ".parquet":
+        fail(f"--out: {out}: a Hugging Face dataset is a folder; give a folder name, not FILE.parquet")
     unread: list[str] = []
     try:
         with progress_bar() as bar:
