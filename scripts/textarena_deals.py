@@ -11,7 +11,10 @@ tied outcomes could not be compared). What is written per game: ``roles`` (seat 
 ``actions`` (``[kind, night, seat, target]`` with kind ``kill``/``protect``/``investigate``/
 ``vote``), and TextArena's outcomes: ``eliminations`` (``[night, seat, cause]``), ``nights``
 (killed seat or ``null``), ``votes`` (per day, voter -> target), ``checks`` (``[night, seat,
-target, is_mafia]``) and ``winner`` (``town``/``mafia``).
+target, is_mafia]``) and ``winner`` (``town``/``mafia``); and ``night1``: seat -> the observation
+string TextArena's ``LLMObservationWrapper`` gives a player at its first-night turn, for each
+player who has seen no other player's move by then (the rendering reference of the
+``textarena:`` agent bridge, tests/agents/test_textarena_bridge.py).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ def play(seed: int) -> dict[str, Any]:
     checks: list[list[Any]] = []
     night = 0
     prev = None
+    seen: dict[int, list[tuple[int, str]]] = {p: [] for p in roles}
+    out["night1"] = {}
     done = False
     while not done:
         phase = env.phase
@@ -74,6 +79,12 @@ def play(seed: int) -> dict[str, Any]:
             Phase.NIGHT_DETECTIVE: "investigate",
             Phase.DAY_VOTING: "vote",
         }.get(phase)
+        seen[pid].extend((sender, msg) for sender, msg, _ in env.state.get_current_player_observation())
+        if night == 1 and kind in ("kill", "protect", "investigate"):
+            names = env.state.role_mapping
+            obs = "".join(f"\n[{'GAME' if s == -1 else names.get(s, f'Player {s}')}] {m}" for s, m in seen[pid])
+            if "\n[Player " not in obs:
+                out["night1"][str(pid)] = obs
         if kind is None:
             action = f"Player {pid} has nothing to add."
         else:

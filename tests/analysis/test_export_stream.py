@@ -54,7 +54,8 @@ def _old_tables(root: Path) -> dict[str, pd.DataFrame]:
              "parent": h.parent.game_id if h.parent is not None else None,
              "degraded": bool(lg.status is not None and lg.status.degraded),
              "probes": h.meta.get("probes") if isinstance(h.meta.get("probes"), str) else None,
-             "n_seats": len(h.roster)}
+             "n_seats": len(h.roster), "header": h.model_dump_json(),
+             "status": lg.status.model_dump_json() if lg.status is not None else None}
         )  # fmt: skip
         agents = h.meta.get("agents") if isinstance(h.meta.get("agents"), dict) else {}
         for st in sorted(h.roster, key=lambda x: x.seat):

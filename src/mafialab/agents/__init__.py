@@ -36,10 +36,12 @@ from mafialab.agents._protocol import (
 from mafialab.agents._random import RandomAgent, random_factory
 from mafialab.agents._scripted import ScriptedAgent, scripted_factory
 from mafialab.agents._specs import parse_seat_overrides, table_specs, with_model_options
+from mafialab.agents._textarena import is_textarena_spec, textarena_factory
 
 register_agent("random", random_factory)
 register_agent("scripted", scripted_factory)
 register_agent_resolver(is_model_spec, llm_factory, model_spec_forms)
+register_agent_resolver(is_textarena_spec, textarena_factory, ("textarena:MODULE.NAME",))
 
 __all__ = [
     "parse_seat_overrides",

@@ -84,6 +84,21 @@ from mafialab.analysis._export import (
     export_parquet,
     log_tables,
 )
+from mafialab.analysis._hf import (
+    HfTable as HfTable,
+)
+from mafialab.analysis._hf import (
+    export_hf as export_hf,
+)
+from mafialab.analysis._hf import (
+    hf_rows as hf_rows,
+)
+from mafialab.analysis._hf import (
+    import_hf as import_hf,
+)
+from mafialab.analysis._hf import (
+    model_columns as model_columns,
+)
 from mafialab.analysis._inclusion import (
     inclusion as inclusion,
 )

@@ -57,9 +57,10 @@ EVENT_COLUMNS = ("game_id", "seq", "round", "phase", "kind", "ts", "public", "te
 """Columns of the events table; ``data`` holds the event's other fields as JSON."""
 
 GAME_COLUMNS = ("game_id", "path", "rules_id", "seed", "winner", "winner_name", "rounds", "reason", "source", "parent",
-                "degraded", "probes", "n_seats")  # fmt: skip
+                "degraded", "probes", "n_seats", "header", "status")  # fmt: skip
 """Columns of the games table: one row per game (``winner``: the team id, ``winner_name``: as the rule set
-names it; ``reason``: how it ended; ``probes``: the battery)."""
+names it; ``reason``: how it ended; ``probes``: the battery; ``header`` and ``status``: the log's
+``game_start`` and ``game_status`` records as JSON, so the logs can be rebuilt from the tables)."""
 
 SEAT_COLUMNS = ("game_id", "seat", "name", "role", "team", "agent", "model", "survived")
 """Columns of the seats table: one row per seat of each game (``survived``: alive at the end)."""
@@ -103,7 +104,7 @@ def _record_columns(model: type[BaseModel]) -> tuple[tuple[str, Kind], ...]:
 TABLE_SCHEMAS: dict[str, tuple[tuple[str, Kind], ...]] = {
     "games": (("game_id", "str"), ("path", "str"), ("rules_id", "str"), ("seed", "int"), ("winner", "str"),
               ("winner_name", "str"), ("rounds", "int"), ("reason", "str"), ("source", "str"), ("parent", "str"),
-              ("degraded", "bool"), ("probes", "str"), ("n_seats", "int")),
+              ("degraded", "bool"), ("probes", "str"), ("n_seats", "int"), ("header", "json"), ("status", "json")),
     "seats": (("game_id", "str"), ("seat", "int"), ("name", "str"), ("role", "str"), ("team", "str"),
               ("agent", "str"), ("model", "str"), ("survived", "bool")),
     "events": (("game_id", "str"), ("seq", "int"), ("round", "int"), ("phase", "str"), ("kind", "str"),
@@ -226,7 +227,8 @@ def _game_rows(log_: GameLog, root: Path) -> dict[str, list[dict[str, Any]]]:
          "parent": h.parent.game_id if h.parent is not None else None,
          "degraded": bool(log_.status is not None and log_.status.degraded),
          "probes": h.meta.get("probes") if isinstance(h.meta.get("probes"), str) else None,
-         "n_seats": len(h.roster)}
+         "n_seats": len(h.roster), "header": h.model_dump_json(),
+         "status": log_.status.model_dump_json() if log_.status is not None else None}
     )  # fmt: skip
     described = h.meta.get("agents") if isinstance(h.meta.get("agents"), dict) else {}
     for st in sorted(h.roster, key=lambda x: x.seat):
@@ -496,7 +498,7 @@ def _remove(p: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-EXPORT_FORMAT_VERSION = 1
+EXPORT_FORMAT_VERSION = 2
 """Version of a folder export's layout, of :data:`MANIFEST_FILE` and of what a game's rows hold; an
 export of another version (or with other :data:`TABLE_SCHEMAS`) is rebuilt whole rather than
 updated. Raise it whenever the rows made from the same logs change, so no export keeps old rows."""

@@ -38,6 +38,12 @@ from mafialab.beliefshift._freeze import (
     load_prompts_text,
     write_bench,
 )
+from mafialab.beliefshift._hf import (
+    bench_tables as bench_tables,
+)
+from mafialab.beliefshift._hf import (
+    restore_benches as restore_benches,
+)
 from mafialab.beliefshift._io import (
     BeliefShiftFormatError,
     read_annotations,

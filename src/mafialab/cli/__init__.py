@@ -60,8 +60,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "rules": ("_rules", "rules_app", "List and show rule sets."),
     "models": ("_models", "models_app", "Model backends and embedded models."),
-    "export": ("_export", "export_app", "Export game logs as tables for pandas/DuckDB or temporal-graph tools."),
-    "import": ("_import", "import_app", "Import logs of other tools (MafiaScope) as mafialab logs."),
+    "export": (
+        "_export",
+        "export_app",
+        "Export game logs as tables for pandas/DuckDB, Hugging Face datasets or temporal-graph tools.",
+    ),
+    "import": (
+        "_import",
+        "import_app",
+        "Import logs of other tools (MafiaScope, Kaggle Game Arena Werewolf) or a Hugging Face dataset folder as"
+        " mafialab logs.",
+    ),
     "season": ("_season", "season_app", "Seasons: many games, balanced seating, judges, leaderboards."),
     "beliefshift": (
         "_beliefshift",

@@ -14,8 +14,10 @@ from mafialab.cli._options import Games, OutDir, OutFile, arg_message, checked, 
 from mafialab.harness import RayConnectError
 from mafialab.record import LogFormatError
 
-export_app = typer.Typer(help="Export game logs as tables for pandas/DuckDB or temporal-graph tools.",
-                         no_args_is_help=True)  # fmt: skip
+export_app = typer.Typer(
+    help="Export game logs as tables for pandas/DuckDB, Hugging Face datasets or temporal-graph tools.",
+    no_args_is_help=True,
+)
 
 
 @export_app.command("parquet")
@@ -75,6 +77,57 @@ def export_parquet_cmd(
         fail(f"--out: {err}")
     except (ImportError, RayConnectError) as err:  # before OSError: a RayConnectError is a ConnectionError
         fail(str(err))
+    except OSError as err:
+        if output_option_for(err.filename) is None:
+            fail(str(err))
+        fail(os_error_message(err))
+    except LogFormatError as err:
+        fail(arg_message("DIRECTORY", err))
+
+
+@export_app.command("hf")
+@checked
+def export_hf_cmd(
+    directory: Annotated[Path, Games()] = typer.Argument(..., help="Directory of game logs."),
+    out: Annotated[Path, OutDir(not_above="directory")] = typer.Option(
+        ..., "--out", "-o", help="The dataset folder (Parquet per table and a README.md dataset card)."
+    ),
+    license: str = typer.Option(
+        "unknown", "--license", help="The card's licence id (Hugging Face Hub ids: cc-by-4.0, mit, other ...)."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild from scratch, replacing what exists (else an export of DIRECTORY is updated)."
+    ),
+) -> None:
+    """Write the tables as a Hugging Face dataset folder, loadable with `datasets.load_dataset` (docs/export.md).
+
+    The folder of `export parquet` plus the belief-shift benchmark files under DIRECTORY
+    (beliefshift_benches, beliefshift_items) and a dataset card (README.md): one config per table,
+    schemas, licence, rule sets, models, counts and the mafialab version. Nothing is uploaded:
+    push the folder with your own tools (`huggingface-cli upload`). Run again into the same
+    --out, only the games added or changed since are read.
+    """
+    from mafialab.analysis import OutputExistsError, export_hf
+    from mafialab.beliefshift import bench_tables
+
+    if out.suffix == ".parquet":
+        fail(f"--out: {out}: a Hugging Face dataset is a folder; give a folder name, not FILE.parquet")
+    unread: list[str] = []
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("games read", total=None)
+            card = export_hf(directory, out, overwrite=force, license=license, skipped=unread,
+                             on_game=lambda done, n: bar.update(task, completed=done, total=n),
+                             extra=bench_tables(directory))  # fmt: skip
+        for why in unread:
+            err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
+        err_console.print(f"wrote {escape(str(out))} (dataset card {escape(str(card))})", style="dim")
+    except OutputExistsError as err:
+        if err.other_root is not None:
+            fail(f"--out: {err.path} holds an export of {err.other_root}, not of DIRECTORY (use --force to replace it)")
+        fail(f"--out: {err.path} exists (use --force to replace it)")
+    except FileExistsError as err:
+        fail(f"--out: {err}")
     except OSError as err:
         if output_option_for(err.filename) is None:
             fail(str(err))

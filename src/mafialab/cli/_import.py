@@ -10,11 +10,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from mafialab.cli._app import console, count, err_console, fail, os_error_message, output_option_for, progress_bar
-from mafialab.cli._options import OutDir, checked
-from mafialab.record import import_kaggle, import_mafiascope
+from mafialab.cli._options import InPath, OutDir, checked
+from mafialab.record import LogFormatError, import_kaggle, import_mafiascope
 
 import_app = typer.Typer(
-    help="Import logs of other tools (MafiaScope, Kaggle Game Arena Werewolf) as mafialab logs.", no_args_is_help=True
+    help="Import logs of other tools (MafiaScope, Kaggle Game Arena Werewolf) or a Hugging Face dataset folder as"
+    " mafialab logs.",
+    no_args_is_help=True,
 )
 
 
@@ -112,3 +114,39 @@ def import_kaggle_cmd(
     )
     if len(rep.imported) < len(rep.games):
         raise typer.Exit(1)
+
+
+@import_app.command("hf")
+@checked
+def import_hf_cmd(
+    src: Annotated[Path, InPath("a dataset folder of `mafialab export hf`", kind="folder")] = typer.Argument(
+        ..., help="A dataset folder written by `mafialab export hf`."
+    ),
+    out: Annotated[Path, OutDir(inputs=["src"])] = typer.Option(
+        ..., "--out", "-o", help="Directory to write the game folders into."
+    ),
+) -> None:
+    """Turn a Hugging Face dataset folder of `mafialab export hf` back into game logs (docs/export.md).
+
+    Each game goes to its folder under OUT as it was under the exported directory, and each
+    belief-shift benchmark file to its path; an existing game folder or file is never overwritten.
+    """
+    from mafialab.analysis import import_hf
+    from mafialab.beliefshift import BeliefShiftFormatError, restore_benches
+
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("games written", total=None)
+            games = import_hf(src, out, on_game=lambda done, n: bar.update(task, completed=done, total=n))
+        benches = restore_benches(src, out)
+    except FileExistsError as err:
+        fail(f"--out: {err}")
+    except FileNotFoundError as err:
+        fail(f"SRC: {err}")
+    except OSError as err:
+        option = output_option_for(err.filename)
+        fail(os_error_message(err, option) if option is not None else f"SRC: {err}")
+    except (LogFormatError, BeliefShiftFormatError) as err:
+        fail(f"SRC: {err}")
+    more = f" and {count(len(benches), 'benchmark file')}" if benches else ""
+    console.print(f"imported {count(len(games), 'game')}{more} into {escape(str(out))}")
