@@ -23,7 +23,7 @@ from mafialab.engine import Action, Decision, Event, GameState
 from mafialab.record import GameLog
 from mafialab.rules import BUILTIN_VERSIONS, RuleSet
 
-_ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote")
+_ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote", "team_pick", "team_vote", "mission_card", "assassination")
 # MafiaScope's night action lines, English and Russian prompts (seat names are Latin in both)
 _KILL = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Kill|Убить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
 _PROTECT = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Protect|Защитить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
@@ -57,7 +57,8 @@ def recorded_actions(events: Sequence[Event]) -> list[Action]:
             d = ev.decision  # type: ignore[union-attr]
             target = getattr(ev, "target", None)
             text = getattr(ev, "text", None) if ev.kind in ("speech", "mafia_chat") else getattr(ev, "statement", None)
-            acts.append(Action(decision=d, seat=ev.seat, target=target, text=text, fallback=ev.fallback))  # type: ignore[union-attr]
+            choice = getattr(ev, "choice", None)
+            acts.append(Action(decision=d, seat=ev.seat, target=target, text=text, fallback=ev.fallback, choice=choice))  # type: ignore[union-attr]
     return sorted(acts, key=lambda a: a.decision)
 
 
