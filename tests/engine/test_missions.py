@@ -109,7 +109,7 @@ def test_mafiascope_resistance_counts_a_blank_vote_as_a_reject():
     votes = [e for e in state.events if e.kind == "team_vote"]
     assert all(v.visibility.public and v.index == i + 1 for i, v in enumerate(votes))
     tally = state.events[-1]
-    assert tally.votes == {0: "approve", 1: "reject", 2: "reject", 3: "reject", 4: "reject"} and not tally.approved
+    assert tally.choices == {0: "approve", 1: "reject", 2: "reject", 3: "reject", 4: "reject"} and not tally.approved
 
 
 def test_merlin_knows_the_spies_and_the_assassin_can_win():

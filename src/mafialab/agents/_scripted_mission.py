@@ -32,7 +32,7 @@ def observe_mission(agent: ScriptedAgent, ev: Event, view: PlayerView) -> None:
         for m in ev.members:
             agent._set(m, KNOWN_HIDDEN)
     elif isinstance(ev, MissionResult):
-        others = [s for s in ev.team if s != agent.seat]
+        others = [s for s in ev.members if s != agent.seat]
         for s in others:
             agent._bump(s, 2.0 * ev.fails / max(1, len(others)) if ev.fails else -0.5)
 
@@ -62,7 +62,7 @@ def mission_decide(agent: ScriptedAgent, decision: Decision, view: PlayerView) -
             target = min(opts, key=lambda s: (s != agent.seat, sus.get(s, 0.0), s))
     elif k == "team_vote":
         prop = _proposal(view)
-        team = set(prop.team) if prop is not None else set()
+        team = set(prop.members) if prop is not None else set()
         m = agent.rules.mission
         last_chance = m is not None and _rejected_in_row(view) >= m.rejections_to_lose - 1
         if view.team == "mafia":

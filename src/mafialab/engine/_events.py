@@ -236,7 +236,7 @@ class TeamProposal(_Event):
 
     kind: Literal["team_proposal"] = "team_proposal"
     leader: int
-    team: list[int]
+    members: list[int]
     attempt: int
 
 
@@ -262,14 +262,14 @@ class TeamVoteTally(_Event):
     """Mission games: the public result of a team vote, every voter's counted choice.
 
     Attributes:
-        votes: Voter seat -> ``"approve"`` or ``"reject"`` (a blank vote as counted).
+        choices: Voter seat -> ``"approve"`` or ``"reject"`` (a blank vote as counted).
         approvals: Approvals counted.
         approved: Whether the team goes on the mission.
         rejected_in_row: Proposals rejected in a row in this mission after this vote.
     """
 
     kind: Literal["team_vote_tally"] = "team_vote_tally"
-    votes: dict[int, str]
+    choices: dict[int, str]
     approvals: int
     approved: bool
     attempt: int
@@ -290,7 +290,7 @@ class MissionResult(_Event):
     """Mission games: a mission's public result (how many fails, never whose).
 
     Attributes:
-        team: The team that went.
+        members: The team that went.
         fails: Fail cards played.
         succeeded: Whether the mission succeeded.
         successes: Missions succeeded so far.
@@ -298,7 +298,7 @@ class MissionResult(_Event):
     """
 
     kind: Literal["mission_result"] = "mission_result"
-    team: list[int]
+    members: list[int]
     fails: int
     succeeded: bool
     successes: int

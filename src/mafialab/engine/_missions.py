@@ -60,7 +60,7 @@ def play_missions(g: GameState) -> _Script:
         failed = fails >= m.fails_to_fail
         score["mafia" if failed else "town"] += 1
         g._emit(
-            MissionResult, PUBLIC, team=team, fails=fails, succeeded=not failed,
+            MissionResult, PUBLIC, members=team, fails=fails, succeeded=not failed,
             successes=score["town"], failures=score["mafia"],
         )  # fmt: skip
         if score["mafia"] >= m.missions_to_win:
@@ -82,7 +82,7 @@ def _propose(g: GameState, leader: int, size: int, attempt: int) -> Generator[li
         team.append(a.target)
         g._emit(TeamPick, PUBLIC, seat=leader, target=a.target, attempt=attempt, decision=d.id, fallback=a.fallback)
     team.sort()
-    g._emit(TeamProposal, PUBLIC, leader=leader, team=team, attempt=attempt)
+    g._emit(TeamProposal, PUBLIC, leader=leader, members=team, attempt=attempt)
     return team
 
 
@@ -114,7 +114,7 @@ def _team_vote(g: GameState, attempt: int, rejected: int) -> Generator[list[Deci
     approvals = sum(1 for c in counted.values() if c == APPROVE)
     approved = 2 * approvals > g.n_seats
     g._emit(
-        TeamVoteTally, PUBLIC, votes=counted, approvals=approvals, approved=approved, attempt=attempt,
+        TeamVoteTally, PUBLIC, choices=counted, approvals=approvals, approved=approved, attempt=attempt,
         rejected_in_row=0 if approved else rejected + 1,
     )  # fmt: skip
     return approved

@@ -51,7 +51,7 @@ from mafialab.engine import Event
 from mafialab.render._quote import quote
 from mafialab.rules import Lexicon
 
-SEAT_FIELDS = frozenset({"seat", "target", "killed", "saved", "outcome", "voter"})
+SEAT_FIELDS = frozenset({"seat", "target", "killed", "saved", "outcome", "voter", "leader"})
 """Fields holding one seat number (shown as the player's name)."""
 SEAT_LIST_FIELDS = frozenset({"alive", "candidates", "members"})
 """Fields holding a list of seat numbers."""
@@ -61,7 +61,10 @@ TEXT_FIELDS = frozenset({"text", "statement"})
 """Player-written fields (quoted; only at the end of a template)."""
 QUOTED_FIELDS = TEXT_FIELDS | {"label"}
 """Fields shown as a JSON string literal: player text and operator-given seat labels."""
-ITEM_FIELDS = {"votes": ("voter", "target"), "tally": ("target", "count"), "labels": ("seat", "label")}
+ITEM_FIELDS = {
+    "votes": ("voter", "target"), "tally": ("target", "count"), "labels": ("seat", "label"),
+    "choices": ("voter", "choice"),
+}  # fmt: skip
 """Mapping fields rendered item by item: field → the item template's two fields."""
 EVENT_KINDS = tuple(str(cls.model_fields["kind"].default) for cls in typing.get_args(typing.get_args(Event)[0]))
 """Every engine event kind (from the :data:`mafialab.engine.Event` union)."""

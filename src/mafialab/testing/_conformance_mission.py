@@ -52,9 +52,9 @@ def check_mission_events(rules: RuleSet, events: Sequence[Event], roles: Sequenc
                 out.append(f"event {ev.seq}: leader {ev.leader} after {leader} (the lead passes in seat order)")
             leader = ev.leader
             size = m.team_sizes[ev.round - 1]
-            if sorted(picks) != ev.team or len(ev.team) != size:
-                out.append(f"event {ev.seq}: team {ev.team} (picks {picks}) is not a team of {size}")
-            team, picks, votes = list(ev.team), [], {}
+            if sorted(picks) != ev.members or len(ev.members) != size:
+                out.append(f"event {ev.seq}: team {ev.members} (picks {picks}) is not a team of {size}")
+            team, picks, votes = list(ev.members), [], {}
         elif isinstance(ev, TeamVote):
             if ev.seat in votes:
                 out.append(f"event {ev.seq}: seat {ev.seat} voted twice on one team")
@@ -63,8 +63,8 @@ def check_mission_events(rules: RuleSet, events: Sequence[Event], roles: Sequenc
                 out.append(f"event {ev.seq}: a blank team vote under rules without blank_rejects")
         elif isinstance(ev, TeamVoteTally):
             approvals = sum(1 for c in votes.values() if c == "approve")
-            if set(votes) != set(range(n)) or ev.votes != votes or ev.approvals != approvals:
-                out.append(f"event {ev.seq}: tally {ev.votes} does not count the votes {votes}")
+            if set(votes) != set(range(n)) or ev.choices != votes or ev.approvals != approvals:
+                out.append(f"event {ev.seq}: tally {ev.choices} does not count the votes {votes}")
             if ev.approved != (2 * approvals > n):
                 out.append(f"event {ev.seq}: approved={ev.approved} with {approvals} of {n} approvals")
             rejected = 0 if ev.approved else rejected + 1
