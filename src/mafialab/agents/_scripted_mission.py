@@ -10,13 +10,13 @@ hardest against it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
+from mafialab.agents._scripted_probe import KNOWN_HIDDEN
 from mafialab.engine import Action, Decision, Event, PlayerView
-from mafialab.engine._events import MissionResult, TeamProposal, TeamRevealed, TeamVoteTally
 
-if TYPE_CHECKING:
-    from mafialab.agents._scripted import ScriptedAgent
+ScriptedAgent = Any
+"""The :class:`~mafialab.agents.ScriptedAgent` deciding (not imported: it imports this module)."""
 
 MISSION_KINDS = ("propose", "team_vote", "mission", "assassinate")
 """Decision kinds of mission games."""
@@ -24,28 +24,27 @@ MISSION_KINDS = ("propose", "team_vote", "mission", "assassinate")
 
 def observe_mission(agent: ScriptedAgent, ev: Event, view: PlayerView) -> None:
     """Update ``agent``'s suspicion from a mission-game event it sees."""
-    from mafialab.agents._scripted_probe import KNOWN_HIDDEN
-
     if view.team == "mafia":
         return
-    if isinstance(ev, TeamRevealed):  # told the hidden team without being on it (Merlin)
-        for m in ev.members:
+    if ev.kind == "team_revealed":  # told the hidden team without being on it (Merlin)
+        for m in ev.members:  # type: ignore[union-attr]
             agent._set(m, KNOWN_HIDDEN)
-    elif isinstance(ev, MissionResult):
-        others = [s for s in ev.members if s != agent.seat]
+    elif ev.kind == "mission_result":
+        fails: int = ev.fails  # type: ignore[union-attr]
+        others = [s for s in ev.members if s != agent.seat]  # type: ignore[union-attr]
         for s in others:
-            agent._bump(s, 2.0 * ev.fails / max(1, len(others)) if ev.fails else -0.5)
+            agent._bump(s, 2.0 * fails / max(1, len(others)) if fails else -0.5)
 
 
-def _proposal(view: PlayerView) -> TeamProposal | None:
-    return next((e for e in reversed(view.events) if isinstance(e, TeamProposal)), None)
+def _proposal(view: PlayerView) -> Any:
+    return next((e for e in reversed(view.events) if e.kind == "team_proposal"), None)
 
 
 def _rejected_in_row(view: PlayerView) -> int:
-    last = next((e for e in reversed(view.events) if isinstance(e, TeamVoteTally)), None)
+    last = next((e for e in reversed(view.events) if e.kind == "team_vote_tally"), None)
     if last is None or last.round != view.events[-1].round:
         return 0
-    return last.rejected_in_row
+    return int(last.rejected_in_row)  # type: ignore[union-attr]
 
 
 def mission_decide(agent: ScriptedAgent, decision: Decision, view: PlayerView) -> Action:

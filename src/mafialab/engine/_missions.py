@@ -8,7 +8,7 @@ no elimination. The rules are the rule set's ``mission`` fields (:class:`mafiala
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING
+from typing import Any
 
 from mafialab.engine._decisions import Action, Decision
 from mafialab.engine._events import (
@@ -24,8 +24,9 @@ from mafialab.engine._events import (
     only,
 )
 
-if TYPE_CHECKING:
-    from mafialab.engine._state import GameState
+GameState = Any
+"""The :class:`~mafialab.engine.GameState` playing the missions (its script helpers are used;
+not imported, so that the state module alone imports this one)."""
 
 _Script = Generator[list[Decision], dict[int, Action], None]
 

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from typing import Any
+
 from mafialab.engine import Event, GameEnd
-from mafialab.engine._events import (
-    Assassination,
-    Elimination,
-    MissionCard,
-    MissionResult,
-    TeamPick,
-    TeamProposal,
-    TeamVote,
-    TeamVoteTally,
-)
 from mafialab.rules import RuleSet
 
 
@@ -34,20 +26,21 @@ def check_mission_events(rules: RuleSet, events: Sequence[Event], roles: Sequenc
     out: list[str] = []
     picks: list[int] = []
     votes: dict[int, str] = {}
-    cards: list[MissionCard] = []
+    cards: list[Any] = []
     team: list[int] = []
     leader: int | None = None
     score = {"town": 0, "mafia": 0}
     rejected = 0
     expected: tuple[str, str] | None = None
+    ev: Any
     for ev in events:
-        if isinstance(ev, Elimination):
+        if ev.kind == "elimination":
             out.append(f"event {ev.seq}: an elimination in a mission game")
-        elif isinstance(ev, TeamPick):
+        elif ev.kind == "team_pick":
             if ev.target in picks:
                 out.append(f"event {ev.seq}: seat {ev.target} picked twice")
             picks.append(ev.target)
-        elif isinstance(ev, TeamProposal):
+        elif ev.kind == "team_proposal":
             if leader is not None and ev.leader != (leader + 1) % n:
                 out.append(f"event {ev.seq}: leader {ev.leader} after {leader} (the lead passes in seat order)")
             leader = ev.leader
@@ -55,13 +48,13 @@ def check_mission_events(rules: RuleSet, events: Sequence[Event], roles: Sequenc
             if sorted(picks) != ev.members or len(ev.members) != size:
                 out.append(f"event {ev.seq}: team {ev.members} (picks {picks}) is not a team of {size}")
             team, picks, votes = list(ev.members), [], {}
-        elif isinstance(ev, TeamVote):
+        elif ev.kind == "team_vote":
             if ev.seat in votes:
                 out.append(f"event {ev.seq}: seat {ev.seat} voted twice on one team")
             votes[ev.seat] = ev.choice or "reject"
             if ev.choice is None and not m.blank_rejects:
                 out.append(f"event {ev.seq}: a blank team vote under rules without blank_rejects")
-        elif isinstance(ev, TeamVoteTally):
+        elif ev.kind == "team_vote_tally":
             approvals = sum(1 for c in votes.values() if c == "approve")
             if set(votes) != set(range(n)) or ev.choices != votes or ev.approvals != approvals:
                 out.append(f"event {ev.seq}: tally {ev.choices} does not count the votes {votes}")
@@ -70,13 +63,13 @@ def check_mission_events(rules: RuleSet, events: Sequence[Event], roles: Sequenc
             rejected = 0 if ev.approved else rejected + 1
             if rejected >= m.rejections_to_lose:
                 expected = ("mafia", "rejections")
-        elif isinstance(ev, MissionCard):
+        elif ev.kind == "mission_card":
             if ev.seat not in team:
                 out.append(f"event {ev.seq}: seat {ev.seat} played a card off the team")
             if ev.choice == "fail" and teams[ev.seat] == "town":
                 out.append(f"event {ev.seq}: a town player failed a mission")
             cards.append(ev)
-        elif isinstance(ev, MissionResult):
+        elif ev.kind == "mission_result":
             fails = sum(1 for c in cards if c.choice == "fail")
             if sorted(c.seat for c in cards) != team or ev.fails != fails:
                 out.append(f"event {ev.seq}: result {ev.fails} fails of cards {[c.choice for c in cards]}")
@@ -88,7 +81,7 @@ def check_mission_events(rules: RuleSet, events: Sequence[Event], roles: Sequenc
                 expected = ("mafia", "missions")
             elif score["town"] >= m.missions_to_win:
                 expected = ("town", "missions")
-        elif isinstance(ev, Assassination):
+        elif ev.kind == "assassination":
             hit = roles[ev.target] == m.assassin_target
             if ev.hit != hit or roles[ev.seat] != m.assassin or teams[ev.target] != "town":
                 out.append(f"event {ev.seq}: assassination of seat {ev.target} by seat {ev.seat} is wrong")
