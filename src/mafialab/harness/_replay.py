@@ -62,6 +62,9 @@ def recorded_actions(events: Sequence[Event]) -> list[Action]:
     return sorted(acts, key=lambda a: a.decision)
 
 
+_MISSION_ACTIONS = {"team_pick": "propose", "team_vote": "team_vote", "mission_card": "mission", "assassination": "assassinate"}
+"""Mission-game events that record an answer, and the decision kind each answers."""
+
 _MAFIASCOPE_REPLAY = ("mafiascope7", "mafiascope7-werewolf", "mafiascope7-werewolf-seer")
 """Built-in rule sets an imported MafiaScope game replays under, each at version 2 (MafiaScope's vote rule)."""
 
@@ -70,7 +73,8 @@ def replay_rules(log: GameLog) -> RuleSet:
     """The rule set a log replays under: its own, or version 2 of its built-in for an imported MafiaScope game.
 
     An imported game of ``mafiascope7``, ``mafiascope7-werewolf`` or ``mafiascope7-werewolf-seer``
-    replays under ``<name>-v2`` (MafiaScope's vote rule and text lengths) with its seat names.
+    replays under ``<name>-v2`` (MafiaScope's vote rule and text lengths) with its seat names; an
+    imported Resistance game under ``mafiascope-resistance``.
 
     Raises:
         ReplayMismatch: An imported game whose rule set is none of those (a Sheriff variant
@@ -81,6 +85,8 @@ def replay_rules(log: GameLog) -> RuleSet:
         return h.rules
     if h.source == "mafiascope" and h.rules.name in _MAFIASCOPE_REPLAY:
         return BUILTIN_VERSIONS[f"{h.rules.name}-v2"].model_copy(update={"seat_names": h.rules.seat_names})
+    if h.source == "mafiascope" and h.rules.id == "mafiascope-resistance-v1":  # MafiaScope's Resistance module
+        return BUILTIN_VERSIONS[h.rules.id].model_copy(update={"seat_names": h.rules.seat_names})
     raise ReplayMismatch(
         f"{log.path}: imported from {h.source} with rule set {h.rules.id}; only games played by mafialab "
         f"and MafiaScope games of the built-in rule sets ({', '.join(_MAFIASCOPE_REPLAY)}) replay"
@@ -128,6 +134,8 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             victims[ev.round] = ev.target
         elif ev.kind == "investigation_result":
             checked[(ev.round, ev.seat)] = ev.target
+        elif ev.kind in _MISSION_ACTIONS:  # mission games: the recorded pick, vote, card or assassination
+            put(_MISSION_ACTIONS[ev.kind], ev.round, ev.seat, (ev, getattr(ev, "index", None)))
         elif ev.kind == "imported" and ev.seat is not None:
             rec = ev.record or {}
             idx = rec.get("msg_seq") if isinstance(rec.get("msg_seq"), int) else None
@@ -151,6 +159,7 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
 
     def answer(d: Decision) -> tuple[Action, int | None]:
         key = {
+            **{k: k for k in _MISSION_ACTIONS.values()},
             "speak": "speak",
             "vote": "vote",
             "kill": "kill",
@@ -165,6 +174,12 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             raise ReplayMismatch(f"{_describe(state, d)}: the source turn failed ({item[1]}); it cannot be replayed")
         if d.kind == "speak":
             return Action(decision=d.id, seat=d.seat, text=item[0]), item[1]
+        if d.kind in _MISSION_ACTIONS.values():
+            ev, idx = item
+            text = (ev.statement or "(no statement)") if d.needs_text else None
+            a = Action(decision=d.id, seat=d.seat, target=getattr(ev, "target", None), choice=getattr(ev, "choice", None),
+                       text=text, fallback=ev.fallback)  # fmt: skip
+            return a, idx
         if d.kind == "vote":
             target, statement, idx = item
             if target is not None and target not in d.options:
@@ -194,6 +209,12 @@ def _outcomes(events: Sequence[Event]) -> list[tuple[Any, ...]]:
         ("elimination", ev.round, ev.seat, ev.cause)  # type: ignore[union-attr]
         for ev in events
         if ev.kind == "elimination"
+    ]
+    # mission games: every team vote's and mission's result
+    out += [
+        (ev.kind, ev.round, getattr(ev, "approved", None), getattr(ev, "succeeded", None))
+        for ev in events
+        if ev.kind in ("team_vote_tally", "mission_result")
     ]
     out += [("game_end", ev.winner) for ev in events if ev.kind == "game_end"]  # type: ignore[union-attr]
     return out
