@@ -112,6 +112,7 @@ class ReportBuilder:
         self.usable: Counter[str] = Counter()
         self.batteries: set[str] = set()
         self.quadrants: dict[str, np.ndarray] = {}
+        self.families: Counter[str] = Counter()  # counted games per family (mission games: no elimination)
         self._ids: list[str] = []
         self._roots: list[str] = []
         # per game, compactly: one array of its sums (the fixed-layout sections, then F1 per
@@ -136,6 +137,7 @@ class ReportBuilder:
         if s.degraded:
             self.degraded.append(s.game_id)
             return
+        self.families[s.family] += 1
         st = s.stats if stats is None else stats
         if st is None:
             raise ValueError(f"summary of {s.game_id} holds no statistics")
@@ -339,7 +341,15 @@ class ReportBuilder:
             quadrants=_quadrant_table(self.quadrants),
             instrument=Instrument.model_validate(pooled_instrument([json.loads(row) for row in self._instrument])),
             coverage=Coverage.model_validate(coverage_of(self.usable, self.batteries)),
+            not_applicable=self._not_applicable(),
         )
+
+    def _not_applicable(self) -> dict[str, str]:
+        """Sections that need an elimination, when every counted game is a mission game (no elimination)."""
+        if not self.families or set(self.families) != {"mission"}:
+            return {}
+        why = "not applicable to this rule set (a mission game has no elimination vote)"
+        return {"quadrants": why, "vote_coupling_baselines": why}
 
 
 def compute_report(
