@@ -22,7 +22,7 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rules = BUILTIN["resistance5"]
     for seed in (0, 1):
         agents = [make_agent("scripted", s, rules, seed) for s in range(rules.n_seats)]
-        runner = make_probe_observer("default", agents, rules, seed, out=out)
+        runner = make_probe_observer("mission", agents, rules, seed, out=out)
         asyncio.run(play_game(rules, agents, seed, out=out, observers=[runner]))
     return out
 
@@ -35,6 +35,10 @@ def test_probes_fire_after_each_message_and_at_each_missions_end(probed: Path) -
     # one battery per seat after each public message, keyed by its round and index
     after_msgs = {(p["round"], p["msg_index"]) for p in probes if p["msg_index"] >= 0}
     assert after_msgs == {(e.round, e.index) for e in speeches}
+    assert {p["probe_id"] for p in probes} == {"role_assessment", "suspicion_ranking", "social_map", "planned_action"}
+    assert all(p["parse_ok"] and p.get("schema_ok", True) for p in probes)
+    planned = [p["answer_parsed"]["action"] for p in probes if p["probe_id"] == "planned_action"]
+    assert planned and set(planned) <= {"approve", "reject"}
     ends = {p["round"] for p in probes if p["msg_index"] == -1}
     results = [e for e in log.events if e.kind == "mission_result"]
     assert ends == {e.round for e in results[:-1]}  # every mission but the last (the game is over then)
