@@ -129,11 +129,11 @@ def test_merlin_knows_the_spies_and_the_assassin_can_win():
 
 def test_mission_fields_are_checked():
     base = {"extends": "resistance5", "name": "m"}
-    with pytest.raises(RuleSetError, match="mission.team_sizes"):
+    with pytest.raises(RuleSetError, match=r"mission\.team_sizes"):
         rules_from_dict({**base, "mission": {"team_sizes": [2, 3]}})
-    with pytest.raises(RuleSetError, match="mission.team_sizes.1"):
+    with pytest.raises(RuleSetError, match=r"mission\.team_sizes\.1"):
         rules_from_dict({**base, "mission": {"team_sizes": [2, 9, 2, 3, 3]}})
-    with pytest.raises(RuleSetError, match="mission.assassin"):
+    with pytest.raises(RuleSetError, match=r"mission\.assassin"):
         rules_from_dict({**base, "mission": {"assassin": "Nobody", "assassin_target": "Spy"}})
     with pytest.raises(RuleSetError, match="roles"):
         rules_from_dict({**base, "roles": [{"name": "Spy", "count": 2, "team": "mafia", "ability": "kill"},

@@ -184,7 +184,13 @@ def test_game_family_showcase(tmp_path: Path, mafiascope_dir: Path) -> None:
     assert kinds["team_vote"] == 25 and kinds["team_vote_tally"] == 5
     # the leaders' messages are kept verbatim; two failed (empty, ERROR) and their picks are fallbacks
     kept = [e for e in log.events if e.kind == "imported"]
-    assert [e.note for e in kept] == ["foreign_kind", "empty_response", "foreign_kind", "transport_error", "foreign_kind"]
+    assert [e.note for e in kept] == [
+        "foreign_kind",
+        "empty_response",
+        "foreign_kind",
+        "transport_error",
+        "foreign_kind",
+    ]
     picks = [e for e in log.events if e.kind == "team_pick"]
     assert [p.fallback for p in picks[::2]] == [False, True, False, True, False]
     assert [e.leader for e in log.events if e.kind == "team_proposal"] == [0, 1, 2, 3, 4]

@@ -253,7 +253,9 @@ class Renderer:
         ]
         rule_lines = "\n".join(f"- {text}" for text in self.rule_statements().values())
         names = ", ".join(r.seat_names[: r.n_seats])
-        return self._fmt(p.mission["system"], n=r.n_seats, names=names, role_lines="\n".join(roles), rule_lines=rule_lines)
+        return self._fmt(
+            p.mission["system"], n=r.n_seats, names=names, role_lines="\n".join(roles), rule_lines=rule_lines
+        )
 
     def rule_statements(self) -> dict[str, str]:
         """The sentence stating each rule field of the rule set, by dotted field path.

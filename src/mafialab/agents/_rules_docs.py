@@ -115,7 +115,9 @@ def rule_field_rows() -> list[tuple[str, str, str, str, str]]:
         for name, field in cls.model_fields.items():
             path = f"{prefix}{name}"
             ann = field.annotation
-            inner = [a for a in get_args(ann) if a is not type(None)] if get_origin(ann) in (Union, types.UnionType) else []
+            inner = (
+                [a for a in get_args(ann) if a is not type(None)] if get_origin(ann) in (Union, types.UnionType) else []
+            )
             section = inner[0] if len(inner) == 1 else ann  # an optional section (``mission``)
             nested = isinstance(section, type) and issubclass(section, BaseModel)
             default = "required" if field.is_required() else _default(field.default)

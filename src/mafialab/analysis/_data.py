@@ -364,7 +364,9 @@ def _take_event(g: GameData, ev: Event, by_seat: dict[int, str], cast: dict[tupl
         _take_team_event(g, ev, by_seat, cast)
 
 
-def _take_team_event(g: GameData, ev: Any, by_seat: dict[int, str], cast: dict[tuple[int, str], dict[str, str]]) -> None:
+def _take_team_event(
+    g: GameData, ev: Any, by_seat: dict[int, str], cast: dict[tuple[int, str], dict[str, str]]
+) -> None:
     """A mission game's proposal, team vote (a public one is also a message) or tally."""
     if ev.kind == "team_proposal":
         cast[(-1, "team")] = {by_seat[s]: "member" for s in ev.members}

@@ -730,9 +730,9 @@ def _team_vote_coupling(game: GameData, method: Method, out: dict[tuple[str, str
         for p in game.probes:
             if p.player == voter and p.probe_id == probe_id and _before(p, ts, seq, use_seq):
                 a = answer(p, method, game.names)
-                if probe_id == "suspicion_ranking" and _ranked(a, others):
-                    found = a
-                elif probe_id == "role_assessment" and isinstance(a, list):
+                if (probe_id == "suspicion_ranking" and _ranked(a, others)) or (
+                    probe_id == "role_assessment" and isinstance(a, list)
+                ):
                     found = a
         return found
 

@@ -73,7 +73,9 @@ def play_missions(g: GameState) -> _Script:
     g._end("town" if score["town"] > score["mafia"] else "mafia", "missions")  # pragma: no cover - rules forbid it
 
 
-def _propose(g: GameState, leader: int, size: int, attempt: int) -> Generator[list[Decision], dict[int, Action], list[int]]:
+def _propose(
+    g: GameState, leader: int, size: int, attempt: int
+) -> Generator[list[Decision], dict[int, Action], list[int]]:
     """The leader's team, one pick per decision (each a public ``team_pick``)."""
     team: list[int] = []
     for _ in range(size):
@@ -123,10 +125,7 @@ def _team_vote(g: GameState, attempt: int, rejected: int) -> Generator[list[Deci
 
 def _mission_cards(g: GameState, team: list[int]) -> Generator[list[Decision], dict[int, Action], int]:
     """The team's secret cards (town members may only succeed); the number of fails."""
-    ds = [
-        g._decision(s, "mission", choices=(SUCCESS, FAIL) if g.teams[s] == "mafia" else (SUCCESS,))
-        for s in team
-    ]
+    ds = [g._decision(s, "mission", choices=(SUCCESS, FAIL) if g.teams[s] == "mafia" else (SUCCESS,)) for s in team]
     ans = yield ds
     fails = 0
     for d in ds:

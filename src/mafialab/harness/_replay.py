@@ -23,7 +23,16 @@ from mafialab.engine import Action, Decision, Event, GameState
 from mafialab.record import GameLog
 from mafialab.rules import BUILTIN_VERSIONS, RuleSet
 
-_ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote", "team_pick", "team_vote", "mission_card", "assassination")
+_ACTION_KINDS = (
+    "speech",
+    "mafia_chat",
+    "night_action",
+    "vote",
+    "team_pick",
+    "team_vote",
+    "mission_card",
+    "assassination",
+)
 # MafiaScope's night action lines, English and Russian prompts (seat names are Latin in both)
 _KILL = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Kill|Убить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
 _PROTECT = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Protect|Защитить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
@@ -62,7 +71,12 @@ def recorded_actions(events: Sequence[Event]) -> list[Action]:
     return sorted(acts, key=lambda a: a.decision)
 
 
-_MISSION_ACTIONS = {"team_pick": "propose", "team_vote": "team_vote", "mission_card": "mission", "assassination": "assassinate"}
+_MISSION_ACTIONS = {
+    "team_pick": "propose",
+    "team_vote": "team_vote",
+    "mission_card": "mission",
+    "assassination": "assassinate",
+}
 """Mission-game events that record an answer, and the decision kind each answers."""
 
 _MAFIASCOPE_REPLAY = ("mafiascope7", "mafiascope7-werewolf", "mafiascope7-werewolf-seer")
@@ -177,8 +191,8 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
         if d.kind in _MISSION_ACTIONS.values():
             ev, idx = item
             text = (ev.statement or "(no statement)") if d.needs_text else None
-            a = Action(decision=d.id, seat=d.seat, target=getattr(ev, "target", None), choice=getattr(ev, "choice", None),
-                       text=text, fallback=ev.fallback)  # fmt: skip
+            target, choice = getattr(ev, "target", None), getattr(ev, "choice", None)
+            a = Action(decision=d.id, seat=d.seat, target=target, choice=choice, text=text, fallback=ev.fallback)
             return a, idx
         if d.kind == "vote":
             target, statement, idx = item

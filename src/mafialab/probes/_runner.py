@@ -21,7 +21,6 @@ from mafialab.engine import (
     NightAction,
     PlayerView,
     Speech,
-    Vote,
     VoteTally,
     player_view,
 )

@@ -26,8 +26,8 @@ from mafialab.engine import (
     check_action,
 )
 from mafialab.harness import run_game
-from mafialab.testing._conformance_mission import check_mission_events
 from mafialab.rules import RuleSet
+from mafialab.testing._conformance_mission import check_mission_events
 
 
 @dataclass
