@@ -251,7 +251,7 @@ def planned_action(agent: BeliefSnapshot, view: PlayerView) -> dict[str, Any]:
     if not others:
         return {"action": "wait", "target": "", "reasoning": "Nobody else is alive."}
     if agent.rules.mission is not None:  # a mission game: the planned team vote
-        t = agent._top_suspect(others)
+        t = max(others, key=lambda s: (agent.suspicion.get(s, 0.0), -s))
         act = "approve" if view.team == "mafia" or agent.suspicion.get(t, 0.0) <= 0 else "reject"
         return {"action": act, "target": view.names[t], "reasoning": "A team with my top suspect on it gets a reject."}
     if view.team == "mafia":

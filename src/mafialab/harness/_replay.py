@@ -149,7 +149,7 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
         elif ev.kind == "investigation_result":
             checked[(ev.round, ev.seat)] = ev.target
         elif ev.kind in _MISSION_ACTIONS:  # mission games: the recorded pick, vote, card or assassination
-            put(_MISSION_ACTIONS[ev.kind], ev.round, ev.seat, (ev, getattr(ev, "index", None)))
+            put(_MISSION_ACTIONS[ev.kind], ev.round, ev.seat, (ev, getattr(ev, "index", None)))  # type: ignore[union-attr,arg-type]
         elif ev.kind == "imported" and ev.seat is not None:
             rec = ev.record or {}
             idx = rec.get("msg_seq") if isinstance(rec.get("msg_seq"), int) else None

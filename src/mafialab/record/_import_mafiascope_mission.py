@@ -93,7 +93,7 @@ class MissionConverter:
         if seat is None:
             return "team_vote by a player outside the roster"
         text = rec.get("response")
-        counted = self.last.get(rec.get("player"))
+        counted = self.last.get(str(rec.get("player")))
         failed = _failed(text)
         self.b.failed += failed
         choice = None if failed or counted not in ("approve", "reject") else counted
