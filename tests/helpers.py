@@ -19,7 +19,8 @@ Policy = Callable[[GameState, Decision], Action | None]
 def random_action(rng: random.Random, d: Decision) -> Action:
     target = rng.choice(d.options) if d.wants_target else None
     text = f"seat {d.seat} says hi" if d.needs_text else None
-    return Action(decision=d.id, seat=d.seat, target=target, text=text)
+    choice = rng.choice(d.choices) if d.choices else None
+    return Action(decision=d.id, seat=d.seat, target=target, text=text, choice=choice)
 
 
 def drive(

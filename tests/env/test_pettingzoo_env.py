@@ -328,3 +328,13 @@ def test_parallel_steps_answer_a_batch_and_match_the_aec_form(tmp_path: Path) ->
     assert [ev.model_dump(exclude={"ts"}) for ev in ours.events] == [
         ev.model_dump(exclude={"ts"}) for ev in theirs.events
     ]
+
+
+@pytest.mark.parametrize("name", ["resistance5", "avalon5", "mafiascope-resistance"])
+def test_mission_rule_sets_are_refused_with_a_clear_error(name: str) -> None:
+    from mafialab.env import env as make_env
+    from mafialab.env import parallel_env
+
+    for make in (make_env, parallel_env):
+        with pytest.raises(ValueError, match=rf"rules: {name}-v1 is a mission game .* `mafialab play`"):
+            make(name)

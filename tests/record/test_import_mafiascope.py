@@ -172,12 +172,40 @@ def test_game_family_showcase(tmp_path: Path, mafiascope_dir: Path) -> None:
     assert len(rep.imported) == 3 and not rep.problems
     by_id = {g.game_id: g for g in rep.imported}
     res = by_id[RESISTANCE]
-    src_recs = source(mafiascope_dir / "game_family_showcase" / RESISTANCE / "game.jsonl")
     log = read_game(res.out)
-    foreign = [e for e in log.events if e.kind == "imported"]
-    assert Counter(e.source_kind for e in foreign) == Counter(r["kind"] for r in src_recs if r["kind"] != "setup")
-    assert log.header.rules.name == "mafiascope_resistance" and log.winner is None
+    # the Resistance module maps onto the built-in mafiascope-resistance: mission events, not opaque records
+    assert log.header.rules == BUILTIN["mafiascope-resistance"].model_copy(
+        update={"seat_names": log.header.rules.seat_names}
+    )
     assert {s.role for s in log.header.roster} == {"Resistance", "Spy"}
+    assert log.winner == "mafia" and log.events[-1].reason == "rejections"
+    kinds = Counter(e.kind for e in log.events)
+    assert kinds["speech"] == 5 and kinds["team_proposal"] == 5 and kinds["team_pick"] == 10
+    assert kinds["team_vote"] == 25 and kinds["team_vote_tally"] == 5
+    # the leaders' messages are kept verbatim; two failed (empty, ERROR) and their picks are fallbacks
+    kept = [e for e in log.events if e.kind == "imported"]
+    assert [e.note for e in kept] == [
+        "foreign_kind",
+        "empty_response",
+        "foreign_kind",
+        "transport_error",
+        "foreign_kind",
+    ]
+    picks = [e for e in log.events if e.kind == "team_pick"]
+    assert [p.fallback for p in picks[::2]] == [False, True, False, True, False]
+    assert [e.leader for e in log.events if e.kind == "team_proposal"] == [0, 1, 2, 3, 4]
+    votes = [e for e in log.events if e.kind == "team_vote"]
+    blanks = [(v.attempt, v.seat) for v in votes if v.choice is None]
+    assert blanks == [(1, 4), (3, 1), (4, 0), (4, 2)] and all(v.fallback for v in votes if v.choice is None)
+    assert all(v.visibility.public and v.statement for v in votes if v.choice is not None)
+    tallies = [e for e in log.events if e.kind == "team_vote_tally"]
+    assert [t.approvals for t in tallies] == [2, 2, 2, 1, 2] and [t.rejected_in_row for t in tallies] == [1, 2, 3, 4, 5]
+    assert res.failed_turns == 6 and res.foreign == 3
+    # and it replays under the built-in rule set
+    from mafialab.harness import replay
+
+    state = replay(log)
+    assert state.winner == "mafia" and [e.kind for e in state.events].count("team_vote_tally") == 5
     ww = [read_game(g.out) for g in rep.imported if g.game_id != RESISTANCE]
     assert {g.header.rules.lexicon.mafia_team for g in ww} == {"Werewolves"}
     # the skins map onto the built-ins, roles under the names their prompts used
@@ -191,7 +219,7 @@ def test_game_family_showcase(tmp_path: Path, mafiascope_dir: Path) -> None:
         assert [s.role for s in g.header.roster] == [renamed[r] for r in raw]
         assert [s.team for s in g.header.roster] == ["mafia" if r == "Mafia" else "town" for r in raw]
     report = compute_report(load_games(tmp_path), "mafiascope", resamples=10).model_dump(mode="json")
-    assert report["games"] == 2 and report["skipped"] == [RESISTANCE]
+    assert report["games"] == 3 and report["skipped"] == []  # the Resistance game is scored as a mission game
 
 
 def test_torn_lines_reported_and_skipped(tmp_path: Path, mafiascope_dir: Path) -> None:
@@ -297,3 +325,21 @@ def test_unrepresentable_game_is_reported_not_fatal(tmp_path: Path, mafiascope_d
     rep = import_mafiascope(src, tmp_path / "out")
     assert [g.out is not None for g in rep.games] == [False, True]
     assert len(rep.problems) == 1 and "bad/game.jsonl: game not imported" in rep.problems[0]
+
+
+def test_real_resistance_showcase_imports_onto_the_builtin_and_replays(tmp_path: Path, mafiascope_real: Path) -> None:
+    """Reference: MafiaScope's showcase Resistance game (five rejected teams) as mafiascope-resistance events."""
+    from mafialab.harness import replay
+
+    rep = import_mafiascope(mafiascope_real / "game_family_showcase", tmp_path)
+    (res,) = [g for g in rep.imported if g.rules_id == "mafiascope-resistance-v1"]
+    assert not res.problems
+    log = read_game(res.out)
+    kinds = Counter(e.kind for e in log.events)
+    assert kinds["team_proposal"] == 5 and kinds["team_vote"] == 25 and kinds["team_vote_tally"] == 5
+    assert kinds["imported"] == 5  # the leaders' (failed) proposal messages, kept and marked
+    assert log.winner == "mafia" and log.events[-1].reason == "rejections"
+    state = replay(log)
+    assert state.winner == "mafia" and state.events[-1].reason == "rejections"
+    mine = [e.choices for e in state.events if e.kind == "team_vote_tally"]
+    assert mine == [e.choices for e in log.events if e.kind == "team_vote_tally"]

@@ -213,8 +213,8 @@ class LLMAgent:
             return self.max_tokens
         if decision is None:
             return self.pack.max_tokens.get("text", 160)
-        key = "target" if decision.wants_target and not decision.needs_text else "text"
-        return self.pack.max_tokens.get(key, 160)
+        short = (decision.wants_target or bool(decision.choices)) and not decision.needs_text
+        return self.pack.max_tokens.get("target" if short else "text", 160)
 
     def _text_cap(self, decision: Decision) -> int:
         return min(decision.max_chars, self.pack.max_text_chars)
@@ -296,8 +296,12 @@ class LLMAgent:
         if not isinstance(value, dict) and decision.wants_target and not decision.needs_text and resp.text.strip():
             # a prompt-only answer ("VOTE: **Finley**"): read the name as a person would
             value = {"target": resp.text}
+        if not isinstance(value, dict) and decision.choices and resp.text.strip():
+            value = {"choice": resp.text, "statement": resp.text}  # "VOTE: Approve" and a reason
         if not isinstance(value, dict):
             return "answer is not a JSON object" if resp.text.strip() else "empty answer"
+        if decision.choices:
+            return self._interpret_choice(decision, value, guard)
         cap = self._text_cap(decision)
         target: int | None = None
         text: str | None = None
@@ -342,6 +346,34 @@ class LLMAgent:
             text = kept[:cap]
         return Action(decision=decision.id, seat=decision.seat, target=target, text=text), repair
 
+    def _interpret_choice(
+        self, decision: Decision, value: dict[str, Any], guard: EchoGuard | None
+    ) -> tuple[Action, str | None] | str:
+        """A choice decision's answer (mission games): one of the choices, read case-blind.
+
+        An answer naming one choice word (``"VOTE: Approve"``) counts as that choice; one that
+        names none is a blank vote where the rules count it (``no_vote``), else unusable.
+        """
+        raw = value.get("choice")
+        said = str(raw).strip().casefold() if isinstance(raw, str) else ""
+        found = [c for c in decision.choices if c == said] or [
+            c for c in decision.choices if re.search(rf"\b{re.escape(c)}", said)
+        ]
+        choice = found[0] if len(found) == 1 else None
+        if choice is None and not decision.no_vote:
+            return f"choice is not one of {', '.join(decision.choices)}"
+        text: str | None = None
+        repair: str | None = None
+        if decision.needs_text:
+            st = value.get("statement")
+            if not isinstance(st, str) or not st.strip():
+                return "missing statement"
+            kept, repair = self._guarded(st, guard)
+            if kept is None:
+                return str(repair)
+            text = kept[: self._text_cap(decision)]
+        return Action(decision=decision.id, seat=decision.seat, text=text, choice=choice), repair
+
     def _guarded(self, text: str, guard: EchoGuard | None) -> tuple[str | None, str | None]:
         """``(text stripped without prompt text it repeats, cause)``.
 
@@ -367,7 +399,8 @@ class LLMAgent:
         rng = self._fallback_rng
         target = rng.choice(decision.options) if decision.wants_target else None
         text = FALLBACK_TEXT if decision.needs_text else None
-        return Action(decision=decision.id, seat=decision.seat, target=target, text=text, fallback=True)
+        choice = rng.choice(decision.choices) if decision.choices else None
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text, fallback=True, choice=choice)
 
     def _report(self, info: CallRecord) -> None:
         if self.calls is not None:
@@ -631,7 +664,7 @@ def _marked(
             return info
     if decision.wants_target and not decision.no_vote:  # there, naming nobody is a way to abstain
         info.off_roster = int(off_roster(value.get("target"), view.names))
-    said = value.get("statement" if decision.wants_target else "text")
+    said = value.get("statement" if decision.wants_target or decision.choices else "text")
     if guard is not None and isinstance(said, str):
         info.copied_words = guard.copied(said)
     return info

@@ -66,6 +66,10 @@ class PromptPack(BaseModel):
         system, roles, investigate_what, night_rules, day_rules, reveal, identity,
         teammates, no_teammates, persona, persona_traits, public_header, private_header,
         no_events, private_none, decisions, retry: Templates (``str.format``).
+        mission: Mission games' texts: ``system`` (the system prompt in place of ``system``),
+            ``role`` (one line per role) and ``knows_spies`` (the identity line of a role told
+            the hidden team, e.g. Merlin); their decisions are in ``decisions``
+            (``propose``, ``team_vote``, ``team_vote_statement``, ``mission``, ``assassinate``).
         events: How events read as text: the name of a built-in event template set
             (``en``), the path of one, or the styles inline (see :mod:`mafialab.render`);
             LLM prompts use its ``prompt`` style.
@@ -97,6 +101,7 @@ class PromptPack(BaseModel):
     events: EventTemplates
     decisions: dict[str, str]
     retry: str
+    mission: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("events", mode="before")
     @classmethod
@@ -215,6 +220,8 @@ class Renderer:
 
     def _rules_text(self) -> str:
         p, r = self.pack, self.rules
+        if r.mission is not None and "system" in p.mission:
+            return self._mission_rules_text()
         role_lines = []
         for role in r.roles:
             t = p.roles[role.ability or "none"]
@@ -238,6 +245,18 @@ class Renderer:
             rule_lines=rule_lines,
         )
 
+    def _mission_rules_text(self) -> str:
+        p, r = self.pack, self.rules
+        roles = [
+            "- " + self._fmt(p.mission["role"], role=x.name, count=x.count, team_name=r.lexicon.team_name(x.team))
+            for x in r.roles
+        ]
+        rule_lines = "\n".join(f"- {text}" for text in self.rule_statements().values())
+        names = ", ".join(r.seat_names[: r.n_seats])
+        return self._fmt(
+            p.mission["system"], n=r.n_seats, names=names, role_lines="\n".join(roles), rule_lines=rule_lines
+        )
+
     def rule_statements(self) -> dict[str, str]:
         """The sentence stating each rule field of the rule set, by dotted field path.
 
@@ -249,12 +268,18 @@ class Renderer:
         r = self.rules
         prot, inv = r.role_with("protect"), r.role_with("investigate")
         words = {"protector": prot.name if prot else "", "investigator": inv.name if inv else ""}
+        if r.mission is not None:
+            words |= {"assassin": r.mission.assassin or "", "assassin_target": r.mission.assassin_target or ""}
         out: dict[str, str] = {}
         for path, value, roles in rule_fields(r):
             texts = self.pack.rule_text.get(path)
             if not roles or texts is None:
                 continue
+            if isinstance(value, tuple):  # a list field (mission.team_sizes): its items, comma-separated
+                value = ", ".join(str(v) for v in value)
             key = str(value).lower() if isinstance(value, bool) else str(value)
+            if r.mission is not None and f"mission:{key}" in texts:  # a mission game's own wording
+                key = f"mission:{key}"
             template = texts.get(key, texts.get("*"))
             if template:
                 out[path] = self._fmt(template, value=value, **words)
@@ -268,7 +293,12 @@ class Renderer:
         if view.team == "mafia" and view.teammates:
             parts.append(self._fmt(p.teammates, mates=", ".join(view.names[s] for s in view.teammates)))
         elif view.team != "mafia":
-            parts.append(self._fmt(p.no_teammates))
+            told = [ev for ev in view.events if ev.kind == "team_revealed"]
+            if told and "knows_spies" in p.mission:  # a mission game's Merlin
+                mates = ", ".join(view.names[s] for s in told[-1].members)  # type: ignore[union-attr]
+                parts.append(self._fmt(p.mission["knows_spies"], mates=mates))
+            else:
+                parts.append(self._fmt(p.no_teammates))
         if self.persona is not None and self.persona.big5 is not None:
             b = self.persona.big5
             tmpl = p.persona if self.persona.table_name else p.persona_traits
@@ -421,13 +451,37 @@ class Renderer:
         kind = decision.kind
         if kind == "speak" and decision.phase == "intro":
             key = "speak_intro"
-        elif kind == "vote" and decision.needs_text:
-            key = "vote_statement"
+        elif kind in ("vote", "team_vote") and decision.needs_text:
+            key = f"{kind}_statement"
         else:
             key = kind
         return self._fmt(
-            d[key], round=decision.round, discussion=decision.discussion, options=names, max_chars=max_chars
-        )
+            d[key], round=decision.round, discussion=decision.discussion, options=names, max_chars=max_chars,
+            choices=", ".join(decision.choices), **self._mission_words(decision, view),
+        )  # fmt: skip
+
+    def _mission_words(self, decision: Decision, view: PlayerView) -> dict[str, Any]:
+        """A mission decision's words: the proposal (leader, team), the picks so far, the assassin's target."""
+        if self.rules.mission is None:
+            return {}
+        m = self.rules.mission
+        picks: list[int] = []
+        proposal = None
+        for ev in view.events:
+            if ev.kind == "team_pick":
+                picks.append(ev.target)  # type: ignore[union-attr]
+            elif ev.kind == "team_proposal":
+                picks, proposal = [], ev
+        size = m.team_sizes[min(decision.round, len(m.team_sizes)) - 1] if decision.round else 0
+        return {
+            "size": size,
+            "pick": len(picks) + 1,
+            "picked": ", ".join(view.names[s] for s in picks) or "nobody yet",
+            "leader": view.names[proposal.leader] if proposal is not None else "",  # type: ignore[union-attr]
+            "team": ", ".join(view.names[s] for s in proposal.members) if proposal is not None else "",  # type: ignore[union-attr]
+            "assassin": m.assassin or "",
+            "assassin_target": m.assassin_target or "",
+        }
 
 
 def option_labels(decision: Decision, view: PlayerView) -> list[str]:
@@ -441,10 +495,15 @@ def decision_schema(decision: Decision, view: PlayerView, max_chars: int) -> dic
     """The JSON schema of an answer: ``target`` is an enum of legal seat names; text is capped.
 
     Targeted decisions: ``{"target": <name>}`` (plus ``"statement"`` when the decision needs
-    text); free-text decisions: ``{"text": <string of 1..max_chars characters>}``.
+    text); choice decisions (mission games): ``{"choice": <one of the choices>}`` (plus
+    ``"statement"``); free-text decisions: ``{"text": <string of 1..max_chars characters>}``.
     """
     props: dict[str, Any] = {}
-    if decision.wants_target:
+    if decision.choices:
+        props["choice"] = {"type": "string", "enum": list(decision.choices)}
+        if decision.needs_text:
+            props["statement"] = {"type": "string", "minLength": 1, "maxLength": max_chars}
+    elif decision.wants_target:
         props["target"] = {"type": "string", "enum": option_labels(decision, view)}
         if decision.needs_text:
             props["statement"] = {"type": "string", "minLength": 1, "maxLength": max_chars}

@@ -28,10 +28,11 @@ class RandomAgent:
         self._rng = stream(seed, f"agent:{seat}")
 
     async def decide(self, decision: Decision, view: PlayerView) -> Action:
-        """Pick a uniformly random legal target and a stock line of text."""
+        """Pick a uniformly random legal target (or choice) and a stock line of text."""
         target = self._rng.choice(decision.options) if decision.wants_target else None
         text = self._rng.choice(_LINES) if decision.needs_text else None
-        return Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+        choice = self._rng.choice(decision.choices) if decision.choices else None
+        return Action(decision=decision.id, seat=decision.seat, target=target, text=text, choice=choice)
 
 
 def random_factory(spec: str, seat: int, rules: RuleSet, seed: int) -> RandomAgent:

@@ -85,14 +85,14 @@ def _default(value: Any) -> str:
     if isinstance(value, BaseModel):
         return "(the fields below)"
     if isinstance(value, tuple):
-        return ", ".join(f"`{v}`" for v in value[:3]) + ", …"
+        return ", ".join(f"`{v}`" for v in value[:3]) + ", …" if value else "`[]`"
     return f"`{value}`"
 
 
 def rule_field_rows() -> list[tuple[str, str, str, str, str]]:
     """Every field of a rule set: ``(dotted path, values, default, meaning, prompt sentences)``.
 
-    Nested sections (``night``, ``day``, ``lexicon``) are walked one level deep, as
+    Nested sections (``night``, ``day``, ``lexicon``, the optional ``mission``) are walked one level deep, as
     :func:`mafialab.rules.rule_fields` walks them. The prompt sentences are the ``en`` pack's,
     one per value (``*``: any value, ``{value}`` standing for it); fields that are not game
     rules (:data:`mafialab.rules.COSMETIC_FIELDS`) have none.
@@ -108,18 +108,22 @@ def rule_field_rows() -> list[tuple[str, str, str, str, str]]:
             return "—"
         scope = RULE_SCOPE.get(path)
         who = f" (to the roles with `{scope}`)" if scope else ""
-        return "<br>".join(f"`{k}`: “{_cell(v)}”" for k, v in texts.items()) + who
+        return "<br>".join(f"`{k or '[]'}`: “{_cell(v)}”" for k, v in texts.items()) + who
 
     def walk(cls: type[BaseModel], prefix: str) -> None:
         docs = _attributes(cls)
         for name, field in cls.model_fields.items():
             path = f"{prefix}{name}"
             ann = field.annotation
-            nested = isinstance(ann, type) and issubclass(ann, BaseModel)
+            inner = (
+                [a for a in get_args(ann) if a is not type(None)] if get_origin(ann) in (Union, types.UnionType) else []
+            )
+            section = inner[0] if len(inner) == 1 else ann  # an optional section (``mission``)
+            nested = isinstance(section, type) and issubclass(section, BaseModel)
             default = "required" if field.is_required() else _default(field.default)
             rows.append((path, _values(ann) + _bounds(field), default, _cell(docs.get(name, "")), sentences(path)))
             if nested and not prefix:
-                walk(ann, f"{path}.")  # type: ignore[arg-type]
+                walk(section, f"{path}.")  # type: ignore[arg-type]
             if path == "roles":
                 walk(RoleSpec, "roles[].")
 

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from mafialab.agents._scripted_mission import MISSION_KINDS, mission_decide, observe_mission
 from mafialab.agents._scripted_probe import ANSWERS, CLEARED, KNOWN_HIDDEN
 from mafialab.engine import (
     Action,
@@ -179,6 +180,8 @@ class ScriptedAgent:
 
     def _update(self, ev: Event, view: PlayerView) -> None:
         mafia_team = view.team == "mafia"
+        if self.rules.mission is not None:
+            observe_mission(self, ev, view)
         if isinstance(ev, (Speech, MafiaChat)):
             if isinstance(ev, MafiaChat) or ev.seat == self.seat:
                 return
@@ -326,9 +329,11 @@ class ScriptedAgent:
         return " ".join(parts)
 
     async def decide(self, decision: Decision, view: PlayerView) -> Action:
-        """Answer from the belief state (see the class docstring)."""
+        """Answer from the belief state (see the class docstring; mission games: :mod:`._scripted_mission`)."""
         self._observe(view)
         k = decision.kind
+        if k in MISSION_KINDS:
+            return mission_decide(self, decision, view)
         opts = decision.options
         target: int | None = None
         text: str | None = None

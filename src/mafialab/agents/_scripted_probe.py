@@ -243,10 +243,17 @@ def personality_profile(agent: BeliefSnapshot, view: PlayerView) -> list[dict[st
 
 
 def planned_action(agent: BeliefSnapshot, view: PlayerView) -> dict[str, Any]:
-    """``{action, target, reasoning}``: the day vote the agent would cast on this information."""
+    """``{action, target, reasoning}``: the day vote the agent would cast on this information.
+
+    In a mission game: ``approve`` or ``reject`` (its planned team vote) and its top suspect.
+    """
     others = tuple(t for t in view.alive if t != agent.seat)
     if not others:
         return {"action": "wait", "target": "", "reasoning": "Nobody else is alive."}
+    if agent.rules.mission is not None:  # a mission game: the planned team vote
+        t = max(others, key=lambda s: (agent.suspicion.get(s, 0.0), -s))
+        act = "approve" if view.team == "mafia" or agent.suspicion.get(t, 0.0) <= 0 else "reject"
+        return {"action": act, "target": view.names[t], "reasoning": "A team with my top suspect on it gets a reject."}
     if view.team == "mafia":
         t = agent._bandwagon(view, others)
         why = "Push the table towards the town player it already suspects most."

@@ -83,6 +83,31 @@ class Probe:
     distribution: dict[str, float] | None = None
 
 
+@dataclass
+class TeamVoteRecord:
+    """One counted team vote of a mission game (approve or reject; a blank vote is not counted).
+
+    Attributes:
+        round: Mission (round) of the vote.
+        voter: Voter's name.
+        members: Names on the proposed team.
+        choice: ``"approve"`` or ``"reject"``.
+        ts: Clock time of the vote event (``None`` when the log has none).
+        seq: ``seq`` of the vote event.
+        tally_ts: Clock time of the tally that counted it (set when the tally is read).
+        tally_seq: ``seq`` of that tally (0 until then).
+    """
+
+    round: int
+    voter: str
+    members: frozenset[str]
+    choice: str
+    ts: float | None
+    seq: int
+    tally_ts: float | None = None
+    tally_seq: int = 0
+
+
 @dataclass(frozen=True)
 class Message:
     """One public message of the transcript (an intro, a discussion speech, a vote statement).
@@ -160,7 +185,9 @@ class GameData:
             turns of those kinds), in event order.
         probes: Probe answers in key order (:func:`~mafialab.record.probe_sort_key`).
         winner: Winning team id, or ``None`` if unfinished.
-        family: Game family (``"mafia"``, or the source's ``game_type``).
+        family: Game family (``"mafia"``; ``"mission"`` for a rule set with mission rules, else
+            the source's ``game_type``).
+        team_votes: A mission game's counted team votes, in event order.
         problems: Unreadable lines met while loading.
         agents: Agent spec or model label per name (the roster's ``agent``).
         calls: ``calls.jsonl`` lines that are model calls (a person's decisions at a human
@@ -197,6 +224,7 @@ class GameData:
     probes: list[Probe] = field(default_factory=list)
     winner: str | None = None
     family: str = "mafia"
+    team_votes: list[TeamVoteRecord] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     agents: dict[str, str] = field(default_factory=dict)
     calls: list[Call] | None = None
@@ -281,7 +309,7 @@ def game_data(log_: GameLog, probes: Iterable[Mapping[str, Any]] | None = None) 
         role={s.name: s.role for s in h.roster},
         mafia={s.name for s in h.roster if s.team == "mafia"},
         winner=log_.winner,
-        family=str(h.meta.get("game_type") or "mafia"),
+        family="mission" if h.rules.mission is not None else str(h.meta.get("game_type") or "mafia"),
         problems=list(log_.problems),
         agents={s.name: s.agent for s in h.roster},
         root=h.parent.root if h.parent is not None else h.game_id,
@@ -346,6 +374,26 @@ def _take_event(g: GameData, ev: Event, by_seat: dict[int, str], cast: dict[tupl
         if not votes and ev.tally:  # secret votes kept secret (day.tally_names_voters false)
             votes = dict(cast.get((ev.round, ev.stage), {}))
         g.tallies.append((ev.round, ev.ts, ev.seq, votes))
+    elif ev.kind in ("team_proposal", "team_vote", "team_vote_tally"):
+        _take_team_event(g, ev, by_seat, cast)
+
+
+def _take_team_event(
+    g: GameData, ev: Any, by_seat: dict[int, str], cast: dict[tuple[int, str], dict[str, str]]
+) -> None:
+    """A mission game's proposal, team vote (a public one is also a message) or tally."""
+    if ev.kind == "team_proposal":
+        cast[(-1, "team")] = {by_seat[s]: "member" for s in ev.members}
+    elif ev.kind == "team_vote":
+        if ev.statement is not None and ev.visibility.public:
+            g.messages.append(Message(ev.round, ev.index, ev.seq, by_seat[ev.seat], ev.statement))
+        if ev.choice is not None:
+            members = frozenset(cast.get((-1, "team"), {}))
+            g.team_votes.append(TeamVoteRecord(ev.round, by_seat[ev.seat], members, ev.choice, ev.ts, ev.seq))
+    else:
+        for tv in g.team_votes:
+            if tv.tally_seq == 0:
+                tv.tally_ts, tv.tally_seq = ev.ts, ev.seq
 
 
 def _read_probes(g: GameData, log_: GameLog, probes: Iterable[Mapping[str, Any]] | None) -> None:

@@ -688,10 +688,14 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
     before its vote labels Mafia (an empty set is not counted; chance |set|/(alive - 1));
     post-vote top-1: the last ranking before the tally.
 
+    Mission games (approve/reject team votes, see :func:`_team_vote_coupling`) count in the
+    same three measures.
+
     Returns:
         ``{(voter side, metric): [hits, n, chance sum]}``.
     """
     out = {(s, m): np.zeros(3) for s in VOTER_SIDES for m in F4_METRICS}
+    _team_vote_coupling(game, method, out)
     for u in vote_units(game, method):
         chance = 1 / len(u.others)
         if u.top1 is not None:
@@ -704,6 +708,47 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
 
 
 _NONE: Any = object()
+
+
+def _team_vote_coupling(game: GameData, method: Method, out: dict[tuple[str, str], np.ndarray]) -> None:
+    """F4 on a mission game's team votes, added to ``out``.
+
+    A team vote is coupled with a belief when it rejects a team holding the voter's suspect and
+    approves a team without one: top-1 (the first other player of the voter's last usable
+    ``suspicion_ranking`` before its vote), committed set (the others its last
+    ``role_assessment`` labels hidden team; an empty set is not counted), post-vote top-1 (the
+    last ranking before the tally). Chance is 1/2 (a coin-flip vote). The voter itself is
+    left out of the team it judges.
+    """
+    if not game.team_votes:
+        return
+    vocab = vocabulary(game, method)
+    use_seq = _use_seq(game, method)
+
+    def last(voter: str, probe_id: str, ts: float | None, seq: int, others: list[str]) -> Any:
+        found: Any = None
+        for p in game.probes:
+            if p.player == voter and p.probe_id == probe_id and _before(p, ts, seq, use_seq):
+                a = answer(p, method, game.names)
+                if (probe_id == "suspicion_ranking" and _ranked(a, others)) or (
+                    probe_id == "role_assessment" and isinstance(a, list)
+                ):
+                    found = a
+        return found
+
+    for tv in game.team_votes:
+        others = sorted(set(game.names) - {tv.voter})
+        side = "mafia" if tv.voter in game.mafia else "innocents"
+        rejects = tv.choice == "reject"
+        sr = last(tv.voter, "suspicion_ranking", tv.ts, tv.seq, others)
+        if sr:
+            out[(side, "top1")] += ((_ranked(sr, others)[0] in tv.members) == rejects, 1, 0.5)
+        mset = committed_set(last(tv.voter, "role_assessment", tv.ts, tv.seq, others), method, vocab, set(others))
+        if mset:
+            out[(side, "committed_set")] += (bool(mset & tv.members) == rejects, 1, 0.5)
+        post = last(tv.voter, "suspicion_ranking", tv.tally_ts, tv.tally_seq, others)
+        if post:
+            out[(side, "post_vote_top1")] += ((_ranked(post, others)[0] in tv.members) == rejects, 1, 0.5)
 
 
 # ── counts ─────────────────────────────────────────────────────────────────────

@@ -114,6 +114,7 @@ class ReportBuilder:
         self.usable: Counter[str] = Counter()
         self.batteries: set[str] = set()
         self.quadrants: dict[str, np.ndarray] = {}
+        self.families: Counter[str] = Counter()  # counted games per family (mission games: no elimination)
         self._ids: list[str] = []
         self._roots: list[str] = []
         # per game, compactly: one array of its sums (the fixed-layout sections, then F1 per
@@ -140,6 +141,7 @@ class ReportBuilder:
         if s.degraded:
             self.degraded.append(s.game_id)
             return
+        self.families[s.family] += 1
         st = s.stats if stats is None else stats
         if st is None:
             raise ValueError(f"summary of {s.game_id} holds no statistics")
@@ -345,6 +347,7 @@ class ReportBuilder:
             instrument=Instrument.model_validate(pooled_instrument([json.loads(row) for row in self._instrument])),
             coverage=Coverage.model_validate(coverage_of(self.usable, self.batteries)),
             readouts=self._readouts_section(ci),
+            not_applicable=self._not_applicable(),
         )
 
     def _readouts_section(self, ci: Any) -> Readouts | None:
@@ -355,6 +358,13 @@ class ReportBuilder:
         per_game = np.array([zeros if x is None else x for x in self._readouts])
         block = readouts_block(per_game, lambda x, stat: ci(np.ascontiguousarray(x), stat))
         return None if block is None else Readouts.model_validate(block)
+
+    def _not_applicable(self) -> dict[str, str]:
+        """Sections that need an elimination, when every counted game is a mission game (no elimination)."""
+        if not self.families or set(self.families) != {"mission"}:
+            return {}
+        why = "not applicable to this rule set (a mission game has no elimination vote)"
+        return {"quadrants": why, "vote_coupling_baselines": why}
 
 
 def compute_report(

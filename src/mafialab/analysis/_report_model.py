@@ -16,9 +16,9 @@ contribute or it cannot be computed.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 CI = Annotated[list[float], Field(min_length=2, max_length=2)] | None
 """A 95 % interval ``[lo, hi]``, or ``None`` (fewer than two games, or not computable)."""
@@ -729,6 +729,8 @@ class Report(_Section):
         instrument: Calls, tokens and the fate of probe answers.
         coverage: Which metrics the probe answers support.
         readouts: Stated vs logprob readouts (``None`` when no game has a logprob answer).
+        not_applicable: Sections the rule sets of the counted games give no meaning (section ->
+            why; e.g. the quadrant table of day votes for mission games); left out when empty.
     """
 
     method: str
@@ -752,6 +754,15 @@ class Report(_Section):
     instrument: Instrument
     coverage: Coverage
     readouts: Readouts | None = None
+    not_applicable: dict[str, str] = {}
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_not_applicable(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # reports of elimination games serialise as before the field existed
+        data: dict[str, Any] = handler(self)
+        if not data.get("not_applicable", 1):
+            del data["not_applicable"]
+        return data
 
 
 class ReportRow(_Section):

@@ -38,13 +38,14 @@ from mafialab.record import (
 
 log = logging.getLogger(__name__)
 
-METRIC_VERSION = 4
+METRIC_VERSION = 5
 """Version of what a summary holds and how it is computed; raise it whenever a metric's
 definition or the summary's shape changes, so every cached summary is recomputed.
 2: the instrument row carries the quality signals (``quality``).
 3: junk speeches among the quality signals; an answer failing its schema check is not usable
 (loss cause ``schema_failed``).
-4: stated and logprob readouts side by side (``readouts``)."""
+4: stated and logprob readouts side by side (``readouts``).
+5: mission games are scored (F4 on approve/reject team votes)."""
 
 SUMMARY_INPUTS = (GAME_FILE, PROBES_FILE, CALLS_FILE)
 """The log files a summary is computed from (their bytes key the cache)."""

@@ -188,7 +188,9 @@ def run_cmd(
     game: Annotated[Path, OneGame()] = typer.Argument(..., help="Parent game directory."),
     at: str = typer.Option(..., "--at", help="Fork step: a decision id or round:phase:index (see `fork steps`)."),
     inject: str | None = typer.Option(
-        None, "--inject", help='Replace the answer: JSON {"target": NAME or SEAT, "text": ...}.'
+        None,
+        "--inject",
+        help='Replace the answer: JSON {"target": NAME or SEAT, "text": ...}; a team vote {"choice": "approve"}.',
     ),
     resample: bool = typer.Option(False, "--resample", help="Ask the seat again from its frozen context (default)."),
     belief: str | None = typer.Option(None, "--belief", help="SEAT=TEXT: a private line in one seat's context."),

@@ -303,8 +303,18 @@ def _print_f4(rep: Report, probed: bool = True) -> None:
                 rows.append([side, f"transcript: {pred}", f"{bl.hits}/{bl.n}", rate, ""])
     if rows:
         console.print(whole_table("F4 vote coupling", ["voters", "measure", "hits/n", "rate (95% CI)", "chance"], rows))
+        if rep.not_applicable:  # mission games: approve/reject team votes
+            console.print(
+                "team votes: a vote is coupled when it rejects a team holding the voter's suspect or approves one "
+                "without; chance 1/2",
+                style="dim",
+                highlight=False,
+            )
     else:
         console.print("F4 vote coupling: no counted vote in these games", highlight=False)
+    if "vote_coupling_baselines" in rep.not_applicable:
+        console.print(f"F4 against the transcript: {rep.not_applicable['vote_coupling_baselines']}", highlight=False)
+        return
     sides = {
         side: [
             [pred, str(x.n), f"{x.probe_hits}/{x.baseline_hits}", f"{x.b}/{x.c}", fmt_p(x.mcnemar_p),
@@ -412,6 +422,8 @@ def _print_dynamics(rep: Report) -> None:
         ]
         head = ["voters", "votes", "assessed", "correct_good", "policy gap", "perception gap", "luck"]
         console.print(whole_table("Innocent day votes by quadrant (assessment right? x move good?)", head, rows))
+    elif "quadrants" in rep.not_applicable:
+        console.print(f"Innocent day votes by quadrant: {rep.not_applicable['quadrants']}", highlight=False)
 
 
 def _print_comparison(cmp: dict[str, Any], reference: dict[str, Any] | None) -> None:

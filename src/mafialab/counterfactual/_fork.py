@@ -471,13 +471,18 @@ def injected_action(state: GameState, decision: Decision, iv: Inject) -> Action:
                 f"--inject: decision {decision.id} ({decision.kind}) needs a target; {state.rules.id} has no no-vote"
             )
     elif iv.target is not None:
-        raise ValueError(f"--inject: decision {decision.id} ({decision.kind}) takes text, not a target")
+        what = f"one of {', '.join(decision.choices)}" if decision.choices else "text"
+        raise ValueError(f"--inject: decision {decision.id} ({decision.kind}) takes {what}, not a target")
+    if decision.choices and iv.choice is None and not decision.no_vote:
+        raise ValueError(
+            f"--inject: decision {decision.id} ({decision.kind}) needs a choice: one of {', '.join(decision.choices)}"
+        )
     text = iv.text
     if text is not None:
         text = text[: decision.max_chars]
     if not decision.needs_text and decision.kind != "vote":
         text = None
-    a = Action(decision=decision.id, seat=decision.seat, target=target, text=text)
+    a = Action(decision=decision.id, seat=decision.seat, target=target, text=text, choice=iv.choice)
     why = check_action(decision, a)
     if why is not None:
         raise ValueError(f"--inject: decision {decision.id} ({decision.kind}): {why}")

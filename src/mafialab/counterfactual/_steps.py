@@ -61,6 +61,8 @@ def _done(state: GameState, d: Decision, a: Action) -> str:
     parts = []
     if d.wants_target:
         parts.append(state.names[a.target] if a.target is not None else "(no vote)")
+    if d.choices:
+        parts.append(a.choice or "(blank)")
     if a.text:
         t = " ".join(a.text.split())
         parts.append(json.dumps(t[:60] + ("…" if len(t) > 60 else ""), ensure_ascii=False))
@@ -114,7 +116,8 @@ def fork_steps(log: GameLog) -> ForkSteps:
                 name=state.names[d.seat],
                 kind=d.kind,
                 done=_done(state, d, r.action),
-                public=d.kind in PUBLIC_KINDS and (d.kind != "vote" or state.rules.day.vote == "public_sequential"),
+                public=(d.kind in PUBLIC_KINDS and (d.kind != "vote" or state.rules.day.vote == "public_sequential"))
+                or (d.kind == "team_vote" and d.needs_text),  # a mission game's public team vote
                 source_index=r.source_index,
             )
         )
@@ -192,12 +195,15 @@ class Inject(_Intervention):
         text: The speech, chat or vote statement (decisions that take text).
         no_vote: The injected vote names no valid target: the seat casts no vote (never
             replaced by a fallback). Only under rules with ``day.no_vote``.
+        choice: The answer of a choice decision (mission games: ``approve``/``reject`` for a
+            team vote, ``success``/``fail`` for a mission card).
     """
 
     type: Literal["inject"] = "inject"
     target: str | None = None
     text: str | None = None
     no_vote: bool = False
+    choice: str | None = None
 
 
 class PrivateBelief(_Intervention):

@@ -7,11 +7,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 DecisionKind = Literal[
-    "speak", "mafia_chat", "vote", "nominate", "runoff_vote", "kill", "protect", "investigate", "bid"
-]
-"""What a decision asks for. ``speak`` and ``mafia_chat`` want free text; the others a
-target seat (``vote`` also a statement when the rules ask for one); ``bid`` (rules with
-``day.speaking_order: bid``) wants an amount 0-4 in ``target``, its options being the amounts."""
+    "speak", "mafia_chat", "vote", "nominate", "runoff_vote", "kill", "protect", "investigate", "bid",
+    "propose", "team_vote", "mission", "assassinate",
+]  # fmt: skip
+"""What a decision asks for. ``speak`` and ``mafia_chat`` want free text; ``team_vote`` and
+``mission`` (mission games) one of the decision's ``choices``; ``bid`` (rules with
+``day.speaking_order: bid``) an amount 0-4 in ``target``, its options being the amounts; the
+others a target seat (``vote`` and a public ``team_vote`` also a statement when the rules ask
+for one; ``propose`` is one pick of the leader's team)."""
 
 MAX_TEXT_CHARS = 1200
 """Longest free text (characters) the engine accepts in a speech, chat or vote statement."""
@@ -34,7 +37,10 @@ class Decision(BaseModel):
         max_chars: Longest accepted text.
         discussion: Discussion round within the day (1-based) for ``speak``.
         no_vote: Whether the answer may name no target (a ``vote`` under rules with
-            ``day.no_vote``): the seat then casts no vote.
+            ``day.no_vote``): the seat then casts no vote; for a ``team_vote`` under
+            ``mission.blank_rejects``, no choice (a blank vote, counted as a reject).
+        choices: The words a choice decision takes (``("approve", "reject")``); empty for
+            the others.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -49,11 +55,12 @@ class Decision(BaseModel):
     max_chars: int = MAX_TEXT_CHARS
     discussion: int = 1
     no_vote: bool = False
+    choices: tuple[str, ...] = ()
 
     @property
     def wants_target(self) -> bool:
         """Whether the action must name a target seat."""
-        return self.kind not in ("speak", "mafia_chat")
+        return self.kind not in ("speak", "mafia_chat") and not self.choices
 
 
 class Action(BaseModel):
@@ -64,6 +71,7 @@ class Action(BaseModel):
         seat: Acting seat.
         target: Target seat for targeted decisions.
         text: Free text (speech, chat) or the vote statement.
+        choice: One of the decision's ``choices`` (choice decisions only).
         fallback: Set by the harness when this action is a recorded fallback rather than
             the agent's own answer (the engine only records it).
     """
@@ -75,6 +83,7 @@ class Action(BaseModel):
     target: int | None = None
     text: str | None = None
     fallback: bool = False
+    choice: str | None = None
 
 
 class Invalid(BaseModel):
@@ -105,6 +114,9 @@ def check_action(decision: Decision, action: Action) -> str | None:
             return f"target {action.target} is not a legal option {decision.options}"
     elif action.target is not None:
         return "this decision takes no target"
+    why = _check_choice(decision, action)
+    if why is not None:
+        return why
     if decision.needs_text:
         if action.text is None or not action.text.strip():
             return "missing text"
@@ -112,4 +124,15 @@ def check_action(decision: Decision, action: Action) -> str | None:
             return f"text longer than {decision.max_chars} characters"
     elif action.text is not None and len(action.text) > decision.max_chars:
         return f"text longer than {decision.max_chars} characters"
+    return None
+
+
+def _check_choice(decision: Decision, action: Action) -> str | None:
+    """Why ``action``'s choice does not answer ``decision`` (a choice decision or not), or ``None``."""
+    if not decision.choices:
+        return None if action.choice is None else "this decision takes no choice"
+    if action.choice is None:
+        return None if decision.no_vote else f"missing choice (one of {', '.join(decision.choices)})"
+    if action.choice not in decision.choices:
+        return f"choice {action.choice!r} is not one of {', '.join(decision.choices)}"
     return None

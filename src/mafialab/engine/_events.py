@@ -217,6 +217,108 @@ class VoteTally(_Event):
     outcome: int | None = None
 
 
+class TeamPick(_Event):
+    """Mission games: the leader puts one player on the proposed team (public).
+
+    Attributes:
+        seat: The leader.
+        target: The player picked.
+        attempt: Proposal number within the mission (1-based).
+    """
+
+    kind: Literal["team_pick"] = "team_pick"
+    seat: int
+    target: int
+    attempt: int
+    decision: int
+    fallback: bool = False
+
+
+class TeamProposal(_Event):
+    """Mission games: the leader's complete team for the mission of this round (public)."""
+
+    kind: Literal["team_proposal"] = "team_proposal"
+    leader: int
+    members: list[int]
+    attempt: int
+
+
+class TeamVote(_Event):
+    """Mission games: one player's approve/reject vote on the proposed team.
+
+    Public when the rules vote in public (``mission.team_vote``), else visible to the voter
+    until the tally. ``choice`` is ``None`` for a blank vote (counted as a reject under
+    ``mission.blank_rejects``).
+    """
+
+    kind: Literal["team_vote"] = "team_vote"
+    seat: int
+    choice: Literal["approve", "reject"] | None
+    attempt: int
+    statement: str | None = None
+    index: int | None = None
+    decision: int
+    fallback: bool = False
+
+
+class TeamVoteTally(_Event):
+    """Mission games: the public result of a team vote, every voter's counted choice.
+
+    Attributes:
+        choices: Voter seat -> ``"approve"`` or ``"reject"`` (a blank vote as counted).
+        approvals: Approvals counted.
+        approved: Whether the team goes on the mission.
+        rejected_in_row: Proposals rejected in a row in this mission after this vote.
+    """
+
+    kind: Literal["team_vote_tally"] = "team_vote_tally"
+    choices: dict[int, str]
+    approvals: int
+    approved: bool
+    attempt: int
+    rejected_in_row: int = 0
+
+
+class MissionCard(_Event):
+    """Mission games: a team member's secret success or fail card (visible to that member)."""
+
+    kind: Literal["mission_card"] = "mission_card"
+    seat: int
+    choice: Literal["success", "fail"]
+    decision: int
+    fallback: bool = False
+
+
+class MissionResult(_Event):
+    """Mission games: a mission's public result (how many fails, never whose).
+
+    Attributes:
+        members: The team that went.
+        fails: Fail cards played.
+        succeeded: Whether the mission succeeded.
+        successes: Missions succeeded so far.
+        failures: Missions failed so far.
+    """
+
+    kind: Literal["mission_result"] = "mission_result"
+    members: list[int]
+    fails: int
+    succeeded: bool
+    successes: int
+    failures: int
+
+
+class Assassination(_Event):
+    """Mission games: the assassin names one player after the town team's last success (public)."""
+
+    kind: Literal["assassination"] = "assassination"
+    seat: int
+    target: int
+    hit: bool
+    decision: int
+    fallback: bool = False
+
+
 class Elimination(_Event):
     """A death.
 
@@ -278,7 +380,9 @@ class GameEnd(_Event):
 
     Attributes:
         winner: Winning team id.
-        reason: ``mafia_eliminated``, ``parity`` or ``round_cap``.
+        reason: ``mafia_eliminated``, ``parity`` or ``round_cap``; in mission games ``missions``
+            (a team won its missions), ``rejections`` (too many rejected proposals in a row) or
+            ``assassination`` (the assassin named its target).
         rounds: Last round played.
         alive: Seats alive at the end.
         roles: Role name per seat.
@@ -286,7 +390,7 @@ class GameEnd(_Event):
 
     kind: Literal["game_end"] = "game_end"
     winner: Team
-    reason: Literal["mafia_eliminated", "parity", "round_cap"]
+    reason: Literal["mafia_eliminated", "parity", "round_cap", "missions", "rejections", "assassination"]
     rounds: int
     alive: list[int]
     roles: list[str]
@@ -353,9 +457,16 @@ Event = Annotated[
     | PrivateNote
     | Imported
     | Bid
-    | BidResult,
+    | BidResult
+    | TeamPick
+    | TeamProposal
+    | TeamVote
+    | TeamVoteTally
+    | MissionCard
+    | MissionResult
+    | Assassination,
     Field(discriminator="kind"),
 ]
 """Union of every engine event kind, discriminated by ``kind``."""
 
-PUBLIC_MESSAGE_KINDS = ("speech", "vote")
+PUBLIC_MESSAGE_KINDS = ("speech", "vote", "team_vote")

@@ -40,6 +40,7 @@ from mafialab.engine._events import (
     only,
     team,
 )
+from mafialab.engine._missions import play_missions
 from mafialab.engine._rng import stream
 from mafialab.engine._view import PlayerView, player_view
 from mafialab.rules import RuleSet, Team
@@ -205,6 +206,7 @@ class GameState:
             target=target,
             text=text if needs_text else None,
             fallback=True,
+            choice=rng.choice(decision.choices) if decision.choices else None,
         )
 
     def reseed(self, seed: int) -> None:
@@ -316,11 +318,17 @@ class GameState:
             self._emit(RoleAssigned, only(s), seat=s, role=self.roles[s], team=self.teams[s])
         members = [s for s in range(self.n_seats) if self.teams[s] == "mafia"]
         self._emit(TeamRevealed, team("mafia"), team="mafia", members=members)
+        if r.mission is not None:  # mission games: who knows the hidden team, then the missions
+            seers = [s for s in range(self.n_seats) if self.roles[s] in r.mission.knows_spies]
+            if seers:
+                self._emit(TeamRevealed, only(*seers), team="mafia", members=members)
         if r.intro_day:
             self.round, self._phase, self._msg_index = 0, "intro", 0
             self._emit(PhaseStarted, PUBLIC, alive=self.alive_seats())
             for s in self.alive_seats():
                 yield from self._speak(s, discussion=1)
+        if r.mission is not None:
+            yield from play_missions(self)
         self._last_protect: int | None = None
         for rnd in range(1, r.round_cap + 1):
             self.round, self._msg_index = rnd, 0

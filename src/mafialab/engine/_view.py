@@ -74,7 +74,8 @@ def player_view(events: Sequence[Event], seat: int) -> PlayerView:
             names = tuple(ev.names)
         elif isinstance(ev, RoleAssigned) and ev.seat == seat:
             role = ev
-        elif isinstance(ev, TeamRevealed):
+        elif isinstance(ev, TeamRevealed) and (role is None or ev.team == role.team):
+            # a mission game's Merlin is told the hidden team too: those are not its teammates
             mates = tuple(m for m in ev.members if m != seat)
         elif ev.kind == "elimination":
             dead.add(ev.seat)

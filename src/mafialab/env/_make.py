@@ -59,7 +59,8 @@ def env(
     Raises:
         ImportError: PettingZoo is not installed (``pip install 'mafialab[env]'``).
         RuleSetError: An unknown or invalid rule set.
-        ValueError: A bad ``render_mode``, ``seed`` or ``agent_labels`` (the message names it).
+        ValueError: A bad ``render_mode``, ``seed`` or ``agent_labels`` (the message names it), or a
+            mission rule set (``resistance5``, ``avalon5``: the spaces are made for elimination games).
     """
     table = _table(
         rules=rules,
@@ -95,7 +96,7 @@ def parallel_env(
     Raises:
         ImportError: PettingZoo is not installed (``pip install 'mafialab[env]'``).
         RuleSetError: An unknown or invalid rule set.
-        ValueError: A bad ``render_mode``, ``seed`` or ``agent_labels``.
+        ValueError: A bad ``render_mode``, ``seed`` or ``agent_labels``, or a mission rule set.
     """
     table = _table(
         rules=rules,

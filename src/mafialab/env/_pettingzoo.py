@@ -33,6 +33,12 @@ class _Table:
         agent_labels: Sequence[str] | None,
     ):
         self.rules = rules if isinstance(rules, RuleSet) else load_rules(rules)
+        if self.rules.mission is not None:
+            raise ValueError(
+                f"rules: {self.rules.id} is a mission game (team proposals, approve/reject votes, secret mission "
+                "cards); the environment's spaces are made for elimination games (a target seat and a text). "
+                "Play mission games with `mafialab play` or mafialab.harness.play_game"
+            )
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode: {render_mode!r} is not one of {', '.join(RENDER_MODES)}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):

@@ -26,7 +26,16 @@ from mafialab.engine import Action, Decision, Event, GameState
 from mafialab.record import GameLog
 from mafialab.rules import BUILTIN_VERSIONS, RuleSet
 
-_ACTION_KINDS = ("speech", "mafia_chat", "night_action", "vote")
+_ACTION_KINDS = (
+    "speech",
+    "mafia_chat",
+    "night_action",
+    "vote",
+    "team_pick",
+    "team_vote",
+    "mission_card",
+    "assassination",
+)
 # MafiaScope's night action lines, English and Russian prompts (seat names are Latin in both)
 _KILL = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Kill|Убить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
 _PROTECT = re.compile(r"(?:ACTION|ДЕЙСТВИЕ):\s*\**\s*(?:Protect|Защитить)\s+\**\s*([A-Za-z][A-Za-z-]*)", re.IGNORECASE)
@@ -60,9 +69,18 @@ def recorded_actions(events: Sequence[Event]) -> list[Action]:
             d = ev.decision  # type: ignore[union-attr]
             target = getattr(ev, "target", None)
             text = getattr(ev, "text", None) if ev.kind in ("speech", "mafia_chat") else getattr(ev, "statement", None)
-            acts.append(Action(decision=d, seat=ev.seat, target=target, text=text, fallback=ev.fallback))  # type: ignore[union-attr]
+            choice = getattr(ev, "choice", None)
+            acts.append(Action(decision=d, seat=ev.seat, target=target, text=text, fallback=ev.fallback, choice=choice))  # type: ignore[union-attr]
     return sorted(acts, key=lambda a: a.decision)
 
+
+_MISSION_ACTIONS = {
+    "team_pick": "propose",
+    "team_vote": "team_vote",
+    "mission_card": "mission",
+    "assassination": "assassinate",
+}
+"""Mission-game events that record an answer, and the decision kind each answers."""
 
 _MAFIASCOPE_REPLAY = ("mafiascope7", "mafiascope7-werewolf", "mafiascope7-werewolf-seer")
 """Built-in rule sets an imported MafiaScope game replays under, each at version 2 (MafiaScope's vote rule)."""
@@ -72,7 +90,8 @@ def replay_rules(log: GameLog) -> RuleSet:
     """The rule set a log replays under: its own, or version 2 of its built-in for an imported MafiaScope game.
 
     An imported game of ``mafiascope7``, ``mafiascope7-werewolf`` or ``mafiascope7-werewolf-seer``
-    replays under ``<name>-v2`` (MafiaScope's vote rule and text lengths) with its seat names.
+    replays under ``<name>-v2`` (MafiaScope's vote rule and text lengths) with its seat names; an
+    imported Resistance game under ``mafiascope-resistance``.
 
     Raises:
         ReplayMismatch: An imported game whose rule set is none of those (a Sheriff variant
@@ -85,6 +104,8 @@ def replay_rules(log: GameLog) -> RuleSet:
         return BUILTIN_VERSIONS[f"{h.rules.name}-v2"].model_copy(update={"seat_names": h.rules.seat_names})
     if h.source == "kaggle":  # a kaggle-werewolf* rule set (record.kaggle_rules), stored whole in the header
         return h.rules
+    if h.source == "mafiascope" and h.rules.id == "mafiascope-resistance-v1":  # MafiaScope's Resistance module
+        return BUILTIN_VERSIONS[h.rules.id].model_copy(update={"seat_names": h.rules.seat_names})
     raise ReplayMismatch(
         f"{log.path}: imported from {h.source} with rule set {h.rules.id}; only games played by mafialab "
         f"and MafiaScope games of the built-in rule sets ({', '.join(_MAFIASCOPE_REPLAY)}) replay"
@@ -132,6 +153,8 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             victims[ev.round] = ev.target
         elif ev.kind == "investigation_result":
             checked[(ev.round, ev.seat)] = ev.target
+        elif ev.kind in _MISSION_ACTIONS:  # mission games: the recorded pick, vote, card or assassination
+            put(_MISSION_ACTIONS[ev.kind], ev.round, ev.seat, (ev, getattr(ev, "index", None)))  # type: ignore[union-attr,arg-type]
         elif ev.kind == "imported" and ev.seat is not None:
             rec = ev.record or {}
             idx = rec.get("msg_seq") if isinstance(rec.get("msg_seq"), int) else None
@@ -155,6 +178,7 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
 
     def answer(d: Decision) -> tuple[Action, int | None]:
         key = {
+            **{k: k for k in _MISSION_ACTIONS.values()},
             "speak": "speak",
             "vote": "vote",
             "kill": "kill",
@@ -169,6 +193,12 @@ def _imported_answers(log: GameLog, state: GameState) -> Callable[[Decision], tu
             raise ReplayMismatch(f"{_describe(state, d)}: the source turn failed ({item[1]}); it cannot be replayed")
         if d.kind == "speak":
             return Action(decision=d.id, seat=d.seat, text=item[0]), item[1]
+        if d.kind in _MISSION_ACTIONS.values():
+            ev, idx = item
+            text = (ev.statement or "(no statement)") if d.needs_text else None
+            target, choice = getattr(ev, "target", None), getattr(ev, "choice", None)
+            a = Action(decision=d.id, seat=d.seat, target=target, choice=choice, text=text, fallback=ev.fallback)
+            return a, idx
         if d.kind == "vote":
             target, statement, idx = item
             if target is not None and target not in d.options:
@@ -229,6 +259,12 @@ def _outcomes(events: Sequence[Event]) -> list[tuple[Any, ...]]:
         ("elimination", ev.round, ev.seat, ev.cause)  # type: ignore[union-attr]
         for ev in events
         if ev.kind == "elimination"
+    ]
+    # mission games: every team vote's and mission's result
+    out += [
+        (ev.kind, ev.round, getattr(ev, "approved", None), getattr(ev, "succeeded", None))
+        for ev in events
+        if ev.kind in ("team_vote_tally", "mission_result")
     ]
     out += [("game_end", ev.winner) for ev in events if ev.kind == "game_end"]  # type: ignore[union-attr]
     return out

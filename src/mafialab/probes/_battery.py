@@ -18,7 +18,7 @@ from mafialab.config import ConfigError, read_config, top_level_message, validat
 When = Literal["always", "own_turn", "round_end", "night_action"]
 """When a probe runs (see :class:`ProbeSpec`)."""
 
-BUILTIN_BATTERIES = ("default", "suspicion", "light", "logprob-suspicion")
+BUILTIN_BATTERIES = ("default", "suspicion", "light", "mission", "logprob-suspicion")
 """Names of the batteries shipped as package data (``mafialab/probes/batteries/<name>.yaml``)."""
 
 FIXED_PLACEHOLDERS = ("player", "players", "others", "roles", "mafia_team")
@@ -329,7 +329,7 @@ def load_battery(spec: str | Path) -> ProbeBattery:
     """Load a built-in battery by name or a YAML file by path.
 
     Args:
-        spec: ``default``, ``suspicion``, ``light``, ``logprob-suspicion`` (see
+        spec: ``default``, ``suspicion``, ``light``, ``mission``, ``logprob-suspicion`` (see
             :data:`BUILTIN_BATTERIES`) or a path to a YAML file holding a mafialab battery or a
             MafiaScope configuration with an ``introspection:`` block.
 

@@ -21,7 +21,6 @@ from mafialab.engine import (
     NightAction,
     PlayerView,
     Speech,
-    Vote,
     VoteTally,
     player_view,
 )
@@ -130,18 +129,27 @@ def find_triggers(new: Sequence[Event], events: Sequence[Event], battery: ProbeB
         battery: Which trigger kinds are on.
 
     Returns:
-        One :class:`Trigger` per public message (``after_each_message``), per night action
-        (``after_night_action``; an investigator's view then includes its result) and per
-        final vote tally of a day after which the game goes on (``after_each_round``; the
-        view includes the elimination).
+        One :class:`Trigger` per public message (``after_each_message``; a mission game's
+        public team votes too), per night action (``after_night_action``; an investigator's
+        view then includes its result) and per final vote tally of a day, or mission result
+        of a mission game, after which the game goes on (``after_each_round``; the view
+        includes the elimination).
     """
     out: list[Trigger] = []
     for ev in new:
         if isinstance(ev, Speech) and battery.after_each_message:
             phase = "intro" if ev.phase == "intro" else "day_discuss"
             out.append(Trigger("message", ev.round, ev.index, ev.seat, ev.seq, phase))
-        elif isinstance(ev, Vote) and ev.index is not None and ev.visibility.public and battery.after_each_message:
-            out.append(Trigger("message", ev.round, ev.index, ev.seat, ev.seq, "day_vote"))
+        elif (
+            ev.kind in ("vote", "team_vote") and ev.index is not None and ev.visibility.public  # type: ignore[union-attr]
+            and battery.after_each_message
+        ):  # fmt: skip
+            out.append(Trigger("message", ev.round, ev.index, ev.seat, ev.seq, "day_vote"))  # type: ignore[union-attr]
+        elif ev.kind == "mission_result" and battery.after_each_round:
+            # a mission game's round ends with its mission (no elimination)
+            after = events[ev.seq] if ev.seq < len(events) else None
+            if after is None or after.kind not in ("game_end", "assassination"):
+                out.append(Trigger("round_end", ev.round, -1, None, ev.seq, "round_end"))
         elif isinstance(ev, NightAction) and battery.night_actions:
             upto = ev.seq
             nxt = events[upto] if upto < len(events) else None

@@ -50,6 +50,7 @@ from mafialab.record._bifurcation import (
     read_bifurcation,
     write_header,
 )
+from mafialab.record._import_mafiascope_mission import MissionConverter
 from mafialab.record._io import GAME_FILE, JsonlWriter, iter_jsonl
 from mafialab.record._schema import PROBES_FILE, GameHeader, ParentInfo, ProbeRecord, SeatInfo
 from mafialab.rules import BUILTIN, MAFIASCOPE7, Lexicon, RoleSpec, RuleSet
@@ -170,6 +171,12 @@ def skin_role(setup: dict[str, Any], role: str) -> str:
     return _WEREWOLF_ROLES.get(role, role) if setup.get("skin") == "werewolf" else role
 
 
+def _is_mission_roster(setup: dict[str, Any]) -> bool:
+    """Whether a MafiaScope Resistance game has the roster of ``mafiascope-resistance`` (3 Resistance, 2 Spies)."""
+    counts = Counter(str(p.get("role")) for p in setup.get("players") or [])
+    return counts == Counter({"Resistance": 3, "Spy": 2})
+
+
 def mafiascope_rules(setup: dict[str, Any]) -> RuleSet:
     """Describe a MafiaScope game's setup as a :class:`RuleSet`.
 
@@ -192,6 +199,8 @@ def mafiascope_rules(setup: dict[str, Any]) -> RuleSet:
     skin = setup.get("skin")
     standard = counts == Counter({"Mafia": 2, "Doctor": 1, "Villager": 4})
     seer = counts == Counter({"Mafia": 2, "Doctor": 1, "Sheriff": 1, "Villager": 3})
+    if game_type == "resistance" and _is_mission_roster(setup):
+        return BUILTIN["mafiascope-resistance"].model_copy(update={"seat_names": names})
     if game_type != "resistance" and skin == "werewolf" and (standard or seer):
         builtin = BUILTIN["mafiascope7-werewolf-seer" if seer else "mafiascope7-werewolf"]
         return builtin.model_copy(update={"seat_names": names})
@@ -319,6 +328,12 @@ class _Converter:
         self.gi = gi
         self.path = path
         self.resistance = setup.get("game_type") == "resistance"
+        mission = BUILTIN["mafiascope-resistance"].mission
+        self.mission = (
+            MissionConverter(self.b, mission.rejections_to_lose, records)  # type: ignore[union-attr]
+            if self.resistance and _is_mission_roster(setup)
+            else None
+        )
         self.setup_round = int(setup.get("round") or 0)
         self.tally_votes = self._tally_votes(records)
         self.pending_kill: dict[str, float | None] = {}
@@ -382,6 +397,9 @@ class _Converter:
             rnd = max(self.setup_round, 0)
         ts = rec.get("ts")
         phase = _PHASE.get(str(kind), "day")
+        if self.mission is not None and (self.mission.handles(kind) or kind == "intro"):
+            self.mission_record(n, rec, rnd, ts)
+            return
         if self.resistance or kind not in _PHASE:
             public = kind not in ("team_vote",)
             vis = PUBLIC if public else Visibility()
@@ -394,6 +412,22 @@ class _Converter:
             self.message(n, rec, rnd, ts, phase)
         else:
             self._handlers[str(kind)](n, rec, rnd, ts, phase)
+
+    def mission_record(self, n: int, rec: dict[str, Any], rnd: int, ts: Any) -> None:
+        """A record of a Resistance game of the built-in roster: the mission events (``_import_mafiascope_mission``)."""
+        kind = rec.get("kind")
+        if kind == "intro":
+            self.b.phase_start("intro", rnd, ts)
+            self.message(n, rec, rnd, ts, "intro")
+            return
+        if kind != "game_over":
+            self.b.phase_start("day", rnd, ts)
+        assert self.mission is not None
+        why = self.mission.record(n, rec, rnd, ts)
+        if why is not None:
+            self.gi.problems.append(f"{self.path}:{n}: {why}, kept as imported")
+            seat = self.b.seat.get(rec.get("player") or rec.get("leader"))
+            self.b.imported(rec, rnd, "end" if kind == "game_over" else "day", PUBLIC, "unresolved", seat)
 
     def message(self, n: int, rec: dict[str, Any], rnd: int, ts: Any, phase: str) -> None:
         """A player's message: speech, public vote, mafia chat, or private night reasoning."""

@@ -51,7 +51,7 @@ from mafialab.engine import Event
 from mafialab.render._quote import quote
 from mafialab.rules import Lexicon
 
-SEAT_FIELDS = frozenset({"seat", "target", "killed", "saved", "outcome", "voter", "speaker"})
+SEAT_FIELDS = frozenset({"seat", "target", "killed", "saved", "outcome", "voter", "speaker", "leader"})
 """Fields holding one seat number (shown as the player's name)."""
 SEAT_LIST_FIELDS = frozenset({"alive", "candidates", "members"})
 """Fields holding a list of seat numbers."""
@@ -66,6 +66,7 @@ ITEM_FIELDS = {
     "tally": ("target", "count"),
     "labels": ("seat", "label"),
     "bids": ("seat", "count"),
+    "choices": ("voter", "choice"),
 }
 """Mapping fields rendered item by item: field → the item template's two fields."""
 EVENT_KINDS = tuple(str(cls.model_fields["kind"].default) for cls in typing.get_args(typing.get_args(Event)[0]))

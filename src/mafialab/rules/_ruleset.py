@@ -151,6 +151,53 @@ class DayRules(_Frozen):
         return data
 
 
+class MissionRules(_Frozen):
+    """Mission games (The Resistance, Avalon): no night and no elimination.
+
+    A round is a mission. The leader (rotating in seat order) proposes a team, everyone votes
+    to approve or reject it; an approved team's members secretly play success or fail, and
+    enough fails fail the mission. Source: The Resistance (Eskridge, 2009) and Avalon (2012)
+    rulebooks; ``mafiascope-resistance`` follows MafiaScope's Resistance module
+    (karpovilia/mafiascope@2177db7, its showcase game).
+
+    Attributes:
+        team_sizes: Team size of each mission, in order (one entry per mission at most played).
+        missions_to_win: A team wins on this many missions (succeeded for the town team,
+            failed for the hidden team).
+        fails_to_fail: Fail cards that fail a mission.
+        approval: ``"strict_majority"``: a team goes on the mission when more than half of
+            the players approve it.
+        rejections_to_lose: The proposal rejected this many times in a row within one mission
+            ends the game as a win of the hidden team.
+        first_leader: ``"seat"``: seat 0 leads first; ``"seeded"``: drawn from the ``tie_break``
+            stream. The lead then passes in seat order after every proposal.
+        discussion_rounds: Discussion rounds before each proposal (every player speaks once
+            in each; 0: none).
+        team_vote: ``"simultaneous"``: secret votes revealed together with every voter's
+            choice; ``"public_sequential"``: each player votes in public in seat order with a
+            short statement, seeing earlier votes.
+        blank_rejects: Whether an answer that names neither approve nor reject counts as a
+            reject (MafiaScope) instead of being retried and then replaced by a logged fallback.
+        knows_spies: Roles that learn the hidden team's members at the start (Avalon's Merlin).
+        assassin: Role of the hidden team that names one player once the town team has won
+            its missions (Avalon's Assassin); ``None``: no assassination.
+        assassin_target: Role that the assassin must name for the hidden team to win.
+    """
+
+    team_sizes: tuple[int, ...] = Field(min_length=1)
+    missions_to_win: int = Field(default=3, ge=1)
+    fails_to_fail: int = Field(default=1, ge=1)
+    approval: Literal["strict_majority"] = "strict_majority"
+    rejections_to_lose: int = Field(default=5, ge=1)
+    first_leader: Literal["seat", "seeded"] = "seat"
+    discussion_rounds: int = Field(default=1, ge=0)
+    team_vote: Literal["simultaneous", "public_sequential"] = "simultaneous"
+    blank_rejects: bool = False
+    knows_spies: tuple[str, ...] = ()
+    assassin: str | None = None
+    assassin_target: str | None = None
+
+
 class Lexicon(_Frozen):
     """Words the players see, so that "Werewolf" is a skin of Mafia.
 
@@ -190,6 +237,9 @@ class RuleSet(_Frozen):
             (the mafia on a tie, since parity is a mafia win).
         lexicon: Display words.
         seat_names: Names given to seats 0..n-1 (at least as many as seats).
+        mission: Mission rules (:class:`MissionRules`) for a mission game (no night, no
+            elimination; ``night``, ``day.vote`` and the elimination fields do not apply);
+            ``None`` (left out of the file): an elimination game.
 
     Raises:
         pydantic.ValidationError: On construction with an invalid field.
@@ -214,6 +264,15 @@ class RuleSet(_Frozen):
         "Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley",
         "Gray", "Harper", "Indigo", "Jordan", "Kennedy", "Logan",
     )  # fmt: skip
+    mission: MissionRules | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_no_mission(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # elimination games serialise (and log) as before the mission games existed
+        data: dict[str, Any] = handler(self)
+        if data.get("mission", 0) is None:
+            del data["mission"]
+        return data
 
     @model_serializer(mode="wrap")
     def _drop_new_top_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -232,7 +291,9 @@ class RuleSet(_Frozen):
             raise ValueError(f"roles: duplicate role name {dup[0]!r}")
         mafia = sum(r.count for r in self.roles if r.team == "mafia")
         town = sum(r.count for r in self.roles if r.team == "town")
-        if not any(r.team == "mafia" and r.ability == "kill" for r in self.roles):
+        if self.mission is not None:
+            _check_mission(self)
+        elif not any(r.team == "mafia" and r.ability == "kill" for r in self.roles):
             raise ValueError("roles: needs a mafia-team role with ability 'kill'")
         if any(r.team == "town" and r.ability == "kill" for r in self.roles):
             raise ValueError("roles: a town role cannot have ability 'kill'")
@@ -288,6 +349,35 @@ class RuleSet(_Frozen):
         return [r.name for r in self.roles for _ in range(r.count)]
 
 
+def _check_mission(rules: RuleSet) -> None:
+    """A mission game's roles and mission fields fit each other (the message names the field)."""
+    m = rules.mission
+    assert m is not None
+    names = {r.name: r for r in rules.roles}
+    if any(r.ability is not None for r in rules.roles):
+        raise ValueError("roles: a mission game has no night, so no role has a night ability")
+    if len(m.team_sizes) < 2 * m.missions_to_win - 1:
+        raise ValueError(
+            f"mission.team_sizes: {count(len(m.team_sizes), 'mission')} cannot decide a game of "
+            f"{m.missions_to_win} missions to win (needs {2 * m.missions_to_win - 1})"
+        )
+    for i, size in enumerate(m.team_sizes):
+        if not 1 <= size <= rules.n_seats:
+            raise ValueError(f"mission.team_sizes.{i}: {size} is not a team of 1..{rules.n_seats} players")
+    for path, role in [*((f"mission.knows_spies.{i}", r) for i, r in enumerate(m.knows_spies)),
+                       ("mission.assassin", m.assassin), ("mission.assassin_target", m.assassin_target)]:  # fmt: skip
+        if role is not None and role not in names:
+            raise ValueError(f"{path}: {role!r} is not a role of this rule set ({', '.join(names)})")
+    if (m.assassin is None) != (m.assassin_target is None):
+        raise ValueError("mission.assassin: set both assassin and assassin_target, or neither")
+    if m.assassin is not None and names[m.assassin].team != "mafia":
+        raise ValueError(f"mission.assassin: {m.assassin!r} must be a role of the hidden (mafia) team")
+
+
+MISSION_UNUSED = ("night.", "day.vote", "day.self_vote", "day.tie", "day.no_vote", "day.tally_names_voters",
+                  "day.discussion_rounds", "reveal_role_on_death", "round_cap")  # fmt: skip
+"""Rule fields (dotted paths, or their prefixes) that a mission game does not use."""
+
 RULE_SCOPE: dict[str, NightAbility] = {
     "night.kill_vote": "kill",
     "night.kill_tie": "kill",
@@ -321,15 +411,16 @@ def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
     """Every game rule of ``rules`` as ``(dotted field path, value, affected role names)``.
 
     Walks the rule set's fields (nested sections one level deep), leaving out
-    :data:`COSMETIC_FIELDS`. A field's affected roles are the roles holding the ability of
-    :data:`RULE_SCOPE` (none when the rule set has no such role), else every role. A new
+    :data:`COSMETIC_FIELDS` (and ``mission`` in an elimination game). A field's affected roles
+    are the roles holding the ability of :data:`RULE_SCOPE` (none when the rule set has no such
+    role; none for the fields of :data:`MISSION_UNUSED` in a mission game), else every role. A new
     field appears here automatically, so a prompt pack that does not state it fails its test.
     Kaggle's fields at their old-rules values are left out (``_UNSTATED_DEFAULTS``).
     """
     out: list[tuple[str, Any, list[str]]] = []
     everyone = [r.name for r in rules.roles]
     for key in type(rules).model_fields:
-        if key in COSMETIC_FIELDS:
+        if key in COSMETIC_FIELDS or (key == "mission" and rules.mission is None):
             continue
         value = getattr(rules, key)
         leaves = (
@@ -342,6 +433,8 @@ def rule_fields(rules: RuleSet) -> list[tuple[str, Any, list[str]]]:
                 continue
             ability = RULE_SCOPE.get(path)
             roles = everyone if ability is None else [r.name for r in rules.roles if r.ability == ability]
+            if rules.mission is not None and path.startswith(MISSION_UNUSED):
+                roles = []
             out.append((path, v, roles))
     return out
 
@@ -360,6 +453,9 @@ BUILTIN_NAMES = (
     "secretmafia6",
     "kaggle-werewolf7",
     "kaggle-werewolf8",
+    "resistance5",
+    "avalon5",
+    "mafiascope-resistance",
 )
 """Rule sets shipped as package data (``mafialab/rules/builtin/<name>.yaml``; other versions of
 them as ``<name>-v<version>.yaml``). A shipped file may ``extends:`` one shipped before it."""
@@ -431,8 +527,9 @@ WEREWOLF7_V2 = _SHIPPED["werewolf7-v2"]
 BUILTIN: dict[str, RuleSet] = {n: _SHIPPED[n] for n in BUILTIN_NAMES}
 """The default version of each built-in rule set, by name: ``mafiascope7``, ``werewolf7``, ``arena12``,
 MafiaScope's Werewolf skin ``mafiascope7-werewolf`` and its Seer variant ``mafiascope7-werewolf-seer``,
-TextArena's SecretMafia ``secretmafia6``, and Kaggle Game Arena's Werewolf ``kaggle-werewolf7`` (the
-package default) and ``kaggle-werewolf8`` (its standard experiment)."""
+TextArena's SecretMafia ``secretmafia6``, Kaggle Game Arena's Werewolf ``kaggle-werewolf7`` (the
+package default) and ``kaggle-werewolf8`` (its standard experiment), and the mission games
+``resistance5``, ``avalon5`` and ``mafiascope-resistance`` (MafiaScope's Resistance module)."""
 
 BUILTIN_VERSIONS: dict[str, RuleSet] = {rid: r for rid, r in _SHIPPED.items() if rid == r.id}
 """Every built-in rule-set version, by versioned id (older and newer versions than the default)."""

@@ -27,6 +27,7 @@ from mafialab.engine import (
 )
 from mafialab.harness import run_game
 from mafialab.rules import RuleSet
+from mafialab.testing._conformance_mission import check_mission_events
 
 
 @dataclass
@@ -65,7 +66,11 @@ def check_events(rules: RuleSet, events: Sequence[Event], roles: Sequence[str]) 
 
     Returns:
         Violations in words (empty when all hold).
+
+    Mission games are checked by their own invariants (``_conformance_mission``).
     """
+    if rules.mission is not None:
+        return check_mission_events(rules, events, roles)
     walk = _GameWalk(rules, roles)
     for ev in events:
         walk.see(ev)

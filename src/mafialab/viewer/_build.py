@@ -98,9 +98,17 @@ STEP_KINDS = frozenset(
         "elimination",
         "game_end",
         "imported",
+        # mission games: the proposals, the team votes, the cards and the mission track
+        "team_pick",
+        "team_proposal",
+        "team_vote",
+        "team_vote_tally",
+        "mission_card",
+        "mission_result",
+        "assassination",
     }
 )
-"""Event kinds that are timeline steps (every public message and every night step)."""
+"""Event kinds that are timeline steps (every public message, every night step, every mission step)."""
 
 STATIC_FILES = ("index.html", "app.js", "branches.js", "arena.js", "app.css")
 MAX_JOBS = 4

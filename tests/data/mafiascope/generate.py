@@ -613,20 +613,32 @@ def family() -> None:
     g.setup(game_type="resistance", language="en")
     for n in g.names:
         g.say("intro", n, g.line("intro", n), "intro")
+    # mission 1 as MafiaScope's Resistance module plays it (the rules of mafiascope-resistance):
+    # the lead passes in seat order, teams of 2, public votes in seat order, a failed turn
+    # (empty or ERROR) is a blank vote counted as Reject; the fifth rejection ends the game
     g.round = 1
-    g.seq = 0
-    g.seq += 1
-    g.add("team_proposal", leader="Harper", response="I propose Harper, Jordan and Logan.", msg_seq=g.seq)
-    g.add("team_final", leader="Harper", team=["Harper", "Jordan", "Logan"])
-    votes = {}
-    for n in g.names:
-        g.seq += 1
-        v = "Reject" if n in ("Indigo", "Kennedy", "Logan") else "Approve"
-        votes[n] = v
-        g.add(
-            "team_vote", player=n, response="" if n == "Logan" else f"{v}: that team looks fine to me.", msg_seq=g.seq
-        )
-    g.add("team_vote_tally", votes=votes, approvals=2, approved=False)
+    plans = [  # (leader's message, team, the players approving, failed voters)
+        ("I propose Harper and Jordan.", ["Harper", "Jordan"], {"Harper", "Jordan"}, {"Logan"}),
+        ("", ["Indigo", "Harper"], {"Indigo", "Kennedy"}, set()),
+        ("Jordan and Logan, please.", ["Jordan", "Logan"], {"Jordan", "Logan"}, {"Indigo"}),
+        ("ERROR: timeout", ["Kennedy", "Harper"], {"Kennedy"}, {"Harper", "Jordan"}),
+        ("Logan and Indigo go.", ["Logan", "Indigo"], {"Logan", "Indigo"}, set()),
+    ]
+    for leader, (said, team, approving, failed) in zip(g.names, plans, strict=True):
+        g.seq = 1
+        g.add("team_proposal", leader=leader, response=said, msg_seq=g.seq)
+        g.add("team_final", leader=leader, team=team)
+        votes = {}
+        for n in g.names:
+            g.seq += 1
+            v = "Approve" if n in approving and n not in failed else "Reject"
+            votes[n] = v
+            reply = f"VOTE: {v}. I have my reasons about {' and '.join(team)}."
+            if n in failed:
+                reply = "ERROR: connection reset" if n == "Jordan" else ""
+            g.add("team_vote", player=n, response=reply, msg_seq=g.seq)
+        approvals = sum(v == "Approve" for v in votes.values())
+        g.add("team_vote_tally", votes=votes, approvals=approvals, approved=False)
     g.over("Spy", wins={"Resistance": 0, "Spy": 0})
     g.write("game_family_showcase")
 
