@@ -267,18 +267,12 @@ class RuleSet(_Frozen):
     mission: MissionRules | None = None
 
     @model_serializer(mode="wrap")
-    def _drop_no_mission(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # elimination games serialise (and log) as before the mission games existed
+    def _drop_new_top_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # fields added after version 1 are written only when set, so older rule sets and log
+        # headers serialise byte for byte as before: the mission games' section, Kaggle's reveal level
         data: dict[str, Any] = handler(self)
         if data.get("mission", 0) is None:
             del data["mission"]
-        return data
-
-    @model_serializer(mode="wrap")
-    def _drop_new_top_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Kaggle's reveal level (added after version 1) is written only when set, so older rule
-        # sets and log headers serialise byte for byte as before
-        data: dict[str, Any] = handler(self)
         if data.get("reveal_team_on_death") is False:
             del data["reveal_team_on_death"]
         return data
