@@ -100,15 +100,19 @@ def test_an_imported_game_without_action_lines_is_refused_at_its_step(tmp_path: 
 
 
 def test_an_imported_variant_is_refused_by_name(tmp_path: Path, mafiascope_dir: Path) -> None:
+    import dataclasses
+
     from mafialab.harness import ReplayMismatch, replay
     from mafialab.record import import_mafiascope, read_game
 
-    # a variant the engine has no rule set for (Resistance) is refused, naming its rule set
+    # a MafiaScope variant the engine has no rule set for (say a Sheriff variant without the
+    # Werewolf skin) is refused, naming its rule set
     rep = import_mafiascope(mafiascope_dir / "game_family_showcase", tmp_path / "gf")
-    res = next(gi for gi in rep.imported if gi.rules_id == "mafiascope_resistance-v1")
-    assert res.out is not None
-    with pytest.raises(ReplayMismatch, match="imported from mafiascope with rule set mafiascope_resistance-v1"):
-        replay(read_game(res.out))
+    skin = read_game(next(gi.out for gi in rep.imported if gi.rules_id == "mafiascope7-werewolf-v1"))
+    rules = skin.header.rules.model_copy(update={"name": "mafiascope_sheriff"})
+    variant = dataclasses.replace(skin, header=skin.header.model_copy(update={"rules": rules}))
+    with pytest.raises(ReplayMismatch, match="imported from mafiascope with rule set mafiascope_sheriff-v1"):
+        replay(variant)
 
 
 def test_imported_werewolf_skins_replay_under_their_builtins(tmp_path: Path, mafiascope_dir: Path) -> None:
@@ -149,10 +153,10 @@ def test_real_showcase_skins_rebuild_under_their_builtins_to_their_first_failed_
     assert rules == {
         "10a9ec09": "mafiascope7-werewolf-v1",
         "07c3255e": "mafiascope7-werewolf-seer-v1",
-        "4a9a8dc9": "mafiascope_resistance-v1",
+        "4a9a8dc9": "mafiascope-resistance-v1",
     }
     for gi in rep.imported:
-        if gi.rules_id.startswith("mafiascope_resistance"):
+        if gi.rules_id.startswith("mafiascope-resistance"):  # a mission game (tests/missions)
             continue
         g = read_game(gi.out)  # type: ignore[arg-type]
         assert replay_rules(g).name == g.header.rules.name
