@@ -207,8 +207,24 @@ def slim(replay: dict[str, Any]) -> dict[str, Any]:
     return keep
 
 
+def evaluator_order(folder: Path) -> list[str]:
+    """The replay files in the order the evaluator reads and rates them (``GameSetEvaluator.__init__``:
+    ``os.walk``, files ending ``.json``), as paths relative to ``folder``."""
+    import os
+
+    return [
+        os.path.relpath(os.path.join(root, f), folder)
+        for root, _, files in os.walk(folder)
+        for f in files
+        if f.endswith(".json")
+    ]
+
+
 def figures(folder: Path) -> dict[str, Any]:
-    """The evaluator's point figures (``eval/metrics.py`` ``GameSetEvaluator``, no bootstrap) for a folder."""
+    """The evaluator's point figures (``eval/metrics.py`` ``GameSetEvaluator``, no bootstrap) for a folder.
+
+    Elo and OpenSkill depend on the game order: the evaluator's is :func:`evaluator_order`.
+    """
     import tempfile
 
     from kaggle_environments.envs.werewolf.eval.metrics import GameSetEvaluator
@@ -232,6 +248,7 @@ def figures(folder: Path) -> dict[str, Any]:
             "speed_of_win": list(m.get_speed_of_win()),
             "elo": m.elo,
             "openskill_mu": getattr(m.openskill_rating, "mu", None),
+            "openskill_sigma": getattr(m.openskill_rating, "sigma", None),
             "by_role": {
                 r: {
                     "games": len(m.wins_by_role[r]),
@@ -279,7 +296,9 @@ def main(argv: list[str]) -> None:
         if "--figures" in rest:
             f = Path(rest[rest.index("--figures") + 1])
             f.write_text(json.dumps(figures(folder), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-            print(f"wrote the evaluator's figures to {f}")
+            order = f.with_name("evaluator_order.json")  # the game order behind its Elo and OpenSkill
+            order.write_text(json.dumps(evaluator_order(folder), indent=1) + "\n", encoding="utf-8")
+            print(f"wrote the evaluator's figures to {f} and its game order to {order}")
 
 
 if __name__ == "__main__":
