@@ -304,7 +304,7 @@ def compare(theirs_path: Path, ours_path: Path) -> int:
 
     def same(where: str, a: Any, b: Any, tol: float) -> None:
         if isinstance(a, list):
-            ok = isinstance(b, list) and len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b))
+            ok = isinstance(b, list) and len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b, strict=True))
         elif isinstance(a, float) or isinstance(b, float):
             ok = a is not None and b is not None and abs(a - b) <= tol
         else:

@@ -19,8 +19,7 @@ from typer.testing import CliRunner
 from mafialab.analysis import kaggle_figures
 from mafialab.analysis._kaggle import kaggle_game, mean_sem
 from mafialab.cli import app
-from mafialab.record import import_kaggle, iter_game_dirs, read_game
-from mafialab.record import _import_kaggle
+from mafialab.record import _import_kaggle, import_kaggle, iter_game_dirs, read_game
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kaggle"
 SCORES = ("win_rate", "irp", "vss", "ksr", "wd_ksr", "wd_irp", "wd_vss", "margin_of_win", "speed_of_win")
@@ -111,7 +110,9 @@ def test_the_tables_show_ratings_and_the_gte_hint_without_polarix(imported_in_ev
     runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
     res = runner.invoke(app, ["report", str(imported_in_evaluator_order), "--by", "agent", "--resamples", "20"])
     assert res.exit_code == 0, res.output
-    assert "Kaggle Game Arena ratings by agent" in res.stdout and "1206.2" in res.stdout and "22.05 (8.28)" in res.stdout
+    assert (
+        "Kaggle Game Arena ratings by agent" in res.stdout and "1206.2" in res.stdout and "22.05 (8.28)" in res.stdout
+    )
     from mafialab.analysis import GTE_EXTRA_HINT, gte_available
 
     assert (GTE_EXTRA_HINT in res.stdout) != gte_available()

@@ -623,15 +623,19 @@ def _rating_cells(m: dict[str, Any]) -> list[str]:
 
 
 def _print_kaggle(fig: dict[str, Any], by_role: bool, notes: Sequence[str] = ()) -> None:
-    """Kaggle Game Arena's figures (analysis._kaggle, as its eval/metrics.py defines them): mean ± SEM,
-    then Elo, OpenSkill and GTE (analysis.rate_games / gte_ratings, in the evaluator's game order)."""
+    """Kaggle Game Arena's figures (analysis._kaggle, as its eval/metrics.py defines them).
+
+    Mean ± SEM, then Elo, OpenSkill and GTE (analysis.rate_games / gte_ratings, in the
+    evaluator's game order).
+    """
     head = ["agent", "games", "win rate", "IRP", "VSS", "KSR", "WD-KSR", "WD-IRP", "WD-VSS", "margin", "speed"]
     keys = ["win_rate", "irp", "vss", "ksr", "wd_ksr", "wd_irp", "wd_vss", "margin_of_win", "speed_of_win"]
     rows = [[escape(a), str(m["games"]), *(_ms(m[k]) for k in keys)] for a, m in fig.items()]
     console.print(whole_table("Kaggle Game Arena metrics by agent (mean ± SEM; eval/metrics.py)", head, rows))
     if any("elo" in m for m in fig.values()):
         has_gte = any("gte" in m for m in fig.values())
-        head = ["agent", "games", "Elo [95% CI]", "OpenSkill μ (σ) [95% CI of μ]"] + (["GTE [95% CI]"] if has_gte else [])
+        head = ["agent", "games", "Elo [95% CI]", "OpenSkill μ (σ) [95% CI of μ]"]
+        head += ["GTE [95% CI]"] if has_gte else []
         rows = []
         for a, m in sorted(fig.items(), key=lambda kv: -kv[1].get("openskill_mu", 0.0)):
             g = m.get("gte")
@@ -643,7 +647,13 @@ def _print_kaggle(fig: dict[str, Any], by_role: bool, notes: Sequence[str] = ())
         console.print(escape(note), style="dim")
     if by_role:
         rows = [
-            [escape(a), escape(r), str(x["games"]), _ms(x["win_rate"]), _ms(x["ksr"]), _ms(x["wd_ksr"]), *_rating_cells(x)]
+            [
+                escape(a),
+                escape(r),
+                str(x["games"]),
+                *(_ms(x[k]) for k in ("win_rate", "ksr", "wd_ksr")),
+                *_rating_cells(x),
+            ]
             for a, m in fig.items()
             for r, x in m["by_role"].items()
         ]

@@ -459,8 +459,9 @@ def import_replay(replay: dict[str, Any], path: Path, dst: Path, order: int = 0)
     """Import one Kaggle replay (already parsed) into the game folder ``dst``.
 
     ``order`` is the replay's place in Kaggle's evaluator's game order (:func:`evaluator_order`),
-    kept as ``meta.kaggle_order``: Elo and OpenSkill are rated in it. Written to ``dst`` beside a ``.partial`` folder renamed into place when complete, so a game
-    folder that exists is a complete import.
+    kept as ``meta.kaggle_order``: Elo and OpenSkill are rated in it. Written to ``dst`` beside
+    a ``.partial`` folder renamed into place when complete, so a game folder that exists is a
+    complete import.
 
     Raises:
         KeyError, ValueError, TypeError: A replay without the records a game needs (roster,
