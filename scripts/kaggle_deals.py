@@ -1,7 +1,9 @@
 """Play seeded Kaggle Werewolf games (kaggle-environments 1.33.2) and write deals, actions and outcomes.
 
 Run by ``scripts/check_kaggle.sh`` in its own virtual environment (kaggle-environments installed,
-mafialab not needed): ``python scripts/kaggle_deals.py N OUT.json [--replays DIR K] [--figures F]``.
+mafialab not needed): ``python scripts/kaggle_deals.py N OUT.json [--replays DIR K] [--figures F]``;
+``--unseen N DIR`` plays N new episodes and runs the evaluator on them (:func:`unseen`) and
+``--compare EVALUATOR.json REPORT.json`` compares its figures with mafialab's report (:func:`compare`).
 
 Each game: Kaggle deals the roles from the seed (``randomize_roles``); every decision is answered by
 Kaggle's own ``random_agent`` (``envs/werewolf/werewolf.py``). Kaggle breaks vote ties with the
@@ -49,7 +51,7 @@ CONFIGS: dict[str, str | None] = {
 }
 
 
-def game_config(name: str | None, seed: int) -> dict[str, Any]:
+def game_config(name: str | None, seed: int, labels: list[str] = LABELS) -> dict[str, Any]:
     """Kaggle's configuration for one game: the rule-experiment file's, random agents, labels by seed."""
     import kaggle_environments
 
@@ -73,7 +75,7 @@ def game_config(name: str | None, seed: int) -> dict[str, Any]:
         for k in ("actTimeout", "runTimeout"):
             cfg.pop(k, None)
     for a in agents:
-        a.update(agent_id="random", display_name=rng.choice(LABELS))
+        a.update(agent_id="random", display_name=rng.choice(labels))
     cfg.update(seed=seed, randomize_roles=True, agents=agents)
     return cfg
 
@@ -179,14 +181,16 @@ def _python311_shim() -> None:
     vote.SimultaneousMajority.__init__ = patched
 
 
-def play(rules: str, seed: int, tie_free: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+def play(
+    rules: str, seed: int, tie_free: bool = True, labels: list[str] = LABELS
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """One game of Kaggle's engine with its random agents (``tie_free``: wrapped in :class:`TieFree`)."""
     from kaggle_environments import make
     from kaggle_environments.envs.werewolf.werewolf import random_agent
 
     _python311_shim()
     random.seed(seed)  # Kaggle's random agents and protocols draw from the global random
-    cfg = game_config(CONFIGS[rules], seed)
+    cfg = game_config(CONFIGS[rules], seed, labels)
     env = make("werewolf", configuration=cfg, debug=False)
     agent = TieFree(env, seed) if tie_free else (lambda obs, config=None: random_agent(obs))
     env.run([agent] * len(cfg["agents"]))
@@ -207,8 +211,24 @@ def slim(replay: dict[str, Any]) -> dict[str, Any]:
     return keep
 
 
+def evaluator_order(folder: Path) -> list[str]:
+    """The replay files in the order the evaluator reads and rates them (``GameSetEvaluator.__init__``:
+    ``os.walk``, files ending ``.json``), as paths relative to ``folder``."""
+    import os
+
+    return [
+        os.path.relpath(os.path.join(root, f), folder)
+        for root, _, files in os.walk(folder)
+        for f in files
+        if f.endswith(".json")
+    ]
+
+
 def figures(folder: Path) -> dict[str, Any]:
-    """The evaluator's point figures (``eval/metrics.py`` ``GameSetEvaluator``, no bootstrap) for a folder."""
+    """The evaluator's point figures (``eval/metrics.py`` ``GameSetEvaluator``, no bootstrap) for a folder.
+
+    Elo and OpenSkill depend on the game order: the evaluator's is :func:`evaluator_order`.
+    """
     import tempfile
 
     from kaggle_environments.envs.werewolf.eval.metrics import GameSetEvaluator
@@ -232,6 +252,7 @@ def figures(folder: Path) -> dict[str, Any]:
             "speed_of_win": list(m.get_speed_of_win()),
             "elo": m.elo,
             "openskill_mu": getattr(m.openskill_rating, "mu", None),
+            "openskill_sigma": getattr(m.openskill_rating, "sigma", None),
             "by_role": {
                 r: {
                     "games": len(m.wins_by_role[r]),
@@ -245,7 +266,86 @@ def figures(folder: Path) -> dict[str, Any]:
     return out
 
 
+UNSEEN_LABELS = ["gemini-x", "gpt-y", "claude-z", "grok-w", "qwen-v", "llama-u", "deepseek-t"]
+UNSEEN_SEED = 10_000  # seeds no fixture or check uses
+
+
+def unseen(n: int, folder: Path) -> None:
+    """Play ``n`` episodes "we never saw" into ``folder/episodes`` and run the evaluator on them.
+
+    Kaggle's own random agents (unwrapped: ties are Kaggle's draws), seeds from
+    :data:`UNSEEN_SEED`, agent labels :data:`UNSEEN_LABELS` (none of the fixtures' labels),
+    ``kaggle-werewolf7`` and ``kaggle-werewolf8`` alternating; full replays as
+    ``env.toJSON()`` writes them. Writes ``folder/evaluator.json`` (:func:`figures`) and
+    ``folder/evaluator_order.json`` (:func:`evaluator_order`).
+    """
+    episodes = folder / "episodes"
+    episodes.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        rules = ("kaggle-werewolf7", "kaggle-werewolf8")[i % 2]
+        replay, out = play(rules, UNSEEN_SEED + i, tie_free=False, labels=UNSEEN_LABELS)
+        (episodes / f"{rules}-seed{UNSEEN_SEED + i}.json").write_text(json.dumps(replay) + "\n", encoding="utf-8")
+        print(f"{rules} seed {UNSEEN_SEED + i}: {out['winner']}", file=sys.stderr, flush=True)
+    (folder / "evaluator.json").write_text(json.dumps(figures(episodes), indent=1, sort_keys=True) + "\n")
+    (folder / "evaluator_order.json").write_text(json.dumps(evaluator_order(episodes), indent=1) + "\n")
+    print(f"wrote {n} episodes to {episodes} and the evaluator's figures to {folder / 'evaluator.json'}")
+
+
+def compare(theirs_path: Path, ours_path: Path) -> int:
+    """Compare the evaluator's figures with ``mafialab report --by agent --format json``'s ``kaggle``.
+
+    Per agent: games, win rate, KSR (mean and SEM, 1e-12), Elo, OpenSkill mu and sigma (1e-9);
+    per agent and role: games, win rate, KSR. Prints one line per difference and a summary;
+    returns the number of differences.
+    """
+    theirs = json.loads(theirs_path.read_text())
+    ours = json.loads(ours_path.read_text())["kaggle"]
+    diffs: list[str] = []
+
+    def same(where: str, a: Any, b: Any, tol: float) -> None:
+        if isinstance(a, list):
+            ok = isinstance(b, list) and len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b, strict=True))
+        elif isinstance(a, float) or isinstance(b, float):
+            ok = a is not None and b is not None and abs(a - b) <= tol
+        else:
+            ok = a == b
+        if not ok:
+            diffs.append(f"{where}: evaluator {a!r}, mafialab {b!r}")
+
+    if sorted(theirs) != sorted(ours):
+        diffs.append(f"agents: evaluator {sorted(theirs)}, mafialab {sorted(ours)}")
+    n_checked = 0
+    worst = 0.0
+    for agent in sorted(set(theirs) & set(ours)):
+        t, o = theirs[agent], ours[agent]
+        for key, tol in (("games", 0), ("win_rate", 1e-12), ("ksr", 1e-12), ("elo", 1e-9), ("openskill_mu", 1e-9),
+                         ("openskill_sigma", 1e-9)):  # fmt: skip
+            same(f"{agent}.{key}", t[key], o.get(key), tol)
+            n_checked += 1
+            if key in ("elo", "openskill_mu", "openskill_sigma") and o.get(key) is not None:
+                worst = max(worst, abs(t[key] - o[key]))
+        if sorted(t["by_role"]) != sorted(o["by_role"]):
+            diffs.append(f"{agent}.by_role: evaluator {sorted(t['by_role'])}, mafialab {sorted(o['by_role'])}")
+        for role in sorted(set(t["by_role"]) & set(o["by_role"])):
+            for key, tol in (("games", 0), ("win_rate", 1e-12), ("ksr", 1e-12)):
+                same(f"{agent}.{role}.{key}", t["by_role"][role][key], o["by_role"][role][key], tol)
+                n_checked += 1
+    for d in diffs:
+        print(d)
+    games = sum(m["games"] for m in theirs.values())
+    print(
+        f"{len(theirs)} agents, {games} seat-games: {n_checked} figures compared, {len(diffs)} differences "
+        f"(largest Elo/OpenSkill gap {worst:.2e})"
+    )
+    return len(diffs)
+
+
 def main(argv: list[str]) -> None:
+    if argv and argv[0] == "--unseen":
+        unseen(int(argv[1]), Path(argv[2]))
+        return
+    if argv and argv[0] == "--compare":
+        sys.exit(1 if compare(Path(argv[1]), Path(argv[2])) else 0)
     n, path = int(argv[0]), Path(argv[1])
     rest = argv[2:]
     only = rest[rest.index("--rules") + 1].split(",") if "--rules" in rest else list(CONFIGS)
@@ -279,7 +379,9 @@ def main(argv: list[str]) -> None:
         if "--figures" in rest:
             f = Path(rest[rest.index("--figures") + 1])
             f.write_text(json.dumps(figures(folder), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-            print(f"wrote the evaluator's figures to {f}")
+            order = f.with_name("evaluator_order.json")  # the game order behind its Elo and OpenSkill
+            order.write_text(json.dumps(evaluator_order(folder), indent=1) + "\n", encoding="utf-8")
+            print(f"wrote the evaluator's figures to {f} and its game order to {order}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@ voted out, a town-team seat's vote names it), WD-IRP and WD-VSS (the same, score
 town won), margin of win (living members of the winning team / its size, games won only) and
 speed of win (1 / the last day, games won only), each as a mean and its standard error (sample
 standard deviation / sqrt(n); 0 for fewer than two values). Per agent and role: games, win
-rate, KSR, WD-KSR. Elo, OpenSkill and the game-theoretic rating are in ``analysis._ratings``.
+rate, KSR, WD-KSR. Elo, OpenSkill and the game-theoretic rating (GTE) are
+:func:`~mafialab.analysis.rate_games` and :func:`~mafialab.analysis.gte_ratings`' (one
+definition), applied by :func:`kaggle_figures` to the same games in Kaggle's evaluator's game
+order (the order of its ``os.walk`` over the replay folder, recorded by the importer as
+``meta.kaggle_order``), every game rated (self-play included, as the evaluator rates it).
 
 The figures read only the roster, the votes, the day eliminations and the end of a game, so
 they apply to any elimination game, imported from Kaggle or played here.
@@ -23,7 +27,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mafialab.analysis._ratings import (
+    GTE_EXTRA_HINT,
+    GameOutcome,
+    RatingRow,
+    SeatOutcome,
+    gte_available,
+    gte_ratings,
+    rate_games,
+)
 from mafialab.record import GameLog
+
+GTE_RESAMPLES = 20
+"""Bootstrap resamples of the GTE of ``report --by agent`` (each one equilibrium solve)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +53,8 @@ class KaggleGame:
             checks the end, so a game ending at night d, mafialab's round d+1, has last day d+1).
         day_votes: ``(round, voter, target or None)`` for every day vote.
         exiled: ``round -> seat`` voted out that day.
+        game_id: The game's id. order: Its place in Kaggle's evaluator's game order
+            (``meta.kaggle_order`` of an imported game; 0 otherwise).
     """
 
     agents: tuple[str, ...]
@@ -47,6 +65,16 @@ class KaggleGame:
     last_day: int
     day_votes: tuple[tuple[int, int, int | None], ...]
     exiled: dict[int, int] = field(default_factory=dict)
+    game_id: str = ""
+    order: float = 0.0
+
+    def outcome(self) -> GameOutcome:
+        """The game as the ratings read it (seats in roster order, as the evaluator's players)."""
+        seats = tuple(
+            SeatOutcome(agent=a, role=r, team=t, won=t == self.winner)  # type: ignore[arg-type]
+            for a, r, t in zip(self.agents, self.roles, self.teams, strict=True)
+        )
+        return GameOutcome(game_id=self.game_id or "game", order=self.order, seats=seats)
 
 
 def kaggle_game(log: GameLog) -> KaggleGame | None:
@@ -67,7 +95,14 @@ def kaggle_game(log: GameLog) -> KaggleGame | None:
         last_day=int(end.rounds),  # type: ignore[union-attr]
         day_votes=votes,
         exiled=exiled,
+        game_id=log.header.game_id,
+        order=_order(log.header.meta),
     )
+
+
+def _order(meta: Any) -> float:
+    order = meta.get("kaggle_order", 0) if isinstance(meta, dict) else 0
+    return float(order) if isinstance(order, (int, float)) and not isinstance(order, bool) else 0.0
 
 
 def mean_sem(values: Sequence[float]) -> tuple[float, float]:
@@ -135,12 +170,73 @@ def kaggle_metrics(games: Iterable[KaggleGame]) -> dict[str, Any]:
     return out
 
 
-def kaggle_figures(directories: Sequence[Any], problems: list[str] | None = None) -> dict[str, Any]:
+def _rating_fields(row: RatingRow) -> dict[str, Any]:
+    return {
+        "elo": row.elo,
+        "elo_ci": [row.elo_low, row.elo_high] if row.elo_low is not None else None,
+        "openskill_mu": row.mu,
+        "openskill_sigma": row.sigma,
+        "openskill_mu_ci": [row.mu_low, row.mu_high] if row.mu_low is not None else None,
+    }
+
+
+def kaggle_ratings(
+    outcomes: Sequence[GameOutcome], figures: dict[str, Any], *, resamples: int = 0, seed: int = 0, gte: bool = True
+) -> str | None:
+    """Add Elo, OpenSkill (and GTE) of :func:`~mafialab.analysis.rate_games` to ``figures`` in place.
+
+    Every game is rated (self-play included, as Kaggle's evaluator rates it) in ``(order,
+    game_id)`` order. Per agent (overall board): ``elo``, ``openskill_mu``, ``openskill_sigma``,
+    ``elo_ci`` and ``openskill_mu_ci`` (95 % bootstrap intervals over ``resamples`` resamples,
+    ``None`` without); per agent and role (role board) the same under ``by_role``; with
+    ``gte`` and ``polarix`` importable, ``gte`` = ``[rating, low, high]`` (Kaggle's GTE over
+    per-role win-rate tasks, :data:`GTE_RESAMPLES` resamples seeded by ``seed``).
+
+    Returns:
+        Why there is no GTE (the extra's install hint, or a failed solve), else ``None``.
+    """
+    if not outcomes:
+        return None
+    ratings = rate_games(outcomes, boards=("overall", "role"), include_self_play=True, resamples=resamples, seed=seed)
+    for row in ratings.boards["overall"]:
+        if row.agent in figures:
+            figures[row.agent].update(_rating_fields(row))
+    for row in ratings.boards["role"]:
+        by_role = figures.get(row.agent, {}).get("by_role", {})
+        if row.group in by_role:
+            by_role[row.group].update(_rating_fields(row))
+    if not gte:
+        return None
+    if not gte_available():
+        return GTE_EXTRA_HINT
+    try:
+        g = gte_ratings(outcomes, include_self_play=True, resamples=GTE_RESAMPLES, seed=seed)
+    except Exception as e:  # a solver failure must not lose the report
+        return f"GTE failed: {e}"
+    for r in g.rows:
+        if r.agent in figures:
+            figures[r.agent]["gte"] = [r.rating, r.low, r.high]
+    return None
+
+
+def kaggle_figures(
+    directories: Sequence[Any],
+    problems: list[str] | None = None,
+    *,
+    ratings: bool = False,
+    resamples: int = 0,
+    seed: int = 0,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
     """:func:`kaggle_metrics` over every finished game under ``directories`` (read one at a time).
 
     Games that cannot be read or are unfinished are left out (a line in ``problems`` for the first).
+    With ``ratings``, each agent's Elo, OpenSkill and GTE are added (:func:`kaggle_ratings`;
+    why GTE is missing goes to ``notes``). Only a few numbers per game are held.
     """
     from mafialab.record import LogFormatError, LogVersionError, iter_game_dirs, read_game
+
+    outcomes: list[GameOutcome] = []
 
     def games() -> Iterable[KaggleGame]:
         for root in directories:
@@ -152,6 +248,13 @@ def kaggle_figures(directories: Sequence[Any], problems: list[str] | None = None
                         problems.append(f"{d}: {err}")
                     continue
                 if g is not None:
+                    if ratings:
+                        outcomes.append(g.outcome())
                     yield g
 
-    return kaggle_metrics(games())
+    figures = kaggle_metrics(games())
+    if ratings:
+        note = kaggle_ratings(outcomes, figures, resamples=resamples, seed=seed)
+        if note is not None and notes is not None:
+            notes.append(note)
+    return figures

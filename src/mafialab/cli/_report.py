@@ -542,10 +542,11 @@ def report(
     if ref is not None:
         cmp["reference"] = ref
     kaggle = None
+    notes: list[str] = []
     if {"agent", "role"} & set(keys):
         skipped: list[str] = []
-        kaggle = kaggle_figures(directories, skipped)
-    _print_compared(cmp, fmt, ref, kaggle, "role" in keys)
+        kaggle = kaggle_figures(directories, skipped, ratings=True, resamples=resamples, seed=seed, notes=notes)
+    _print_compared(cmp, fmt, ref, kaggle, "role" in keys, notes)
     if plots is not None:
         err_console.print("--plots draws one pooled report; run it without --by on one directory", style="yellow")
 
@@ -640,12 +641,15 @@ def _print_compared(
     ref: dict[str, Any] | None,
     kaggle: dict[str, Any] | None = None,
     by_role: bool = False,
+    notes: Sequence[str] = (),
 ) -> None:
     """The side-by-side report on stdout as ``fmt`` (tables, JSON or CSV); Kaggle's figures with ``--by agent/role``."""
     if fmt is Format.json:
         data = comparison_json(cmp)
         if kaggle is not None:
             data["kaggle"] = kaggle
+            if notes:
+                data["kaggle_notes"] = list(notes)
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     elif fmt is Format.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=["by", "section", "group", "name", "value", "ci_lo", "ci_hi"])
@@ -654,25 +658,57 @@ def _print_compared(
     else:
         _print_comparison(cmp, ref)
         if kaggle:
-            _print_kaggle(kaggle, by_role)
+            _print_kaggle(kaggle, by_role, notes)
 
 
 def _ms(v: list[float]) -> str:
     return f"{v[0]:.3f}±{v[1]:.3f}"
 
 
-def _print_kaggle(fig: dict[str, Any], by_role: bool) -> None:
-    """Kaggle Game Arena's figures (analysis._kaggle, as its eval/metrics.py defines them): mean ± SEM."""
+def _rating_cells(m: dict[str, Any]) -> list[str]:
+    """Elo and OpenSkill μ (σ) with their 95 % intervals, as analysis.kaggle_ratings gives them."""
+    if "elo" not in m:
+        return ["–", "–"]
+    e, mu = m.get("elo_ci"), m.get("openskill_mu_ci")
+    elo = f"{m['elo']:.1f}" + (f" [{e[0]:.1f}, {e[1]:.1f}]" if e else "")
+    os_ = f"{m['openskill_mu']:.2f} ({m['openskill_sigma']:.2f})" + (f" [{mu[0]:.2f}, {mu[1]:.2f}]" if mu else "")
+    return [elo, os_]
+
+
+def _print_kaggle(fig: dict[str, Any], by_role: bool, notes: Sequence[str] = ()) -> None:
+    """Kaggle Game Arena's figures (analysis._kaggle, as its eval/metrics.py defines them).
+
+    Mean ± SEM, then Elo, OpenSkill and GTE (analysis.rate_games / gte_ratings, in the
+    evaluator's game order).
+    """
     head = ["agent", "games", "win rate", "IRP", "VSS", "KSR", "WD-KSR", "WD-IRP", "WD-VSS", "margin", "speed"]
     keys = ["win_rate", "irp", "vss", "ksr", "wd_ksr", "wd_irp", "wd_vss", "margin_of_win", "speed_of_win"]
     rows = [[escape(a), str(m["games"]), *(_ms(m[k]) for k in keys)] for a, m in fig.items()]
     console.print(whole_table("Kaggle Game Arena metrics by agent (mean ± SEM; eval/metrics.py)", head, rows))
+    if any("elo" in m for m in fig.values()):
+        has_gte = any("gte" in m for m in fig.values())
+        head = ["agent", "games", "Elo [95% CI]", "OpenSkill μ (σ) [95% CI of μ]"]
+        head += ["GTE [95% CI]"] if has_gte else []
+        rows = []
+        for a, m in sorted(fig.items(), key=lambda kv: -kv[1].get("openskill_mu", 0.0)):
+            g = m.get("gte")
+            gte = [f"{g[0]:.4f}" + (f" [{g[1]:.4f}, {g[2]:.4f}]" if g[1] is not None else "")] if g else ["–"]
+            rows.append([escape(a), str(m["games"]), *_rating_cells(m), *(gte if has_gte else [])])
+        title = "Kaggle Game Arena ratings by agent (every game, in the evaluator's order; analysis.rate_games)"
+        console.print(whole_table(title, head, rows))
+    for note in notes:
+        console.print(escape(note), style="dim")
     if by_role:
         rows = [
-            [escape(a), escape(r), str(x["games"]), _ms(x["win_rate"]), _ms(x["ksr"]), _ms(x["wd_ksr"])]
+            [
+                escape(a),
+                escape(r),
+                str(x["games"]),
+                *(_ms(x[k]) for k in ("win_rate", "ksr", "wd_ksr")),
+                *_rating_cells(x),
+            ]
             for a, m in fig.items()
             for r, x in m["by_role"].items()
         ]
-        head = ["agent", "role", "games", "win rate", "KSR", "WD-KSR"]
+        head = ["agent", "role", "games", "win rate", "KSR", "WD-KSR", "Elo (role board)", "OpenSkill μ (σ)"]
         console.print(whole_table("Kaggle Game Arena metrics by agent and role (mean ± SEM)", head, rows))
-    # Elo, OpenSkill and the game-theoretic rating (GTE) are analysis._ratings' (not computed here)

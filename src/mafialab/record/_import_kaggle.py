@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -454,11 +455,13 @@ def episode_id(replay: dict[str, Any], path: Path) -> str:
     return str(rid) if isinstance(rid, str) and rid.strip() and "/" not in rid else path.stem
 
 
-def import_replay(replay: dict[str, Any], path: Path, dst: Path) -> GameImport:
+def import_replay(replay: dict[str, Any], path: Path, dst: Path, order: int = 0) -> GameImport:
     """Import one Kaggle replay (already parsed) into the game folder ``dst``.
 
-    Written to ``dst`` beside a ``.partial`` folder renamed into place when complete, so a game
-    folder that exists is a complete import.
+    ``order`` is the replay's place in Kaggle's evaluator's game order (:func:`evaluator_order`),
+    kept as ``meta.kaggle_order``: Elo and OpenSkill are rated in it. Written to ``dst`` beside
+    a ``.partial`` folder renamed into place when complete, so a game folder that exists is a
+    complete import.
 
     Raises:
         KeyError, ValueError, TypeError: A replay without the records a game needs (roster,
@@ -486,6 +489,7 @@ def import_replay(replay: dict[str, Any], path: Path, dst: Path) -> GameImport:
     ]
     meta = {
         "source_file": path.name,
+        "kaggle_order": order,
         "kaggle": {k: replay.get(k) for k in ("name", "version", "schema_version", "rewards", "statuses")},
         "agents": {str(i): {k: v for k, v in a.items() if k not in ("id", "role")} for i, a in enumerate(agents)},
         "game_end": {k: v for k, v in end.items() if k not in ("all_players",)},
@@ -516,10 +520,17 @@ def import_replay(replay: dict[str, Any], path: Path, dst: Path) -> GameImport:
     return gi
 
 
-def _replay_files(src: Path) -> list[Path]:
+def evaluator_order(src: Path) -> list[Path]:
+    """The replay files of ``src`` in the order Kaggle's evaluator reads and rates them.
+
+    Source: kaggle-environments 1.33.2, ``envs/werewolf/eval/metrics.py``,
+    ``GameSetEvaluator.__init__``: ``os.walk`` of the folder (directory listing order, not
+    sorted: it depends on the file system), every file ending ``.json``, kept in that order for
+    Elo and OpenSkill. A file is a folder of one.
+    """
     if src.is_file():
         return [src]
-    return sorted(p for p in src.rglob("*.json") if p.is_file())
+    return [Path(root) / f for root, _, files in os.walk(src) for f in files if f.endswith(".json")]
 
 
 def import_kaggle(src: Path, out_dir: Path, *, on_game: Callable[[int, int], None] | None = None) -> ImportReport:
@@ -527,7 +538,9 @@ def import_kaggle(src: Path, out_dir: Path, *, on_game: Callable[[int, int], Non
 
     Each replay becomes ``out_dir/<episode id>/game.jsonl`` (a :class:`GameHeader` with
     ``source="kaggle"`` and engine events) and, where the harness recorded token usage or cost,
-    ``calls.jsonl``. Replays are read one at a time; a game folder that already exists is a
+    ``calls.jsonl``. Replays are read one at a time, in Kaggle's evaluator's order
+    (:func:`evaluator_order`; each game's place is its header's ``meta.kaggle_order``, the order
+    its Elo and OpenSkill are rated in); a game folder that already exists is a
     complete earlier import and is skipped (its entry says so), so an interrupted import resumes.
 
     Args:
@@ -545,18 +558,18 @@ def import_kaggle(src: Path, out_dir: Path, *, on_game: Callable[[int, int], Non
     src, out_dir = Path(src), Path(out_dir)
     if not src.exists():
         raise FileNotFoundError(f"{src} does not exist: expected {KAGGLE_FOLDER}")
-    files = _replay_files(src)
+    files = evaluator_order(src)
     if not files:
         raise FileNotFoundError(f"{src}: no .json replay found (expected {KAGGLE_FOLDER})")
     report = ImportReport()
     for n, path in enumerate(files, 1):
-        report.games.append(_import_file(path, out_dir))
+        report.games.append(_import_file(path, out_dir, n - 1))
         if on_game is not None:
             on_game(n, len(files))
     return report
 
 
-def _import_file(path: Path, out_dir: Path) -> GameImport:
+def _import_file(path: Path, out_dir: Path, order: int) -> GameImport:
     gi = GameImport(game_id=path.stem, source=path)
     try:
         with path.open(encoding="utf-8") as fh:
@@ -577,7 +590,7 @@ def _import_file(path: Path, out_dir: Path) -> GameImport:
         gi.problems.append(f"{path}: already imported into {dst}; skipped")
         return gi
     try:
-        return import_replay(replay, path, dst)
+        return import_replay(replay, path, dst, order)
     except (KeyError, ValueError, TypeError) as err:
         gi.problems.append(f"{path}: game not imported ({type(err).__name__}: {str(err).splitlines()[0]})")
         return gi
