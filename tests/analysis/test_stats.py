@@ -1,36 +1,51 @@
 """The one statistics module: rates, Wilson, Newcombe, Fisher, McNemar, means, and their formatters.
 
 Known values are computed by hand (the closed forms in the comments) or taken from the
-papers the methods come from.
-"""
+papers the methods come from."""
 
 from __future__ import annotations
 
 import ast
+import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 import mafialab.analysis._stats as stats_module
 from mafialab.analysis import (
     EMPTY_STAT,
+    MIN_CLUSTERS,
     Rate,
     TestResult,
     bootstrap_mean_ci,
+    cluster_bootstrap_ci,
     combine,
+    compute_report,
     diff_ci,
     fisher_exact,
+    fmt_p,
     fmt_rate,
+    load_games,
     mcnemar_exact,
     mean_ci,
     newcombe,
+    no_interval_reason,
     rate,
     wilson,
 )
-from mafialab.arena._leaderboard import win_rate
+from mafialab.analysis._stats import clusters_with_data
+from mafialab.arena import build_index, run_season, season_from_dict
+from mafialab.arena._leaderboard import bootstrap_mean, leaderboard_rows, render_markdown, win_rate
+from mafialab.beliefshift import build_report
+from mafialab.cli import app
 from mafialab.counterfactual import rate as fork_rate
+from mafialab.record import import_mafiascope
+from tests.arena.test_season import make_judge, season
+from tests.beliefshift_fixtures import result
+from tests.conftest import ROOT
 
 Z = 1.959963984540054  # the 97.5 % normal quantile
 
@@ -39,9 +54,6 @@ def _wilson_by_hand(k: int, n: int) -> tuple[float, float]:
     # Wilson (1927): (k + z²/2 ± z·sqrt(k(n-k)/n + z²/4)) / (n + z²)
     mid, half = k + Z * Z / 2, Z * math.sqrt(k * (n - k) / n + Z * Z / 4)
     return (mid - half) / (n + Z * Z), (mid + half) / (n + Z * Z)
-
-
-# ---------------------------------------------------------------- Wilson and rates
 
 
 def test_wilson_7_of_10_is_the_closed_form() -> None:
@@ -110,9 +122,6 @@ def test_one_formatter_prints_every_rate_style() -> None:
         fmt_rate(r, "fraction")  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------- Newcombe, Fisher, McNemar
-
-
 def test_newcombe_matches_the_paper() -> None:
     # Newcombe (1998) table II example (a): 56/70 vs 48/80 -> difference 0.2, interval 0.0524 to 0.3339
     lo, hi = newcombe(56, 70, 48, 80)
@@ -146,9 +155,6 @@ def test_mcnemar_exact(b: int, c: int, p: float) -> None:
 
 def test_mcnemar_without_discordant_pairs_is_none() -> None:
     assert mcnemar_exact(0, 0).p is None
-
-
-# ---------------------------------------------------------------- means
 
 
 def test_student_t_mean_and_welch_difference_by_hand() -> None:
@@ -188,3 +194,136 @@ def test_newcombe_keeps_the_bits_fork_compare_printed() -> None:
     for k1, n1, k2, n2 in ((3, 3, 3, 3), (0, 3, 3, 3), (7, 46, 2, 114)):
         lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=0.05)
         assert newcombe(k1, n1, k2, n2) == (float(lo), float(hi))
+
+
+# Statistics never overstate certainty: fewer than two games (clusters) give no interval, and say why.
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "mafiascope"
+
+
+def test_the_rule():
+    assert MIN_CLUSTERS == 2
+    assert no_interval_reason(0) == "no interval: 0 games"
+    assert no_interval_reason(1) == "no interval: 1 game"
+    assert no_interval_reason(2) is None and no_interval_reason(40) is None
+    x = np.array([[3.0, 4.0], [0.0, 0.0], [0.0, 0.0]])  # one game with data, two without
+    assert clusters_with_data(x) == 1
+
+    def ratio(p: np.ndarray) -> np.ndarray:
+        return p[..., 0] / p[..., 1]
+
+    assert cluster_bootstrap_ci(x, ratio, resamples=50) is None  # was [0.75, 0.75]
+    x[1] = [1.0, 4.0]
+    lo, hi = cluster_bootstrap_ci(x, ratio, resamples=200)  # type: ignore[misc]
+    assert lo < hi
+
+
+@pytest.fixture(scope="module")
+def one_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("one")
+    import_mafiascope(FIXTURES / "en_demo" / "0a7f3c10-1111-4aaa-8aaa-000000000001", out)
+    return out
+
+
+def test_report_on_one_game_has_no_interval_and_says_why(one_game: Path):
+    rep = compute_report(load_games(one_game), resamples=100).model_dump(mode="json")
+    assert rep["games"] == 1 and rep["no_interval"] == "no interval: 1 game"
+    cis: list = []
+
+    def collect(node: object) -> None:  # every interval anywhere in the report
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if "ci95" in k:
+                    cis.extend(v.values() if isinstance(v, dict) else [v])
+                else:
+                    collect(v)
+        elif isinstance(node, list):
+            for v in node:
+                collect(v)
+
+    collect(rep)
+    assert len(cis) > 20 and all(c is None for c in cis)
+    assert rep["first_order"]["1"]["committed_accuracy"] is not None  # the point estimate stays
+    res = CliRunner().invoke(app, ["report", str(one_game), "--resamples", "50"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    assert "no interval: 1 game" in text and "n/a (<2 games)" in text
+    j = json.loads(CliRunner().invoke(app, ["report", str(one_game), "-f", "json", "--resamples", "50"]).stdout)
+    assert j["no_interval"] == "no interval: 1 game" and j["calibration"]["ci95"] == {"ece": None, "brier": None}
+
+
+def test_report_on_two_games_keeps_intervals(tmp_path: Path):
+    import_mafiascope(FIXTURES / "en_demo", tmp_path)
+    rep = compute_report(load_games(tmp_path), resamples=100).model_dump(mode="json")
+    assert rep["games"] == 2 and rep["no_interval"] is None
+    assert rep["first_order"]["1"]["ci95"]["committed_accuracy"] is not None
+
+
+def test_beliefshift_cluster_interval_needs_two_games():
+    recs = [result("M", i, "town", "mafia", "accuse", (0, i % 3), (0, i % 3)) for i in range(1, 6)]
+    one = build_report(recs, ci="cluster").quantities["M"]["t1.village.accuse.target"]
+    assert one.n == 5 and math.isnan(one.half)  # five responses, one game: was ± 0.00
+    recs[0] = recs[0].model_copy(update={"game_id": "g2"})
+    two = build_report(recs, ci="cluster")
+    assert not math.isnan(two.quantities["M"]["t1.village.accuse.target"].half)
+    assert "fewer than 2 games" in two.tables["table1_models"].notes[1]
+
+
+def test_leaderboard_interval_needs_two_games():
+    r = win_rate(1, 2, games=1)  # an entry with two seats in one game
+    assert r.rate == 0.5 and r.low is None and r.high is None and r.no_interval == "no interval: 1 game"
+    r2 = win_rate(1, 2, games=2)
+    assert r2.low is not None and r2.low < 0.5 < r2.high
+    m = bootstrap_mean([3.0, 7.0], np.random.default_rng(0), games=1)
+    assert m.mean == 5.0 and m.low is None and m.no_interval == "no interval: 1 game"
+    assert bootstrap_mean([3.0, 7.0], np.random.default_rng(0), games=2).low is not None
+
+
+async def test_leaderboard_lists_unplayed_entries_last(tmp_path: Path):
+    # 13 entries for 12 seats and one game: one entry never plays
+    roster = [{"agent": "scripted", "name": f"e{i:02d}"} for i in range(13)]
+    cfg = season_from_dict(season(games=1, roster=roster, parallelism={"games": 1}))
+    await run_season(cfg, tmp_path / "s", judges={"mock/judge": make_judge()})
+    index = build_index(tmp_path / "s")
+    played = [e for e in index.leaderboard if e.games]
+    unplayed = [e for e in index.leaderboard if not e.games]
+    assert len(unplayed) == 1 and index.leaderboard[-1] is unplayed[0]
+    # its untouched prior rating beats the rating of the losers: it used to rank above them
+    assert unplayed[0].rating.ordinal > min(e.rating.ordinal for e in played)
+    ordinals = [e.rating.ordinal for e in played]
+    assert ordinals == sorted(ordinals, reverse=True)
+    _, rows = leaderboard_rows(index)
+    assert rows[-1][0] == "–" and rows[-1][1] == unplayed[0].name and rows[0][0] == "1"
+    # every played entry sat in one game: its rates and scores have no interval, and say so
+    assert all(e.overall.low is None and e.overall.no_interval == "no interval: 1 game" for e in played)
+    assert "no interval: 1 game" in render_markdown(index)
+
+
+# One rule prints a p-value everywhere: three decimals, scientific notation below 0.001.
+
+
+FIXTURE = ROOT / "tests" / "data" / "viewer_branches"
+
+
+runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def test_small_p_is_never_zero() -> None:
+    assert fmt_p(1.0830e-05) == "1.083e-05"
+    assert fmt_p(0.0009995) == "9.995e-04"
+    assert fmt_p(0.001) == "0.001"
+    assert fmt_p(0.04321) == "0.043"
+    assert fmt_p(1.0) == "1.000"
+    assert fmt_p(None) == "-" and fmt_p(math.nan) == "-" and fmt_p(None, missing="–") == "–"
+
+
+def test_fork_compare_prints_p_by_the_rule() -> None:
+    # branch folders are named <parent>~<batch>-<replica>
+    batches = sorted({p.name.split("~")[1].split("-")[0] for p in (FIXTURE / "forks").glob("parent~*")})
+    args = ["fork", "compare", str(FIXTURE), str(FIXTURE), "--batch-a", batches[0], "--batch-b", batches[-1]]
+    want = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
+    text = " ".join(runner.invoke(app, args).stdout.split())
+    for team in ("town", "mafia"):
+        p = want["difference"][team]["fisher_p"]
+        assert f"Fisher exact p = {fmt_p(p)} (two-sided)" in text

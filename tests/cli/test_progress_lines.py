@@ -3,20 +3,26 @@
 Redirected to a file, ``play`` printed nothing for 15 minutes: the Rich bar is drawn only on
 a terminal. The one progress helper (:func:`mafialab.cli._app.progress_bar`) now prints a
 plain line on stderr at most every 5 seconds (phase, game, percent) and a last one at the
-end. The clock is a fake one: nothing here waits.
-"""
+end. The clock is a fake one: nothing here waits."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import itertools
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.progress import Progress
 from typer.testing import CliRunner
 
+from mafialab.agents import _protocol, make_agent
 from mafialab.cli import _app, app
+from mafialab.cli._play import _play_many
+from mafialab.engine import Decision
+from mafialab.record import PriceTable
+from mafialab.rules import load_rules
 from tests.helpers import scripted_play
 
 
@@ -187,3 +193,42 @@ def test_import_report_and_export_print_progress_lines(tmp_path: Path, mafiascop
     assert lines and lines[-1].endswith(f"games: games read {n}")
     lines = _progress(runner.invoke(app, ["export", "parquet", str(games), "--out", str(tmp_path / "pq")]))
     assert lines and lines[-1].endswith(f"games read {n}/{n} (100 %)")
+
+
+# ``play``'s per-game progress label names the phase being played while its decisions are asked.
+
+
+class _Watching:
+    """A scripted seat that notes the game's progress label each time it is asked to decide."""
+
+    def __init__(self, inner, progress: Progress, seen: list[tuple[str, int, str]]):
+        self._inner, self._progress, self._seen = inner, progress, seen
+        self.label = inner.label
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    async def decide(self, d: Decision, view):
+        labels = [t.description for t in self._progress.tasks if t.description.startswith("seed ")]
+        self._seen.append((d.phase, d.round, " | ".join(labels)))
+        return await self._inner.decide(d, view)
+
+
+@pytest.mark.parametrize("rules_id", ["werewolf7", "mafiascope7", "arena12"])
+def test_the_label_shows_the_phase_whose_decisions_are_being_asked(tmp_path: Path, monkeypatch, rules_id) -> None:
+    rules = load_rules(rules_id)
+    progress = Progress(console=Console(file=io.StringIO(), width=120), disable=True)
+    seen: list[tuple[str, int, str]] = []
+    monkeypatch.setitem(
+        _protocol._FACTORIES,
+        "watching",
+        lambda spec, seat, rs, seed: _Watching(make_agent("scripted", seat, rs, seed), progress, seen),
+    )
+    with progress:
+        asyncio.run(_play_many(rules, ["watching"] * rules.n_seats, [4], tmp_path, progress, 1, PriceTable()))
+    assert seen and {p for p, _, _ in seen} >= {"night", "day"}
+    first_phase, first_round, first_label = seen[0]
+    assert (first_phase, first_round) == (("intro", 0) if rules.intro_day else ("night", 1))
+    assert "setup" not in first_label  # the first decisions were shown as "setup" before
+    for phase, rnd, label in seen:
+        assert label.startswith(f"seed 4: {phase} {rnd} ("), (phase, rnd, label)

@@ -2,8 +2,7 @@
 
 At most 100 alias expansions and 100,000 nodes in a document (an alias counts as everything it
 repeats), files up to 10 MB (refused before they are read). A "billion laughs" document of a
-few hundred bytes is refused at once with the file's name and the limit, by every loader.
-"""
+few hundred bytes is refused at once with the file's name and the limit, by every loader."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 import mafialab.config._load as config_load
 from mafialab.agents import load_prompt_pack
@@ -23,6 +23,7 @@ from mafialab.analysis import load_reference
 from mafialab.arena import load_season
 from mafialab.beliefshift import load_annotator_pack, load_models_yaml, load_prompts_text
 from mafialab.beliefshift._report import load_published
+from mafialab.cli import app
 from mafialab.config import ConfigError, parse_config_text, read_config, read_config_text
 from mafialab.probes import load_battery
 from mafialab.record import load_prices
@@ -31,8 +32,14 @@ from mafialab.render import load_event_templates
 from mafialab.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
 ALIASES = "more than 100 alias expansions (YAML anchors); refused"
+
+
 NODES = "more than 100,000 YAML nodes (aliases counted as what they repeat); refused"
+
+
 ALIASES_RE, NODES_RE = re.escape(ALIASES), re.escape(NODES)
 
 
@@ -190,3 +197,53 @@ def test_the_package_data_loads_through_its_readers() -> None:
     assert resources.files("mafialab.beliefshift").joinpath("annotator_en.yaml").is_file()
     assert load_season(ROOT / "examples" / "arena_season.yaml").games > 0
     assert load_models_yaml(ROOT / "examples" / "beliefshift_models.yaml")
+
+
+# A "billion laughs" YAML file given to any command is refused at once: one ``error:`` line, code 2.
+
+
+runner = CliRunner(env={"COLUMNS": "240", "NO_COLOR": "1"})
+
+
+REFUSED = "line 3: more than 100 alias expansions (YAML anchors); refused"
+
+
+def bomb_yaml_bombs(levels: int = 9, width: int = 10) -> str:
+    """``levels`` anchors, each a list referencing the previous one ``width`` times."""
+    lines = ['a0: &a0 ["lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+COMMANDS = {
+    "play --probes": (["play", "--agents", "scripted", "--probes", "{f}", "--out", "{tmp}/runs"], "--probes: "),
+    "play --rules": (["play", "--agents", "scripted", "--rules", "{f}", "--out", "{tmp}/runs"], "--rules: "),
+    "rules show": (["rules", "show", "{f}"], "NAME: "),
+    "season plan": (["season", "plan", "{f}"], "FILE: "),
+    "season run": (["season", "run", "{f}", "--out", "{tmp}/season"], ""),
+    "beliefshift report --models": (
+        ["beliefshift", "report", "{tmp}/results.jsonl", "--models", "{f}", "--out", "{tmp}/report"],
+        "",
+    ),
+    "beliefshift freeze --prompts": (
+        ["beliefshift", "freeze", "{tmp}/games", "{tmp}/ann.jsonl", "--prompts", "{f}", "--out", "{tmp}/bench.jsonl"],
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_yaml_bomb_is_refused_with_one_error_line(tmp_path: Path, name: str) -> None:
+    f = tmp_path / "bomb_yaml_bombs.yaml"
+    f.write_text(bomb_yaml_bombs(), encoding="utf-8")
+    (tmp_path / "results.jsonl").touch()
+    (tmp_path / "ann.jsonl").touch()
+    (tmp_path / "games" / "g1").mkdir(parents=True)
+    (tmp_path / "games" / "g1" / "game.jsonl").touch()
+    args, label = COMMANDS[name]
+    res = runner.invoke(app, [a.format(f=f, tmp=tmp_path) for a in args])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert out.startswith("error: ") and out.count("error:") == 1, res.output
+    assert f"{label}{f}: {REFUSED}" in out, res.output
+    assert "Traceback" not in res.output

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 from mafialab.analysis import game_data, step_metrics
 from mafialab.cli import app
 from mafialab.engine import visible_events
-from mafialab.record import GameStatus, JsonlWriter, ProbeRecord, read_game
+from mafialab.record import PROBES_FILE, GameStatus, JsonlWriter, ProbeRecord, iter_game_dirs, read_game
 from mafialab.rules import load_rules
 from mafialab.viewer import (
     STEP_KINDS,
@@ -69,9 +70,6 @@ def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-# ---------------------------------------------------------------- small pieces
-
-
 def test_role_vocabulary_follows_mafiascope_order() -> None:
     v = role_vocabulary(load_rules("mafiascope7"))
     assert v.normalise("Villager or Doctor") == "Villager"
@@ -120,9 +118,6 @@ def test_normalised_answers_keep_an_unusable_answer_verbatim() -> None:
     ]
     assert [(it["t"], it["a"]) for it in sm.items] == [(1, "suspects"), (2, "trusts")]
     assert bad.ok is False and bad.raw == "no idea"
-
-
-# ---------------------------------------------------------------- the site
 
 
 def test_site_layout_and_dashboard_rows(logs: Path, site: Path) -> None:
@@ -501,3 +496,98 @@ def test_vote_predictions_in_the_god_payload(logs: Path, site: Path) -> None:
         want = _mentions_by_hand([t for t in texts if t], others)
         assert u["mentioned"] == (names.index(want) if want else None)
     assert any(u["mentioned"] is not None for u in units)
+
+
+# Two directories holding one game id: the viewer builds both and says so, naming both paths.
+
+
+def _index(site: Path) -> dict:
+    text = (site / "data" / "index.js").read_text(encoding="utf-8")
+    m = re.fullmatch(r'MAFIALAB_DATA\("index","index",(.*)\);\n', text, re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def test_a_copy_with_the_same_id_is_kept_and_named(game_dir: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(game_dir, logs / "a" / game_dir.name)
+    shutil.copytree(game_dir, logs / "b" / game_dir.name)
+    (logs / "b" / game_dir.name / "probes.jsonl").write_text("", encoding="utf-8")  # a marker of the copy
+    summary = build_site(logs, tmp_path / "site", jobs=1)
+    gid = game_dir.name
+    assert sorted(summary.games) == [f"{gid}@a/{gid}", f"{gid}@b/{gid}"]
+    assert not summary.skipped
+    (warning,) = summary.warnings
+    assert str(logs / "a" / gid) in warning and str(logs / "b" / gid) in warning
+    index = _index(tmp_path / "site")
+    rows = site_rows(tmp_path / "site")
+    assert [r["game_id"] for r in rows] == [gid, gid]
+    assert len({r["file"] for r in rows}) == 2
+    assert index["warnings"] == [warning]
+    for row in rows:  # each copy's data files carry its own key
+        text = (tmp_path / "site" / "data" / "g" / f"{row['file']}.js").read_text(encoding="utf-8")
+        assert text.startswith(f'MAFIALAB_DATA("game",{json.dumps(row["id"])},')
+
+
+def test_view_prints_the_warning(game_dir: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(game_dir, logs / "a" / game_dir.name)
+    shutil.copytree(game_dir, logs / "b" / game_dir.name)
+    res = CliRunner().invoke(app, ["view", str(logs), "--out", str(tmp_path / "site"), "-j", "1"])
+    assert res.exit_code == 0, res.output
+    assert "warning:" in res.output and "Built 2 games" in res.output
+
+
+def test_a_newer_schema_copy_is_skipped_by_view_and_report_and_shares_no_id(game_dir: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "mixed"
+    shutil.copytree(game_dir, logs / "g1")
+    shutil.copytree(game_dir, logs / "g2")
+    file = logs / "g2" / "game.jsonl"
+    lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["schema_version"] = 99  # written by a newer mafialab: this one cannot read it
+    file.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    summary = build_site(logs, tmp_path / "site", jobs=1)
+    gid = game_dir.name
+    assert summary.games == [gid]  # the only game read keeps its plain id
+    assert [p for p, _ in summary.skipped] == [str(logs / "g2")]
+    assert summary.warnings == []  # no "in 2 directories": the copy was not read
+    runner = CliRunner(env={"COLUMNS": "300", "NO_COLOR": "1"})
+    res = runner.invoke(app, ["view", str(logs), "--out", str(tmp_path / "site2")])
+    assert res.exit_code == 0, res.output
+    assert "2 directories" not in res.output and "Built 1 game" in res.output
+    res = runner.invoke(app, ["report", str(logs), "--format", "json"])
+    assert res.exit_code == 0, res.output  # skipped as view skips it, not a refusal of the folder
+    assert json.loads(res.stdout)["games"] == 1
+    (skip,) = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped:")]
+    assert f"{file}:1: written with log schema v99" in skip
+    assert "2 directories" not in res.stderr
+    shutil.rmtree(logs / "g1")  # nothing readable left: both refuse the folder
+    res = runner.invoke(app, ["report", str(logs)])
+    assert res.exit_code == 2 and "can be read" in res.output
+
+
+# A probe record for a seat the roster does not have is named (file, line, seat), not dropped silently.
+
+
+def test_a_probe_record_for_a_seat_out_of_range_is_reported_and_left_out(tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        app, ["play", "--agents", "scripted", "--probes", "suspicion", "--out", str(tmp_path / "r")]
+    )
+    assert res.exit_code == 0, res.output
+    (d,) = iter_game_dirs(tmp_path / "r")
+    path = d / PROBES_FILE
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[5])
+    rec["seat"] = 99
+    lines[5] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    problems: list[str] = []
+    probes = read_probes(d, problems, 7)
+    assert problems == [f"{path}:6: invalid probe record (seat 99 is out of range: the roster has seats 0-6)"]
+    assert len(probes) == len(lines) - 1 and all(p.seat < 7 for p in probes)
+    assert len(read_probes(d, [])) == len(lines)  # without the roster's size nothing is checked
+    summary = build_site(tmp_path / "r", tmp_path / "site", jobs=1)
+    assert summary.games and (d / PROBES_FILE).read_text().splitlines()[5] == lines[5]  # the file is kept
+    page = next((tmp_path / "site" / "data" / "g").glob("*.js")).read_text()
+    assert "seat 99 is out of range" in page  # the game's notes say so

@@ -2,11 +2,11 @@
 
 On the imported MafiaScope-format corpora: our fixtures always, the real recordings when
 they are there. Both sides come from one definition in ``mafialab.analysis``; this test
-reads the site's data files and the report's JSON as a user would get them.
-"""
+reads the site's data files and the report's JSON as a user would get them."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -16,12 +16,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import mafialab.viewer
 from mafialab.cli import app
 from mafialab.record import import_mafiascope
 from mafialab.viewer import build_site
 from mafialab.viewer._build import site_rows
 
 FIXTURE_CORPORA = ("en_demo", "ru_clean", "corpus_v2")
+
+
 REAL_CORPORA = ("en_demo", "ru_clean")
 
 
@@ -166,9 +169,6 @@ def test_the_calibration_tab_counts_no_hidden_team_guess(fixture_site: tuple[Pat
     assert calibration(games).n == cal.n and "outside the hidden team" in cal.population
 
 
-# --- one inclusion rule, one "usable": a corpus with fork branches, a degraded game, empty
-# answers and an imported MafiaScope corpus
-
 BRANCHES = Path(__file__).parents[1] / "data" / "viewer_branches"
 
 
@@ -305,3 +305,67 @@ def _payload(path: Path) -> str:
     m = re.fullmatch(r'MAFIALAB_DATA\("[^"]*",(?:"[^"]*"|[^,]*),(.*)\);\n', path.read_text(encoding="utf-8"), re.S)
     assert m, path
     return m.group(1)
+
+
+# The viewer computes no belief metric of its own: its per-step series come from mafialab.analysis.
+
+
+VIEWER = Path(mafialab.viewer.__file__).parent
+
+
+SCORING = frozenset(
+    {
+        "is_mafia",  # hidden-team matching of a role guess (F1 recall, F3 suspects)
+        "UNKNOWN",  # the committed rule (not Unknown)
+        "score_assessment",
+        "assessment_beliefs",
+        "social_predictions",
+        "first_order",
+        "second_order",
+        "_ece",
+        "ece_statistic",
+    }
+)
+
+
+"""Names a module uses only to score answers itself; the viewer takes scored series instead."""
+
+
+METRIC_DEF = re.compile(r"(^|_)(accuracy|recall|agreement|ece|brier|agreement_counts|ego_pairs)(_|$)")
+
+
+def _modules() -> list[tuple[Path, ast.Module]]:
+    return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(VIEWER.glob("*.py"))]
+
+
+def test_viewer_modules_use_no_scoring_primitive() -> None:
+    found = []
+    for path, tree in _modules():
+        for node in ast.walk(tree):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if name in SCORING:
+                found.append(f"{path.name}:{node.lineno}: {name}")
+            if isinstance(node, ast.ImportFrom):
+                found += [f"{path.name}:{node.lineno}: imports {a.name}" for a in node.names if a.name in SCORING]
+    assert found == [], "score answers in mafialab.analysis (step_metrics), not in the viewer"
+
+
+def test_viewer_defines_no_metric_function() -> None:
+    found = [
+        f"{path.name}:{node.lineno}: {node.name}"
+        for path, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and METRIC_DEF.search(node.name.lower())
+    ]
+    assert found == []
+
+
+def test_the_step_series_come_from_the_analysis_layer() -> None:
+    tree = ast.parse((VIEWER / "_build.py").read_text(encoding="utf-8"))
+    imported = {
+        a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "mafialab.analysis"
+        for a in n.names
+    }
+    assert "step_metrics" in imported
