@@ -90,3 +90,20 @@ def test_analysis_and_record_export_what_a_user_calls() -> None:
     ):
         for n in internal:
             assert n not in mod.__all__ and getattr(mod, n) is not None
+
+
+MAX_PUBLIC_NAMES = 300
+MAX_PER_PACKAGE = 35
+
+
+def test_the_public_api_stays_small() -> None:
+    # issue 31: what a user imports is listed in docs/api.md; names other packages share stay
+    # importable (``X as X``) but are not part of it
+    counts = {pkg: len(names) for pkg, names in public_names().items()}
+    assert sum(counts.values()) <= MAX_PUBLIC_NAMES, counts
+    assert {pkg: n for pkg, n in counts.items() if n > MAX_PER_PACKAGE} == {}
+    # a user's pipeline is still public: the names the README and docs show
+    names = public_names()
+    assert {"play_game", "replay", "GameResult"} <= set(names["harness"])
+    assert {"RuleSet", "load_rules", "WEREWOLF7"} <= set(names["rules"])
+    assert {"run_fork", "sweep", "run_bifurcation"} <= set(names["counterfactual"])

@@ -9,18 +9,16 @@ instrument's own cost and loss; all rates with game-level cluster-bootstrap inte
 
 # Names below marked ``X as X`` are used by other mafialab packages and are not public API
 # (not in __all__, not in docs/api.md); they may change without notice.
-from mafialab.analysis._baselines import (
-    transcript_baselines,
-)
+from mafialab.analysis._baselines import transcript_baselines as transcript_baselines
 from mafialab.analysis._baselines import (
     transcript_predictions as transcript_predictions,
 )
-from mafialab.analysis._bifurcation import (
-    bifurcation_report,
-    report_bifurcation,
-)
+from mafialab.analysis._bifurcation import bifurcation_report as bifurcation_report
 from mafialab.analysis._bifurcation import (
     blocks_csv_rows as blocks_csv_rows,
+)
+from mafialab.analysis._bifurcation import (
+    report_bifurcation,
 )
 from mafialab.analysis._calibration import (
     calibration,
@@ -28,12 +26,10 @@ from mafialab.analysis._calibration import (
 from mafialab.analysis._calibration import (
     pooled_calibration as pooled_calibration,
 )
+from mafialab.analysis._compare import BY_KEYS as BY_KEYS
+from mafialab.analysis._compare import REFERENCES as REFERENCES
 from mafialab.analysis._compare import (
-    BY_KEYS,
-    REFERENCES,
     compare,
-    group_games,
-    load_reference,
 )
 from mafialab.analysis._compare import (
     compare_built as compare_built,
@@ -44,6 +40,8 @@ from mafialab.analysis._compare import (
 from mafialab.analysis._compare import (
     comparison_json as comparison_json,
 )
+from mafialab.analysis._compare import group_games as group_games
+from mafialab.analysis._compare import load_reference as load_reference
 from mafialab.analysis._compare import (
     mix_line as mix_line,
 )
@@ -60,13 +58,13 @@ from mafialab.analysis._coverage import (
     coverage,
 )
 from mafialab.analysis._coverage import coverage_at as coverage_at
-from mafialab.analysis._data import (
-    GameData,
-    game_data,
-    load_games,
-)
+from mafialab.analysis._data import GameData as GameData
 from mafialab.analysis._data import (
     RepeatedIds as RepeatedIds,
+)
+from mafialab.analysis._data import game_data as game_data
+from mafialab.analysis._data import (
+    load_games,
 )
 from mafialab.analysis._data import (
     same_id as same_id,
@@ -117,16 +115,16 @@ from mafialab.analysis._kaggle import (
 from mafialab.analysis._metrics import (
     DEFAULT,
     MAFIASCOPE,
-    METHODS,
     Method,
     first_order,
-    get_method,
     second_order,
     vote_coupling,
 )
+from mafialab.analysis._metrics import METHODS as METHODS
 from mafialab.analysis._metrics import (
     answer as answer,
 )
+from mafialab.analysis._metrics import get_method as get_method
 from mafialab.analysis._metrics import (
     parse_counts as parse_counts,
 )
@@ -139,12 +137,8 @@ from mafialab.analysis._parse import (
 from mafialab.analysis._parse import (
     RoleVocabulary as RoleVocabulary,
 )
-from mafialab.analysis._plots import (
-    write_plots,
-)
-from mafialab.analysis._quadrants import (
-    vote_quadrants,
-)
+from mafialab.analysis._plots import write_plots as write_plots
+from mafialab.analysis._quadrants import vote_quadrants as vote_quadrants
 from mafialab.analysis._quality import (
     NONE_FIRED as NONE_FIRED,
 )
@@ -327,40 +321,28 @@ from mafialab.analysis._summary import (
 )
 
 __all__ = [
-    "BY_KEYS",
     "DEFAULT",
-    "GameData",
     "MAFIASCOPE",
-    "METHODS",
     "Method",
-    "REFERENCES",
+    "OutputExistsError",
     "Report",
     "belief_dynamics",
     "belief_edges",
-    "bifurcation_report",
     "calibration",
     "cluster_bootstrap_ci",
     "compare",
     "compute_report",
     "coverage",
     "export_parquet",
-    "OutputExistsError",
     "first_order",
-    "game_data",
-    "get_method",
-    "group_games",
     "instrument",
     "load_games",
-    "load_reference",
     "log_tables",
     "report",
     "report_bifurcation",
     "report_rows",
     "retest_floor",
     "second_order",
-    "transcript_baselines",
     "vote_coupling",
-    "vote_quadrants",
     "wilson",
-    "write_plots",
 ]

@@ -7,14 +7,17 @@ and belief shift on the -3..+3 scale from a chat model, and aggregate the result
 paper's tables (see ``docs/beliefshift.md``).
 """
 
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
 from mafialab.beliefshift._agreement import (
     agreement,
     agreement_with_labels,
-    is_labels_file,
     read_labels,
 )
+from mafialab.beliefshift._agreement import is_labels_file as is_labels_file
+from mafialab.beliefshift._annotate import ModelAnnotator as ModelAnnotator
 from mafialab.beliefshift._annotate import (
-    ModelAnnotator,
     RulesAnnotator,
     annotate_games,
     day_messages,
@@ -28,16 +31,16 @@ from mafialab.beliefshift._elicit import (
     ResultsMismatch,
     RunOptions,
     elicit_observation,
-    estimate_bench,
     run_bench,
-    run_bench_ray,
 )
+from mafialab.beliefshift._elicit import estimate_bench as estimate_bench
+from mafialab.beliefshift._elicit import run_bench_ray as run_bench_ray
 from mafialab.beliefshift._freeze import (
     FreezeError,
     freeze,
-    load_prompts_text,
-    write_bench,
 )
+from mafialab.beliefshift._freeze import load_prompts_text as load_prompts_text
+from mafialab.beliefshift._freeze import write_bench as write_bench
 from mafialab.beliefshift._hf import (
     bench_tables as bench_tables,
 )
@@ -47,52 +50,41 @@ from mafialab.beliefshift._hf import (
 from mafialab.beliefshift._io import (
     BeliefShiftFormatError,
     read_annotations,
-    read_bench,
     read_results,
 )
+from mafialab.beliefshift._io import read_bench as read_bench
 from mafialab.beliefshift._report import (
     ModelsFileError,
-    add_published,
     build_report,
-    load_models_yaml,
-    read_all_results,
     write_report,
 )
-from mafialab.beliefshift._schema import ResultRecord
+from mafialab.beliefshift._report import add_published as add_published
+from mafialab.beliefshift._report import load_models_yaml as load_models_yaml
+from mafialab.beliefshift._report import read_all_results as read_all_results
+from mafialab.beliefshift._schema import ResultRecord as ResultRecord
 
 __all__ = [
     "BeliefShiftFormatError",
     "ContextWindowError",
     "DEFAULT_MODEL",
     "FreezeError",
-    "ModelAnnotator",
     "ModelsFileError",
-    "ResultRecord",
     "ResultsMismatch",
     "RulesAnnotator",
     "RunOptions",
     "agreement",
     "agreement_with_labels",
     "annotate_games",
-    "add_published",
     "build_report",
     "day_messages",
     "elicit_observation",
     "freeze",
-    "is_labels_file",
     "load_annotator_pack",
     "load_logs",
-    "load_models_yaml",
-    "load_prompts_text",
-    "read_all_results",
     "read_annotations",
-    "read_bench",
     "read_labels",
     "read_results",
-    "estimate_bench",
     "run_bench",
-    "run_bench_ray",
     "write_annotations",
-    "write_bench",
     "write_report",
 ]

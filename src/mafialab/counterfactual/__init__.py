@@ -12,114 +12,87 @@ Example:
     ...                              n=20, agents="scripted", out="forks"))  # doctest: +SKIP
 """
 
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
+from mafialab.counterfactual._bifurcate import BifurcationEstimate as BifurcationEstimate
+from mafialab.counterfactual._bifurcate import BifurcationRun as BifurcationRun
+from mafialab.counterfactual._bifurcate import PlannedPoint as PlannedPoint
 from mafialab.counterfactual._bifurcate import (
-    BifurcationEstimate,
-    BifurcationRun,
-    PlannedPoint,
     Sample,
-    estimate_bifurcation,
     plan_points,
     run_bifurcation,
-    select_variants,
 )
+from mafialab.counterfactual._bifurcate import estimate_bifurcation as estimate_bifurcation
+from mafialab.counterfactual._bifurcate import select_variants as select_variants
+from mafialab.counterfactual._compare import BatchSummary as BatchSummary
 from mafialab.counterfactual._compare import (
-    BatchSummary,
     compare_batches,
-    one_batch,
     rate,
     read_batches,
 )
-from mafialab.counterfactual._embed import (
-    Embedder,
-    OpenAIEmbedder,
-    TfidfEmbedder,
-    farthest_point,
-    make_embedder,
-    mean_pairwise_cosine,
-)
+from mafialab.counterfactual._compare import one_batch as one_batch
+from mafialab.counterfactual._embed import Embedder as Embedder
+from mafialab.counterfactual._embed import OpenAIEmbedder as OpenAIEmbedder
+from mafialab.counterfactual._embed import TfidfEmbedder as TfidfEmbedder
+from mafialab.counterfactual._embed import farthest_point as farthest_point
+from mafialab.counterfactual._embed import make_embedder as make_embedder
+from mafialab.counterfactual._embed import mean_pairwise_cosine as mean_pairwise_cosine
 from mafialab.counterfactual._fork import (
     Branch,
     ForkBatch,
-    ForkEstimate,
     SweepRow,
-    branch_specs,
-    estimate_fork,
     fork_batch_id,
-    injected_action,
-    prepare,
     run_fork,
     sweep,
 )
+from mafialab.counterfactual._fork import ForkEstimate as ForkEstimate
+from mafialab.counterfactual._fork import branch_specs as branch_specs
+from mafialab.counterfactual._fork import estimate_fork as estimate_fork
+from mafialab.counterfactual._fork import injected_action as injected_action
+from mafialab.counterfactual._fork import prepare as prepare
+from mafialab.counterfactual._steps import INTERVENTION_ADAPTER as INTERVENTION_ADAPTER
+from mafialab.counterfactual._steps import PUBLIC_KINDS as PUBLIC_KINDS
 from mafialab.counterfactual._steps import (
-    INTERVENTION_ADAPTER,
-    PUBLIC_KINDS,
     ForkStep,
-    ForkSteps,
     Inject,
-    Intervention,
     Night,
     PrivateBelief,
     Resample,
-    batch_id,
-    branch_id,
     continuation_seed,
     fork_steps,
     inject_vote_text,
-    intervention_from,
-    parse_vote_text,
-    resolve_step,
     step_after_message,
 )
-from mafialab.counterfactual._timing import CallTiming, call_timing
+from mafialab.counterfactual._steps import ForkSteps as ForkSteps
+from mafialab.counterfactual._steps import Intervention as Intervention
+from mafialab.counterfactual._steps import batch_id as batch_id
+from mafialab.counterfactual._steps import branch_id as branch_id
+from mafialab.counterfactual._steps import intervention_from as intervention_from
+from mafialab.counterfactual._steps import parse_vote_text as parse_vote_text
+from mafialab.counterfactual._steps import resolve_step as resolve_step
+from mafialab.counterfactual._timing import CallTiming as CallTiming
+from mafialab.counterfactual._timing import call_timing as call_timing
 
 __all__ = [
-    "BifurcationEstimate",
-    "BifurcationRun",
-    "Embedder",
-    "OpenAIEmbedder",
-    "PlannedPoint",
-    "Sample",
-    "TfidfEmbedder",
-    "estimate_bifurcation",
-    "farthest_point",
-    "make_embedder",
-    "mean_pairwise_cosine",
-    "plan_points",
-    "run_bifurcation",
-    "select_variants",
-    "INTERVENTION_ADAPTER",
-    "PUBLIC_KINDS",
-    "BatchSummary",
-    "PrivateBelief",
     "Branch",
     "ForkBatch",
-    "ForkEstimate",
     "ForkStep",
     "Inject",
-    "Intervention",
     "Night",
+    "PrivateBelief",
     "Resample",
+    "Sample",
     "SweepRow",
-    "batch_id",
-    "branch_id",
-    "branch_specs",
     "compare_batches",
     "continuation_seed",
-    "estimate_fork",
-    "CallTiming",
-    "call_timing",
     "fork_batch_id",
-    "ForkSteps",
     "fork_steps",
     "inject_vote_text",
-    "injected_action",
-    "intervention_from",
-    "one_batch",
-    "parse_vote_text",
-    "prepare",
+    "plan_points",
     "rate",
     "read_batches",
-    "resolve_step",
+    "run_bifurcation",
     "run_fork",
     "step_after_message",
     "sweep",

@@ -10,6 +10,9 @@ Importing this package without Inspect AI installed raises :class:`ImportError` 
 install line; the rest of mafialab never imports it.
 """
 
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
 try:
     import inspect_ai  # noqa: F401
 except ImportError as _err:  # pragma: no cover - exercised without the extra only
@@ -17,28 +20,28 @@ except ImportError as _err:  # pragma: no cover - exercised without the extra on
 
 from mafialab.inspect._beliefshift import (
     beliefshift,
-    beliefshift_scorer,
     completion,
     elicit,
     prior_discrimination,
-    table1,
-    table2,
 )
-from mafialab.inspect._game import game, game_metrics, game_scorer, play_seats, seat_figures
+from mafialab.inspect._beliefshift import beliefshift_scorer as beliefshift_scorer
+from mafialab.inspect._beliefshift import table1 as table1
+from mafialab.inspect._beliefshift import table2 as table2
+from mafialab.inspect._game import (
+    game,
+    seat_figures,
+)
+from mafialab.inspect._game import game_metrics as game_metrics
+from mafialab.inspect._game import game_scorer as game_scorer
+from mafialab.inspect._game import play_seats as play_seats
 from mafialab.inspect._model import InspectChatModel
 
 __all__ = [
     "InspectChatModel",
     "beliefshift",
-    "beliefshift_scorer",
     "completion",
     "elicit",
     "game",
-    "game_metrics",
-    "game_scorer",
-    "play_seats",
     "prior_discrimination",
     "seat_figures",
-    "table1",
-    "table2",
 ]

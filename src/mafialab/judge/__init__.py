@@ -6,41 +6,49 @@ detection (non-mafia only) and influence (everyone). Verdicts are validated, cla
 stored in ``verdicts.jsonl`` beside the game log. See ``docs/arena.md``.
 """
 
-from mafialab.judge._ensemble import AxisStat, Ensemble, EnsemblePlayer, ensemble, game_ensemble, judge_with_ensemble
-from mafialab.judge._judge import (
-    DEFAULT_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    JudgeError,
-    build_judge_messages,
-    fit_transcript,
-    judge_game,
-    resolve_judges,
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
+from mafialab.judge._ensemble import AxisStat as AxisStat
+from mafialab.judge._ensemble import Ensemble as Ensemble
+from mafialab.judge._ensemble import EnsemblePlayer as EnsemblePlayer
+from mafialab.judge._ensemble import (
+    ensemble,
 )
-from mafialab.judge._transcript import CONDENSE_RULE, SHORT_CHARS, Line, Transcript, build_transcript
-from mafialab.judge._validate import UnusableVerdict, ValidVerdict, coerce_score, validate_verdict, verdict_schema
+from mafialab.judge._ensemble import game_ensemble as game_ensemble
+from mafialab.judge._ensemble import judge_with_ensemble as judge_with_ensemble
+from mafialab.judge._judge import DEFAULT_ATTEMPTS as DEFAULT_ATTEMPTS
+from mafialab.judge._judge import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from mafialab.judge._judge import (
+    JudgeError,
+    judge_game,
+)
+from mafialab.judge._judge import build_judge_messages as build_judge_messages
+from mafialab.judge._judge import fit_transcript as fit_transcript
+from mafialab.judge._judge import resolve_judges as resolve_judges
+from mafialab.judge._transcript import CONDENSE_RULE as CONDENSE_RULE
+from mafialab.judge._transcript import SHORT_CHARS as SHORT_CHARS
+from mafialab.judge._transcript import (
+    Line,
+    Transcript,
+    build_transcript,
+)
+from mafialab.judge._validate import (
+    UnusableVerdict,
+    validate_verdict,
+    verdict_schema,
+)
+from mafialab.judge._validate import ValidVerdict as ValidVerdict
+from mafialab.judge._validate import coerce_score as coerce_score
 
 __all__ = [
-    "CONDENSE_RULE",
-    "DEFAULT_ATTEMPTS",
-    "DEFAULT_MAX_TOKENS",
-    "SHORT_CHARS",
-    "AxisStat",
-    "Ensemble",
-    "EnsemblePlayer",
     "JudgeError",
     "Line",
     "Transcript",
     "UnusableVerdict",
-    "ValidVerdict",
-    "build_judge_messages",
     "build_transcript",
-    "coerce_score",
     "ensemble",
-    "fit_transcript",
-    "game_ensemble",
     "judge_game",
-    "judge_with_ensemble",
-    "resolve_judges",
     "validate_verdict",
     "verdict_schema",
 ]

@@ -1,52 +1,76 @@
 """Chat-model backends (layer ``models``): one async protocol; backends register lazily."""
 
-from mafialab._jsonrepair import closed_prefix, is_cut_off, parse_json, parse_json_lenient
-from mafialab.models._calls import CallRecord, CallSink, CallStatus, CallSummary, merge_summaries, prompt_text
-from mafialab.models._cluster import cluster_limit_state, cluster_limits
-from mafialab.models._dialects import DIALECT_NAMES, DIALECTS, DialectChoice, get_dialect
-from mafialab.models._local import (
-    DEFAULT_LOCAL_MODEL,
-    EMBEDDED_NOTE,
-    LOCAL_MODELS,
-    LocalModelInfo,
-    embedded_threads,
-    is_embedded_model,
-    local_model_available,
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
+from mafialab._jsonrepair import closed_prefix as closed_prefix
+from mafialab._jsonrepair import is_cut_off as is_cut_off
+from mafialab._jsonrepair import parse_json as parse_json
+from mafialab._jsonrepair import parse_json_lenient as parse_json_lenient
+from mafialab.models._calls import (
+    CallRecord,
+    prompt_text,
 )
-from mafialab.models._mock import MockExhausted, MockModel, MockOutput, mock_factory
+from mafialab.models._calls import CallSink as CallSink
+from mafialab.models._calls import CallStatus as CallStatus
+from mafialab.models._calls import CallSummary as CallSummary
+from mafialab.models._calls import merge_summaries as merge_summaries
+from mafialab.models._cluster import cluster_limit_state, cluster_limits
+from mafialab.models._dialects import DIALECT_NAMES as DIALECT_NAMES
+from mafialab.models._dialects import (
+    DIALECTS,
+)
+from mafialab.models._dialects import DialectChoice as DialectChoice
+from mafialab.models._dialects import get_dialect as get_dialect
+from mafialab.models._local import DEFAULT_LOCAL_MODEL as DEFAULT_LOCAL_MODEL
+from mafialab.models._local import EMBEDDED_NOTE as EMBEDDED_NOTE
+from mafialab.models._local import LOCAL_MODELS as LOCAL_MODELS
+from mafialab.models._local import LocalModelInfo as LocalModelInfo
+from mafialab.models._local import (
+    embedded_threads,
+)
+from mafialab.models._local import is_embedded_model as is_embedded_model
+from mafialab.models._local import local_model_available as local_model_available
+from mafialab.models._mock import (
+    MockExhausted,
+    MockModel,
+    MockOutput,
+)
+from mafialab.models._mock import mock_factory as mock_factory
+from mafialab.models._pool import DEFAULT_OPENAI_CONCURRENCY as DEFAULT_OPENAI_CONCURRENCY
+from mafialab.models._pool import DEFAULT_POOL as DEFAULT_POOL
+from mafialab.models._pool import LOW_PRIORITY_PURPOSES as LOW_PRIORITY_PURPOSES
+from mafialab.models._pool import PRIORITY_GAME as PRIORITY_GAME
+from mafialab.models._pool import PRIORITY_PROBE as PRIORITY_PROBE
 from mafialab.models._pool import (
-    DEFAULT_OPENAI_CONCURRENCY,
-    DEFAULT_POOL,
-    LOW_PRIORITY_PURPOSES,
-    PRIORITY_GAME,
-    PRIORITY_PROBE,
     InFlightLimit,
     ModelPool,
-    call_priority,
 )
+from mafialab.models._pool import call_priority as call_priority
 from mafialab.models._protocol import (
     CHARS_PER_TOKEN,
-    BackendFactory,
-    BackendStatus,
     ChatMessage,
     ChatModel,
     ChatRequest,
     ChatResponse,
     ModelSpecError,
     Usage,
-    backend_names,
-    backend_status,
     complete_n,
-    concurrent_n,
     estimate_tokens,
     get_model,
-    max_samples_per_request,
     parse_model_spec,
     register_backend,
-    resolve_backend,
     sample_seed,
 )
-from mafialab.models._scoring import ChoiceScores, scoring_refusal
+from mafialab.models._protocol import BackendFactory as BackendFactory
+from mafialab.models._protocol import BackendStatus as BackendStatus
+from mafialab.models._protocol import backend_names as backend_names
+from mafialab.models._protocol import backend_status as backend_status
+from mafialab.models._protocol import concurrent_n as concurrent_n
+from mafialab.models._protocol import max_samples_per_request as max_samples_per_request
+from mafialab.models._protocol import resolve_backend as resolve_backend
+from mafialab.models._scoring import ChoiceScores as ChoiceScores
+from mafialab.models._scoring import scoring_refusal as scoring_refusal
 
 register_backend("mock", mock_factory, description="replays scripted outputs (tests)")  # no in-flight limit
 register_backend(
@@ -73,61 +97,28 @@ register_backend(
 )
 
 __all__ = [
-    "DIALECTS",
-    "DIALECT_NAMES",
-    "DialectChoice",
-    "get_dialect",
     "CHARS_PER_TOKEN",
     "CallRecord",
-    "CallSink",
-    "CallStatus",
-    "CallSummary",
-    "prompt_text",
-    "merge_summaries",
-    "DEFAULT_LOCAL_MODEL",
-    "EMBEDDED_NOTE",
-    "DEFAULT_OPENAI_CONCURRENCY",
-    "DEFAULT_POOL",
-    "LOW_PRIORITY_PURPOSES",
-    "PRIORITY_GAME",
-    "PRIORITY_PROBE",
-    "call_priority",
-    "LOCAL_MODELS",
-    "BackendFactory",
-    "BackendStatus",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
-    "ChoiceScores",
+    "DIALECTS",
     "InFlightLimit",
-    "cluster_limits",
-    "cluster_limit_state",
-    "LocalModelInfo",
     "MockExhausted",
     "MockModel",
     "MockOutput",
     "ModelPool",
     "ModelSpecError",
     "Usage",
-    "backend_names",
-    "backend_status",
-    "closed_prefix",
+    "cluster_limit_state",
+    "cluster_limits",
     "complete_n",
-    "concurrent_n",
     "embedded_threads",
     "estimate_tokens",
     "get_model",
-    "is_cut_off",
-    "is_embedded_model",
-    "local_model_available",
-    "max_samples_per_request",
-    "mock_factory",
-    "parse_json",
-    "parse_json_lenient",
     "parse_model_spec",
+    "prompt_text",
     "register_backend",
-    "resolve_backend",
     "sample_seed",
-    "scoring_refusal",
 ]

@@ -32,15 +32,12 @@ from mafialab.record._bifurcation import (
 from mafialab.record._bifurcation import (
     QUADRANTS as QUADRANTS,
 )
-from mafialab.record._bifurcation import (
-    RETEST_FILE,
-    Bifurcation,
-    RetestRecord,
-    read_bifurcation,
-    read_retests,
-)
+from mafialab.record._bifurcation import RETEST_FILE as RETEST_FILE
 from mafialab.record._bifurcation import (
     SAMPLES_DIR as SAMPLES_DIR,
+)
+from mafialab.record._bifurcation import (
+    Bifurcation,
 )
 from mafialab.record._bifurcation import (
     BifurcationHeader as BifurcationHeader,
@@ -51,9 +48,12 @@ from mafialab.record._bifurcation import (
 from mafialab.record._bifurcation import (
     ForkOutcome as ForkOutcome,
 )
+from mafialab.record._bifurcation import RetestRecord as RetestRecord
 from mafialab.record._bifurcation import (
     is_bifurcation_dir as is_bifurcation_dir,
 )
+from mafialab.record._bifurcation import read_bifurcation as read_bifurcation
+from mafialab.record._bifurcation import read_retests as read_retests
 from mafialab.record._bifurcation import (
     replace_point as replace_point,
 )
@@ -73,7 +73,6 @@ from mafialab.record._import_mafiascope import (
 from mafialab.record._io import (
     GAME_FILE,
     GameLog,
-    JsonlWriter,
     iter_game_dirs,
     iter_jsonl,
     latest_verdicts,
@@ -82,6 +81,7 @@ from mafialab.record._io import (
 from mafialab.record._io import (
     PARTIAL_DIR as PARTIAL_DIR,
 )
+from mafialab.record._io import JsonlWriter as JsonlWriter
 from mafialab.record._io import (
     find_files as find_files,
 )
@@ -122,24 +122,15 @@ from mafialab.record._readers import (
 from mafialab.record._readers import (
     iter_verdict_records as iter_verdict_records,
 )
-from mafialab.record._readers import (
-    read_verdicts,
-)
+from mafialab.record._readers import read_verdicts as read_verdicts
 from mafialab.record._schema import (
     CALLS_FILE,
     PROBES_FILE,
-    SCHEMA_VERSION,
-    VERDICTS_FILE,
     GameHeader,
-    GameStatus,
-    ParentInfo,
-    PlayerScore,
     Price,
-    PriceTable,
     ProbeRecord,
     SeatInfo,
     Verdict,
-    load_prices,
 )
 from mafialab.record._schema import (
     JUDGE_AXES as JUDGE_AXES,
@@ -147,6 +138,13 @@ from mafialab.record._schema import (
 from mafialab.record._schema import (
     PERSON_SEAT_KINDS as PERSON_SEAT_KINDS,
 )
+from mafialab.record._schema import SCHEMA_VERSION as SCHEMA_VERSION
+from mafialab.record._schema import VERDICTS_FILE as VERDICTS_FILE
+from mafialab.record._schema import GameStatus as GameStatus
+from mafialab.record._schema import ParentInfo as ParentInfo
+from mafialab.record._schema import PlayerScore as PlayerScore
+from mafialab.record._schema import PriceTable as PriceTable
+from mafialab.record._schema import load_prices as load_prices
 from mafialab.record._schema import (
     person_seats as person_seats,
 )
@@ -177,29 +175,16 @@ __all__ = [
     "GAME_FILE",
     "GameHeader",
     "GameLog",
-    "GameStatus",
-    "JsonlWriter",
     "LogFormatError",
     "LogVersionError",
     "PROBES_FILE",
-    "ParentInfo",
-    "PlayerScore",
     "Price",
-    "PriceTable",
     "ProbeRecord",
-    "RETEST_FILE",
-    "RetestRecord",
-    "SCHEMA_VERSION",
     "SeatInfo",
-    "VERDICTS_FILE",
     "Verdict",
     "import_mafiascope",
     "iter_game_dirs",
     "iter_jsonl",
     "latest_verdicts",
-    "load_prices",
-    "read_bifurcation",
     "read_game",
-    "read_retests",
-    "read_verdicts",
 ]

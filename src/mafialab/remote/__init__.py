@@ -14,29 +14,50 @@ used, so a game without remote seats never loads them.
 Never imports ``viewer``.
 """
 
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from mafialab.agents import register_agent_resolver
-from mafialab.remote._factory import seat_factory
-from mafialab.remote._human import HumanTerminalAgent, ProbedHumanTerminalAgent
+from mafialab.remote._factory import seat_factory as seat_factory
+from mafialab.remote._human import HumanTerminalAgent as HumanTerminalAgent
+from mafialab.remote._human import ProbedHumanTerminalAgent as ProbedHumanTerminalAgent
+from mafialab.remote._seats import DEFAULT_REMOTE_TIMEOUT_S as DEFAULT_REMOTE_TIMEOUT_S
+from mafialab.remote._seats import SEAT_KINDS as SEAT_KINDS
+from mafialab.remote._seats import ProbedRemoteAgent as ProbedRemoteAgent
 from mafialab.remote._seats import (
-    DEFAULT_REMOTE_TIMEOUT_S,
-    SEAT_KINDS,
-    ProbedRemoteAgent,
     RemoteAgent,
-    SeatSpec,
     SeatSpecError,
-    answer_schema,
-    is_seat_spec,
     parse_seat_spec,
 )
+from mafialab.remote._seats import SeatSpec as SeatSpec
+from mafialab.remote._seats import answer_schema as answer_schema
+from mafialab.remote._seats import is_seat_spec as is_seat_spec
 
 if TYPE_CHECKING:
-    from mafialab._http import LOOPBACK, BackgroundServer, check_bind, served_hosts
-    from mafialab.remote._api import SEATS_DIR, SeatServer, SeatTicket, create_agent_app, write_token
+    from mafialab._http import LOOPBACK as LOOPBACK
+    from mafialab._http import (
+        BackgroundServer,
+    )
+    from mafialab._http import check_bind as check_bind
+    from mafialab._http import served_hosts as served_hosts
+    from mafialab.remote._api import SEATS_DIR as SEATS_DIR
+    from mafialab.remote._api import (
+        SeatServer,
+    )
+    from mafialab.remote._api import SeatTicket as SeatTicket
+    from mafialab.remote._api import create_agent_app as create_agent_app
+    from mafialab.remote._api import write_token as write_token
     from mafialab.remote._client import Client, RemoteError, first_legal
-    from mafialab.remote._hub import DEFAULT_JOB_TIMEOUT_S, MAX_WAIT_S, WORKER_TTL_S, BusHub, create_bus_app
+    from mafialab.remote._hub import DEFAULT_JOB_TIMEOUT_S as DEFAULT_JOB_TIMEOUT_S
+    from mafialab.remote._hub import MAX_WAIT_S as MAX_WAIT_S
+    from mafialab.remote._hub import WORKER_TTL_S as WORKER_TTL_S
+    from mafialab.remote._hub import (
+        BusHub,
+        create_bus_app,
+    )
     from mafialab.remote._worker import serve_jobs
 
 _LAZY = {
@@ -62,34 +83,15 @@ def __getattr__(name: str) -> Any:
 register_agent_resolver(is_seat_spec, seat_factory, SEAT_KINDS)
 
 __all__ = [
-    "DEFAULT_JOB_TIMEOUT_S",
-    "HumanTerminalAgent",
-    "DEFAULT_REMOTE_TIMEOUT_S",
-    "LOOPBACK",
-    "MAX_WAIT_S",
-    "SEATS_DIR",
-    "SEAT_KINDS",
-    "WORKER_TTL_S",
     "BackgroundServer",
     "BusHub",
     "Client",
-    "ProbedHumanTerminalAgent",
-    "ProbedRemoteAgent",
     "RemoteAgent",
     "RemoteError",
     "SeatServer",
-    "SeatSpec",
     "SeatSpecError",
-    "SeatTicket",
-    "answer_schema",
-    "check_bind",
-    "served_hosts",
-    "create_agent_app",
     "create_bus_app",
     "first_legal",
-    "is_seat_spec",
     "parse_seat_spec",
-    "seat_factory",
     "serve_jobs",
-    "write_token",
 ]

@@ -18,23 +18,36 @@ pieces, plus the fakes our own tests use.
 Nothing in the runtime packages imports this one.
 """
 
+# Names below marked ``X as X`` are used by other mafialab packages and are not public API
+# (not in __all__, not in docs/api.md); they may change without notice.
+
 from mafialab.testing._browser import CHROMIUM, CHROMIUM_ARGS
 from mafialab.testing._conformance import ConformanceReport, check_agent, check_events, check_rules
-from mafialab.testing._golden import GOLDEN_SEED, golden_diff, golden_name, golden_records, read_golden, write_golden
-from mafialab.testing._stub import OpenAIStub, Responder, schema_instance, stub_embedding
+from mafialab.testing._golden import (
+    GOLDEN_SEED,
+    golden_diff,
+    golden_records,
+    read_golden,
+    write_golden,
+)
+from mafialab.testing._golden import golden_name as golden_name
+from mafialab.testing._stub import (
+    OpenAIStub,
+    schema_instance,
+    stub_embedding,
+)
+from mafialab.testing._stub import Responder as Responder
 
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
-    "GOLDEN_SEED",
     "ConformanceReport",
+    "GOLDEN_SEED",
     "OpenAIStub",
-    "Responder",
     "check_agent",
     "check_events",
     "check_rules",
     "golden_diff",
-    "golden_name",
     "golden_records",
     "read_golden",
     "schema_instance",
