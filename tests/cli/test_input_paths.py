@@ -369,7 +369,7 @@ def test_an_option_the_mock_backend_does_not_take_is_named_not_a_traceback(runs_
     code, out = _run(["judge", str(runs_named_inputs), "--judge", "mock/x?max_tokens=3"])
     assert code == 2
     assert _one_error_line(out) == (
-        "error: --judge: mock/x: unknown option 'max_tokens' (known: calls_network, context_window, outputs)"
+        "error: --judge: mock/x: unknown option 'max_tokens' (known: calls_network, context_window, logprobs, outputs)"
     )
 
 
