@@ -455,7 +455,9 @@ def episode_id(replay: dict[str, Any], path: Path) -> str:
     return str(rid) if isinstance(rid, str) and rid.strip() and "/" not in rid else path.stem
 
 
-def _dealt_params(agents: list[dict[str, Any]], slot: dict[str, Any], player: dict[str, Any], role: str) -> dict[str, Any]:
+def _dealt_params(
+    agents: list[dict[str, Any]], slot: dict[str, Any], player: dict[str, Any], role: str
+) -> dict[str, Any]:
     """The role parameters of the role a seat was dealt.
 
     With ``randomize_roles`` Kaggle permutes each configuration entry's ``role`` and
