@@ -182,3 +182,27 @@ def test_a_tie_kaggle_broke_otherwise_stops_the_replay_there(tmp_path: Path) -> 
     assert f"('elimination', {tally.round}, " in stop.reason and "differs from the recorded" in stop.reason
     assert (f"('elimination', {tally.round}, {tally.outcome}, 'vote')") in stop.reason
     assert all(d.decision.round <= tally.round for d in done)
+
+
+def test_a_standard_8_player_replay_imports_under_kaggle_werewolf8(tmp_path: Path) -> None:
+    # standard8_replay.json: scripts/check_kaggle.sh --unseen (seed 10003, 8 players, standard.yaml),
+    # steps kept without observations. Kaggle dealt the Doctor (and its allow_self_save) to Quinn,
+    # whose configuration slot lists a Villager without role parameters: the Doctor's parameters
+    # travel with the dealt role, so the game is kaggle-werewolf8, not a kaggle-werewolf-<hash>.
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(DATA / "standard8_replay.json", src / "standard8_replay.json")
+    replay_json = json.loads((src / "standard8_replay.json").read_text())
+    slot = {a["id"]: a for a in replay_json["configuration"]["agents"]}
+    assert slot["Quinn"]["role"] == "Villager" and slot["Charlie"]["role_params"] == {"allow_self_save": True}
+    rep = import_kaggle(src, tmp_path / "out")
+    assert [g.rules_id for g in rep.imported] == ["kaggle-werewolf8-v1"]
+    (log,) = _logs(tmp_path / "out")
+    assert log.header.rules_id == "kaggle-werewolf8-v1"
+    assert log.header.rules.night.protect_self is True
+    assert [s.name for s in log.header.roster if s.role == "Doctor"] == ["Quinn"]
+    # The second night's wolf votes tie (Casey: Taylor, Charlie: Kai) and Kaggle's random tie
+    # break took Kai: the replay rebuilds every step before it under kaggle-werewolf8, then stops.
+    _, done, stop = replay_until_mismatch(log)
+    assert done and stop is not None and stop.step == 28
+    assert "('elimination', 2, 3, 'night')" in stop.reason and "('elimination', 2, 0, 'night')" in stop.reason

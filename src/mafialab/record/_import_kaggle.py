@@ -455,6 +455,24 @@ def episode_id(replay: dict[str, Any], path: Path) -> str:
     return str(rid) if isinstance(rid, str) and rid.strip() and "/" not in rid else path.stem
 
 
+def _dealt_params(
+    agents: list[dict[str, Any]], slot: dict[str, Any], player: dict[str, Any], role: str
+) -> dict[str, Any]:
+    """The role parameters of the role a seat was dealt.
+
+    With ``randomize_roles`` Kaggle permutes each configuration entry's ``role`` and
+    ``role_params`` together (kaggle-environments 1.33.2, ``game/roles.py`` ``shuffle_roles``), so
+    a seat's slot in ``configuration.agents`` may hold another role's parameters: the dealt ones
+    are ``GAME_END.all_players[].agent.role_params`` where recorded, else those of the
+    configuration entry that listed the role.
+    """
+    if player.get("role") == role and isinstance(player.get("role_params"), dict):
+        return dict(player["role_params"])
+    if slot.get("role") == role:
+        return dict(slot.get("role_params") or {})
+    return next((dict(a.get("role_params") or {}) for a in agents if a.get("role") == role), {})
+
+
 def import_replay(replay: dict[str, Any], path: Path, dst: Path, order: int = 0) -> GameImport:
     """Import one Kaggle replay (already parsed) into the game folder ``dst``.
 
@@ -479,7 +497,11 @@ def import_replay(replay: dict[str, Any], path: Path, dst: Path, order: int = 0)
         str(players.get(pid, a).get("display_name") or a.get("display_name") or a.get("agent_id") or "unknown")
         for pid, a in zip(ids, agents, strict=True)
     ]
-    rules = kaggle_rules({**cfg, "agents": [{**a, "role": r} for a, r in zip(agents, roles, strict=True)]})
+    dealt = [
+        {**a, "role": r, "role_params": _dealt_params(agents, a, players.get(pid) or {}, r)}
+        for pid, a, r in zip(ids, agents, roles, strict=True)
+    ]
+    rules = kaggle_rules({**cfg, "agents": dealt})
     gi.rules_id = rules.id
     b = _Builder(ids, roles, gi.game_id)
     _convert(replay, b, rules, models)
