@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 from mafialab.testing import CHROMIUM, CHROMIUM_ARGS
 
@@ -36,3 +36,17 @@ def launch() -> Iterator[Browser]:
             yield b
         finally:
             b.close()
+
+
+@contextmanager
+def page_with_errors(browser: Browser) -> Iterator[tuple[Page, list[str]]]:
+    """A 1400×1000 page of a fresh context and the console errors, warnings and page errors it logs."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    pg.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    try:
+        yield pg, errors
+    finally:
+        ctx.close()

@@ -255,16 +255,7 @@ def test_fork_of_imported_fixture_continues_with_scripted_agents(tmp_path: Path)
 
 
 def test_imported_game_refused_at_first_unreproducible_step(tmp_path: Path) -> None:
-    imported = _fixture_game(tmp_path)
-    lines = (imported / GAME_FILE).read_text().splitlines()
-    # damage the first doctor turn: its action can no longer be read
-    for i, line in enumerate(lines):
-        rec = json.loads(line)
-        if rec.get("kind") == "imported" and rec.get("source_kind") == "night_doctor":
-            rec["text"] = "I am not saying."
-            lines[i] = json.dumps(rec)
-            break
-    (imported / GAME_FILE).write_text("\n".join(lines) + "\n")
+    imported, _ = _damaged_import(tmp_path)  # the first doctor turn: its action can no longer be read
     with pytest.raises(ReplayMismatch, match=r"^step \d+ \(round 1 night, \w+ protect\): the recorded protect target"):
         replay(read_game(imported))
 

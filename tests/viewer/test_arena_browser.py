@@ -10,7 +10,7 @@ import pytest
 
 from mafialab.viewer import SiteServer, build_site
 from mafialab.viewer._build import site_rows
-from tests.browser import launch, require_browser
+from tests.browser import launch, page_with_errors, require_browser
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
@@ -31,13 +31,8 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[tuple[Page, list[str]]]:
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("console", lambda m: errors.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    pg.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-    yield pg, errors
-    ctx.close()
+    with page_with_errors(browser) as got:
+        yield got
 
 
 def site_of(tmp_path: Path) -> tuple[Path, Path]:

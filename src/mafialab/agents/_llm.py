@@ -329,21 +329,15 @@ class LLMAgent:
             if target is None and not decision.no_vote:
                 return f"target is not a legal option ({match.cause if match else 'missing'})"
             if decision.needs_text:
-                st = value.get("statement")
-                if not isinstance(st, str) or not st.strip():
-                    return "missing statement"
-                kept, repair = self._guarded(st, guard)
-                if kept is None:
-                    return str(repair)
-                text = kept[:cap]
+                got = self._text_of(value, "statement", "missing statement", guard, cap)
+                if isinstance(got, str):
+                    return got
+                text, repair = got
         else:
-            t = value.get("text")
-            if not isinstance(t, str) or not t.strip():
-                return "missing or empty text"
-            kept, repair = self._guarded(t, guard)
-            if kept is None:
-                return str(repair)
-            text = kept[:cap]
+            got = self._text_of(value, "text", "missing or empty text", guard, cap)
+            if isinstance(got, str):
+                return got
+            text, repair = got
         return Action(decision=decision.id, seat=decision.seat, target=target, text=text), repair
 
     def _interpret_choice(
@@ -365,14 +359,23 @@ class LLMAgent:
         text: str | None = None
         repair: str | None = None
         if decision.needs_text:
-            st = value.get("statement")
-            if not isinstance(st, str) or not st.strip():
-                return "missing statement"
-            kept, repair = self._guarded(st, guard)
-            if kept is None:
-                return str(repair)
-            text = kept[: self._text_cap(decision)]
+            got = self._text_of(value, "statement", "missing statement", guard, self._text_cap(decision))
+            if isinstance(got, str):
+                return got
+            text, repair = got
         return Action(decision=decision.id, seat=decision.seat, text=text, choice=choice), repair
+
+    def _text_of(
+        self, value: dict[str, Any], key: str, missing: str, guard: EchoGuard | None, cap: int
+    ) -> tuple[str, str | None] | str:
+        """``(value[key] guarded and cut to cap, repair)``, or why it is unusable (``missing``: none given)."""
+        given = value.get(key)
+        if not isinstance(given, str) or not given.strip():
+            return missing
+        kept, repair = self._guarded(given, guard)
+        if kept is None:
+            return str(repair)
+        return kept[:cap], repair
 
     def _guarded(self, text: str, guard: EchoGuard | None) -> tuple[str | None, str | None]:
         """``(text stripped without prompt text it repeats, cause)``.

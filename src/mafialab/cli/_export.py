@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -42,7 +42,7 @@ def export_parquet_cmd(
     With --ray the games are read and turned into rows on a Ray cluster; this process
     writes the part files in the order of the games (docs/scaling.md).
     """
-    from mafialab.analysis import OutputExistsError, export_parquet
+    from mafialab.analysis import export_parquet
 
     unread: list[str] = []
     counts: dict[str, int] = {}
@@ -69,20 +69,27 @@ def export_parquet_cmd(
         else:
             for p in written:
                 err_console.print(f"wrote {escape(str(p))}", style="dim")
-    except OutputExistsError as err:
+    except (ImportError, RayConnectError) as err:  # before OSError: a RayConnectError is a ConnectionError
+        fail(str(err))
+    except (OSError, LogFormatError) as err:
+        _export_failed(err)
+
+
+def _export_failed(err: OSError | LogFormatError) -> NoReturn:
+    """Fail with what ``export parquet`` / ``export hf`` say when the export raised ``err``."""
+    from mafialab.analysis import OutputExistsError
+
+    if isinstance(err, OutputExistsError):
         if err.other_root is not None:
             fail(f"--out: {err.path} holds an export of {err.other_root}, not of DIRECTORY (use --force to replace it)")
         fail(f"--out: {err.path} exists (use --force to replace it)")
-    except FileExistsError as err:
+    if isinstance(err, FileExistsError):
         fail(f"--out: {err}")
-    except (ImportError, RayConnectError) as err:  # before OSError: a RayConnectError is a ConnectionError
-        fail(str(err))
-    except OSError as err:
+    if isinstance(err, OSError):
         if output_option_for(err.filename) is None:
             fail(str(err))
         fail(os_error_message(err))
-    except LogFormatError as err:
-        fail(arg_message("DIRECTORY", err))
+    fail(arg_message("DIRECTORY", err))
 
 
 @export_app.command("hf")
@@ -107,7 +114,7 @@ def export_hf_cmd(
     push the folder with your own tools (`huggingface-cli upload`). Run again into the same
     --out, only the games added or changed since are read.
     """
-    from mafialab.analysis import OutputExistsError, export_hf
+    from mafialab.analysis import export_hf
     from mafialab.beliefshift import bench_tables
 
     if out.suffix == ".parquet":
@@ -122,18 +129,8 @@ def export_hf_cmd(
         for why in unread:
             err_console.print(f"[yellow]skipped:[/] {escape(why)}", highlight=False, soft_wrap=True)
         err_console.print(f"wrote {escape(str(out))} (dataset card {escape(str(card))})", style="dim")
-    except OutputExistsError as err:
-        if err.other_root is not None:
-            fail(f"--out: {err.path} holds an export of {err.other_root}, not of DIRECTORY (use --force to replace it)")
-        fail(f"--out: {err.path} exists (use --force to replace it)")
-    except FileExistsError as err:
-        fail(f"--out: {err}")
-    except OSError as err:
-        if output_option_for(err.filename) is None:
-            fail(str(err))
-        fail(os_error_message(err))
-    except LogFormatError as err:
-        fail(arg_message("DIRECTORY", err))
+    except (OSError, LogFormatError) as err:
+        _export_failed(err)
 
 
 @export_app.command("tgn")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -18,6 +18,14 @@ import_app = typer.Typer(
     " mafialab logs.",
     no_args_is_help=True,
 )
+
+
+def _import_failed(err: OSError) -> NoReturn:
+    """Fail naming the option of the output path ``err`` concerns, else ``SRC``."""
+    option = output_option_for(err.filename)
+    if option is not None:  # creating or writing the output (a disk that fills up, a folder taken away)
+        fail(os_error_message(err, option))
+    fail(os_error_message(err, "SRC") if err.filename else f"SRC: {err}")
 
 
 @import_app.command("mafiascope")
@@ -43,10 +51,7 @@ def import_mafiascope_cmd(
             task = bar.add_task("games imported", total=None)
             rep = import_mafiascope(src, out, on_game=lambda done, n: bar.update(task, completed=done, total=n))
     except OSError as err:
-        option = output_option_for(err.filename)
-        if option is not None:  # creating or writing the output (a disk that fills up, a folder taken away)
-            fail(os_error_message(err, option))
-        fail(os_error_message(err, "SRC") if err.filename else f"SRC: {err}")
+        _import_failed(err)
     except ValueError as err:
         fail(f"SRC: {err}")
     t = Table("game", "rules", "events", "probes", "snapshots", "failed turns", "foreign", "finished")
@@ -96,10 +101,7 @@ def import_kaggle_cmd(
             task = bar.add_task("replays imported", total=None)
             rep = import_kaggle(src, out, on_game=lambda done, n: bar.update(task, completed=done, total=n))
     except OSError as err:
-        option = output_option_for(err.filename)
-        if option is not None:
-            fail(os_error_message(err, option))
-        fail(os_error_message(err, "SRC") if err.filename else f"SRC: {err}")
+        _import_failed(err)
     rules = sorted({g.rules_id for g in rep.games if g.rules_id})
     skipped = [p for p in rep.problems if p.endswith("; skipped")]
     for p in rep.problems:

@@ -497,19 +497,10 @@ class ProbeRunner:
         ans = parse_answer(
             text, schema, parsed=resp.parsed if resp.error is None else None, names=view.names, alive=alive_names
         )
-        trigger = step.trigger
-        rec = ProbeRecord(
-            game_id=self.game_id,
-            round=trigger.round,
-            msg_index=trigger.msg_index,
-            seat=step.seat,
-            player=view.name,
-            role=step.role,
-            probe_id=probe.id,
-            position=pos,
-            trigger=_record_trigger(trigger, step.seat),
-            phase=trigger.phase,
-            after_seq=trigger.upto,
+        rec = self._new_record(
+            step,
+            pos,
+            probe,
             question=_with_preamble(step.preamble, question),
             answer_raw=text,
             answer_parsed=ans.value if ans.ok else None,
@@ -523,11 +514,7 @@ class ProbeRunner:
             completion_tokens=resp.usage.completion_tokens,
             error=resp.error,
         )
-        if self.writer is not None:
-            self.writer.write(rec)
-        self.records.append(rec)
-        if self.on_record is not None:
-            self.on_record(rec)
+        self._keep(rec)
         chain = chain_text(ans.value if ans.ok else None, text)
         if ans.ok or text.strip():
             last: str | None = chain
@@ -563,19 +550,10 @@ class ProbeRunner:
         if dist is None:
             self.failed += 1
         top = candidates[max(range(len(dist)), key=dist.__getitem__)] if dist else None
-        trigger = step.trigger
-        rec = ProbeRecord(
-            game_id=self.game_id,
-            round=trigger.round,
-            msg_index=trigger.msg_index,
-            seat=step.seat,
-            player=step.view.name,
-            role=step.role,
-            probe_id=probe.id,
-            position=pos,
-            trigger=_record_trigger(trigger, step.seat),
-            phase=trigger.phase,
-            after_seq=trigger.upto,
+        rec = self._new_record(
+            step,
+            pos,
+            probe,
             question=_with_preamble(step.preamble, question),
             answer_raw="",
             answer_parsed=top,
@@ -588,11 +566,7 @@ class ProbeRunner:
             logprobs=dict(zip(candidates, got.logprobs or [], strict=True)) if dist else None,
             scoring="first_token" if got.scoring == "first_token" else "sequence",
         )
-        if self.writer is not None:
-            self.writer.write(rec)
-        self.records.append(rec)
-        if self.on_record is not None:
-            self.on_record(rec)
+        self._keep(rec)
         chain = chain_text(top, None)
         if top is not None:
             last: str | None = chain
@@ -600,18 +574,10 @@ class ProbeRunner:
             last = (await same_before).last if same_before is not None else None
         return _Answer(rec, chain, last)
 
-    async def _failure(
-        self, step: _SeatStep, pos: int, probe: ProbeSpec, same_before: asyncio.Task[_Answer] | None, why: str
-    ) -> _Answer:
-        """Log, count and record a probe task that raised (see :meth:`_ask`)."""
-        why, _ = valid_utf8(why)
-        log.warning(
-            "game %s seat %d probe %s: the probe task failed (%s); recorded as an error, without an answer",
-            self.game_id, step.seat, probe.id, why,
-        )  # fmt: skip
-        self.failed += 1
+    def _new_record(self, step: _SeatStep, pos: int, probe: ProbeSpec, **fields: Any) -> ProbeRecord:
+        """The record of ``probe`` at ``step``: where and for whom it was asked, plus ``fields``."""
         trigger = step.trigger
-        rec = ProbeRecord(
+        return ProbeRecord(
             game_id=self.game_id,
             round=trigger.round,
             msg_index=trigger.msg_index,
@@ -623,6 +589,31 @@ class ProbeRunner:
             trigger=_record_trigger(trigger, step.seat),
             phase=trigger.phase,
             after_seq=trigger.upto,
+            **fields,
+        )
+
+    def _keep(self, rec: ProbeRecord) -> None:
+        """Write ``rec`` (when there is a writer), keep it and hand it to ``on_record``."""
+        if self.writer is not None:
+            self.writer.write(rec)
+        self.records.append(rec)
+        if self.on_record is not None:
+            self.on_record(rec)
+
+    async def _failure(
+        self, step: _SeatStep, pos: int, probe: ProbeSpec, same_before: asyncio.Task[_Answer] | None, why: str
+    ) -> _Answer:
+        """Log, count and record a probe task that raised (see :meth:`_ask`)."""
+        why, _ = valid_utf8(why)
+        log.warning(
+            "game %s seat %d probe %s: the probe task failed (%s); recorded as an error, without an answer",
+            self.game_id, step.seat, probe.id, why,
+        )  # fmt: skip
+        self.failed += 1
+        rec = self._new_record(
+            step,
+            pos,
+            probe,
             question="",
             answer_raw="",
             model=getattr(step.agent, "label", ""),

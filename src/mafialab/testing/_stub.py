@@ -319,6 +319,19 @@ class OpenAIStub:
             if task is not None:
                 self._conns.discard(task)
 
+    def _chat_completion(
+        self, body: dict[str, Any], choices: list[dict[str, Any]], usage: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A ``chat.completion`` body answering ``body`` with ``choices`` and ``usage``."""
+        return {
+            "id": f"stub-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "stub"),
+            "choices": choices,
+            "usage": usage,
+        }
+
     @contextlib.contextmanager
     def _counted(self, model: str) -> Iterator[None]:
         """Count one request in flight (overall and for ``model``) for the block."""
@@ -369,12 +382,9 @@ class OpenAIStub:
             return 200, stub_completion(body, self.logprobs or {})
         if body.get("logprobs") and self.logprobs is not None:
             top = stub_top_logprobs(self.logprobs)
-            return 200, {
-                "id": f"stub-{len(self.requests)}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", "stub"),
-                "choices": [
+            return 200, self._chat_completion(
+                body,
+                [
                     {
                         "index": 0,
                         "finish_reason": "length",
@@ -382,8 +392,8 @@ class OpenAIStub:
                         "logprobs": {"content": [{**top[0], "top_logprobs": top}] if top else []},
                     }
                 ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
+                {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            )
         with self._counted(str(body.get("model", ""))):
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
@@ -418,14 +428,11 @@ class OpenAIStub:
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if self.usage_cached is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": self.usage_cached}
-        return 200, {
-            "id": f"stub-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "stub"),
-            "choices": [
+        return 200, self._chat_completion(
+            body,
+            [
                 {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": t}}
                 for i, t in enumerate(texts)
             ],
-            "usage": usage,
-        }
+            usage,
+        )
