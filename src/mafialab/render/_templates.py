@@ -360,6 +360,8 @@ class EventRenderer:
     def facts(self, event: Any) -> dict[str, Any]:
         """The recorded fields of ``event`` plus ``public`` and ``mine``."""
         data: dict[str, Any] = event.model_dump(mode="python") if hasattr(event, "model_dump") else dict(event)
+        for name in getattr(type(event), "model_fields", ()):  # a field its record leaves out while unset
+            data.setdefault(name, getattr(event, name))
         vis = data.get("visibility") or {}
         data["public"] = bool(vis.get("public")) if isinstance(vis, Mapping) else False
         data["mine"] = self.reader is not None and data.get("seat") == self.reader

@@ -185,7 +185,7 @@
     function fmt(t, f, values) {
       return parseTemplate(t).map(([kind, name, arg]) => {
         if (kind === "lit") return name;
-        if (kind === "if") return isSet(raw(name, f)) ? fmt(arg, f, values) : null;
+        if (kind === "if") return isSet(name in f || name in words ? raw(name, f) : null) ? fmt(arg, f, values) : null; // a field the record leaves out while unset
         return show(name, f, values, arg);
       });
     }
