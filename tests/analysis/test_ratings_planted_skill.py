@@ -137,7 +137,7 @@ def _row(board: list, agent: str):  # type: ignore[no-untyped-def]
 
 def test_cheater_first_on_town_board(ratings: Ratings) -> None:
     town = _board(ratings, "town")
-    assert [r.agent for r in town][0] == "cheater"
+    assert town[0].agent == "cheater"
     cheater, twin = _row(town, "cheater"), _row(town, "scripted")
     assert cheater.games == twin.games  # the same deals: the cheater is Town exactly where its twin is
     assert cheater.win_rate > twin.win_rate  # the informed vote wins games its twin loses
