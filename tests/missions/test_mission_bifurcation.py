@@ -91,8 +91,9 @@ def test_variants_are_approve_and_reject_and_branches_replay_the_parent(parent: 
             branch = read_game(run / "forks" / str(f.fork_id))
             assert branch.header.parent is not None and branch.header.parent.step == point.decision
             # the branch is the parent event for event up to the fork step
-            assert strip_clock(read_records(run / "forks" / str(f.fork_id) / GAME_FILE))[1 : 1 + prefix] == (
-                parent_records[1 : 1 + prefix]
+            assert (
+                strip_clock(read_records(run / "forks" / str(f.fork_id) / GAME_FILE))[1 : 1 + prefix]
+                == (parent_records[1 : 1 + prefix])
             )
             mine = next(e for e in branch.events if e.kind == "team_vote" and e.decision == point.decision)
             assert mine.choice == f.choice and not mine.fallback
@@ -108,7 +109,9 @@ def test_report_figures_equal_those_computed_from_the_branches(run: Path) -> Non
     games = {f.fork_id: read_game(run / "forks" / str(f.fork_id)) for f in exp.forks}
     parent_winner = exp.points[0].parent_winner
     flips = sum(games[f.fork_id].winner != parent_winner for f in exp.forks)
-    passed = {f.fork_id: _tally_after(games[f.fork_id].events, by_point[f.point_id].decision).approved for f in exp.forks}  # type: ignore[arg-type]
+    passed = {
+        f.fork_id: _tally_after(games[f.fork_id].events, by_point[f.point_id].decision).approved for f in exp.forks
+    }  # type: ignore[arg-type]
     proposal_flips = sum(passed[f.fork_id] != by_point[f.point_id].factual_passed for f in exp.forks)
     approve = [games[f.fork_id].winner == "town" for f in exp.forks if f.choice == "approve"]
     reject = [games[f.fork_id].winner == "town" for f in exp.forks if f.choice == "reject"]

@@ -54,7 +54,14 @@ BLOCK_FIELDS = (
 )
 """Fields of ``by_quadrant.<quadrant>`` and ``pooled`` (plus ``ci95``), in order."""
 
-TEAM_VOTE_POINT_FIELDS = ("kind", "factual_choice", "choice_counts", "factual_passed", "proposal_flips", "proposal_forks")
+TEAM_VOTE_POINT_FIELDS = (
+    "kind",
+    "factual_choice",
+    "choice_counts",
+    "factual_passed",
+    "proposal_flips",
+    "proposal_forks",
+)
 """Fields a team-vote point's entry has after :data:`POINT_FIELDS` (its ``modal_concentration`` is over choices)."""
 
 TEAM_VOTE_FIELDS = (
@@ -68,7 +75,13 @@ TEAM_VOTE_FIELDS = (
 )
 """Fields of a block's ``team_vote`` (present when the block holds team-vote points), in order."""
 
-NOT_APPLICABLE_TO_TEAM_VOTES = ("town_win_when_vote_mafia", "town_win_otherwise", "fisher_p", "flips_on_mafia_vote", "by_quadrant")
+NOT_APPLICABLE_TO_TEAM_VOTES = (
+    "town_win_when_vote_mafia",
+    "town_win_otherwise",
+    "fisher_p",
+    "flips_on_mafia_vote",
+    "by_quadrant",
+)
 """Report figures that need an elimination vote: named in ``not_applicable`` when every point is a team vote."""
 
 # per-game sufficient statistics for the bootstrap
@@ -131,7 +144,9 @@ class _PointStats:
         self.ot = [] if self.team_vote else [f for f in done if valid_target(point, f.vote_target) not in mafia]
         self.factual = [f for f in done if f.source == "factual"]
         counts, factual = (
-            (point.choice_counts, point.factual_choice) if self.team_vote else (point.target_counts, point.factual_target)
+            (point.choice_counts, point.factual_choice)
+            if self.team_vote
+            else (point.target_counts, point.factual_target)
         )
         self.modal = modal_concentration(counts)
         self.factual_is_modal: bool | None = None

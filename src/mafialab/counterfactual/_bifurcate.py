@@ -275,7 +275,9 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
         for part in (p for p in spec.split(",") if p.strip()):
             step = resolve_step(all_steps, part.strip(), "--points")
             if step.id not in by_id:
-                raise ValueError(f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote or a team vote")
+                raise ValueError(
+                    f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote or a team vote"
+                )
             chosen.append((step.id, quadrant_of.get(step.id)))
         if not chosen:
             raise ValueError("--points: no decision ids given (or use innocent-votes, random:N)")
@@ -335,8 +337,8 @@ def select_variants(
     Returns:
         ``(row, stage)`` per kept variant in order: ``(0, "factual")``, then one
         ``target_coverage`` row per vote target (team vote: choice) not yet covered (the first
-        sample with it; no valid vote, a blank choice, counts as one of its own), then ``farthest`` rows by max-min cosine distance
-        among the distinct answers left.
+        sample with it; no valid vote, a blank choice, counts as one of its own), then
+        ``farthest`` rows by max-min cosine distance among the distinct answers left.
     """
     kept: list[tuple[int, str]] = [(0, "factual")]
     covered = {factual_target if factual_target is not None else NO_VOTE}
