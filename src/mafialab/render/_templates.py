@@ -215,7 +215,7 @@ def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
     Also ``kill_past`` (the past tense; not ``killed``, a field of ``night_result``),
     ``town_wins``/``mafia_wins``: the team's name with ``win`` agreeing with it
     (``Werewolves win``, ``Mafia wins``; :func:`mafialab._words.team_wins`), and ``day`` /
-    ``day_lower``: the name of a day round (``Day``; ``Mission`` in mission games).
+    ``day_lower`` / ``day_upper``: the name of a day round (``Day``; ``Mission`` in mission games).
     """
     return {
         "game": lexicon.game,
@@ -227,6 +227,7 @@ def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
         "mafia_wins": team_wins(lexicon.mafia_team),
         "day": lexicon.day,
         "day_lower": lexicon.day.lower(),
+        "day_upper": lexicon.day.upper(),
     }
 
 
