@@ -68,6 +68,13 @@ def test_variants_are_approve_and_reject_and_branches_replay_the_parent(parent: 
     plog = read_game(parent)
     exp = read_bifurcation(run)
     assert [p.decision for p in exp.points] == [7, 8, 11]
+    # the random sampler draws each resample from its own seed: the same counts on every run
+    assert [p.choice_counts for p in exp.points] == [
+        {"approve": 5, "reject": 3},
+        {"approve": 2, "reject": 6},
+        {"approve": 2, "reject": 6},
+    ]
+    assert [p.factual_choice for p in exp.points] == ["reject", "reject", "approve"]
     parent_records = strip_clock(read_records(parent / GAME_FILE))
     for point in exp.points:
         assert point.kind == "team_vote" and point.target_counts is None and point.diversity is None
@@ -118,6 +125,9 @@ def test_report_figures_equal_those_computed_from_the_branches(run: Path) -> Non
     pooled = rep["pooled"]
     # the values of this seed (random agents), and the same values recounted from the fork games
     assert (len(exp.forks), flips, proposal_flips) == (6, 2, 2)
+    assert [r["flips"] for r in rep["points"]] == [0, 0, 2]  # both forks of decision 11 go to the Resistance
+    assert [r["modal_concentration"] for r in rep["points"]] == [5 / 8, 6 / 8, 6 / 8]
+    assert [r["factual_is_modal"] for r in rep["points"]] == [False, True, False]
     assert (pooled["forks"], pooled["flips"], pooled["flip_share"]) == (6, 2, pytest.approx(2 / 6))
     tv = pooled["team_vote"]
     assert (tv["proposal_forks"], tv["proposal_flips"], tv["proposal_flip_share"]) == (6, 2, pytest.approx(2 / 6))
