@@ -205,6 +205,7 @@ def run_cmd(
 ) -> None:
     """Resample a vote K times, keep M diverse variants, fork each once (MafiaScope §6).
 
+    A point is a day vote, or in a mission game a team vote (its variants: approve and reject).
     Writes samples/, points.jsonl, forks.jsonl and the fork games under forks/ as it goes; run
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """
