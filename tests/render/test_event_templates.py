@@ -258,3 +258,40 @@ def test_the_winners_verb_agrees_with_the_teams_name() -> None:
         "Village/Villagers win",
         "Boss wins",
     ]
+
+
+def test_a_mission_games_round_reads_as_a_mission_in_every_style() -> None:
+    from mafialab.engine import PhaseStarted
+    from mafialab.rules import MAFIASCOPE7, load_rules
+
+    t = load_event_templates()
+    ev = PhaseStarted(seq=3, round=2, phase="day", visibility=PUBLIC, alive=[0, 1])
+    sp = speech("we go").model_copy(update={"round": 2, "index": 4})
+
+    def lines(rules: RuleSet) -> list[str | None]:
+        out = []
+        for style in ("prompt", "history", "transcript", "viewer"):
+            r = EventRenderer(getattr(t, style), rules.lexicon, NAMES)
+            out += [getattr(r.render(e), "text", None) for e in (ev, sp)]
+        return out
+
+    assert lines(load_rules("resistance5")) == [
+        "[GAME] Mission 2 begins. Alive: Alex, Bailey.",
+        'Bailey: "we go"',
+        "--- Mission 2 --- (alive: Alex, Bailey)",
+        '[mission 2, message 4] Bailey: "we go"',
+        "== MISSION 2; alive: Alex, Bailey",
+        '[D2.1 #4] Bailey: "we go"',
+        "— Mission 2 —",
+        'Bailey: "we go"',
+    ]
+    assert lines(MAFIASCOPE7) == [
+        "[GAME] Day 2 begins. Alive: Alex, Bailey.",
+        'Bailey: "we go"',
+        "--- Day 2 --- (alive: Alex, Bailey)",
+        '[day 2, message 4] Bailey: "we go"',
+        "== DAY 2; alive: Alex, Bailey",
+        '[D2.1 #4] Bailey: "we go"',
+        "— Day 2 —",
+        'Bailey: "we go"',
+    ]

@@ -209,6 +209,7 @@ class Renderer:
             "mafia": lx.mafia_team,
             "kill": lx.kill,
             "killed": past_tense(lx.kill),
+            "day": lx.day,
         }
         self._system_rules = self._rules_text()
         self._line_cache: dict[int, tuple[Any, int, tuple[str, ...], RenderedLine | None]] = {}

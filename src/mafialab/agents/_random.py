@@ -19,13 +19,27 @@ class RandomAgent:
     Args:
         seat: The seat played.
         seed: The game seed.
+
+    Setting ``seed`` restarts the stream from that seed: a copy given its own seed (a
+    bifurcation resample, a retest repeat) draws reproducibly, whatever the order in which
+    the copies are asked.
     """
 
     label = "random"
 
     def __init__(self, seat: int, seed: int):
         self.seat = seat
-        self._rng = stream(seed, f"agent:{seat}")
+        self.seed = seed
+
+    @property
+    def seed(self) -> int:
+        """The seed the agent's stream ``agent:<seat>`` started from."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, value: int) -> None:
+        self._seed = value
+        self._rng = stream(value, f"agent:{self.seat}")
 
     async def decide(self, decision: Decision, view: PlayerView) -> Action:
         """Pick a uniformly random legal target (or choice) and a stock line of text."""

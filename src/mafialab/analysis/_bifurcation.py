@@ -5,6 +5,12 @@ Definitions: MafiaScope §6 (the bifurcation experiment) as summarised in
 against P(town win | otherwise) with a two-sided Fisher exact test, lock-in (modal target
 concentration of the resamples, whether the factual target is modal). Intervals are
 percentile intervals over a cluster bootstrap whose clusters are parent games.
+
+Points at a mission game's team vote (``kind == "team_vote"``) get the analogous figures:
+the flip share of the game's winner, the flip share of the proposal's result (passed or
+not), town wins after an injected approve against a reject, and lock-in over the
+resamples' choices; the vote-for-a-mafioso figures need an elimination vote and are named in
+``not_applicable`` when every point is a team vote.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mafialab.analysis._data import NOT_APPLICABLE_MISSION
 from mafialab.analysis._stats import bootstrap_weights, cluster_bootstrap_ci, fisher_exact, rate, ratio_statistic
 from mafialab.record import NO_VOTE, QUADRANTS, Bifurcation, BifurcationPoint, ForkOutcome, read_bifurcation
 
@@ -46,6 +53,36 @@ BLOCK_FIELDS = (
     "factual_is_modal_points",
 )
 """Fields of ``by_quadrant.<quadrant>`` and ``pooled`` (plus ``ci95``), in order."""
+
+TEAM_VOTE_POINT_FIELDS = (
+    "kind",
+    "factual_choice",
+    "choice_counts",
+    "factual_passed",
+    "proposal_flips",
+    "proposal_forks",
+)
+"""Fields a team-vote point's entry has after :data:`POINT_FIELDS` (its ``modal_concentration`` is over choices)."""
+
+TEAM_VOTE_FIELDS = (
+    "points",
+    "proposal_forks",
+    "proposal_flips",
+    "proposal_flip_share",
+    "town_win_when_approve",
+    "town_win_when_reject",
+    "fisher_p",
+)
+"""Fields of a block's ``team_vote`` (present when the block holds team-vote points), in order."""
+
+NOT_APPLICABLE_TO_TEAM_VOTES = (
+    "town_win_when_vote_mafia",
+    "town_win_otherwise",
+    "fisher_p",
+    "flips_on_mafia_vote",
+    "by_quadrant",
+)
+"""Report figures that need an elimination vote: named in ``not_applicable`` when every point is a team vote."""
 
 # per-game sufficient statistics for the bootstrap
 _FLIPS, _FORKS, _SHARE_SUM, _SHARE_N, _VM_HITS, _VM_N, _OT_HITS, _OT_N = range(8)
@@ -101,18 +138,32 @@ class _PointStats:
         self.forks = len(done) if point.parent_winner is not None else 0
         self.flips = sum(f.winner != point.parent_winner for f in done) if point.parent_winner is not None else 0
         mafia = set(point.mafia)
-        self.vm = [f for f in done if valid_target(point, f.vote_target) in mafia]
-        self.ot = [f for f in done if valid_target(point, f.vote_target) not in mafia]
+        self.team_vote = point.kind == "team_vote"
+        # a team vote names no one: the vote-for-a-mafioso split does not apply to it
+        self.vm = [] if self.team_vote else [f for f in done if valid_target(point, f.vote_target) in mafia]
+        self.ot = [] if self.team_vote else [f for f in done if valid_target(point, f.vote_target) not in mafia]
         self.factual = [f for f in done if f.source == "factual"]
-        self.modal = modal_concentration(point.target_counts)
+        counts, factual = (
+            (point.choice_counts, point.factual_choice)
+            if self.team_vote
+            else (point.target_counts, point.factual_target)
+        )
+        self.modal = modal_concentration(counts)
         self.factual_is_modal: bool | None = None
-        if point.target_counts:
-            key = point.factual_target if point.factual_target is not None else NO_VOTE
-            self.factual_is_modal = point.target_counts.get(key, 0) == max(point.target_counts.values())
+        if counts:
+            key = factual if factual is not None else NO_VOTE
+            self.factual_is_modal = counts.get(key, 0) == max(counts.values())
+        # team votes: forks whose proposal result is known, those whose result differs from the parent's
+        known = [f for f in done if f.proposal_passed is not None] if point.factual_passed is not None else []
+        self.proposal_forks = len(known) if self.team_vote else 0
+        self.proposal_flips = sum(f.proposal_passed != point.factual_passed for f in known) if self.team_vote else 0
+        with_parent = done if point.parent_winner is not None and self.team_vote else []
+        self.approve = [f for f in with_parent if f.choice == "approve"]
+        self.reject = [f for f in with_parent if f.choice != "approve"]  # a blank vote counts as a rejection
 
     def row(self) -> dict[str, Any]:
         p = self.point
-        return {
+        row = {
             "point_id": p.point_id,
             "quadrant": p.quadrant,
             "voter": p.voter,
@@ -124,6 +175,16 @@ class _PointStats:
             "flips": self.flips,
             "flip_share": self.flips / self.forks if self.forks else None,
         }
+        if self.team_vote:
+            row |= {
+                "kind": p.kind,
+                "factual_choice": p.factual_choice,
+                "choice_counts": dict(p.choice_counts) if p.choice_counts is not None else None,
+                "factual_passed": p.factual_passed,
+                "proposal_flips": self.proposal_flips,
+                "proposal_forks": self.proposal_forks,
+            }
+        return row
 
     def sums(self) -> np.ndarray:
         v = np.zeros(8)
@@ -174,6 +235,26 @@ def _block(stats: Sequence[_PointStats], weights: dict[str, np.ndarray], games: 
             "town_win_when_vote_mafia": _ci(x, _VM_HITS, _VM_N, w),
             "town_win_otherwise": _ci(x, _OT_HITS, _OT_N, w),
         },
+        **({"team_vote": _team_vote_block(tv)} if (tv := [s for s in stats if s.team_vote]) else {}),
+    }
+
+
+def _team_vote_block(stats: Sequence[_PointStats]) -> dict[str, Any]:
+    """The team-vote figures of a block (:data:`TEAM_VOTE_FIELDS`) over its team-vote points."""
+    forks = sum(s.proposal_forks for s in stats)
+    flips = sum(s.proposal_flips for s in stats)
+    ap_hits = sum(f.winner == "town" for s in stats for f in s.approve)
+    ap_n = sum(len(s.approve) for s in stats)
+    re_hits = sum(f.winner == "town" for s in stats for f in s.reject)
+    re_n = sum(len(s.reject) for s in stats)
+    return {
+        "points": len(stats),
+        "proposal_forks": forks,
+        "proposal_flips": flips,
+        "proposal_flip_share": flips / forks if forks else None,
+        "town_win_when_approve": _rate(ap_hits, ap_n),
+        "town_win_when_reject": _rate(re_hits, re_n),
+        "fisher_p": fisher_exact(ap_hits, ap_n, re_hits, re_n).p,
     }
 
 
@@ -196,7 +277,17 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
       among the former;
     - lock-in: ``modal_concentration`` = largest count among the resamples' vote targets /
       all resamples (no valid vote counted as its own target), ``factual_is_modal`` =
-      the factual target's count equals that largest count.
+      the factual target's count equals that largest count;
+    - team-vote points (mission games): the same flip share (of the game's winner) and
+      lock-in over the resamples' choices (approve/reject, a blank one counted as its own);
+      per block, ``team_vote`` (:data:`TEAM_VOTE_FIELDS`): ``proposal_flips`` /
+      ``proposal_forks`` = forks whose proposal passed where the parent's failed or the
+      other way round, among forks where both are known; ``town_win_when_approve`` /
+      ``town_win_when_reject``: town wins among forks whose injected choice approved, and
+      among the rest (reject or blank), with their two-sided Fisher exact ``fisher_p``. A
+      team vote is in neither row of the vote-for-a-mafioso table; when every point is a
+      team vote, ``not_applicable`` names those figures (and ``by_quadrant``) with
+      :data:`mafialab.analysis._data.NOT_APPLICABLE_MISSION`.
 
     Forks without a winner (unfinished, failed) are left out and counted in
     ``unfinished_forks``. ``ci95`` intervals (per block) come from a cluster bootstrap over
@@ -215,7 +306,8 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
         ``diversity`` (per quadrant and pooled: ``points`` with diversity figures, the mean
         over them of the kept variants' mean pairwise cosine, ``mean_cos_selected``, and of
         random draws of as many samples, ``mean_cos_random``; lower = more diverse),
-        ``problems``, ``resamples``, ``seed``.
+        ``problems``, ``resamples``, ``seed``; ``not_applicable`` (figure -> why) only when
+        every point is a team vote.
     """
     by_point: dict[str, list[ForkOutcome]] = {}
     for f in exp.forks:
@@ -250,7 +342,9 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
         "problems": list(exp.problems),
         "resamples": resamples,
         "seed": seed,
-    }
+        **({"not_applicable": dict.fromkeys(NOT_APPLICABLE_TO_TEAM_VOTES, NOT_APPLICABLE_MISSION)}
+           if stats and all(s.team_vote for s in stats) else {}),
+    }  # fmt: skip
 
 
 def _diversity(points: Sequence[BifurcationPoint]) -> dict[str, Any]:
@@ -285,7 +379,11 @@ def report_bifurcation(path: Path, *, resamples: int = 1000, seed: int = 0) -> d
 
 
 def blocks_csv_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
-    """One flat row per quadrant block and one for ``pooled`` (for ``--format csv``)."""
+    """One flat row per quadrant block and one for ``pooled`` (for ``--format csv``).
+
+    A block with team-vote points adds its ``team_vote`` figures as ``team_vote_<field>``
+    columns (rates as ``_hits``, ``_n``, ``_rate``).
+    """
     rows = []
     for name, b in [*rep["by_quadrant"].items(), ("pooled", rep["pooled"])]:
         row: dict[str, Any] = {"block": name}
@@ -298,5 +396,8 @@ def blocks_csv_rows(rep: dict[str, Any]) -> list[dict[str, Any]]:
                 row[k] = v
         for k, ci in b["ci95"].items():
             row[f"{k}_ci_lo"], row[f"{k}_ci_hi"] = ci if ci is not None else (None, None)
+        for k, v in b.get("team_vote", {}).items():  # mission games' team votes
+            for sub, x in v.items() if isinstance(v, dict) else [("", v)]:
+                row[f"team_vote_{k}{'_' + sub if sub else ''}"] = x
         rows.append(row)
     return rows

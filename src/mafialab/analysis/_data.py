@@ -34,6 +34,9 @@ T = TypeVar("T")
 SKIPPED_FAMILIES = frozenset({"resistance"})
 """Game families the metrics skip (no roles to guess, no day votes)."""
 
+NOT_APPLICABLE_MISSION = "not applicable to this rule set (a mission game has no elimination vote)"
+"""Why a figure that needs an elimination vote is absent for mission games (the report's ``not_applicable``)."""
+
 
 @dataclass
 class Probe:

@@ -14,7 +14,7 @@ import numpy as np
 from mafialab.analysis._baselines import PREDICTORS
 from mafialab.analysis._calibration import calibration_summary
 from mafialab.analysis._coverage import coverage_of
-from mafialab.analysis._data import GameData
+from mafialab.analysis._data import NOT_APPLICABLE_MISSION, GameData
 from mafialab.analysis._dynamics import DYNAMICS_FIELDS, dynamics_block, retest_floor
 from mafialab.analysis._inclusion import inclusion_block
 from mafialab.analysis._instrument import pooled_instrument
@@ -363,8 +363,7 @@ class ReportBuilder:
         """Sections that need an elimination, when every counted game is a mission game (no elimination)."""
         if not self.families or set(self.families) != {"mission"}:
             return {}
-        why = "not applicable to this rule set (a mission game has no elimination vote)"
-        return {"quadrants": why, "vote_coupling_baselines": why}
+        return {"quadrants": NOT_APPLICABLE_MISSION, "vote_coupling_baselines": NOT_APPLICABLE_MISSION}
 
 
 def compute_report(

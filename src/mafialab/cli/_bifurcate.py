@@ -49,6 +49,38 @@ def _f(x: Any, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+_ROW_KEYS = (
+    "points", "forks", "flips", "flip_share", "mean_point_flip_share", "town_win_when_vote_mafia",
+    "town_win_otherwise", "fisher_p", "flips_on_mafia_vote", "modal_concentration_mean", "factual_is_modal_points",
+)  # fmt: skip
+"""The report key of each row of the table, in order (a key in ``not_applicable`` drops its row)."""
+
+_NA_LABELS = {
+    "town_win_when_vote_mafia": "P(town win | vote mafioso)",
+    "town_win_otherwise": "P(town win | otherwise)",
+    "fisher_p": "Fisher exact p of the mafioso-vote table",
+    "flips_on_mafia_vote": "flips on a mafioso vote",
+    "by_quadrant": "quadrants",
+}
+
+
+def _tv(b: dict[str, Any], key: str) -> Any:
+    return b.get("team_vote", {}).get(key)
+
+
+_TEAM_VOTE_ROWS: list[tuple[str, Any]] = [
+    ("team votes: proposal flips", lambda b: "-" if "team_vote" not in b else
+     f"{_tv(b, 'proposal_flips')}/{_tv(b, 'proposal_forks')}"),
+    ("proposal flip share", lambda b: _f(_tv(b, "proposal_flip_share"), 4)),
+    ("P(town win | approve)", lambda b: "-" if "team_vote" not in b else
+     fmt_rate(Rate.from_dict(_tv(b, "town_win_when_approve")), "count")),
+    ("P(town win | reject)", lambda b: "-" if "team_vote" not in b else
+     fmt_rate(Rate.from_dict(_tv(b, "town_win_when_reject")), "count")),
+    ("Fisher exact p (approve vs reject)", lambda b: "-" if "team_vote" not in b else fmt_p(_tv(b, "fisher_p"))),
+]  # fmt: skip
+"""Rows of mission games' team-vote points (shown when a block holds any)."""
+
+
 def _print_tables(rep: dict[str, Any]) -> None:
     blocks = [*rep["by_quadrant"].items(), ("pooled", rep["pooled"])]
     t = Table("", *[name for name, _ in blocks], title=f"{rep['experiment']} ({rep['source']})")
@@ -73,16 +105,22 @@ def _print_tables(rep: dict[str, Any]) -> None:
             lambda b: "-" if b["factual_is_modal_points"] is None else f"{b['factual_is_modal_points']}/{b['points']}",
         ),
     ]
+    na = rep.get("not_applicable", {})  # every point a team vote: no vote-for-a-mafioso figures
+    rows = [r for r, key in zip(rows, _ROW_KEYS, strict=True) if key not in na] + [
+        r for r in _TEAM_VOTE_ROWS if any("team_vote" in b for _, b in blocks)
+    ]
     for label, fn in rows:
         t.add_row(label, *[fn(b) for _, b in blocks])
     console.print(t)
+    for why in dict.fromkeys(na.values()):
+        console.print(f"{', '.join(_NA_LABELS.get(k, k) for k, w in na.items() if w == why)}: {why}", highlight=False)
     p = Table("point", "quadrant", "voter", "factual", "forks", "flips", "flip share", "modal conc.", "factual modal")
     for r in rep["points"]:
         p.add_row(
             r["point_id"],
             r["quadrant"] or "-",
             r["voter"],
-            r["factual_target"] or "(no vote)",
+            (r.get("factual_choice") or "(blank)") if "kind" in r else (r["factual_target"] or "(no vote)"),
             str(r["forks"]),
             str(r["flips"]),
             _f(r["flip_share"]),
@@ -113,6 +151,8 @@ def report_cmd(
 
     Per point, per quadrant and pooled: flip share, P(town win | the variant voted for a
     mafioso) against otherwise with a two-sided Fisher exact test, modal target concentration.
+    Team votes of mission games: the flip share of the winner and of the proposal's result,
+    P(town win | approve) against reject; the mafioso-vote figures are not applicable.
     """
     with refusing(FileNotFoundError, ValueError, name="PATH"):
         rep = report_bifurcation(path, resamples=resamples, seed=seed)
@@ -165,6 +205,7 @@ def run_cmd(
 ) -> None:
     """Resample a vote K times, keep M diverse variants, fork each once (MafiaScope §6).
 
+    A point is a day vote, or in a mission game a team vote (its variants: approve and reject).
     Writes samples/, points.jsonl, forks.jsonl and the fork games under forks/ as it goes; run
     the same command again to resume. Read the result with `mafialab bifurcate report OUT`.
     """

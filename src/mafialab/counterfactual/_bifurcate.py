@@ -1,9 +1,10 @@
 """The bifurcation experiment (MafiaScope §6): resample a vote, keep diverse variants, fork each.
 
-For each point (a recorded day vote): draw the voter's answer K times from its frozen
-context at temperature T; keep the factual answer, one variant per distinct vote target not
-yet covered (no valid vote included), then farthest-point selection by cosine distance up to
-M; inject each kept variant and play the game out once. Everything is written as it is
+For each point (a recorded day vote, or a mission game's team vote): draw the voter's answer
+K times from its frozen context at temperature T; keep the factual answer, one variant per
+distinct answer not yet covered (a day vote's target, no valid vote included; a team vote's
+approve or reject, a blank one included), then farthest-point selection by cosine distance
+up to M; inject each kept variant and play the game out once. Everything is written as it is
 produced (``samples/``, ``points.jsonl``, ``forks.jsonl``, ``forks/``), so an interrupted run
 resumes without redoing finished samples or forks. Layout and statistics:
 ``docs/counterfactual.md``; the report is :func:`mafialab.analysis.bifurcation_report`.
@@ -65,6 +66,9 @@ from mafialab.rules import RuleSet
 
 log = logging.getLogger(__name__)
 
+POINT_KINDS = ("vote", "team_vote")
+"""Decision kinds a point may be (in the day phase): an elimination game's day vote, a mission game's team vote."""
+
 DEFAULT_RESAMPLES = 500
 DEFAULT_KEEP = 20
 DEFAULT_TEMPERATURE = 1.2
@@ -83,6 +87,8 @@ class PlannedPoint:
         factual_target: The parent's vote target (``None``: no vote).
         factual_text: The parent's vote statement.
         alive: Names alive at the vote.
+        factual_choice: A team vote's recorded answer (``approve``/``reject``; ``None``: blank,
+            or a day vote).
     """
 
     point_id: str
@@ -91,6 +97,12 @@ class PlannedPoint:
     factual_target: str | None
     factual_text: str
     alive: list[str]
+    factual_choice: str | None = None
+
+    @property
+    def factual_answer(self) -> str | None:
+        """What the factual variant covers in the selection: the choice of a team vote, else the target."""
+        return self.factual_choice if self.step.kind == "team_vote" else self.factual_target
 
 
 @dataclass
@@ -102,12 +114,19 @@ class Sample:
         text: The statement.
         target: Vote target name, ``None`` for no valid vote.
         fallback: The agent fell back (no usable answer): left out of counts and selection.
+        choice: A team vote's answer (``approve``/``reject``; ``None``: blank, or a day vote).
     """
 
     sample_idx: int
     text: str
     target: str | None
     fallback: bool = False
+    choice: str | None = None
+
+    @property
+    def answer(self) -> str | None:
+        """What the sample decides: its choice when it has one (a team vote), else its vote target."""
+        return self.choice if self.choice is not None else self.target
 
 
 @dataclass
@@ -180,15 +199,19 @@ class BifurcationRun:
     errors: list[str] = field(default_factory=list)
 
 
-def _vote_steps(plog: GameLog) -> tuple[list[ForkStep], dict[int, tuple[int | None, str]]]:
-    steps = [s for s in fork_steps(plog) if s.kind == "vote" and s.phase == "day"]
+def _vote_steps(plog: GameLog) -> tuple[list[ForkStep], dict[int, tuple[int | None, str, str | None]]]:
+    steps = [s for s in fork_steps(plog) if s.kind in POINT_KINDS and s.phase == "day"]
     _, done = replay_decisions(plog, check=False)
-    actions = {r.decision.id: (r.action.target, r.action.text or "") for r in done}
+    actions = {r.decision.id: (r.action.target, r.action.text or "", r.action.choice) for r in done}
     return steps, actions
 
 
 def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, seed: int = 0) -> list[PlannedPoint]:
     """The points ``--points spec`` names in ``plog``.
+
+    A point is a day vote (elimination games) or a team vote (mission games: the decision
+    kinds of :data:`POINT_KINDS`). A team vote has no quadrant (quadrants need an
+    elimination vote); ``innocent-votes`` and ``random:N`` draw the town team's team votes.
 
     Args:
         plog: The parent game.
@@ -252,7 +275,9 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
         for part in (p for p in spec.split(",") if p.strip()):
             step = resolve_step(all_steps, part.strip(), "--points")
             if step.id not in by_id:
-                raise ValueError(f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote")
+                raise ValueError(
+                    f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote or a team vote"
+                )
             chosen.append((step.id, quadrant_of.get(step.id)))
         if not chosen:
             raise ValueError("--points: no decision ids given (or use innocent-votes, random:N)")
@@ -260,7 +285,7 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
     out = []
     for d, quad in chosen:
         step = by_id[d]
-        target, said = actions.get(d, (None, ""))
+        target, said, choice = actions.get(d, (None, "", None))
         state, _ = prepare(plog, step, Resample(), 0)
         out.append(
             PlannedPoint(
@@ -270,6 +295,7 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
                 factual_target=state_names[target] if target is not None else None,
                 factual_text=said or "",
                 alive=[state.names[s] for s in state.alive_seats()],
+                factual_choice=choice if step.kind == "team_vote" else None,
             )
         )
     return out
@@ -300,7 +326,9 @@ def select_variants(
 
     Args:
         emb: Unit rows: row 0 the factual text, row ``1 + i`` the ``i``-th of ``samples``.
-        factual_target: The factual vote target (``None``: no vote).
+        factual_target: The factual vote target (``None``: no vote); for a team vote, the
+            factual choice (``None``: blank). A sample's answer is its :attr:`Sample.answer`
+            (its choice when it has one, else its target).
         samples: Usable samples (fallbacks removed), in sample order.
         keep: Variants to keep at most, the factual one included (>= 1).
         factual_text: The factual answer's text; samples identical to it are not kept
@@ -308,21 +336,21 @@ def select_variants(
 
     Returns:
         ``(row, stage)`` per kept variant in order: ``(0, "factual")``, then one
-        ``target_coverage`` row per vote target not yet covered (the first sample with it;
-        no valid vote counts as a target), then ``farthest`` rows by max-min cosine distance
-        among the distinct answers left.
+        ``target_coverage`` row per vote target (team vote: choice) not yet covered (the first
+        sample with it; no valid vote, a blank choice, counts as one of its own), then
+        ``farthest`` rows by max-min cosine distance among the distinct answers left.
     """
     kept: list[tuple[int, str]] = [(0, "factual")]
     covered = {factual_target if factual_target is not None else NO_VOTE}
     seen = {variant_key(factual_text, factual_target)} if factual_text is not None else set()
     distinct: list[int] = []  # rows of the first sample of each answer not seen before
     for i, s in enumerate(samples):
-        key = variant_key(s.text, s.target)
+        key = variant_key(s.text, s.answer)
         if key not in seen:
             seen.add(key)
             distinct.append(1 + i)
     for r in distinct:
-        target = samples[r - 1].target
+        target = samples[r - 1].answer
         named = target if target is not None else NO_VOTE
         if named not in covered and len(kept) < keep:
             covered.add(named)
@@ -355,8 +383,9 @@ def _read_samples(path: Path) -> dict[int, Sample]:
         for _, rec in iter_jsonl(path):
             try:
                 s = Sample(
-                    int(rec["sample_idx"]), str(rec.get("text") or ""), rec.get("target"), bool(rec.get("fallback"))
-                )
+                    int(rec["sample_idx"]), str(rec.get("text") or ""), rec.get("target"), bool(rec.get("fallback")),
+                    rec.get("choice"),
+                )  # fmt: skip
             except (KeyError, TypeError, ValueError):
                 continue
             got[s.sample_idx] = s
@@ -397,6 +426,12 @@ def why_no_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None) 
     innocent = [s for s in steps if s.name not in mafia]
     if not innocent:
         return f"every day vote of {gid} was cast by a mafia member (innocent-votes and random:N draw innocent votes)"
+    if spec.strip() == "innocent-votes" and per_quadrant is not None and all(s.kind == "team_vote" for s in innocent):
+        return (
+            f"--per-quadrant draws policy-gap and perception-gap votes; quadrants are not applicable to this rule "
+            f"set ({gid} is a mission game: a team vote names no one to eliminate); use innocent-votes without "
+            "--per-quadrant, random:N or decision ids"
+        )
     if spec.strip() == "innocent-votes" and per_quadrant is not None:
         probed = any(True for _ in iter_probe_records(plog.path, game_id=plog.game_id, warn=False))
         if not probed:
@@ -487,7 +522,7 @@ async def _draw(agent: Any, decision: Any, view: Any, names: Sequence[str], seed
         a.set_call_sink(None)
     action = await a.decide(decision, view)
     target = names[action.target] if action.target is not None else None
-    return Sample(idx, action.text or "", target, bool(getattr(action, "fallback", False)))
+    return Sample(idx, action.text or "", target, bool(getattr(action, "fallback", False)), action.choice)
 
 
 def samples_per_request(agent: Any) -> int:
@@ -527,7 +562,7 @@ async def _draw_chunk(
         a.set_call_sink(None)
     actions = await a.decide_n(decision, view, len(idxs))
     return [
-        Sample(i, act.text or "", names[act.target] if act.target is not None else None, bool(act.fallback))
+        Sample(i, act.text or "", names[act.target] if act.target is not None else None, bool(act.fallback), act.choice)
         for i, act in zip(idxs, actions, strict=True)
     ]
 
@@ -675,7 +710,7 @@ async def run_bifurcation(
 
 _Variant = tuple[int, str, int | None, str, str, str | None, int]
 """A kept variant of a point: index, selection stage, sample index (``None``: the factual answer),
-source (``factual``/``sampled``), text, vote target, and how many samples it stands for."""
+source (``factual``/``sampled``), text, vote target (team vote: choice), and how many samples it stands for."""
 
 
 @dataclass
@@ -742,7 +777,10 @@ class _Experiment:
         with JsonlWriter(spath, clock=None) as w:
             for fut in asyncio.as_completed(draws):
                 for s in await fut:
-                    w.write({"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback})
+                    rec = {"sample_idx": s.sample_idx, "text": s.text, "target": s.target, "fallback": s.fallback}
+                    if s.choice is not None:  # a team vote's answer (day votes' lines read as before)
+                        rec["choice"] = s.choice
+                    w.write(rec)
                     have[s.sample_idx] = s
                     self.run.samples += 1
                     if self.progress is not None:
@@ -752,11 +790,15 @@ class _Experiment:
     async def select(self, p: PlannedPoint, have: dict[int, Sample]) -> list[_Variant]:
         """Keep the most diverse answers of ``p``'s usable samples; describe the point (written again)."""
         samples = [have[i] for i in sorted(have) if i < self.resamples and not have[i].fallback]
-        counts = Counter(s.target if s.target is not None else NO_VOTE for s in samples)
+        counts = Counter(s.answer if s.answer is not None else NO_VOTE for s in samples)
         emb = await self.embedder.embed([p.factual_text, *[s.text for s in samples]])
-        kept = select_variants(emb, p.factual_target, samples, self.keep, factual_text=p.factual_text)
-        same = Counter(variant_key(s.text, s.target) for s in samples)  # samples each kept variant stands for
-        diversity = _diversity(emb, [r for r, _ in kept], len(samples), self.seed, self.embedder.name)
+        kept = select_variants(emb, p.factual_answer, samples, self.keep, factual_text=p.factual_text)
+        same = Counter(variant_key(s.text, s.answer) for s in samples)  # samples each kept variant stands for
+        team_vote = p.step.kind == "team_vote"
+        # a secret team vote has no text: its variants differ by the choice alone, not measured by embeddings
+        wordless = team_vote and not any(t.strip() for t in [p.factual_text, *(s.text for s in samples)])
+        diversity = None if wordless else _diversity(emb, [r for r, _ in kept], len(samples), self.seed,
+                                                     self.embedder.name)  # fmt: skip
         point = BifurcationPoint(
             point_id=p.point_id,
             game_id=self.plog.header.game_id,
@@ -768,42 +810,52 @@ class _Experiment:
             parent_winner=self.parent_winner,  # type: ignore[arg-type]
             mafia=self.mafia,
             alive=p.alive,
-            target_counts=dict(counts),
+            target_counts=None if team_vote else dict(counts),
             diversity=diversity,
             extra={"fallback_samples": sum(1 for s in have.values() if s.fallback)},
         )
+        if team_vote:
+            point.kind, point.factual_choice, point.choice_counts = p.step.kind, p.factual_choice, dict(counts)
+            point.factual_passed = proposal_passed(self.plog, p.step.id)
         replace_point(self.out, point)  # a resumed run describes the point again: one line per point
         variants: list[_Variant] = []
         for v, (row, stage) in enumerate(kept):
             if row == 0:
-                text, target, sidx, source = p.factual_text, p.factual_target, None, "factual"
+                text, answer, sidx, source = p.factual_text, p.factual_answer, None, "factual"
             else:
                 s = samples[row - 1]
-                text, target, sidx, source = s.text, s.target, s.sample_idx, "sampled"
-            variants.append((v, stage, sidx, source, text, target, same[variant_key(text, target)]))
+                text, answer, sidx, source = s.text, s.answer, s.sample_idx, "sampled"
+            variants.append((v, stage, sidx, source, text, answer, same[variant_key(text, answer)]))
         return variants
 
     async def fork(
-        self, p: PlannedPoint, v: int, stage: str, sidx: int | None, source: str, text: str, target: str | None,
+        self, p: PlannedPoint, v: int, stage: str, sidx: int | None, source: str, text: str, answer: str | None,
         n_same: int,
     ) -> None:  # fmt: skip
         """Fork kept variant ``v`` of ``p`` and append its outcome (a fork finished before an interruption is kept)."""
         plog, seed, agents, out = self.plog, self.seed, self.agents, self.out
         forks_dir = out / FORK_GAMES_DIR
-        iv = Inject(target=target, text=text, no_vote=target is None)
+        team_vote = p.step.kind == "team_vote"
+        target, choice = (None, answer) if team_vote else (answer, None)
+        if team_vote:  # a blank answer (``None``) casts no vote where the rules allow it
+            iv = Inject(choice=choice, text=text or None, no_vote=choice is None)
+        else:
+            iv = Inject(target=target, text=text, no_vote=target is None)
         # each kept variant forks with its own seed (kept variants are distinct answers)
         fseed = derive_seed(seed, f"bifurcate:fork:{p.point_id}:{v}") % (2**31)
         bid = branch_id(plog.header.game_id, fork_batch_id(plog, p.step.id, iv, seed=fseed, agents=agents), 0)
         bdir = forks_dir / bid
         outcome = ForkOutcome(
             point_id=p.point_id, variant_idx=v, source=source, stage=stage, sample_idx=sidx,  # type: ignore[arg-type]
-            text=text, vote_target=target, fork_id=bid, count=n_same,
+            text=text, vote_target=target, fork_id=bid, count=n_same, choice=choice,
         )  # fmt: skip
         async with self.limit:
             if bdir.exists():
                 old = read_game(bdir)
                 if old.winner is not None:  # finished before an interruption: keep it
                     outcome.winner, outcome.rounds = old.winner, _rounds(old)  # type: ignore[assignment]
+                    if team_vote:
+                        outcome.proposal_passed = proposal_passed(old, p.step.id)
                     _append(out, outcome)
                     return
                 log.info("%s: unfinished fork from an interrupted run, played again", bdir)
@@ -819,11 +871,29 @@ class _Experiment:
             else:
                 b = batch.branches[0]
                 outcome.winner = b.winner
-                outcome.rounds = _rounds(read_game(b.path)) if b.path is not None else None
+                played = read_game(b.path) if b.path is not None else None
+                outcome.rounds = _rounds(played) if played is not None else None
+                if team_vote and played is not None:
+                    outcome.proposal_passed = proposal_passed(played, p.step.id)
                 self.run.forks += 1
             _append(out, outcome)
             if self.progress is not None:
                 self.progress("fork", 1)
+
+
+def proposal_passed(glog: GameLog, decision: int) -> bool | None:
+    """Whether the team proposal voted on at team-vote ``decision`` of ``glog`` passed.
+
+    Read from the first ``team_vote_tally`` event after that decision's ``team_vote`` event
+    (its ``approved``); ``None`` when the game has neither (not played that far).
+    """
+    voted = False
+    for ev in glog.events:
+        if ev.kind == "team_vote" and getattr(ev, "decision", None) == decision:
+            voted = True
+        elif voted and ev.kind == "team_vote_tally":
+            return bool(ev.approved)  # type: ignore[attr-defined]
+    return None
 
 
 def _rounds(glog: GameLog) -> int | None:

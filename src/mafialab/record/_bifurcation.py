@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from mafialab._files import write_atomic
 from mafialab.config import validation_message
@@ -99,6 +99,15 @@ class BifurcationPoint(BaseModel):
         diversity: Source-reported diversity of the kept variants (mean pairwise cosine of
             the selected variants and of random draws), if any.
         extra: Source fields kept verbatim.
+        kind: The decision kind of the point when it is not a day vote: ``team_vote`` (a
+            mission game's approve/reject vote); ``None`` for a day vote.
+        factual_choice: Team votes: the parent's answer (``approve``/``reject``; ``None``: blank).
+        choice_counts: Team votes: the answer of every resample, counted (:data:`NO_VOTE` for
+            a blank one); ``None`` when not known.
+        factual_passed: Team votes: whether the parent's proposal passed.
+
+    The four team-vote fields are left out of the JSON while unset, so a day vote's line
+    reads as before they existed.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -117,6 +126,14 @@ class BifurcationPoint(BaseModel):
     target_counts: dict[str, int] | None = None
     diversity: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+    kind: str | None = None
+    factual_choice: str | None = None
+    choice_counts: dict[str, int] | None = None
+    factual_passed: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_team_vote(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_none(handler(self), ("kind", "factual_choice", "choice_counts", "factual_passed"))
 
 
 class ForkOutcome(BaseModel):
@@ -140,6 +157,11 @@ class ForkOutcome(BaseModel):
             text, whitespace aside, and vote target): identical samples are one variant,
             forked once. 0 for a factual answer no sample repeated; ``None`` when not
             recorded (runs before distinct variants, imported runs).
+        choice: Team votes: the injected answer (``approve``/``reject``; ``None``: blank, or a
+            day vote).
+        proposal_passed: Team votes: whether the proposal voted on passed in the fork.
+
+    ``choice`` and ``proposal_passed`` are left out of the JSON while unset (day votes).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -156,6 +178,20 @@ class ForkOutcome(BaseModel):
     rounds: int | None = None
     error: str | None = None
     count: int | None = Field(default=None, ge=0)
+    choice: str | None = None
+    proposal_passed: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_team_vote(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_none(handler(self), ("choice", "proposal_passed"))
+
+
+def _drop_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` without those of ``keys`` whose value is ``None`` (day-vote records read as before)."""
+    for k in keys:
+        if data.get(k, 0) is None:
+            del data[k]
+    return data
 
 
 class Bifurcation(BaseModel):

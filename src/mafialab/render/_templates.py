@@ -212,9 +212,10 @@ def past_tense(verb: str) -> str:
 def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
     """The game words every event template may use: ``game``, ``town``, ``mafia``, ``kill``, and more.
 
-    Also ``kill_past`` (the past tense; not ``killed``, a field of ``night_result``) and
+    Also ``kill_past`` (the past tense; not ``killed``, a field of ``night_result``),
     ``town_wins``/``mafia_wins``: the team's name with ``win`` agreeing with it
-    (``Werewolves win``, ``Mafia wins``; :func:`mafialab._words.team_wins`).
+    (``Werewolves win``, ``Mafia wins``; :func:`mafialab._words.team_wins`), and ``day`` /
+    ``day_lower`` / ``day_upper``: the name of a day round (``Day``; ``Mission`` in mission games).
     """
     return {
         "game": lexicon.game,
@@ -224,6 +225,9 @@ def lexicon_words(lexicon: Lexicon) -> dict[str, str]:
         "kill_past": past_tense(lexicon.kill),
         "town_wins": team_wins(lexicon.town_team),
         "mafia_wins": team_wins(lexicon.mafia_team),
+        "day": lexicon.day,
+        "day_lower": lexicon.day.lower(),
+        "day_upper": lexicon.day.upper(),
     }
 
 

@@ -206,12 +206,23 @@ class Lexicon(_Frozen):
         town_team: Display name of the town team ("Town", "Village").
         mafia_team: Display name of the hidden team ("Mafia", "Werewolves").
         kill: Verb for the night kill ("kill", "devour").
+        day: Name of a day round as the players read it ("Day 2 begins"); a mission game's
+            round is a mission ("Mission"). Written only when it is not "Day".
     """
 
     game: str = "Mafia"
     town_team: str = "Town"
     mafia_team: str = "Mafia"
     kill: str = "kill"
+    day: str = Field(default="Day", min_length=1)
+
+    @model_serializer(mode="wrap")
+    def _drop_default_day(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # added after version 1: rule sets and log headers that keep "Day" serialise as before
+        data: dict[str, Any] = handler(self)
+        if data.get("day") == "Day":
+            del data["day"]
+        return data
 
     def team_name(self, team: Team) -> str:
         """Display name of a canonical team id."""
