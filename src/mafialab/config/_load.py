@@ -20,7 +20,7 @@ import difflib
 import errno
 import json
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -202,6 +202,8 @@ class _LimitedComposer(yaml.composer.Composer):
     refused too.
     """
 
+    peek_event: Callable[[], Any]  # the parser's (pure Python or libyaml), beside this class
+
     def _start_counts(self) -> None:
         self._nodes = 0
         self._aliases = 0
@@ -247,10 +249,8 @@ class _LimitedLoader(_LimitedComposer, yaml.SafeLoader):
         self._start_counts()
 
 
-try:
-    from yaml.cyaml import CParser as _CParser  # libyaml's scanner and parser, when PyYAML was built with it
-except ImportError:  # pragma: no cover - a PyYAML without libyaml: the pure-Python loader alone
-    _CParser = None
+_CParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
+"""libyaml's scanner and parser, when PyYAML was built with it (``None``: the pure-Python loader alone)."""
 
 if _CParser is not None:
 
