@@ -39,7 +39,9 @@ dropped, ``PYTHONPYCACHEPREFIX`` a temporary folder filled by one unmeasured gam
 ``--src DIR`` runs the command from another checkout's ``src`` (say one made with
 ``git worktree add /tmp/before BASE``), so one script measures before and after.
 ``--profile FILE`` runs one more game at the first latency under ``cProfile`` and saves its
-profile (``python -m pstats FILE``; not part of the figures).
+profile (``python -m pstats FILE``; not part of the figures). The profile counts the process's
+CPU time (``time.process_time``), not wall time: on a busy machine wall time charges whatever
+function was running when the process lost its core.
 
 Usage: nice -n 15 python benchmarks/throughput.py [--latency 0.2 0.05] [--runs 3]
        [--rules mafiascope7] [--seed 0] [--probes default] [--out DIR] [--src DIR] [--profile FILE]
@@ -155,6 +157,22 @@ def server_prefix_share(prompts: list[str]) -> float | None:
     return shared / total if total else None
 
 
+_PROFILED = """
+import cProfile, runpy, sys, time
+dump = sys.argv[1]
+sys.argv = [sys.argv[2], *sys.argv[3:]]
+prof = cProfile.Profile(time.process_time)
+try:
+    prof.runcall(runpy.run_module, "mafialab", run_name="__main__", alter_sys=True)
+except SystemExit as e:
+    if e.code not in (0, None):
+        raise
+finally:
+    prof.dump_stats(dump)
+"""
+"""``python -c _PROFILED DUMP MODULE ARGS``: ``python -m MODULE ARGS`` under a CPU-time ``cProfile``, saved to DUMP."""
+
+
 def one_run(args: argparse.Namespace, latency: float, out: Path, profile: Path | None = None) -> dict[str, Any]:
     """Play one probed game as a child process against a stub answering after ``latency`` seconds."""
     stamps: list[float] = []
@@ -174,8 +192,8 @@ def one_run(args: argparse.Namespace, latency: float, out: Path, profile: Path |
         env["PYTHONPATH"] = str(args.src.resolve())
     with stub.in_thread():
         spec = f"openai/stub?base_url={stub.base_url}"
-        prof = ["-m", "cProfile", "-o", str(profile)] if profile is not None else []
-        cmd = [sys.executable, *prof, "-m", "mafialab", "play", "-r", args.rules, "-s", str(args.seed),
+        prof = ["-c", _PROFILED, str(profile)] if profile is not None else ["-m"]
+        cmd = [sys.executable, *prof, "mafialab", "play", "-r", args.rules, "-s", str(args.seed),
                "--agents", spec, "--probes", args.probes, "--out", str(out)]  # fmt: skip
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

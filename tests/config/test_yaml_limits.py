@@ -247,3 +247,31 @@ def test_a_yaml_bomb_is_refused_with_one_error_line(tmp_path: Path, name: str) -
     assert out.startswith("error: ") and out.count("error:") == 1, res.output
     assert f"{label}{f}: {REFUSED}" in out, res.output
     assert "Traceback" not in res.output
+
+
+_TEXTS = [
+    "a: &x {b: [1, 2.5, null, yes, '3']}\nc: *x\nd:\n  <<: *x\n  e: \"\\u00e9\\t\"\n",
+    "- |\n  two\n  lines\n- >-\n  folded\n  text\n- !!str 12\n- 0x1f\n- 2020-01-02\n",
+    "plain: caf\u00e9 \u2028 end\nlist: [a, b, {c: d}]\n",
+    "a: [1, 2",
+    "a:\tb: c",
+    "key: 'unterminated",
+    "a: *undefined",
+    "- a\nb: c",
+]
+
+
+@pytest.mark.parametrize("text", _TEXTS)
+def test_libyaml_parsing_gives_the_pure_python_loader_s_data_and_messages(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def parse() -> tuple[str, Any]:
+        try:
+            return "data", parse_config_text(text, "doc.yaml")
+        except ConfigError as err:
+            return "error", str(err)
+
+    assert config_load._CParser is not None  # PyYAML with libyaml, as the wheels ship it
+    fast = parse()
+    monkeypatch.setattr(config_load, "_CParser", None)
+    assert fast == parse()

@@ -24,13 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._metrics import Method, _alive_at, answer
 from mafialab.analysis._parse import to_float
+
+if TYPE_CHECKING:
+    import numpy as np  # loaded by the sums below (not by the suspicion series play's summary reads)
 
 DYNAMICS_FIELDS = ("volatility_sum", "volatility_pairs", "flips", "flip_pairs", "returns")
 """Layout of the per-game sufficient statistics of :func:`belief_dynamics`."""
@@ -137,6 +138,8 @@ def belief_dynamics(game: GameData, method: Method) -> dict[tuple[str, str], np.
     Returns:
         ``{group: array}`` with the layout :data:`DYNAMICS_FIELDS`.
     """
+    import numpy as np
+
     out: dict[tuple[str, str], np.ndarray] = {}
 
     def add(groups: list[tuple[str, str]], idx: int, value: float) -> None:
@@ -178,6 +181,8 @@ def dynamics_block(per_game: np.ndarray, ci: Any) -> dict[str, Any]:
         ``return_rate``, ``returns`` and ``ci95`` for the three rates; a rate with a zero
         denominator is ``None``.
     """
+    import numpy as np
+
     tot = per_game.sum(axis=0) if per_game.shape[0] else np.zeros(len(DYNAMICS_FIELDS))
 
     def rate(num: int, den: int) -> float | None:

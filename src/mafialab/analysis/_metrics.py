@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from mafialab.analysis._data import GameData, Probe
 from mafialab.analysis._parse import (
@@ -25,6 +23,9 @@ from mafialab.analysis._parse import (
     to_float,
 )
 from mafialab.engine import resolve_name
+
+if TYPE_CHECKING:
+    import numpy as np  # loaded by the statistics below (not by the quality check, which reads answers only)
 
 N_BINS = 5
 BIN_WIDTH = 20
@@ -261,6 +262,8 @@ def first_order(
         ``(per_round, calib)``: ``per_round[r]`` is a vector laid out as :data:`F1_FIELDS`;
         ``calib`` is ``[hits, n, confidence sum] * N_BINS + [brier sum, n]``.
     """
+    import numpy as np
+
     vocab = vocabulary(game, method)
     per_round: dict[int, np.ndarray] = {}
     calib = np.zeros(calibration_size(method))
@@ -460,6 +463,8 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
         assessments.setdefault(p.player, []).append((_order(p, method, _use_seq(game, method)), beliefs))
     for lst in assessments.values():
         lst.sort(key=lambda x: x[0])
+    import numpy as np
+
     out = {s: np.zeros(len(F3_FIELDS)) for s in SIDES}
     for p in game.probes:
         if p.probe_id != "social_map":
@@ -694,6 +699,8 @@ def vote_coupling(game: GameData, method: Method) -> dict[tuple[str, str], np.nd
     Returns:
         ``{(voter side, metric): [hits, n, chance sum]}``.
     """
+    import numpy as np
+
     out = {(s, m): np.zeros(3) for s in VOTER_SIDES for m in F4_METRICS}
     _team_vote_coupling(game, method, out)
     for u in vote_units(game, method):

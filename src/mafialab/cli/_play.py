@@ -397,7 +397,7 @@ def recorded_lines(
     else:
         asked = ", ".join(p.id for p in battery.probes)
         why = " (asked because every seat is an embedded model; --probes none turns it off)" if by_default else ""
-        from mafialab.analysis import coverage_at  # numpy and the metrics load after the games
+        from mafialab.analysis import coverage_at  # loads after the games (its modules only, not numpy)
 
         try:
             cov = coverage_at(r.path for r in results if r.path is not None)

@@ -20,7 +20,7 @@ import difflib
 import errno
 import json
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -190,8 +190,8 @@ def _line(event: yaml.Event) -> str:
     return f"line {mark.line + 1}: " if mark is not None else ""
 
 
-class _LimitedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, counting nodes and alias expansions while it composes a document.
+class _LimitedComposer(yaml.composer.Composer):
+    """PyYAML's composer, counting nodes and alias expansions while it composes a document.
 
     PyYAML repeats an anchored node by reference, so a few hundred bytes of nested aliases (the
     "billion laughs") compose quickly and blow up only when the data is walked or printed.
@@ -202,8 +202,9 @@ class _LimitedLoader(yaml.SafeLoader):
     refused too.
     """
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+    peek_event: Callable[[], Any]  # the parser's (pure Python or libyaml), beside this class
+
+    def _start_counts(self) -> None:
         self._nodes = 0
         self._aliases = 0
         self._expanded: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, alias expansions) it stands for
@@ -238,6 +239,36 @@ class _LimitedLoader(yaml.SafeLoader):
         if event.anchor is not None:
             self._expanded[event.anchor] = (self._nodes - before[0], self._aliases - before[1])
         return node
+
+
+class _LimitedLoader(_LimitedComposer, yaml.SafeLoader):
+    """The limited composer over PyYAML's pure-Python safe loader (its reader, scanner and parser)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._start_counts()
+
+
+_CParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
+"""libyaml's scanner and parser, when PyYAML was built with it (``None``: the pure-Python loader alone)."""
+
+if _CParser is not None:
+
+    class _LimitedCLoader(_LimitedComposer, _CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        """The limited composer over libyaml's scanner and parser (about ten times faster).
+
+        Only the scanning and parsing into events is libyaml's; composing (with the limits),
+        tag resolution and construction are the same Python code as :class:`_LimitedLoader`,
+        so a document both accept gives the same data. A document libyaml refuses is parsed
+        again by :class:`_LimitedLoader`, so every message is PyYAML's own.
+        """
+
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self.anchors = {}  # the composer's table (its __init__ is not run: CParser has its own)
+            self._start_counts()
 
 
 def read_config_text(
@@ -329,6 +360,14 @@ def parse_config_text(text: str, source: str, *, json_text: bool = False, error:
             return json.loads(text)
         except json.JSONDecodeError as err:
             raise error(f"{source}: {json_error(err)}") from None
+    if _CParser is not None:
+        fast = _LimitedCLoader(text)
+        try:
+            return fast.get_single_data()
+        except (yaml.YAMLError, _LimitExceeded, RecursionError):
+            pass  # read again below, so the message (or the refusal) is the pure-Python loader's
+        finally:
+            fast.dispose()
     loader = _LimitedLoader(text)
     try:
         return loader.get_single_data()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import string
@@ -342,9 +343,7 @@ def load_battery(spec: str | Path) -> ProbeBattery:
     """
     s = str(spec)
     if s in BUILTIN_BATTERIES:
-        res = resources.files("mafialab.probes").joinpath("batteries", f"{s}.yaml")
-        data = read_config(res, error=ProbeBatteryError, source=s)
-        return battery_from_dict(data, name=s, source=f"built-in battery {s}")
+        return _builtin_battery(s)
     path = Path(s)
     if not path.is_file():
         raise ProbeBatteryError(
@@ -352,6 +351,18 @@ def load_battery(spec: str | Path) -> ProbeBattery:
         )
     data = read_config(path, error=ProbeBatteryError)
     return battery_from_dict(data, name=path.stem, source=str(path))
+
+
+@functools.cache
+def _builtin_battery(name: str) -> ProbeBattery:
+    """A built-in battery, read and checked once per process.
+
+    Batteries are frozen; checking each probe's schema against the JSON-schema metaschema is
+    most of the reading.
+    """
+    res = resources.files("mafialab.probes").joinpath("batteries", f"{name}.yaml")
+    data = read_config(res, error=ProbeBatteryError, source=name)
+    return battery_from_dict(data, name=name, source=f"built-in battery {name}")
 
 
 def resolve_battery(spec: str | Path | ProbeBattery | None) -> ProbeBattery | None:
