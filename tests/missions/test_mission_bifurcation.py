@@ -172,6 +172,7 @@ def test_bifurcate_run_and_report_on_the_command_line(parent: Path, tmp_path: Pa
     assert "proposal flip share" in res.output and "P(town win | approve)" in res.output
     assert f"flips on a mafioso vote, quadrants: {NA}" in res.output
     assert "P(town win | vote mafioso)  " not in res.output  # its row is left out of the table
+    assert "factual choice = modal" in res.output and "factual target = modal" not in res.output
     res = runner.invoke(app, ["bifurcate", "report", str(out), "--format", "csv"])
     assert res.exit_code == 0 and "team_vote_proposal_flips" in res.output.splitlines()[0]
     # quadrants need an elimination vote
