@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,16 @@ def test_bifurcate_run_and_report_on_the_command_line(parent: Path, tmp_path: Pa
               "--out", str(tmp_path / "q"), "--dry-run"],
     )  # fmt: skip
     assert "quadrants are not applicable to this rule set" in res.output
+
+
+def test_points_of_an_unfinished_parent_count_no_factual_flip(run: Path, tmp_path: Path) -> None:
+    """A parent without a winner (cut short) has no flips: its factual forks are not counted either."""
+    out = tmp_path / "bif"
+    shutil.copytree(run, out)
+    lines = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
+    for p in lines:
+        p["parent_winner"] = None
+    (out / "points.jsonl").write_text("".join(json.dumps(p) + "\n" for p in lines))
+    rep = report_bifurcation(out, resamples=50)
+    assert rep["factual_forks"] == {"flips": 0, "n": 0}
+    assert rep["pooled"]["forks"] == rep["pooled"]["flips"] == 0

@@ -61,7 +61,10 @@ def test_mission_game_step_label_and_vote_panel_say_mission(site: Path, browser:
     assert "day" not in label
     panel = pg.text_content(".votesection") or ""
     assert "day vote" not in panel
-    assert "Votes against the transcript: not applicable to this rule set (a mission game has no elimination vote)." in panel
+    assert (
+        "Votes against the transcript: not applicable to this rule set (a mission game has no elimination vote)."
+        in panel
+    )
     ctx.close()
     assert errors == []
 
@@ -75,7 +78,9 @@ def test_team_vote_bifurcation_panel_shows_choices(logs: Path, site: Path, brows
     point = plan_points(read_game(root / "resistance5-probed-s0"), "innocent-votes")[0]
     step = str(point.step.id)
     with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
-        pool.submit(asyncio.run, run_bifurcation(root / "resistance5-probed-s0", step, root / "bif", resamples=3, keep=2)).result()
+        pool.submit(
+            asyncio.run, run_bifurcation(root / "resistance5-probed-s0", step, root / "bif", resamples=3, keep=2)
+        ).result()
     out = tmp_path / "site"
     build_site(root, out)
     want = point.factual_choice
@@ -88,7 +93,9 @@ def test_team_vote_bifurcation_panel_shows_choices(logs: Path, site: Path, brows
     head = pg.text_content("#bifpanel p.muted") or ""
     assert f"factual choice {want}" in head and "factual target" not in head
     assert pg.text_content("#bifpanel h4") == "Resample choices (3 samples)"
-    assert pg.eval_on_selector_all("#targets tr", "trs => trs.map(tr => tr.cells[0].textContent + ':' + tr.cells[1].textContent)") == [f"{want}:3"]
+    assert pg.eval_on_selector_all(
+        "#targets tr", "trs => trs.map(tr => tr.cells[0].textContent + ':' + tr.cells[1].textContent)"
+    ) == [f"{want}:3"]
     cols = pg.eval_on_selector_all("#variants thead th", "ths => ths.map(th => th.textContent)")
     assert cols[2] == "choice"
     assert pg.eval_on_selector_all("#variants tbody tr", "trs => trs.map(tr => tr.cells[2].textContent)") == [want]
