@@ -48,6 +48,10 @@ def test_plan_points(parent: Path) -> None:
     assert len(gaps) <= 2 and all(p.quadrant in ("policy_gap", "perception_gap") for p in gaps)
     one = plan_points(log, str(every[0].step.id))
     assert [p.point_id for p in one] == [every[0].point_id]
+    # a step named twice (or by its id and its round:phase:index) is one point, forked once
+    a, b = every[0].step, every[1].step
+    twice = plan_points(log, f"{a.id},{b.id},{a.id},{a.round}:{a.phase}:{a.index}")
+    assert [p.point_id for p in twice] == [every[0].point_id, every[1].point_id]
     with pytest.raises(ValueError, match="--points: random:N"):
         plan_points(log, "random:x")
     with pytest.raises(ValueError, match="not a day vote"):

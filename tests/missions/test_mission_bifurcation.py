@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,7 @@ def test_bifurcate_run_and_report_on_the_command_line(parent: Path, tmp_path: Pa
     assert "proposal flip share" in res.output and "P(town win | approve)" in res.output
     assert f"flips on a mafioso vote, quadrants: {NA}" in res.output
     assert "P(town win | vote mafioso)  " not in res.output  # its row is left out of the table
+    assert "factual choice = modal" in res.output and "factual target = modal" not in res.output
     res = runner.invoke(app, ["bifurcate", "report", str(out), "--format", "csv"])
     assert res.exit_code == 0 and "team_vote_proposal_flips" in res.output.splitlines()[0]
     # quadrants need an elimination vote
@@ -180,3 +182,16 @@ def test_bifurcate_run_and_report_on_the_command_line(parent: Path, tmp_path: Pa
               "--out", str(tmp_path / "q"), "--dry-run"],
     )  # fmt: skip
     assert "quadrants are not applicable to this rule set" in res.output
+
+
+def test_points_of_an_unfinished_parent_count_no_factual_flip(run: Path, tmp_path: Path) -> None:
+    """A parent without a winner (cut short) has no flips: its factual forks are not counted either."""
+    out = tmp_path / "bif"
+    shutil.copytree(run, out)
+    lines = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
+    for p in lines:
+        p["parent_winner"] = None
+    (out / "points.jsonl").write_text("".join(json.dumps(p) + "\n" for p in lines))
+    rep = report_bifurcation(out, resamples=50)
+    assert rep["factual_forks"] == {"flips": 0, "n": 0}
+    assert rep["pooled"]["forks"] == rep["pooled"]["flips"] == 0

@@ -60,6 +60,13 @@ def test_a_resistance5_game_forks_at_a_team_vote(tmp_path: Path) -> None:
               "--out", str(tmp_path / "y")],
     )  # fmt: skip
     assert res.exit_code != 0 and "takes one of approve, reject, not a target" in res.output
+    # a choice where the step has none (the leader's proposal) is named as such
+    propose = next(s["id"] for s in steps if s["kind"] == "propose")
+    res = runner.invoke(
+        app, ["fork", "run", str(g), "--at", str(propose), "--inject", '{"choice": "reject"}',
+              "--out", str(tmp_path / "z")],
+    )  # fmt: skip
+    assert res.exit_code != 0 and f"decision {propose} (propose) has no choice" in res.output
 
 
 def test_a_fork_at_a_spys_mission_card(tmp_path: Path) -> None:

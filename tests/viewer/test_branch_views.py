@@ -130,3 +130,11 @@ def test_dynamics_per_round_with_the_retest_floor(site: Path) -> None:
     floor = retest_floor(read_retests([FIXTURE / "retest" / "retest.jsonl"]))
     assert floor is not None and d["retest"] == floor
     assert g["decision_seq"] and all(isinstance(v, int) for v in g["decision_seq"].values())
+
+
+def test_intervention_label_names_a_team_vote_choice() -> None:
+    from mafialab.viewer._branches import intervention_label
+
+    iv = {"type": "inject", "target": None, "text": None, "no_vote": False, "choice": "reject"}
+    assert intervention_label(iv) == "inject: choice reject"
+    assert intervention_label({**iv, "choice": None}) == "inject: (empty)"

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         coverage,
     )
     from mafialab.analysis._coverage import coverage_at as coverage_at
+    from mafialab.analysis._data import NOT_APPLICABLE_MISSION as NOT_APPLICABLE_MISSION
     from mafialab.analysis._data import GameData as GameData
     from mafialab.analysis._data import (
         RepeatedIds as RepeatedIds,
@@ -349,6 +350,7 @@ _LAZY: dict[str, str] = {
     "summary_table": "mafialab.analysis._compare",
     "coverage": "mafialab.analysis._coverage",
     "coverage_at": "mafialab.analysis._coverage",
+    "NOT_APPLICABLE_MISSION": "mafialab.analysis._data",
     "GameData": "mafialab.analysis._data",
     "RepeatedIds": "mafialab.analysis._data",
     "game_data": "mafialab.analysis._data",

@@ -322,7 +322,8 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
         q: _block([s for s in stats if s.point.quadrant == q], weights, games)
         for q in _quadrant_order(q for q in _quadrants(stats))
     }
-    factual = [f for s in stats for f in s.factual if s.point.parent_winner is not None]
+    # variant 0 of the points whose parent has a winner (a flip needs one), as the points' own counts
+    factual = [(f, s.point.parent_winner) for s in stats for f in s.factual if s.point.parent_winner is not None]
     return {
         "experiment": exp.header.experiment,
         "source": exp.header.source,
@@ -331,7 +332,7 @@ def bifurcation_report(exp: Bifurcation, *, resamples: int = 1000, seed: int = 0
         "by_quadrant": by_quadrant,
         "pooled": _block(stats, weights, games),
         "factual_forks": {
-            "flips": sum(f.winner != s.point.parent_winner for s in stats for f in s.factual),
+            "flips": sum(f.winner != winner for f, winner in factual),
             "n": len(factual),
         },
         "unfinished_forks": sum(s.unfinished for s in stats),

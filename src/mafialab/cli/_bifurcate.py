@@ -89,6 +89,7 @@ def _print_tables(rep: dict[str, Any]) -> None:
         c = b["ci95"].get(key)
         return "" if c is None else f" [{c[0]:.3f}, {c[1]:.3f}]"
 
+    na = rep.get("not_applicable", {})  # every point a team vote: no vote-for-a-mafioso figures
     rows: list[tuple[str, Any]] = [
         ("points", lambda b: str(b["points"])),
         ("forks", lambda b: str(b["forks"])),
@@ -101,11 +102,10 @@ def _print_tables(rep: dict[str, Any]) -> None:
         ("flips on a mafioso vote", lambda b: str(b["flips_on_mafia_vote"])),
         ("modal concentration (mean)", lambda b: _f(b["modal_concentration_mean"])),
         (
-            "factual target = modal",
+            "factual choice = modal" if na else "factual target = modal",
             lambda b: "-" if b["factual_is_modal_points"] is None else f"{b['factual_is_modal_points']}/{b['points']}",
         ),
     ]
-    na = rep.get("not_applicable", {})  # every point a team vote: no vote-for-a-mafioso figures
     rows = [r for r, key in zip(rows, _ROW_KEYS, strict=True) if key not in na] + [
         r for r in _TEAM_VOTE_ROWS if any("team_vote" in b for _, b in blocks)
     ]

@@ -222,7 +222,7 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
         seed: Seed of the draws.
 
     Returns:
-        The points, in decision order (draws keep the drawn order).
+        The points, in decision order (draws keep the drawn order); a step named twice is one point.
 
     Raises:
         ValueError: A bad spec, an unknown step, a step that is not a day vote, or
@@ -278,7 +278,8 @@ def plan_points(plog: GameLog, spec: str, *, per_quadrant: int | None = None, se
                 raise ValueError(
                     f"--points: step {part.strip()!r} is a {step.kind} decision, not a day vote or a team vote"
                 )
-            chosen.append((step.id, quadrant_of.get(step.id)))
+            if all(d != step.id for d, _ in chosen):  # a step named twice is one point, forked once
+                chosen.append((step.id, quadrant_of.get(step.id)))
         if not chosen:
             raise ValueError("--points: no decision ids given (or use innocent-votes, random:N)")
     gid = plog.header.game_id

@@ -456,6 +456,12 @@ def injected_action(state: GameState, decision: Decision, iv: Inject) -> Action:
         ValueError: The answer does not fit the decision (the message says why).
     """
     target: int | None = None
+    if iv.choice is not None and not decision.choices:
+        takes = "a target" if decision.wants_target else "text"
+        raise ValueError(
+            f"--inject: decision {decision.id} ({decision.kind}) has no choice (it takes {takes}); "
+            "a choice answers a team vote or a mission card"
+        )
     if decision.wants_target:
         if iv.target is not None and not iv.no_vote:
             seat = state.names.index(iv.target) if iv.target in state.names else None

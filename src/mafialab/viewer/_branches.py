@@ -65,6 +65,8 @@ def intervention_label(iv: dict[str, Any]) -> str:
             parts.append("no vote")
         elif iv.get("target"):
             parts.append(f"target {iv['target']}")
+        if iv.get("choice"):  # a team vote's answer (mission games)
+            parts.append(f"choice {iv['choice']}")
         if iv.get("text"):
             t = " ".join(str(iv["text"]).split())
             parts.append(f'"{t[:60]}{"…" if len(t) > 60 else ""}"')

@@ -26,6 +26,7 @@ from mafialab._words import count, noun_for
 from mafialab.analysis import (
     DEFAULT,
     METRIC_VERSION,
+    NOT_APPLICABLE_MISSION,
     GameData,
     GameSummary,
     StepMetrics,
@@ -414,6 +415,8 @@ def build_game(
         "probe_counts": {s: len(v) for s, v in by_seat.items()},
         "metrics": metrics,
         "vote_predictions": _vote_predictions(glog, gd),
+        # why the vote panel is empty in a mission game (the report's wording, one definition)
+        "vote_note": NOT_APPLICABLE_MISSION if gd.family == "mission" else None,
         "coverage": _coverage(gd),
         "decision_seq": decision_seqs(events),
         "dynamics": dynamics_payload(gd, [r for r in retests if r.game_id == h.game_id]),

@@ -227,7 +227,9 @@
 
   function stepLabel(ev, names, g) {
     if (!ev) return "start";
-    const base = "R" + ev.round + " " + ev.phase + " · #" + ev.seq + " ";
+    // a day round is named by the rule set's words ("mission" in mission games)
+    const phase = ev.phase === "day" && g && g.words && g.words.day_lower ? g.words.day_lower : ev.phase;
+    const base = "R" + ev.round + " " + phase + " · #" + ev.seq + " ";
     const span = h("span", null, eventLine(ev, names, g));
     let t = span.textContent;
     if (t.length > 90) t = t.slice(0, 89) + "…";
@@ -664,6 +666,7 @@
   function votePanel(g, seq, names) {
     const units = (g.vote_predictions || []).filter((u) => u.vote <= seq);
     const box = h("div", { class: "votepanel", id: "votepanel" });
+    if (g.vote_note) { box.appendChild(h("p", { class: "muted" }, "Votes against the transcript: " + g.vote_note + ".")); return box; }
     if (!units.length) { box.appendChild(h("p", { class: "muted" }, "No counted day vote yet.")); return box; }
     const latest = units.reduce((a, u) => (u.vote > a.vote ? u : a));
     const rows = units.filter((u) => u.tally === latest.tally).sort((a, b) => a.vote - b.vote);

@@ -216,17 +216,21 @@
       const p = bif.points.find((x) => x.point_id === pid);
       if (!p) continue;
       const rp = p.report || {};
+      // a team vote (mission games) has a choice (approve/reject) where a day vote has a target, and no quadrant
+      const team = rp.kind === "team_vote";
+      const what = team ? "choice" : "target";
+      const factual = team ? (rp.factual_choice || "(no vote)") : (rp.factual_target || "no vote");
       const panel = h("section", { class: "bifpanel", id: "bifpanel", dataset: { point: pid } });
-      panel.append(h("h3", null, "Bifurcation point " + pid), h("p", { class: "muted" }, "experiment " + bif.experiment + " (" + bif.path + ") · voter " + rp.voter + " · quadrant " + (rp.quadrant || "unknown") + " · factual target " + (rp.factual_target || "no vote") + " · parent winner " + (p.parent_winner ? winnerText(g, p.parent_winner) : "–")));
-      panel.append(gauge("lock-in (modal concentration)", rp.modal_concentration, num(rp.modal_concentration, 3) + (rp.factual_is_modal === null ? "" : rp.factual_is_modal ? " · factual target is modal" : " · factual target is not modal"), "lockin"));
+      panel.append(h("h3", null, "Bifurcation point " + pid), h("p", { class: "muted" }, "experiment " + bif.experiment + " (" + bif.path + ") · voter " + rp.voter + (team ? " · team vote" : " · quadrant " + (rp.quadrant || "unknown")) + " · factual " + what + " " + factual + " · parent winner " + (p.parent_winner ? winnerText(g, p.parent_winner) : "–")));
+      panel.append(gauge("lock-in (modal concentration)", rp.modal_concentration, num(rp.modal_concentration, 3) + (rp.factual_is_modal === null ? "" : rp.factual_is_modal ? " · factual " + what + " is modal" : " · factual " + what + " is not modal"), "lockin"));
       panel.append(gauge("flip share", rp.flip_share, rp.forks ? rp.flips + "/" + rp.forks + " = " + num(rp.flip_share, 3) : "–", "flipgauge"));
-      const counts = Object.entries(rp.target_counts || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      const counts = Object.entries((team ? rp.choice_counts : rp.target_counts) || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
       const total = counts.reduce((a, c) => a + c[1], 0);
-      panel.append(h("h4", null, "Resample targets (" + total + " samples)"), h("table", { class: "metrics", id: "targets" }, h("tbody", null, counts.map(([t, c]) => h("tr", { dataset: { target: t } }, h("td", null, t), h("td", { class: "num" }, c), h("td", null, h("span", { class: "bar" }, "")))))));
+      panel.append(h("h4", null, "Resample " + what + "s (" + total + " samples)"), h("table", { class: "metrics", id: "targets" }, h("tbody", null, counts.map(([t, c]) => h("tr", { dataset: { target: t } }, h("td", null, t), h("td", { class: "num" }, c), h("td", null, h("span", { class: "bar" }, "")))))));
       panel.querySelectorAll("#targets tr").forEach((tr, k) => { tr.querySelector(".bar").style.width = (160 * counts[k][1] / Math.max(1, total)).toFixed(1) + "px"; });
       panel.append(h("h4", null, "Kept variants"), h("table", { class: "metrics", id: "variants" },
-        h("thead", null, h("tr", null, ["#", "kept as", "target", "samples", "injected text", "winner", "flip", "fork"].map((t) => h("th", null, t)))),
-        h("tbody", null, p.variants.map((v) => h("tr", { dataset: { variant: v.variant_idx } }, h("td", { class: "num" }, v.variant_idx), h("td", null, v.stage || v.source), h("td", null, v.vote_target || "no vote"), h("td", { class: "num", title: "resamples with this same answer (identical answers are one variant)" }, v.count === null || v.count === undefined ? "–" : v.count),
+        h("thead", null, h("tr", null, ["#", "kept as", what, "samples", "injected text", "winner", "flip", "fork"].map((t) => h("th", null, t)))),
+        h("tbody", null, p.variants.map((v) => h("tr", { dataset: { variant: v.variant_idx } }, h("td", { class: "num" }, v.variant_idx), h("td", null, v.stage || v.source), h("td", null, team ? (v.choice || "(no vote)") : (v.vote_target || "no vote")), h("td", { class: "num", title: "resamples with this same answer (identical answers are one variant)" }, v.count === null || v.count === undefined ? "–" : v.count),
           h("td", { class: "vtext" }, v.text === null ? "(not recorded)" : v.text), h("td", null, v.winner ? winnerText(g, v.winner) : v.error ? "failed: " + v.error : "unfinished"), h("td", null, v.flipped === null ? "–" : v.flipped ? "yes" : "no"),
           h("td", null, v.fork_id ? h("a", { href: gameHash(v.fork_id, null), class: "forklink" }, "open fork") : "–"))))));
       panel.append(h("p", { class: "muted" }, "Numbers from mafialab.analysis.report_bifurcation at build time (= `mafialab bifurcate report --format json`). ", h("a", { href: gameHash(gid, null) }, "close")));
