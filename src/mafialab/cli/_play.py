@@ -582,7 +582,8 @@ def play(
         "--probes",
         "-p",
         help="Private belief probes asked during each game (when: see the battery): none, default, suspicion, "
-        "light, or a battery YAML (a MafiaScope config with an introspection: block works too). "
+        "light, mission (mission games), logprob-suspicion (scored by log-probabilities), or a battery "
+        "YAML (a MafiaScope config with an introspection: block works too). "
         "Answers go to probes.jsonl beside game.jsonl; see docs/probes.md. Not given: light (a suspicion "
         "ranking at each round end) when every seat is an embedded model "
         "(local/...), else none; --probes none turns probes off.",
