@@ -10,7 +10,7 @@ import pytest
 
 from mafialab.viewer import SiteServer, build_site
 from mafialab.viewer._build import site_rows
-from tests.browser import launch, page_with_errors, require_browser
+from tests.browser import page_with_errors, require_browser
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
@@ -21,12 +21,6 @@ ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 require_browser(module=True)
 
 from playwright.sync_api import Browser, Page  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch() as b:
-        yield b
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from mafialab.analysis import fmt_p
 from mafialab.cli import app
 from mafialab.viewer import build_site
 from mafialab.viewer._build import site_rows
-from tests.browser import launch, page_with_errors, require_browser
+from tests.browser import page_with_errors, require_browser
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
@@ -37,12 +37,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     build_site(FIXTURE, out, jobs=1)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch() as b:
-        yield b
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 
 from mafialab.record import GameStatus, JsonlWriter, read_game
 from mafialab.viewer import SiteServer, build_site
-from tests.browser import launch, require_browser
+from tests.browser import require_browser
 from tests.conftest import ROOT
 from tests.viewer_games import XSS_IMG, XSS_SCRIPT, copy_game, inject_message, play_probed
 
@@ -52,19 +52,6 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with JsonlWriter(deg / "game.jsonl") as w:
         w.write(GameStatus(seq=n + 1, degraded=True, answered_share=0.5, decisions=40, fallbacks=20))
     return root
-
-
-@pytest.fixture(scope="module")
-def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    build_site(logs, out)
-    return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch() as b:
-        yield b
 
 
 class Console:

@@ -63,13 +63,6 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    build_site(logs, out)
-    return out
-
-
 def test_role_vocabulary_follows_mafiascope_order() -> None:
     v = role_vocabulary(load_rules("mafiascope7"))
     assert v.normalise("Villager or Doctor") == "Villager"

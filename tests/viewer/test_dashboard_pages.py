@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import pytest
 from mafialab.record import GAME_FILE
 from mafialab.viewer import build_site
 from mafialab.viewer._build import PAGE_SIZE, _write_js, read_data_file, site_rows, write_pages
-from tests.browser import launch, require_browser
 
 pytestmark = pytest.mark.xdist_group("browser")  # one headless Chromium at a time (tests/conftest.py)
 
@@ -157,13 +155,6 @@ def small_pages(game_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     site = tmp_path_factory.mktemp("site")
     build_site(logs, site, jobs=1, page_size=2)
     return site
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    require_browser()
-    with launch() as b:
-        yield b
 
 
 def test_the_dashboard_draws_one_page_of_rows_and_pages_through(big_site: Path, browser: Any) -> None:

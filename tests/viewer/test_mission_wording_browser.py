@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from mafialab.viewer import build_site
-from tests.browser import launch, require_browser
+from tests.browser import page_with_errors, require_browser
 from tests.viewer_games import play_probed
 
 pytestmark = pytest.mark.xdist_group("browser")
@@ -28,19 +27,6 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def site(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    build_site(logs, out)
-    return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch() as b:
-        yield b
-
-
 def _first_team_vote(site: Path) -> int:
     [js] = (site / "data" / "g").glob("resistance5-probed-s0*.js")
     text = js.read_text(encoding="utf-8")
@@ -50,22 +36,18 @@ def _first_team_vote(site: Path) -> int:
 
 def test_mission_game_step_label_and_vote_panel_say_mission(site: Path, browser: Browser) -> None:
     seq = _first_team_vote(site)
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto((site / "index.html").as_uri() + f"#/game/resistance5-probed-s0/step/{seq}")
-    pg.wait_for_selector("#votepanel")
-    label = pg.text_content("#steplabel") or ""
-    assert f"· R1 mission · #{seq} " in label
-    assert "day" not in label
-    panel = pg.text_content(".votesection") or ""
-    assert "day vote" not in panel
-    assert (
-        "Votes against the transcript: not applicable to this rule set (a mission game has no elimination vote)."
-        in panel
-    )
-    ctx.close()
+    with page_with_errors(browser) as (pg, errors):
+        pg.goto((site / "index.html").as_uri() + f"#/game/resistance5-probed-s0/step/{seq}")
+        pg.wait_for_selector("#votepanel")
+        label = pg.text_content("#steplabel") or ""
+        assert f"· R1 mission · #{seq} " in label
+        assert "day" not in label
+        panel = pg.text_content(".votesection") or ""
+        assert "day vote" not in panel
+        assert (
+            "Votes against the transcript: not applicable to this rule set (a mission game has no elimination vote)."
+            in panel
+        )
     assert errors == []
 
 
@@ -84,20 +66,16 @@ def test_team_vote_bifurcation_panel_shows_choices(logs: Path, site: Path, brows
     out = tmp_path / "site"
     build_site(root, out)
     want = point.factual_choice
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto((out / "index.html").as_uri() + f"#/game/resistance5-probed-s0/bif/{point.point_id}")
-    pg.wait_for_selector("#bifpanel")
-    head = pg.text_content("#bifpanel p.muted") or ""
-    assert f"factual choice {want}" in head and "factual target" not in head
-    assert pg.text_content("#bifpanel h4") == "Resample choices (3 samples)"
-    assert pg.eval_on_selector_all(
-        "#targets tr", "trs => trs.map(tr => tr.cells[0].textContent + ':' + tr.cells[1].textContent)"
-    ) == [f"{want}:3"]
-    cols = pg.eval_on_selector_all("#variants thead th", "ths => ths.map(th => th.textContent)")
-    assert cols[2] == "choice"
-    assert pg.eval_on_selector_all("#variants tbody tr", "trs => trs.map(tr => tr.cells[2].textContent)") == [want]
-    ctx.close()
+    with page_with_errors(browser) as (pg, errors):
+        pg.goto((out / "index.html").as_uri() + f"#/game/resistance5-probed-s0/bif/{point.point_id}")
+        pg.wait_for_selector("#bifpanel")
+        head = pg.text_content("#bifpanel p.muted") or ""
+        assert f"factual choice {want}" in head and "factual target" not in head
+        assert pg.text_content("#bifpanel h4") == "Resample choices (3 samples)"
+        assert pg.eval_on_selector_all(
+            "#targets tr", "trs => trs.map(tr => tr.cells[0].textContent + ':' + tr.cells[1].textContent)"
+        ) == [f"{want}:3"]
+        cols = pg.eval_on_selector_all("#variants thead th", "ths => ths.map(th => th.textContent)")
+        assert cols[2] == "choice"
+        assert pg.eval_on_selector_all("#variants tbody tr", "trs => trs.map(tr => tr.cells[2].textContent)") == [want]
     assert errors == []
