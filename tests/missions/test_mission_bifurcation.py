@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from mafialab.agents import make_agent
 from mafialab.analysis import report_bifurcation
+from mafialab.analysis._bifurcation import POINT_FIELDS, TEAM_VOTE_FIELDS, TEAM_VOTE_POINT_FIELDS
 from mafialab.cli import app
 from mafialab.counterfactual import plan_points, run_bifurcation
 from mafialab.harness import play_game, replay
@@ -131,6 +132,8 @@ def test_report_figures_equal_those_computed_from_the_branches(run: Path) -> Non
     assert [r["factual_is_modal"] for r in rep["points"]] == [False, True, False]
     assert (pooled["forks"], pooled["flips"], pooled["flip_share"]) == (6, 2, pytest.approx(2 / 6))
     tv = pooled["team_vote"]
+    assert list(tv) == list(TEAM_VOTE_FIELDS)
+    assert all(list(r) == [*POINT_FIELDS, *TEAM_VOTE_POINT_FIELDS] for r in rep["points"])
     assert (tv["proposal_forks"], tv["proposal_flips"], tv["proposal_flip_share"]) == (6, 2, pytest.approx(2 / 6))
     assert tv["town_win_when_approve"] == {"hits": sum(approve), "n": len(approve), "rate": sum(approve) / len(approve)}
     assert tv["town_win_when_reject"] == {"hits": sum(reject), "n": len(reject), "rate": sum(reject) / len(reject)}

@@ -49,36 +49,21 @@ def _f(x: Any, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-_ROW_KEYS = (
-    "points", "forks", "flips", "flip_share", "mean_point_flip_share", "town_win_when_vote_mafia",
-    "town_win_otherwise", "fisher_p", "flips_on_mafia_vote", "modal_concentration_mean", "factual_is_modal_points",
-)  # fmt: skip
-"""The report key of each row of the table, in order (a key in ``not_applicable`` drops its row)."""
-
-_NA_LABELS = {
-    "town_win_when_vote_mafia": "P(town win | vote mafioso)",
-    "town_win_otherwise": "P(town win | otherwise)",
-    "fisher_p": "Fisher exact p of the mafioso-vote table",
-    "flips_on_mafia_vote": "flips on a mafioso vote",
-    "by_quadrant": "quadrants",
-}
+def _tv(fn: Any) -> Any:
+    """A row of the team-vote figures: ``fn(b["team_vote"])``, or ``-`` for a block without team votes."""
+    return lambda b: "-" if "team_vote" not in b else fn(b["team_vote"])
 
 
-def _tv(b: dict[str, Any], key: str) -> Any:
-    return b.get("team_vote", {}).get(key)
-
-
-_TEAM_VOTE_ROWS: list[tuple[str, Any]] = [
-    ("team votes: proposal flips", lambda b: "-" if "team_vote" not in b else
-     f"{_tv(b, 'proposal_flips')}/{_tv(b, 'proposal_forks')}"),
-    ("proposal flip share", lambda b: _f(_tv(b, "proposal_flip_share"), 4)),
-    ("P(town win | approve)", lambda b: "-" if "team_vote" not in b else
-     fmt_rate(Rate.from_dict(_tv(b, "town_win_when_approve")), "count")),
-    ("P(town win | reject)", lambda b: "-" if "team_vote" not in b else
-     fmt_rate(Rate.from_dict(_tv(b, "town_win_when_reject")), "count")),
-    ("Fisher exact p (approve vs reject)", lambda b: "-" if "team_vote" not in b else fmt_p(_tv(b, "fisher_p"))),
+_TEAM_VOTE_ROWS: list[tuple[str, str, Any]] = [
+    ("proposal_flips", "team votes: proposal flips", _tv(lambda t: f"{t['proposal_flips']}/{t['proposal_forks']}")),
+    ("proposal_flip_share", "proposal flip share", lambda b: _f(b.get("team_vote", {}).get("proposal_flip_share"), 4)),
+    ("town_win_when_approve", "P(town win | approve)",
+     _tv(lambda t: fmt_rate(Rate.from_dict(t["town_win_when_approve"]), "count"))),
+    ("town_win_when_reject", "P(town win | reject)",
+     _tv(lambda t: fmt_rate(Rate.from_dict(t["town_win_when_reject"]), "count"))),
+    ("team_vote_fisher_p", "Fisher exact p (approve vs reject)", _tv(lambda t: fmt_p(t["fisher_p"]))),
 ]  # fmt: skip
-"""Rows of mission games' team-vote points (shown when a block holds any)."""
+"""Rows of mission games' team-vote points (shown when a block holds any): key, label, cell."""
 
 
 def _print_tables(rep: dict[str, Any]) -> None:
@@ -90,30 +75,31 @@ def _print_tables(rep: dict[str, Any]) -> None:
         return "" if c is None else f" [{c[0]:.3f}, {c[1]:.3f}]"
 
     na = rep.get("not_applicable", {})  # every point a team vote: no vote-for-a-mafioso figures
-    rows: list[tuple[str, Any]] = [
-        ("points", lambda b: str(b["points"])),
-        ("forks", lambda b: str(b["forks"])),
-        ("flips", lambda b: str(b["flips"])),
-        ("flip share", lambda b: _f(b["flip_share"], 4) + ci(b, "flip_share")),
-        ("mean point flip share", lambda b: _f(b["mean_point_flip_share"], 4)),
-        ("P(town win | vote mafioso)", lambda b: fmt_rate(Rate.from_dict(b["town_win_when_vote_mafia"]), "count")),
-        ("P(town win | otherwise)", lambda b: fmt_rate(Rate.from_dict(b["town_win_otherwise"]), "count")),
-        ("Fisher exact p (two-sided)", lambda b: fmt_p(b["fisher_p"])),
-        ("flips on a mafioso vote", lambda b: str(b["flips_on_mafia_vote"])),
-        ("modal concentration (mean)", lambda b: _f(b["modal_concentration_mean"])),
-        (
-            "factual choice = modal" if na else "factual target = modal",
-            lambda b: "-" if b["factual_is_modal_points"] is None else f"{b['factual_is_modal_points']}/{b['points']}",
-        ),
-    ]
-    rows = [r for r, key in zip(rows, _ROW_KEYS, strict=True) if key not in na] + [
-        r for r in _TEAM_VOTE_ROWS if any("team_vote" in b for _, b in blocks)
-    ]
-    for label, fn in rows:
+    rows: list[tuple[str, str, Any]] = [  # report key, label, cell
+        ("points", "points", lambda b: str(b["points"])),
+        ("forks", "forks", lambda b: str(b["forks"])),
+        ("flips", "flips", lambda b: str(b["flips"])),
+        ("flip_share", "flip share", lambda b: _f(b["flip_share"], 4) + ci(b, "flip_share")),
+        ("mean_point_flip_share", "mean point flip share", lambda b: _f(b["mean_point_flip_share"], 4)),
+        ("town_win_when_vote_mafia", "P(town win | vote mafioso)",
+         lambda b: fmt_rate(Rate.from_dict(b["town_win_when_vote_mafia"]), "count")),
+        ("town_win_otherwise", "P(town win | otherwise)",
+         lambda b: fmt_rate(Rate.from_dict(b["town_win_otherwise"]), "count")),
+        ("fisher_p", "Fisher exact p (two-sided)", lambda b: fmt_p(b["fisher_p"])),
+        ("flips_on_mafia_vote", "flips on a mafioso vote", lambda b: str(b["flips_on_mafia_vote"])),
+        ("modal_concentration_mean", "modal concentration (mean)", lambda b: _f(b["modal_concentration_mean"])),
+        ("factual_is_modal_points", "factual choice = modal" if na else "factual target = modal",
+         lambda b: "-" if b["factual_is_modal_points"] is None else f"{b['factual_is_modal_points']}/{b['points']}"),
+    ]  # fmt: skip
+    labels = {key: label for key, label, _ in rows} | {"by_quadrant": "quadrants"}
+    shown = [r for r in rows if r[0] not in na]
+    if any("team_vote" in b for _, b in blocks):
+        shown += _TEAM_VOTE_ROWS
+    for _, label, fn in shown:
         t.add_row(label, *[fn(b) for _, b in blocks])
     console.print(t)
     for why in dict.fromkeys(na.values()):
-        console.print(f"{', '.join(_NA_LABELS.get(k, k) for k, w in na.items() if w == why)}: {why}", highlight=False)
+        console.print(f"{', '.join(labels.get(k, k) for k, w in na.items() if w == why)}: {why}", highlight=False)
     p = Table("point", "quadrant", "voter", "factual", "forks", "flips", "flip share", "modal conc.", "factual modal")
     for r in rep["points"]:
         p.add_row(
