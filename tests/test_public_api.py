@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 from pathlib import Path
 
 from mafialab._api_docs import PACKAGES, public_names
@@ -34,6 +35,35 @@ def test_every_exported_name_exists() -> None:
         mod = importlib.import_module(f"mafialab.{pkg}")
         missing = [n for n in names if not hasattr(mod, n)]
         assert missing == [], f"mafialab.{pkg}.__all__ names {missing}"
+
+
+def _type_checking_imports(init: Path) -> dict[str, str]:
+    """Name -> absolute module of every ``from M import N [as N]`` under ``if TYPE_CHECKING:``."""
+    pkg = f"mafialab.{init.parent.name}"
+    out: dict[str, str] = {}
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imp in node.body:
+                if isinstance(imp, ast.ImportFrom) and imp.module is not None:
+                    module = importlib.util.resolve_name("." * imp.level + imp.module, pkg) if imp.level else imp.module
+                    out |= {a.asname or a.name: module for a in imp.names}
+    return out
+
+
+def test_lazy_names_are_the_names_type_checkers_import() -> None:
+    # a package that loads names on first use lists them twice: for type checkers and for _LAZY
+    lazy_packages = []
+    for init in sorted(SRC.glob("*/__init__.py")):
+        mod = importlib.import_module(f"mafialab.{init.parent.name}")
+        lazy = getattr(mod, "_LAZY", None)
+        if lazy is None:
+            continue
+        lazy_packages.append(init.parent.name)
+        resolved = {n: importlib.util.resolve_name(m, mod.__name__) for n, m in lazy.items()}
+        assert resolved == _type_checking_imports(init), init
+        for name, module in resolved.items():
+            assert getattr(mod, name) is getattr(importlib.import_module(module), name)
+    assert "analysis" in lazy_packages and "remote" in lazy_packages
 
 
 def test_no_package_imports_another_packages_private_modules() -> None:

@@ -10,8 +10,9 @@ instrument's own cost and loss; all rates with game-level cluster-bootstrap inte
 # Each name loads its own module when first used (PEP 562): `play`'s closing quality check
 # reads one game through `game_data` and `game_quality` without loading the whole analysis
 # stack (numpy and the report models). The imports below are what type checkers read.
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mafialab._lazy import lazy_names
 
 if TYPE_CHECKING:
     # Names below marked ``X as X`` are used by other mafialab packages and are not public API
@@ -454,18 +455,7 @@ _LAZY: dict[str, str] = {
 """Every name of the package (public and internal), by the module that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 __all__ = [
     "DEFAULT",

@@ -17,9 +17,9 @@ Never imports ``viewer``.
 # Names below marked ``X as X`` are used by other mafialab packages and are not public API
 # (not in __all__, not in docs/api.md); they may change without notice.
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mafialab._lazy import lazy_names
 from mafialab.agents import register_agent_resolver
 from mafialab.remote._factory import seat_factory as seat_factory
 from mafialab.remote._human import HumanTerminalAgent as HumanTerminalAgent
@@ -70,15 +70,7 @@ _LAZY = {
 """Public names whose modules load web servers or an HTTP client, and the module of each."""
 
 
-def __getattr__(name: str) -> Any:
-    """A name of :data:`_LAZY`, imported from its module on first use (then kept here)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 register_agent_resolver(is_seat_spec, seat_factory, SEAT_KINDS)
 
