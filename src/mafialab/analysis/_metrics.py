@@ -450,6 +450,8 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
     Returns:
         ``{"all" | "innocents" | "mafia": vector laid out as F3_FIELDS}``.
     """
+    import numpy as np
+
     vocab = vocabulary(game, method)
     # B -> [(order key, {A: (guess, conf)})]
     assessments: dict[str, list[tuple[tuple[Any, ...], dict[str, tuple[str, float | None]]]]] = {}
@@ -463,8 +465,6 @@ def second_order(game: GameData, method: Method) -> dict[str, np.ndarray]:
         assessments.setdefault(p.player, []).append((_order(p, method, _use_seq(game, method)), beliefs))
     for lst in assessments.values():
         lst.sort(key=lambda x: x[0])
-    import numpy as np
-
     out = {s: np.zeros(len(F3_FIELDS)) for s in SIDES}
     for p in game.probes:
         if p.probe_id != "social_map":
