@@ -98,14 +98,13 @@ async def test_an_unusable_choice_is_retried_then_falls_back(tmp_path: Path) -> 
 @pytest.mark.parametrize(("name", "word"), [("resistance5", "Mission"), ("avalon5", "Mission"), ("mafiascope7", "Day")])
 def test_a_round_reads_as_the_rule_sets_word(name: str, word: str) -> None:
     """A mission game's round is a mission: its prompts, person questions and event text say so (lexicon.day)."""
+    from mafialab.engine import Action
     from mafialab.remote._questions import person_questions
 
     rules = BUILTIN[name]
     assert rules.lexicon.day == word and ("day" in rules.lexicon.model_dump()) == (word != "Day")
     st = GameState(rules, 1)
     while st.pending()[0].kind != "speak" or st.pending()[0].phase != "day":
-        from mafialab.engine import Action
-
         d = st.pending()[0]
         st.apply(Action(decision=d.id, seat=d.seat, target=d.options[0] if d.wants_target else None,
                         text="hi" if d.needs_text else None, choice=d.choices[0] if d.choices else None))  # fmt: skip
